@@ -1,0 +1,141 @@
+"""The metrics every evalkit import registers.
+
+Definitions are versioned: a changed formula bumps ``version`` so stored
+baselines computed with the old one are reported as incomparable.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from evalkit.errors import MetricError
+from evalkit.metrics.core import ndcg_at_k, recall_at_k
+from evalkit.registry import (
+    MetricDef,
+    define,
+    register_concrete_family_metric,
+    register_family,
+)
+from evalkit.results import Row
+
+RECALL_KS = (1, 3, 5, 10, 20)
+NDCG_KS = (10,)
+PERCENTILES = (50, 95, 99)
+SHARE_KS = (1, 3, 10)
+
+
+def nearest_rank(values: Sequence[float], p: float) -> float:
+    """The p-th percentile by nearest rank: the ceil(p/100 · n)-th smallest value.
+
+    Unlike ``sorted(v)[floor(n * p / 100)]`` this never reports the maximum as
+    p95 when n is a multiple of 20.
+    """
+    if not values:
+        raise MetricError("a percentile of no values is undefined")
+    if not 0 < p <= 100:
+        raise ValueError(f"percentile must be in (0, 100], got {p}")
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return float(ordered[rank - 1])
+
+
+def _responded(rows: Sequence[Row], metric: str) -> list[Row]:
+    if not rows:
+        raise MetricError(f"{metric}: the run has no rows, so the aggregate is undefined")
+    answered = [r for r in rows if r.response is not None]
+    if not answered:
+        raise MetricError(f"{metric}: every case failed, so there is nothing to aggregate")
+    return answered
+
+
+def _latencies(rows: Sequence[Row], metric: str) -> list[float]:
+    out: list[float] = []
+    for row in _responded(rows, metric):
+        assert row.response is not None
+        out.append(row.response.latency_ms)
+    return out
+
+
+def _item_sets(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]]:
+    out: list[set[str]] = []
+    for row in _responded(rows, metric):
+        assert row.response is not None
+        ids = row.response.ranked_ids
+        out.append(set(ids if k is None else ids[:k]))
+    return out
+
+
+def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
+    """Largest share of queries that show one same item (ids deduped per response).
+
+    Every response empty: 0.0 (no item is shown to anyone).
+    """
+    name = "max_item_share" if k is None else f"max_item_share@{k}"
+    sets = _item_sets(rows, name, k)
+    counts: Counter[str] = Counter()
+    for items in sets:
+        counts.update(items)
+    if not counts:
+        return 0.0
+    return max(counts.values()) / len(sets)
+
+
+def item_entropy(rows: Sequence[Row]) -> float:
+    """Shannon entropy of how often each item is shown, divided by log(#items).
+
+    1.0 when every distinct item is shown equally often, 0.0 when one item is
+    all there is (or nothing is shown at all).  Counted per query, like
+    :func:`max_item_share`.
+    """
+    sets = _item_sets(rows, "entropy", None)
+    counts: Counter[str] = Counter()
+    for items in sets:
+        counts.update(items)
+    if len(counts) <= 1:
+        return 0.0
+    total = sum(counts.values())
+    h = -math.fsum((c / total) * math.log(c / total) for c in counts.values())
+    return min(1.0, max(0.0, h / math.log(len(counts))))
+
+
+def _register_percentile(p: int) -> None:
+    def latency_percentile(rows: Sequence[Row]) -> float:
+        return nearest_rank(_latencies(rows, f"latency_p{p}"), p)
+
+    _builtin_aggregate(f"latency_p{p}", latency_percentile, higher_is_better=False)
+
+
+def _register_share(k: int | None) -> None:
+    name = "max_item_share" if k is None else f"max_item_share@{k}"
+    share: Callable[[Sequence[Row]], float] = lambda rows: max_item_share(rows, k)  # noqa: E731
+    _builtin_aggregate(name, share, higher_is_better=False)
+
+
+def latency_mean(rows: Sequence[Row]) -> float:
+    values = _latencies(rows, "latency_mean")
+    return math.fsum(values) / len(values)
+
+
+def _builtin_aggregate(
+    name: str, fn: Callable[[Sequence[Row]], float], *, higher_is_better: bool
+) -> None:
+    define(MetricDef(name, "aggregate", fn, higher_is_better, version="1", builtin=True))
+
+
+def register_builtins() -> None:
+    """Register the built-in metrics (called once, from ``evalkit.metrics``)."""
+    register_family("recall", recall_at_k, higher_is_better=True, builtin=True)
+    register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True)
+    for k in RECALL_KS:
+        register_concrete_family_metric("recall", k)
+    for k in NDCG_KS:
+        register_concrete_family_metric("ndcg", k)
+    for p in PERCENTILES:
+        _register_percentile(p)
+    _builtin_aggregate("latency_mean", latency_mean, higher_is_better=False)
+    _register_share(None)
+    for k in SHARE_KS:
+        _register_share(k)
+    _builtin_aggregate("entropy", item_entropy, higher_is_better=True)

@@ -1,0 +1,32 @@
+"""Retrieval metrics on the target path, built from the ``metrics.core`` formulas."""
+
+from __future__ import annotations
+
+from evalkit.registry import (
+    MetricDef,
+    RetrievalFn,
+    register_concrete_family_metric,
+    register_family,
+)
+
+
+def register_retrieval_metric(
+    name: str,
+    fn: RetrievalFn,
+    k: int,
+    *,
+    higher_is_better: bool,
+    version: str = "1",
+) -> MetricDef:
+    """Register ``f"{name}@{k}"`` as a per-case metric computing ``fn(ids, relevant, k)``.
+
+    The family ``name`` is registered too (if new), so ``run()`` and the gate
+    resolve ``name@k`` for any k to the same formula.  Registering a different
+    function under an existing family name, or an existing ``name@k``, raises.
+    """
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        from evalkit.errors import RegistryError
+
+        raise RegistryError(f"retrieval metric {name!r}: k must be a positive integer, got {k!r}")
+    register_family(name, fn, higher_is_better=higher_is_better, version=version)
+    return register_concrete_family_metric(name, k)

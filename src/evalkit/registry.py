@@ -1,0 +1,371 @@
+"""One registry for every metric name, on both evaluation paths.
+
+The spec's library grew two tables: ``runner.METRICS`` (retrieval families of
+shape ``(retrieved, relevant, k) -> float``, addressed as ``"recall@10"``) and
+``@register_metric`` (``(TargetResponse, GoldenCase) -> float``).  Here both are
+views of this module, so a name means one thing wherever it is used:
+
+* a *family* (``recall``) claims every ``recall@k``; on the target path
+  ``recall@k`` resolves to the family adapted to responses and cases;
+* a *case metric* scores one case; an *aggregate* scores a whole run;
+* a name is registered once, as exactly one of those.
+
+Registrations are process-global, like the spec's decorators; tests isolate
+themselves with :func:`isolated`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from evalkit.errors import MetricError, RegistryError, UnknownMetricError
+
+if TYPE_CHECKING:
+    from evalkit.goldens import GoldenCase, GoldenSet
+    from evalkit.results import Row
+    from evalkit.targets.base import TargetResponse
+
+MetricKind = Literal["case", "aggregate"]
+RetrievalFn = Callable[[Sequence[str], Any, int], float]
+CaseFn = Callable[["TargetResponse", "GoldenCase"], float]
+AggregateFn = Callable[[Sequence["Row"]], float]
+LoaderFn = Callable[[Path], "GoldenSet"]
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*(@[1-9][0-9]*)?$")
+_FAMILY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """Everything the registry knows about one concrete metric name."""
+
+    name: str
+    kind: MetricKind
+    fn: Callable[..., float]
+    higher_is_better: bool | None
+    version: str
+    builtin: bool = False
+    family: str | None = None
+    k: int | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash that changes when the metric's definition changes.
+
+        Built-ins carry an explicit version that is bumped with the formula.
+        A client function is fingerprinted by its source text (so an edited
+        formula is noticed), or by a ``fingerprint`` attribute when the object
+        provides one (the LLM judge hashes its model, rubric and scale).
+        """
+        return _fingerprint(self)
+
+
+@dataclass(frozen=True)
+class RetrievalFamily:
+    """A ``runner.METRICS`` entry: ``fn(retrieved, relevant, k) -> float``."""
+
+    name: str
+    fn: RetrievalFn
+    higher_is_better: bool | None
+    version: str
+    builtin: bool = False
+
+
+def _source_identity(fn: Callable[..., Any]) -> str:
+    explicit = getattr(fn, "fingerprint", None)
+    if isinstance(explicit, str):
+        return "attr:" + explicit
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+    try:
+        return "src:" + inspect.getsource(target)
+    except (OSError, TypeError):
+        module = getattr(target, "__module__", "?")
+        qualname = getattr(target, "__qualname__", repr(target))
+        return f"qualname:{module}.{qualname}"
+
+
+def _fingerprint(defn: MetricDef) -> str:
+    if defn.family is not None:
+        fam = _families.get(defn.family)
+        fn: Callable[..., Any] = fam.fn if fam is not None else defn.fn
+        builtin = fam.builtin if fam is not None else defn.builtin
+        version = fam.version if fam is not None else defn.version
+    else:
+        fn, builtin, version = defn.fn, defn.builtin, defn.version
+    identity = f"builtin:v{version}" if builtin else f"v{version}:{_source_identity(fn)}"
+    payload = f"{defn.name}|{defn.kind}|{defn.higher_is_better}|{identity}"
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+_case: dict[str, MetricDef] = {}
+_aggregate: dict[str, MetricDef] = {}
+_families: dict[str, RetrievalFamily] = {}
+_loaders: dict[str, LoaderFn] = {}
+
+
+def _check_polarity(name: str, higher_is_better: object) -> bool:
+    if not isinstance(higher_is_better, bool):
+        raise RegistryError(
+            f"metric {name!r}: higher_is_better must be True or False, got {higher_is_better!r}"
+        )
+    return higher_is_better
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise RegistryError(
+            f"invalid metric name {name!r}: use letters, digits, '_', '-', '.', "
+            "optionally followed by '@k' with k a positive integer"
+        )
+    return name
+
+
+def split_spec(spec: str) -> tuple[str, int | None]:
+    """Split ``"recall@10"`` into ``("recall", 10)``; a bare name gives ``(name, None)``.
+
+    Raises :class:`MetricError` for a malformed string such as ``"recall@"`` or
+    ``"recall@0"``.
+    """
+    if not isinstance(spec, str) or not spec:
+        raise MetricError(f"metric spec must be a non-empty string, got {spec!r}")
+    base, sep, k_text = spec.partition("@")
+    if not sep:
+        return spec, None
+    if not base or not _FAMILY.match(base):
+        raise MetricError(f"malformed metric spec {spec!r}: expected 'name@k', e.g. 'recall@10'")
+    if not k_text.isdigit() or int(k_text) < 1:
+        raise MetricError(
+            f"malformed metric spec {spec!r}: k must be a positive integer, e.g. '{base}@10'"
+        )
+    return base, int(k_text)
+
+
+def _claimed(name: str) -> str | None:
+    """Say what already owns ``name`` (or a family that covers it), if anything."""
+    if name in _case:
+        return "a per-case metric"
+    if name in _aggregate:
+        return "an aggregate"
+    base, _, _ = name.partition("@")
+    if base in _families and "@" in name:
+        return f"covered by the retrieval family {base!r}"
+    return None
+
+
+def define(defn: MetricDef) -> None:
+    """Register a fully described metric (used for built-ins, which carry versions)."""
+    _register(defn)
+
+
+def _register(defn: MetricDef) -> None:
+    owner = _claimed(defn.name)
+    if owner is not None:
+        raise RegistryError(
+            f"metric {defn.name!r} is already registered ({owner}); "
+            "a name means one thing: pick another name"
+        )
+    (_case if defn.kind == "case" else _aggregate)[defn.name] = defn
+
+
+def register_metric(
+    name: str, *, higher_is_better: bool, version: str = "1"
+) -> Callable[[F], F]:
+    """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
+
+    ``higher_is_better`` is required: it decides which direction of change is a
+    regression.  Duplicate names raise :class:`RegistryError`.
+    """
+    _check_name(name)
+    hib = _check_polarity(name, higher_is_better)
+
+    def decorate(fn: F) -> F:
+        if not callable(fn):
+            raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
+        _register(MetricDef(name, "case", fn, hib, str(version)))
+        return fn
+
+    return decorate
+
+
+def register_aggregate(
+    name: str, *, higher_is_better: bool, version: str = "1"
+) -> Callable[[F], F]:
+    """Register a whole-run metric ``(Sequence[CaseResult]) -> float``."""
+    _check_name(name)
+    hib = _check_polarity(name, higher_is_better)
+
+    def decorate(fn: F) -> F:
+        if not callable(fn):
+            raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
+        _register(MetricDef(name, "aggregate", fn, hib, str(version)))
+        return fn
+
+    return decorate
+
+
+def register_family(
+    name: str,
+    fn: RetrievalFn,
+    *,
+    higher_is_better: bool | None,
+    version: str = "1",
+    builtin: bool = False,
+) -> None:
+    """Register a retrieval family that claims every ``name@k``.
+
+    Registering the same function again is a no-op; a different function under
+    an existing name raises, because saved results would silently change meaning.
+    ``higher_is_better=None`` (what ``runner.METRICS[name] = fn`` gives) lets
+    :func:`evalkit.run` use the family but makes :func:`polarity` refuse it.
+    """
+    if not isinstance(name, str) or not _FAMILY.match(name):
+        raise RegistryError(
+            f"invalid retrieval family name {name!r}: use letters, digits, '_', '-', '.' (no '@')"
+        )
+    if not callable(fn):
+        raise RegistryError(f"retrieval family {name!r}: expected a callable, got {fn!r}")
+    if higher_is_better is not None:
+        _check_polarity(name, higher_is_better)
+    existing = _families.get(name)
+    if existing is not None:
+        if existing.fn is fn:
+            if existing.higher_is_better is None and higher_is_better is not None:
+                _families[name] = RetrievalFamily(
+                    name, fn, higher_is_better, existing.version, existing.builtin
+                )
+                return
+            if higher_is_better is None or existing.higher_is_better == higher_is_better:
+                return
+        raise RegistryError(
+            f"retrieval family {name!r} is already registered with a different "
+            "definition; a name means one thing: pick another name"
+        )
+    clash = [n for n in (*_case, *_aggregate) if n == name or n.partition("@")[0] == name]
+    if clash:
+        raise RegistryError(
+            f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
+        )
+    _families[name] = RetrievalFamily(name, fn, higher_is_better, str(version), builtin)
+
+
+def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
+    def score(response: TargetResponse, case: GoldenCase) -> float:
+        return float(family.fn(response.ranked_ids, case.relevant, k))
+
+    score.__qualname__ = f"{family.name}@{k}"
+    return MetricDef(
+        name=f"{family.name}@{k}",
+        kind="case",
+        fn=score,
+        higher_is_better=family.higher_is_better,
+        version=family.version,
+        builtin=family.builtin,
+        family=family.name,
+        k=k,
+    )
+
+
+def register_concrete_family_metric(family: str, k: int) -> MetricDef:
+    """List ``family@k`` in :func:`registered` (the family must exist)."""
+    fam = _families[family]
+    defn = _family_metric(fam, k)
+    if defn.name in _case:
+        raise RegistryError(f"metric {defn.name!r} is already registered (a per-case metric)")
+    if defn.name in _aggregate:
+        raise RegistryError(f"metric {defn.name!r} is already registered (an aggregate)")
+    _case[defn.name] = defn
+    return defn
+
+
+def known_names() -> list[str]:
+    """Every usable name: concrete metrics, aggregates, and ``family@k`` patterns."""
+    return sorted({*_case, *_aggregate, *(f"{f}@k" for f in _families)})
+
+
+def get_metric(name: str) -> MetricDef:
+    """Resolve a concrete name (``"ndcg@10"``, ``"latency_p95"``) to its definition."""
+    if not isinstance(name, str):
+        raise MetricError(f"metric name must be a string, got {name!r}")
+    found = _case.get(name) or _aggregate.get(name)
+    if found is not None:
+        return found
+    base, k = split_spec(name)
+    if k is not None and base in _families:
+        return _family_metric(_families[base], k)
+    raise UnknownMetricError(
+        f"unknown metric {name!r}; known: {', '.join(known_names())}. "
+        "Register it with register_metric/register_aggregate, or import the plugin that does"
+    )
+
+
+def is_aggregate(name: str) -> bool:
+    """True when ``name`` is a whole-run aggregate (resolving it first)."""
+    return get_metric(name).kind == "aggregate"
+
+
+def polarity(name: str) -> bool:
+    """``True`` when higher values of ``name`` are better; unknown names raise."""
+    defn = get_metric(name)
+    if defn.higher_is_better is None:
+        raise MetricError(
+            f"metric {name!r} has no declared direction (it was added through "
+            "runner.METRICS); register it with register_retrieval_metric(..., "
+            "higher_is_better=...) before gating on it"
+        )
+    return defn.higher_is_better
+
+
+def registered() -> list[str]:
+    """The registered concrete metric and aggregate names, sorted."""
+    return sorted({*_case, *_aggregate})
+
+
+def families() -> Mapping[str, RetrievalFamily]:
+    """Read-only view of the retrieval families (``runner.METRICS``)."""
+    return _families
+
+
+def register_loader(extension: str) -> Callable[[F], F]:
+    """Register a golden-set loader ``(Path) -> GoldenSet`` for a file extension."""
+    if not isinstance(extension, str) or not extension.strip(". "):
+        raise RegistryError(f"loader extension must be a non-empty string, got {extension!r}")
+    ext = extension.lower().lstrip(".")
+
+    def decorate(fn: F) -> F:
+        if ext in _loaders:
+            raise RegistryError(f"a golden loader for {ext!r} files is already registered")
+        if not callable(fn):
+            raise RegistryError(f"loader {ext!r}: expected a callable, got {fn!r}")
+        _loaders[ext] = fn
+        return fn
+
+    return decorate
+
+
+def get_loader(extension: str) -> LoaderFn | None:
+    """The loader registered for ``extension`` (without the dot), if any."""
+    return _loaders.get(extension.lower().lstrip("."))
+
+
+def loader_extensions() -> list[str]:
+    return sorted(_loaders)
+
+
+@contextmanager
+def isolated() -> Iterator[None]:
+    """Undo every registration made inside the block (for tests and notebooks)."""
+    saved = (dict(_case), dict(_aggregate), dict(_families), dict(_loaders))
+    try:
+        yield
+    finally:
+        for table, snapshot in zip((_case, _aggregate, _families, _loaders), saved, strict=True):
+            table.clear()
+            table.update(snapshot)  # type: ignore[attr-defined]
