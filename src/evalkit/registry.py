@@ -175,9 +175,7 @@ def _register(defn: MetricDef) -> None:
     (_case if defn.kind == "case" else _aggregate)[defn.name] = defn
 
 
-def register_metric(
-    name: str, *, higher_is_better: bool, version: str = "1"
-) -> Callable[[F], F]:
+def register_metric(name: str, *, higher_is_better: bool, version: str = "1") -> Callable[[F], F]:
     """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
 
     ``higher_is_better`` is required: it decides which direction of change is a
@@ -362,10 +360,15 @@ def loader_extensions() -> list[str]:
 @contextmanager
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
-    saved = (dict(_case), dict(_aggregate), dict(_families), dict(_loaders))
+    case, aggregate, fams, loaders = dict(_case), dict(_aggregate), dict(_families), dict(_loaders)
     try:
         yield
     finally:
-        for table, snapshot in zip((_case, _aggregate, _families, _loaders), saved, strict=True):
-            table.clear()
-            table.update(snapshot)  # type: ignore[attr-defined]
+        _case.clear()
+        _case.update(case)
+        _aggregate.clear()
+        _aggregate.update(aggregate)
+        _families.clear()
+        _families.update(fams)
+        _loaders.clear()
+        _loaders.update(loaders)

@@ -60,7 +60,6 @@ class _MetricsTable(MutableMapping[str, registry.RetrievalFn]):
 METRICS: MutableMapping[str, registry.RetrievalFn] = _MetricsTable()
 
 
-
 def _query_text(query: Any) -> str:
     for attr in ("text", "query", "question"):
         value = getattr(query, attr, None)
@@ -128,7 +127,9 @@ def run(
         raise MetricError(f"run {name!r}: duplicate query ids: {', '.join(dupes[:10])}")
     missing = _missing_qrels(ids, qrels)
     if missing:
-        shown = ", ".join(missing[:10]) + (f" (+{len(missing) - 10} more)" if len(missing) > 10 else "")
+        shown = ", ".join(missing[:10]) + (
+            f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""
+        )
         raise MetricError(
             f"run {name!r}: {len(missing)} quer{'y is' if len(missing) == 1 else 'ies are'} "
             f"missing from qrels: {shown}. Unjudged queries would score 0.0 and look like a "

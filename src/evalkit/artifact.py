@@ -1,0 +1,477 @@
+"""The run artefact: one versioned JSON document per run, and the only thing a baseline is.
+
+Layout (``schema_version`` first, then provenance, then one row per case)::
+
+    {"schema_version": 1,
+     "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
+     "git": {"commit": "...", "dirty": false} | null,
+     "path": "target" | "retrieval",
+     "run_name": "...", "target": {"name": "...", "description": "..."},
+     "metrics": {"ndcg@10": {"kind": "case", "higher_is_better": true,
+                             "fingerprint": "...", "judge": null}, ...},
+     "goldens": {"fingerprint": "...", "cases": {"q1": "..."}} | null,
+     "seed": 42, "resampling_stream": "...", "config_name": "...",
+     "rows": [{"id": "q1", "metrics": {...}, "output": {"ids": [...]} | {"text": "..."},
+               "truncated": false, "latency_ms": 12.5, "meta": {...}, "error": null}]}
+
+Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
+Readers check the version and the shape and refuse NaN/inf rather than
+turning them into something that looks like a score.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+import subprocess
+import tempfile
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from evalkit.errors import ArtifactError, EvalkitError
+from evalkit.results import CaseResult, QueryResult, RunResult
+from evalkit.targets.base import TargetResponse
+
+SCHEMA_VERSION = 1
+MAX_OUTPUT_IDS = 1_000
+MAX_OUTPUT_CHARS = 20_000
+
+RunPath = Literal["target", "retrieval"]
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    model: str
+    rubric_sha256: str
+    scale: int
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a stored metric meant when the run was made."""
+
+    name: str
+    kind: Literal["case", "aggregate"]
+    higher_is_better: bool | None
+    fingerprint: str
+    judge: JudgeInfo | None = None
+
+
+@dataclass(frozen=True)
+class GoldensInfo:
+    fingerprint: str
+    cases: Mapping[str, str]
+
+
+@dataclass
+class RunArtifact:
+    """A run plus everything needed to trust a comparison against it later."""
+
+    result: RunResult[Any]
+    path: RunPath
+    metrics: dict[str, MetricInfo]
+    evalkit_version: str
+    created_at: str
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    target_name: str | None = None
+    target_description: str | None = None
+    goldens: GoldensInfo | None = None
+    seed: int | None = None
+    resampling_stream: str | None = None
+    config_name: str | None = None
+    truncated_ids: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def name(self) -> str:
+        return self.result.name
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [r for r in self.result.per_query if isinstance(r, CaseResult) and r.error]
+
+
+def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
+    """``(commit, dirty)`` of the work tree, or ``(None, None)`` outside git."""
+    env_sha = os.environ.get("GITHUB_SHA")
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return (env_sha or None), None
+    return commit or env_sha, bool(status.strip())
+
+
+def metric_info(name: str) -> MetricInfo:
+    """Describe a registered metric as it is defined right now."""
+    from evalkit.registry import get_metric
+
+    defn = get_metric(name)
+    judge = None
+    judge_obj = defn.fn
+    model = getattr(judge_obj, "model", None)
+    rubric = getattr(judge_obj, "rubric", None)
+    scale = getattr(judge_obj, "scale", None)
+    if isinstance(model, str) and isinstance(rubric, str) and isinstance(scale, int):
+        import hashlib
+
+        judge = JudgeInfo(model, hashlib.sha256(rubric.encode()).hexdigest(), scale)
+    return MetricInfo(name, defn.kind, defn.higher_is_better, defn.fingerprint, judge)
+
+
+def build_artifact(
+    result: RunResult[Any],
+    metrics: Sequence[str],
+    *,
+    target_name: str | None = None,
+    target_description: str | None = None,
+    goldens: GoldensInfo | None = None,
+    seed: int | None = None,
+    resampling_stream: str | None = None,
+    config_name: str | None = None,
+    git: tuple[str | None, bool | None] | None = None,
+) -> RunArtifact:
+    """Wrap a run with provenance for the metrics it was evaluated on."""
+    from evalkit import __version__
+
+    path: RunPath = (
+        "retrieval"
+        if result.per_query and isinstance(result.per_query[0], QueryResult)
+        else "target"
+    )
+    commit, dirty = git if git is not None else git_state()
+    return RunArtifact(
+        result=result,
+        path=path,
+        metrics={name: metric_info(name) for name in metrics},
+        evalkit_version=__version__,
+        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        git_commit=commit,
+        git_dirty=dirty,
+        target_name=target_name or result.name,
+        target_description=target_description,
+        goldens=goldens,
+        seed=seed,
+        resampling_stream=resampling_stream,
+        config_name=config_name,
+    )
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _finite(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ArtifactError(f"{where}: metric value must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ArtifactError(
+            f"{where}: metric value is {value!r}; NaN/inf cannot be stored as a score "
+            "(fix the metric so it returns a finite number or raises)"
+        )
+    return float(value)
+
+
+def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, bool]:
+    if response is None:
+        return None, False
+    out: dict[str, Any] = {}
+    truncated = False
+    if response.has_ids:
+        ids = response.ranked_ids
+        truncated = len(ids) > MAX_OUTPUT_IDS
+        out["ids"] = ids[:MAX_OUTPUT_IDS]
+    if response.text is not None:
+        truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
+        out["text"] = response.text[:MAX_OUTPUT_CHARS]
+    return out, truncated
+
+
+def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
+    where = f"{path}: case {row.query_id!r}"
+    metrics = {k: _finite(v, f"{where}, metric {k!r}") for k, v in row.metrics.items()}
+    if isinstance(row, QueryResult):
+        output, truncated = _output(row.response)
+        return {
+            "id": row.query_id,
+            "metrics": metrics,
+            "output": output,
+            "truncated": truncated,
+            "latency_ms": row.latency_ms,
+            "meta": {},
+            "error": None,
+        }
+    output, truncated = _output(row.response)
+    meta = dict(row.response.meta) if row.response is not None else {}
+    return {
+        "id": row.case_id,
+        "metrics": metrics,
+        "output": output,
+        "truncated": truncated,
+        "latency_ms": row.response.latency_ms if row.response is not None else None,
+        "meta": meta,
+        "error": row.error,
+    }
+
+
+def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "evalkit_version": art.evalkit_version,
+        "created_at": art.created_at,
+        "git": None
+        if art.git_commit is None and art.git_dirty is None
+        else {"commit": art.git_commit, "dirty": art.git_dirty},
+        "path": art.path,
+        "run_name": art.result.name,
+        "config_name": art.config_name,
+        "target": {"name": art.target_name, "description": art.target_description},
+        "metrics": {
+            name: {
+                "kind": info.kind,
+                "higher_is_better": info.higher_is_better,
+                "fingerprint": info.fingerprint,
+                "judge": None
+                if info.judge is None
+                else {
+                    "model": info.judge.model,
+                    "rubric_sha256": info.judge.rubric_sha256,
+                    "scale": info.judge.scale,
+                },
+            }
+            for name, info in art.metrics.items()
+        },
+        "goldens": None
+        if art.goldens is None
+        else {"fingerprint": art.goldens.fingerprint, "cases": dict(art.goldens.cases)},
+        "seed": art.seed,
+        "resampling_stream": art.resampling_stream,
+        "rows": [_row_dict(row, where) for row in art.result.per_query],
+    }
+
+
+def write_artifact(art: RunArtifact, path: str | Path) -> Path:
+    """Write atomically: a crash leaves the old file or the new one, never half of one."""
+    target = Path(path)
+    doc = artifact_to_dict(art, where=str(target))
+    try:
+        data = json.dumps(doc, ensure_ascii=False, allow_nan=False, indent=1).encode()
+    except ValueError as exc:  # pragma: no cover - _finite catches metric values first
+        raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
+    except TypeError as exc:
+        raise ArtifactError(
+            f"{target}: a row's meta holds a value JSON cannot store ({exc}); "
+            "keep meta to strings, numbers, booleans, lists and objects"
+        ) from None
+    if target.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a valid metric value")
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: artefact file not found") from None
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
+    if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except UnicodeDecodeError:
+        raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(
+            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+            "the file is truncated or was edited by hand: regenerate it with `evalkit run`"
+        ) from None
+    except ValueError as exc:
+        raise ArtifactError(f"{path}: {exc} (NaN/Infinity are never valid scores)") from None
+
+
+def _req(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in doc:
+        raise ArtifactError(f"{where}: missing field {key!r}")
+    value = doc[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise ArtifactError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _opt(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if doc.get(key) is None:
+        return None
+    return _req(doc, key, kind, where)
+
+
+def _parse_metrics(doc: Mapping[str, Any], where: str) -> dict[str, MetricInfo]:
+    raw = _req(doc, "metrics", dict, where)
+    out: dict[str, MetricInfo] = {}
+    for name, info in raw.items():
+        w = f"{where}: metrics[{name!r}]"
+        if not isinstance(info, dict):
+            raise ArtifactError(f"{w}: expected an object")
+        kind = _req(info, "kind", str, w)
+        if kind not in ("case", "aggregate"):
+            raise ArtifactError(f"{w}: kind must be 'case' or 'aggregate', got {kind!r}")
+        judge_doc = _opt(info, "judge", dict, w)
+        judge = None
+        if judge_doc is not None:
+            judge = JudgeInfo(
+                _req(judge_doc, "model", str, w + ".judge"),
+                _req(judge_doc, "rubric_sha256", str, w + ".judge"),
+                _req(judge_doc, "scale", int, w + ".judge"),
+            )
+        out[name] = MetricInfo(
+            name,
+            kind,
+            _opt(info, "higher_is_better", bool, w),
+            _req(info, "fingerprint", str, w),
+            judge,
+        )
+    return out
+
+
+def _parse_row(
+    doc: Any, index: int, path: RunPath, where: str
+) -> tuple[QueryResult | CaseResult, bool]:
+    w = f"{where}: rows[{index}]"
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{w}: expected an object")
+    case_id = _req(doc, "id", str, w)
+    w = f"{where}: case {case_id!r}"
+    metrics_doc = _req(doc, "metrics", dict, w)
+    metrics: dict[str, float] = {}
+    for k, v in metrics_doc.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ArtifactError(f"{w}: metric {k!r} has a non-numeric value {v!r}")
+        metrics[k] = float(v)
+    output = _opt(doc, "output", dict, w)
+    latency = _opt(doc, "latency_ms", (int, float), w)
+    meta = _opt(doc, "meta", dict, w) or {}
+    error = _opt(doc, "error", str, w)
+    truncated = bool(_opt(doc, "truncated", bool, w))
+    ids = None if output is None else output.get("ids")
+    text = None if output is None else output.get("text")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise ArtifactError(f"{w}: output.ids must be a list of strings")
+    if text is not None and not isinstance(text, str):
+        raise ArtifactError(f"{w}: output.text must be a string")
+    if path == "retrieval":
+        if ids is None:
+            raise ArtifactError(f"{w}: a retrieval row needs output.ids")
+        return QueryResult(case_id, ids, metrics, latency_ms=latency), truncated
+    response = None
+    if output is not None and (ids is not None or text is not None):
+        response = TargetResponse(ids, text=text, latency_ms=latency or 0.0, meta=meta)
+    if response is None and error is None:
+        raise ArtifactError(f"{w}: a row needs an output or an error")
+    return CaseResult(case_id, response, metrics, error), truncated
+
+
+def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+    version = doc.get("schema_version")
+    if version is None:
+        raise ArtifactError(f"{where}: not an evalkit run artefact (no schema_version)")
+    if version != SCHEMA_VERSION:
+        raise ArtifactError(
+            f"{where}: artefact schema_version {version!r} is not supported by this evalkit "
+            f"(reads version {SCHEMA_VERSION}); regenerate it with this evalkit's `evalkit run`"
+        )
+    path = _req(doc, "path", str, where)
+    if path not in ("target", "retrieval"):
+        raise ArtifactError(f"{where}: path must be 'target' or 'retrieval', got {path!r}")
+    rows_doc = _req(doc, "rows", list, where)
+    rows: list[Any] = []
+    truncated: set[str] = set()
+    seen: set[str] = set()
+    for i, row_doc in enumerate(rows_doc):
+        row, cut = _parse_row(row_doc, i, path, where)
+        if row.query_id in seen:
+            raise ArtifactError(f"{where}: case {row.query_id!r} appears twice")
+        seen.add(row.query_id)
+        rows.append(row)
+        if cut:
+            truncated.add(row.query_id)
+    git = _opt(doc, "git", dict, where) or {}
+    target = _opt(doc, "target", dict, where) or {}
+    goldens_doc = _opt(doc, "goldens", dict, where)
+    goldens = None
+    if goldens_doc is not None:
+        cases = _req(goldens_doc, "cases", dict, where + ": goldens")
+        goldens = GoldensInfo(_req(goldens_doc, "fingerprint", str, where + ": goldens"), cases)
+    return RunArtifact(
+        result=RunResult(_req(doc, "run_name", str, where), rows),
+        path=path,
+        metrics=_parse_metrics(doc, where),
+        evalkit_version=_req(doc, "evalkit_version", str, where),
+        created_at=_req(doc, "created_at", str, where),
+        git_commit=_opt(git, "commit", str, where),
+        git_dirty=_opt(git, "dirty", bool, where),
+        target_name=_opt(target, "name", str, where),
+        target_description=_opt(target, "description", str, where),
+        goldens=goldens,
+        seed=_opt(doc, "seed", int, where),
+        resampling_stream=_opt(doc, "resampling_stream", str, where),
+        config_name=_opt(doc, "config_name", str, where),
+        truncated_ids=frozenset(truncated),
+    )
+
+
+def read_artifact(path: str | Path) -> RunArtifact:
+    """Read and validate an artefact; every defect is one :class:`ArtifactError` line."""
+    p = Path(path)
+    doc = _load_json(p)
+    try:
+        return artifact_from_dict(doc, where=str(p))
+    except EvalkitError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise ArtifactError(f"{p}: malformed artefact ({exc})") from None

@@ -1,0 +1,542 @@
+"""The gate: checks × candidate run × optional baseline → one verdict per check.
+
+A pure function of its inputs (no files, network or clock), so every decision
+can be reproduced from the two artefacts and the checks file.  Presentation
+lives in :mod:`evalkit.report`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from evalkit.artifact import MetricInfo, RunArtifact
+from evalkit.errors import CheckError, EvalkitError, MetricError
+from evalkit.results import CaseResult, RunResult
+
+Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
+Overall = Literal["pass", "warn", "fail", "error"]
+
+TIE_TOLERANCE = 1e-12
+WORST_CASES = 10
+
+
+@dataclass(frozen=True)
+class GoldensDiff:
+    """How the golden set moved between baseline and candidate."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+@dataclass(frozen=True)
+class CaseDelta:
+    """One case's values on both sides; ``delta`` is candidate minus baseline."""
+
+    case_id: str
+    candidate: float
+    baseline: float
+    delta: float
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The statistics behind a vs_baseline verdict."""
+
+    baseline_value: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    p_value: float
+    method: str
+    n_paired: int
+    n_resamples: int
+    wins: int
+    losses: int
+    ties: int
+    mde: float | None = None
+    margin: float | None = None
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """Everything a reviewer needs to trust one check's status at a glance."""
+
+    check_id: str
+    metric: str
+    kind: Literal["threshold", "vs_baseline"]
+    level: Literal["block", "warn"]
+    status: Status
+    message: str
+    covered: int
+    total: int
+    observed: float | None = None
+    op: str | None = None
+    threshold: float | None = None
+    mode: str | None = None
+    higher_is_better: bool | None = None
+    comparison: Comparison | None = None
+    worst_cases: tuple[CaseDelta, ...] = ()
+
+    @property
+    def coverage(self) -> str:
+        return f"{self.covered}/{self.total} cases"
+
+    @property
+    def blocking(self) -> bool:
+        """True when this verdict stops the merge."""
+        return self.level == "block" and self.status in ("fail", "error", "incomparable")
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    name: str
+    n_cases: int
+    failed: tuple[tuple[str, str], ...]
+    git_commit: str | None
+    created_at: str
+    config_name: str | None
+
+
+@dataclass(frozen=True)
+class GateReport:
+    verdicts: tuple[CheckVerdict, ...]
+    candidate: RunSummary
+    baseline: RunSummary | None
+    goldens_diff: GoldensDiff
+    n_vs_baseline_tests: int
+    alpha_familywise: float | None
+    correction: str = "none"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def blocking_failures(self) -> list[CheckVerdict]:
+        return [v for v in self.verdicts if v.blocking]
+
+    @property
+    def verdict(self) -> Overall:
+        """The headline: error (the run broke), fail, warn, or pass."""
+        if self.candidate.failed:
+            return "error"
+        if self.blocking_failures:
+            return "fail"
+        if any(v.status in ("fail", "warn", "error", "incomparable") for v in self.verdicts):
+            return "warn"
+        return "pass"
+
+    @property
+    def exit_code(self) -> int:
+        """0 pass, 1 a blocking check failed, 3 cases of the candidate run failed."""
+        verdict = self.verdict
+        return {"pass": 0, "warn": 0, "fail": 1, "error": 3}[verdict]
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    n_resamples: int = 10_000
+    seed: int = 42
+    require_baseline: bool = False
+    correction: str = "none"
+    extra_notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _summary(art: RunArtifact) -> RunSummary:
+    failed = tuple(
+        (r.case_id, r.error or "")
+        for r in art.result.per_query
+        if isinstance(r, CaseResult) and r.error is not None
+    )
+    return RunSummary(
+        art.name, len(art.result), failed, art.git_commit, art.created_at, art.config_name
+    )
+
+
+def goldens_diff(candidate: RunArtifact, baseline: RunArtifact) -> GoldensDiff:
+    cand_ids = candidate.result.ids()
+    base_ids = set(baseline.result.ids())
+    cand_set = set(cand_ids)
+    changed: list[str] = []
+    if candidate.goldens is not None and baseline.goldens is not None:
+        cfp, bfp = candidate.goldens.cases, baseline.goldens.cases
+        changed = [
+            i for i in cand_ids if i in base_ids and i in cfp and i in bfp and cfp[i] != bfp[i]
+        ]
+    return GoldensDiff(
+        added=tuple(i for i in cand_ids if i not in base_ids),
+        removed=tuple(i for i in baseline.result.ids() if i not in cand_set),
+        changed=tuple(changed),
+    )
+
+
+def _metric_known(art: RunArtifact, metric: str) -> MetricInfo | None:
+    return art.metrics.get(metric)
+
+
+def _polarity(metric: str, *arts: RunArtifact | None) -> bool:
+    """Direction from the registry, else from the stored provenance."""
+    from evalkit.registry import get_metric
+
+    try:
+        hib = get_metric(metric).higher_is_better
+    except EvalkitError:
+        hib = None
+    if hib is None:
+        for art in arts:
+            info = art.metrics.get(metric) if art is not None else None
+            if info is not None and info.higher_is_better is not None:
+                return info.higher_is_better
+        raise MetricError(
+            f"metric {metric!r} has no known direction: register it with higher_is_better"
+        )
+    return hib
+
+
+def _is_aggregate(metric: str, art: RunArtifact) -> bool:
+    info = art.metrics.get(metric)
+    if info is not None:
+        return info.kind == "aggregate"
+    from evalkit.registry import get_metric
+
+    return get_metric(metric).kind == "aggregate"
+
+
+def _scoped_rows(spec: Any, art: RunArtifact) -> tuple[list[Any], int]:
+    """Rows a check covers; raises CheckError when any of them produced no result."""
+    rows = art.result.per_query
+    if spec.scope:
+        selected = spec.select(rows)
+        return list(selected), len(spec.scope)
+    failed = [r.query_id for r in rows if getattr(r, "error", None)]
+    if failed:
+        shown = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
+        raise CheckError(
+            f"check {spec.id!r}: {len(failed)} of {len(rows)} case(s) produced no result: "
+            f"{shown}. A check must evaluate every case it covers"
+        )
+    return list(rows), len(rows)
+
+
+def _value(metric: str, rows: Sequence[Any], art: RunArtifact, check_id: str) -> float:
+    sub = RunResult(art.name, list(rows))
+    if _is_aggregate(metric, art):
+        return sub.aggregate(metric)
+    if not rows:
+        raise CheckError(f"check {check_id!r}: no cases to evaluate")
+    if all(metric not in r.metrics for r in rows):
+        computed = ", ".join(art.result.metric_names()) or "none"
+        raise CheckError(
+            f"check {check_id!r}: metric {metric!r} was not computed in run {art.name!r} "
+            f"(computed: {computed}); add it to the config's metrics"
+        )
+    return sub.mean(metric)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+# ----------------------------------------------------------------------------- threshold
+
+
+def _threshold(spec: Any, cand: RunArtifact) -> CheckVerdict:
+    base = {
+        "check_id": spec.id,
+        "metric": spec.metric,
+        "kind": "threshold",
+        "level": spec.level,
+        "op": spec.op,
+        "threshold": spec.threshold,
+    }
+    try:
+        rows, total = _scoped_rows(spec, cand)
+        observed = _value(spec.metric, rows, cand, spec.id)
+    except EvalkitError as exc:
+        total = len(spec.scope) if spec.scope else len(cand.result)
+        covered = _covered(spec, cand)
+        return CheckVerdict(**base, status="error", message=str(exc), covered=covered, total=total)
+    ok = spec.compare(observed)
+    status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
+    rel = "meets" if ok else "misses"
+    message = f"{spec.metric} = {_fmt(observed)} {rel} {spec.op} {_fmt(spec.threshold)}"
+    return CheckVerdict(
+        **base, status=status, message=message, covered=len(rows), total=total, observed=observed
+    )
+
+
+def _covered(spec: Any, art: RunArtifact) -> int:
+    ids = set(spec.scope) if spec.scope else None
+    return sum(
+        1
+        for r in art.result.per_query
+        if (ids is None or r.query_id in ids) and not getattr(r, "error", None)
+    )
+
+
+# ----------------------------------------------------------------------------- vs baseline
+
+
+def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> str | None:
+    ci, bi = cand.metrics.get(metric), base.metrics.get(metric)
+    if ci is None or bi is None:
+        return None
+    if ci.judge is not None and bi.judge is not None and ci.judge.model != bi.judge.model:
+        return (
+            f"judge model changed ({bi.judge.model} → {ci.judge.model}); scores from "
+            "different judges are not comparable: promote a new baseline made with the new judge"
+        )
+    if ci.judge is not None and bi.judge is not None and ci.judge != bi.judge:
+        return "judge rubric or scale changed; promote a new baseline graded with the current judge"
+    if ci.fingerprint != bi.fingerprint:
+        return (
+            f"the definition of {metric} changed (fingerprint {bi.fingerprint} → "
+            f"{ci.fingerprint}); re-run the baseline with this evalkit and metric code, "
+            "or promote the candidate as the new baseline"
+        )
+    return None
+
+
+def _wlt(deltas: Sequence[float], higher_is_better: bool) -> tuple[int, int, int]:
+    wins = losses = ties = 0
+    for d in deltas:
+        if abs(d) <= TIE_TOLERANCE:
+            ties += 1
+        elif (d > 0) == higher_is_better:
+            wins += 1
+        else:
+            losses += 1
+    return wins, losses, ties
+
+
+def _vs_baseline(
+    spec: Any,
+    cand: RunArtifact,
+    base: RunArtifact | None,
+    diff: GoldensDiff | None,
+    options: GateOptions,
+) -> CheckVerdict:
+    mode = spec.vs_baseline
+    common: dict[str, Any] = {
+        "check_id": spec.id,
+        "metric": spec.metric,
+        "kind": "vs_baseline",
+        "level": spec.level,
+        "mode": mode,
+    }
+    total = len(spec.scope) if spec.scope else len(cand.result)
+    try:
+        rows, total = _scoped_rows(spec, cand)
+        observed = _value(spec.metric, rows, cand, spec.id)
+        hib = _polarity(spec.metric, cand, base)
+    except EvalkitError as exc:
+        return CheckVerdict(
+            **common, status="error", message=str(exc), covered=_covered(spec, cand), total=total
+        )
+    common["higher_is_better"] = hib
+    if base is None:
+        blocking = options.require_baseline
+        return CheckVerdict(
+            **common,
+            status="fail" if blocking and spec.level == "block" else "no-baseline",
+            message="no baseline to compare against"
+            + (
+                " and require_baseline is set"
+                if blocking
+                else "; promote one from the default branch"
+            ),
+            covered=len(rows),
+            total=total,
+            observed=observed,
+        )
+    reason = _incomparable_reason(spec.metric, cand, base)
+    if reason is not None:
+        return CheckVerdict(
+            **common,
+            status="incomparable",
+            message=reason,
+            covered=len(rows),
+            total=total,
+            observed=observed,
+        )
+    changed = set(diff.changed) if diff else set()
+    base_rows = {r.query_id: r for r in base.result.per_query if not getattr(r, "error", None)}
+    paired_ids = [r.query_id for r in rows if r.query_id in base_rows and r.query_id not in changed]
+    if not paired_ids:
+        return CheckVerdict(
+            **common,
+            status="no-baseline",
+            message=f"none of the {len(rows)} case(s) in scope exist unchanged in the baseline",
+            covered=0,
+            total=total,
+            observed=observed,
+        )
+    cand_by_id = {r.query_id: r for r in rows}
+    cand_run = RunResult(cand.name, [cand_by_id[i] for i in paired_ids])
+    base_run = RunResult(base.name, [base_rows[i] for i in paired_ids])
+    try:
+        comparison, worst = _compare(spec, cand_run, base_run, hib, cand, options)
+    except EvalkitError as exc:
+        return CheckVerdict(
+            **common,
+            status="error",
+            message=str(exc),
+            covered=len(paired_ids),
+            total=total,
+            observed=observed,
+        )
+    status, message = _decide(spec, comparison, hib)
+    excluded = len(rows) - len(paired_ids)
+    if excluded:
+        message += f" ({excluded} case(s) not in the baseline or changed since were left out)"
+    return CheckVerdict(
+        **common,
+        status=status,
+        message=message,
+        covered=len(paired_ids),
+        total=total,
+        observed=observed,
+        comparison=comparison,
+        worst_cases=worst,
+    )
+
+
+def _compare(
+    spec: Any,
+    cand_run: RunResult[Any],
+    base_run: RunResult[Any],
+    hib: bool,
+    cand: RunArtifact,
+    options: GateOptions,
+) -> tuple[Comparison, tuple[CaseDelta, ...]]:
+    from evalkit.significance import paired_bootstrap
+
+    alpha = spec.alpha
+    method = getattr(spec, "method", None) or "bootstrap"
+    result = paired_bootstrap(
+        cand_run,
+        base_run,
+        spec.metric,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+        alpha=alpha,
+        method=method,
+    )
+    worst: tuple[CaseDelta, ...] = ()
+    wins = losses = ties = 0
+    mde = None
+    if not _is_aggregate(spec.metric, cand):
+        cv = cand_run.values(spec.metric)
+        bv = base_run.values(spec.metric)
+        deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
+        wins, losses, ties = _wlt([d.delta for d in deltas], hib)
+        regressed = [d for d in deltas if abs(d.delta) > TIE_TOLERANCE and (d.delta > 0) != hib]
+        regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
+        worst = tuple(regressed[:WORST_CASES])
+        mde = _mde([d.delta for d in deltas], alpha)
+    comparison = Comparison(
+        baseline_value=base_run.value(spec.metric),
+        delta=result.observed,
+        ci_low=result.ci_low,
+        ci_high=result.ci_high,
+        confidence=1.0 - alpha,
+        p_value=result.p_value,
+        method=method,
+        n_paired=len(cand_run),
+        n_resamples=result.n_resamples,
+        wins=wins,
+        losses=losses,
+        ties=ties,
+        mde=mde,
+        margin=getattr(spec, "margin", None),
+        warnings=tuple(getattr(result, "warnings", ()) or ()),
+    )
+    return comparison, worst
+
+
+def _mde(deltas: Sequence[float], alpha: float) -> float | None:
+    """Smallest true shift this eval detects with 80% power (normal approximation)."""
+    n = len(deltas)
+    if n < 2:
+        return None
+    mean = math.fsum(deltas) / n
+    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in deltas) / (n - 1))
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(0.8)
+    return z * sd / math.sqrt(n)
+
+
+def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
+    bad_bound = c.ci_high if hib else c.ci_low  # the interval's end nearest "no regression"
+    worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
+    ci = f"Δ {c.delta:+.4g}, {c.confidence:.0%} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}]"
+    if spec.vs_baseline == "non_inferiority":
+        margin = float(spec.margin)
+        within = worse_side >= -margin if hib else worse_side <= margin
+        if within:
+            return "pass", f"{ci}: the worst plausible change is within the margin ±{margin:g}"
+        status: Status = "fail" if spec.level == "block" else "warn"
+        return status, (
+            f"{ci}: a drop larger than the margin {margin:g} cannot be ruled out "
+            f"(bound {worse_side:+.4g})"
+        )
+    regressed = bad_bound < 0 if hib else bad_bound > 0
+    if c.method != "bootstrap":
+        on_bad_side = (c.delta < 0) if hib else (c.delta > 0)
+        regressed = on_bad_side and c.p_value < (1 - c.confidence)
+    if regressed:
+        status = "fail" if spec.level == "block" else "warn"
+        return status, f"{ci}, p={c.p_value:.4f}: significant regression"
+    improved = (c.ci_low > 0) if hib else (c.ci_high < 0)
+    if improved:
+        return "pass", f"{ci}, p={c.p_value:.4f}: significant improvement"
+    return "pass", f"{ci}, p={c.p_value:.4f}: no significant regression"
+
+
+# ----------------------------------------------------------------------------- entry point
+
+
+def evaluate_gate(
+    checks: Sequence[Any],
+    candidate: RunArtifact,
+    baseline: RunArtifact | None = None,
+    options: GateOptions | None = None,
+) -> GateReport:
+    """Decide every check.  Never raises for a check's own problem: it becomes ``error``."""
+    opts = options or GateOptions()
+    diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
+    verdicts = []
+    for spec in checks:
+        if spec.vs_baseline is not None:
+            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts))
+        else:
+            verdicts.append(_threshold(spec, candidate))
+    tests = [v for v in verdicts if v.comparison is not None]
+    alpha_fw = None
+    if tests:
+        survive = 1.0
+        for v in tests:
+            assert v.comparison is not None
+            survive *= v.comparison.confidence
+        alpha_fw = 1.0 - survive
+    return GateReport(
+        verdicts=tuple(verdicts),
+        candidate=_summary(candidate),
+        baseline=_summary(baseline) if baseline is not None else None,
+        goldens_diff=diff,
+        n_vs_baseline_tests=len(tests),
+        alpha_familywise=alpha_fw,
+        correction=opts.correction,
+        notes=opts.extra_notes,
+    )
