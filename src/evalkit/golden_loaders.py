@@ -1,0 +1,401 @@
+"""Read golden sets from JSONL, YAML and CSV files, failing loudly on anything odd.
+
+``load_goldens(path)`` picks a loader by file extension from the registry
+(``register_loader``); the built-in ``jsonl``, ``yaml``/``yml`` and ``csv``
+loaders are registered there too, so registering ``"csv"`` again raises
+instead of silently replacing the built-in.
+
+Fields every format understands:
+
+``id``        required, unique, text (integers are accepted as their digits)
+``query``     required, non-empty text
+``relevant``  list of ids, or a mapping ``id -> integer grade`` (graded
+              relevance: ids graded >= 1 are relevant; all grades are kept);
+              in CSV a ``|``-separated string of ids
+``expected``  reference answer text; empty means none
+
+Every other field is kept, untouched, in ``GoldenCase.context``.  Every error
+names the file and line (YAML errors also the case number and id).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalkit import _yaml
+from evalkit.errors import GoldenError
+from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.registry import get_loader, loader_extensions, register_loader
+
+__all__ = ["load_goldens"]
+
+KNOWN_FIELDS = ("id", "query", "relevant", "expected")
+CSV_RELEVANT_SEPARATOR = "|"
+
+Loader = Callable[[Path], GoldenSet]
+
+
+def load_goldens(path: str | os.PathLike[str], loader: Loader | None = None) -> GoldenSet:
+    """Load a golden set; ``loader`` (a ``(Path) -> GoldenSet`` callable) overrides the extension.
+
+    Raises :class:`GoldenError` for a missing or unreadable file, an unknown
+    extension, any malformed case, and a file that loads zero cases.
+    """
+    file = Path(path)
+    if not file.exists():
+        relative = "" if file.is_absolute() else f" (relative to {os.getcwd()})"
+        raise GoldenError(f"golden file not found: {file}{relative}")
+    chosen = loader if loader is not None else _loader_for(file)
+    goldens: object = chosen(file)  # a client loader may return anything
+    if not isinstance(goldens, GoldenSet):
+        name = getattr(chosen, "__name__", repr(chosen))
+        raise GoldenError(
+            f"{file}: loader {name} returned {type(goldens).__name__}, expected a GoldenSet"
+        )
+    if len(goldens) == 0:
+        raise GoldenError(
+            f"{file}: the golden file loads zero cases; an empty eval would pass every gate"
+        )
+    if goldens.source is None:
+        goldens.source = str(file)
+    return goldens
+
+
+def _loader_for(file: Path) -> Loader:
+    suffixes = [s.lower().lstrip(".") for s in file.suffixes]
+    # Longest compound extension first, so a registered "jsonl.gz" beats "gz".
+    for start in range(len(suffixes)):
+        found = get_loader(".".join(suffixes[start:]))
+        if found is not None:
+            return found
+    known = ", ".join(f".{ext}" for ext in loader_extensions()) or "none"
+    what = f"extension {file.suffix!r}" if file.suffix else "no extension"
+    raise GoldenError(
+        f"{file}: {what} has no golden loader; known: {known}. "
+        "Register one with @register_loader(ext) or pass loader="
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _read_text(file: Path) -> str:
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise GoldenError(f"golden file not found: {file}") from None
+    except OSError as exc:
+        raise GoldenError(f"cannot read golden file {file}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise GoldenError(
+            f"{file}:{line}: not valid UTF-8 (byte {exc.start}); save the file as UTF-8"
+        ) from None
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where a case came from, for error messages."""
+
+    file: Path
+    line: int | None
+    index: int | None = None  # 1-based case number (YAML, where lines are less obvious)
+
+    def at(self, case_id: str | None = None) -> str:
+        head = f"{self.file}:{self.line}" if self.line is not None else str(self.file)
+        parts = []
+        if self.index is not None:
+            parts.append(f"case #{self.index}")
+        if case_id is not None:
+            parts.append(f"case {case_id!r}" if self.index is None else f"(id {case_id!r})")
+        return f"{head}: {' '.join(parts)}: " if parts else f"{head}: "
+
+
+def _collect(cases: Iterable[tuple[GoldenCase, _Where]], file: Path) -> GoldenSet:
+    first_line: dict[str, _Where] = {}
+    ordered: list[GoldenCase] = []
+    for case, where in cases:
+        if case.id in first_line:
+            prev = first_line[case.id]
+            prev_at = f"line {prev.line}" if prev.line is not None else f"case #{prev.index}"
+            raise GoldenError(
+                f"{where.at()}duplicate case id {case.id!r} (first defined at {prev_at}); "
+                "ids must be unique"
+            )
+        first_line[case.id] = where
+        ordered.append(case)
+    return GoldenSet(ordered, source=str(file))
+
+
+# --------------------------------------------------------------------------- one case
+
+
+def _text_field(raw: Any, name: str, where: _Where, case_id: str | None) -> str:
+    try:
+        return _yaml.as_text(raw)
+    except ValueError as exc:
+        raise GoldenError(f"{where.at(case_id)}{name} must be text: {exc}") from None
+
+
+def _case_id(raw: Mapping[str, Any], where: _Where) -> str:
+    if "id" not in raw or raw["id"] is None:
+        raise GoldenError(
+            f"{where.at()}case has no 'id'; every case needs a unique id "
+            f"(fields present: {', '.join(map(str, raw)) or 'none'})"
+        )
+    case_id = _text_field(raw["id"], "id", where, None)
+    if not case_id.strip():
+        raise GoldenError(f"{where.at()}case id is empty; give every case a unique id")
+    if case_id != case_id.strip():
+        raise GoldenError(
+            f"{where.at()}case id {case_id!r} has leading or trailing whitespace; "
+            "remove it (ids are matched exactly)"
+        )
+    return case_id
+
+
+def _relevance(
+    raw: Any, where: _Where, case_id: str, *, csv_cell: bool
+) -> tuple[frozenset[str], dict[str, int]]:
+    at = where.at(case_id)
+    if raw is None:
+        return frozenset(), {}
+    if csv_cell and isinstance(raw, str):
+        items: list[Any] = [p.strip() for p in raw.split(CSV_RELEVANT_SEPARATOR)]
+        if raw.strip() == "":
+            return frozenset(), {}
+        if any(p == "" for p in items):
+            raise GoldenError(
+                f"{at}relevant {raw!r} has an empty id between '{CSV_RELEVANT_SEPARATOR}' "
+                "separators"
+            )
+        return _id_list(items, at), {}
+    if isinstance(raw, list):
+        return _id_list(raw, at), {}
+    if isinstance(raw, Mapping):
+        grades: dict[str, int] = {}
+        for key, grade in raw.items():
+            try:
+                doc = _yaml.as_text(key)
+            except ValueError as exc:
+                raise GoldenError(f"{at}relevant id must be text: {exc}") from None
+            if not doc.strip():
+                raise GoldenError(f"{at}relevant has an empty id")
+            if isinstance(grade, bool) or not isinstance(grade, int):
+                raise GoldenError(
+                    f"{at}grade of relevant id {doc!r} must be an integer, got {grade!r}"
+                )
+            if doc in grades:
+                raise GoldenError(f"{at}relevant grades {doc!r} twice")
+            grades[doc] = int(grade)
+        relevant = frozenset(doc for doc, grade in grades.items() if grade >= 1)
+        return relevant, grades
+    kind = type(raw).__name__
+    hint = ' (a list of ids, e.g. ["d1", "d2"])' if isinstance(raw, str) else ""
+    raise GoldenError(
+        f"{at}relevant must be a list of ids or a mapping id -> grade, got {kind} {raw!r}{hint}"
+    )
+
+
+def _id_list(items: list[Any], at: str) -> frozenset[str]:
+    seen: set[str] = set()
+    for item in items:
+        try:
+            doc = _yaml.as_text(item)
+        except ValueError as exc:
+            raise GoldenError(f"{at}relevant id must be text: {exc}") from None
+        if not doc.strip():
+            raise GoldenError(f"{at}relevant has an empty id")
+        if doc in seen:
+            raise GoldenError(f"{at}relevant lists {doc!r} twice")
+        seen.add(doc)
+    return frozenset(seen)
+
+
+def _build_case(raw: Any, where: _Where, *, csv_row: bool = False) -> GoldenCase:
+    if not isinstance(raw, Mapping):
+        kind = "JSON object" if where.index is None else "mapping"
+        raise GoldenError(
+            f"{where.at()}expected a {kind} with 'id' and 'query', got {type(raw).__name__}"
+        )
+    bad_keys = [k for k in raw if not isinstance(k, str)]
+    if bad_keys:
+        raise GoldenError(f"{where.at()}field names must be text, got {bad_keys[0]!r}")
+    case_id = _case_id(raw, where)
+    at = where.at(case_id)
+    if "query" not in raw or raw["query"] is None:
+        raise GoldenError(f"{at}case has no 'query'; add the text to send to the target")
+    query = _text_field(raw["query"], "query", where, case_id)
+    if not query.strip():
+        raise GoldenError(f"{at}query is empty")
+    relevant, grades = _relevance(raw.get("relevant"), where, case_id, csv_cell=csv_row)
+    expected_raw = raw.get("expected")
+    expected = None
+    if expected_raw is not None:
+        expected = _text_field(expected_raw, "expected", where, case_id) or None
+    context = {k: _yaml.plain(v) for k, v in raw.items() if k not in KNOWN_FIELDS}
+    try:
+        return GoldenCase(
+            id=case_id,
+            query=query,
+            relevant=relevant,
+            expected=expected,
+            context=context,
+            grades=grades,
+        )
+    except GoldenError as exc:
+        raise GoldenError(f"{at}{exc}") from None
+
+
+# --------------------------------------------------------------------------- formats
+
+
+@register_loader("jsonl")
+def load_jsonl(path: Path) -> GoldenSet:
+    """One JSON object per line.  Blank lines and lines starting with ``#`` are skipped."""
+    file = Path(path)
+    text = _read_text(file)
+
+    def cases() -> Iterable[tuple[GoldenCase, _Where]]:
+        for number, line in enumerate(text.splitlines(), start=1):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            where = _Where(file, number)
+            yield _build_case(_parse_json_line(stripped, where), where), where
+
+    return _collect(cases(), file)
+
+
+def _reject_duplicate_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateField(key)
+        out[key] = value
+    return out
+
+
+class _DuplicateField(Exception):
+    pass
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (write null or a string)")
+
+
+def _parse_json_line(line: str, where: _Where) -> Any:
+    try:
+        return json.loads(
+            line, object_pairs_hook=_reject_duplicate_fields, parse_constant=_reject_constant
+        )
+    except json.JSONDecodeError as exc:
+        raise GoldenError(f"{where.at()}invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except _DuplicateField as exc:
+        raise GoldenError(
+            f"{where.at()}field {exc.args[0]!r} appears twice in one object; "
+            "JSON would silently keep only the last"
+        ) from None
+    except ValueError as exc:
+        raise GoldenError(f"{where.at()}invalid JSON: {exc}") from None
+
+
+@register_loader("yaml")
+@register_loader("yml")
+def load_yaml(path: Path) -> GoldenSet:
+    """A list of case mappings, or a mapping whose only key is ``cases:`` holding that list."""
+    file = Path(path)
+    doc = _yaml.parse(_read_text(file), str(file), GoldenError)
+    data, node = doc.data, doc.node
+    if data is None:
+        return GoldenSet([], source=str(file))
+    if isinstance(data, dict):
+        extra = [str(k) for k in data if k != "cases"]
+        if extra:
+            raise GoldenError(
+                f"{file}:{_yaml.line_of(node)}: unknown top-level key {extra[0]!r}; "
+                "a golden YAML file is a list of cases or a mapping with only 'cases:'"
+            )
+        if "cases" not in data:
+            raise GoldenError(f"{file}: the top-level mapping has no 'cases:' list")
+        data = data["cases"]
+        node = _yaml.mapping_value_nodes(node)["cases"][1]
+        if data is None:
+            return GoldenSet([], source=str(file))
+    if not isinstance(data, list):
+        raise GoldenError(
+            f"{file}:{_yaml.line_of(node)}: expected a list of cases (or 'cases:' with a list), "
+            f"got {type(data).__name__}"
+        )
+    item_nodes = _yaml.sequence_items(node)
+
+    def cases() -> Iterable[tuple[GoldenCase, _Where]]:
+        for index, raw in enumerate(data):
+            item = item_nodes[index] if index < len(item_nodes) else None
+            where = _Where(file, _yaml.line_of(item), index + 1)
+            yield _build_case(raw, where), where
+
+    return _collect(cases(), file)
+
+
+@register_loader("csv")
+def load_csv(path: Path) -> GoldenSet:
+    """Comma-separated with a header row; ``relevant`` holds ids separated by ``|``.
+
+    Cells are text; ids and relevant ids are stripped of surrounding spaces,
+    an empty ``expected`` means none, and other columns are kept as text.
+    Graded relevance needs JSONL or YAML.
+    """
+    file = Path(path)
+    text = _read_text(file)
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise GoldenError(f"{file}:{reader.line_num}: malformed CSV header: {exc}") from None
+    if header is None:
+        return GoldenSet([], source=str(file))
+    columns = [c.strip() for c in header]
+    for number, name in enumerate(columns, start=1):
+        if not name:
+            raise GoldenError(f"{file}:1: CSV header column {number} has no name")
+        if columns.index(name) != number - 1:
+            raise GoldenError(f"{file}:1: CSV header repeats column {name!r}")
+    for required in ("id", "query"):
+        if required not in columns:
+            raise GoldenError(
+                f"{file}:1: CSV header has no {required!r} column (columns: {', '.join(columns)})"
+            )
+
+    def cases() -> Iterable[tuple[GoldenCase, _Where]]:
+        line_before = reader.line_num
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                raise GoldenError(f"{file}:{line_before + 1}: malformed CSV: {exc}") from None
+            where = _Where(file, line_before + 1)
+            line_before = reader.line_num
+            if not row or all(cell.strip() == "" for cell in row):
+                continue
+            if len(row) != len(columns):
+                raise GoldenError(
+                    f"{where.at()}row has {len(row)} field(s) but the header has "
+                    f"{len(columns)} ({', '.join(columns)})"
+                )
+            raw: dict[str, Any] = dict(zip(columns, row, strict=True))
+            raw["id"] = raw["id"].strip()
+            yield _build_case(raw, where, csv_row=True), where
+
+    return _collect(cases(), file)
