@@ -1,0 +1,25 @@
+"""Systems under test: anything that turns a golden case into a response.
+
+``HttpTarget`` is loaded on first use, so ``import evalkit`` does not pay for
+importing httpx (a few hundred milliseconds) in programs that never call HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalkit.targets.base import Target, TargetResponse
+from evalkit.targets.callable import CallableTarget
+
+if TYPE_CHECKING:
+    from evalkit.targets.http import HttpTarget
+
+__all__ = ["CallableTarget", "HttpTarget", "Target", "TargetResponse"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "HttpTarget":
+        from evalkit.targets.http import HttpTarget
+
+        return HttpTarget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,473 @@
+"""HttpTarget: a service behind an HTTP JSON API as the system under test.
+
+One invocation is three steps, kept apart so a concurrent executor (threads or
+``httpx.AsyncClient``) can reuse the first and the last and only swap the
+sending in the middle:
+
+1. :meth:`HttpTarget.prepare` -- ``build_payload(case)`` to a :class:`PreparedRequest`
+   (pure, no I/O);
+2. :func:`run_attempts` -- the retry rule (:data:`MAX_ATTEMPTS`, :meth:`Attempt.retryable`)
+   around a ``send`` callable, timed with ``perf_counter`` across every attempt;
+3. :meth:`HttpTarget.interpret` -- status, JSON body, ``extract`` and ``meta_keys``
+   to a :class:`TargetResponse`, or a one-line :class:`TargetError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from evalkit.errors import InputError, TargetError
+from evalkit.targets._output import (
+    TargetOutput,
+    describe_exception,
+    one_line,
+    to_response,
+    type_name,
+)
+from evalkit.targets.base import TargetResponse
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from evalkit.goldens import GoldenCase
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "MAX_ATTEMPTS",
+    "METHODS",
+    "Attempt",
+    "HttpTarget",
+    "PreparedRequest",
+    "run_attempts",
+]
+
+MAX_ATTEMPTS: Final = 2
+"""The first send and exactly one retry (the spec's rule)."""
+
+DEFAULT_TIMEOUT_S: Final = 30.0
+METHODS: Final = ("GET", "POST", "PUT", "PATCH")
+_EXCERPT_CHARS: Final = 200
+
+BuildPayload = Callable[["GoldenCase"], Any]
+_F = TypeVar("_F")
+Extract = Callable[[dict[str, Any]], TargetOutput]
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """Everything needed to send one case, built once and reused by the retry."""
+
+    method: str
+    url: str
+    content: bytes | None
+    params: dict[str, Any] | None
+    headers: dict[str, str]
+    timeout: httpx.Timeout
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one send: a response whose body has been read, or an httpx error."""
+
+    response: httpx.Response | None = None
+    error: httpx.HTTPError | None = None
+
+    @property
+    def retryable(self) -> bool:
+        """A 5xx or a transport failure (refused, reset, timed out); never a 4xx."""
+        if self.error is not None:
+            return isinstance(self.error, httpx.TransportError)
+        return self.response is not None and self.response.is_server_error
+
+    def describe(self) -> str:
+        """One line: ``HTTP 503 Service Unavailable: <body excerpt>`` or ``ReadTimeout: ...``."""
+        if self.error is not None:
+            return describe_exception(self.error)
+        assert self.response is not None
+        status = f"HTTP {self.response.status_code} {self.response.reason_phrase}".rstrip()
+        excerpt = _excerpt(self.response)
+        return f"{status}: {excerpt}" if excerpt else status
+
+
+def send_once(client: httpx.Client, request: PreparedRequest) -> Attempt:
+    """Send ``request`` and read the whole body; an httpx failure becomes an :class:`Attempt`."""
+    try:
+        response = client.request(
+            request.method,
+            request.url,
+            content=request.content,
+            params=request.params,
+            headers=request.headers,
+            timeout=request.timeout,
+        )
+    except httpx.HTTPError as exc:
+        return Attempt(error=exc)
+    return Attempt(response=response)
+
+
+def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
+    """Apply the retry rule around ``send``; return the attempts and the latency in ms.
+
+    The clock starts before the first send and stops when the final body has
+    been read, so a retried case reports what its caller actually waited.  The
+    retry is immediate: one retry is there to absorb a blip, not to wait out an outage.
+    """
+    attempts: list[Attempt] = []
+    start = time.perf_counter()
+    while True:
+        attempt = send()
+        attempts.append(attempt)
+        if not attempt.retryable or len(attempts) >= MAX_ATTEMPTS:
+            break
+    return attempts, (time.perf_counter() - start) * 1000.0
+
+
+class HttpTarget:
+    """A system under test reached over HTTP, answering JSON.
+
+    For each case ``build_payload(case)`` is sent as a JSON body (with ``GET``:
+    as query parameters), the reply must be a JSON object, and
+    ``extract(body)`` turns it into a list of ids (best first), a ``str`` of
+    text, or a :class:`TargetResponse`.  ``meta_keys`` names top-level keys
+    of the body copied into ``response.meta`` (a key the body lacks is left out,
+    not set to ``None``); ``raw`` is the parsed body.
+
+    Exactly one retry on a 5xx or a transport failure, none on a 4xx; latency
+    spans every attempt.  ``timeout_s`` applies to each network wait of each
+    attempt (connect, each read, write, waiting for a pooled connection), as
+    httpx defines it.  Anything that is not a usable answer raises a one-line
+    :class:`TargetError` naming the target and the case.
+
+    One pooled ``httpx.Client`` serves every call; it is created on first use
+    and closed by :meth:`close` or the ``with`` block.  A ``client=`` you pass
+    in is used as is (its own headers, auth, limits) and never closed here.
+    Safe to invoke from several threads.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        build_payload: BuildPayload,
+        extract: Extract,
+        headers: Mapping[str, str] | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        client: httpx.Client | None = None,
+        meta_keys: Sequence[str] = (),
+        method: str = "POST",
+    ) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise InputError(f"HttpTarget name must be a non-empty string, got {name!r}")
+        self.name: str = name
+        self.url: str = _checked_url(name, url)
+        self.method: str = _checked_method(name, method)
+        self.build_payload = _checked_callable(name, "build_payload", build_payload)
+        self.extract = _checked_callable(name, "extract", extract)
+        self.headers: dict[str, str] = _checked_headers(name, headers)
+        self.timeout_s: float = _checked_timeout(name, timeout_s)
+        self.meta_keys: tuple[str, ...] = _checked_meta_keys(name, meta_keys)
+        if client is not None and not isinstance(client, httpx.Client):
+            raise InputError(
+                f"HttpTarget {name!r}: client must be an httpx.Client (synchronous), "
+                f"got {type(client).__name__}"
+            )
+        self._client = client
+        self._owns_client = client is None
+        self._closed = False
+        self._lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def __enter__(self) -> HttpTarget:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool if this target created it.  Idempotent."""
+        with self._lock:
+            self._closed = True
+            client = self._client
+        if self._owns_client and client is not None:
+            client.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _live_client(self) -> httpx.Client:
+        with self._lock:
+            if self._closed:
+                raise TargetError(
+                    f"target {self.name!r} is closed; create a new HttpTarget "
+                    "(or invoke inside its with-block)"
+                )
+            if self._client is None:
+                self._client = httpx.Client(timeout=self.timeout_s, follow_redirects=False)
+            client = self._client
+        if client.is_closed:
+            raise TargetError(
+                f"target {self.name!r}: the httpx.Client passed as client= has been closed"
+            )
+        return client
+
+    # -- one case ----------------------------------------------------------------
+
+    def invoke(self, case: GoldenCase) -> TargetResponse:
+        """Send ``case``, retrying once on a 5xx or transport failure, and parse the answer."""
+        request = self.prepare(case)
+        client = self._live_client()
+        attempts, latency_ms = run_attempts(lambda: send_once(client, request))
+        return self.interpret(case, attempts, latency_ms)
+
+    def prepare(self, case: GoldenCase) -> PreparedRequest:
+        """Build the request for ``case`` (calls ``build_payload`` once; no I/O)."""
+        who = self._who(case)
+        try:
+            payload = self.build_payload(case)
+        except Exception as exc:
+            raise TargetError(f"{who}: build_payload raised {describe_exception(exc)}") from exc
+        headers = {"accept": "application/json"}
+        content: bytes | None = None
+        params: dict[str, Any] | None = None
+        if self.method == "GET":
+            params = _query_params(who, payload)
+        elif payload is not None:
+            try:
+                content = json.dumps(payload, allow_nan=False, separators=(",", ":")).encode()
+            except (TypeError, ValueError) as exc:
+                raise TargetError(
+                    f"{who}: build_payload returned a value that is not JSON: "
+                    f"{describe_exception(exc)}"
+                ) from exc
+            headers["content-type"] = "application/json"
+        headers.update(self.headers)
+        return PreparedRequest(
+            method=self.method,
+            url=self.url,
+            content=content,
+            params=params,
+            headers=headers,
+            timeout=httpx.Timeout(self.timeout_s),
+        )
+
+    def interpret(
+        self, case: GoldenCase, attempts: Sequence[Attempt], latency_ms: float
+    ) -> TargetResponse:
+        """Turn the final attempt into a response, or raise a :class:`TargetError`."""
+        who = self._who(case)
+        final = attempts[-1]
+        if final.response is None or not final.response.is_success:
+            raise TargetError(f"{who}: {self._failure(attempts)}") from final.error
+        response = final.response
+        body = _json_object(who, response)
+        try:
+            output = self.extract(body)
+        except Exception as exc:
+            raise TargetError(
+                f"{who}: extract raised {describe_exception(exc)}; body: {_excerpt(response)}"
+            ) from exc
+        return to_response(
+            output,
+            culprit=f"{who}: extract",
+            latency_ms=latency_ms,
+            # The contract is that HttpTarget measures latency; server-reported
+            # timings belong in meta (meta_keys), not in place of the measurement.
+            keep_reported_latency=False,
+            raw=body,
+            meta={key: body[key] for key in self.meta_keys if key in body},
+        )
+
+    def _who(self, case: GoldenCase) -> str:
+        return f"target {self.name!r}, case {case.id!r}"
+
+    def _failure(self, attempts: Sequence[Attempt]) -> str:
+        where = f"{self.method} {_safe_url(self.url)}"
+        final = attempts[-1]
+        if len(attempts) > 1:
+            steps = "; ".join(f"attempt {i}: {a.describe()}" for i, a in enumerate(attempts, 1))
+            hint = self._hint(attempts)
+            return f"{where} failed after {len(attempts)} attempts (1 retry): {steps}{hint}"
+        if final.error is not None:
+            # Only non-transport httpx errors (e.g. a corrupt Content-Encoding) end here.
+            return f"{where} failed (not retried): {final.describe()}"
+        assert final.response is not None
+        status = final.response.status_code
+        if final.response.is_client_error:
+            why = "a 4xx means the request is wrong, so it is not retried"
+        elif final.response.is_redirect:
+            location = final.response.headers.get("location", "?")
+            why = f"redirects are not followed; point url at {location!r}"
+        else:
+            why = f"only 2xx is an answer, got {status}"
+        return f"{where} returned {final.describe()} ({why})"
+
+    def _hint(self, attempts: Sequence[Attempt]) -> str:
+        errors = [a.error for a in attempts]
+        if any(isinstance(e, httpx.ConnectError) for e in errors):
+            return f" (is the service running and reachable at {_safe_url(self.url)}?)"
+        if any(isinstance(e, httpx.TimeoutException) for e in errors):
+            return f" (timeout_s={self.timeout_s:g} applies to each network wait; raise it?)"
+        return ""
+
+    def __repr__(self) -> str:
+        return f"HttpTarget(name={self.name!r}, {self.method} {_safe_url(self.url)})"
+
+
+# -- helpers ----------------------------------------------------------------------
+
+
+def _json_object(who: str, response: httpx.Response) -> dict[str, Any]:
+    status = response.status_code
+    content_type = response.headers.get("content-type", "none")
+    if not response.content:
+        raise TargetError(f"{who}: HTTP {status} with an empty body; expected a JSON object")
+    try:
+        body = json.loads(response.content, parse_constant=_reject_constant)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
+        raise TargetError(
+            f"{who}: HTTP {status} body is not valid JSON ({one_line(str(exc), 80)}; "
+            f"content-type {content_type}): {_excerpt(response)}"
+        ) from exc
+    if not isinstance(body, dict):
+        raise TargetError(
+            f"{who}: HTTP {status} body is a JSON {_json_kind(body)}, not an object; "
+            f"extract and meta_keys need a top-level object: {_excerpt(response)}"
+        )
+    return body
+
+
+def _reject_constant(token: str) -> Any:
+    # Python's json accepts NaN/Infinity; JSON does not, and a NaN score must never slip in.
+    raise ValueError(f"{token} is not valid JSON")
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else kinds.get(type(value), type_name(value))
+
+
+def _excerpt(response: httpx.Response) -> str:
+    text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+    return one_line(text, _EXCERPT_CHARS)
+
+
+def _query_params(who: str, payload: object) -> dict[str, Any] | None:
+    if payload is None:
+        return None
+    if not isinstance(payload, Mapping):
+        raise TargetError(
+            f"{who}: a GET sends build_payload's result as query parameters, so it must be a "
+            f"mapping, got {type_name(payload)}"
+        )
+    scalar = str | int | float | bool
+    for key, value in payload.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        if not isinstance(key, str) or not all(isinstance(v, scalar) for v in values):
+            raise TargetError(
+                f"{who}: query parameter {key!r} has a {type_name(value)} value; GET parameters "
+                "must be str, int, float, bool or a list of those"
+            )
+    return dict(payload)
+
+
+def _safe_url(url: str) -> str:
+    """The url without credentials or query string, which may carry secrets."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    port = f":{parts.port}" if parts.port is not None else ""
+    return f"{parts.scheme}://{host}{port}{parts.path}"
+
+
+def _checked_url(name: str, url: object) -> str:
+    if not isinstance(url, str):
+        raise InputError(f"HttpTarget {name!r}: url must be a string, got {type_name(url)}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError on a malformed port)
+    except ValueError as exc:
+        raise InputError(f"HttpTarget {name!r}: url {url!r} is malformed ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InputError(
+            f"HttpTarget {name!r}: url must be an absolute http:// or https:// URL, "
+            f"got {url!r} (e.g. 'http://localhost:3001/api/search')"
+        )
+    return url
+
+
+def _checked_method(name: str, method: object) -> str:
+    normalised = method.upper() if isinstance(method, str) else method
+    if normalised not in METHODS:
+        raise InputError(
+            f"HttpTarget {name!r}: method must be one of {', '.join(METHODS)}, got {method!r}"
+        )
+    assert isinstance(normalised, str)
+    return normalised
+
+
+def _checked_callable(name: str, what: str, fn: _F) -> _F:
+    if not callable(fn):
+        raise InputError(f"HttpTarget {name!r}: {what} must be callable, got {type_name(fn)}")
+    return fn
+
+
+def _checked_headers(name: str, headers: Mapping[str, str] | None) -> dict[str, str]:
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise InputError(
+            f"HttpTarget {name!r}: headers must be a mapping of str to str, "
+            f"got {type_name(headers)}"
+        )
+    for key, value in headers.items():
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            # The value is not shown: headers carry credentials.
+            raise InputError(
+                f"HttpTarget {name!r}: header {key!r} must map a non-empty str name to a str "
+                f"value, got {type_name(value)}"
+            )
+    return dict(headers)
+
+
+def _checked_timeout(name: str, timeout_s: object) -> float:
+    if (
+        isinstance(timeout_s, bool)
+        or not isinstance(timeout_s, int | float)
+        or not math.isfinite(timeout_s)
+        or timeout_s <= 0
+    ):
+        raise InputError(
+            f"HttpTarget {name!r}: timeout_s must be a finite number of seconds > 0, "
+            f"got {timeout_s!r}"
+        )
+    return float(timeout_s)
+
+
+def _checked_meta_keys(name: str, meta_keys: object) -> tuple[str, ...]:
+    if isinstance(meta_keys, str) or not isinstance(meta_keys, Sequence | frozenset | set):
+        raise InputError(
+            f"HttpTarget {name!r}: meta_keys must be a tuple of key names, got {meta_keys!r} "
+            '(for one key write ("cost_usd",))'
+        )
+    keys = tuple(meta_keys)
+    bad = [k for k in keys if not isinstance(k, str) or not k]
+    if bad:
+        raise InputError(f"HttpTarget {name!r}: meta_keys must be non-empty strings, got {bad!r}")
+    return keys
