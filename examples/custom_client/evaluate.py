@@ -1,0 +1,52 @@
+"""Compare two versions of a search client on a hand-written golden set, offline.
+
+    uv run python examples/custom_client/evaluate.py
+
+Prints each metric's mean for the baseline and the candidate, then a paired
+bootstrap per metric: the change, its 95% interval, the p-value, and whether
+the change is real or within noise.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from search_service import make_target  # noqa: E402
+
+from evalkit import paired_bootstrap  # noqa: E402
+from evalkit.execute import evaluate  # noqa: E402
+from evalkit.golden_loaders import load_goldens  # noqa: E402
+
+METRICS = ["recall@1", "recall@5", "ndcg@10"]
+N_RESAMPLES = 10_000
+
+
+def main() -> None:
+    goldens = load_goldens(HERE / "goldens.jsonl")
+    with make_target("v1") as old, make_target("v2") as new:
+        baseline = evaluate(old, goldens, METRICS, name="baseline")
+        candidate = evaluate(new, goldens, METRICS, name="candidate")
+
+    print(f"{len(goldens)} golden cases\n")
+    print(f"{'metric':<12}{'baseline':>10}{'candidate':>11}{'delta':>9}")
+    print("-" * 42)
+    for metric in METRICS:
+        b, c = baseline.mean(metric), candidate.mean(metric)
+        print(f"{metric:<12}{b:>10.4f}{c:>11.4f}{c - b:>+9.4f}")
+
+    print(f"\nPaired bootstrap ({N_RESAMPLES:,} resamples):")
+    for metric in METRICS:
+        v = paired_bootstrap(candidate, baseline, metric, n_resamples=N_RESAMPLES, seed=42)
+        verdict = "REAL" if v.significant else "not significant"
+        print(
+            f"  {metric:<10} {v.observed:+.4f}  95% CI [{v.ci_low:+.4f}, {v.ci_high:+.4f}]  "
+            f"p={v.p_value:.4f}  {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,282 @@
+"""The ``evalkit`` command line: a thin shell over :mod:`evalkit.pipeline`.
+
+Exit codes: 0 every blocking check passed; 1 a blocking check failed;
+2 usage or input error (bad config, checks, goldens, artefact); 3 runtime
+error (target unreachable, cases failed, GitHub API failure).  Errors are one
+line on stderr; ``--debug`` (or ``EVALKIT_DEBUG=1``) shows the traceback.
+Heavy modules are imported inside commands so ``evalkit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from evalkit.artifact import RunArtifact
+    from evalkit.gate import GateReport
+
+app = typer.Typer(
+    name="evalkit",
+    help="Per-case evals with paired significance: run, compare, and gate changes.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_RUNTIME = 0, 1, 2, 3
+
+ConfigOpt = Annotated[
+    Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
+]
+
+
+def _debug() -> bool:
+    return os.environ.get("EVALKIT_DEBUG", "") not in ("", "0")
+
+
+def _err(message: str) -> None:
+    typer.echo(f"evalkit: {message}", err=True)
+
+
+def _progress(total: int, label: str) -> tuple[Any, Any]:
+    """A progress bar on stderr when it is a terminal; a no-op otherwise."""
+    if not sys.stderr.isatty() or total < 2:
+        return None, None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    progress = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = progress.add_task(label, total=total)
+    return progress, task
+
+
+def _print_terminal(report: GateReport) -> None:
+    from evalkit.report.terminal import render_terminal
+
+    render_terminal(report)
+
+
+def _write_reports(
+    report: GateReport,
+    config_name: str,
+    markdown: Path | None,
+    json_path: Path | None,
+    html: Path | None,
+) -> None:
+    if markdown is not None:
+        from evalkit.report.markdown import render_markdown
+
+        _write_text(markdown, render_markdown(report, config_name=config_name))
+    if json_path is not None:
+        from evalkit.report.json_report import dumps
+
+        _write_text(json_path, dumps(report))
+    if html is not None:
+        from evalkit.report.html import render_html
+
+        _write_text(html, render_html(report))
+
+
+def _write_text(path: Path, text: str) -> None:
+    from evalkit.errors import ConfigError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from None
+
+
+def _run_with_progress(prepared: Any, **kwargs: Any) -> Any:
+    from evalkit.pipeline import run_candidate
+
+    total = len(prepared.goldens) - len(kwargs.get("skip", ()))
+    progress, task = _progress(total, f"running {prepared.config.name}")
+    user_cb = kwargs.pop("on_row", None)
+
+    def on_row(index: int, row: Any) -> None:
+        if user_cb is not None:
+            user_cb(index, row)
+        if progress is not None:
+            progress.advance(task)
+
+    if progress is None:
+        return run_candidate(prepared, on_row=on_row, **kwargs)
+    with progress:
+        return run_candidate(prepared, on_row=on_row, **kwargs)
+
+
+def _report_failed_cases(art: RunArtifact) -> None:
+    failed = art.failed
+    if not failed:
+        return
+    _err(f"{len(failed)} of {len(art.result)} case(s) failed; the rest were kept:")
+    for row in failed[:20]:
+        typer.echo(f"  {row.case_id}: {row.error}", err=True)
+    if len(failed) > 20:
+        typer.echo(f"  … and {len(failed) - 20} more (see the artefact)", err=True)
+
+
+@app.command()
+def run(
+    config: ConfigOpt = Path("evalkit.yaml"),
+    out: Annotated[Path | None, typer.Option(help="Where to write the run artefact.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, help="Cases in flight at once (overrides config).")
+    ] = None,
+    judge_cache_only: Annotated[
+        bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
+    ] = False,
+) -> None:
+    """Run the configured target over the golden set and write a run artefact."""
+    from evalkit.artifact import write_artifact
+    from evalkit.config import load_config
+    from evalkit.pipeline import prepare, to_artifact
+
+    cfg = load_config(config)
+    prepared = prepare(cfg, cache_only=judge_cache_only)
+    result = _run_with_progress(prepared, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name)
+    path = write_artifact(art, out or cfg.output_path)
+    typer.echo(f"wrote {path} ({len(result)} cases)")
+    _report_failed_cases(art)
+    if art.failed:
+        raise typer.Exit(EXIT_RUNTIME)
+
+
+@app.command()
+def gate(
+    config: ConfigOpt = Path("evalkit.yaml"),
+    candidate: Annotated[
+        Path | None, typer.Option(help="Use this run artefact instead of running the target.")
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option(help="Baseline artefact (default: the config's baseline).")
+    ] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write the markdown report here.")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the JSON report here.")
+    ] = None,
+    html: Annotated[Path | None, typer.Option(help="Write the HTML report here.")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Where to write the candidate's run artefact.")
+    ] = None,
+    require_baseline: Annotated[
+        bool, typer.Option(help="Fail vs_baseline checks when there is no baseline.")
+    ] = False,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Cases in flight at once.")] = None,
+    judge_cache_only: Annotated[
+        bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
+    ] = False,
+) -> None:
+    """Run (or load) the candidate, compare it with the baseline, and decide every check."""
+    from evalkit.artifact import read_artifact, write_artifact
+    from evalkit.config import load_config
+    from evalkit.pipeline import gate as run_gate
+    from evalkit.pipeline import load_baseline, prepare, to_artifact
+
+    cfg = load_config(config)
+    if require_baseline:
+        cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    prepared = prepare(cfg, cache_only=judge_cache_only)
+    if candidate is not None:
+        cand = read_artifact(candidate)
+    else:
+        result = _run_with_progress(prepared, concurrency=concurrency)
+        cand = to_artifact(prepared, result, result.name)
+        write_artifact(cand, out or cfg.output_path)
+    base = load_baseline(cfg, baseline)
+    report = run_gate(prepared, cand, base)
+    _print_terminal(report)
+    _write_reports(report, cfg.name, markdown, json_out, html)
+    _report_failed_cases(cand)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def compare(
+    a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
+    b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],
+    n_resamples: Annotated[int, typer.Option(min=1)] = 10_000,
+    seed: int = 42,
+    html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
+) -> None:
+    """Paired comparison of every metric two artefacts share (A minus B)."""
+    from evalkit.artifact import read_artifact
+    from evalkit.compare import compare_artifacts, render_compare_table
+
+    cand, base = read_artifact(a), read_artifact(b)
+    rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
+    typer.echo(render_compare_table(rows, cand.name, base.name))
+    if html is not None:
+        from evalkit.report.html import render_compare_html
+
+        _write_text(html, render_compare_html(rows, cand, base))
+
+
+@app.command()
+def show(
+    artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+) -> None:
+    """Summarise a run artefact: provenance, metric values, failed cases."""
+    from evalkit.artifact import read_artifact
+    from evalkit.compare import render_show
+
+    typer.echo(render_show(read_artifact(artefact)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console-script entry point: maps evalkit errors to one stderr line and an exit code."""
+    import click
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = _debug()
+    if "--debug" in args:
+        args.remove("--debug")
+        debug = True
+    try:
+        app(args=args, prog_name="evalkit", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.Abort:
+        _err("interrupted")
+        return 130
+    except click.ClickException as exc:
+        if debug:
+            raise
+        exc.show()
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except Exception as exc:
+        if debug:
+            raise
+        from evalkit.errors import InputError, RuntimeFailure
+
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        if isinstance(exc, InputError):
+            _err(message)
+            return EXIT_INPUT
+        if isinstance(exc, RuntimeFailure):
+            _err(message)
+            return EXIT_RUNTIME
+        _err(f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)")
+        return EXIT_RUNTIME
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""``evalkit compare`` and ``evalkit show``: paired tables over stored artefacts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalkit.artifact import RunArtifact
+from evalkit.errors import ComparisonError, EvalkitError
+from evalkit.gate import TIE_TOLERANCE, goldens_diff
+from evalkit.results import RunResult
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One metric compared across two runs on the same cases (A minus B)."""
+
+    metric: str
+    kind: str
+    higher_is_better: bool | None
+    value_a: float
+    value_b: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    significant: bool
+    n: int
+    wins: int
+    losses: int
+    ties: int
+    note: str = ""
+
+
+def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[object], RunResult[object]]:
+    diff = goldens_diff(a, b)
+    changed = set(diff.changed)
+    b_rows = {r.query_id: r for r in b.result.per_query if not getattr(r, "error", None)}
+    a_rows = [
+        r
+        for r in a.result.per_query
+        if not getattr(r, "error", None) and r.query_id in b_rows and r.query_id not in changed
+    ]
+    if not a_rows:
+        raise ComparisonError(
+            f"runs {a.name!r} and {b.name!r} share no unchanged, successful cases to pair"
+        )
+    return (
+        RunResult(a.name, a_rows),  # type: ignore[arg-type]
+        RunResult(b.name, [b_rows[r.query_id] for r in a_rows]),  # type: ignore[arg-type]
+    )
+
+
+def compare_artifacts(
+    a: RunArtifact, b: RunArtifact, *, n_resamples: int = 10_000, seed: int = 42
+) -> list[CompareRow]:
+    """Paired bootstrap of every metric both artefacts recorded."""
+    from evalkit.significance import paired_bootstrap
+
+    run_a, run_b = _paired_runs(a, b)
+    shared = [m for m in a.metrics if m in b.metrics]
+    if not shared:
+        raise ComparisonError(f"runs {a.name!r} and {b.name!r} record no metric in common")
+    rows: list[CompareRow] = []
+    for metric in shared:
+        info_a, info_b = a.metrics[metric], b.metrics[metric]
+        note = "definition changed" if info_a.fingerprint != info_b.fingerprint else ""
+        hib = info_a.higher_is_better
+        try:
+            res = paired_bootstrap(run_a, run_b, metric, n_resamples=n_resamples, seed=seed)
+        except EvalkitError as exc:
+            raise ComparisonError(f"metric {metric!r}: {exc}") from None
+        wins = losses = ties = 0
+        if info_a.kind == "case":
+            va, vb = run_a.values(metric), run_b.values(metric)
+            for cid, x in va.items():
+                d = x - vb[cid]
+                if abs(d) <= TIE_TOLERANCE:
+                    ties += 1
+                elif (d > 0) == (hib is not False):
+                    wins += 1
+                else:
+                    losses += 1
+        rows.append(
+            CompareRow(
+                metric=metric,
+                kind=info_a.kind,
+                higher_is_better=hib,
+                value_a=run_a.value(metric),
+                value_b=run_b.value(metric),
+                delta=res.observed,
+                ci_low=res.ci_low,
+                ci_high=res.ci_high,
+                p_value=res.p_value,
+                significant=res.significant,
+                n=res.n_queries,
+                wins=wins,
+                losses=losses,
+                ties=ties,
+                note=note,
+            )
+        )
+    return rows
+
+
+def render_compare_table(rows: list[CompareRow], name_a: str, name_b: str) -> str:
+    """A plain-text table: values, Δ with its 95% CI and p, wins/losses/ties."""
+    header = (
+        f"{'metric':<18} {name_b[:10]:>10} {name_a[:10]:>10} {'delta':>9}  "
+        f"{'95% CI':<21} {'p':>7}  {'W/L/T':<11} verdict"
+    )
+    lines = [f"comparing {name_a} (A) against {name_b} (B), paired on {rows[0].n} cases", header]
+    lines.append("-" * len(header))
+    for r in rows:
+        verdict = "REAL" if r.significant else "not significant"
+        if r.note:
+            verdict += f" ({r.note})"
+        wlt = f"{r.wins}/{r.losses}/{r.ties}" if r.kind == "case" else "-"
+        lines.append(
+            f"{r.metric:<18} {r.value_b:>10.4f} {r.value_a:>10.4f} {r.delta:>+9.4f}  "
+            f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]  {r.p_value:>7.4f}  {wlt:<11} {verdict}"
+        )
+    return "\n".join(lines)
+
+
+def render_show(art: RunArtifact) -> str:
+    """Provenance, each recorded metric's value, and the failed cases."""
+    lines = [
+        f"run:       {art.name}",
+        f"cases:     {len(art.result)} ({len(art.failed)} failed)",
+        f"created:   {art.created_at}  evalkit {art.evalkit_version}",
+        f"git:       {art.git_commit or 'unknown'}{' (dirty)' if art.git_dirty else ''}",
+        f"target:    {art.target_name or '-'}",
+    ]
+    if art.config_name:
+        lines.append(f"config:    {art.config_name}")
+    if art.goldens is not None:
+        lines.append(f"goldens:   {art.goldens.fingerprint[:16]}")
+    lines.append("")
+    lines.append(f"{'metric':<20} {'kind':<9} {'better':<7} value")
+    ok_rows = [r for r in art.result.per_query if not getattr(r, "error", None)]
+    ok = RunResult(art.name, ok_rows)
+    for name, info in art.metrics.items():
+        better = {True: "higher", False: "lower", None: "?"}[info.higher_is_better]
+        try:
+            value = f"{ok.value(name):.4f}" if ok_rows else "-"
+        except EvalkitError as exc:
+            value = f"unavailable ({exc})"
+        lines.append(f"{name:<20} {info.kind:<9} {better:<7} {value}")
+    if art.failed:
+        lines.append("")
+        lines.append("failed cases:")
+        lines.extend(f"  {r.case_id}: {r.error}" for r in art.failed[:50])
+        if len(art.failed) > 50:
+            lines.append(f"  … and {len(art.failed) - 50} more")
+    return "\n".join(lines)
