@@ -65,6 +65,9 @@ class Comparison:
     mde: float | None = None
     margin: float | None = None
     warnings: tuple[str, ...] = ()
+    # Every paired case, in the candidate's order (empty for aggregates): the reports'
+    # per-case details and the HTML difference plot are drawn from it.
+    deltas: tuple[CaseDelta, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -433,6 +436,7 @@ def _compare(
         method=method,
     )
     worst: tuple[CaseDelta, ...] = ()
+    deltas: list[CaseDelta] = []
     wins = losses = ties = 0
     mde = None
     if not _is_aggregate(spec.metric, cand):
@@ -460,6 +464,7 @@ def _compare(
         mde=mde,
         margin=getattr(spec, "margin", None),
         warnings=tuple(getattr(result, "warnings", ()) or ()),
+        deltas=tuple(deltas),
     )
     return comparison, worst
 
