@@ -16,9 +16,9 @@ from evalkit import (
     register_loader,
     register_metric,
     registered,
+    registry,
     run,
 )
-from evalkit import registry
 from evalkit.goldens import GoldenCase
 from evalkit.metrics.core import precision_at_k, recall_at_k
 from evalkit.metrics.retrieval import register_retrieval_metric
@@ -138,7 +138,9 @@ def test_register_metric_returns_function_unchanged() -> None:
 def test_spec_aggregate_example_cost_per_query() -> None:
     @register_aggregate("cost_per_query", higher_is_better=False)
     def cost_per_query(rows: Sequence[Row]) -> float:
-        return sum(r.response.meta.get("cost_usd", 0.0) for r in rows if r.response) / len(rows)
+        return float(sum(r.response.meta.get("cost_usd", 0.0) for r in rows if r.response)) / len(
+            rows
+        )
 
     from evalkit.results import CaseResult, RunResult
 

@@ -79,7 +79,7 @@ def test_malformed_spec_lists_known_names() -> None:
 
 def test_metrics_as_a_bare_string_is_refused() -> None:
     with pytest.raises(MetricError, match="list of spec strings"):
-        run("sys", ranker, [Q("q1")], QRELS, "recall@1")  # type: ignore[arg-type]
+        run("sys", ranker, [Q("q1")], QRELS, "recall@1")
 
 
 def test_aggregate_in_run_metrics_points_to_aggregate() -> None:
