@@ -1,0 +1,800 @@
+"""The GitHub Action: inputs -> baseline -> gate -> summary, outputs, annotations, comment.
+
+The gate itself is injected as a :data:`GateRunner` (the CLI passes the real one), so
+this module owns only the GitHub side of the job:
+
+``gate`` mode (pull requests, or any event)
+    fetch the baseline from the configured store, run the gate, write the step summary,
+    the step outputs, up to ten ``::error`` annotations on the checks file, the report
+    bundle for the fork companion, and the sticky PR comment.
+
+``promote`` mode (push to the default branch)
+    run the gate without a baseline to produce the candidate artefact, then hand it to
+    the store: a path for ``actions/upload-artifact``, a commit on the store branch, or
+    a local file.
+
+``comment`` mode (the ``workflow_run`` companion for fork PRs)
+    post the comment a fork run left behind, after checking it belongs to the PR.
+
+Exit codes follow the gate: 0 pass, 1 blocking failure, 2 usage/config error,
+3 runtime/infrastructure error. Failing to *comment* never changes the exit code (the
+verdict is already in the summary and outputs); failing to *fetch the baseline* from
+GitHub is exit 3, because an outage must not read as "no baseline" and pass.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
+from evalkit.github.baseline import (
+    BaselineFetch,
+    FileStore,
+    PromoteResult,
+    config_name_for,
+    validate_config_name,
+    write_atomic,
+)
+from evalkit.github.branch_store import DEFAULT_BRANCH_STORE
+from evalkit.github.client import (
+    GithubFactory,
+    RetryPolicy,
+    call_github,
+    default_github_factory,
+)
+from evalkit.github.comment import prepare_body, sanitize_untrusted_body, upsert_sticky_comment
+from evalkit.github.context import GitHubContext
+from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+from evalkit.github.outputs import (
+    MAX_ERROR_ANNOTATIONS,
+    Annotation,
+    Console,
+    append_summary,
+    env_path,
+    relative_to_workspace,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    import httpx
+    from github.Repository import Repository
+
+    from github import Github
+
+Mode = Literal["gate", "promote", "comment"]
+Store = Literal["artifact", "branch", "file", "none"]
+
+COMMENT_BODY_FILE = "comment.md"
+COMMENT_META_FILE = "comment.json"
+DEFAULT_ARTIFACT_NAME = "evalkit-baseline"
+DEFAULT_OUTPUT_DIR = ".evalkit/action"
+# The most we read of a fork run's comment body (it is capped to 65,536 chars anyway).
+MAX_BUNDLE_BYTES = 1024 * 1024
+
+
+# -- the contract with the gate ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What the action asks the gate to do."""
+
+    config_path: Path
+    config_name: str  # the reporter must put marker_for(config_name) in the markdown
+    baseline_path: Path | None
+    baseline_status: Literal["found", "missing", "expired", "none"]
+    baseline_detail: str  # one sentence on where the baseline came from / why none
+    require_baseline: bool
+    output_dir: Path  # write report files (markdown, json, candidate artefact) here
+
+
+@dataclass(frozen=True)
+class FailingCheck:
+    """A check that did not pass, for an ``::error`` annotation."""
+
+    id: str
+    message: str
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """What the gate reports back."""
+
+    exit_code: int  # 0 pass, 1 blocking failure, 2 usage/config error, 3 runtime error
+    verdict: str  # pass | fail | warn | no-baseline | incomparable | error
+    blocking_failures: int
+    markdown: str  # the PR comment body, including the hidden marker line
+    failing_checks: Sequence[FailingCheck] = ()
+    candidate_path: Path | None = None  # the candidate run artefact (promoted as-is)
+    report_paths: Mapping[str, Path] = field(default_factory=dict)  # "markdown", "json", ...
+    checks_path: Path | None = None  # annotations point here
+
+
+GateRunner = Callable[[GateRequest], GateOutcome]
+
+
+# -- inputs --------------------------------------------------------------------------------
+
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off", ""}
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|KEY", re.IGNORECASE)
+
+
+def _input(env: Mapping[str, str], name: str, default: str = "") -> str:
+    # The runner passes `with:` values as INPUT_<NAME>, upper-cased, hyphens kept.
+    return env.get(f"INPUT_{name.upper()}", default).strip() or default
+
+
+def _bool_input(env: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = env.get(f"INPUT_{name.upper()}", "").strip().lower()
+    if raw == "":
+        return default
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise ConfigError(f"input {name}: expected true or false, got {raw!r}")
+
+
+def _choice(env: Mapping[str, str], name: str, default: str, choices: Sequence[str]) -> str:
+    value = _input(env, name, default).lower()
+    if value not in choices:
+        raise ConfigError(f"input {name}: expected one of {', '.join(choices)}, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class ActionInputs:
+    """The action's ``with:`` inputs, validated."""
+
+    config: str
+    config_name: str | None
+    token: str
+    mode: Mode
+    baseline_store: Store
+    baseline_name: str
+    baseline_branch: str
+    baseline_path: str
+    comment: bool
+    comment_author: str | None
+    require_baseline: bool
+    output_dir: str
+    report_dir: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
+        mode = _choice(env, "mode", "gate", ("gate", "promote", "comment"))
+        store = _choice(env, "baseline-store", "artifact", ("artifact", "branch", "file", "none"))
+        config_name = _input(env, "config-name") or None
+        if config_name is not None:
+            validate_config_name(config_name)
+        baseline_path = _input(env, "baseline-path")
+        if store == "file" and not baseline_path:
+            raise ConfigError("input baseline-path is required with baseline-store: file")
+        report_dir = _input(env, "report-dir")
+        if mode == "comment" and not report_dir:
+            raise ConfigError("input report-dir is required with mode: comment")
+        return cls(
+            config=_input(env, "config", "evalkit.yaml"),
+            config_name=config_name,
+            token=_input(env, "github-token") or env.get("GITHUB_TOKEN", ""),
+            mode=mode,  # type: ignore[arg-type]  # checked by _choice
+            baseline_store=store,  # type: ignore[arg-type]
+            baseline_name=_input(env, "baseline-name", DEFAULT_ARTIFACT_NAME),
+            baseline_branch=_input(env, "baseline-branch", DEFAULT_BRANCH_STORE),
+            baseline_path=baseline_path,
+            comment=_bool_input(env, "comment", True),
+            comment_author=_input(env, "comment-author") or None,
+            require_baseline=_bool_input(env, "require-baseline", False),
+            output_dir=_input(env, "output-dir", DEFAULT_OUTPUT_DIR),
+            report_dir=report_dir,
+        )
+
+
+def _mask_secrets(env: Mapping[str, str], inputs: ActionInputs, console: Console) -> None:
+    if inputs.token:
+        console.mask(inputs.token)
+    for name, value in env.items():
+        if name.startswith("INPUT_") and _SECRET_NAME.search(name[6:]) and value.strip():
+            console.mask(value)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def find_check_line(checks_path: Path, check_id: str) -> int | None:
+    """The 1-based line of ``id: <check_id>`` in the checks file, for the annotation."""
+    pattern = re.compile(
+        r"^\s*(?:-\s*)?id\s*:\s*(['\"]?)" + re.escape(check_id) + r"\1\s*(?:#.*)?$"
+    )
+    try:
+        lines = checks_path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, start=1):
+        if pattern.match(line):
+            return number
+    return None
+
+
+def failing_check_annotations(
+    failing: Sequence[FailingCheck], checks_path: Path | None, workspace: Path
+) -> list[Annotation]:
+    """At most ten ``::error`` annotations (the runner drops the rest) on the checks file."""
+    file = relative_to_workspace(checks_path, workspace) if checks_path else None
+
+    def one(check: FailingCheck) -> Annotation:
+        line = find_check_line(checks_path, check.id) if checks_path else None
+        return Annotation(
+            "error",
+            f"{check.id}: {check.message}",
+            title=f"evalkit check {check.id} failed",
+            file=file,
+            line=line,
+        )
+
+    if len(failing) <= MAX_ERROR_ANNOTATIONS:
+        return [one(c) for c in failing]
+    shown = [one(c) for c in failing[: MAX_ERROR_ANNOTATIONS - 1]]
+    rest = failing[MAX_ERROR_ANNOTATIONS - 1 :]
+    shown.append(
+        Annotation(
+            "error",
+            f"{len(rest)} more failing check(s): " + ", ".join(c.id for c in rest),
+            title="evalkit: more checks failed",
+            file=file,
+        )
+    )
+    return shown
+
+
+_SAFE_WORD = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
+
+
+def _safe_word(value: str) -> str:
+    return value if _SAFE_WORD.match(value) else "unknown"
+
+
+@dataclass
+class _Run:
+    """Per-invocation state shared by the mode functions."""
+
+    env: Mapping[str, str]
+    inputs: ActionInputs
+    ctx: GitHubContext
+    console: Console
+    github_factory: GithubFactory
+    http_client: httpx.Client | None
+    retry: RetryPolicy
+    outputs: dict[str, str] = field(default_factory=dict)
+    _github: Github | None = None
+
+    @property
+    def workspace(self) -> Path:
+        return self.ctx.workspace
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() else self.workspace / p
+
+    def rel(self, path: Path) -> str:
+        return relative_to_workspace(path, self.workspace)
+
+    def repo(self) -> Repository:
+        if self._github is None:
+            self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
+        return self._github.get_repo(self.ctx.repository)
+
+    def repo_facts(self) -> tuple[int, str]:
+        """(repository id, default branch), from the payload or, failing that, the API."""
+        repo_id, default_branch = self.ctx.repository_id, self.ctx.default_branch
+        if repo_id is None or default_branch is None:
+            raw: dict[str, Any] = call_github(
+                f"get repository {self.ctx.repository}",
+                lambda: self.repo().raw_data,
+                retry=self.retry,
+            )
+            repo_id = repo_id if repo_id is not None else int(raw["id"])
+            default_branch = default_branch or str(raw["default_branch"])
+        return repo_id, default_branch
+
+    def out(self, **values: str) -> None:
+        """Set step outputs; ``baseline_sha=`` becomes the output ``baseline-sha``."""
+        self.outputs.update({name.replace("_", "-"): value for name, value in values.items()})
+
+    def finish(self, exit_code: int) -> int:
+        self.outputs["exit-code"] = str(exit_code)
+        path = env_path(self.env, "GITHUB_OUTPUT")
+        if path is not None:
+            write_outputs(path, self.outputs)
+        return exit_code
+
+    def summary(self, markdown: str) -> None:
+        path = env_path(self.env, "GITHUB_STEP_SUMMARY")
+        if path is not None:
+            append_summary(path, markdown)
+
+
+def _exit_code_for(exc: EvalkitError) -> int:
+    return 3 if isinstance(exc, RuntimeFailure) else 2
+
+
+def _md_text(text: str) -> str:
+    """Plain text safe inside markdown/HTML (store details can carry branch names)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# -- baseline ------------------------------------------------------------------------------
+
+
+def _fetch_baseline(run: _Run, config_name: str, output_dir: Path) -> BaselineFetch:
+    store = run.inputs.baseline_store
+    prefer_sha = run.ctx.pull_request.base_sha if run.ctx.pull_request else None
+    if store == "none":
+        return BaselineFetch("missing", None, "none", "baseline-store is none")
+    if store == "file":
+        return FileStore(run.resolve(run.inputs.baseline_path)).fetch()
+    if store == "branch":
+        from evalkit.github.branch_store import BranchStore
+
+        return BranchStore(run.repo(), branch=run.inputs.baseline_branch, retry=run.retry).fetch(
+            config_name=config_name, prefer_sha=prefer_sha or None, dest_dir=output_dir
+        )
+    import httpx
+
+    from evalkit.github.artifacts import ArtifactStore
+
+    repo_id, default_branch = run.repo_facts()
+    http = run.http_client or httpx.Client(timeout=60)
+    try:
+        return ArtifactStore(
+            run.repo(), http, run.inputs.token, name=run.inputs.baseline_name, retry=run.retry
+        ).fetch(
+            config_name=config_name,
+            repository_id=repo_id,
+            default_branch=default_branch,
+            prefer_sha=prefer_sha or None,
+            dest_dir=output_dir,
+        )
+    finally:
+        if run.http_client is None:
+            http.close()
+
+
+# -- modes ---------------------------------------------------------------------------------
+
+
+def _config(run: _Run) -> tuple[Path, str, Path]:
+    config_path = run.resolve(run.inputs.config)
+    config_name = run.inputs.config_name or config_name_for(config_path, run.workspace)
+    output_dir = run.resolve(run.inputs.output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    run.out(config_name=config_name, report_dir=run.rel(output_dir))
+    return config_path, config_name, output_dir
+
+
+def _call_gate(run: _Run, gate: GateRunner, request: GateRequest) -> GateOutcome | int:
+    try:
+        return gate(request)
+    except EvalkitError as exc:
+        code = _exit_code_for(exc)
+        run.console.error(str(exc), title="evalkit gate error")
+        run.out(verdict="error", blocking_failures="0")
+        run.summary(f"### evalkit: error\n\n{_md_text(str(exc))}\n")
+        return code
+
+
+def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
+    run.out(
+        verdict=_safe_word(outcome.verdict),
+        blocking_failures=str(outcome.blocking_failures),
+    )
+    for kind, path in outcome.report_paths.items():
+        key = re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
+        if key:
+            run.outputs[f"report-{key}"] = run.rel(path)
+    if outcome.candidate_path is not None:
+        run.outputs["candidate-path"] = run.rel(outcome.candidate_path)
+
+
+def _gate_mode(run: _Run, gate: GateRunner) -> int:
+    ctx, console = run.ctx, run.console
+    config_path, config_name, output_dir = _config(run)
+    if ctx.event_name == "pull_request_target":
+        console.warning(
+            "evalkit is running on pull_request_target: that event has a write token and "
+            "secrets, so never check out and evaluate the PR's code there; use pull_request "
+            "plus the workflow_run companion for forks",
+            title="evalkit: unsafe trigger",
+        )
+    try:
+        baseline = _fetch_baseline(run, config_name, output_dir)
+    except GitHubApiError as exc:
+        hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
+        message = f"could not fetch the baseline from GitHub: {exc}{hint}"
+        console.error(message, title="evalkit: baseline unavailable")
+        run.out(verdict="error", blocking_failures="0", baseline_status="error")
+        run.summary(f"### evalkit: error\n\n{_md_text(message)}\n")
+        return run.finish(3)
+    except InputError as exc:
+        console.error(str(exc), title="evalkit: unusable baseline")
+        run.out(verdict="error", blocking_failures="0", baseline_status="error")
+        run.summary(f"### evalkit: error\n\n{_md_text(str(exc))}\n")
+        return run.finish(2)
+
+    run.out(
+        baseline_status=baseline.status,
+        baseline_source=baseline.source if baseline.found else "none",
+        baseline_sha=baseline.sha or "",
+    )
+    if baseline.found:
+        console.notice(f"evalkit baseline: {baseline.detail}")
+    else:
+        blocking = " — blocking: require-baseline is on" if run.inputs.require_baseline else ""
+        console.warning(
+            f"no baseline ({baseline.status}): {baseline.detail}; vs_baseline checks report "
+            f"no-baseline{blocking}",
+            title="evalkit: no baseline",
+        )
+
+    request = GateRequest(
+        config_path=config_path,
+        config_name=config_name,
+        baseline_path=baseline.path,
+        baseline_status=baseline.status,
+        baseline_detail=baseline.detail,
+        require_baseline=run.inputs.require_baseline,
+        output_dir=output_dir,
+    )
+    result = _call_gate(run, gate, request)
+    if isinstance(result, int):
+        return run.finish(result)
+    outcome = result
+    _report_outputs(run, outcome)
+
+    body = prepare_body(outcome.markdown, config_name)
+    body_path = output_dir / COMMENT_BODY_FILE
+    write_atomic(body_path, body.encode("utf-8"))
+    run.outputs.setdefault("report-markdown", run.rel(body_path))
+    if ctx.pull_request is not None:
+        meta = {
+            "config_name": config_name,
+            "pr_number": ctx.pull_request.number,
+            "head_sha": ctx.pull_request.head_sha,
+            "repository": ctx.repository,
+        }
+        write_atomic(output_dir / COMMENT_META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
+
+    run.summary(f"{body}\n\n<sub>evalkit baseline: {_md_text(baseline.detail)}</sub>\n")
+    for annotation in failing_check_annotations(
+        outcome.failing_checks, outcome.checks_path, run.workspace
+    ):
+        console.annotate(annotation)
+    console.line(
+        f"evalkit: verdict {_safe_word(outcome.verdict)}, "
+        f"{outcome.blocking_failures} blocking failure(s), exit {outcome.exit_code}"
+    )
+    _maybe_comment(run, body, config_name)
+    return run.finish(outcome.exit_code)
+
+
+def _maybe_comment(run: _Run, body: str, config_name: str) -> None:
+    ctx, console = run.ctx, run.console
+    pr = ctx.pull_request
+    if pr is None or not run.inputs.comment:
+        run.outputs["comment"] = "off" if pr is not None else "not-a-pr"
+        return
+    if ctx.is_fork_pull_request:
+        run.outputs["comment"] = "skipped-fork"
+        console.notice(
+            f"PR #{pr.number} comes from a fork, whose token cannot comment: the report is in "
+            "the step summary and report-dir; the workflow_run companion posts the comment"
+        )
+        return
+    try:
+        result = upsert_sticky_comment(
+            run.repo(),
+            pr.number,
+            body,
+            config_name=config_name,
+            author_login=run.inputs.comment_author,
+            retry=run.retry,
+        )
+    except GitHubPermissionError as exc:
+        run.outputs["comment"] = "forbidden"
+        console.warning(
+            f"could not comment on PR #{pr.number}: {exc}; grant 'pull-requests: write' "
+            "(the verdict is in the step summary)",
+            title="evalkit: no PR comment",
+        )
+        return
+    except GitHubApiError as exc:
+        run.outputs["comment"] = "failed"
+        console.warning(
+            f"could not comment on PR #{pr.number}: {exc} (the verdict is in the step summary)",
+            title="evalkit: no PR comment",
+        )
+        return
+    run.outputs["comment"] = result.action
+    run.outputs["comment-url"] = result.url
+    console.line(f"evalkit: PR comment {result.action}: {result.url}")
+
+
+def _promote_mode(run: _Run, gate: GateRunner) -> int:
+    ctx, console = run.ctx, run.console
+    config_path, config_name, output_dir = _config(run)
+    store = run.inputs.baseline_store
+    if store == "none":
+        raise ConfigError("mode: promote needs a baseline-store (artifact, branch or file)")
+    if store in ("artifact", "branch"):
+        _, default_branch = run.repo_facts()
+        if not (ctx.event_name == "push" and ctx.ref == f"refs/heads/{default_branch}"):
+            raise ConfigError(
+                f"mode: promote runs only on a push to {default_branch} (this run is a "
+                f"{ctx.event_name or 'unknown'} event on {ctx.ref or 'an unknown ref'}); guard "
+                "the step with if: github.event_name == 'push' && github.ref_name == "
+                "github.event.repository.default_branch"
+            )
+    request = GateRequest(
+        config_path=config_path,
+        config_name=config_name,
+        baseline_path=None,
+        baseline_status="none",
+        baseline_detail="promotion runs the candidate without a baseline",
+        require_baseline=False,
+        output_dir=output_dir,
+    )
+    result = _call_gate(run, gate, request)
+    if isinstance(result, int):
+        return run.finish(result)
+    outcome = result
+    _report_outputs(run, outcome)
+    if outcome.exit_code >= 2:
+        run.summary(outcome.markdown)
+        console.error(
+            f"the gate failed (exit {outcome.exit_code}); nothing was promoted",
+            title="evalkit: promotion skipped",
+        )
+        return run.finish(outcome.exit_code)
+    candidate = outcome.candidate_path
+    if candidate is None or not candidate.is_file():
+        raise RuntimeFailure(
+            "the gate produced no candidate artefact to promote (GateOutcome.candidate_path)"
+        )
+    promoted = _promote(run, candidate, config_name, output_dir)
+    run.out(
+        baseline_source=promoted.source,
+        baseline_sha=promoted.sha or "",
+        promoted_path=promoted.location,
+    )
+    if outcome.exit_code == 1:
+        console.warning(
+            f"checks fail on {ctx.ref}: promoted anyway, so PRs are compared with what the "
+            "default branch really does",
+            title="evalkit: promoted a failing run",
+        )
+    console.line(f"evalkit: {promoted.detail}")
+    run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(promoted.detail)}</sub>\n")
+    return run.finish(0)
+
+
+def _promote(run: _Run, candidate: Path, config_name: str, output_dir: Path) -> PromoteResult:
+    store = run.inputs.baseline_store
+    sha = run.ctx.sha
+    if store == "file":
+        return FileStore(run.resolve(run.inputs.baseline_path)).promote(candidate)
+    if store == "branch":
+        from evalkit.github.branch_store import BranchStore
+
+        return BranchStore(run.repo(), branch=run.inputs.baseline_branch, retry=run.retry).promote(
+            candidate, config_name=config_name, sha=sha
+        )
+    suffix = ".json.gz" if candidate.name.endswith(".gz") else ".json"
+    upload_dir = output_dir / "baseline"
+    target = upload_dir / f"{config_name}{suffix}"
+    write_atomic(target, candidate.read_bytes())
+    run.outputs["baseline-path"] = run.rel(upload_dir)
+    return PromoteResult(
+        source="artifact",
+        location=run.rel(target),
+        sha=sha or None,
+        detail=(
+            f"baseline ready at {run.rel(upload_dir)}; upload it with actions/upload-artifact "
+            f"as {run.inputs.baseline_name!r}"
+        ),
+    )
+
+
+# -- the fork companion --------------------------------------------------------------------
+
+
+def _read_bundle(report_dir: Path) -> tuple[dict[str, Any], str]:
+    meta_path = report_dir / COMMENT_META_FILE
+    body_path = report_dir / COMMENT_BODY_FILE
+    for path in (meta_path, body_path):
+        if not path.is_file() or path.is_symlink():
+            raise InputError(
+                f"{path}: missing; download the gate run's report-dir artifact into {report_dir}"
+            )
+        if path.stat().st_size > MAX_BUNDLE_BYTES:
+            raise InputError(f"{path}: larger than {MAX_BUNDLE_BYTES} bytes; refusing it")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise InputError(f"{meta_path}: not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{meta_path}: expected a JSON object")
+    number = meta.get("pr_number")
+    if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+        raise InputError(f"{meta_path}: pr_number must be a positive integer, got {number!r}")
+    name = meta.get("config_name")
+    if not isinstance(name, str):
+        raise InputError(f"{meta_path}: config_name must be a string")
+    validate_config_name(name)
+    body = body_path.read_text(encoding="utf-8", errors="replace")
+    return meta, body
+
+
+def _post_from_dir(run: _Run, report_dir: Path) -> int:
+    ctx, console = run.ctx, run.console
+    wr = ctx.workflow_run
+    if wr is None:
+        raise ConfigError(
+            "mode: comment must run on a workflow_run event (its payload is the trusted record "
+            "of which commit the report belongs to)"
+        )
+    if wr.event != "pull_request":
+        console.notice(f"the triggering run was a {wr.event or 'unknown'} event: no PR to comment")
+        return run.finish(0)
+    meta, body = _read_bundle(report_dir)
+    number = int(meta["pr_number"])
+    config_name = str(meta["config_name"])
+    pr: dict[str, Any] = call_github(
+        f"get PR #{number}", lambda: run.repo().get_pull(number).raw_data, retry=run.retry
+    )
+    head_sha = str((pr.get("head") or {}).get("sha") or "")
+    base_repo = str(((pr.get("base") or {}).get("repo") or {}).get("full_name") or "")
+    if head_sha != wr.head_sha or base_repo.lower() != ctx.repository.lower():
+        run.outputs["comment"] = "refused"
+        console.warning(
+            f"not commenting: PR #{number} of {base_repo or '?'} is at {head_sha[:12] or '?'}, "
+            f"but the run that made this report built {wr.head_sha[:12]} "
+            "(a newer push, or a report claiming the wrong PR)",
+            title="evalkit: comment refused",
+        )
+        return run.finish(0)
+    safe_body = sanitize_untrusted_body(body, config_name)
+    result = upsert_sticky_comment(
+        run.repo(),
+        number,
+        safe_body,
+        config_name=config_name,
+        author_login=run.inputs.comment_author,
+        retry=run.retry,
+    )
+    run.out(comment=result.action, config_name=config_name)
+    run.outputs["comment-url"] = result.url
+    console.line(f"evalkit: PR comment {result.action}: {result.url}")
+    return run.finish(0)
+
+
+# -- entry points --------------------------------------------------------------------------
+
+
+def _retry_from_env(env: Mapping[str, str]) -> RetryPolicy:
+    # EVALKIT_GITHUB_RETRY_DELAY lets an end-to-end test run the real entrypoint
+    # against a failing server without waiting out the production backoff.
+    raw = env.get("EVALKIT_GITHUB_RETRY_DELAY", "").strip()
+    if not raw:
+        return RetryPolicy()
+    try:
+        delay = float(raw)
+    except ValueError:
+        raise ConfigError(
+            f"EVALKIT_GITHUB_RETRY_DELAY must be a number of seconds, got {raw!r}"
+        ) from None
+    return RetryPolicy(base_delay=max(0.0, delay))
+
+
+def _start(
+    env: Mapping[str, str],
+    github_factory: GithubFactory | None,
+    http_client: httpx.Client | None,
+    stdout: TextIO | None,
+    retry: RetryPolicy | None,
+) -> tuple[_Run | None, Console]:
+    console = Console(stdout if stdout is not None else sys.stdout)
+    try:
+        inputs = ActionInputs.from_env(env)
+    except EvalkitError as exc:
+        console.error(str(exc), title="evalkit: bad input")
+        return None, console
+    _mask_secrets(env, inputs, console)
+    try:
+        ctx = GitHubContext.from_env(env)
+        policy = retry if retry is not None else _retry_from_env(env)
+    except EvalkitError as exc:
+        console.error(str(exc), title="evalkit: bad environment")
+        return None, console
+    run = _Run(
+        env=env,
+        inputs=inputs,
+        ctx=ctx,
+        console=console,
+        github_factory=github_factory or default_github_factory,
+        http_client=http_client,
+        retry=policy,
+    )
+    return run, console
+
+
+def run_action(
+    env: Mapping[str, str],
+    gate: GateRunner,
+    *,
+    github_factory: GithubFactory | None = None,
+    http_client: httpx.Client | None = None,
+    stdout: TextIO | None = None,
+    retry: RetryPolicy | None = None,
+) -> int:
+    """Run the action as the container entrypoint does; return the process exit code."""
+    run, console = _start(env, github_factory, http_client, stdout, retry)
+    if run is None:
+        return 2
+    try:
+        if run.inputs.mode == "promote":
+            return _promote_mode(run, gate)
+        if run.inputs.mode == "comment":
+            return _post_from_dir(run, run.resolve(run.inputs.report_dir))
+        return _gate_mode(run, gate)
+    except EvalkitError as exc:
+        console.error(str(exc), title=f"evalkit {run.inputs.mode} failed")
+        run.outputs.setdefault("verdict", "error")
+        return run.finish(_exit_code_for(exc))
+
+
+def post_comment_from_dir(
+    report_dir: Path,
+    env: Mapping[str, str],
+    *,
+    github_factory: GithubFactory | None = None,
+    stdout: TextIO | None = None,
+    retry: RetryPolicy | None = None,
+) -> int:
+    """``evalkit comment --from DIR``: the fork companion, on a ``workflow_run`` event.
+
+    The token comes from ``INPUT_GITHUB-TOKEN`` or ``GITHUB_TOKEN``.
+    """
+    merged = dict(env)
+    merged["INPUT_MODE"] = "comment"
+    merged["INPUT_REPORT-DIR"] = str(report_dir)
+    return run_action(
+        merged,
+        _no_gate,
+        github_factory=github_factory,
+        stdout=stdout,
+        retry=retry,
+    )
+
+
+def _no_gate(_request: GateRequest) -> GateOutcome:
+    raise AssertionError("comment mode never runs the gate")
+
+
+__all__ = [
+    "ActionInputs",
+    "FailingCheck",
+    "GateOutcome",
+    "GateRequest",
+    "GateRunner",
+    "failing_check_annotations",
+    "find_check_line",
+    "post_comment_from_dir",
+    "run_action",
+]

@@ -1,0 +1,496 @@
+"""The Actions-artifact baseline store: find the default branch's artefact and fetch it.
+
+Which artifact counts as *the* baseline is the security-relevant part. Anyone who can
+open a PR from a fork can make a workflow run upload an artifact with the same name,
+so an artifact is only a candidate when all of these hold:
+
+* its name is the configured name and it has not expired;
+* its workflow run built the default branch (``workflow_run.head_branch``);
+* that run's head repository is this repository (``head_repository_id`` equals the
+  repository id) — a fork's branch can be called ``main`` too;
+* the run was triggered by ``push`` (the artifact payload does not say, so the run is
+  fetched).
+
+Among candidates, the one built from the PR's base sha wins (the exact commit the PR is
+compared with), else the newest. The archive is downloaded following GitHub's redirect
+to blob storage *without* the token (the blob URL is pre-signed; the token must never
+reach a third host), under a size cap, and unpacked with path-traversal and symlink
+checks.
+"""
+
+from __future__ import annotations
+
+import shutil
+import stat
+import time
+import zipfile
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+import httpx
+
+from evalkit.errors import ArtifactError
+from evalkit.github.baseline import (
+    MAX_ARTEFACT_BYTES,
+    BaselineFetch,
+    artefact_file_names,
+    check_artefact_bytes,
+    write_atomic,
+)
+from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github
+from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+
+if TYPE_CHECKING:
+    from github.Repository import Repository
+
+API_VERSION = "2022-11-28"
+MAX_ZIP_MEMBERS = 1000
+MAX_REDIRECTS = 3
+# How many candidate runs we are willing to look up to find a push run.
+MAX_RUN_LOOKUPS = 20
+
+
+class ArtifactGone(GitHubApiError):
+    """The artifact vanished between listing and download (404/410): try the next one."""
+
+
+@dataclass(frozen=True)
+class ArtifactInfo:
+    """One entry of ``GET /repos/{owner}/{repo}/actions/artifacts``."""
+
+    id: int
+    name: str
+    expired: bool
+    created_at: datetime | None
+    expires_at: datetime | None
+    size_in_bytes: int
+    archive_download_url: str
+    run_id: int | None
+    run_head_branch: str | None
+    run_head_sha: str | None
+    run_head_repository_id: int | None
+    run_repository_id: int | None
+
+    @classmethod
+    def from_api(cls, data: Mapping[str, Any]) -> ArtifactInfo:
+        run = data.get("workflow_run") or {}
+        return cls(
+            id=int(data["id"]),
+            name=str(data["name"]),
+            expired=bool(data.get("expired")),
+            created_at=_parse_time(data.get("created_at")),
+            expires_at=_parse_time(data.get("expires_at")),
+            size_in_bytes=int(data.get("size_in_bytes") or 0),
+            archive_download_url=str(data["archive_download_url"]),
+            run_id=_opt_int(run.get("id")),
+            run_head_branch=_opt_str(run.get("head_branch")),
+            run_head_sha=_opt_str(run.get("head_sha")),
+            run_head_repository_id=_opt_int(run.get("head_repository_id")),
+            run_repository_id=_opt_int(run.get("repository_id")),
+        )
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expired or (self.expires_at is not None and self.expires_at <= now)
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+
+
+def _opt_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _opt_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@dataclass
+class Selection:
+    """The artifacts worth trying, best first, and why the others were passed over."""
+
+    candidates: list[ArtifactInfo] = field(default_factory=list)
+    expired: list[ArtifactInfo] = field(default_factory=list)
+    ignored: Counter[str] = field(default_factory=Counter)
+
+
+def select_candidates(
+    artifacts: Sequence[ArtifactInfo],
+    *,
+    name: str,
+    repository_id: int,
+    default_branch: str,
+    prefer_sha: str | None,
+    now: datetime,
+) -> Selection:
+    """Filter to the default branch of this repository and order: base sha first, then newest.
+
+    The ``push`` event is checked later (it needs one request per run).
+    """
+    selection = Selection()
+    for artifact in artifacts:
+        if artifact.name != name:
+            selection.ignored["another name"] += 1
+        elif artifact.run_id is None:
+            selection.ignored["no workflow run recorded"] += 1
+        elif artifact.run_head_repository_id != repository_id or (
+            artifact.run_repository_id is not None and artifact.run_repository_id != repository_id
+        ):
+            selection.ignored["uploaded by a run of another repository (fork)"] += 1
+        elif artifact.run_head_branch != default_branch:
+            selection.ignored[f"built from a branch other than {default_branch}"] += 1
+        elif artifact.is_expired(now):
+            selection.expired.append(artifact)
+        else:
+            selection.candidates.append(artifact)
+
+    def newest_first(a: ArtifactInfo) -> tuple[float, int]:
+        created = a.created_at.timestamp() if a.created_at else 0.0
+        return (-created, -a.id)
+
+    selection.candidates.sort(key=newest_first)
+    if prefer_sha:
+        # Stable sort: base-sha artifacts first, each group still newest first.
+        selection.candidates.sort(key=lambda a: a.run_head_sha != prefer_sha)
+    selection.expired.sort(key=newest_first)
+    return selection
+
+
+def _member_problem(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return "has an absolute or Windows-style path"
+    if any(part == ".." for part in PurePosixPath(name).parts):
+        return "climbs out of the archive with '..'"
+    mode = info.external_attr >> 16
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link"
+    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return "is not a regular file"
+    return None
+
+
+def safe_extract(
+    archive: Path,
+    dest: Path,
+    *,
+    max_total_bytes: int = MAX_ARTEFACT_BYTES,
+    max_members: int = MAX_ZIP_MEMBERS,
+    origin: str | None = None,
+) -> list[Path]:
+    """Unpack ``archive`` into ``dest``, refusing anything that could escape or explode.
+
+    Every member is checked before anything is written: no absolute paths, no ``..``,
+    no symlinks or device files, at most ``max_members`` entries and ``max_total_bytes``
+    uncompressed (counted while copying, not trusted from the header).
+    """
+    where = origin or str(archive)
+    try:
+        zf = zipfile.ZipFile(archive)
+    except zipfile.BadZipFile as exc:
+        raise ArtifactError(f"{where}: not a zip archive ({exc})") from None
+    with zf:
+        members = zf.infolist()
+        if len(members) > max_members:
+            raise ArtifactError(f"{where}: {len(members)} entries, more than {max_members}")
+        for info in members:
+            problem = _member_problem(info)
+            if problem:
+                raise ArtifactError(f"{where}: entry {info.filename!r} {problem}; refusing it")
+        if sum(info.file_size for info in members) > max_total_bytes:
+            raise ArtifactError(f"{where}: unpacks to more than {max_total_bytes} bytes")
+        dest.mkdir(parents=True, exist_ok=True)
+        root = dest.resolve()
+        written: list[Path] = []
+        budget = max_total_bytes
+        for info in members:
+            target = (root / info.filename).resolve()
+            if not target.is_relative_to(root):
+                raise ArtifactError(f"{where}: entry {info.filename!r} escapes the target folder")
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, target.open("wb") as out:
+                while chunk := src.read(1024 * 1024):
+                    budget -= len(chunk)
+                    if budget < 0:
+                        raise ArtifactError(
+                            f"{where}: unpacks to more than {max_total_bytes} bytes"
+                        )
+                    out.write(chunk)
+            written.append(target)
+        return written
+
+
+def pick_artefact_file(files: Sequence[Path], root: Path, config_name: str, origin: str) -> Path:
+    """The artefact for ``config_name`` among unpacked files (exact name, else the only one)."""
+    wanted = set(artefact_file_names(config_name))
+    exact = [f for f in files if f.name in wanted]
+    if len(exact) == 1:
+        return exact[0]
+    jsons = [f for f in files if f.name.endswith((".json", ".json.gz"))]
+    if not exact and len(jsons) == 1:
+        return jsons[0]
+    listing = ", ".join(sorted(f.relative_to(root).as_posix() for f in files)) or "nothing"
+    raise ArtifactError(
+        f"{origin}: expected one file named {config_name}.json (or .json.gz), found {listing}"
+    )
+
+
+def download_archive(
+    http: httpx.Client,
+    url: str,
+    token: str,
+    dest: Path,
+    *,
+    max_bytes: int = MAX_ARTEFACT_BYTES,
+    retry: RetryPolicy = DEFAULT_RETRY,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Download an artifact archive: the API answers 302, the blob host gets no token."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            _download_once(http, url, token, dest, max_bytes)
+            return
+        except (GitHubApiError, httpx.TransportError) as exc:
+            status = exc.status if isinstance(exc, GitHubApiError) else None
+            transient = isinstance(exc, httpx.TransportError) or (
+                status is not None and status >= 500
+            )
+            if not transient:
+                raise
+            if attempt >= retry.attempts:
+                if isinstance(exc, GitHubApiError):
+                    raise GitHubApiError(
+                        f"{exc} (gave up after {attempt} attempts)", status=status
+                    ) from None
+                raise GitHubApiError(
+                    f"downloading {url} failed: {type(exc).__name__} after {attempt} attempts"
+                ) from None
+            sleep(retry.delay(attempt))
+
+
+def _download_once(http: httpx.Client, url: str, token: str, dest: Path, max_bytes: int) -> None:
+    api_headers = {
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": API_VERSION,
+        "User-Agent": "evalkit-action",
+    }
+    if token:
+        api_headers["Authorization"] = f"Bearer {token}"
+    request = http.build_request("GET", url, headers=api_headers)
+    current = url
+    for hop in range(MAX_REDIRECTS + 1):
+        response = http.send(request, stream=True, follow_redirects=False)
+        try:
+            if response.is_redirect:
+                location = response.headers.get("location", "")
+                next_url = urljoin(current, location)
+                if not next_url.startswith(("https://", "http://")):
+                    raise GitHubApiError(f"{url}: redirected to a non-HTTP location")
+                current = next_url
+                # A fresh request: the pre-signed blob URL must not receive the token.
+                request = http.build_request("GET", next_url, headers={"User-Agent": "evalkit"})
+                request.headers.pop("Authorization", None)
+                continue
+            _raise_for_download_status(response, url, first_hop=hop == 0)
+            _stream_to_file(response, dest, max_bytes, url)
+            return
+        finally:
+            response.close()
+    raise GitHubApiError(f"{url}: more than {MAX_REDIRECTS} redirects")
+
+
+def _raise_for_download_status(response: httpx.Response, url: str, *, first_hop: bool) -> None:
+    status = response.status_code
+    if status == 200:
+        return
+    where = "GitHub" if first_hop else "artifact blob storage"
+    if status in (404, 410):
+        raise ArtifactGone(
+            f"{url}: {where} answered HTTP {status} (expired or deleted)", status=status
+        )
+    if status in (401, 403) and first_hop:
+        raise GitHubPermissionError(
+            f"{url}: GitHub answered HTTP {status}; the token needs 'actions: read'",
+            status=status,
+        )
+    raise GitHubApiError(f"{url}: {where} answered HTTP {status}", status=status)
+
+
+def _stream_to_file(response: httpx.Response, dest: Path, max_bytes: int, url: str) -> None:
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes:
+        raise ArtifactError(f"{url}: archive is {declared} bytes, more than the {max_bytes} cap")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    total = 0
+    with dest.open("wb") as out:
+        for chunk in response.iter_bytes():
+            total += len(chunk)
+            if total > max_bytes:
+                raise ArtifactError(f"{url}: archive is larger than the {max_bytes}-byte cap")
+            out.write(chunk)
+
+
+class ArtifactStore:
+    """Baselines kept as Actions artifacts (written by ``actions/upload-artifact``)."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        http: httpx.Client,
+        token: str,
+        *,
+        name: str,
+        retry: RetryPolicy = DEFAULT_RETRY,
+        max_bytes: int = MAX_ARTEFACT_BYTES,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._repo = repo
+        self._http = http
+        self._token = token
+        self.name = name
+        self._retry = retry
+        self._max_bytes = max_bytes
+        self._now = now
+
+    def list_artifacts(self) -> list[ArtifactInfo]:
+        """Every artifact with our name, across all pages."""
+        return call_github(
+            f"list artifacts named {self.name!r}",
+            lambda: [
+                ArtifactInfo.from_api(a.raw_data) for a in self._repo.get_artifacts(name=self.name)
+            ],
+            retry=self._retry,
+        )
+
+    def _run_event(self, run_id: int) -> str:
+        data = call_github(
+            f"get workflow run {run_id}",
+            lambda: self._repo.get_workflow_run(run_id).raw_data,
+            retry=self._retry,
+        )
+        return str(data.get("event") or "")
+
+    def fetch(
+        self,
+        *,
+        config_name: str,
+        repository_id: int,
+        default_branch: str,
+        prefer_sha: str | None,
+        dest_dir: Path,
+    ) -> BaselineFetch:
+        """Find, download, unpack and sanity-check the baseline artefact."""
+        selection = select_candidates(
+            self.list_artifacts(),
+            name=self.name,
+            repository_id=repository_id,
+            default_branch=default_branch,
+            prefer_sha=prefer_sha,
+            now=self._now(),
+        )
+        ignored = selection.ignored
+        for lookups, artifact in enumerate(selection.candidates):
+            if lookups >= MAX_RUN_LOOKUPS:
+                ignored["not examined (too many candidates)"] += 1
+                continue
+            assert artifact.run_id is not None  # select_candidates guarantees it
+            event = self._run_event(artifact.run_id)
+            if event != "push":
+                ignored[f"made by a {event or 'unknown'} run, not a push"] += 1
+                continue
+            try:
+                path = self._download(artifact, config_name, dest_dir)
+            except ArtifactGone:
+                ignored["gone when downloaded"] += 1
+                continue
+            preferred = " (the PR's base commit)" if artifact.run_head_sha == prefer_sha else ""
+            return BaselineFetch(
+                status="found",
+                path=path,
+                source="artifact",
+                sha=artifact.run_head_sha,
+                detail=(
+                    f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
+                    f"on {default_branch} at {(artifact.run_head_sha or '?')[:12]}{preferred}"
+                ),
+            )
+        return self._no_baseline(selection, default_branch)
+
+    def _no_baseline(self, selection: Selection, default_branch: str) -> BaselineFetch:
+        passed_over = "; ".join(f"{n} {why}" for why, n in sorted(selection.ignored.items()))
+        suffix = f" (passed over: {passed_over})" if passed_over else ""
+        if selection.expired:
+            newest = selection.expired[0]
+            when = newest.expires_at.date().isoformat() if newest.expires_at else "an unknown date"
+            return BaselineFetch(
+                status="expired",
+                path=None,
+                source="artifact",
+                detail=(
+                    f"the newest artifact {self.name!r} from {default_branch} expired on {when}"
+                    f"{suffix}; push to {default_branch} to promote a fresh baseline, or use "
+                    "baseline-store: branch, which does not expire"
+                ),
+            )
+        return BaselineFetch(
+            status="missing",
+            path=None,
+            source="artifact",
+            detail=(
+                f"no artifact {self.name!r} from a push to {default_branch} of this repository"
+                f"{suffix}; run the workflow with mode: promote on {default_branch} first"
+            ),
+        )
+
+    def _download(self, artifact: ArtifactInfo, config_name: str, dest_dir: Path) -> Path:
+        origin = f"artifact {self.name!r} #{artifact.id}"
+        if artifact.size_in_bytes > self._max_bytes:
+            raise ArtifactError(
+                f"{origin}: {artifact.size_in_bytes} bytes, more than the {self._max_bytes} cap"
+            )
+        work = dest_dir / f"artifact-{artifact.id}"
+        if work.exists():
+            shutil.rmtree(work)
+        archive = work / "archive.zip"
+        download_archive(
+            self._http,
+            artifact.archive_download_url,
+            self._token,
+            archive,
+            max_bytes=self._max_bytes,
+            retry=self._retry,
+        )
+        unpacked = work / "unpacked"
+        files = safe_extract(archive, unpacked, max_total_bytes=self._max_bytes, origin=origin)
+        chosen = pick_artefact_file(files, unpacked.resolve(), config_name, origin)
+        data = chosen.read_bytes()
+        check_artefact_bytes(data, f"{origin} ({chosen.name})")
+        suffix = ".json.gz" if chosen.name.endswith(".gz") else ".json"
+        final = dest_dir / f"baseline-{config_name}{suffix}"
+        write_atomic(final, data)
+        shutil.rmtree(work, ignore_errors=True)
+        return final
+
+
+__all__ = [
+    "ArtifactGone",
+    "ArtifactInfo",
+    "ArtifactStore",
+    "Selection",
+    "download_archive",
+    "pick_artefact_file",
+    "safe_extract",
+    "select_candidates",
+]
