@@ -49,6 +49,7 @@ def load_goldens(path: str | os.PathLike[str], loader: Loader | None = None) -> 
     extension, any malformed case, and a file that loads zero cases.
     """
     file = Path(path)
+    _ensure_builtin_loaders()
     if not file.exists():
         relative = "" if file.is_absolute() else f" (relative to {os.getcwd()})"
         raise GoldenError(f"golden file not found: {file}{relative}")
@@ -259,7 +260,6 @@ def _build_case(raw: Any, where: _Where, *, csv_row: bool = False) -> GoldenCase
 # --------------------------------------------------------------------------- formats
 
 
-@register_loader("jsonl")
 def load_jsonl(path: Path) -> GoldenSet:
     """One JSON object per line.  Blank lines and lines starting with ``#`` are skipped."""
     file = Path(path)
@@ -309,8 +309,6 @@ def _parse_json_line(line: str, where: _Where) -> Any:
         raise GoldenError(f"{where.at()}invalid JSON: {exc}") from None
 
 
-@register_loader("yaml")
-@register_loader("yml")
 def load_yaml(path: Path) -> GoldenSet:
     """A list of case mappings, or a mapping whose only key is ``cases:`` holding that list."""
     file = Path(path)
@@ -347,7 +345,6 @@ def load_yaml(path: Path) -> GoldenSet:
     return _collect(cases(), file)
 
 
-@register_loader("csv")
 def load_csv(path: Path) -> GoldenSet:
     """Comma-separated with a header row; ``relevant`` holds ids separated by ``|``.
 
@@ -399,3 +396,25 @@ def load_csv(path: Path) -> GoldenSet:
             yield _build_case(raw, where, csv_row=True), where
 
     return _collect(cases(), file)
+
+
+BUILTIN_LOADERS: dict[str, Loader] = {
+    "jsonl": load_jsonl,
+    "yaml": load_yaml,
+    "yml": load_yaml,
+    "csv": load_csv,
+}
+
+
+def _ensure_builtin_loaders() -> None:
+    """Register the built-in loaders (once; again only if a registry reset dropped them).
+
+    They live in the same registry as client loaders, so a client registering
+    ``"csv"`` gets a :class:`RegistryError` instead of silently replacing ours.
+    """
+    for ext, fn in BUILTIN_LOADERS.items():
+        if get_loader(ext) is None:
+            register_loader(ext)(fn)
+
+
+_ensure_builtin_loaders()
