@@ -236,6 +236,11 @@ class SearchServer:
         return out
 
     @property
+    def connections_opened(self) -> int:
+        """TCP connections accepted so far: shows whether a client reuses its pool."""
+        return 0 if self._httpd is None else self._httpd.connections_opened
+
+    @property
     def in_flight(self) -> int:
         with self._lock:
             return self._in_flight
@@ -305,11 +310,13 @@ class _HTTPServer(ThreadingHTTPServer):
         self.owner = owner
         self._connections: set[socket.socket] = set()
         self._connections_lock = threading.Lock()
+        self.connections_opened = 0
         super().__init__(("127.0.0.1", 0), _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         with self._connections_lock:
             self._connections.add(request)
+            self.connections_opened += 1
         super().process_request(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
