@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from evalkit.metrics.builtin import register_builtins
-
+from evalkit.metrics.judge import Grade, LLMJudge, TokenUsage
 
 register_builtins()
 
-__all__: list[str] = []
+__all__ = ["Grade", "LLMJudge", "TokenUsage"]

@@ -1,0 +1,277 @@
+"""The LLM judge's grade cache: one JSON file, shared safely by threads and processes.
+
+A grade costs money, so once paid for it must not be lost and must not be paid for
+twice.  The file holds ``{"format": ..., "version": 1, "entries": {key: grade}}``.
+
+* **Atomic**: every write goes to a temporary file in the same directory, is fsync'd,
+  and replaces the cache with ``os.replace``; a crash leaves the old file or the new
+  one, never half of either.
+* **Concurrent writers**: writes happen under a ``filelock`` lock file next to the
+  cache and re-read the file first (read-merge-write), so grades written by another
+  thread or process in the meantime are kept.  Threads of one process also coalesce:
+  whoever takes the lock flushes every grade pending at that moment.
+* **Loud on corruption**: a file that is not the shape above raises
+  :class:`JudgeError` naming the file and the fix.  It is never silently reset, which
+  would quietly turn a free rerun into a paid one (or, with ``cache_only``, a failure
+  far from its cause).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import JudgeError
+
+CACHE_FORMAT = "evalkit-judge-cache"
+CACHE_VERSION = 1
+
+_Signature = tuple[int, int, int]  # (inode, size, mtime_ns): "has the file changed?"
+
+
+@dataclass(frozen=True)
+class CachedGrade:
+    """One stored grade, with what it cost when it was first paid for."""
+
+    score: int
+    reason: str
+    model: str
+    case_id: str
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _fix_hint(path: Path) -> str:
+    return (
+        f"delete {path} to regrade every case (this calls the API again), "
+        "or restore it from a backup or version control"
+    )
+
+
+def _corrupt(path: Path, what: str) -> JudgeError:
+    return JudgeError(f"judge cache {path} is corrupt ({what}); {_fix_hint(path)}")
+
+
+def _optional_int(path: Path, key: str, entry: Mapping[str, Any], field: str) -> int | None:
+    value = entry.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _corrupt(path, f"entry {key[:12]}: {field} must be an integer, got {value!r}")
+    return value
+
+
+def _parse_entry(path: Path, key: str, entry: object) -> CachedGrade:
+    if not isinstance(entry, dict):
+        raise _corrupt(path, f"entry {key[:12]} is {type(entry).__name__}, not an object")
+    score = entry.get("score")
+    if isinstance(score, bool) or not isinstance(score, int):
+        raise _corrupt(path, f"entry {key[:12]}: score must be an integer, got {score!r}")
+    for field in ("reason", "model", "case_id"):
+        if not isinstance(entry.get(field), str):
+            raise _corrupt(
+                path, f"entry {key[:12]}: {field} must be a string, got {entry.get(field)!r}"
+            )
+    return CachedGrade(
+        score=score,
+        reason=entry["reason"],
+        model=entry["model"],
+        case_id=entry["case_id"],
+        input_tokens=_optional_int(path, key, entry, "input_tokens"),
+        output_tokens=_optional_int(path, key, entry, "output_tokens"),
+    )
+
+
+def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
+    """Validate a cache file's text and return its entries (raises on any deviation)."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise _corrupt(path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}") from None
+    if not isinstance(doc, dict):
+        raise _corrupt(path, f"top level is {type(doc).__name__}, not an object")
+    if doc.get("format") != CACHE_FORMAT:
+        raise _corrupt(path, f"format is {doc.get('format')!r}, expected {CACHE_FORMAT!r}")
+    version = doc.get("version")
+    if version != CACHE_VERSION:
+        raise JudgeError(
+            f"judge cache {path} has version {version!r}, but this evalkit reads version "
+            f"{CACHE_VERSION}; use the evalkit that wrote it, or {_fix_hint(path)}"
+        )
+    entries = doc.get("entries")
+    if not isinstance(entries, dict):
+        raise _corrupt(path, "'entries' is missing or not an object")
+    return {key: _parse_entry(path, key, entry) for key, entry in entries.items()}
+
+
+def _render(entries: Mapping[str, CachedGrade]) -> str:
+    # Sorted and indented: a cache committed to git diffs and merges readably.
+    doc = {
+        "format": CACHE_FORMAT,
+        "version": CACHE_VERSION,
+        "entries": {key: entries[key].to_json() for key in sorted(entries)},
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # e.g. Windows cannot open directories; the replace is still atomic
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a same-directory temp file and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+class JudgeCache:
+    """Grades by cache key, backed by one JSON file (see the module docstring)."""
+
+    def __init__(self, path: str | os.PathLike[str], *, lock_timeout_s: float = 120.0) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise JudgeError(
+                f"judge cache path {self.path} is a directory; give a file path such as "
+                f"{self.path / 'judge-cache.json'}"
+            )
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self._lock_timeout_s = lock_timeout_s
+        self._state_lock = threading.Lock()  # guards the fields below
+        self._flush_lock = threading.Lock()  # one flusher per process at a time
+        self._entries: dict[str, CachedGrade] = {}
+        self._pending: dict[str, CachedGrade] = {}
+        self._loaded_signature: _Signature | None = None
+        self._loaded = False
+
+    # reading ---------------------------------------------------------------------------
+
+    def _signature(self) -> _Signature | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _read_disk(self) -> tuple[dict[str, CachedGrade], _Signature | None]:
+        signature = self._signature()
+        if signature is None:
+            return {}, None
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}, None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise JudgeError(
+                f"judge cache {self.path} cannot be read ({exc}); {_fix_hint(self.path)}"
+            ) from None
+        return parse_cache_text(self.path, text), signature
+
+    def _refresh_if_changed(self) -> None:
+        """Pick up grades another writer added since we last looked (cheap when unchanged)."""
+        with self._state_lock:
+            if self._loaded and self._signature() == self._loaded_signature:
+                return
+        disk, signature = self._read_disk()
+        with self._state_lock:
+            self._entries = {**disk, **self._entries}
+            self._loaded_signature = signature
+            self._loaded = True
+
+    def get(self, key: str) -> CachedGrade | None:
+        """The stored grade for ``key``; checks the file again on a miss."""
+        with self._state_lock:
+            found = self._entries.get(key) if self._loaded else None
+        if found is not None:
+            return found
+        self._refresh_if_changed()
+        with self._state_lock:
+            return self._entries.get(key)
+
+    def __len__(self) -> int:
+        self._refresh_if_changed()
+        with self._state_lock:
+            return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    # writing ---------------------------------------------------------------------------
+
+    def put(self, key: str, grade: CachedGrade) -> None:
+        """Store a grade and persist it before returning."""
+        with self._state_lock:
+            self._entries[key] = grade
+            self._pending[key] = grade
+        self._flush()
+
+    def _flush(self) -> None:
+        from filelock import FileLock, Timeout
+
+        with self._flush_lock:
+            with self._state_lock:
+                if not self._pending:
+                    return  # another thread's flush already carried our grade
+                batch = dict(self._pending)
+            try:
+                with FileLock(str(self.lock_path), timeout=self._lock_timeout_s):
+                    self._write_merged(batch)
+            except Timeout:
+                raise JudgeError(
+                    f"judge cache {self.path}: could not take the lock {self.lock_path} within "
+                    f"{self._lock_timeout_s:g} s; another evalkit process is writing it "
+                    "(if none is running, delete the lock file)"
+                ) from None
+            with self._state_lock:
+                for key in batch:
+                    self._pending.pop(key, None)
+
+    def _write_merged(self, batch: Mapping[str, CachedGrade]) -> None:
+        # Under the file lock: whatever is on disk now (other writers' grades) plus ours.
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        signature = self._signature()
+        with self._state_lock:
+            unchanged = self._loaded and signature == self._loaded_signature
+        disk: dict[str, CachedGrade] = {}
+        if not unchanged:
+            disk, signature = self._read_disk()
+        with self._state_lock:
+            merged = {**disk, **self._entries, **batch}
+        atomic_write_text(self.path, _render(merged))
+        with self._state_lock:
+            self._entries = {**merged, **self._entries}
+            self._loaded_signature = self._signature()
+            self._loaded = True
