@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal, Protocol, TypeVar
+from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
 from evalkit import _yaml
 from evalkit.errors import CheckError, MetricError
@@ -370,7 +370,7 @@ class CheckSpec:
 
     # ------------------------------------------------------------------ verdict
 
-    def compare(self, observed: float) -> bool:
+    def compare(self, observed: SupportsFloat) -> bool:
         """Whether ``observed`` satisfies a threshold check.
 
         ``<=`` and ``>=`` are exact; ``==`` uses the fixed tolerance
@@ -385,16 +385,16 @@ class CheckSpec:
         value: object = observed
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise self._error(f"observed value must be a number, got {value!r}")
-        observed = float(value)
-        if math.isnan(observed):
+        number = float(value)
+        if math.isnan(number):
             raise self._error(
                 f"observed {self.metric} is NaN; a check cannot be decided on an undefined number"
             )
         if self.op == "<=":
-            return observed <= self.threshold
+            return number <= self.threshold
         if self.op == ">=":
-            return observed >= self.threshold
-        return math.isclose(observed, self.threshold, rel_tol=EQ_REL_TOL, abs_tol=EQ_ABS_TOL)
+            return number >= self.threshold
+        return math.isclose(number, self.threshold, rel_tol=EQ_REL_TOL, abs_tol=EQ_ABS_TOL)
 
 
 @dataclass(frozen=True)
