@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit import ConfigError
+from evalkit.config import expand_env, load_config
+from evalkit.goldens import GoldenCase
+from evalkit.pipeline import build_target, render_payload
+
+MINIMAL = """\
+goldens: goldens.jsonl
+checks: checks.yaml
+metrics: [recall@1]
+target:
+  python: "mod:factory"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "evalkit.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_minimal_config_defaults(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL))
+    assert cfg.name == "evalkit"
+    assert cfg.model.seed == 42
+    assert cfg.model.n_resamples == 10_000
+    assert cfg.model.concurrency == 1
+    assert cfg.resolve("goldens.jsonl") == tmp_path / "goldens.jsonl"
+    assert cfg.output_path == tmp_path / ".evalkit/runs/evalkit.json"
+
+
+def test_unknown_top_level_key_names_key_and_line(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "treshold: 3\n")
+    with pytest.raises(ConfigError, match=r"evalkit.yaml:6: unknown key 'treshold'"):
+        load_config(path)
+
+
+def test_unknown_nested_key_names_key_path(tmp_path: Path) -> None:
+    text = MINIMAL.replace('  python: "mod:factory"\n', '  python: "mod:factory"\n  pyhton: x\n')
+    with pytest.raises(ConfigError, match=r":6: unknown key 'target.pyhton'"):
+        load_config(write(tmp_path, text))
+
+
+def test_missing_required_key(tmp_path: Path) -> None:
+    text = MINIMAL.replace("checks: checks.yaml\n", "")
+    with pytest.raises(ConfigError, match="missing required key 'checks'"):
+        load_config(write(tmp_path, text))
+
+
+def test_target_needs_exactly_one_kind(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        '  python: "mod:factory"\n',
+        '  python: "mod:factory"\n  http: {url: "http://x", extract: "a"}\n',
+    )
+    with pytest.raises(ConfigError, match="exactly one of 'python'"):
+        load_config(write(tmp_path, text))
+
+
+def test_bad_python_reference(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="pkg.module:factory"):
+        load_config(write(tmp_path, MINIMAL.replace("mod:factory", "no-colon")))
+
+
+def test_bad_jmespath(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        '  python: "mod:factory"\n', '  http: {url: "http://x", extract: "results[."}\n'
+    )
+    with pytest.raises(ConfigError, match="invalid JMESPath expression"):
+        load_config(write(tmp_path, text))
+
+
+def test_broken_yaml_names_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"evalkit.yaml:\d+: invalid YAML"):
+        load_config(write(tmp_path, "goldens: [unclosed\nchecks: x\n"))
+
+
+def test_duplicate_key_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="duplicate key 'goldens'"):
+        load_config(write(tmp_path, MINIMAL + "goldens: other.jsonl\n"))
+
+
+def test_not_a_mapping(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        load_config(write(tmp_path, "- a\n- b\n"))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_duplicate_metric(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="listed more than once: recall@1"):
+        load_config(write(tmp_path, MINIMAL.replace("[recall@1]", "[recall@1, recall@1]")))
+
+
+def test_concurrency_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"concurrency"):
+        load_config(write(tmp_path, MINIMAL + "concurrency: 0\n"))
+
+
+def test_judge_needs_one_rubric(tmp_path: Path) -> None:
+    text = MINIMAL + "judge:\n  metric: helpfulness\n  model: m\n"
+    with pytest.raises(ConfigError, match="exactly one of 'rubric' or 'rubric_file'"):
+        load_config(write(tmp_path, text))
+
+
+def test_judge_single_mapping_becomes_a_list(tmp_path: Path) -> None:
+    text = MINIMAL + "judge:\n  metric: helpfulness\n  model: m\n  rubric: r\n"
+    cfg = load_config(write(tmp_path, text))
+    assert [j.metric for j in cfg.model.judge] == ["helpfulness"]
+
+
+def test_file_baseline_needs_path(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="needs a 'path'"):
+        load_config(write(tmp_path, MINIMAL + "baseline: {store: file}\n"))
+
+
+def test_expand_env() -> None:
+    env = {"HOST": "example.test", "TOKEN": "s3cret"}
+    value = {"url": "http://${HOST}/x", "h": ["Bearer ${TOKEN}", "${MISSING:-dflt}"]}
+    assert expand_env(value, env, "target.http") == {
+        "url": "http://example.test/x",
+        "h": ["Bearer s3cret", "dflt"],
+    }
+
+
+def test_expand_env_missing_names_variable_and_key() -> None:
+    with pytest.raises(ConfigError, match=r"target.http.url: environment variable NOPE is not set"):
+        expand_env({"url": "http://${NOPE}/"}, {}, "target.http")
+
+
+def test_render_payload_placeholders_keep_types() -> None:
+    case = GoldenCase(
+        id="c1", query="cheap pizza", relevant=frozenset({"b", "a"}), context={"k": 5}
+    )
+    template = {"q": "{{query}}", "k": "{{context.k}}", "ids": "{{relevant}}", "s": "id={{id}}!"}
+    assert render_payload(template, case) == {
+        "q": "cheap pizza",
+        "k": 5,
+        "ids": ["a", "b"],
+        "s": "id=c1!",
+    }
+
+
+def test_render_payload_unknown_field_names_case() -> None:
+    from evalkit import TargetError
+
+    case = GoldenCase(id="c1", query="q")
+    with pytest.raises(TargetError, match=r"\{\{nope\}\}.*case 'c1'"):
+        render_payload({"x": "{{nope}}"}, case)
+
+
+def test_build_target_missing_module(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL.replace("mod:factory", "no_such_module_xyz:f")))
+    with pytest.raises(ConfigError, match="cannot import 'no_such_module_xyz'"):
+        build_target(cfg)
+
+
+def test_build_http_target_needs_env(tmp_path: Path) -> None:
+    text = MINIMAL.replace(
+        '  python: "mod:factory"\n',
+        '  http: {url: "http://${EVALKIT_TEST_UNSET_HOST}/s", extract: "results[].id"}\n',
+    )
+    cfg = load_config(write(tmp_path, text))
+    with pytest.raises(ConfigError, match="EVALKIT_TEST_UNSET_HOST is not set"):
+        build_target(cfg, env={})
