@@ -544,6 +544,7 @@ def test_replies_can_be_computed_from_the_request(server: SearchServer) -> None:
 
     url = server.route("/search", Reply(json=echo, delay_s=(0.001, 0.003)))
     assert invoke(url).ranked_ids == ["doc-q1"]
+    server.wait_idle()
     [seen] = server.requests(case="q1")
     assert seen.completed_at is not None
     assert seen.completed_at - seen.received_at >= 0.001

@@ -15,7 +15,9 @@ With ``per_case=True`` the plan restarts for every case id (read from the JSON
 body's or the query string's ``case_field``), so "503 on each case's first
 attempt" holds under any concurrency.  Every request is recorded
 (:class:`RecordedRequest`) with its arrival and completion times, and the
-server tracks the peak number of requests in flight.
+server tracks the peak number of requests in flight.  A request is recorded
+before it is answered, so ``count()`` is exact once the client has its
+response; completion times need ``wait_idle()`` first.
 
 Sleeps wake as soon as the server stops, and stopping closes every open
 connection, so a test that leaves a 10-second handler behind still ends at once.
@@ -141,6 +143,7 @@ class SearchServer:
         self._requests: list[RecordedRequest] = []
         self._seen: dict[tuple[str, str | None], int] = {}
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
         self._random = random.Random(seed)
         self._in_flight = 0
         self._max_in_flight = 0
@@ -251,6 +254,16 @@ class SearchServer:
         with self._lock:
             return self._max_in_flight
 
+    def wait_idle(self, timeout_s: float = 5.0) -> None:
+        """Block until no request is being handled.
+
+        A client holds its response a moment before the handler records
+        ``completed_at``; wait here before reading completion times.
+        """
+        with self._lock:
+            if not self._idle.wait_for(lambda: self._in_flight == 0, timeout=timeout_s):
+                raise TimeoutError(f"{self._in_flight} request(s) still in flight")
+
     def clear(self) -> None:
         """Forget recorded requests, per-case progress through plans and the in-flight peak."""
         with self._lock:
@@ -281,6 +294,7 @@ class SearchServer:
         with self._lock:
             request.completed_at = time.perf_counter()
             self._in_flight -= 1
+            self._idle.notify_all()
 
     def _sleep(self, delay: Delay) -> bool:
         """Sleep ``delay``; False when the server began stopping meanwhile."""
