@@ -11,6 +11,7 @@ Layout (``schema_version`` first, then provenance, then one row per case)::
                              "fingerprint": "...", "judge": null}, ...},
      "goldens": {"fingerprint": "...", "cases": {"q1": "..."}} | null,
      "seed": 42, "resampling_stream": "...", "config_name": "...",
+     "config_fingerprint": "..." | null, "shard": "2/4" | null,
      "rows": [{"id": "q1", "metrics": {...}, "output": {"ids": [...]} | {"text": "..."},
                "truncated": false, "latency_ms": 12.5, "meta": {...}, "error": null}]}
 
@@ -87,6 +88,10 @@ class RunArtifact:
     resampling_stream: str | None = None
     config_name: str | None = None
     truncated_ids: frozenset[str] = field(default_factory=frozenset)
+    # What the run was configured to do (target, metrics, judges), so shards of
+    # different configs are never merged; and which shard ("i/N") this run is.
+    config_fingerprint: str | None = None
+    shard: str | None = None
 
     @property
     def name(self) -> str:
@@ -244,6 +249,8 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
         "path": art.path,
         "run_name": art.result.name,
         "config_name": art.config_name,
+        "config_fingerprint": art.config_fingerprint,
+        "shard": art.shard,
         "target": {"name": art.target_name, "description": art.target_description},
         "metrics": {
             name: {
@@ -265,8 +272,16 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
         else {"fingerprint": art.goldens.fingerprint, "cases": dict(art.goldens.cases)},
         "seed": art.seed,
         "resampling_stream": art.resampling_stream,
-        "rows": [_row_dict(row, where) for row in art.result.per_query],
+        "rows": [_with_truncation(_row_dict(row, where), art) for row in art.result.per_query],
     }
+
+
+def _with_truncation(row: dict[str, Any], art: RunArtifact) -> dict[str, Any]:
+    # A row read back from disk holds the already-capped output, so the cap alone
+    # cannot tell it was cut; the flag read with it must survive a rewrite.
+    if row["id"] in art.truncated_ids:
+        row["truncated"] = True
+    return row
 
 
 def write_artifact(art: RunArtifact, path: str | Path) -> Path:
@@ -462,6 +477,8 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
         resampling_stream=_opt(doc, "resampling_stream", str, where),
         config_name=_opt(doc, "config_name", str, where),
         truncated_ids=frozenset(truncated),
+        config_fingerprint=_opt(doc, "config_fingerprint", str, where),
+        shard=_opt(doc, "shard", str, where),
     )
 
 
