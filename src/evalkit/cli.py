@@ -122,6 +122,9 @@ def _report_failed_cases(art: RunArtifact) -> None:
     failed = art.failed
     if not failed:
         return
+    if len(failed) == len(art.result):
+        _err(f"all {len(failed)} case(s) failed; the first: {failed[0].case_id}: {failed[0].error}")
+        return
     _err(f"{len(failed)} of {len(art.result)} case(s) failed; the rest were kept:")
     for row in failed[:20]:
         typer.echo(f"  {row.case_id}: {row.error}", err=True)
@@ -237,27 +240,35 @@ def show(
     typer.echo(render_show(read_artifact(artefact)))
 
 
+def _usage_problem(exc: BaseException) -> str | None:
+    """The one-line message of a click usage error, or None for anything else.
+
+    Typer vendors its own copy of click, so match by shape rather than class.
+    """
+    if type(exc).__name__ == "Abort":
+        return "interrupted"
+    format_message = getattr(exc, "format_message", None)
+    if not callable(format_message) or not hasattr(exc, "exit_code"):
+        return None
+    message = " ".join(str(format_message()).split())
+    ctx = getattr(exc, "ctx", None)
+    command_path = getattr(ctx, "command_path", None)
+    if command_path:
+        message += f" (see '{command_path} --help')"
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console-script entry point: maps evalkit errors to one stderr line and an exit code."""
-    import click
-
     args = list(sys.argv[1:] if argv is None else argv)
     debug = _debug()
     if "--debug" in args:
         args.remove("--debug")
         debug = True
     try:
-        app(args=args, prog_name="evalkit", standalone_mode=False)
+        code = app(args=args, prog_name="evalkit", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
-    except click.exceptions.Abort:
-        _err("interrupted")
-        return 130
-    except click.ClickException as exc:
-        if debug:
-            raise
-        exc.show()
-        return EXIT_INPUT
     except KeyboardInterrupt:
         _err("interrupted")
         return 130
@@ -266,6 +277,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         from evalkit.errors import InputError, RuntimeFailure
 
+        usage = _usage_problem(exc)
+        if usage is not None:
+            _err(usage)
+            return 130 if usage == "interrupted" else EXIT_INPUT
         message = " ".join(str(exc).split()) or type(exc).__name__
         if isinstance(exc, InputError):
             _err(message)
@@ -275,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_RUNTIME
         _err(f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)")
         return EXIT_RUNTIME
-    return EXIT_OK
+    return code if isinstance(code, int) else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,318 @@
+"""The CLI as a subprocess: exit codes, and one readable stderr line per bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "custom_client"
+
+TARGET_MODULE = """
+from evalkit import CallableTarget
+
+RANKINGS = {"a": ["d1", "d2"], "b": ["d3", "d1"], "c": ["d2", "d9"]}
+
+
+def make_target(shift: bool = False):
+    def rank(case):
+        ids = RANKINGS[case.id]
+        return ids[::-1] if shift else ids
+    return CallableTarget(rank, name="shifted" if shift else "plain")
+"""
+
+GOLDENS = (
+    '{"id": "a", "query": "alpha", "relevant": ["d1"]}\n'
+    '{"id": "b", "query": "beta", "relevant": ["d3"]}\n'
+    '{"id": "c", "query": "gamma", "relevant": ["d2"]}\n'
+)
+
+CHECKS = """\
+checks:
+  - id: floor
+    metric: recall@1
+    op: ">="
+    threshold: 0.5
+  - id: no_regression
+    metric: ndcg@10
+    vs_baseline: no_significant_regression
+"""
+
+CONFIG = """\
+goldens: goldens.jsonl
+checks: checks.yaml
+metrics: [recall@1, ndcg@10]
+target:
+  python: "tiny_target:make_target"
+n_resamples: 500
+"""
+
+
+def evalkit(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    full_env.pop("EVALKIT_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "tiny_target.py").write_text(TARGET_MODULE)
+    (tmp_path / "goldens.jsonl").write_text(GOLDENS)
+    (tmp_path / "checks.yaml").write_text(CHECKS)
+    (tmp_path / "evalkit.yaml").write_text(CONFIG)
+    return tmp_path
+
+
+def one_line_error(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("evalkit: ")
+    assert "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+# ------------------------------------------------------------------------- happy paths
+
+
+def test_help_is_fast_and_lists_commands(project: Path) -> None:
+    result = evalkit("--help", cwd=project)
+    assert result.returncode == 0
+    for command in ("run", "gate", "compare", "show"):
+        assert command in result.stdout
+
+
+def test_run_then_gate_against_itself_passes(project: Path) -> None:
+    run = evalkit("run", "--out", "base.json", cwd=project)
+    assert run.returncode == 0, run.stderr
+    assert (project / "base.json").exists()
+    gate = evalkit(
+        "gate", "--baseline", "base.json", "--markdown", "r.md", "--json", "r.json", cwd=project
+    )
+    assert gate.returncode == 0, gate.stderr
+    assert "no_regression" in gate.stdout
+    assert (project / "r.md").read_text().startswith("<!-- evalkit report config=evalkit -->")
+    assert json.loads((project / "r.json").read_text())["verdict"] == "pass"
+
+
+def test_gate_without_baseline_reports_no_baseline(project: Path) -> None:
+    gate = evalkit("gate", cwd=project)
+    assert gate.returncode == 0, gate.stderr
+    assert "no-baseline" in gate.stdout
+
+
+def test_gate_require_baseline_blocks(project: Path) -> None:
+    gate = evalkit("gate", "--require-baseline", cwd=project)
+    assert gate.returncode == 1
+
+
+def test_gate_failing_threshold_exits_one(project: Path) -> None:
+    (project / "checks.yaml").write_text(CHECKS.replace("0.5", "0.9"))
+    gate = evalkit("gate", cwd=project)
+    assert gate.returncode == 1
+    assert "floor" in gate.stdout
+
+
+def test_compare_and_show(project: Path) -> None:
+    assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
+    assert evalkit("run", "--out", "b.json", cwd=project).returncode == 0
+    compare = evalkit("compare", "a.json", "b.json", "--n-resamples", "200", cwd=project)
+    assert compare.returncode == 0, compare.stderr
+    assert "ndcg@10" in compare.stdout
+    show = evalkit("show", "a.json", cwd=project)
+    assert show.returncode == 0
+    assert "recall@1" in show.stdout
+
+
+def test_debug_shows_traceback(project: Path) -> None:
+    result = evalkit("--debug", "gate", "--config", "missing.yaml", cwd=project)
+    assert result.returncode != 0
+    assert "Traceback" in result.stderr
+
+
+# ------------------------------------------------------------------------- bad inputs
+
+
+def edit(project: Path, name: str, old: str, new: str) -> None:
+    path = project / name
+    path.write_text(path.read_text().replace(old, new))
+
+
+def test_bad_missing_config(project: Path) -> None:
+    one_line_error(
+        evalkit("gate", "--config", "nope.yaml", cwd=project), 2, "nope.yaml", "not found"
+    )
+
+
+def test_bad_broken_yaml_config(project: Path) -> None:
+    (project / "evalkit.yaml").write_text("goldens: [oops\n")
+    one_line_error(evalkit("gate", cwd=project), 2, "evalkit.yaml:", "invalid YAML")
+
+
+def test_bad_unknown_config_key(project: Path) -> None:
+    edit(project, "evalkit.yaml", "n_resamples: 500\n", "n_resamples: 500\nsed: 4\n")
+    one_line_error(evalkit("gate", cwd=project), 2, "unknown key 'sed'")
+
+
+def test_bad_missing_goldens(project: Path) -> None:
+    (project / "goldens.jsonl").unlink()
+    one_line_error(evalkit("gate", cwd=project), 2, "goldens.jsonl")
+
+
+def test_bad_invalid_json_goldens(project: Path) -> None:
+    (project / "goldens.jsonl").write_text(GOLDENS + "{not json\n")
+    one_line_error(evalkit("gate", cwd=project), 2, "goldens.jsonl:4")
+
+
+def test_bad_empty_goldens(project: Path) -> None:
+    (project / "goldens.jsonl").write_text("")
+    one_line_error(evalkit("gate", cwd=project), 2, "goldens.jsonl")
+
+
+def test_bad_duplicate_golden_id(project: Path) -> None:
+    (project / "goldens.jsonl").write_text(GOLDENS + '{"id": "a", "query": "again"}\n')
+    one_line_error(evalkit("gate", cwd=project), 2, "'a'")
+
+
+def test_bad_missing_checks(project: Path) -> None:
+    (project / "checks.yaml").unlink()
+    one_line_error(evalkit("gate", cwd=project), 2, "checks.yaml")
+
+
+def test_bad_checks_unknown_key(project: Path) -> None:
+    edit(project, "checks.yaml", "threshold: 0.5", "treshold: 0.5")
+    one_line_error(evalkit("gate", cwd=project), 2, "treshold")
+
+
+def test_bad_check_with_both_kinds(project: Path) -> None:
+    edit(
+        project,
+        "checks.yaml",
+        "threshold: 0.5",
+        "threshold: 0.5\n    vs_baseline: no_significant_regression",
+    )
+    one_line_error(evalkit("gate", cwd=project), 2, "floor")
+
+
+def test_bad_check_metric_nobody_computes(project: Path) -> None:
+    edit(project, "checks.yaml", "metric: recall@1", "metric: recall@5")
+    one_line_error(evalkit("gate", cwd=project), 2, "recall@5", "does not compute")
+
+
+def test_bad_unknown_metric_in_config(project: Path) -> None:
+    edit(project, "evalkit.yaml", "[recall@1, ndcg@10]", "[recall@1, ndcg@10, precisionn@3]")
+    one_line_error(evalkit("gate", cwd=project), 2, "precisionn@3")
+
+
+def test_bad_scope_names_unknown_case(project: Path) -> None:
+    edit(project, "checks.yaml", 'op: ">="', 'scope: [a, zz]\n    op: ">="')
+    one_line_error(evalkit("gate", cwd=project), 2, "zz")
+
+
+def test_bad_missing_candidate_artefact(project: Path) -> None:
+    one_line_error(evalkit("gate", "--candidate", "none.json", cwd=project), 2, "none.json")
+
+
+def test_bad_wrong_artefact_version(project: Path) -> None:
+    assert evalkit("run", "--out", "c.json", cwd=project).returncode == 0
+    doc = json.loads((project / "c.json").read_text())
+    doc["schema_version"] = 999
+    (project / "c.json").write_text(json.dumps(doc))
+    one_line_error(evalkit("gate", "--candidate", "c.json", cwd=project), 2, "schema_version 999")
+
+
+def test_bad_truncated_artefact(project: Path) -> None:
+    assert evalkit("run", "--out", "c.json", cwd=project).returncode == 0
+    data = (project / "c.json").read_text()
+    (project / "c.json").write_text(data[: len(data) // 2])
+    one_line_error(
+        evalkit("gate", "--candidate", "c.json", cwd=project), 2, "c.json", "not valid JSON"
+    )
+
+
+def test_bad_nan_in_artefact(project: Path) -> None:
+    assert evalkit("run", "--out", "c.json", cwd=project).returncode == 0
+    data = (project / "c.json").read_text().replace('"recall@1": 1.0', '"recall@1": NaN', 1)
+    (project / "c.json").write_text(data)
+    one_line_error(evalkit("gate", "--candidate", "c.json", cwd=project), 2, "NaN")
+
+
+def test_bad_hand_broken_baseline(project: Path) -> None:
+    (project / "b.json").write_text('{"schema_version": 1, "rows": "nope"}')
+    one_line_error(evalkit("gate", "--baseline", "b.json", cwd=project), 2, "b.json")
+
+
+def test_bad_missing_plugin(project: Path) -> None:
+    edit(
+        project,
+        "evalkit.yaml",
+        "n_resamples: 500\n",
+        "n_resamples: 500\nplugins: [no_such_plugin_x]\n",
+    )
+    one_line_error(evalkit("gate", cwd=project), 2, "no_such_plugin_x")
+
+
+def test_bad_missing_target_factory(project: Path) -> None:
+    edit(project, "evalkit.yaml", "tiny_target:make_target", "tiny_target:nope")
+    one_line_error(evalkit("gate", cwd=project), 2, "nope")
+
+
+def test_bad_unknown_option(project: Path) -> None:
+    one_line_error(evalkit("gate", "--bogus", cwd=project), 2, "--bogus")
+
+
+def test_bad_missing_env_for_http_target(project: Path) -> None:
+    edit(
+        project,
+        "evalkit.yaml",
+        '  python: "tiny_target:make_target"',
+        '  http: {url: "http://${EVALKIT_CLI_TEST_HOST}/s", extract: "results[].id"}',
+    )
+    one_line_error(evalkit("gate", cwd=project), 2, "EVALKIT_CLI_TEST_HOST")
+
+
+def test_bad_show_non_artefact(project: Path) -> None:
+    (project / "x.json").write_text("[]")
+    one_line_error(evalkit("show", "x.json", cwd=project), 2, "x.json")
+
+
+def test_bad_judge_without_rubric(project: Path) -> None:
+    edit(
+        project,
+        "evalkit.yaml",
+        "n_resamples: 500\n",
+        "n_resamples: 500\njudge: {metric: h, model: m}\n",
+    )
+    one_line_error(evalkit("gate", cwd=project), 2, "rubric")
+
+
+def test_unreachable_http_target_exits_three(project: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    edit(
+        project,
+        "evalkit.yaml",
+        '  python: "tiny_target:make_target"',
+        f'  http: {{url: "http://127.0.0.1:{port}/s", extract: "results[].id", timeout_s: 2}}',
+    )
+    result = evalkit("run", "--out", "c.json", cwd=project)
+    one_line_error(result, 3, "all 3 case(s) failed", "127.0.0.1")
