@@ -1,0 +1,138 @@
+"""The JSON report: every verdict's fields, machine-readable, documented in docs/report-schema.md.
+
+Keys come out in a fixed order (the order of docs/report-schema.md) and the
+document validates against ``gate-report.schema.json`` shipped beside this module.
+Floats are always finite: a NaN or infinite statistic is written as ``null`` *and*
+its path is listed in ``non_finite``, so it can neither crash a consumer's JSON
+parser nor pass silently for a number.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from evalkit.gate import CaseDelta, CheckVerdict, Comparison, GateReport, RunSummary
+from evalkit.report.summary import headline, non_finite_fields
+
+SCHEMA_VERSION = 1
+KIND = "evalkit.gate-report"
+
+
+def _f(x: float | None) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def _delta(d: CaseDelta) -> dict[str, Any]:
+    return {
+        "case_id": d.case_id,
+        "baseline": _f(d.baseline),
+        "candidate": _f(d.candidate),
+        "delta": _f(d.delta),
+    }
+
+
+def _comparison(c: Comparison | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "baseline_value": _f(c.baseline_value),
+        "delta": _f(c.delta),
+        "ci_low": _f(c.ci_low),
+        "ci_high": _f(c.ci_high),
+        "confidence": _f(c.confidence),
+        "p_value": _f(c.p_value),
+        "method": c.method,
+        "n_paired": c.n_paired,
+        "n_resamples": c.n_resamples,
+        "wins": c.wins,
+        "losses": c.losses,
+        "ties": c.ties,
+        "mde": _f(c.mde),
+        "margin": _f(c.margin),
+        "warnings": list(c.warnings),
+        "deltas": [_delta(d) for d in c.deltas],
+    }
+
+
+def _check(v: CheckVerdict) -> dict[str, Any]:
+    return {
+        "id": v.check_id,
+        "metric": v.metric,
+        "kind": v.kind,
+        "level": v.level,
+        "status": v.status,
+        "blocking": v.blocking,
+        "message": v.message,
+        "coverage": {"covered": v.covered, "total": v.total},
+        "observed": _f(v.observed),
+        "op": v.op,
+        "threshold": _f(v.threshold),
+        "mode": v.mode,
+        "higher_is_better": v.higher_is_better,
+        "comparison": _comparison(v.comparison),
+        "worst_cases": [_delta(d) for d in v.worst_cases],
+    }
+
+
+def _run(run: RunSummary | None) -> dict[str, Any] | None:
+    if run is None:
+        return None
+    return {
+        "name": run.name,
+        "n_cases": run.n_cases,
+        "git_commit": run.git_commit,
+        "created_at": run.created_at,
+        "config_name": run.config_name,
+        "failed": [{"case_id": cid, "error": err} for cid, err in run.failed],
+    }
+
+
+def render_json(report: GateReport) -> dict[str, Any]:
+    """The report as plain JSON data (see docs/report-schema.md)."""
+    h = headline(report)
+    by_status: dict[str, int] = {}
+    for v in report.verdicts:
+        by_status[v.status] = by_status.get(v.status, 0) + 1
+    diff = report.goldens_diff
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": KIND,
+        "verdict": report.verdict,
+        "exit_code": report.exit_code,
+        "summary": {
+            "checks": h.n_checks,
+            "passed": h.passed,
+            "by_status": dict(sorted(by_status.items())),
+            "blocking_failures": [v.check_id for v in report.blocking_failures],
+            "failed_cases": h.failed_cases,
+        },
+        "candidate": _run(report.candidate),
+        "baseline": _run(report.baseline),
+        "goldens_diff": {
+            "added": list(diff.added),
+            "removed": list(diff.removed),
+            "changed": list(diff.changed),
+        },
+        "multiplicity": {
+            "n_vs_baseline_tests": report.n_vs_baseline_tests,
+            "alpha_familywise": _f(report.alpha_familywise),
+            "correction": report.correction,
+        },
+        "notes": list(report.notes),
+        "non_finite": non_finite_fields(report),
+        "checks": [_check(v) for v in report.verdicts],
+    }
+
+
+def dumps(report: GateReport, *, indent: int | None = 2) -> str:
+    """:func:`render_json` as text; refuses NaN outright (``allow_nan=False``).
+
+    ASCII-only (``\\uXXXX`` escapes), so even a case id holding a lone surrogate
+    writes to any file and parses anywhere.
+    """
+    return json.dumps(render_json(report), indent=indent, allow_nan=False) + "\n"
+
+
+__all__ = ["KIND", "SCHEMA_VERSION", "dumps", "render_json"]

@@ -1,0 +1,255 @@
+"""What every reporter says the same way: icons, numbers, the headline, a verdict's result.
+
+Strings built here contain *no untrusted text* (only numbers, fixed words and the
+check's comparison operator mapped to a symbol), so each reporter can escape the
+untrusted parts its own way and paste these in as they are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from evalkit.gate import CaseDelta, CheckVerdict, GateReport
+
+STATUS_ICON = {
+    "pass": "✅",
+    "fail": "❌",
+    "warn": "⚠️",
+    "error": "💥",
+    "no-baseline": "❔",
+    "incomparable": "🚫",
+}
+VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥"}
+OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
+NA = "n/a"
+HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
+
+
+def finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def num(x: float | None) -> str:
+    """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite."""
+    if x is None or not math.isfinite(x):
+        return NA
+    if x == 0:
+        return "0.0000"
+    if abs(x) >= 1e6 or abs(x) < 1e-4:
+        return f"{x:.3e}"
+    if abs(x) >= 100:  # latencies, counts: a tenth is plenty and four decimals are noise
+        return f"{x:.1f}"
+    return f"{x:.4f}"
+
+
+def signed(x: float | None) -> str:
+    if x is None or not math.isfinite(x):
+        return NA
+    if x == 0:
+        return "+0.0000"
+    return ("+" if x > 0 else "") + num(x)
+
+
+def pvalue(p: float | None) -> str:
+    if p is None or not math.isfinite(p):
+        return NA
+    return "<0.0001" if p < 0.00005 else f"{p:.4f}"
+
+
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def percent(x: float) -> str:
+    return f"{x * 100:.1f}%"
+
+
+def confidence(c: float) -> str:
+    """``0.95`` → ``95%``; ``0.975`` → ``97.5%``."""
+    return f"{round(c * 100, 6):g}%" if math.isfinite(c) else NA
+
+
+def op_symbol(op: str | None) -> str | None:
+    """The operator as a symbol, or ``None`` when it is not one the checks loader allows."""
+    return OP_SYMBOL.get(op or "")
+
+
+def status_word(v: CheckVerdict) -> str:
+    word: str = "no baseline" if v.status == "no-baseline" else v.status
+    if v.level == "warn" and v.status in ("fail", "error", "incomparable"):
+        word += " (non-blocking)"
+    return word
+
+
+def result(v: CheckVerdict) -> str:
+    """The verdict's numbers in one line: observed vs threshold, or Δ with its CI and p."""
+    c = v.comparison
+    if v.status == "error":
+        return "error (see below)"
+    if v.kind == "threshold":
+        sym = op_symbol(v.op)
+        need = f"needs {sym} {num(v.threshold)}" if sym else f"threshold {num(v.threshold)}"
+        return f"{num(v.observed)} ({need})"
+    if c is None:
+        label = "no baseline" if v.status == "no-baseline" else v.status
+        return f"{num(v.observed)} ({label})"
+    text = (
+        f"{num(c.baseline_value)} → {num(v.observed)}: Δ {signed(c.delta)} "
+        f"[{signed(c.ci_low)}, {signed(c.ci_high)}] {confidence(c.confidence)} CI, "
+        f"p={pvalue(c.p_value)}"
+    )
+    if c.margin is not None:
+        text += f", margin {num(c.margin)}"
+    return text
+
+
+def wlt(v: CheckVerdict) -> str:
+    c = v.comparison
+    if c is None or c.wins + c.losses + c.ties == 0:
+        return "—"
+    return f"{c.wins} / {c.losses} / {c.ties}"
+
+
+def mde(v: CheckVerdict) -> str:
+    c = v.comparison
+    return num(c.mde) if c is not None and c.mde is not None else "—"
+
+
+def direction(v: CheckVerdict) -> str:
+    if v.higher_is_better is None:
+        return ""
+    return "higher is better" if v.higher_is_better else "lower is better"
+
+
+def outcome(d: CaseDelta, higher_is_better: bool | None, tie_tolerance: float = 1e-12) -> str:
+    if not math.isfinite(d.delta):
+        return NA
+    if abs(d.delta) <= tie_tolerance:
+        return "tie"
+    if higher_is_better is None:
+        return "up" if d.delta > 0 else "down"
+    return "win" if (d.delta > 0) == higher_is_better else "loss"
+
+
+def worst_first(deltas: tuple[CaseDelta, ...], higher_is_better: bool | None) -> list[CaseDelta]:
+    """Most regressed first (largest move in the bad direction), ties by case id."""
+    sign = -1.0 if higher_is_better is not False else 1.0
+
+    def key(d: CaseDelta) -> tuple[float, str]:
+        bad = sign * d.delta if math.isfinite(d.delta) else math.inf
+        return (-bad, d.case_id)
+
+    return sorted(deltas, key=key)
+
+
+def case_deltas(v: CheckVerdict) -> tuple[CaseDelta, ...]:
+    """Every paired case if the gate kept them, else the worst cases it listed."""
+    c = v.comparison
+    if c is not None and c.deltas:
+        return c.deltas
+    return v.worst_cases
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The one-line verdict, with the untrusted check ids left for the caller to escape."""
+
+    verdict: str  # pass | warn | fail | error
+    icon: str
+    word: str  # PASS | WARN | FAIL | ERROR
+    passed: int
+    n_checks: int
+    failed_cases: int
+    n_cases: int
+    named_label: str  # "blocking" or "not blocking"
+    named: tuple[str, ...]  # check ids, at most HEADLINE_NAMES
+    more: int  # further ids not named
+
+    def counts(self) -> str:
+        text = f"{self.passed} of {self.n_checks} checks passed"
+        if self.failed_cases:
+            text = f"{self.failed_cases:,} of {self.n_cases:,} cases failed to run; " + text
+        return text
+
+
+def headline(report: GateReport) -> Headline:
+    verdict = report.verdict
+    blocking = [v.check_id for v in report.blocking_failures]
+    if blocking:
+        label, ids = "blocking", blocking
+    else:
+        label = "not blocking"
+        ids = [v.check_id for v in report.verdicts if v.status in _ATTENTION]
+    return Headline(
+        verdict=verdict,
+        icon=VERDICT_ICON[verdict],
+        word=verdict.upper(),
+        passed=sum(1 for v in report.verdicts if v.status == "pass"),
+        n_checks=len(report.verdicts),
+        failed_cases=len(report.candidate.failed),
+        n_cases=report.candidate.n_cases,
+        named_label=label,
+        named=tuple(ids[:HEADLINE_NAMES]),
+        more=max(len(ids) - HEADLINE_NAMES, 0),
+    )
+
+
+_ATTENTION = ("fail", "warn", "error", "incomparable")
+
+
+def multiplicity(report: GateReport) -> str | None:
+    """How many significance tests ran and the chance that at least one false-alarmed."""
+    n = report.n_vs_baseline_tests
+    if n == 0:
+        return None
+    if n == 1 or report.alpha_familywise is None:
+        return f"{n} vs_baseline test ran."
+    fw = report.alpha_familywise
+    chance = percent(fw) if math.isfinite(fw) else NA
+    return (
+        f"{n} vs_baseline tests ran: if nothing had changed, the chance that at least one "
+        f"of them raises a false alarm is {chance} (correction: {report.correction})."
+    )
+
+
+def short_sha(sha: str | None) -> str | None:
+    """The first 7 characters of a hex commit id; anything else is not a commit id."""
+    if sha is None:
+        return None
+    s = sha.strip()
+    if 4 <= len(s) <= 64 and all(ch in "0123456789abcdefABCDEF" for ch in s):
+        return s[:7].lower()
+    return None
+
+
+def non_finite_fields(report: GateReport) -> list[str]:
+    """Paths (as in the JSON report) of statistics that are NaN or infinite."""
+    return [path for path, value in _floats(report) if not math.isfinite(value)]
+
+
+def _floats(report: GateReport) -> Iterator[tuple[str, float]]:
+    if report.alpha_familywise is not None:
+        yield "multiplicity.alpha_familywise", report.alpha_familywise
+    for i, v in enumerate(report.verdicts):
+        base = f"checks[{i}]"
+        for name in ("observed", "threshold"):
+            value = getattr(v, name)
+            if value is not None:
+                yield f"{base}.{name}", float(value)
+        c = v.comparison
+        if c is not None:
+            for name in ("baseline_value", "delta", "ci_low", "ci_high", "confidence"):
+                yield f"{base}.comparison.{name}", float(getattr(c, name))
+            yield f"{base}.comparison.p_value", float(c.p_value)
+            for name in ("mde", "margin"):
+                value = getattr(c, name)
+                if value is not None:
+                    yield f"{base}.comparison.{name}", float(value)
+            for j, d in enumerate(c.deltas):
+                for name in ("candidate", "baseline", "delta"):
+                    yield f"{base}.comparison.deltas[{j}].{name}", float(getattr(d, name))
+        for j, d in enumerate(v.worst_cases):
+            for name in ("candidate", "baseline", "delta"):
+                yield f"{base}.worst_cases[{j}].{name}", float(getattr(d, name))

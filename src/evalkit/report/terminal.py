@@ -1,0 +1,288 @@
+"""The terminal report: a headline, a rich table of the checks, and why anything failed.
+
+Colour follows rich's own detection (a TTY, ``NO_COLOR``, ``FORCE_COLOR``) unless
+``color`` says otherwise.  Checks appear in the checks file's order, every run, so
+the same check is on the same line run after run; the headline and the "why" list
+name the failures.  Untrusted text is passed to rich as :class:`rich.text.Text`
+(never parsed as markup) after :func:`evalkit.report.escape.one_line` has spelled
+out control characters, so a case id cannot inject ANSI escapes or rich markup.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+from evalkit.errors import InputError
+from evalkit.gate import CheckVerdict, GateReport, RunSummary
+from evalkit.report import summary as S
+from evalkit.report.escape import one_line
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.text import Text
+
+STATUS_STYLE = {
+    "pass": "green",
+    "fail": "bold red",
+    "warn": "yellow",
+    "error": "bold magenta",
+    "no-baseline": "yellow",
+    "incomparable": "bold red",
+}
+VERDICT_STYLE = {
+    "pass": "bold green",
+    "warn": "bold yellow",
+    "fail": "bold red",
+    "error": "bold magenta",
+}
+STATUS_MARK = {
+    "pass": "✓",
+    "fail": "✗",
+    "warn": "!",
+    "error": "✗",
+    "no-baseline": "?",
+    "incomparable": "≠",
+}
+NAME_LEN = 80
+ID_LEN = 120
+MESSAGE_LEN = 400
+SHOW_FAILED = 10
+SHOW_IDS = 5
+SHOW_WORST = 5
+CAPTURE_WIDTH = 120
+
+
+def render_terminal(
+    report: GateReport,
+    *,
+    console: Console | None = None,
+    color: bool | None = None,
+    width: int | None = None,
+    capture: bool = False,
+) -> str | None:
+    """Print the report to ``console`` (default: a new stdout console) and return None.
+
+    With ``capture=True`` nothing is printed and the text is returned instead, with
+    ANSI colour only when ``color`` is true (``width`` defaults to 120 there).
+    ``color``: ``None`` lets rich decide (TTY and ``NO_COLOR``), ``True``/``False`` force it;
+    it applies to the console this function creates, so it cannot be combined with
+    ``console``.
+    """
+    from rich.console import Console
+
+    if console is not None and (color is not None or capture):
+        raise InputError(
+            "render_terminal: pass either console=, or color=/capture= for a console "
+            "it creates, not both"
+        )
+    if capture:
+        buf = io.StringIO()
+        out = Console(
+            file=buf,
+            force_terminal=bool(color),
+            no_color=not color,
+            color_system="standard" if color else None,
+            width=width or CAPTURE_WIDTH,
+            highlight=False,
+            emoji=False,
+            legacy_windows=False,
+        )
+        _print(out, report)
+        return buf.getvalue()
+    if console is None:
+        console = Console(
+            force_terminal=True if color else None,
+            no_color=True if color is False else None,
+            width=width,
+            highlight=False,
+            emoji=False,
+        )
+    _print(console, report)
+    return None
+
+
+def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
+    from rich.text import Text
+
+    return Text(one_line(text, max_len), style=style)
+
+
+def _headline(report: GateReport) -> Text:
+    from rich.text import Text
+
+    h = S.headline(report)
+    line = Text(f"{h.word}", style=VERDICT_STYLE[h.verdict])
+    line.append(f": {h.counts()}")
+    if h.named:
+        line.append(f"; {h.named_label}: ")
+        for i, name in enumerate(h.named):
+            if i:
+                line.append(", ")
+            line.append(_t(name, style="bold"))
+        if h.more:
+            line.append(f" and {h.more} more")
+    return line
+
+
+def _run_line(label: str, run: RunSummary) -> Text:
+    from rich.text import Text
+
+    line = Text(f"{label} ", style="bold")
+    line.append(_t(run.name))
+    line.append(f" · {run.n_cases:,} cases")
+    sha = S.short_sha(run.git_commit)
+    if sha is not None:
+        line.append(f" · commit {sha}")
+    elif run.git_commit:
+        line.append(" · commit ").append(_t(run.git_commit, 40))
+    if run.created_at:
+        line.append(" · created ").append(_t(run.created_at, 40))
+    return line
+
+
+def _table(report: GateReport) -> RenderableType:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for name, justify in (
+        ("", "left"),
+        ("check", "left"),
+        ("metric", "left"),
+        ("status", "left"),
+        ("result", "left"),
+        ("coverage", "right"),
+        ("W/L/T", "right"),
+        ("detects ≥", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for v in report.verdicts:
+        style = STATUS_STYLE[v.status]
+        arrow = {True: " ↑", False: " ↓", None: ""}[v.higher_is_better]
+        metric = _t(v.metric)
+        metric.append(arrow)
+        table.add_row(
+            _t(STATUS_MARK[v.status], style=style),
+            _t(v.check_id),
+            metric,
+            _t(S.status_word(v), style=style),
+            _t(S.result(v), 200),
+            f"{v.covered}/{v.total}",
+            S.wlt(v),
+            S.mde(v),
+        )
+    return table
+
+
+def _why(v: CheckVerdict) -> Text:
+    line = _t(f"{STATUS_MARK[v.status]} ", style=STATUS_STYLE[v.status])
+    line.append(_t(v.check_id, style="bold"))
+    line.append(": ")
+    line.append(_t(v.message, MESSAGE_LEN))
+    return line
+
+
+def _print(console: Console, report: GateReport) -> None:
+    from rich.text import Text
+
+    console.print(_headline(report))
+    console.print(_run_line("Candidate", report.candidate))
+    if report.baseline is not None:
+        console.print(_run_line("Baseline", report.baseline))
+    elif any(v.kind == "vs_baseline" for v in report.verdicts):
+        console.print(
+            Text(
+                "No baseline: vs_baseline checks had nothing to compare against. "
+                "Promote a run of the default branch as the baseline.",
+                style="bold yellow",
+            )
+        )
+    line = S.multiplicity(report)
+    if line is not None:
+        console.print(line)
+    for note in report.notes:
+        console.print(_t(note, MESSAGE_LEN, style="dim"))
+    bad = S.non_finite_fields(report)
+    if bad:
+        console.print(Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
+    if report.verdicts:
+        console.print(_table(report))
+    else:
+        console.print("No checks are configured, so nothing was gated.")
+    for v in report.verdicts:
+        if v.status != "pass":
+            console.print(_why(v))
+    _print_failed(console, report)
+    _print_goldens(console, report)
+    _print_worst(console, report)
+
+
+def _more(n: int, unit: str = "cases") -> str:
+    return f"  … {n:,} more {unit} not shown (see the JSON report/artifact)"
+
+
+def _print_failed(console: Console, report: GateReport) -> None:
+    from rich.text import Text
+
+    failed = report.candidate.failed
+    if not failed:
+        return
+    console.print(
+        Text(
+            f"{len(failed):,} of {report.candidate.n_cases:,} cases failed to run:",
+            style="bold magenta",
+        )
+    )
+    for cid, err in failed[:SHOW_FAILED]:
+        line = Text("  ")
+        line.append(_t(cid, ID_LEN, style="bold")).append(": ").append(
+            _t(err or "(no message)", MESSAGE_LEN)
+        )
+        console.print(line)
+    if len(failed) > SHOW_FAILED:
+        console.print(_more(len(failed) - SHOW_FAILED))
+
+
+def _print_goldens(console: Console, report: GateReport) -> None:
+    from rich.text import Text
+
+    diff = report.goldens_diff
+    if diff.empty:
+        return
+    console.print(
+        f"Goldens changed since the baseline: {len(diff.added):,} added, "
+        f"{len(diff.removed):,} removed, {len(diff.changed):,} changed "
+        "(vs_baseline checks compared the unchanged cases only)"
+    )
+    for label, ids in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
+        if ids:
+            line = Text(f"  {label}: ")
+            for i, cid in enumerate(ids[:SHOW_IDS]):
+                if i:
+                    line.append(", ")
+                line.append(_t(cid, ID_LEN))
+            if len(ids) > SHOW_IDS:
+                line.append(f" and {len(ids) - SHOW_IDS:,} more")
+            console.print(line)
+
+
+def _print_worst(console: Console, report: GateReport) -> None:
+    from rich.text import Text
+
+    for v in report.verdicts:
+        if v.status == "pass" or not v.worst_cases:
+            continue
+        head = Text("Most regressed for ")
+        head.append(_t(v.check_id, style="bold")).append(":")
+        console.print(head)
+        for d in v.worst_cases[:SHOW_WORST]:
+            line = Text("  ")
+            line.append(_t(d.case_id, ID_LEN))
+            line.append(f"  {S.num(d.baseline)} → {S.num(d.candidate)} ({S.signed(d.delta)})")
+            console.print(line)
+        if len(v.worst_cases) > SHOW_WORST:
+            console.print(_more(len(v.worst_cases) - SHOW_WORST))
+
+
+__all__ = ["render_terminal"]

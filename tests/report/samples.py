@@ -1,0 +1,382 @@
+"""Gate reports built by hand, with statuses known in advance, for the reporter tests."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from evalkit.gate import (
+    CaseDelta,
+    CheckVerdict,
+    Comparison,
+    GateReport,
+    GoldensDiff,
+    RunSummary,
+)
+
+HOSTILE = "<script>alert(1)</script> | `tick` @octocat #123 <!-- x --> [a](http://e.vil) *b*\nline2"
+
+CANDIDATE = RunSummary(
+    name="candidate",
+    n_cases=100,
+    failed=(),
+    git_commit="0123456789abcdef0123456789abcdef01234567",
+    created_at="2026-11-30T12:00:00Z",
+    config_name="evalkit",
+)
+BASELINE = RunSummary(
+    name="main",
+    n_cases=100,
+    failed=(),
+    git_commit="fedcba9876543210fedcba9876543210fedcba98",
+    created_at="2026-11-29T08:30:00Z",
+    config_name="evalkit",
+)
+
+
+def deltas(n: int, shift: float, seed: int = 0, prefix: str = "q") -> tuple[CaseDelta, ...]:
+    """``n`` paired cases: baseline uniform in [0, 1], candidate moved by ``shift`` ± noise."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        base = round(rng.random(), 4)
+        r = rng.random()
+        move = 0.0 if r < 0.5 else round(shift + rng.uniform(-0.2, 0.2), 4)
+        cand = round(min(max(base + move, 0.0), 1.0), 4)
+        out.append(CaseDelta(f"{prefix}{i:04d}", cand, base, round(cand - base, 4)))
+    return tuple(out)
+
+
+def comparison(ds: tuple[CaseDelta, ...], **kw: Any) -> Comparison:
+    wins = sum(1 for d in ds if d.delta > 0)
+    losses = sum(1 for d in ds if d.delta < 0)
+    fields: dict[str, Any] = {
+        "baseline_value": 0.7377,
+        "delta": 0.0207,
+        "ci_low": 0.0106,
+        "ci_high": 0.0320,
+        "confidence": 0.95,
+        "p_value": 0.0003,
+        "method": "bootstrap",
+        "n_paired": len(ds),
+        "n_resamples": 10_000,
+        "wins": wins,
+        "losses": losses,
+        "ties": len(ds) - wins - losses,
+        "mde": 0.0153,
+        "deltas": ds,
+    }
+    fields.update(kw)
+    return Comparison(**fields)
+
+
+def worst(ds: tuple[CaseDelta, ...], k: int = 10) -> tuple[CaseDelta, ...]:
+    bad = sorted((d for d in ds if d.delta < 0), key=lambda d: (d.delta, d.case_id))
+    return tuple(bad[:k])
+
+
+def threshold(
+    check_id: str, metric: str, observed: float, op: str, value: float, status: str, **kw: Any
+) -> CheckVerdict:
+    rel = "meets" if status == "pass" else "misses"
+    fields: dict[str, Any] = {
+        "check_id": check_id,
+        "metric": metric,
+        "kind": "threshold",
+        "level": "block",
+        "status": status,
+        "message": f"{metric} = {observed:.4g} {rel} {op} {value:.4g}",
+        "covered": 100,
+        "total": 100,
+        "observed": observed,
+        "op": op,
+        "threshold": value,
+        "higher_is_better": op == ">=",
+    }
+    fields.update(kw)
+    return CheckVerdict(**fields)
+
+
+def vs_baseline(
+    check_id: str, metric: str, status: str, comp: Comparison | None, **kw: Any
+) -> CheckVerdict:
+    fields: dict[str, Any] = {
+        "check_id": check_id,
+        "metric": metric,
+        "kind": "vs_baseline",
+        "level": "block",
+        "status": status,
+        "message": "Δ +0.0207, 95% CI [+0.0106, +0.032], p=0.0003: significant improvement",
+        "covered": comp.n_paired if comp else 100,
+        "total": 100,
+        "observed": 0.7584,
+        "mode": "no_significant_regression",
+        "higher_is_better": True,
+        "comparison": comp,
+        "worst_cases": worst(comp.deltas) if comp else (),
+    }
+    fields.update(kw)
+    return CheckVerdict(**fields)
+
+
+def report(
+    verdicts: list[CheckVerdict],
+    *,
+    candidate: RunSummary = CANDIDATE,
+    baseline: RunSummary | None = BASELINE,
+    diff: GoldensDiff | None = None,
+    notes: tuple[str, ...] = (),
+) -> GateReport:
+    tests = [v for v in verdicts if v.comparison is not None]
+    fw = None
+    if tests:
+        survive = 1.0
+        for v in tests:
+            assert v.comparison is not None
+            survive *= v.comparison.confidence
+        fw = 1 - survive
+    return GateReport(
+        verdicts=tuple(verdicts),
+        candidate=candidate,
+        baseline=baseline,
+        goldens_diff=diff or GoldensDiff(),
+        n_vs_baseline_tests=len(tests),
+        alpha_familywise=fw,
+        notes=notes,
+    )
+
+
+# ----------------------------------------------------------------------------- scenarios
+
+
+def passing() -> GateReport:
+    ds = deltas(100, 0.05, seed=1)
+    return report(
+        [
+            threshold("recall_floor", "recall@10", 0.72, ">=", 0.6, "pass"),
+            vs_baseline("no_ndcg_regression", "ndcg@10", "pass", comparison(ds)),
+            threshold(
+                "p95_ceiling", "latency_p95", 612.5, "<=", 800.0, "pass", higher_is_better=False
+            ),
+        ]
+    )
+
+
+def failing() -> GateReport:
+    ds = deltas(100, -0.08, seed=2)
+    comp = comparison(
+        ds, baseline_value=0.7377, delta=-0.0412, ci_low=-0.0650, ci_high=-0.0170, p_value=0.0008
+    )
+    comp2 = comparison(
+        deltas(100, 0.0, seed=3), delta=-0.004, ci_low=-0.012, ci_high=0.005, p_value=0.41
+    )
+    return report(
+        [
+            threshold("recall_floor", "recall@10", 0.55, ">=", 0.6, "fail"),
+            vs_baseline(
+                "no_ndcg_regression",
+                "ndcg@10",
+                "fail",
+                comp,
+                observed=0.6965,
+                message="Δ -0.0412, 95% CI [-0.065, -0.017], p=0.0008: significant regression",
+            ),
+            vs_baseline(
+                "recall_stable",
+                "recall@5",
+                "pass",
+                comp2,
+                message="Δ -0.004, 95% CI [-0.012, +0.005], p=0.4100: no significant regression",
+            ),
+        ]
+    )
+
+
+def no_baseline() -> GateReport:
+    return report(
+        [
+            threshold("recall_floor", "recall@10", 0.72, ">=", 0.6, "pass"),
+            vs_baseline(
+                "no_ndcg_regression",
+                "ndcg@10",
+                "no-baseline",
+                None,
+                covered=100,
+                message="no baseline to compare against; promote one from the default branch",
+            ),
+        ],
+        baseline=None,
+    )
+
+
+def incomparable() -> GateReport:
+    return report(
+        [
+            vs_baseline(
+                "helpfulness_holds",
+                "helpfulness",
+                "incomparable",
+                None,
+                message=(
+                    "judge model changed (claude-haiku-4-5 → claude-sonnet-4-5); scores from "
+                    "different judges are not comparable: promote a new baseline made with the "
+                    "new judge"
+                ),
+            ),
+            threshold("recall_floor", "recall@10", 0.72, ">=", 0.6, "pass"),
+        ],
+        diff=GoldensDiff(added=("q-new-1", "q-new-2"), removed=("q-old",), changed=("q0007",)),
+    )
+
+
+def errored() -> GateReport:
+    cand = RunSummary(
+        name="candidate",
+        n_cases=100,
+        failed=(
+            ("q0003", "TargetError: http://localhost:3001/api/search returned 503 twice"),
+            ("q0042", "TimeoutError: no response within 30s"),
+        ),
+        git_commit="0123456789abcdef0123456789abcdef01234567",
+        created_at="2026-11-30T12:00:00Z",
+        config_name="evalkit",
+    )
+    return report(
+        [
+            CheckVerdict(
+                check_id="recall_floor",
+                metric="recall@10",
+                kind="threshold",
+                level="block",
+                status="error",
+                message=(
+                    "check 'recall_floor': 2 of 100 case(s) produced no result: q0003, q0042. "
+                    "A check must evaluate every case it covers"
+                ),
+                covered=98,
+                total=100,
+                op=">=",
+                threshold=0.6,
+            ),
+            threshold(
+                "p95_ceiling", "latency_p95", 612.5, "<=", 800.0, "pass", higher_is_better=False
+            ),
+        ],
+        candidate=cand,
+    )
+
+
+def warned() -> GateReport:
+    ds = deltas(100, -0.01, seed=4)
+    comp = comparison(
+        ds, delta=-0.006, ci_low=-0.031, ci_high=0.018, p_value=0.62, margin=0.02, mde=0.034
+    )
+    return report(
+        [
+            threshold("recall_floor", "recall@10", 0.72, ">=", 0.6, "pass"),
+            threshold(
+                "p95_ceiling",
+                "latency_p95",
+                912.0,
+                "<=",
+                800.0,
+                "warn",
+                level="warn",
+                higher_is_better=False,
+            ),
+            vs_baseline(
+                "ndcg_non_inferior",
+                "ndcg@10",
+                "warn",
+                comp,
+                level="warn",
+                mode="non_inferiority",
+                message=(
+                    "Δ -0.006, 95% CI [-0.031, +0.018]: a drop larger than the margin 0.02 "
+                    "cannot be ruled out (bound -0.031)"
+                ),
+            ),
+        ],
+        notes=("baseline promoted from main at fedcba9",),
+    )
+
+
+def hostile() -> GateReport:
+    """Every untrusted field set to the same hostile text (with a unique tag per field)."""
+
+    def h(tag: str) -> str:
+        return f"{tag}:{HOSTILE}"
+
+    ds = (
+        CaseDelta(h("delta-id"), 0.1, 0.9, -0.8),
+        CaseDelta("plain", 0.5, 0.5, 0.0),
+    )
+    comp = comparison(
+        ds, method=h("method"), warnings=(h("warning"),), delta=-0.4, ci_low=-0.8, ci_high=0.0
+    )
+    cand = RunSummary(
+        name=h("cand-name"),
+        n_cases=2,
+        failed=((h("failed-id"), h("failed-error")),),
+        git_commit=h("commit"),
+        created_at=h("created"),
+        config_name=h("config"),
+    )
+    base = RunSummary(h("base-name"), 2, (), None, h("base-created"), None)
+    return report(
+        [
+            vs_baseline(
+                h("check-id"),
+                h("metric"),
+                "fail",
+                comp,
+                message=h("message"),
+                mode=h("mode"),
+            ),
+            threshold(h("check2"), h("metric2"), 0.1, ">=", 0.5, "fail", message=h("message2")),
+        ],
+        candidate=cand,
+        baseline=base,
+        diff=GoldensDiff(added=(h("added"),), removed=(h("removed"),), changed=(h("changed"),)),
+        notes=(h("note"),),
+    )
+
+
+def big(n: int = 5_000) -> GateReport:
+    """A 5,000-case report: every list long enough to need truncation."""
+    failed = tuple(
+        (f"fail-{i:04d}", f"TargetError: case {i} timed out after 30s") for i in range(150)
+    )
+    cand = RunSummary("candidate", n, failed, CANDIDATE.git_commit, CANDIDATE.created_at, "evalkit")
+    verdicts = []
+    for j, metric in enumerate(("ndcg@10", "recall@10", "mrr@10")):
+        ds = deltas(n, -0.02, seed=10 + j, prefix=f"{metric}-case-")
+        comp = comparison(ds, delta=-0.012, ci_low=-0.02, ci_high=-0.004, p_value=0.002)
+        verdicts.append(
+            vs_baseline(
+                f"no_{metric}_regression",
+                metric,
+                "fail",
+                comp,
+                covered=n,
+                total=n,
+                message="Δ -0.012, 95% CI [-0.02, -0.004], p=0.0020: significant regression",
+            )
+        )
+    verdicts.append(threshold("p95_ceiling", "latency_p95", 612.5, "<=", 800.0, "pass"))
+    diff = GoldensDiff(
+        added=tuple(f"added-{i:04d}" for i in range(n)),
+        removed=tuple(f"removed-{i:04d}" for i in range(300)),
+        changed=tuple(f"changed-{i:04d}" for i in range(40)),
+    )
+    return report(verdicts, candidate=cand, diff=diff)
+
+
+SCENARIOS = {
+    "passing": passing,
+    "failing": failing,
+    "no_baseline": no_baseline,
+    "incomparable": incomparable,
+    "error": errored,
+    "warn": warned,
+}

@@ -1,0 +1,270 @@
+"""The markdown report (PR comment): golden files, truncation, escaping."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evalkit.errors import InputError
+from evalkit.gate import GateReport
+from evalkit.report.markdown import GITHUB_LIMIT, comment_marker, render_markdown
+
+from . import mdcheck
+from .samples import HOSTILE, SCENARIOS, big, failing, hostile, no_baseline, passing, warned
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("EVALKIT_UPDATE_GOLDEN") == "1"
+
+
+def _balanced(text: str) -> None:
+    for tag in ("details", "summary"):
+        opened = len(re.findall(rf"<{tag}[ >]", text))
+        assert opened == text.count(f"</{tag}>"), tag
+    assert text.count("<!--") == text.count("-->") == 1  # the marker, nothing else
+
+
+# ----------------------------------------------------------------------------- golden files
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_markdown_matches_golden_file(name: str) -> None:
+    """Regenerate with EVALKIT_UPDATE_GOLDEN=1 and review the diff by eye."""
+    out = render_markdown(SCENARIOS[name](), config_name="evalkit")
+    path = GOLDEN / f"{name}.md"
+    if UPDATE:
+        path.write_text(out, encoding="utf-8")
+    assert path.exists(), f"{path} missing: run with EVALKIT_UPDATE_GOLDEN=1"
+    assert out == path.read_text(encoding="utf-8")
+    _balanced(out)
+
+
+def test_output_is_deterministic() -> None:
+    report = failing()
+    assert render_markdown(report, config_name="x") == render_markdown(report, config_name="x")
+
+
+# ----------------------------------------------------------------------------- content
+
+
+def test_marker_is_the_first_line_and_headline_the_second() -> None:
+    lines = render_markdown(failing(), config_name="evals-search").splitlines()
+    assert lines[0] == "<!-- evalkit report config=evals-search -->"
+    assert lines[1].startswith("### ❌ FAIL: 1 of 3 checks passed; blocking: ")
+    assert "recall&#95;floor" in lines[1]
+    assert "no&#95;ndcg&#95;regression" in lines[1]
+
+
+@pytest.mark.parametrize("name", ["a --> b", "x--!>", "<!-- y", "with space", "é", "-lead", ""])
+def test_marker_cannot_be_closed_by_the_config_name(name: str) -> None:
+    marker = comment_marker(name)
+    inner = marker.removeprefix("<!-- ").removesuffix(" -->")
+    # HTML ends a comment only at "-->" or "--!>": no ">" (nor "<", "!") can get in.
+    assert re.fullmatch(r"evalkit report config=[A-Za-z0-9._~-]+", inner)
+    assert "--" not in inner
+
+
+def test_marker_keeps_plain_names_and_separates_sanitised_ones() -> None:
+    assert comment_marker("evals-search.v2_x") == "<!-- evalkit report config=evals-search.v2_x -->"
+    # Two names that sanitise alike must not share a sticky comment.
+    assert comment_marker("a b") != comment_marker("a_b") != comment_marker("a/b")
+
+
+def test_headline_for_each_verdict() -> None:
+    heads = {
+        name: render_markdown(make(), config_name="c").splitlines()[1]
+        for name, make in SCENARIOS.items()
+    }
+    assert heads["passing"] == "### ✅ PASS: 3 of 3 checks passed"
+    assert heads["warn"].startswith("### ⚠️ WARN: 1 of 3 checks passed; not blocking: ")
+    assert heads["error"].startswith("### 💥 ERROR: 2 of 100 cases failed to run; 1 of 2 checks")
+    assert heads["incomparable"].startswith("### ❌ FAIL: 1 of 2 checks passed; blocking: ")
+
+
+def test_table_shows_delta_ci_p_coverage_wlt_and_power() -> None:
+    out = render_markdown(failing(), config_name="c")
+    row = next(line for line in out.splitlines() if line.startswith("| ❌ | no&#95;ndcg"))
+    assert "0.7377 → 0.6965: Δ -0.0412 [-0.0650, -0.0170] 95% CI, p=0.0008" in row
+    assert "| 100/100 cases | 15 / 34 / 51 | 0.0153 |" in row
+
+
+def test_false_alarm_chance_only_with_more_than_one_test() -> None:
+    two = render_markdown(failing(), config_name="c")
+    assert "2 vs_baseline tests ran" in two
+    assert "is 9.8% (correction: none)" in two
+    one = render_markdown(passing(), config_name="c")
+    assert "1 vs_baseline test ran." in one
+    assert "false alarm" not in one
+
+
+def test_no_baseline_is_loud() -> None:
+    out = render_markdown(no_baseline(), config_name="c")
+    assert "> [!WARNING]\n> **No baseline**: 1 vs_baseline check(s) had nothing" in out
+    assert "| ❔ | no&#95;ndcg&#95;regression | ndcg@&#8203;10 ↑ | no baseline |" in out
+
+
+def test_non_inferiority_margin_and_non_blocking_warn() -> None:
+    out = render_markdown(warned(), config_name="c")
+    assert ", margin 0.0200 |" in out
+    assert "| warn |" in out
+    assert "- baseline promoted from main at fedcba9" in out
+
+
+def test_non_finite_statistics_show_as_na_with_a_note() -> None:
+    report = failing()
+    v = report.verdicts[1]
+    assert v.comparison is not None
+    bad = dataclasses.replace(v, comparison=dataclasses.replace(v.comparison, p_value=math.nan))
+    report = dataclasses.replace(report, verdicts=(report.verdicts[0], bad, report.verdicts[2]))
+    out = render_markdown(report, config_name="c")
+    assert "p=n/a" in out
+    assert "p=nan" not in out.lower()
+    assert "not finite (NaN or infinite) and show as n/a: checks[1].comparison.p_value" in out
+
+
+def test_details_url_is_linked_and_javascript_refused() -> None:
+    out = render_markdown(passing(), config_name="c", details_url="https://ci.example/run/1 (x)")
+    assert out.endswith("[JSON report and artifact](https://ci.example/run/1%20%28x%29)\n")
+    with pytest.raises(InputError, match="details_url 'javascript:alert"):
+        render_markdown(passing(), config_name="c", details_url="javascript:alert(1)")
+
+
+@pytest.mark.parametrize("budget", [9_999, 65_536, 100_000])
+def test_budget_outside_githubs_limit_is_refused(budget: int) -> None:
+    with pytest.raises(InputError, match=f"max_chars={budget}: .* 65,535"):
+        render_markdown(passing(), config_name="c", max_chars=budget)
+
+
+# ----------------------------------------------------------------------------- truncation
+
+
+@pytest.fixture(scope="module")
+def big_report() -> GateReport:
+    return big(5_000)
+
+
+def test_5000_case_report_fits_and_keeps_the_essentials(big_report: GateReport) -> None:
+    out = render_markdown(big_report, config_name="evalkit")
+    assert len(out) < GITHUB_LIMIT
+    assert len(out.encode()) <= 60_000
+    assert out.startswith("<!-- evalkit report config=evalkit -->\n### 💥 ERROR: 150 of 5,000")
+    _balanced(out)
+    # The checks table and the why-list survive whole; long lists say what they left out.
+    assert out.count("| ❌ | no&#95;") == 3
+    assert "| ✅ | p95&#95;ceiling |" in out
+    assert "more cases not shown (see the JSON report/artifact)" in out
+    # Most regressed cases are kept before per-case details grow.
+    assert out.count("most regressed cases") == 3
+    # Every table parses to rows of one width: nothing was cut mid-row.
+    for rows in mdcheck.tables(out):
+        assert len(set(rows)) == 1
+
+
+@pytest.mark.parametrize("budget", [10_000, 20_000, 40_000, 65_535])
+def test_every_budget_is_respected_without_cutting_tags(
+    big_report: GateReport, budget: int
+) -> None:
+    out = render_markdown(big_report, config_name="evalkit", max_chars=budget)
+    assert len(out.encode()) <= budget
+    _balanced(out)
+    assert out.splitlines()[1].startswith("### 💥 ERROR")
+    assert out.count("| ❌ | no&#95;") == 3  # the checks table is the last thing to go
+    for rows in mdcheck.tables(out):
+        assert len(set(rows)) == 1
+
+
+def test_least_important_rows_go_first(big_report: GateReport) -> None:
+    tight = render_markdown(big_report, config_name="evalkit", max_chars=10_000)
+    # Per-case rows go first; every other list keeps its first rows.
+    assert tight.count("… 5,000 more cases not shown") == 3
+    assert tight.count("10 most regressed cases") == 3
+    assert "| fail-0009 |" in tight
+    assert "- added-0004" in tight
+    assert "- changed-0004" in tight
+    roomy = render_markdown(big_report, config_name="evalkit", max_chars=30_000)
+    assert "… 5,000 more cases not shown" not in roomy  # room left goes to per-case rows too
+
+
+def test_many_checks_drop_whole_sections_then_table_rows() -> None:
+    report = failing()
+    many = tuple(
+        dataclasses.replace(v, check_id=f"{v.check_id}_{i:03d}")
+        for i in range(150)
+        for v in report.verdicts
+    )
+    out = render_markdown(
+        dataclasses.replace(report, verdicts=many), config_name="c", max_chars=10_000
+    )
+    assert len(out.encode()) <= 10_000
+    _balanced(out)
+    assert "Per-check details omitted to fit the comment" in out
+    assert "Most-regressed case lists omitted to fit the comment" in out
+    assert re.search(r"… [\d,]+ more checks not shown \(see the JSON report/artifact\)", out)
+    assert out.splitlines()[1].startswith("### ❌ FAIL: 150 of 450 checks passed; blocking: ")
+
+
+def test_short_report_is_not_truncated() -> None:
+    out = render_markdown(failing(), config_name="c")
+    assert "not shown" not in out
+    assert "omitted" not in out
+
+
+# ----------------------------------------------------------------------------- escaping
+
+
+@pytest.fixture(scope="module")
+def hostile_md() -> str:
+    return render_markdown(hostile(), config_name=HOSTILE)
+
+
+def test_hostile_text_opens_no_tag_link_code_or_comment(hostile_md: str) -> None:
+    tags = mdcheck.parse(hostile_md)
+    ours = {"h3", "p", "strong", "br", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
+    ours |= {"details", "summary", "h4"}
+    assert set(tags.starts) <= ours, set(tags.starts) - ours
+    assert tags.comments == [tags.comments[0]]
+    assert tags.comments[0].startswith(" evalkit report")
+    assert "<script" not in mdcheck.to_html(hostile_md)
+
+
+def test_hostile_text_never_forms_a_mention_or_issue_reference(hostile_md: str) -> None:
+    seen = mdcheck.raw_text(hostile_md)
+    assert "octocat" in seen
+    assert not mdcheck.MENTION.search(seen)
+    assert not mdcheck.ISSUE_REF.search(seen)
+
+
+def test_hostile_text_keeps_table_cells_whole(hostile_md: str) -> None:
+    widths = mdcheck.tables(hostile_md)
+    assert [set(rows) for rows in widths] == [{8}, {2}, {4}, {5}]
+
+
+@pytest.mark.parametrize(
+    "tag",
+    [
+        "cand-name", "base-name", "check-id", "check2", "metric", "metric2", "message",
+        "message2", "mode", "method", "warning", "failed-id", "failed-error", "added",
+        "removed", "changed", "delta-id", "note", "commit", "created", "base-created",
+    ],
+)  # fmt: skip
+def test_every_untrusted_field_is_shown_literally(hostile_md: str, tag: str) -> None:
+    """Escaped, not dropped: the reader sees the hostile text as text."""
+    seen = mdcheck.visible_text(hostile_md)
+    assert f"{tag}:<script>alert(1)</script>" in seen
+
+
+def test_newlines_and_controls_are_shown_not_obeyed() -> None:
+    make: Callable[[], GateReport] = failing
+    report = make()
+    odd = "id\nwith\r\nbreaks\u202eevil\x1b[31m"
+    v = dataclasses.replace(report.verdicts[0], check_id=odd, message=odd)
+    out = render_markdown(dataclasses.replace(report, verdicts=(v,)), config_name="c")
+    assert "id<br>with<br>breaks&#92;u202eevil&#92;x1b&#91;31m" in out
+    assert "\u202e" not in out
+    assert "\x1b" not in out
+    assert "\r" not in out
