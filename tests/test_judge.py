@@ -200,6 +200,24 @@ def test_cache_hit_makes_no_second_request(
     assert judge.last_grade("q-capital") == again
 
 
+def test_grade_of_tells_two_targets_responses_to_one_case_apart(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    api.script(grade(5, "baseline answer"), grade(1, "candidate answer"))
+    judge = make_judge(client)
+    baseline, candidate = TargetResponse(text="Canberra."), TargetResponse(text="Sydney.")
+    judge(baseline, CASE)
+    judge(candidate, CASE)
+    found = judge.grade_of(baseline, CASE)
+    assert found is not None
+    assert (found.score, found.reason) == (5, "baseline answer")
+    last = judge.last_grade(CASE.id)
+    assert last is not None
+    assert last.score == 1
+    assert judge.grade_of(TargetResponse(text="Perth."), CASE) is None
+    assert len(api.message_requests) == 2
+
+
 def test_cache_survives_a_new_judge_instance(
     api: FakeAnthropic, client: anthropic.Anthropic, tmp_path: Path
 ) -> None:
@@ -291,11 +309,23 @@ def test_a_failed_replace_keeps_the_old_cache_intact(
     def crash(*args: object) -> None:
         raise OSError("disk full (simulated)")
 
+    second = GoldenCase(id="c2", query="another query")
     monkeypatch.setattr(os, "replace", crash)
-    with pytest.raises(OSError, match="disk full"):
-        judge.grade(ANSWER, GoldenCase(id="c2", query="another query"))
+    with pytest.raises(JudgeError) as info:
+        judge.grade(ANSWER, second)
+    message = str(info.value)
+    assert str(path) in message
+    assert "could not write 1 new grade(s) (disk full (simulated))" in message
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache.json", "cache.json.lock"]
+    # The paid-for grade was kept in memory and lands with the next successful write.
+    monkeypatch.undo()
+    judge.grade(ANSWER, GoldenCase(id="c3", query="a third query"))
+    assert sorted(e["case_id"] for e in cache_doc(path)["entries"].values()) == [
+        "c2",
+        "c3",
+        "q-capital",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
 
+__all__ = ["Grade", "LLMJudge", "TokenUsage"]
+
 if TYPE_CHECKING:
     import anthropic
 
@@ -253,6 +255,7 @@ class LLMJudge:
         self._client_lock = threading.Lock()
         self._records_lock = threading.Lock()
         self._last: dict[str, Grade] = {}
+        self._by_key: dict[str, Grade] = {}
         self._total = TokenUsage(0, 0, 0.0 if self.prices is not None else None)
         self._api_calls = 0
         self._cache_hits = 0
@@ -374,7 +377,7 @@ class LLMJudge:
             hit = self.cache.get(key)
             if hit is not None:
                 return self._record(
-                    Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True
+                    key, Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True
                 )
         if self.cache_only:
             raise JudgeError(
@@ -397,7 +400,19 @@ class LLMJudge:
                     output_tokens=usage.output_tokens if usage else None,
                 ),
             )
-        return self._record(Grade(case.id, score, reason, self.model, False, usage), cached=False)
+        return self._record(
+            key, Grade(case.id, score, reason, self.model, False, usage), cached=False
+        )
+
+    def grade_of(self, response: TargetResponse, case: GoldenCase) -> Grade | None:
+        """The grade this judge gave (or replayed) for exactly this response, if any.
+
+        Never calls the API.  Unlike :meth:`last_grade` it cannot mix up two targets'
+        responses to the same case graded by one judge.
+        """
+        key = self.cache_key(response, case)
+        with self._records_lock:
+            return self._by_key.get(key)
 
     def last_grade(self, case_id: str) -> Grade | None:
         """The most recent grade of ``case_id`` in this process (for row meta)."""
@@ -419,9 +434,10 @@ class LLMJudge:
         with self._records_lock:
             return self._cache_hits
 
-    def _record(self, grade: Grade, *, cached: bool) -> Grade:
+    def _record(self, key: str, grade: Grade, *, cached: bool) -> Grade:
         with self._records_lock:
             self._last[grade.case_id] = grade
+            self._by_key[key] = grade
             if cached:
                 self._cache_hits += 1
             else:

@@ -23,7 +23,8 @@ import os
 import tempfile
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,19 @@ class CachedGrade:
     output_tokens: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "case_id": self.case_id,
+            "input_tokens": self.input_tokens,
+            "model": self.model,
+            "output_tokens": self.output_tokens,
+            "reason": self.reason,
+            "score": self.score,
+        }
+
+    @cached_property
+    def json_text(self) -> str:
+        """The entry as one line of JSON, rendered once (rewrites stay cheap)."""
+        return json.dumps(self.to_json(), sort_keys=True, ensure_ascii=False)
 
 
 def _fix_hint(path: Path) -> str:
@@ -114,13 +127,16 @@ def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
 
 
 def _render(entries: Mapping[str, CachedGrade]) -> str:
-    # Sorted and indented: a cache committed to git diffs and merges readably.
-    doc = {
-        "format": CACHE_FORMAT,
-        "version": CACHE_VERSION,
-        "entries": {key: entries[key].to_json() for key in sorted(entries)},
-    }
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    # One entry per line, sorted by key: a cache committed to git diffs and merges
+    # readably, and unchanged entries reuse their rendered text.
+    lines = ",\n".join(
+        f"    {json.dumps(key)}: {entries[key].json_text}" for key in sorted(entries)
+    )
+    body = f"{{\n{lines}\n  }}" if lines else "{}"
+    return (
+        f'{{\n  "format": "{CACHE_FORMAT}",\n  "version": {CACHE_VERSION},\n'
+        f'  "entries": {body}\n}}\n'
+    )
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -255,6 +271,13 @@ class JudgeCache:
                     f"{self._lock_timeout_s:g} s; another evalkit process is writing it "
                     "(if none is running, delete the lock file)"
                 ) from None
+            except OSError as exc:
+                # The grades stay pending in memory, so the next successful write keeps them.
+                raise JudgeError(
+                    f"judge cache {self.path}: could not write {len(batch)} new grade(s) "
+                    f"({exc.strerror or exc}); check free space and permissions of "
+                    f"{self.path.parent}"
+                ) from exc
             with self._state_lock:
                 for key in batch:
                     self._pending.pop(key, None)
