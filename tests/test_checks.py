@@ -460,6 +460,12 @@ def test_empty_scope(tmp_path: Path) -> None:
         load_checks(path)
 
 
+def test_null_scope_is_empty_not_everything(tmp_path: Path) -> None:
+    path = one_check(tmp_path, "metric: m\nop: '>='\nthreshold: 1\nscope:")
+    with pytest.raises(CheckError, match=r"checks\.yaml:6: check 'c1': scope is empty"):
+        load_checks(path)
+
+
 def test_repeated_scope_id(tmp_path: Path) -> None:
     path = one_check(tmp_path, "metric: m\nop: '>='\nthreshold: 1\nscope: [a, b, a]")
     with pytest.raises(CheckError, match=r"checks\.yaml:6: check 'c1': scope names case 'a' twice"):

@@ -584,6 +584,11 @@ def test_plain_sets_are_frozen() -> None:
     assert isinstance(case.relevant, frozenset)
 
 
+def test_cases_are_hashable_despite_their_context_dict() -> None:
+    a = GoldenCase("a", "q", context={"k": [1]})
+    assert len({a, GoldenCase("a", "q", context={"k": [1]}), GoldenCase("b", "q")}) == 2
+
+
 def test_goldenset_refuses_duplicates_and_foreign_objects() -> None:
     with pytest.raises(GoldenError, match=r"src\.x: duplicate case id 'a'"):
         GoldenSet([GoldenCase("a", "q"), GoldenCase("a", "r")], source="src.x")

@@ -598,6 +598,11 @@ def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None)
     if raw.get("metric") is None:
         raise CheckError(f"{at}{label} has no 'metric'; name the metric it gates")
     scope = raw.get("scope")
+    if "scope" in raw and scope is None:
+        raise CheckError(
+            f"{_at(source, _key_line(item, 'scope') or line)}{label}: scope is empty; list "
+            "case ids, or remove scope to cover every case"
+        )
     if isinstance(scope, list):
         try:
             scope = [_yaml.as_text(case_id) for case_id in scope]

@@ -86,6 +86,11 @@ class GoldenCase:
         object.__setattr__(self, "grades", grades)
         object.__setattr__(self, "context", dict(self.context))
 
+    def __hash__(self) -> int:
+        # The generated hash would hash the context dict and fail; id and query are
+        # enough (equal cases have equal ids and queries).
+        return hash((self.id, self.query))
+
     def effective_grades(self) -> dict[str, int]:
         """Grades as used by graded metrics: ``grades``, or grade 1 for each relevant id."""
         if self.grades:
