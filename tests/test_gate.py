@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -54,17 +55,15 @@ def noisy(n: int, shift: float, sd: float, seed: int) -> tuple[dict[str, dict[st
     return base, cand
 
 
-def vs(metric: str = "ndcg@10", **kw: object) -> CheckSpec:
-    return CheckSpec(
-        id=kw.pop("id", "vs"),
-        metric=metric,
-        vs_baseline=kw.pop("mode", "no_significant_regression"),
-        **kw,
-    )  # type: ignore[arg-type]
+def vs(metric: str = "ndcg@10", **kw: Any) -> CheckSpec:
+    check_id = kw.pop("id", "vs")
+    mode = kw.pop("mode", "no_significant_regression")
+    return CheckSpec(id=check_id, metric=metric, vs_baseline=mode, **kw)
 
 
-def thr(metric: str, op: str, threshold: float, **kw: object) -> CheckSpec:
-    return CheckSpec(id=kw.pop("id", "thr"), metric=metric, op=op, threshold=threshold, **kw)  # type: ignore[arg-type]
+def thr(metric: str, op: str, threshold: float, **kw: Any) -> CheckSpec:
+    check_id = kw.pop("id", "thr")
+    return CheckSpec(id=check_id, metric=metric, op=op, threshold=threshold, **kw)  # type: ignore[arg-type]
 
 
 # ------------------------------------------------------------------------- vs_baseline

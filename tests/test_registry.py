@@ -25,6 +25,12 @@ from evalkit.metrics.retrieval import register_retrieval_metric
 from evalkit.results import Row
 
 
+def my_precision(retrieved: Sequence[str], relevant: object, k: int) -> float:
+    """A client's own retrieval formula (not a built-in)."""
+    assert isinstance(relevant, set | frozenset)
+    return sum(1 for doc in retrieved[:k] if doc in relevant) / k
+
+
 class Q:
     def __init__(self, qid: str, text: str = "q") -> None:
         self.id = qid
@@ -174,25 +180,25 @@ def test_register_retrieval_metric_bad_k() -> None:
 
 
 def test_metrics_table_assignment_works_in_run_as_spec_shows() -> None:
-    METRICS["precision"] = precision_at_k
-    result = run("r", lambda q: ["a", "b", "c"], [Q("q1")], {"q1": {"a", "c"}}, ["precision@3"])
-    assert result.per_query[0].metrics["precision@3"] == pytest.approx(2 / 3)
+    METRICS["my_prec"] = my_precision
+    result = run("r", lambda q: ["a", "b", "c"], [Q("q1")], {"q1": {"a", "c"}}, ["my_prec@3"])
+    assert result.per_query[0].metrics["my_prec@3"] == pytest.approx(2 / 3)
 
 
 def test_one_name_means_one_thing_on_both_paths() -> None:
     """A family added via runner.METRICS resolves on the target path too."""
-    METRICS["precision"] = precision_at_k
-    defn = registry.get_metric("precision@2")
+    METRICS["my_prec"] = my_precision
+    defn = registry.get_metric("my_prec@2")
     case = GoldenCase(id="c", query="q", relevant=frozenset({"a"}))
     assert defn.fn(TargetResponse(["a", "z"]), case) == pytest.approx(0.5)
 
 
 def test_metrics_table_family_has_no_polarity_until_declared() -> None:
-    METRICS["precision"] = precision_at_k
+    METRICS["my_prec"] = my_precision
     with pytest.raises(MetricError, match="no declared direction.*register_retrieval_metric"):
-        polarity("precision@3")
-    register_retrieval_metric("precision", precision_at_k, 3, higher_is_better=True)
-    assert polarity("precision@3") is True
+        polarity("my_prec@3")
+    register_retrieval_metric("my_prec", my_precision, 3, higher_is_better=True)
+    assert polarity("my_prec@3") is True
 
 
 def test_metrics_table_reassigning_a_builtin_raises() -> None:

@@ -67,8 +67,8 @@ def test_missing_qrels_lists_at_most_ten() -> None:
 
 
 def test_unknown_metric_lists_known_names() -> None:
-    with pytest.raises(UnknownMetricError, match="unknown metric 'precision@5'.*recall@k"):
-        run("sys", ranker, [Q("q1")], QRELS, ["precision@5"])
+    with pytest.raises(UnknownMetricError, match="unknown metric 'precison@5'.*recall@k"):
+        run("sys", ranker, [Q("q1")], QRELS, ["precison@5"])
 
 
 def test_malformed_spec_lists_known_names() -> None:
