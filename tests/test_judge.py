@@ -443,9 +443,21 @@ def test_cache_only_replays_hits_and_refuses_misses(
         replay.grade(TargetResponse(text="A different answer."), CASE)
     message = str(info.value)
     assert "'q-capital'" in message
-    assert "not in the judge cache" in message
+    assert f"not in the judge cache {path};" in message
     assert "rerun without --judge-cache-only" in message
     assert len(api.message_requests) == 1
+
+
+def test_cache_only_miss_on_an_empty_cache_names_the_file(
+    api: FakeAnthropic, client: anthropic.Anthropic, tmp_path: Path
+) -> None:
+    path = tmp_path / "never-written.json"
+    judge = make_judge(client, cache_path=path, cache_only=True)
+    assert repr(judge) == f"LLMJudge(model={MODEL!r}, scale=5, cache_path={str(path)!r})"
+    with pytest.raises(JudgeError, match=f"not in the judge cache {path};"):
+        judge.grade(ANSWER, CASE)
+    assert api.requests == []
+    assert not path.exists()  # replaying never writes
 
 
 def test_cache_only_needs_a_cache_path(client: anthropic.Anthropic) -> None:

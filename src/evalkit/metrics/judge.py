@@ -306,7 +306,7 @@ class LLMJudge:
         )
 
     def __repr__(self) -> str:
-        cache = f", cache_path={str(self.cache.path)!r}" if self.cache else ""
+        cache = f", cache_path={str(self.cache.path)!r}" if self.cache is not None else ""
         return f"LLMJudge(model={self.model!r}, scale={self.scale}{cache})"
 
     # the prompt and the tool -----------------------------------------------------------
@@ -382,7 +382,7 @@ class LLMJudge:
         if self.cache_only:
             raise JudgeError(
                 f"LLM judge {self.model!r}: case {case.id!r} is not in the judge cache "
-                f"{self.cache.path if self.cache else '(none)'}; rerun without "
+                f"{self.cache.path if self.cache is not None else '(none)'}; rerun without "
                 "--judge-cache-only to grade it (this calls the API)"
             )
         message = self._create(response, case)
