@@ -24,6 +24,7 @@ import shutil
 import stat
 import time
 import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -169,10 +170,12 @@ def _member_problem(info: zipfile.ZipInfo) -> str | None:
         return "has an absolute or Windows-style path"
     if any(part == ".." for part in PurePosixPath(name).parts):
         return "climbs out of the archive with '..'"
-    mode = info.external_attr >> 16
-    if stat.S_ISLNK(mode):
+    # Unix file type bits live in the high half of external_attr; zips made without
+    # them (type 0) are plain files.
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    if kind == stat.S_IFLNK:
         return "is a symbolic link"
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
         return "is not a regular file"
     return None
 
@@ -218,14 +221,19 @@ def safe_extract(
                 target.mkdir(parents=True, exist_ok=True)
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, target.open("wb") as out:
-                while chunk := src.read(1024 * 1024):
-                    budget -= len(chunk)
-                    if budget < 0:
-                        raise ArtifactError(
-                            f"{where}: unpacks to more than {max_total_bytes} bytes"
-                        )
-                    out.write(chunk)
+            try:
+                with zf.open(info) as src, target.open("wb") as out:
+                    while chunk := src.read(1024 * 1024):
+                        budget -= len(chunk)
+                        if budget < 0:
+                            raise ArtifactError(
+                                f"{where}: unpacks to more than {max_total_bytes} bytes"
+                            )
+                        out.write(chunk)
+            except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+                raise ArtifactError(
+                    f"{where}: entry {info.filename!r} is corrupt ({exc})"
+                ) from None
             written.append(target)
         return written
 

@@ -131,8 +131,10 @@ def truncate_utf8(text: str, limit_bytes: int, note: str) -> str:
     data = text.encode("utf-8")
     if len(data) <= limit_bytes:
         return text
-    room = max(0, limit_bytes - len(note.encode("utf-8")))
-    head = data[:room].decode("utf-8", errors="ignore")
+    note_bytes = len(note.encode("utf-8"))
+    if note_bytes > limit_bytes:
+        note, note_bytes = "", 0  # no room even for the note: cut silently
+    head = data[: limit_bytes - note_bytes].decode("utf-8", errors="ignore")
     # Cut at a line end so a markdown table row or tag is not left half-open.
     cut = head.rfind("\n")
     if cut > 0:
@@ -150,9 +152,9 @@ def append_summary(path: Path, markdown: str) -> int:
         "\n\n> **evalkit:** the summary was cut to stay under GitHub's 1 MiB step-summary "
         "limit; the full report is in the report files.\n"
     )
+    if not markdown.endswith("\n"):
+        markdown += "\n"
     text = truncate_utf8(markdown, max(0, SUMMARY_LIMIT_BYTES - existing), note)
-    if not text.endswith("\n"):
-        text += "\n"
     with path.open("a", encoding="utf-8", newline="\n") as fh:
         fh.write(text)
     return len(text.encode("utf-8"))
