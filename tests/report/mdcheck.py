@@ -7,7 +7,6 @@ if escaping lets untrusted text open a tag, a link, a code span or a table cell.
 
 from __future__ import annotations
 
-import html
 import re
 from html.parser import HTMLParser
 
@@ -59,7 +58,7 @@ def parse(markdown: str) -> _Tags:
 
 def visible_text(markdown: str) -> str:
     """What a reader sees (zero-width spaces removed, as a copy-paste would show them)."""
-    return html.unescape("".join(parse(markdown).text)).replace("\u200b", "")
+    return "".join(parse(markdown).text).replace("\u200b", "")
 
 
 def raw_text(markdown: str) -> str:

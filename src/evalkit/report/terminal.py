@@ -11,6 +11,7 @@ out control characters, so a case id cannot inject ANSI escapes or rich markup.
 from __future__ import annotations
 
 import io
+import os
 from typing import TYPE_CHECKING
 
 from evalkit.errors import InputError
@@ -50,7 +51,7 @@ MESSAGE_LEN = 400
 SHOW_FAILED = 10
 SHOW_IDS = 5
 SHOW_WORST = 5
-CAPTURE_WIDTH = 120
+CAPTURE_WIDTH = 160
 
 
 def render_terminal(
@@ -64,7 +65,7 @@ def render_terminal(
     """Print the report to ``console`` (default: a new stdout console) and return None.
 
     With ``capture=True`` nothing is printed and the text is returned instead, with
-    ANSI colour only when ``color`` is true (``width`` defaults to 120 there).
+    ANSI colour only when ``color`` is true (``width`` defaults to 160 there).
     ``color``: ``None`` lets rich decide (TTY and ``NO_COLOR``), ``True``/``False`` force it;
     it applies to the console this function creates, so it cannot be combined with
     ``console``.
@@ -98,8 +99,15 @@ def render_terminal(
             highlight=False,
             emoji=False,
         )
+        if width is None and not console.is_terminal and "COLUMNS" not in os.environ:
+            console.width = CAPTURE_WIDTH  # CI logs: rich's 80-column default wraps the table
     _print(console, report)
     return None
+
+
+def _say(console: Console, line: RenderableType) -> None:
+    """One line, soft-wrapped: the terminal wraps it, so a copied id or message stays whole."""
+    console.print(line, soft_wrap=True)
 
 
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
@@ -112,7 +120,8 @@ def _headline(report: GateReport) -> Text:
     from rich.text import Text
 
     h = S.headline(report)
-    line = Text(f"{h.word}", style=VERDICT_STYLE[h.verdict])
+    line = Text()
+    line.append(h.word, style=VERDICT_STYLE[h.verdict])
     line.append(f": {h.counts()}")
     if h.named:
         line.append(f"; {h.named_label}: ")
@@ -128,7 +137,8 @@ def _headline(report: GateReport) -> Text:
 def _run_line(label: str, run: RunSummary) -> Text:
     from rich.text import Text
 
-    line = Text(f"{label} ", style="bold")
+    line = Text()
+    line.append(f"{label} ", style="bold")
     line.append(_t(run.name))
     line.append(f" · {run.n_cases:,} cases")
     sha = S.short_sha(run.git_commit)
@@ -186,33 +196,34 @@ def _why(v: CheckVerdict) -> Text:
 def _print(console: Console, report: GateReport) -> None:
     from rich.text import Text
 
-    console.print(_headline(report))
-    console.print(_run_line("Candidate", report.candidate))
+    _say(console, _headline(report))
+    _say(console, _run_line("Candidate", report.candidate))
     if report.baseline is not None:
-        console.print(_run_line("Baseline", report.baseline))
+        _say(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        console.print(
+        _say(
+            console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
                 "Promote a run of the default branch as the baseline.",
                 style="bold yellow",
-            )
+            ),
         )
     line = S.multiplicity(report)
     if line is not None:
-        console.print(line)
+        _say(console, line)
     for note in report.notes:
-        console.print(_t(note, MESSAGE_LEN, style="dim"))
+        _say(console, _t(note, MESSAGE_LEN, style="dim"))
     bad = S.non_finite_fields(report)
     if bad:
-        console.print(Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
+        _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
     if report.verdicts:
         console.print(_table(report))
     else:
-        console.print("No checks are configured, so nothing was gated.")
+        _say(console, "No checks are configured, so nothing was gated.")
     for v in report.verdicts:
         if v.status != "pass":
-            console.print(_why(v))
+            _say(console, _why(v))
     _print_failed(console, report)
     _print_goldens(console, report)
     _print_worst(console, report)
@@ -228,20 +239,21 @@ def _print_failed(console: Console, report: GateReport) -> None:
     failed = report.candidate.failed
     if not failed:
         return
-    console.print(
+    _say(
+        console,
         Text(
             f"{len(failed):,} of {report.candidate.n_cases:,} cases failed to run:",
             style="bold magenta",
-        )
+        ),
     )
     for cid, err in failed[:SHOW_FAILED]:
         line = Text("  ")
         line.append(_t(cid, ID_LEN, style="bold")).append(": ").append(
             _t(err or "(no message)", MESSAGE_LEN)
         )
-        console.print(line)
+        _say(console, line)
     if len(failed) > SHOW_FAILED:
-        console.print(_more(len(failed) - SHOW_FAILED))
+        _say(console, _more(len(failed) - SHOW_FAILED))
 
 
 def _print_goldens(console: Console, report: GateReport) -> None:
@@ -250,10 +262,11 @@ def _print_goldens(console: Console, report: GateReport) -> None:
     diff = report.goldens_diff
     if diff.empty:
         return
-    console.print(
+    _say(
+        console,
         f"Goldens changed since the baseline: {len(diff.added):,} added, "
         f"{len(diff.removed):,} removed, {len(diff.changed):,} changed "
-        "(vs_baseline checks compared the unchanged cases only)"
+        "(vs_baseline checks compared the unchanged cases only)",
     )
     for label, ids in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
         if ids:
@@ -264,7 +277,7 @@ def _print_goldens(console: Console, report: GateReport) -> None:
                 line.append(_t(cid, ID_LEN))
             if len(ids) > SHOW_IDS:
                 line.append(f" and {len(ids) - SHOW_IDS:,} more")
-            console.print(line)
+            _say(console, line)
 
 
 def _print_worst(console: Console, report: GateReport) -> None:
@@ -275,14 +288,14 @@ def _print_worst(console: Console, report: GateReport) -> None:
             continue
         head = Text("Most regressed for ")
         head.append(_t(v.check_id, style="bold")).append(":")
-        console.print(head)
+        _say(console, head)
         for d in v.worst_cases[:SHOW_WORST]:
             line = Text("  ")
             line.append(_t(d.case_id, ID_LEN))
             line.append(f"  {S.num(d.baseline)} → {S.num(d.candidate)} ({S.signed(d.delta)})")
-            console.print(line)
+            _say(console, line)
         if len(v.worst_cases) > SHOW_WORST:
-            console.print(_more(len(v.worst_cases) - SHOW_WORST))
+            _say(console, _more(len(v.worst_cases) - SHOW_WORST))
 
 
 __all__ = ["render_terminal"]

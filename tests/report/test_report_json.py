@@ -1,0 +1,125 @@
+"""The JSON report: schema-valid, stable keys, every verdict field, never NaN."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]  # (no stubs; dev-only)
+import pytest
+
+from evalkit.gate import CheckVerdict, Comparison
+from evalkit.report.json_report import dumps, render_json
+
+from .samples import SCENARIOS, failing, hostile
+
+DOC = Path(__file__).parents[2] / "docs" / "report-schema.md"
+
+
+def _schema() -> dict[str, Any]:
+    text = resources.files("evalkit.report").joinpath("gate-report.schema.json").read_text()
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_every_scenario_validates_against_the_schema(name: str) -> None:
+    data = json.loads(dumps(SCENARIOS[name]()))
+    jsonschema.Draft202012Validator(_schema()).validate(data)
+
+
+def test_schema_rejects_an_unknown_key() -> None:
+    """additionalProperties is closed, so the schema cannot silently lag the code."""
+    data = render_json(failing())
+    data["checks"][0]["surprise"] = 1
+    with pytest.raises(jsonschema.ValidationError, match="surprise"):
+        jsonschema.Draft202012Validator(_schema()).validate(data)
+
+
+def test_schema_version_comes_first_and_keys_are_stable() -> None:
+    data = render_json(failing())
+    assert next(iter(data)) == "schema_version"
+    assert data["schema_version"] == 1
+    assert list(data) == [
+        "schema_version", "kind", "verdict", "exit_code", "summary", "candidate", "baseline",
+        "goldens_diff", "multiplicity", "notes", "non_finite", "checks",
+    ]  # fmt: skip
+    assert dumps(failing()) == dumps(failing())
+
+
+def test_every_verdict_field_is_carried() -> None:
+    report = failing()
+    data = render_json(report)
+    assert data["verdict"] == "fail"
+    assert data["exit_code"] == 1
+    assert data["summary"]["blocking_failures"] == ["recall_floor", "no_ndcg_regression"]
+    assert data["summary"]["by_status"] == {"fail": 2, "pass": 1}
+    check = data["checks"][1]
+    v = report.verdicts[1]
+    assert v.comparison is not None
+    for f in dataclasses.fields(CheckVerdict):
+        key = {"check_id": "id", "covered": "coverage", "total": "coverage"}.get(f.name, f.name)
+        assert key in check, f.name
+    for f in dataclasses.fields(Comparison):
+        assert f.name in check["comparison"], f.name
+    assert check["coverage"] == {"covered": 100, "total": 100}
+    assert check["comparison"]["ci_low"] == -0.065
+    assert len(check["comparison"]["deltas"]) == 100
+    assert check["worst_cases"][0] == {
+        "case_id": "q0068",
+        "baseline": 0.423,
+        "candidate": 0.1449,
+        "delta": -0.2781,
+    }
+    assert data["multiplicity"]["alpha_familywise"] == pytest.approx(1 - 0.95**2)
+
+
+def test_non_finite_values_become_null_and_are_listed() -> None:
+    report = failing()
+    v = report.verdicts[1]
+    assert v.comparison is not None
+    comp = dataclasses.replace(v.comparison, ci_high=math.inf, mde=math.nan)
+    report = dataclasses.replace(
+        report, verdicts=(report.verdicts[0], dataclasses.replace(v, comparison=comp))
+    )
+    text = dumps(report)
+
+    def refuse(const: str) -> None:
+        raise AssertionError(f"{const} emitted")
+
+    data = json.loads(text, parse_constant=refuse)
+    assert data["checks"][1]["comparison"]["ci_high"] is None
+    assert data["checks"][1]["comparison"]["mde"] is None
+    assert data["non_finite"] == ["checks[1].comparison.ci_high", "checks[1].comparison.mde"]
+
+
+def test_hostile_text_round_trips_exactly() -> None:
+    report = hostile()
+    data = json.loads(dumps(report))
+    assert data["checks"][0]["id"] == report.verdicts[0].check_id
+    assert data["candidate"]["failed"][0]["error"] == report.candidate.failed[0][1]
+    assert dumps(report).isascii()
+
+
+def test_docs_describe_every_schema_field() -> None:
+    """docs/report-schema.md names every property the schema defines."""
+    doc = DOC.read_text(encoding="utf-8")
+    documented = set(re.findall(r"`([a-z_]+)`", doc))
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            names.update(node.get("properties", {}))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(_schema())
+    assert names - documented == set()

@@ -1,0 +1,106 @@
+"""The terminal report: content, colour only when wanted, and no injection via rich."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+
+import pytest
+from rich.console import Console
+
+from evalkit.errors import InputError
+from evalkit.report.terminal import render_terminal
+
+from .samples import errored, failing, incomparable, no_baseline, passing
+
+ANSI = "\x1b["
+COLOUR = re.compile(r"\x1b\[[0-9;]*(?:3[0-8]|9[0-7]|4[0-8])(?:;[0-9;]*)?m")
+
+
+def _text(report: object, **kw: object) -> str:
+    out = render_terminal(report, capture=True, **kw)  # type: ignore[arg-type]
+    assert isinstance(out, str)
+    return out
+
+
+def test_headline_table_and_reasons() -> None:
+    out = _text(failing())
+    lines = out.splitlines()
+    assert lines[0] == "FAIL: 1 of 3 checks passed; blocking: recall_floor, no_ndcg_regression"
+    assert "Baseline main · 100 cases · commit fedcba9" in out
+    assert "is 9.8% (correction: none)" in out
+    row = next(line for line in lines if "no_ndcg_regression" in line and "fail" in line)
+    assert "Δ -0.0412 [-0.0650, -0.0170] 95% CI, p=0.0008" in row
+    assert "100/100" in row
+    assert "15 / 34 / 51" in row
+    assert "✗ recall_floor: recall@10 = 0.55 misses >= 0.6" in out
+    assert "Most regressed for no_ndcg_regression:" in out
+    assert "q0068  0.4230 → 0.1449 (-0.2781)" in out
+
+
+def test_checks_keep_the_checks_file_order() -> None:
+    out = _text(failing())
+    assert out.index("recall_floor") < out.index("no_ndcg_regression") < out.index("recall_st")
+
+
+def test_no_baseline_incomparable_and_failed_cases_are_shown() -> None:
+    assert "No baseline: vs_baseline checks had nothing to compare against" in _text(no_baseline())
+    inc = _text(incomparable())
+    assert "incomparable" in inc
+    assert "judge model changed" in inc
+    assert "1 added, 1 removed" not in inc
+    assert "2 added, 1 removed, 1 changed" in inc
+    err = _text(errored())
+    assert err.startswith("ERROR: 2 of 100 cases failed to run")
+    assert "q0042: TimeoutError: no response within 30s" in err
+
+
+def test_no_colour_unless_asked() -> None:
+    assert ANSI not in _text(failing())
+    assert ANSI not in _text(failing(), color=False)
+    assert ANSI in _text(failing(), color=True)
+
+
+def test_auto_colour_follows_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not a TTY (pytest's capture): no colour; FORCE_COLOR forces it; NO_COLOR wins."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    assert render_terminal(passing()) is None
+    assert ANSI not in capsys.readouterr().out
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    render_terminal(passing())
+    assert "\x1b[1;32mPASS" in capsys.readouterr().out  # bold green
+    monkeypatch.setenv("NO_COLOR", "1")
+    render_terminal(passing())
+    plain = capsys.readouterr().out
+    # NO_COLOR removes colour; rich may keep bold, which the NO_COLOR convention allows.
+    assert not COLOUR.search(plain)
+    assert plain.startswith("\x1b[1mPASS\x1b[0m: 3 of 3 checks passed")
+
+
+def test_prints_into_a_given_console() -> None:
+    buf = io.StringIO()
+    assert render_terminal(failing(), console=Console(file=buf, width=150)) is None
+    assert buf.getvalue().startswith("FAIL: 1 of 3")
+    with pytest.raises(InputError, match="either console=, or color=/capture="):
+        render_terminal(failing(), console=Console(file=buf), color=True)
+
+
+def test_untrusted_text_cannot_inject_markup_or_escapes() -> None:
+    report = failing()
+    evil = "[bold red]x[/] \x1b[2J\x1b]0;title\x07 :smile: \u202eevil\nnext"
+    v = dataclasses.replace(report.verdicts[0], check_id=evil, message=evil)
+    out = _text(dataclasses.replace(report, verdicts=(v,)), color=True, width=250)
+    assert "[bold red]x[/]" in out
+    assert ":smile:" in out
+    assert "\\x1b[2J" in out
+    assert "\\u202e" in out
+    assert "\x1b[2J" not in out
+    assert "\x07" not in out
+    assert "\u202e" not in out
+    assert "evil ⏎ next" in out  # a newline is shown, never obeyed
+    assert not any(line.startswith("next") for line in out.splitlines())
