@@ -1,10 +1,12 @@
 """Run a target over a golden set: target × goldens → one row per case.
 
-Cases run on a bounded thread pool (``concurrency``), optionally under a
+Cases run on a bounded set of threads (``concurrency``), optionally under a
 requests-per-second limit.  Latency is measured by the target around its own
-request, so time spent waiting for a free slot is never counted.  Rows come
-back in golden-set order whatever order they complete in.  A case that fails
-becomes a row with ``error`` set and no metric values: never a zero.
+request, so time spent waiting for a free slot (or for the rate limit) is never
+counted.  Rows come back in golden-set order whatever order they complete in.
+A case that fails becomes a row with ``error`` set and no metric values: never
+a zero.  An LLM judge grades inside the case's slot, so the same bound covers
+it.  Why threads and not asyncio: ``docs/design/concurrency.md``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from evalkit import registry
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
@@ -36,6 +39,7 @@ class RateLimiter:
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
+        """Block until this caller may start (reserves its slot first, so callers queue fairly)."""
         with self._lock:
             now = time.monotonic()
             start = max(now, self._next)
@@ -43,6 +47,15 @@ class RateLimiter:
         delay = start - time.monotonic()
         if delay > 0:
             time.sleep(delay)
+
+    def try_acquire(self) -> float:
+        """Take a start now and return 0, or return the seconds until one is free."""
+        with self._lock:
+            now = time.monotonic()
+            if now < self._next:
+                return self._next - now
+            self._next = now + self._interval
+            return 0.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,24 @@ def resolve_metrics(metrics: Sequence[str]) -> tuple[list[registry.MetricDef], l
     return case_defs, aggregates
 
 
+def _judge_value(defn: registry.MetricDef, response: TargetResponse, case: GoldenCase) -> Any:
+    """The metric's value; an LLM judge's grade also lands in the row's meta.
+
+    The grade is taken from ``grade()`` itself rather than looked up afterwards,
+    so two runs grading the same case at once can never swap each other's meta.
+    Meta keys are prefixed with the metric name (``helpfulness_input_tokens``);
+    token counts (and cost, when the judge has prices) appear only when the API
+    reported usage for this grading; a cache hit spent nothing and says so.
+    """
+    from evalkit.metrics.judge import LLMJudge
+
+    if not isinstance(defn.fn, LLMJudge):
+        return defn.fn(response, case)
+    grade = defn.fn.grade(response, case)
+    response.meta.update(grade.as_meta(prefix=defn.name))
+    return float(grade.score)
+
+
 def score_case(
     case: GoldenCase, response: TargetResponse, metrics: Sequence[registry.MetricDef]
 ) -> CaseResult:
@@ -88,7 +119,7 @@ def score_case(
     values: dict[str, float] = {}
     for defn in metrics:
         try:
-            value = defn.fn(response, case)
+            value = _judge_value(defn, response, case)
         except RuntimeFailure as exc:
             return CaseResult(case.id, response, {}, error=f"{defn.name}: {exc}")
         except EvalkitError as exc:
@@ -165,6 +196,7 @@ def evaluate(
     skipped = set(skip)
     todo = [(i, c) for i, c in enumerate(cases) if c.id not in skipped]
     limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
+    _size_pool(target, options.concurrency)
     rows: dict[int, CaseResult] = {}
 
     def finish(index: int, row: CaseResult) -> None:
@@ -181,6 +213,17 @@ def evaluate(
     return RunResult(name or target.name, ordered)
 
 
+def _size_pool(target: Target, concurrency: int) -> None:
+    """Let a target that pools connections keep one per slot (``expect_concurrency``).
+
+    Without it an ``httpx`` pool keeps 20 idle connections, so at concurrency 32
+    a dozen cases would open a fresh connection every time.
+    """
+    expect = getattr(target, "expect_concurrency", None)
+    if callable(expect):
+        expect(concurrency)
+
+
 def _run_pool(
     target: Target,
     todo: Sequence[tuple[int, GoldenCase]],
@@ -194,6 +237,10 @@ def _run_pool(
     Threads rather than a pool: a case that overruns its deadline is abandoned
     (reported as timed out) and its slot is freed at once, instead of blocking
     a pool worker that the next case would silently queue behind.
+
+    The rate limit is applied here, before a case gets its thread, so a case's
+    deadline (and its measured latency) starts when it may actually start:
+    waiting for the rate limit is never held against it.
     """
     results: queue.Queue[tuple[int, CaseResult | BaseException]] = queue.Queue()
     running: dict[int, tuple[GoldenCase, float]] = {}
@@ -201,19 +248,26 @@ def _run_pool(
 
     def work(index: int, case: GoldenCase) -> None:
         try:
-            results.put((index, _invoke(target, case, case_defs, limiter)))
+            results.put((index, _invoke(target, case, case_defs, None)))
         except BaseException as exc:  # re-raised on the calling thread
             results.put((index, exc))
 
     while waiting or running:
+        paced: float | None = None  # seconds until the rate limit allows the next start
         while waiting and len(running) < options.concurrency:
+            if limiter is not None:
+                wait = limiter.try_acquire()
+                if wait > 0:
+                    paced = wait
+                    break
             index, case = waiting.pop()
             running[index] = (case, time.monotonic())
             threading.Thread(target=work, args=(index, case), daemon=True).start()
-        timeout = None
-        if options.case_timeout_s is not None:
+        timeout = paced
+        if options.case_timeout_s is not None and running:
             oldest = min(started for _, started in running.values())
-            timeout = max(0.0, oldest + options.case_timeout_s - time.monotonic())
+            due = max(0.0, oldest + options.case_timeout_s - time.monotonic())
+            timeout = due if timeout is None else min(timeout, due)
         try:
             index, outcome = results.get(timeout=timeout)
         except queue.Empty:

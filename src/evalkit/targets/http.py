@@ -148,9 +148,10 @@ class HttpTarget:
     :class:`TargetError` naming the target and the case.
 
     One pooled ``httpx.Client`` serves every call; it is created on first use
-    and closed by :meth:`close` or the ``with`` block.  A ``client=`` you pass
-    in is used as is (its own headers, auth, limits) and never closed here.
-    Safe to invoke from several threads.
+    and closed by :meth:`close` or the ``with`` block.  :meth:`expect_concurrency`
+    (called by ``evaluate``) sizes it to keep one idle connection per slot.  A
+    ``client=`` you pass in is used as is (its own headers, auth, limits) and
+    never closed here.  Safe to invoke from several threads.
     """
 
     def __init__(
@@ -184,6 +185,8 @@ class HttpTarget:
         self._owns_client = client is None
         self._closed = False
         self._lock = threading.Lock()
+        self._keepalive: int | None = None  # None: httpx's default pool limits
+        self._retired: list[httpx.Client] = []  # outgrown pools, closed by close()
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -203,8 +206,34 @@ class HttpTarget:
         with self._lock:
             self._closed = True
             client = self._client
-        if self._owns_client and client is not None:
-            client.close()
+            retired, self._retired = self._retired, []
+        if self._owns_client:
+            for old in [*retired, client]:
+                if old is not None:
+                    old.close()
+
+    def expect_concurrency(self, concurrency: int) -> None:
+        """Keep up to ``concurrency`` idle connections, so every slot reuses its own.
+
+        The connection count itself is left unbounded: the executor already caps
+        requests in flight, and a second cap here could only make a case wait for
+        a connection inside its measured latency (e.g. behind an abandoned,
+        timed-out case still holding one).  A pool built smaller is replaced; the
+        old one is closed with the target, never under a request in flight.
+        No effect on a ``client=`` passed in.
+        """
+        if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+            raise InputError(
+                f"HttpTarget {self.name!r}: concurrency must be an integer >= 1, "
+                f"got {concurrency!r}"
+            )
+        with self._lock:
+            if not self._owns_client or (self._keepalive or 0) >= concurrency:
+                return
+            self._keepalive = concurrency
+            if self._client is not None:
+                self._retired.append(self._client)
+                self._client = None
 
     @property
     def closed(self) -> bool:
@@ -218,7 +247,14 @@ class HttpTarget:
                     "(or invoke inside its with-block)"
                 )
             if self._client is None:
-                self._client = httpx.Client(timeout=self.timeout_s, follow_redirects=False)
+                limits = (
+                    httpx.Limits(max_connections=None, max_keepalive_connections=self._keepalive)
+                    if self._keepalive is not None
+                    else httpx.Limits(max_connections=100, max_keepalive_connections=20)
+                )
+                self._client = httpx.Client(
+                    timeout=self.timeout_s, follow_redirects=False, limits=limits
+                )
             client = self._client
         if client.is_closed:
             raise TargetError(
