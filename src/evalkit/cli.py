@@ -139,23 +139,129 @@ def run(
     concurrency: Annotated[
         int | None, typer.Option(min=1, help="Cases in flight at once (overrides config).")
     ] = None,
+    rate_limit: Annotated[
+        float | None,
+        typer.Option(help="At most this many case starts per second (overrides config)."),
+    ] = None,
+    case_timeout: Annotated[
+        float | None,
+        typer.Option(help="Seconds after which an unfinished case fails (overrides config)."),
+    ] = None,
+    resume: Annotated[
+        bool,
+        typer.Option(help="Keep the cases an interrupted run finished; run only the rest."),
+    ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            metavar="i/N",
+            help="Run only shard i of N (from 1); combine the shards with `evalkit merge`.",
+        ),
+    ] = None,
     judge_cache_only: Annotated[
         bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
     ] = False,
 ) -> None:
-    """Run the configured target over the golden set and write a run artefact."""
-    from evalkit.artifact import write_artifact
-    from evalkit.config import load_config
-    from evalkit.pipeline import prepare, to_artifact
+    """Run the configured target over the golden set and write a run artefact.
 
+    Each finished case is saved at once in OUT.checkpoint.jsonl; after an
+    interruption or failed cases, --resume runs only the cases not yet done.
+    """
+    import math
+
+    from evalkit.artifact import write_artifact
+    from evalkit.checkpoint import Checkpoint, checkpoint_path, run_identity
+    from evalkit.config import load_config
+    from evalkit.errors import InputError
+    from evalkit.pipeline import Prepared, prepare, to_artifact
+    from evalkit.results import CaseResult, RunResult
+    from evalkit.shards import parse_shard, select_shard
+
+    spec = parse_shard(shard) if shard is not None else None
+    for flag, value in (("--rate-limit", rate_limit), ("--case-timeout", case_timeout)):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise InputError(f"{flag} must be a positive number, got {value:g}")
     cfg = load_config(config)
+    overrides = {
+        key: value
+        for key, value in (
+            ("concurrency", concurrency),
+            ("rate_limit", rate_limit),
+            ("case_timeout_s", case_timeout),
+        )
+        if value is not None
+    }
+    if overrides:
+        cfg.model = cfg.model.model_copy(update=overrides)
     prepared = prepare(cfg, cache_only=judge_cache_only)
-    result = _run_with_progress(prepared, concurrency=concurrency)
-    art = to_artifact(prepared, result, result.name)
-    path = write_artifact(art, out or cfg.output_path)
-    typer.echo(f"wrote {path} ({len(result)} cases)")
+    todo = prepared
+    out_path = out or cfg.output_path
+    if spec is not None:
+        todo = Prepared(cfg, select_shard(prepared.goldens, spec), prepared.checks)
+        if out is None:  # shards of one matrix must not overwrite each other's artefact
+            name = out_path.name
+            ext = ".json.gz" if name.endswith(".json.gz") else out_path.suffix
+            out_path = out_path.with_name(f"{name.removesuffix(ext)}.{spec.slug}{ext}")
+    identity = run_identity(cfg.model, prepared.goldens, None if spec is None else str(spec))
+    ckpt_path = checkpoint_path(out_path)
+    total = len(todo.goldens)
+    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        done = ckpt.completed
+        if resume and ckpt.resumed:
+            retried = len(ckpt.failed_before.keys() - done.keys())
+            again = f"; {retried} failed case(s) run again" if retried else ""
+            _err(f"resuming {ckpt_path}: {len(done)} of {total} case(s) already done{again}")
+        elif resume:
+            _err(f"nothing to resume at {ckpt_path}; running every case")
+        try:
+            fresh = _run_with_progress(
+                todo, skip=list(done), on_row=lambda _index, row: ckpt.append(row)
+            )
+        except KeyboardInterrupt:
+            _err(
+                f"interrupted: {len(done) + ckpt.appended} of {total} case(s) are saved in "
+                f"{ckpt_path}; rerun with --resume to run only the rest"
+            )
+            raise typer.Exit(130) from None
+        new_rows: dict[str, CaseResult] = {row.case_id: row for row in fresh.per_query}
+        rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
+        result = RunResult(fresh.name, rows)
+        art = to_artifact(prepared, result, result.name)
+        art.config_fingerprint = identity.config
+        art.shard = identity.shard
+        art.truncated_ids = frozenset(ckpt.truncated_ids)
+        path = write_artifact(art, out_path)
+        if not art.failed:
+            ckpt.discard()
+    where = f", shard {spec}" if spec is not None else ""
+    typer.echo(f"wrote {path} ({len(result)} cases{where})")
     _report_failed_cases(art)
     if art.failed:
+        _err(f"finished cases are kept in {ckpt_path}; rerun with --resume to retry only the rest")
+        raise typer.Exit(EXIT_RUNTIME)
+
+
+@app.command()
+def merge(
+    shards: Annotated[
+        list[Path], typer.Argument(help="Every shard's artefact (from `evalkit run --shard i/N`).")
+    ],
+    out: Annotated[Path, typer.Option(help="Where to write the merged run artefact.")],
+) -> None:
+    """Merge the artefacts of a sharded run into one run artefact.
+
+    Refuses shards of different configs, golden sets, metric definitions or
+    commits, a shard given twice or missing, and duplicate or missing cases.
+    """
+    from evalkit.artifact import read_artifact, write_artifact
+    from evalkit.shards import merge as merge_shards
+
+    artefacts = [read_artifact(path) for path in shards]
+    merged = merge_shards(artefacts, sources=[str(path) for path in shards])
+    path = write_artifact(merged, out)
+    typer.echo(f"wrote {path} ({len(merged.result)} cases from {len(artefacts)} shards)")
+    _report_failed_cases(merged)
+    if merged.failed:
         raise typer.Exit(EXIT_RUNTIME)
 
 
