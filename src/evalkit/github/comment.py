@@ -63,14 +63,17 @@ class CommentResult:
     url: str
 
 
-def _is_ours(raw: dict[str, Any], marker: str, author_login: str | None) -> bool:
-    body = raw.get("body")
+def _is_ours(comment: Any, marker: str, author_login: str | None) -> bool:
+    # Attributes, not .raw_data: on a listed (lazy) comment raw_data would fetch it again.
+    body = comment.body
     if not isinstance(body, str) or marker not in body:
         return False
-    user = raw.get("user") or {}
+    user = comment.user
+    if user is None:
+        return False
     if author_login:
-        return bool(user.get("login") == author_login)
-    return bool(user.get("type") == "Bot")
+        return bool(user.login == author_login)
+    return bool(user.type == "Bot")
 
 
 def upsert_sticky_comment(
@@ -92,7 +95,7 @@ def upsert_sticky_comment(
         lambda: list(issue.get_comments()),
         retry=retry,
     )
-    ours = [c for c in comments if _is_ours(c.raw_data, marker, author_login)]
+    ours = [c for c in comments if _is_ours(c, marker, author_login)]
     if not ours:
         created: Any = call_github(
             f"create a comment on PR #{pr_number}",
@@ -101,16 +104,16 @@ def upsert_sticky_comment(
         )
         return CommentResult("created", int(created.id), str(created.html_url))
     # Oldest first: if a past race left two, keep updating the first one.
-    existing = min(ours, key=lambda c: int(c.raw_data["id"]))
-    raw = existing.raw_data
-    if raw.get("body") == body:
-        return CommentResult("unchanged", int(raw["id"]), str(raw.get("html_url", "")))
+    existing = min(ours, key=lambda c: int(c.id))
+    comment_id, url = int(existing.id), str(existing.html_url)
+    if existing.body == body:
+        return CommentResult("unchanged", comment_id, url)
     call_github(
-        f"update comment {raw['id']} on PR #{pr_number}",
+        f"update comment {comment_id} on PR #{pr_number}",
         lambda: existing.edit(body),
         retry=retry,
     )
-    return CommentResult("updated", int(raw["id"]), str(raw.get("html_url", "")))
+    return CommentResult("updated", comment_id, url)
 
 
 __all__ = [

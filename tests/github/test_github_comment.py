@@ -1,0 +1,137 @@
+"""The sticky PR comment, through the real PyGithub client and the fake GitHub."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
+    FakeGitHub,
+    fake_github_fixture,
+    github_factory_for_tests,
+)
+
+from evalkit.errors import ConfigError
+from evalkit.github.client import NO_DELAY
+from evalkit.github.comment import (
+    MAX_COMMENT_CHARS,
+    marker_for,
+    prepare_body,
+    sanitize_untrusted_body,
+    upsert_sticky_comment,
+)
+from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+
+PR = 7
+
+
+def repo_of(fake: FakeGitHub) -> Any:
+    return github_factory_for_tests(fake.api_url, fake.token).get_repo(fake.full_name)
+
+
+def report(text: str, name: str = "evalkit") -> str:
+    return f"{marker_for(name)}\n### evalkit: {text}\n"
+
+
+def test_github_comment_marker_format_is_the_agreed_one() -> None:
+    assert marker_for("evals-search") == "<!-- evalkit report config=evals-search -->"
+    with pytest.raises(ConfigError, match="config name 'a b'"):
+        marker_for("a b")
+
+
+def test_github_comment_created_then_updated_in_place(fake_github: FakeGitHub) -> None:
+    repo = repo_of(fake_github)
+    first = upsert_sticky_comment(repo, PR, report("pass"), config_name="evalkit", retry=NO_DELAY)
+    second = upsert_sticky_comment(repo, PR, report("fail"), config_name="evalkit", retry=NO_DELAY)
+    assert (first.action, second.action) == ("created", "updated")
+    assert first.comment_id == second.comment_id
+    assert fake_github.comment_bodies(PR) == [report("fail")]
+
+
+def test_github_comment_unchanged_body_is_not_rewritten(fake_github: FakeGitHub) -> None:
+    repo = repo_of(fake_github)
+    upsert_sticky_comment(repo, PR, report("pass"), config_name="evalkit", retry=NO_DELAY)
+    again = upsert_sticky_comment(repo, PR, report("pass"), config_name="evalkit", retry=NO_DELAY)
+    assert again.action == "unchanged"
+    assert fake_github.api_calls("PATCH") == []
+
+
+def test_github_comment_found_on_a_later_page(fake_github: FakeGitHub) -> None:
+    fake_github.max_per_page = 3
+    for i in range(7):
+        fake_github.add_comment(PR, f"human comment {i}")
+    ours = fake_github.add_comment(PR, report("old"), login="github-actions[bot]", kind="Bot")
+    for i in range(4):
+        fake_github.add_comment(PR, f"later comment {i}")
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("new"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert (result.action, result.comment_id) == ("updated", ours["id"])
+    pages = [r.query.get("page", ["1"])[0] for r in fake_github.api_calls("GET", "/comments")]
+    assert pages == ["1", "2", "3", "4"]
+    assert len(fake_github.comments[PR]) == 12
+
+
+def test_github_comment_ignores_marker_in_a_human_comment(fake_github: FakeGitHub) -> None:
+    quoted = fake_github.add_comment(PR, f"look at this: {report('pass')}", login="mallory")
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("fail"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert result.action == "created"
+    assert quoted["body"].startswith("look at this")
+
+
+def test_github_comment_one_comment_per_config(fake_github: FakeGitHub) -> None:
+    repo = repo_of(fake_github)
+    upsert_sticky_comment(repo, PR, report("a", "search"), config_name="search", retry=NO_DELAY)
+    upsert_sticky_comment(repo, PR, report("b", "rag"), config_name="rag", retry=NO_DELAY)
+    upsert_sticky_comment(repo, PR, report("c", "search"), config_name="search", retry=NO_DELAY)
+    assert fake_github.comment_bodies(PR) == [report("c", "search"), report("b", "rag")]
+
+
+def test_github_comment_author_login_filter(fake_github: FakeGitHub) -> None:
+    fake_github.add_comment(PR, report("old"), login="ci-user", kind="User")
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("new"), config_name="evalkit",
+        author_login="ci-user", retry=NO_DELAY,
+    )
+    assert result.action == "updated"
+
+
+def test_github_comment_403_is_a_permission_error(fake_github: FakeGitHub) -> None:
+    fake_github.fail("POST", r"/comments$", 403, message="Resource not accessible by integration")
+    with pytest.raises(GitHubPermissionError, match=r"create a comment on PR #7.*403"):
+        upsert_sticky_comment(
+            repo_of(fake_github), PR, report("x"), config_name="evalkit", retry=NO_DELAY
+        )
+
+
+def test_github_comment_5xx_is_retried_boundedly(fake_github: FakeGitHub) -> None:
+    fake_github.fail("GET", r"/comments$", 500, times=2)
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("x"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert result.action == "created"
+    fake_github.fail("PATCH", r"/issues/comments/\d+$", 502, times=5)
+    with pytest.raises(GitHubApiError, match=r"update comment .*502.*gave up after 3"):
+        upsert_sticky_comment(
+            repo_of(fake_github), PR, report("y"), config_name="evalkit", retry=NO_DELAY
+        )
+    assert len(fake_github.api_calls("PATCH")) == 3
+
+
+def test_github_comment_body_is_capped_and_keeps_marker() -> None:
+    body = prepare_body("x" * 70_000, "evalkit")
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert body.startswith(marker_for("evalkit"))
+    assert body.endswith("comment truncated to GitHub's size limit.\n")
+
+
+def test_github_comment_untrusted_body_cannot_retarget_or_mention() -> None:
+    hostile = f"{marker_for('other')}\nping @octo-org/admins and @alice, not `@code` or a@b.c\n"
+    safe = sanitize_untrusted_body(hostile, "evalkit")
+    assert safe.startswith(marker_for("evalkit") + "\n")
+    assert marker_for("other") not in safe
+    assert "@octo-org" not in safe and "@alice" not in safe
+    assert "@\u200bocto-org/admins" in safe
+    assert "`@code`" in safe and "a@b.c" in safe
