@@ -81,7 +81,7 @@ class Fault:
 class Hook:
     method: str
     path: re.Pattern[str]
-    action: Callable[[], None]
+    action: Callable[[], object]
 
 
 def _sha1(data: bytes) -> str:
@@ -205,7 +205,7 @@ class FakeGitHub:
             Fault(method, re.compile(path_regex), status, times, message or f"HTTP {status}")
         )
 
-    def before(self, method: str, path_regex: str, action: Callable[[], None]) -> None:
+    def before(self, method: str, path_regex: str, action: Callable[[], object]) -> None:
         """Run ``action`` once, just before the first matching request is handled."""
         self.hooks.append(Hook(method, re.compile(path_regex), action))
 

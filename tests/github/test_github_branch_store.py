@@ -35,8 +35,9 @@ def store_for(fake: FakeGitHub, **kwargs: object) -> BranchStore:
 def test_github_branch_store_promote_creates_orphan_branch(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    result = store_for(fake_github).promote(artefact(tmp_path, "v1"), config_name="evalkit",
-                                            sha=SHA1)
+    result = store_for(fake_github).promote(
+        artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1
+    )
     assert result.location == "evalkit-baselines:latest/evalkit.json"
     git = fake_github.git
     head = git.refs["heads/evalkit-baselines"]
@@ -54,7 +55,9 @@ def test_github_branch_store_second_promotion_keeps_history(
     store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
     git = fake_github.git
     assert json.loads(git.file_at("evalkit-baselines", "latest/evalkit.json") or b"")["tag"] == "v2"
-    assert json.loads(git.file_at("evalkit-baselines", f"{SHA1}/evalkit.json") or b"")["tag"] == "v1"
+    assert (
+        json.loads(git.file_at("evalkit-baselines", f"{SHA1}/evalkit.json") or b"")["tag"] == "v1"
+    )
     head = git.refs["heads/evalkit-baselines"]
     assert len(git.commits[head]["parents"]) == 1
 
@@ -66,7 +69,8 @@ def test_github_branch_store_retries_when_another_job_moves_the_branch(
     store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
     # Another job (another config) commits between our read of the ref and our update.
     fake_github.before(
-        "PATCH", r"/git/refs/heads/evalkit-baselines$",
+        "PATCH",
+        r"/git/refs/heads/evalkit-baselines$",
         lambda: fake_github.git.commit_files("evalkit-baselines", {"latest/other.json": b"{}"}),
     )
     store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
@@ -80,11 +84,12 @@ def test_github_branch_store_retries_when_another_job_moves_the_branch(
 def test_github_branch_store_409_race_is_bounded(fake_github: FakeGitHub, tmp_path: Path) -> None:
     store = store_for(fake_github, race_attempts=3)
     store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
-    fake_github.fail("PATCH", r"/git/refs/heads/evalkit-baselines$", 409, times=10,
-                     message="Conflict")
+    fake_github.fail(
+        "PATCH", r"/git/refs/heads/evalkit-baselines$", 409, times=10, message="Conflict"
+    )
     with pytest.raises(GitHubApiError, match=r"evalkit-baselines after 3 attempts"):
         store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
-    assert len([r for r in fake_github.api_calls("PATCH")]) == 3
+    assert len(list(fake_github.api_calls("PATCH"))) == 3
 
 
 def test_github_branch_store_concurrent_branch_creation(
@@ -92,7 +97,8 @@ def test_github_branch_store_concurrent_branch_creation(
 ) -> None:
     # The branch does not exist when we look, but another job creates it first.
     fake_github.before(
-        "POST", r"/git/refs$",
+        "POST",
+        r"/git/refs$",
         lambda: fake_github.git.commit_files("evalkit-baselines", {"latest/rag.json": b"{}"}),
     )
     store_for(fake_github).promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
@@ -101,24 +107,27 @@ def test_github_branch_store_concurrent_branch_creation(
     assert git.file_at("evalkit-baselines", "latest/evalkit.json") is not None
 
 
-def test_github_branch_store_fetch_prefers_base_sha(fake_github: FakeGitHub,
-                                                    tmp_path: Path) -> None:
+def test_github_branch_store_fetch_prefers_base_sha(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
     store = store_for(fake_github)
     store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
     store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
     exact = store.fetch(config_name="evalkit", prefer_sha=SHA1, dest_dir=tmp_path / "a")
-    assert exact.found and exact.sha == SHA1 and "base commit" in exact.detail
+    assert exact.found
+    assert exact.sha == SHA1
+    assert "base commit" in exact.detail
     assert json.loads(exact.path.read_text())["tag"] == "v1"  # type: ignore[union-attr]
     latest = store.fetch(config_name="evalkit", prefer_sha="f" * 40, dest_dir=tmp_path / "b")
-    assert latest.found and latest.sha == SHA2
+    assert latest.found
+    assert latest.sha == SHA2
     assert json.loads(latest.path.read_text())["tag"] == "v2"  # type: ignore[union-attr]
 
 
 def test_github_branch_store_missing_branch_is_no_baseline(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    result = store_for(fake_github).fetch(config_name="evalkit", prefer_sha=None,
-                                          dest_dir=tmp_path)
+    result = store_for(fake_github).fetch(config_name="evalkit", prefer_sha=None, dest_dir=tmp_path)
     assert result.status == "missing"
     assert "evalkit-baselines has no latest/evalkit.json" in result.detail
 
@@ -134,8 +143,7 @@ def test_github_branch_store_large_file_read_through_blob_api(
     assert fake_github.api_calls("GET", "/git/blobs/")
 
 
-def test_github_branch_store_rejects_non_artefact(fake_github: FakeGitHub,
-                                                  tmp_path: Path) -> None:
+def test_github_branch_store_rejects_non_artefact(fake_github: FakeGitHub, tmp_path: Path) -> None:
     fake_github.git.commit_files("evalkit-baselines", {"latest/evalkit.json": b"<html>"})
     with pytest.raises(ArtifactError, match=r"branch evalkit-baselines:latest/evalkit.json"):
         store_for(fake_github).fetch(config_name="evalkit", prefer_sha=None, dest_dir=tmp_path)

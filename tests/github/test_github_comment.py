@@ -92,8 +92,12 @@ def test_github_comment_one_comment_per_config(fake_github: FakeGitHub) -> None:
 def test_github_comment_author_login_filter(fake_github: FakeGitHub) -> None:
     fake_github.add_comment(PR, report("old"), login="ci-user", kind="User")
     result = upsert_sticky_comment(
-        repo_of(fake_github), PR, report("new"), config_name="evalkit",
-        author_login="ci-user", retry=NO_DELAY,
+        repo_of(fake_github),
+        PR,
+        report("new"),
+        config_name="evalkit",
+        author_login="ci-user",
+        retry=NO_DELAY,
     )
     assert result.action == "updated"
 
@@ -132,6 +136,8 @@ def test_github_comment_untrusted_body_cannot_retarget_or_mention() -> None:
     safe = sanitize_untrusted_body(hostile, "evalkit")
     assert safe.startswith(marker_for("evalkit") + "\n")
     assert marker_for("other") not in safe
-    assert "@octo-org" not in safe and "@alice" not in safe
+    assert "@octo-org" not in safe
+    assert "@alice" not in safe
     assert "@\u200bocto-org/admins" in safe
-    assert "`@code`" in safe and "a@b.c" in safe
+    assert "`@code`" in safe
+    assert "a@b.c" in safe

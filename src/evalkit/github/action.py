@@ -198,11 +198,14 @@ class ActionInputs:
 
 
 def _mask_secrets(env: Mapping[str, str], inputs: ActionInputs, console: Console) -> None:
-    if inputs.token:
-        console.mask(inputs.token)
-    for name, value in env.items():
-        if name.startswith("INPUT_") and _SECRET_NAME.search(name[6:]) and value.strip():
-            console.mask(value)
+    secrets = [inputs.token] if inputs.token else []
+    secrets += [
+        value
+        for name, value in sorted(env.items())
+        if name.startswith("INPUT_") and _SECRET_NAME.search(name[6:]) and value.strip()
+    ]
+    for secret in dict.fromkeys(secrets):  # each once, in a stable order
+        console.mask(secret)
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -64,7 +64,7 @@ class Annotation:
     line: int | None = None
 
     def render(self) -> str:
-        return command(self.level, self.message, title=self.title, file=self.file, line=self.line)
+        return command(self.level, self.message, file=self.file, line=self.line, title=self.title)
 
 
 class Console:
