@@ -1,0 +1,24 @@
+"""The statistics engine behind :mod:`evalkit.significance` (pure numpy, no I/O).
+
+One module per job:
+
+* :mod:`~evalkit.stats.stream` -- the versioned resampling stream (seeds, draws, chunks)
+* :mod:`~evalkit.stats.fixedpoint` -- exact integer sums, hence bit-for-bit results
+* :mod:`~evalkit.stats.bootstrap` -- the shared, memory-bounded bootstrap pass
+* :mod:`~evalkit.stats.permutation` -- the sign-flip null (exact, binomial, Monte Carlo)
+* :mod:`~evalkit.stats.aggregates` -- whole-run aggregates recomputed per resample
+* :mod:`~evalkit.stats.tails` -- tail counts into p-values (+1 rule, mid-p)
+* :mod:`~evalkit.stats.tdist` -- Student's t tails without scipy
+* :mod:`~evalkit.stats.correction` -- Holm, Westfall-Young max-T, false-alarm chance
+* :mod:`~evalkit.stats.diagnostics` -- small-sample and skewness warnings
+* :mod:`~evalkit.stats.pairing` -- runs paired by case id, with every fail-loud rule
+* :mod:`~evalkit.stats.compare` -- one comparison end to end
+* :mod:`~evalkit.stats.outcome` -- the frozen result values
+* :mod:`~evalkit.stats.power` -- power, minimum detectable effect, cases needed
+"""
+
+from __future__ import annotations
+
+from evalkit.stats.stream import RESAMPLING_STREAM
+
+__all__ = ["RESAMPLING_STREAM"]

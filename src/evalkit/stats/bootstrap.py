@@ -1,0 +1,149 @@
+"""The paired bootstrap engine: one resampling pass shared by every metric.
+
+Per resample the engine needs, for each per-case metric, the sum of the
+differences at the drawn case positions, and for each aggregate its Δ
+recomputed at the same positions.  Work and memory per chunk:
+
+* few metrics: gather each metric's differences at the positions and sum;
+* many metrics: turn the positions into per-case counts once (a bincount) and
+  multiply the counts matrix by the (n x k) differences matrix, so metrics after
+  the first cost one multiply-add per case rather than a gather per draw;
+* few distinct per-case difference tuples (binary metrics, graded judges):
+  draw the multinomial counts of each distinct tuple directly, which is the
+  distribution resampling cases produces, at a cost independent of n.
+
+Chunks hold at most ``chunk_bytes`` of draws (a resample is split into pieces
+when n alone exceeds it), so memory never grows with ``n_resamples x n``; the
+stream definition in :mod:`evalkit.stats.stream` makes the result independent
+of the chunking, and :mod:`evalkit.stats.fixedpoint` makes every sum exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evalkit.stats.aggregates import ResampledAggregate
+from evalkit.stats.fixedpoint import FixedPoint
+from evalkit.stats.stream import (
+    DISCRETE_MAX_DISTINCT,
+    index_blocks,
+    plan_chunks,
+)
+
+IntArray = NDArray[np.int64]
+FloatArray = NDArray[np.float64]
+
+#: Up to this many metrics, gathering per metric beats building the counts matrix.
+GATHER_MAX_METRICS: Final = 3
+
+BootstrapPath = Literal["indices", "multinomial"]
+
+
+@dataclass(frozen=True)
+class BootstrapDraws:
+    """Resampled statistics: exact sums of per-case metrics, Δ of aggregates."""
+
+    sums: IntArray  # (B, k) in fixed-point units
+    aggregates: FloatArray  # (B, j)
+    path: BootstrapPath
+
+
+@dataclass(frozen=True)
+class DistinctRows:
+    """The distinct rows of an (n x k) integer matrix, ascending, with their counts."""
+
+    values: IntArray  # (T, k)
+    counts: IntArray  # (T,)
+    codes: IntArray  # (n,) group of each case
+
+
+def distinct_rows(units: IntArray, limit: int) -> DistinctRows | None:
+    """Group cases by their tuple of values, or ``None`` when there are more than ``limit``.
+
+    Columns are folded in one at a time (mixed radix, re-compacted after each)
+    so the check stops early and never needs more than n integers of scratch.
+    """
+    n, k = units.shape
+    codes = np.zeros(n, dtype=np.int64)
+    distinct = 1
+    for j in range(k):
+        column_values, column_codes = np.unique(units[:, j], return_inverse=True)
+        if column_values.shape[0] > limit:
+            return None
+        combined = codes * column_values.shape[0] + column_codes.reshape(-1)
+        kept, codes = np.unique(combined, return_inverse=True)
+        codes = codes.reshape(-1).astype(np.int64)
+        distinct = kept.shape[0]
+        if distinct > limit:
+            return None
+    _, first = np.unique(codes, return_index=True)
+    counts = np.bincount(codes, minlength=distinct).astype(np.int64)
+    return DistinctRows(values=units[first], counts=counts, codes=codes)
+
+
+def bootstrap_draws(
+    fixed: FixedPoint,
+    aggregates: Sequence[ResampledAggregate],
+    n_resamples: int,
+    gen: np.random.Generator,
+    chunk_bytes: int,
+) -> BootstrapDraws:
+    """Resample cases ``n_resamples`` times and return every metric's statistics."""
+    units = fixed.units
+    if units.shape[1] and not aggregates:
+        groups = distinct_rows(units, DISCRETE_MAX_DISTINCT)
+        if groups is not None:
+            return _multinomial(units.shape[0], groups, n_resamples, gen, chunk_bytes)
+    return _generic(units, aggregates, n_resamples, gen, chunk_bytes)
+
+
+def _multinomial(
+    n: int, groups: DistinctRows, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
+) -> BootstrapDraws:
+    k = groups.values.shape[1]
+    sums = np.empty((n_resamples, k), dtype=np.int64)
+    probabilities = groups.counts / n
+    distinct = groups.values.shape[0]
+    rows = max(1, chunk_bytes // (16 * distinct))
+    for start in range(0, n_resamples, rows):
+        stop = min(n_resamples, start + rows)
+        counts = gen.multinomial(n, probabilities, size=stop - start).astype(np.int64)
+        sums[start:stop] = counts @ groups.values
+    return BootstrapDraws(sums, np.empty((n_resamples, 0)), "multinomial")
+
+
+def _generic(
+    units: IntArray,
+    aggregates: Sequence[ResampledAggregate],
+    n_resamples: int,
+    gen: np.random.Generator,
+    chunk_bytes: int,
+) -> BootstrapDraws:
+    n, k = units.shape
+    # positions + one gathered (or counted) copy, plus an aggregate's scratch
+    plan = plan_chunks(n, 32 if aggregates else 16, chunk_bytes, split=not aggregates)
+    by_metric = np.ascontiguousarray(units.T)
+    counting = k > GATHER_MAX_METRICS and plan.piece >= n
+    as_float = by_metric.astype(np.float64) if counting else by_metric
+    sums = np.zeros((n_resamples, k), dtype=np.int64)
+    deltas = np.empty((n_resamples, len(aggregates)), dtype=np.float64)
+    for block in index_blocks(gen, n, n_resamples, plan):
+        rows = slice(block.start, block.start + block.rows)
+        draws = block.draws
+        if counting:
+            offsets = (np.arange(block.rows, dtype=np.int64) * n)[:, None]
+            counts = np.bincount((draws + offsets).ravel(), minlength=block.rows * n)
+            weights = counts.reshape(block.rows, n).astype(np.float64)
+            # integer-valued products and partial sums below 2**53: exact in any order
+            sums[rows] += np.rint(np.einsum("kn,cn->ck", as_float, weights)).astype(np.int64)
+        else:
+            for j in range(k):
+                sums[rows, j] += np.take(by_metric[j], draws).sum(axis=1, dtype=np.int64)
+        for i, aggregate in enumerate(aggregates):
+            deltas[rows, i] = aggregate.bootstrap(draws)
+    return BootstrapDraws(sums, deltas, "indices")

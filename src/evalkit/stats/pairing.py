@@ -1,0 +1,210 @@
+"""Pair two runs by case id and pull out what the statistics need, failing loudly.
+
+Pairing is by id, never by row position, and the paired cases are put in
+sorted id order, so the order rows happen to arrive in (either side, any
+shuffling) cannot change a single resample.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evalkit.errors import ComparisonError, MetricError, UnknownMetricError
+from evalkit.registry import MetricDef, get_metric
+from evalkit.results import Row, RunResult
+from evalkit.stats.aggregates import GenericAggregate, NearestRankAggregate, ResampledAggregate
+from evalkit.stats.outcome import Kind
+
+RunLike: TypeAlias = RunResult[Any] | Sequence[Row]
+
+FloatArray = NDArray[np.float64]
+
+_SHOWN: Final = 5
+_PERCENTILE_AGGREGATES: Final = {"latency_p50": 50.0, "latency_p95": 95.0, "latency_p99": 99.0}
+
+
+def _shown(ids: Sequence[str]) -> str:
+    head = ", ".join(ids[:_SHOWN])
+    return head + (f" (+{len(ids) - _SHOWN} more)" if len(ids) > _SHOWN else "")
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Both runs' rows for the same cases, in sorted id order."""
+
+    ids: list[str]
+    rows_a: list[Row]
+    rows_b: list[Row]
+    name_a: str
+    name_b: str
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+@dataclass(frozen=True)
+class CaseValues:
+    """A per-case metric on both sides (or latency for ``latency_mean``)."""
+
+    name: str
+    a: FloatArray
+    b: FloatArray
+    kind: Kind  # "aggregate" for an aggregate that is the mean of per-case values
+
+
+def _name_and_rows(run: RunLike, default: str) -> tuple[str, list[Row]]:
+    if isinstance(run, RunResult):
+        return run.name, list(run.per_query)
+    if not isinstance(run, Sequence) or isinstance(run, str | bytes):  # type: ignore[unreachable]
+        raise ComparisonError(
+            f"expected a RunResult or a sequence of rows with .query_id and .metrics, "
+            f"got {type(run).__name__}"
+        )
+    return default, list(run)
+
+
+def _by_id(rows: list[Row], name: str) -> dict[str, Row]:
+    out: dict[str, Row] = {}
+    for row in rows:
+        case_id = row.query_id
+        if case_id in out:
+            raise ComparisonError(
+                f"run {name!r}: case id {case_id!r} appears more than once; pairing by id "
+                "needs unique ids (deduplicate the rows)"
+            )
+        out[case_id] = row
+    return out
+
+
+def pair_runs(
+    a: RunLike, b: RunLike, names: tuple[str | None, str | None] = (None, None)
+) -> Paired:
+    """Pair the rows of ``a`` and ``b`` by case id; both must cover the same cases."""
+    name_a, rows_a = _name_and_rows(a, "a")
+    name_b, rows_b = _name_and_rows(b, "b")
+    name_a = names[0] or name_a
+    name_b = names[1] or name_b
+    for name, rows in ((name_a, rows_a), (name_b, rows_b)):
+        if not rows:
+            raise ComparisonError(
+                f"run {name!r} has no rows: there is nothing to compare (did every case fail "
+                "to run, or was the wrong file loaded?)"
+            )
+    by_a = _by_id(rows_a, name_a)
+    by_b = _by_id(rows_b, name_b)
+    if by_a.keys() != by_b.keys():
+        only_a = sorted(by_a.keys() - by_b.keys())
+        only_b = sorted(by_b.keys() - by_a.keys())
+        parts = []
+        if only_a:
+            parts.append(f"{len(only_a)} only in {name_a!r}: {_shown(only_a)}")
+        if only_b:
+            parts.append(f"{len(only_b)} only in {name_b!r}: {_shown(only_b)}")
+        raise ComparisonError(
+            f"runs {name_a!r} and {name_b!r} cover different cases ({'; '.join(parts)}); "
+            "a paired comparison needs the same cases on both sides: rerun on one golden "
+            "set or drop those cases from both runs"
+        )
+    ids = sorted(by_a)
+    if len(ids) < 2:
+        raise ComparisonError(
+            f"runs {name_a!r} and {name_b!r} share only {len(ids)} case ({_shown(ids)}): a "
+            "single case cannot separate a change from noise; gate it with a threshold check"
+        )
+    return Paired(ids, [by_a[i] for i in ids], [by_b[i] for i in ids], name_a, name_b)
+
+
+def _computed(rows: list[Row]) -> str:
+    seen: dict[str, None] = {}
+    for row in rows:
+        for name in row.metrics:
+            seen.setdefault(name, None)
+    return ", ".join(seen) or "none"
+
+
+def _number(value: object, metric: str, case_id: str, run: str) -> float:
+    if not isinstance(value, numbers.Real):
+        raise MetricError(
+            f"run {run!r}: metric {metric!r} on case {case_id!r} is {value!r} "
+            f"({type(value).__name__}), not a number"
+        )
+    out = float(value)
+    if not math.isfinite(out):
+        raise MetricError(
+            f"run {run!r}: metric {metric!r} is {out} on case {case_id!r}; a non-finite "
+            "score cannot be compared (fix the metric or drop the case from both runs)"
+        )
+    return out
+
+
+def _case_values(paired: Paired, metric: str) -> CaseValues:
+    sides = ((paired.name_a, paired.rows_a), (paired.name_b, paired.rows_b))
+    arrays: list[FloatArray] = []
+    for run, rows in sides:
+        missing = [row.query_id for row in rows if metric not in row.metrics]
+        if len(missing) == len(rows):
+            raise MetricError(
+                f"metric {metric!r} was not computed for run {run!r} (computed: {_computed(rows)})"
+            )
+        if missing:
+            raise MetricError(
+                f"run {run!r}: metric {metric!r} is missing on {len(missing)} of {len(rows)} "
+                f"case(s): {_shown(missing)} (a failed case is never scored as zero: fix "
+                "those cases or drop them from both runs)"
+            )
+        arrays.append(
+            np.array(
+                [_number(row.metrics[metric], metric, row.query_id, run) for row in rows],
+                dtype=np.float64,
+            )
+        )
+    return CaseValues(metric, arrays[0], arrays[1], "case")
+
+
+def _latencies(rows: list[Row]) -> FloatArray | None:
+    """Every row's latency, or ``None`` when a case failed (the generic path handles it)."""
+    out = np.empty(len(rows), dtype=np.float64)
+    for i, row in enumerate(rows):
+        response = row.response
+        if response is None:
+            return None
+        out[i] = response.latency_ms
+    if not np.all(np.isfinite(out)):
+        return None
+    return out
+
+
+def _aggregate(paired: Paired, defn: MetricDef) -> CaseValues | ResampledAggregate:
+    if defn.builtin and (defn.name == "latency_mean" or defn.name in _PERCENTILE_AGGREGATES):
+        lat_a, lat_b = _latencies(paired.rows_a), _latencies(paired.rows_b)
+        if lat_a is not None and lat_b is not None:
+            if defn.name == "latency_mean":
+                return CaseValues(defn.name, lat_a, lat_b, "aggregate")
+            p = _PERCENTILE_AGGREGATES[defn.name]
+            return NearestRankAggregate(defn.name, p, lat_a, lat_b)
+    return GenericAggregate(
+        defn.name, defn.fn, paired.rows_a, paired.rows_b, (paired.name_a, paired.name_b)
+    )
+
+
+def metric_data(paired: Paired, metric: str) -> CaseValues | ResampledAggregate:
+    """Per-case values when the rows carry ``metric``; else the registered aggregate."""
+    if not isinstance(metric, str) or not metric:
+        raise MetricError(f"metric must be a non-empty string, got {metric!r}")
+    on_rows = any(metric in row.metrics for row in (*paired.rows_a, *paired.rows_b))
+    if not on_rows:
+        try:
+            defn = get_metric(metric)
+        except UnknownMetricError:
+            defn = None
+        if defn is not None and defn.kind == "aggregate":
+            return _aggregate(paired, defn)
+    return _case_values(paired, metric)
