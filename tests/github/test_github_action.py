@@ -33,6 +33,7 @@ from evalkit.github.action import (
     GateRequest,
     failing_check_annotations,
     find_check_line,
+    host_gateway,
     post_comment_from_dir,
     run_action,
 )
@@ -173,6 +174,8 @@ def make_job(
         "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
         "INPUT_CONFIG": "evals/evalkit.yaml",
         "INPUT_GITHUB-TOKEN": fake.token,
+        # Present, so run_action does not export the real gateway into os.environ.
+        "EVALKIT_HOST_GATEWAY": "127.0.0.1",
     }
     env.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
     return Job(fake, tmp_path, env)
@@ -639,3 +642,16 @@ def test_action_yml_runs_the_container_entrypoint() -> None:
 def test_action_config_error_names_bad_config_name() -> None:
     with pytest.raises(ConfigError, match="'a/b'"):
         marker_for("a/b")
+
+
+def test_action_host_gateway_read_from_route_table(tmp_path: Path) -> None:
+    table = tmp_path / "route"
+    table.write_text(
+        "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\n"
+        "eth0\t0011AC00\t00000000\t0001\t0\t0\t0\t0000FFFF\n"
+        "eth0\t00000000\t010011AC\t0003\t0\t0\t0\t00000000\n"
+    )
+    assert host_gateway(table) == "172.17.0.1"
+    table.write_text("Iface\tDestination\tGateway\n")
+    assert host_gateway(table) is None
+    assert host_gateway(tmp_path / "absent") is None

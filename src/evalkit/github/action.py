@@ -25,7 +25,10 @@ GitHub is exit 3, because an outage must not read as "no baseline" and pass.
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
+import struct
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -209,6 +212,34 @@ def _mask_secrets(env: Mapping[str, str], inputs: ActionInputs, console: Console
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+HOST_GATEWAY_VAR = "EVALKIT_HOST_GATEWAY"
+
+
+def host_gateway(route_table: Path = Path("/proc/net/route")) -> str | None:
+    """The container's default gateway (the runner host, seen from the action container).
+
+    A service started directly on the runner (bound to 0.0.0.0) is reachable from inside
+    the Docker action at this address; evalkit.yaml can say ``${EVALKIT_HOST_GATEWAY}``.
+    """
+    try:
+        lines = route_table.read_text(encoding="ascii").splitlines()[1:]
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # Iface Destination Gateway Flags ...: the default route has destination 0.
+        if len(fields) > 3 and fields[1] == "00000000" and int(fields[3], 16) & 0x2:
+            return socket.inet_ntoa(struct.pack("<L", int(fields[2], 16)))
+    return None
+
+
+def _export_host_gateway(env: Mapping[str, str]) -> None:
+    # The gate expands ${ENV} in evalkit.yaml from the process environment.
+    if HOST_GATEWAY_VAR not in env and HOST_GATEWAY_VAR not in os.environ:
+        gateway = host_gateway()
+        if gateway:
+            os.environ[HOST_GATEWAY_VAR] = gateway
 
 
 def find_check_line(checks_path: Path, check_id: str) -> int | None:
@@ -751,6 +782,8 @@ def run_action(
     if run is None:
         return 2
     try:
+        if run.inputs.mode != "comment":
+            _export_host_gateway(env)
         if run.inputs.mode == "promote":
             return _promote_mode(run, gate)
         if run.inputs.mode == "comment":
@@ -796,6 +829,7 @@ __all__ = [
     "GateOutcome",
     "GateRequest",
     "GateRunner",
+    "host_gateway",
     "failing_check_annotations",
     "find_check_line",
     "post_comment_from_dir",
