@@ -463,7 +463,8 @@ def _compare(
         ties=ties,
         mde=mde,
         margin=getattr(spec, "margin", None),
-        warnings=tuple(getattr(result, "warnings", ()) or ()),
+        # The statistics return StatWarning objects; a verdict carries their messages.
+        warnings=tuple(str(getattr(w, "message", w)) for w in getattr(result, "warnings", ())),
         deltas=tuple(deltas),
     )
     return comparison, worst
