@@ -168,6 +168,8 @@ def make_job(
         "GITHUB_EVENT_NAME": event,
         "GITHUB_EVENT_PATH": str(runner / "event.json"),
         "GITHUB_SHA": "d" * 40,
+        "GITHUB_RUN_ID": "31337",
+        "GITHUB_SERVER_URL": "https://github.example",
         "GITHUB_REF": "refs/heads/main" if event == "push" else "refs/pull/7/merge",
         "GITHUB_WORKSPACE": str(workspace),
         "GITHUB_OUTPUT": str(runner / "output"),
@@ -197,6 +199,7 @@ def test_action_pr_gate_creates_then_updates_one_comment(
     assert job.run(gate) == 0
     request = gate.requests[0]
     assert request.config_name == "evals-evalkit"
+    assert request.details_url == "https://github.example/octo/widgets/actions/runs/31337"
     assert request.baseline_status == "found"
     assert request.baseline_path is not None
     assert request.baseline_path.read_bytes() == ARTEFACT

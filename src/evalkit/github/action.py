@@ -95,6 +95,7 @@ class GateRequest:
     baseline_detail: str  # one sentence on where the baseline came from / why none
     require_baseline: bool
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
+    details_url: str | None = None  # this workflow run's page, for the report's link
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,12 @@ class _Run:
         p = Path(path)
         return p if p.is_absolute() else self.workspace / p
 
+    @property
+    def details_url(self) -> str | None:
+        if not self.ctx.run_id:
+            return None
+        return f"{self.ctx.server_url}/{self.ctx.repository}/actions/runs/{self.ctx.run_id}"
+
     def rel(self, path: Path) -> str:
         return relative_to_workspace(path, self.workspace)
 
@@ -485,6 +492,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         baseline_detail=baseline.detail,
         require_baseline=run.inputs.require_baseline,
         output_dir=output_dir,
+        details_url=run.details_url,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
@@ -583,6 +591,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         baseline_detail="promotion runs the candidate without a baseline",
         require_baseline=False,
         output_dir=output_dir,
+        details_url=run.details_url,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):

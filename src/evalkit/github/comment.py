@@ -20,8 +20,8 @@ from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github
 if TYPE_CHECKING:
     from github.Repository import Repository
 
-# GitHub rejects a comment body longer than 65,536 characters.
-MAX_COMMENT_CHARS = 65_536
+# GitHub rejects a comment body of 65,536 characters or more.
+MAX_COMMENT_CHARS = 65_535
 _ANY_MARKER = re.compile(r"<!--\s*evalkit report config=[^>]*-->\n?")
 _MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
 _TRUNCATION_NOTE = "\n\n> **evalkit:** comment truncated to GitHub's size limit.\n"
