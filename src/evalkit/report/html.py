@@ -49,6 +49,7 @@ th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vert
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td .badge { font-size: 12px; padding: 1px 8px; }
+td.result { min-width: 16em; }
 .id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: break-word; }
 svg { display: block; max-width: 100%; height: auto; margin: 8px 0; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
@@ -158,7 +159,7 @@ def _checks_table(report: GateReport) -> list[str]:
             f'<td class="id">{html_text(v.check_id, 80)}</td>'
             f"<td>{html_text(v.metric, 80)}{arrow}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
-            f"<td>{html_text(S.result(v))}</td>"
+            f'<td class="result">{html_text(S.result(v))}</td>'
             f'<td class="num">{v.covered}/{v.total} cases</td>'
             f'<td class="num">{html_text(S.wlt(v))}</td><td class="num">{html_text(S.mde(v))}</td>'
             f"<td>{html_text(v.message, 400)}</td></tr>"
