@@ -28,6 +28,7 @@ from test_github_outputs import parse_github_output
 
 from evalkit.errors import ConfigError
 from evalkit.github.action import (
+    ActionInputs,
     FailingCheck,
     GateOutcome,
     GateRequest,
@@ -35,6 +36,7 @@ from evalkit.github.action import (
     find_check_line,
     host_gateway,
     post_comment_from_dir,
+    resolve_settings,
     run_action,
 )
 from evalkit.github.client import NO_DELAY
@@ -155,7 +157,9 @@ def make_job(
 ) -> Job:
     workspace = tmp_path / "workspace"
     (workspace / "evals").mkdir(parents=True, exist_ok=True)
-    (workspace / "evals" / "evalkit.yaml").write_text("goldens: goldens.jsonl\n")
+    (workspace / "evals" / "evalkit.yaml").write_text(
+        "name: evals-evalkit\ngoldens: goldens.jsonl\nchecks: checks.yaml\n"
+    )
     (workspace / "evals" / "checks.yaml").write_text(CHECKS)
     runner = tmp_path / "runner"
     runner.mkdir(exist_ok=True)
@@ -404,6 +408,7 @@ def test_action_gate_config_error_is_exit_2_with_summary(
         ("comment", "maybe", "input comment: expected true or false, got 'maybe'"),
         ("baseline-store", "s3", "input baseline-store: expected one of"),
         ("config-name", "../etc", "config name '../etc'"),
+        ("require-baseline", "sometimes", "input require-baseline: expected true or false"),
     ],
 )
 def test_action_bad_input_is_one_line_exit_2(
@@ -658,3 +663,65 @@ def test_action_host_gateway_read_from_route_table(tmp_path: Path) -> None:
     table.write_text("Iface\tDestination\tGateway\n")
     assert host_gateway(table) is None
     assert host_gateway(tmp_path / "absent") is None
+
+
+# -- settings: inputs > evalkit.yaml > defaults -------------------------------------------
+
+
+def settings_for(tmp_path: Path, config_text: str, **inputs: str) -> Any:
+    (tmp_path / "evals").mkdir(exist_ok=True)
+    (tmp_path / "evals" / "search.yaml").write_text(config_text)
+    env = {"INPUT_CONFIG": "evals/search.yaml"}
+    env |= {f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()}
+    return resolve_settings(ActionInputs.from_env(env), tmp_path)
+
+
+def test_action_settings_default_to_file_stem_and_artifact(tmp_path: Path) -> None:
+    s = settings_for(tmp_path, "goldens: g.jsonl\n")
+    assert (s.config_name, s.store, s.artifact_name) == ("search", "artifact", "evalkit-baseline")
+    assert (s.branch, s.require_baseline, s.file_path) == ("evalkit-baselines", False, None)
+    assert s.output_dir == tmp_path / ".evalkit/action"
+
+
+def test_action_settings_read_evalkit_yaml_baseline_section(tmp_path: Path) -> None:
+    config = (
+        "name: recipes\nrequire_baseline: true\n"
+        "baseline:\n  store: file\n  path: ../baselines/recipes.json\n"
+    )
+    s = settings_for(tmp_path, config)
+    assert (s.config_name, s.store, s.require_baseline) == ("recipes", "file", True)
+    assert s.file_path == tmp_path / "evals" / "../baselines/recipes.json"
+
+
+def test_action_settings_inputs_override_evalkit_yaml(tmp_path: Path) -> None:
+    config = "name: recipes\nbaseline:\n  store: branch\n  branch: bl\n"
+    s = settings_for(
+        tmp_path,
+        config,
+        baseline_store="artifact",
+        config_name="other",
+        require_baseline="false",
+        baseline_name="nightly",
+    )
+    assert (s.config_name, s.store, s.artifact_name) == ("other", "artifact", "nightly")
+    assert s.branch == "bl"  # not overridden, so the config's
+
+
+def test_action_settings_file_store_without_path_names_both_places(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"baseline-path input or baseline.path in search.yaml"):
+        settings_for(tmp_path, "goldens: g\n", baseline_store="file")
+
+
+def test_action_settings_bad_store_in_config_names_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"search.yaml: baseline.store 's3'"):
+        settings_for(tmp_path, "baseline:\n  store: s3\n")
+
+
+def test_action_missing_config_is_exit_2(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    job = make_job(
+        fake_github, tmp_path, "pull_request", pr_payload(fake_github), config="nope/evalkit.yaml"
+    )
+    gate = StubGate()
+    assert job.run(gate) == 2
+    assert "nope/evalkit.yaml: config file not found" in job.log()
+    assert gate.requests == []

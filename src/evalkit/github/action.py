@@ -40,7 +40,6 @@ from evalkit.github.baseline import (
     BaselineFetch,
     FileStore,
     PromoteResult,
-    config_name_for,
     validate_config_name,
     write_atomic,
 )
@@ -155,50 +154,130 @@ def _choice(env: Mapping[str, str], name: str, default: str, choices: Sequence[s
 
 @dataclass(frozen=True)
 class ActionInputs:
-    """The action's ``with:`` inputs, validated."""
+    """The action's ``with:`` inputs, validated. None means "not given": evalkit.yaml decides."""
 
     config: str
     config_name: str | None
     token: str
     mode: Mode
-    baseline_store: Store
-    baseline_name: str
-    baseline_branch: str
-    baseline_path: str
+    baseline_store: Store | None
+    baseline_name: str | None
+    baseline_branch: str | None
+    baseline_path: str | None
     comment: bool
     comment_author: str | None
-    require_baseline: bool
+    require_baseline: bool | None
     output_dir: str
     report_dir: str
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
         mode = _choice(env, "mode", "gate", ("gate", "promote", "comment"))
-        store = _choice(env, "baseline-store", "artifact", ("artifact", "branch", "file", "none"))
+        store = _input(env, "baseline-store") and _choice(
+            env, "baseline-store", "", ("artifact", "branch", "file", "none")
+        )
         config_name = _input(env, "config-name") or None
         if config_name is not None:
             validate_config_name(config_name)
-        baseline_path = _input(env, "baseline-path")
-        if store == "file" and not baseline_path:
-            raise ConfigError("input baseline-path is required with baseline-store: file")
         report_dir = _input(env, "report-dir")
         if mode == "comment" and not report_dir:
             raise ConfigError("input report-dir is required with mode: comment")
+        require = _input(env, "require-baseline")
         return cls(
             config=_input(env, "config", "evalkit.yaml"),
             config_name=config_name,
             token=_input(env, "github-token") or env.get("GITHUB_TOKEN", ""),
             mode=mode,  # type: ignore[arg-type]  # checked by _choice
-            baseline_store=store,  # type: ignore[arg-type]
-            baseline_name=_input(env, "baseline-name", DEFAULT_ARTIFACT_NAME),
-            baseline_branch=_input(env, "baseline-branch", DEFAULT_BRANCH_STORE),
-            baseline_path=baseline_path,
+            baseline_store=store or None,  # type: ignore[arg-type]
+            baseline_name=_input(env, "baseline-name") or None,
+            baseline_branch=_input(env, "baseline-branch") or None,
+            baseline_path=_input(env, "baseline-path") or None,
             comment=_bool_input(env, "comment", True),
             comment_author=_input(env, "comment-author") or None,
-            require_baseline=_bool_input(env, "require-baseline", False),
+            require_baseline=_bool_input(env, "require-baseline", False) if require else None,
             output_dir=_input(env, "output-dir", DEFAULT_OUTPUT_DIR),
             report_dir=report_dir,
         )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Inputs merged with evalkit.yaml (input > config file > default)."""
+
+    config_path: Path
+    config_name: str
+    output_dir: Path
+    store: Store
+    artifact_name: str
+    branch: str
+    file_path: Path | None
+    require_baseline: bool
+
+
+def _config_hints(config_path: Path) -> dict[str, Any]:
+    """The few evalkit.yaml keys the action needs before the gate runs.
+
+    Only read here; the gate loads and validates the whole file.
+    """
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(
+            f"{config_path}: config file not found; set the action's config input"
+        ) from None
+    except (OSError, yaml.YAMLError) as exc:
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{config_path}: not readable YAML ({problem})") from None
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
+    """Decide config name, baseline store and output folder for this run."""
+    config_path = Path(inputs.config)
+    if not config_path.is_absolute():
+        config_path = workspace / config_path
+    hints = _config_hints(config_path)
+    baseline = hints.get("baseline") if isinstance(hints.get("baseline"), dict) else {}
+    assert isinstance(baseline, dict)
+
+    def hint(key: str) -> str | None:
+        value = baseline.get(key)
+        return value if isinstance(value, str) and value else None
+
+    name = inputs.config_name or (hints.get("name") if isinstance(hints.get("name"), str) else None)
+    config_name = validate_config_name(name or config_path.stem)
+    store = inputs.baseline_store or hint("store") or "artifact"
+    if store not in ("artifact", "branch", "file", "none"):
+        raise ConfigError(
+            f"{config_path}: baseline.store {store!r} is not artifact, branch or file"
+        )
+    file_path: Path | None = None
+    if inputs.baseline_path:
+        file_path = Path(inputs.baseline_path)
+        file_path = file_path if file_path.is_absolute() else workspace / file_path
+    elif hint("path"):
+        file_path = config_path.parent / str(hint("path"))
+    if store == "file" and file_path is None:
+        raise ConfigError(
+            "baseline-store file needs a path: set the baseline-path input or baseline.path "
+            f"in {config_path.name}"
+        )
+    require = inputs.require_baseline
+    if require is None:
+        require = hints.get("require_baseline") is True
+    output_dir = Path(inputs.output_dir)
+    return Settings(
+        config_path=config_path,
+        config_name=config_name,
+        output_dir=output_dir if output_dir.is_absolute() else workspace / output_dir,
+        store=store,  # type: ignore[arg-type]  # checked above
+        artifact_name=inputs.baseline_name or hint("name") or DEFAULT_ARTIFACT_NAME,
+        branch=inputs.baseline_branch or hint("branch") or DEFAULT_BRANCH_STORE,
+        file_path=file_path,
+        require_baseline=require,
+    )
 
 
 def _mask_secrets(env: Mapping[str, str], inputs: ActionInputs, console: Console) -> None:
@@ -374,18 +453,21 @@ def _md_text(text: str) -> str:
 # -- baseline ------------------------------------------------------------------------------
 
 
-def _fetch_baseline(run: _Run, config_name: str, output_dir: Path) -> BaselineFetch:
-    store = run.inputs.baseline_store
+def _fetch_baseline(run: _Run, settings: Settings) -> BaselineFetch:
+    store = settings.store
     prefer_sha = run.ctx.pull_request.base_sha if run.ctx.pull_request else None
     if store == "none":
         return BaselineFetch("missing", None, "none", "baseline-store is none")
     if store == "file":
-        return FileStore(run.resolve(run.inputs.baseline_path)).fetch()
+        assert settings.file_path is not None  # resolve_settings guarantees it
+        return FileStore(settings.file_path).fetch()
     if store == "branch":
         from evalkit.github.branch_store import BranchStore
 
-        return BranchStore(run.repo(), branch=run.inputs.baseline_branch, retry=run.retry).fetch(
-            config_name=config_name, prefer_sha=prefer_sha or None, dest_dir=output_dir
+        return BranchStore(run.repo(), branch=settings.branch, retry=run.retry).fetch(
+            config_name=settings.config_name,
+            prefer_sha=prefer_sha or None,
+            dest_dir=settings.output_dir,
         )
     import httpx
 
@@ -395,13 +477,13 @@ def _fetch_baseline(run: _Run, config_name: str, output_dir: Path) -> BaselineFe
     http = run.http_client or httpx.Client(timeout=60)
     try:
         return ArtifactStore(
-            run.repo(), http, run.inputs.token, name=run.inputs.baseline_name, retry=run.retry
+            run.repo(), http, run.inputs.token, name=settings.artifact_name, retry=run.retry
         ).fetch(
-            config_name=config_name,
+            config_name=settings.config_name,
             repository_id=repo_id,
             default_branch=default_branch,
             prefer_sha=prefer_sha or None,
-            dest_dir=output_dir,
+            dest_dir=settings.output_dir,
         )
     finally:
         if run.http_client is None:
@@ -411,13 +493,11 @@ def _fetch_baseline(run: _Run, config_name: str, output_dir: Path) -> BaselineFe
 # -- modes ---------------------------------------------------------------------------------
 
 
-def _config(run: _Run) -> tuple[Path, str, Path]:
-    config_path = run.resolve(run.inputs.config)
-    config_name = run.inputs.config_name or config_name_for(config_path, run.workspace)
-    output_dir = run.resolve(run.inputs.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    run.out(config_name=config_name, report_dir=run.rel(output_dir))
-    return config_path, config_name, output_dir
+def _config(run: _Run) -> Settings:
+    settings = resolve_settings(run.inputs, run.workspace)
+    settings.output_dir.mkdir(parents=True, exist_ok=True)
+    run.out(config_name=settings.config_name, report_dir=run.rel(settings.output_dir))
+    return settings
 
 
 def _call_gate(run: _Run, gate: GateRunner, request: GateRequest) -> GateOutcome | int:
@@ -446,7 +526,8 @@ def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
 
 def _gate_mode(run: _Run, gate: GateRunner) -> int:
     ctx, console = run.ctx, run.console
-    config_path, config_name, output_dir = _config(run)
+    settings = _config(run)
+    config_name, output_dir = settings.config_name, settings.output_dir
     if ctx.event_name == "pull_request_target":
         console.warning(
             "evalkit is running on pull_request_target: that event has a write token and "
@@ -455,7 +536,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: unsafe trigger",
         )
     try:
-        baseline = _fetch_baseline(run, config_name, output_dir)
+        baseline = _fetch_baseline(run, settings)
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
         message = f"could not fetch the baseline from GitHub: {exc}{hint}"
@@ -477,7 +558,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
     if baseline.found:
         console.notice(f"evalkit baseline: {baseline.detail}")
     else:
-        blocking = " — blocking: require-baseline is on" if run.inputs.require_baseline else ""
+        blocking = " — blocking: require-baseline is on" if settings.require_baseline else ""
         console.warning(
             f"no baseline ({baseline.status}): {baseline.detail}; vs_baseline checks report "
             f"no-baseline{blocking}",
@@ -485,12 +566,12 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         )
 
     request = GateRequest(
-        config_path=config_path,
+        config_path=settings.config_path,
         config_name=config_name,
         baseline_path=baseline.path,
         baseline_status=baseline.status,
         baseline_detail=baseline.detail,
-        require_baseline=run.inputs.require_baseline,
+        require_baseline=settings.require_baseline,
         output_dir=output_dir,
         details_url=run.details_url,
     )
@@ -570,8 +651,9 @@ def _maybe_comment(run: _Run, body: str, config_name: str) -> None:
 
 def _promote_mode(run: _Run, gate: GateRunner) -> int:
     ctx, console = run.ctx, run.console
-    config_path, config_name, output_dir = _config(run)
-    store = run.inputs.baseline_store
+    settings = _config(run)
+    config_name, output_dir = settings.config_name, settings.output_dir
+    store = settings.store
     if store == "none":
         raise ConfigError("mode: promote needs a baseline-store (artifact, branch or file)")
     if store in ("artifact", "branch"):
@@ -584,7 +666,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
                 "github.event.repository.default_branch"
             )
     request = GateRequest(
-        config_path=config_path,
+        config_path=settings.config_path,
         config_name=config_name,
         baseline_path=None,
         baseline_status="none",
@@ -610,7 +692,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         raise RuntimeFailure(
             "the gate produced no candidate artefact to promote (GateOutcome.candidate_path)"
         )
-    promoted = _promote(run, candidate, config_name, output_dir)
+    promoted = _promote(run, candidate, settings)
     run.out(
         baseline_source=promoted.source,
         baseline_sha=promoted.sha or "",
@@ -627,20 +709,20 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     return run.finish(0)
 
 
-def _promote(run: _Run, candidate: Path, config_name: str, output_dir: Path) -> PromoteResult:
-    store = run.inputs.baseline_store
+def _promote(run: _Run, candidate: Path, settings: Settings) -> PromoteResult:
     sha = run.ctx.sha
-    if store == "file":
-        return FileStore(run.resolve(run.inputs.baseline_path)).promote(candidate)
-    if store == "branch":
+    if settings.store == "file":
+        assert settings.file_path is not None  # resolve_settings guarantees it
+        return FileStore(settings.file_path).promote(candidate)
+    if settings.store == "branch":
         from evalkit.github.branch_store import BranchStore
 
-        return BranchStore(run.repo(), branch=run.inputs.baseline_branch, retry=run.retry).promote(
-            candidate, config_name=config_name, sha=sha
+        return BranchStore(run.repo(), branch=settings.branch, retry=run.retry).promote(
+            candidate, config_name=settings.config_name, sha=sha
         )
     suffix = ".json.gz" if candidate.name.endswith(".gz") else ".json"
-    upload_dir = output_dir / "baseline"
-    target = upload_dir / f"{config_name}{suffix}"
+    upload_dir = settings.output_dir / "baseline"
+    target = upload_dir / f"{settings.config_name}{suffix}"
     write_atomic(target, candidate.read_bytes())
     run.outputs["baseline-path"] = run.rel(upload_dir)
     return PromoteResult(
@@ -649,7 +731,7 @@ def _promote(run: _Run, candidate: Path, config_name: str, output_dir: Path) -> 
         sha=sha or None,
         detail=(
             f"baseline ready at {run.rel(upload_dir)}; upload it with actions/upload-artifact "
-            f"as {run.inputs.baseline_name!r}"
+            f"as {settings.artifact_name!r}"
         ),
     )
 
@@ -834,6 +916,7 @@ def _no_gate(_request: GateRequest) -> GateOutcome:
 
 __all__ = [
     "ActionInputs",
+    "Settings",
     "FailingCheck",
     "GateOutcome",
     "GateRequest",
@@ -842,5 +925,6 @@ __all__ = [
     "failing_check_annotations",
     "find_check_line",
     "post_comment_from_dir",
+    "resolve_settings",
     "run_action",
 ]

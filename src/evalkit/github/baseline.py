@@ -65,21 +65,6 @@ def validate_config_name(name: str) -> str:
     return name
 
 
-def config_name_for(config_path: Path, workspace: Path) -> str:
-    """The default config name: the config's path in the repo, without suffix, '/' -> '-'.
-
-    ``evalkit.yaml`` -> ``evalkit``; ``evals/search.yaml`` -> ``evals-search``. Stable and
-    unique per file, so two configs in one repository never share a comment or baseline.
-    """
-    try:
-        rel = config_path.resolve().relative_to(workspace.resolve())
-    except ValueError:
-        rel = Path(config_path.name)
-    stem = rel.with_suffix("") if rel.suffix in {".yaml", ".yml", ".json"} else rel
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem.as_posix().replace("/", "-")).strip("-.")
-    return validate_config_name(slug[:100] or "evalkit")
-
-
 def artefact_file_names(config_name: str) -> tuple[str, str]:
     """The file names a stored baseline for ``config_name`` may have."""
     return f"{config_name}.json", f"{config_name}.json.gz"
@@ -161,7 +146,6 @@ __all__ = [
     "PromoteResult",
     "artefact_file_names",
     "check_artefact_bytes",
-    "config_name_for",
     "validate_config_name",
     "write_atomic",
 ]
