@@ -1,0 +1,375 @@
+"""evaluate() under concurrency, against real loopback servers driven by the real clients.
+
+Ordering, the concurrency bound, honest latency (no slot or rate-limit waiting), the
+spec's single-retry rule when many cases fail at once, per-case timeouts, connection
+pooling, and the LLM judge grading concurrently inside the same slots.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from evalkit.errors import MetricError
+from evalkit.execute import evaluate
+from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metrics import LLMJudge
+from evalkit.registry import register_metric
+from evalkit.results import CaseResult, RunResult
+from evalkit.targets import HttpTarget, TargetResponse
+from evalkit.targets.callable import CallableTarget
+from fakes import FakeAnthropic, Reply, error, grade
+from servers.search import Drop, RecordedRequest, Reset, SearchServer, Step
+from servers.search import Reply as Http
+
+
+def golden(n: int) -> GoldenSet:
+    return GoldenSet(
+        [
+            GoldenCase(id=f"c{i:03d}", query=f"query {i}", relevant=frozenset({f"doc-c{i:03d}"}))
+            for i in range(n)
+        ]
+    )
+
+
+def answer(request: RecordedRequest) -> dict[str, Any]:
+    """Each case's own answer, so a row mixed up with another case's is visible."""
+    return {"results": [{"id": f"doc-{request.case_id}"}, {"id": "filler"}]}
+
+
+OK = Http(json=answer)
+
+
+def target(server: SearchServer, path: str = "/search", **kwargs: Any) -> HttpTarget:
+    kwargs.setdefault("timeout_s", 5.0)
+    return HttpTarget(
+        url=server.url(path),
+        name="search",
+        build_payload=lambda case: {"id": case.id, "q": case.query},
+        extract=lambda body: [r["id"] for r in body["results"]],
+        **kwargs,
+    )
+
+
+@pytest.fixture
+def server() -> Iterator[SearchServer]:
+    with SearchServer(seed=3) as running:
+        yield running
+
+
+def run(
+    server: SearchServer, n: int, *plan: Step, per_case: bool = False, **kwargs: Any
+) -> RunResult[CaseResult]:
+    server.route("/search", *plan, per_case=per_case)
+    timeout_s = kwargs.pop("timeout_s", 5.0)
+    metrics = kwargs.pop("metrics", ["recall@1"])
+    with target(server, timeout_s=timeout_s) as t:
+        return evaluate(t, golden(n), metrics, **kwargs)
+
+
+def latencies(result: RunResult[CaseResult]) -> list[float]:
+    return [row.response.latency_ms for row in result.per_query if row.response is not None]
+
+
+# --- order, bound, honest latency ---------------------------------------------------------
+
+
+def test_rows_come_back_in_golden_order_whatever_finishes_first(server: SearchServer) -> None:
+    result = run(server, 40, Http(json=answer, delay_s=(0.0, 0.03)), concurrency=8)
+    assert result.ids() == golden(40).ids()
+    for row in result.per_query:
+        assert row.ok
+        assert row.response is not None
+        assert row.response.ranked_ids[0] == f"doc-{row.case_id}"  # its own answer
+        assert row.metrics == {"recall@1": 1.0}
+    finished = sorted(server.requests(), key=lambda r: r.completed_at or 0.0)
+    assert [r.case_id for r in finished] != result.ids()  # they really did finish out of order
+
+
+def test_on_row_sees_every_row_once_from_the_calling_thread(server: SearchServer) -> None:
+    import threading
+
+    seen: list[tuple[int, str, str]] = []
+
+    def on_row(index: int, row: CaseResult) -> None:
+        seen.append((index, row.case_id, threading.current_thread().name))
+
+    run(server, 20, Http(json=answer, delay_s=(0.0, 0.01)), concurrency=5, on_row=on_row)
+    assert sorted((i, cid) for i, cid, _ in seen) == list(enumerate(golden(20).ids()))
+    assert {name for _, _, name in seen} == {threading.current_thread().name}
+
+
+def test_concurrency_is_bounded_and_fully_used(server: SearchServer) -> None:
+    start = time.perf_counter()
+    result = run(server, 24, Http(json=answer, delay_s=0.03), concurrency=6)
+    wall = time.perf_counter() - start
+    assert all(row.ok for row in result.per_query)
+    assert server.max_in_flight == 6
+    assert wall < 24 * 0.03 / 2  # far from one at a time (0.72 s); ideal is 0.12 s
+
+
+def test_latency_excludes_waiting_for_a_free_slot(server: SearchServer) -> None:
+    # 8 cases of 50 ms through 2 slots: the last pair waits ~150 ms for a slot,
+    # and that wait must not show up as latency.
+    result = run(server, 8, Http(json=answer, delay_s=0.05), concurrency=2)
+    measured = latencies(result)
+    assert len(measured) == 8
+    assert min(measured) >= 50.0
+    assert max(measured) < 130.0
+
+
+def test_rate_limit_spaces_starts_and_is_not_counted_as_latency(server: SearchServer) -> None:
+    result = run(server, 10, OK, concurrency=8, rate_limit=40.0)
+    arrivals = sorted(r.received_at for r in server.requests())
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    assert min(gaps) > 0.015  # 25 ms apart, give or take scheduling
+    assert arrivals[-1] - arrivals[0] >= 9 * 0.025 * 0.9
+    assert max(latencies(result)) < 20.0  # the pacing wait is not latency
+
+
+def test_waiting_for_the_rate_limit_never_counts_against_the_case_timeout(
+    server: SearchServer,
+) -> None:
+    # 12 starts at 20/s take 0.55 s, but each case needs only ~10 ms of its 0.2 s.
+    result = run(
+        server,
+        12,
+        Http(json=answer, delay_s=0.01),
+        concurrency=12,
+        rate_limit=20.0,
+        case_timeout_s=0.2,
+    )
+    assert [row.error for row in result.per_query] == [None] * 12
+
+
+# --- the single-retry rule, many cases failing at once ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plan", "requests_per_case", "ok"),
+    [
+        pytest.param([Http(status=503), OK], 2, True, id="5xx-then-ok"),
+        pytest.param([Reset(), OK], 2, True, id="reset-then-ok"),
+        pytest.param([Drop(), OK], 2, True, id="dropped-then-ok"),
+        pytest.param([Http(status=502)], 2, False, id="5xx-twice"),
+        pytest.param([Http(status=500), Http(status=404)], 2, False, id="5xx-then-4xx"),
+        pytest.param([Http(status=404)], 1, False, id="4xx-never-retried"),
+        pytest.param([Http(status=429)], 1, False, id="429-is-a-4xx"),
+        pytest.param([Http(status=200, body="<html>oops</html>")], 1, False, id="non-json"),
+    ],
+)
+def test_every_case_gets_exactly_one_retry_on_5xx_or_transport_failure(
+    server: SearchServer, plan: list[Step], requests_per_case: int, ok: bool
+) -> None:
+    result = run(server, 16, *plan, per_case=True, concurrency=8)
+    assert server.counts_by_case("/search") == dict.fromkeys(golden(16).ids(), requests_per_case)
+    assert [row.ok for row in result.per_query] == [ok] * 16
+    for row in result.per_query:
+        if ok:
+            assert row.metrics == {"recall@1": 1.0}
+        else:
+            assert row.metrics == {}  # a failed case is never scored as zero
+            assert row.error is not None
+            assert f"case '{row.case_id}'" in row.error
+
+
+def test_a_retried_case_reports_latency_across_both_attempts(server: SearchServer) -> None:
+    result = run(
+        server,
+        8,
+        Http(status=503, delay_s=0.04),
+        Http(json=answer, delay_s=0.04),
+        per_case=True,
+        concurrency=4,
+    )
+    assert all(row.ok for row in result.per_query)
+    assert min(latencies(result)) >= 80.0
+
+
+def test_target_timeouts_under_load_are_retried_once_then_fail(server: SearchServer) -> None:
+    start = time.perf_counter()
+    result = run(server, 12, Http(json=answer, delay_s=0.5), timeout_s=0.08, concurrency=6)
+    wall = time.perf_counter() - start
+    assert server.counts_by_case("/search") == dict.fromkeys(golden(12).ids(), 2)
+    for row in result.per_query:
+        assert row.error is not None
+        assert "failed after 2 attempts" in row.error
+        assert "ReadTimeout" in row.error
+    assert wall < 1.5  # 2 rounds x 2 attempts x 80 ms, not 12 x 0.5 s
+
+
+def test_a_case_over_its_deadline_is_abandoned_and_frees_its_slot(server: SearchServer) -> None:
+    # The first request to arrive hangs for 2 s; the case deadline is 0.2 s.
+    result = run(
+        server,
+        12,
+        Http(json=answer, delay_s=2.0),
+        Http(json=answer, delay_s=0.01),
+        concurrency=4,
+        case_timeout_s=0.2,
+    )
+    (slow,) = [r.case_id for r in server.requests() if r.step is not None and r.step.delay_s == 2.0]
+    assert slow is not None
+    rows = {row.case_id: row for row in result.per_query}
+    assert rows[slow].error == "timed out after 0.2s"
+    assert rows[slow].metrics == {}
+    assert all(row.ok for cid, row in rows.items() if cid != slow)
+    assert result.ids() == golden(12).ids()
+    # nobody queued behind the hung case, and it was not sent again
+    assert server.count("/search") == 12
+
+
+def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: SearchServer) -> None:
+    @register_metric("broken", higher_is_better=True)
+    def broken(response: TargetResponse, case: GoldenCase) -> float:
+        if case.id == "c005":
+            raise MetricError("cannot score this")
+        return 1.0
+
+    with pytest.raises(MetricError, match=r"case 'c005', metric 'broken': cannot score this"):
+        run(server, 10, OK, concurrency=4, metrics=["broken"])
+
+
+# --- one connection pool, sized to the concurrency ----------------------------------------
+
+
+def test_the_pool_keeps_one_connection_per_slot(server: SearchServer) -> None:
+    # httpx keeps only 20 idle connections by default: at concurrency 32 the other 12
+    # would be closed after every request and reopened for the next one.
+    result = run(server, 96, Http(json=answer, delay_s=0.05), concurrency=32)
+    assert all(row.ok for row in result.per_query)
+    assert server.max_in_flight > 20  # more than httpx keeps by default, or this shows nothing
+    assert server.connections_opened <= 32
+
+
+def test_a_pool_built_smaller_is_replaced_and_closed_with_the_target(server: SearchServer) -> None:
+    server.route("/search", Http(json=answer, delay_s=0.01))
+    with target(server) as t:
+        t.invoke(golden(1)[0])  # builds the default pool
+        first = t._client
+        result = evaluate(t, golden(64), ["recall@1"], concurrency=24)
+        assert all(row.ok for row in result.per_query)
+        assert t._client is not first
+        assert first is not None
+        assert not first.is_closed  # a request in flight on it would have survived
+    assert first.is_closed
+
+
+def test_an_injected_client_keeps_its_own_limits(server: SearchServer) -> None:
+    import httpx
+
+    server.route("/search", OK)
+    with httpx.Client() as client:
+        t = target(server, client=client)
+        t.expect_concurrency(50)
+        assert t._client is client
+        assert evaluate(t, golden(4), ["recall@1"], concurrency=4).per_query[0].ok
+
+
+# --- the judge under load -----------------------------------------------------------------
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(default=grade(4, "fine").after(0.05)) as fake:
+        yield fake
+
+
+@pytest.fixture
+def sdk(api: FakeAnthropic) -> Iterator[anthropic.Anthropic]:
+    client = api.client()
+    yield client
+    client.close()
+
+
+def answer_text(case: GoldenCase) -> str:
+    return f"The answer to {case.query}."
+
+
+def judged_run(
+    judge: LLMJudge, n: int, concurrency: int, metric: str = "helpfulness"
+) -> RunResult[CaseResult]:
+    register_metric(metric, higher_is_better=True)(judge)
+    return evaluate(
+        CallableTarget(answer_text, name="writer"), golden(n), [metric], concurrency=concurrency
+    )
+
+
+def test_the_judge_grades_concurrently_within_the_same_slots(
+    api: FakeAnthropic, sdk: anthropic.Anthropic, tmp_path: Path
+) -> None:
+    judge = LLMJudge(
+        "Score 5 if right.", "claude-haiku-4-5", cache_path=tmp_path / "cache.json", client=sdk
+    )
+    result = judged_run(judge, 24, concurrency=6)
+    assert [row.metrics for row in result.per_query] == [{"helpfulness": 4.0}] * 24
+    assert 2 <= api.max_in_flight <= 6  # concurrent, and never beyond the run's bound
+    assert len(api.message_requests) == 24
+    assert len(judge.cache or []) == 24  # every grade persisted by concurrent writers
+
+
+def test_token_usage_and_cost_land_in_each_row_meta(
+    api: FakeAnthropic, sdk: anthropic.Anthropic, tmp_path: Path
+) -> None:
+    judge = LLMJudge(
+        "Score 5 if right.",
+        "claude-haiku-4-5",
+        cache_path=tmp_path / "cache.json",
+        client=sdk,
+        prices={"input": 1.0, "output": 5.0},
+    )
+    result = judged_run(judge, 8, concurrency=4)
+    for row in result.per_query:
+        assert row.response is not None
+        meta = row.response.meta
+        assert meta["helpfulness_score"] == 4
+        assert meta["helpfulness_reason"] == "fine"
+        assert meta["helpfulness_model"] == "claude-haiku-4-5"
+        assert meta["helpfulness_cached"] is False
+        assert meta["helpfulness_input_tokens"] == 120
+        assert meta["helpfulness_output_tokens"] == 30
+        assert meta["helpfulness_cost_usd"] == pytest.approx((120 * 1.0 + 30 * 5.0) / 1e6)
+
+
+def test_a_cached_rerun_spends_nothing_and_says_so(
+    api: FakeAnthropic, sdk: anthropic.Anthropic, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache.json"
+    judged_run(
+        LLMJudge("Score 5 if right.", "claude-haiku-4-5", cache_path=cache, client=sdk), 8, 4
+    )
+    before = len(api.message_requests)
+    replay = LLMJudge(
+        "Score 5 if right.", "claude-haiku-4-5", cache_path=cache, client=sdk, cache_only=True
+    )
+    result = judged_run(replay, 8, 4, metric="replayed")
+    assert len(api.message_requests) == before
+    for row in result.per_query:
+        assert row.response is not None
+        assert row.metrics == {"replayed": 4.0}
+        assert row.response.meta["replayed_cached"] is True
+        assert "replayed_input_tokens" not in row.response.meta
+
+
+def test_a_judge_failure_fails_only_its_case(api: FakeAnthropic, sdk: anthropic.Anthropic) -> None:
+    def respond(request: dict[str, Any]) -> Reply:
+        prompt = request["messages"][0]["content"]
+        return error(529, "overloaded_error", "Overloaded") if "query 3." in prompt else grade(5)
+
+    api.responder = respond
+    api.default = None  # type: ignore[assignment]
+    result = judged_run(
+        LLMJudge("Score 5 if right.", "claude-haiku-4-5", client=sdk), 8, concurrency=4
+    )
+    rows = {row.case_id: row for row in result.per_query}
+    assert rows["c003"].metrics == {}
+    assert rows["c003"].error is not None
+    assert rows["c003"].error.startswith("helpfulness: LLM judge 'claude-haiku-4-5' on case 'c003'")
+    assert "529" in rows["c003"].error
+    assert all(row.metrics == {"helpfulness": 5.0} for cid, row in rows.items() if cid != "c003")
