@@ -228,16 +228,26 @@ class HttpTarget:
                 f"got {concurrency!r}"
             )
         with self._lock:
-            if not self._owns_client or (self._keepalive or 0) >= concurrency:
+            if not self._owns_client or self._closed or (self._keepalive or 0) >= concurrency:
                 return
             self._keepalive = concurrency
             if self._client is not None:
                 self._retired.append(self._client)
-                self._client = None
+            # Built now, by the caller, rather than by the first case: building a client
+            # (its TLS context) takes tens of ms, and every case would queue behind it.
+            self._client = self._new_client()
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def _new_client(self) -> httpx.Client:
+        limits = (
+            httpx.Limits(max_connections=None, max_keepalive_connections=self._keepalive)
+            if self._keepalive is not None
+            else httpx.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's own
+        )
+        return httpx.Client(timeout=self.timeout_s, follow_redirects=False, limits=limits)
 
     def _live_client(self) -> httpx.Client:
         with self._lock:
@@ -247,14 +257,7 @@ class HttpTarget:
                     "(or invoke inside its with-block)"
                 )
             if self._client is None:
-                limits = (
-                    httpx.Limits(max_connections=None, max_keepalive_connections=self._keepalive)
-                    if self._keepalive is not None
-                    else httpx.Limits(max_connections=100, max_keepalive_connections=20)
-                )
-                self._client = httpx.Client(
-                    timeout=self.timeout_s, follow_redirects=False, limits=limits
-                )
+                self._client = self._new_client()
             client = self._client
         if client.is_closed:
             raise TargetError(
