@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
+from actions_job import BASE_SHA, CHECKS, HEAD_SHA, make_job, pr_payload, push_payload
 from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     FakeGitHub,
     fake_ghes_fixture,
@@ -24,7 +24,6 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     github_factory_for_tests,
     make_zip,
 )
-from test_github_outputs import parse_github_output
 
 from evalkit.errors import ConfigError
 from evalkit.github.action import (
@@ -43,20 +42,7 @@ from evalkit.github.client import NO_DELAY
 from evalkit.github.comment import marker_for
 
 ROOT = Path(__file__).resolve().parents[2]
-BASE_SHA = "b" * 40
-HEAD_SHA = "c" * 40
 ARTEFACT = json.dumps({"schema_version": 1, "rows": [], "from": "main"}).encode()
-CHECKS = """\
-checks:
-  - id: recall_floor
-    metric: recall@10
-    op: ">="
-    threshold: 0.6
-
-  - id: "no_ndcg_regression"   # quoted id
-    metric: ndcg@10
-    vs_baseline: no_significant_regression
-"""
 
 
 @dataclass
@@ -91,100 +77,6 @@ class StubGate:
             report_paths={"json": report_json},
             checks_path=request.config_path.parent / "checks.yaml",
         )
-
-
-@dataclass
-class Job:
-    """One simulated Actions job: workspace, runner files, environment, captured log."""
-
-    fake: FakeGitHub
-    tmp: Path
-    env: dict[str, str]
-    stdout: io.StringIO = field(default_factory=io.StringIO)
-
-    @property
-    def workspace(self) -> Path:
-        return Path(self.env["GITHUB_WORKSPACE"])
-
-    def outputs(self) -> dict[str, str]:
-        path = Path(self.env["GITHUB_OUTPUT"])
-        return parse_github_output(path.read_text()) if path.exists() else {}
-
-    def summary(self) -> str:
-        path = Path(self.env["GITHUB_STEP_SUMMARY"])
-        return path.read_text() if path.exists() else ""
-
-    def run(self, gate: StubGate, http: httpx.Client | None = None) -> int:
-        self.stdout = io.StringIO()
-        return run_action(
-            self.env,
-            gate,
-            github_factory=github_factory_for_tests,
-            http_client=http,
-            stdout=self.stdout,
-            retry=NO_DELAY,
-        )
-
-    def log(self) -> str:
-        return self.stdout.getvalue()
-
-
-def pr_payload(fake: FakeGitHub, *, fork: bool = False, number: int = 7) -> dict[str, Any]:
-    head_repo = (
-        {"id": 9999, "full_name": "mallory/widgets"}
-        if fork
-        else {"id": fake.repo_id, "full_name": fake.full_name}
-    )
-    return {
-        "number": number,
-        "pull_request": {
-            "number": number,
-            "base": {"sha": BASE_SHA, "ref": "main", "repo": {"id": fake.repo_id}},
-            "head": {"sha": HEAD_SHA, "ref": "feature", "repo": head_repo},
-        },
-        "repository": {"id": fake.repo_id, "full_name": fake.full_name, "default_branch": "main"},
-    }
-
-
-def push_payload(fake: FakeGitHub) -> dict[str, Any]:
-    return {
-        "repository": {"id": fake.repo_id, "full_name": fake.full_name, "default_branch": "main"}
-    }
-
-
-def make_job(
-    fake: FakeGitHub, tmp_path: Path, event: str, payload: dict[str, Any], **inputs: str
-) -> Job:
-    workspace = tmp_path / "workspace"
-    (workspace / "evals").mkdir(parents=True, exist_ok=True)
-    (workspace / "evals" / "evalkit.yaml").write_text(
-        "name: evals-evalkit\ngoldens: goldens.jsonl\nchecks: checks.yaml\n"
-    )
-    (workspace / "evals" / "checks.yaml").write_text(CHECKS)
-    runner = tmp_path / "runner"
-    runner.mkdir(exist_ok=True)
-    (runner / "event.json").write_text(json.dumps(payload))
-    env = {
-        "GITHUB_ACTIONS": "true",
-        "GITHUB_REPOSITORY": fake.full_name,
-        "GITHUB_REPOSITORY_ID": str(fake.repo_id),
-        "GITHUB_API_URL": fake.api_url,
-        "GITHUB_EVENT_NAME": event,
-        "GITHUB_EVENT_PATH": str(runner / "event.json"),
-        "GITHUB_SHA": "d" * 40,
-        "GITHUB_RUN_ID": "31337",
-        "GITHUB_SERVER_URL": "https://github.example",
-        "GITHUB_REF": "refs/heads/main" if event == "push" else "refs/pull/7/merge",
-        "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_OUTPUT": str(runner / "output"),
-        "GITHUB_STEP_SUMMARY": str(runner / "summary.md"),
-        "INPUT_CONFIG": "evals/evalkit.yaml",
-        "INPUT_GITHUB-TOKEN": fake.token,
-        # Present, so run_action does not export the real gateway into os.environ.
-        "EVALKIT_HOST_GATEWAY": "127.0.0.1",
-    }
-    env.update({f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()})
-    return Job(fake, tmp_path, env)
 
 
 def seed_baseline(fake: FakeGitHub, config_name: str = "evals-evalkit") -> int:

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from actions_job import parse_github_output
 
 from evalkit.errors import ConfigError
 from evalkit.github.outputs import (
@@ -19,25 +20,6 @@ from evalkit.github.outputs import (
     escape_property,
     write_outputs,
 )
-
-
-def parse_github_output(text: str) -> dict[str, str]:
-    """Parse $GITHUB_OUTPUT the way the runner does (name<<DELIM ... DELIM)."""
-    outputs: dict[str, str] = {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if not line:
-            i += 1
-            continue
-        m = re.fullmatch(r"([^<=]+)<<(.+)", line)
-        assert m, f"not heredoc form: {line!r}"
-        name, delim = m.groups()
-        j = lines.index(delim, i + 1)
-        outputs[name] = "\n".join(lines[i + 1 : j])
-        i = j + 1
-    return outputs
 
 
 def test_github_output_heredoc_survives_values_that_look_like_delimiters(tmp_path: Path) -> None:
