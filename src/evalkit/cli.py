@@ -170,7 +170,7 @@ def run(
     import math
 
     from evalkit.artifact import write_artifact
-    from evalkit.checkpoint import Checkpoint, checkpoint_path, run_identity
+    from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.config import load_config
     from evalkit.errors import InputError
     from evalkit.pipeline import Prepared, prepare, to_artifact
@@ -218,9 +218,12 @@ def run(
                 todo, skip=list(done), on_row=lambda _index, row: ckpt.append(row)
             )
         except KeyboardInterrupt:
+            # Count from the file: the signal may land between a row's write and its tally.
+            saved = read_checkpoint(ckpt_path)
+            kept = len(saved.completed) if saved is not None else 0
             _err(
-                f"interrupted: {len(done) + ckpt.appended} of {total} case(s) are saved in "
-                f"{ckpt_path}; rerun with --resume to run only the rest"
+                f"interrupted: {kept} of {total} case(s) are saved in {ckpt_path}; "
+                "rerun with --resume to run only the rest"
             )
             raise typer.Exit(130) from None
         new_rows: dict[str, CaseResult] = {row.case_id: row for row in fresh.per_query}
@@ -237,7 +240,8 @@ def run(
     typer.echo(f"wrote {path} ({len(result)} cases{where})")
     _report_failed_cases(art)
     if art.failed:
-        _err(f"finished cases are kept in {ckpt_path}; rerun with --resume to retry only the rest")
+        if len(art.failed) < len(art.result):
+            _err(f"finished cases are kept in {ckpt_path}; rerun with --resume to retry the rest")
         raise typer.Exit(EXIT_RUNTIME)
 
 
