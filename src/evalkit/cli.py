@@ -350,6 +350,85 @@ def show(
     typer.echo(render_show(read_artifact(artefact)))
 
 
+@app.command()
+def power(
+    artefact: Annotated[Path, typer.Argument(help="A run artefact (the candidate).")],
+    baseline: Annotated[
+        Path | None, typer.Argument(help="Baseline artefact: pairs cases for the real σ_d.")
+    ] = None,
+    metric: Annotated[str, typer.Option(help="Per-case metric to analyse.")] = "ndcg@10",
+    effects: Annotated[
+        str | None, typer.Option(help="Comma-separated true effects, e.g. 0.02,0.05,0.1.")
+    ] = None,
+    n: Annotated[int | None, typer.Option(min=2, help="Eval size to plan for.")] = None,
+    alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
+    n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
+    seed: int = 42,
+) -> None:
+    """How large a true change this eval detects, and how often (simulated and analytic)."""
+    from evalkit.artifact import read_artifact
+    from evalkit.errors import ConfigError
+    from evalkit.significance import power_table
+
+    chosen: list[float] | None = None
+    if effects is not None:
+        try:
+            chosen = [float(x) for x in effects.split(",") if x.strip()]
+        except ValueError:
+            raise ConfigError(
+                f"--effects must be numbers separated by commas, got {effects!r}"
+            ) from None
+    a = read_artifact(artefact)
+    b = read_artifact(baseline) if baseline is not None else None
+    table = power_table(
+        a.result,
+        None if b is None else b.result,
+        metric=metric,
+        effects=chosen,
+        n=n,
+        alpha=alpha,
+        n_sim=n_sim,
+        seed=seed,
+    )
+    typer.echo(
+        f"{metric}: n = {table.n} cases, σ_d = {table.sd_diff:.4g} ({table.sd_source}), "
+        f"alpha = {table.alpha:g}"
+    )
+    typer.echo(f"smallest effect detected with {table.target_power:.0%} power: ±{table.mde:.4g}\n")
+    header = f"{'true effect':>12}  {'detected':>9}  {'analytic':>9}"
+    typer.echo(header)
+    typer.echo("-" * len(header))
+    for row in table.rows:
+        simulated = "-" if row.simulated is None else f"{row.simulated:.0%}"
+        typer.echo(f"{row.effect:>+12.4g}  {simulated:>9}  {row.analytic:>9.0%}")
+    if table.n_sim:
+        typer.echo(
+            f"\n(detected: {table.n_sim} simulated evals per effect, {table.method} at "
+            f"alpha {table.alpha:g}; analytic: normal approximation)"
+        )
+
+
+@app.command()
+def action() -> None:
+    """Entry point of the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
+    from evalkit.github.action import run_action
+    from evalkit.github.gate_adapter import pipeline_gate
+
+    raise typer.Exit(run_action(os.environ, pipeline_gate))
+
+
+@app.command()
+def comment(
+    from_dir: Annotated[
+        Path, typer.Option("--from", help="The report bundle a fork's gate run uploaded.")
+    ],
+) -> None:
+    """Post a fork PR's report as the sticky comment (the workflow_run companion)."""
+    from evalkit.github.action import post_comment_from_dir
+
+    raise typer.Exit(post_comment_from_dir(from_dir, os.environ))
+
+
 def _usage_problem(exc: BaseException) -> str | None:
     """The one-line message of a click usage error, or None for anything else.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from evalkit.artifact import RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError
@@ -31,7 +32,7 @@ class CompareRow:
     note: str = ""
 
 
-def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[object], RunResult[object]]:
+def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[Any], RunResult[Any]]:
     diff = goldens_diff(a, b)
     changed = set(diff.changed)
     b_rows = {r.query_id: r for r in b.result.per_query if not getattr(r, "error", None)}
@@ -45,8 +46,8 @@ def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[object], Run
             f"runs {a.name!r} and {b.name!r} share no unchanged, successful cases to pair"
         )
     return (
-        RunResult(a.name, a_rows),  # type: ignore[arg-type]
-        RunResult(b.name, [b_rows[r.query_id] for r in a_rows]),  # type: ignore[arg-type]
+        RunResult(a.name, a_rows),
+        RunResult(b.name, [b_rows[r.query_id] for r in a_rows]),
     )
 
 

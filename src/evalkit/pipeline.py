@@ -278,7 +278,13 @@ def load_baseline(config: LoadedConfig, override: str | Path | None) -> RunArtif
     return read_artifact(path)
 
 
-def gate(prepared: Prepared, candidate: RunArtifact, baseline: RunArtifact | None) -> GateReport:
+def gate(
+    prepared: Prepared,
+    candidate: RunArtifact,
+    baseline: RunArtifact | None,
+    *,
+    notes: Sequence[str] = (),
+) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
     return evaluate_gate(
@@ -291,5 +297,6 @@ def gate(prepared: Prepared, candidate: RunArtifact, baseline: RunArtifact | Non
             require_baseline=cfg.require_baseline
             or bool(getattr(checks, "require_baseline", False)),
             correction=getattr(checks, "correction", "none") or "none",
+            extra_notes=tuple(n for n in notes if n),
         ),
     )

@@ -1,0 +1,57 @@
+"""The real gate behind the Action: config -> candidate run -> gate -> report files.
+
+:mod:`evalkit.github.action` owns the GitHub side and receives the gate as a
+:data:`~evalkit.github.action.GateRunner`; this is the one the CLI passes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalkit.artifact import read_artifact, write_artifact
+from evalkit.config import load_config
+from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
+from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
+from evalkit.report.json_report import dumps
+from evalkit.report.markdown import render_markdown
+
+
+def pipeline_gate(request: GateRequest) -> GateOutcome:
+    """Run the configured candidate and gate it against the baseline the action fetched.
+
+    The action has already chosen the baseline store: with no baseline path there is
+    no baseline (the config's local file is not consulted behind its back).
+    """
+    cfg = load_config(request.config_path)
+    if request.require_baseline:
+        cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    prepared = prepare(cfg)
+    result = run_candidate(prepared)
+    candidate = to_artifact(prepared, result, result.name)
+    out = request.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    candidate_path = write_artifact(candidate, out / f"candidate-{request.config_name}.json")
+    baseline = read_artifact(request.baseline_path) if request.baseline_path else None
+    report = gate(prepared, candidate, baseline, notes=(request.baseline_detail,))
+    markdown = render_markdown(
+        report, config_name=request.config_name, details_url=request.details_url
+    )
+    md_path = out / f"report-{request.config_name}.md"
+    json_path = out / f"report-{request.config_name}.json"
+    md_path.write_text(markdown, encoding="utf-8")
+    json_path.write_text(dumps(report), encoding="utf-8")
+    failing = [
+        FailingCheck(v.check_id, v.message)
+        for v in report.verdicts
+        if v.status in ("fail", "error", "incomparable")
+    ]
+    return GateOutcome(
+        exit_code=report.exit_code,
+        verdict=report.verdict,
+        blocking_failures=len(report.blocking_failures),
+        markdown=markdown,
+        failing_checks=failing,
+        candidate_path=Path(candidate_path),
+        report_paths={"markdown": md_path, "json": json_path},
+        checks_path=cfg.resolve(cfg.model.checks),
+    )
