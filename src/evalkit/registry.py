@@ -256,7 +256,11 @@ def register_family(
 
 def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
     def score(response: TargetResponse, case: GoldenCase) -> float:
-        return float(family.fn(response.ranked_ids, case.relevant, k))
+        # Grades when the golden carries them (a set means grade 1); the
+        # relevance module hands set-only formulas the ids graded >= 1.
+        from evalkit.relevance import call_retrieval_fn
+
+        return call_retrieval_fn(family.fn, response.ranked_ids, case.grades or case.relevant, k)
 
     score.__qualname__ = f"{family.name}@{k}"
     return MetricDef(

@@ -15,6 +15,7 @@ from typing import Any
 from evalkit import registry
 from evalkit.errors import MetricError, RegistryError, UnknownMetricError
 from evalkit.goldens import GoldenCase
+from evalkit.relevance import as_grades, call_retrieval_fn, check_level
 from evalkit.results import QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
 
@@ -101,8 +102,10 @@ def run(
     name: str,
     retriever: Callable[[Any], Sequence[str]],
     queries: Iterable[Any],
-    qrels: Mapping[str, Iterable[str]],
+    qrels: Mapping[str, Iterable[str] | Mapping[str, int]],
     metrics: Sequence[str] = DEFAULT_METRICS,
+    *,
+    relevance_level: int = 1,
 ) -> RunResult[QueryResult]:
     """Run ``retriever`` on every query and score each one.
 
@@ -111,7 +114,12 @@ def run(
     their relevant ids.  Every query must be judged: a query missing from
     ``qrels`` raises (naming it) instead of scoring 0.0.  Each row keeps the
     ranking, the metric values and the retriever's wall-clock latency.
+
+    Graded qrels (``{query_id: {doc_id: grade}}``) work too: a set means grade
+    1, and an id counts as relevant when its grade is ``>= relevance_level``
+    (nDCG uses the raw grades as gains).
     """
+    level = check_level(relevance_level)
     defs = _resolve(metrics)
     items = list(queries)
     if not items:
@@ -147,14 +155,25 @@ def run(
                 "it must return a list of ids, best first"
             )
         retrieved = [str(doc) for doc in got]
-        relevant = frozenset(str(doc) for doc in qrels[qid])
+        judged = qrels[qid]
+        relevant: dict[str, int] | frozenset[str] = (
+            dict(judged)
+            if isinstance(judged, Mapping)
+            else frozenset(str(doc) for doc in as_grades(judged, query_id=qid))
+        )
         scores: dict[str, float] = {}
         for defn in defs:
             if defn.family is not None and defn.k is not None:
                 fam = registry.families()[defn.family]
-                scores[defn.name] = float(fam.fn(retrieved, relevant, defn.k))
+                scores[defn.name] = call_retrieval_fn(
+                    fam.fn, retrieved, relevant, defn.k, relevance_level=level
+                )
             else:
-                case = GoldenCase(id=qid, query=_query_text(q), relevant=relevant)
+                case = (
+                    GoldenCase(id=qid, query=_query_text(q), grades=relevant)
+                    if isinstance(relevant, Mapping)
+                    else GoldenCase(id=qid, query=_query_text(q), relevant=relevant)
+                )
                 response = TargetResponse(retrieved, latency_ms=latency_ms)
                 scores[defn.name] = float(defn.fn(response, case))
         rows.append(QueryResult(qid, retrieved, scores, latency_ms=latency_ms))

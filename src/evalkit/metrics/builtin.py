@@ -11,7 +11,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from evalkit.errors import MetricError
-from evalkit.metrics.core import ndcg_at_k, recall_at_k
+from evalkit.metrics.core import (
+    hit_rate_at_k,
+    map_at_k,
+    mrr_at_k,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+)
 from evalkit.registry import (
     MetricDef,
     define,
@@ -128,6 +135,12 @@ def register_builtins() -> None:
     """Register the built-in metrics (called once, from ``evalkit.metrics``)."""
     register_family("recall", recall_at_k, higher_is_better=True, builtin=True)
     register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True)
+    # trec_eval-equal families (P_k, recip_rank cut at k, map_cut_k, success_k):
+    # every name@k resolves on both paths; no concrete names are listed.
+    register_family("precision", precision_at_k, higher_is_better=True, builtin=True)
+    register_family("mrr", mrr_at_k, higher_is_better=True, builtin=True)
+    register_family("map", map_at_k, higher_is_better=True, builtin=True)
+    register_family("hit_rate", hit_rate_at_k, higher_is_better=True, builtin=True)
     for k in RECALL_KS:
         register_concrete_family_metric("recall", k)
     for k in NDCG_KS:

@@ -1,76 +1,169 @@
 """Retrieval metric formulas, shape ``(retrieved, relevant, k) -> float``.
 
-Pure functions over plain ids, so they can be checked by hand.  Binary
-relevance: an id is relevant iff it is in ``relevant``.  Duplicate ids in a
-ranking count once, at their first position, so a system cannot raise its own
-score by repeating a hit.
+Pure functions over one ranked list (ids best first), written to be checked by
+hand.  Each equals trec_eval's per-query value for the same ranking (see
+``docs/design/ir-metrics.md``; the tests compare with pytrec_eval):
+
+=====================  =============================  ===================
+function               trec_eval measure              spec string
+=====================  =============================  ===================
+:func:`precision_at_k` ``P_k``                        ``precision@k``
+:func:`recall_at_k`    ``recall_k``                   ``recall@k``
+:func:`ndcg_at_k`      ``ndcg_cut_k``                 ``ndcg@k``
+:func:`mrr_at_k`       ``recip_rank`` (cut at k)      ``mrr@k``
+:func:`map_at_k`       ``map_cut_k``                  ``map@k``
+:func:`hit_rate_at_k`  ``success_k``                  ``hit_rate@k``
+=====================  =============================  ===================
+
+``relevant`` is a collection of ids (each relevant with grade 1, the spec's
+binary case) or an ``{id: grade}`` mapping.  An id is relevant iff it is judged
+with ``grade >= relevance_level``; recall and MAP divide by the number of such
+judged ids; nDCG ignores the level and gains the raw grade (when positive).
+With a set, :func:`recall_at_k` and :func:`ndcg_at_k` are exactly the spec's
+binary definitions.
+
+A ranking is taken as given: there are no scores here, so no tie-breaking.
+An id repeated in a ranking keeps its slot but scores nothing after its first
+occurrence, as if an unjudged document stood there: a system can neither raise
+its score by repeating a hit nor hide the wasted slot.  (TREC run files cannot
+hold repeats: :mod:`evalkit.trec` refuses them, as trec_eval does.)
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
+
+from evalkit.errors import MetricError
+from evalkit.relevance import Relevance, as_grades, check_level
+
+__all__ = [
+    "hit_rate_at_k",
+    "map_at_k",
+    "mrr_at_k",
+    "ndcg_at_k",
+    "precision_at_k",
+    "recall_at_k",
+]
 
 
-def _first_k_unique(retrieved: Sequence[str], k: int) -> list[str]:
+def _check_k(k: object) -> int:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise MetricError(f"k must be a positive integer, got {k!r}")
+    return k
+
+
+def _check_retrieved(retrieved: object) -> Sequence[str]:
+    if isinstance(retrieved, str | bytes) or not isinstance(retrieved, Sequence):
+        raise MetricError(
+            f"retrieved must be a list of ids, best first, got {type(retrieved).__name__}"
+        )
+    return retrieved
+
+
+def _top_k_grades(retrieved: Sequence[str], grades: Mapping[str, int], k: int) -> list[int | None]:
+    """Grade of each of the first k slots; ``None`` for unjudged ids and repeats."""
     seen: set[str] = set()
-    out: list[str] = []
+    out: list[int | None] = []
     for doc in retrieved[:k]:
-        if doc not in seen:
-            seen.add(doc)
-            out.append(doc)
+        if doc in seen:
+            out.append(None)
+            continue
+        seen.add(doc)
+        out.append(grades.get(doc))
     return out
 
 
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-
-
-def recall_at_k(retrieved: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Share of the relevant ids found in the top k.  No relevant ids: 0.0."""
+def _prepare(
+    retrieved: Sequence[str], relevant: Relevance, k: int, relevance_level: int
+) -> tuple[list[int | None], Mapping[str, int], int]:
     _check_k(k)
-    if not relevant:
-        return 0.0
-    hits = sum(1 for doc in _first_k_unique(retrieved, k) if doc in relevant)
-    return hits / len(relevant)
+    level = check_level(relevance_level)
+    grades = as_grades(relevant)
+    return _top_k_grades(_check_retrieved(retrieved), grades, k), grades, level
 
 
-def precision_at_k(retrieved: Sequence[str], relevant: Collection[str], k: int) -> float:
+def _n_relevant(grades: Mapping[str, int], level: int) -> int:
+    return sum(1 for grade in grades.values() if grade >= level)
+
+
+def _is_rel(grade: int | None, level: int) -> bool:
+    return grade is not None and grade >= level
+
+
+def precision_at_k(
+    retrieved: Sequence[str], relevant: Relevance, k: int, *, relevance_level: int = 1
+) -> float:
     """Relevant ids in the top k, divided by k (even when fewer were returned)."""
-    _check_k(k)
-    hits = sum(1 for doc in _first_k_unique(retrieved, k) if doc in relevant)
-    return hits / k
+    top, _, level = _prepare(retrieved, relevant, k, relevance_level)
+    return sum(1 for g in top if _is_rel(g, level)) / k
 
 
-def ndcg_at_k(retrieved: Sequence[str], relevant: Collection[str], k: int) -> float:
-    """Binary nDCG: gain 1 per relevant id at rank r, discounted by log2(r + 1).
-
-    The ideal ranking puts min(k, |relevant|) relevant ids first.  No relevant
-    ids: 0.0.
-    """
-    _check_k(k)
-    if not relevant:
+def recall_at_k(
+    retrieved: Sequence[str], relevant: Relevance, k: int, *, relevance_level: int = 1
+) -> float:
+    """Share of the relevant judged ids found in the top k.  None relevant: 0.0."""
+    top, grades, level = _prepare(retrieved, relevant, k, relevance_level)
+    n_rel = _n_relevant(grades, level)
+    if n_rel == 0:
         return 0.0
-    dcg = sum(
-        1.0 / math.log2(rank + 2)
-        for rank, doc in enumerate(retrieved[:k])
-        if doc in relevant and doc not in retrieved[:rank]
-    )
-    ideal = sum(1.0 / math.log2(rank + 2) for rank in range(min(k, len(relevant))))
-    return dcg / ideal
+    return sum(1 for g in top if _is_rel(g, level)) / n_rel
 
 
-def mrr_at_k(retrieved: Sequence[str], relevant: Collection[str], k: int) -> float:
+def ndcg_at_k(
+    retrieved: Sequence[str], relevant: Relevance, k: int, *, relevance_level: int = 1
+) -> float:
+    """nDCG@k with linear gain: sum of grade / log2(rank + 1), over the ideal ordering.
+
+    The ideal ranking places every judged id with a positive grade best first
+    (cut at k).  ``relevance_level`` does not apply (trec_eval's ``ndcg_cut``
+    ignores it too).  With a set of ids this is binary nDCG: gain 1 per hit and
+    an ideal of ``min(k, |relevant|)`` hits.  No positive grade: 0.0.
+    """
+    top, grades, _ = _prepare(retrieved, relevant, k, relevance_level)
+    dcg = 0.0
+    for rank, grade in enumerate(top):
+        if grade is not None and grade > 0:
+            dcg += grade / math.log2(rank + 2)
+    ideal_gains = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+    ideal = 0.0
+    for rank, grade in enumerate(ideal_gains):
+        ideal += grade / math.log2(rank + 2)
+    return dcg / ideal if ideal > 0.0 else 0.0
+
+
+def mrr_at_k(
+    retrieved: Sequence[str], relevant: Relevance, k: int, *, relevance_level: int = 1
+) -> float:
     """Reciprocal rank of the first relevant id within the top k, else 0.0."""
-    _check_k(k)
-    for rank, doc in enumerate(retrieved[:k], start=1):
-        if doc in relevant:
+    top, _, level = _prepare(retrieved, relevant, k, relevance_level)
+    for rank, grade in enumerate(top, start=1):
+        if _is_rel(grade, level):
             return 1.0 / rank
     return 0.0
 
 
-def hit_rate_at_k(retrieved: Sequence[str], relevant: Collection[str], k: int) -> float:
+def map_at_k(
+    retrieved: Sequence[str], relevant: Relevance, k: int, *, relevance_level: int = 1
+) -> float:
+    """Average precision cut at k: mean over *all* relevant judged ids of the
+    precision at each one's rank (0 for those not in the top k).  None: 0.0."""
+    top, grades, level = _prepare(retrieved, relevant, k, relevance_level)
+    n_rel = _n_relevant(grades, level)
+    if n_rel == 0:
+        return 0.0
+    hits = 0
+    total = 0.0
+    for rank, grade in enumerate(top, start=1):
+        if _is_rel(grade, level):
+            hits += 1
+            total += hits / rank
+    return total / n_rel
+
+
+def hit_rate_at_k(
+    retrieved: Sequence[str], relevant: Relevance, k: int, *, relevance_level: int = 1
+) -> float:
     """1.0 if any relevant id is in the top k, else 0.0."""
-    _check_k(k)
-    return 1.0 if any(doc in relevant for doc in retrieved[:k]) else 0.0
+    top, _, level = _prepare(retrieved, relevant, k, relevance_level)
+    return 1.0 if any(_is_rel(g, level) for g in top) else 0.0

@@ -1,0 +1,516 @@
+"""Score many ranked lists at once: the vectorised twin of :mod:`evalkit.metrics.core`.
+
+``core`` states each formula for one ranking, in plain Python.  Scoring 10^5
+queries that way costs a Python loop per query and metric, so whole runs (a
+TREC run file, a big ``run()``) go through here instead: every query's ranking
+is flattened into one array of grades, and each metric is a handful of numpy
+reductions over it.  The two implementations are held equal to each other and
+to trec_eval by the tests; ``core`` stays the readable definition.
+
+Layout: query ``i`` owns positions ``offsets[i]:offsets[i + 1]`` of the flat
+arrays, best first.  ``grades`` holds the judged grade at each position, or
+:data:`UNJUDGED` for an unjudged id and for a repeat of an id already ranked
+higher (see ``core``: a repeat keeps its slot and scores nothing).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from itertools import repeat
+from typing import Literal, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from evalkit import registry
+from evalkit.errors import MetricError
+from evalkit.goldens import GoldenCase
+from evalkit.metrics import core
+from evalkit.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
+from evalkit.results import QueryResult, RunResult
+from evalkit.targets.base import TargetResponse
+
+__all__ = [
+    "UNJUDGED",
+    "QuerySelection",
+    "RankedGrades",
+    "Rankings",
+    "batch_metric",
+    "paused_gc",
+    "score_rankings",
+]
+
+IntArray: TypeAlias = npt.NDArray[np.int64]
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+QuerySelection: TypeAlias = Literal["both", "qrels", "run"]
+
+UNJUDGED: int = int(np.iinfo(np.int64).min)
+"""Grade stored for an unjudged id or a repeat: below every level, no gain."""
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Suspend the cyclic garbage collector while building millions of objects.
+
+    The code inside creates no reference cycles, but each full collection it
+    triggers walks every element of the (10^7-entry) id lists already built,
+    which made reading and scoring big runs two to three times slower.
+    Reference counting still frees everything as usual.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@dataclass(frozen=True, eq=False)
+class Rankings:
+    """Ranked lists of many queries, flattened.
+
+    ``query_ids`` are unique; query ``i`` ranked ``docnos[offsets[i]:offsets[i+1]]``,
+    best first.  ``distinct`` promises that no query repeats an id (TREC run
+    files guarantee it), which lets scoring skip the repeat check.
+    """
+
+    query_ids: list[str]
+    offsets: IntArray
+    docnos: list[str]
+    distinct: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.offsets) != len(self.query_ids) + 1:
+            raise MetricError("Rankings: offsets must have one entry more than query_ids")
+        if len(set(self.query_ids)) != len(self.query_ids):
+            raise MetricError("Rankings: query ids must be unique")
+
+    @classmethod
+    def from_mapping(cls, rankings: Mapping[str, Sequence[str]]) -> Rankings:
+        """Flatten ``{query_id: [ids best first]}``."""
+        query_ids: list[str] = []
+        docnos: list[str] = []
+        lengths: list[int] = []
+        for qid, ranked in rankings.items():
+            if isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence):
+                raise MetricError(
+                    f"ranking of query {qid!r} must be a list of ids best first, "
+                    f"got {type(ranked).__name__}"
+                )
+            query_ids.append(str(qid))
+            docnos.extend(ranked)
+            lengths.append(len(ranked))
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return cls(query_ids, offsets, docnos)
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def ranking(self, index: int) -> list[str]:
+        """The ranked ids of the ``index``-th query."""
+        return self.docnos[int(self.offsets[index]) : int(self.offsets[index + 1])]
+
+    def as_dict(self) -> dict[str, list[str]]:
+        """``{query_id: [ids best first]}``."""
+        return {qid: self.ranking(i) for i, qid in enumerate(self.query_ids)}
+
+    def select(self, indices: Sequence[int], extra_empty: Sequence[str] = ()) -> Rankings:
+        """The queries at ``indices`` (in that order), then empty rankings for ``extra_empty``."""
+        offs = self.offsets.tolist()
+        if list(indices) == list(range(len(self.query_ids))) and not extra_empty:
+            return self
+        docnos: list[str] = []
+        lengths: list[int] = []
+        for i in indices:
+            a, b = offs[i], offs[i + 1]
+            docnos.extend(self.docnos[a:b])
+            lengths.append(b - a)
+        lengths.extend(0 for _ in extra_empty)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        ids = [self.query_ids[i] for i in indices] + list(extra_empty)
+        return Rankings(ids, offsets, docnos, self.distinct)
+
+
+def _grades_with_repeats(ranked: Sequence[str], grades: Grades) -> list[int]:
+    seen: set[str] = set()
+    out: list[int] = []
+    for doc in ranked:
+        if doc in seen:
+            out.append(UNJUDGED)
+        else:
+            seen.add(doc)
+            out.append(grades.get(doc, UNJUDGED))
+    return out
+
+
+_INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
+
+
+def _check_grades(query_ids: Sequence[str], judgments: Sequence[Grades]) -> None:
+    """Every grade must be an integer (bools and floats are refused, naming the first)."""
+    kinds = set(map(type, (g for grades in judgments for g in grades.values())))
+    if kinds <= _INT_TYPES:
+        return
+    for qid, grades in zip(query_ids, judgments, strict=True):
+        for doc, grade in grades.items():
+            if type(grade) not in _INT_TYPES:
+                raise MetricError(
+                    f"qrels for query {qid!r}: grade of {doc!r} is {grade!r}; "
+                    "grades must be integers (a set of ids means grade 1)"
+                )
+
+
+@dataclass(eq=False)
+class RankedGrades:
+    """Judged rankings of many queries, ready for vectorised scoring.
+
+    Built once per (rankings, qrels, level); every metric reuses it.
+    """
+
+    rankings: Rankings
+    judgments: Sequence[Grades]
+    relevance_level: int = 1
+    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        check_level(self.relevance_level)
+        if len(self.judgments) != len(self.rankings):
+            raise MetricError("RankedGrades: one judgment mapping per ranking is required")
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.rankings)
+
+    def _get(self, key: str, build: Callable[[], np.ndarray]) -> np.ndarray:
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    @property
+    def grades(self) -> IntArray:
+        """The judged grade at every ranked position (``UNJUDGED`` if none)."""
+        return self._get("grades", self._build_grades)
+
+    def _build_grades(self) -> IntArray:
+        offs = self.rankings.offsets.tolist()
+        docs = self.rankings.docnos
+        check_repeats = not self.rankings.distinct
+        flat: list[int] = []
+        extend = flat.extend
+        for i, grades in enumerate(self.judgments):
+            a, b = offs[i], offs[i + 1]
+            ranked = docs[a:b]
+            if check_repeats and len(set(ranked)) != b - a:
+                extend(_grades_with_repeats(ranked, grades))
+            else:
+                extend(map(grades.get, ranked, repeat(UNJUDGED, b - a)))
+        try:
+            return np.array(flat, dtype=np.int64)
+        except OverflowError:
+            raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
+
+    @property
+    def query_index(self) -> IntArray:
+        """The query index of every ranked position."""
+        return self._get(
+            "qidx", lambda: np.repeat(np.arange(self.n_queries), np.diff(self.rankings.offsets))
+        )
+
+    @property
+    def position(self) -> IntArray:
+        """0-based rank of every ranked position within its query."""
+
+        def build() -> IntArray:
+            starts = self.rankings.offsets[:-1]
+            n = int(self.rankings.offsets[-1])
+            return np.arange(n, dtype=np.int64) - starts[self.query_index]
+
+        return self._get("pos", build)
+
+    @property
+    def relevant(self) -> npt.NDArray[np.bool_]:
+        """Whether each ranked position holds a relevant id (grade >= level)."""
+        return self._get("rel", lambda: self.grades >= self.relevance_level)
+
+    def _judged(self) -> tuple[IntArray, IntArray]:
+        """Every judged grade, flat, with its query index."""
+
+        def build() -> IntArray:
+            values = [v for g in self.judgments for v in g.values()]
+            try:
+                return np.array(values, dtype=np.int64)
+            except OverflowError:
+                raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
+
+        def build_index() -> IntArray:
+            lengths = [len(g) for g in self.judgments]
+            return np.repeat(np.arange(self.n_queries), lengths)
+
+        return self._get("judged", build), self._get("judged_qidx", build_index)
+
+    @property
+    def n_relevant(self) -> FloatArray:
+        """Judged ids with grade >= level, per query (the recall/MAP denominator)."""
+
+        def build() -> FloatArray:
+            flat, qidx = self._judged()
+            return _sum_by_query(qidx[flat >= self.relevance_level], None, self.n_queries)
+
+        return self._get("nrel", build)
+
+    def ideal_dcg(self, k: int) -> FloatArray:
+        """DCG@k of the ideal ranking: every positive grade, best first."""
+
+        def build() -> FloatArray:
+            flat, qidx = self._judged()
+            keep = flat > 0
+            gains, q = flat[keep], qidx[keep]
+            order = np.lexsort((-gains, q))
+            gains, q = gains[order], q[order]
+            starts = np.searchsorted(q, np.arange(self.n_queries))
+            pos = np.arange(len(q)) - starts[q]
+            cut = pos < k
+            disc = gains[cut] / np.log2(pos[cut] + 2.0)
+            return _sum_by_query(q[cut], disc, self.n_queries)
+
+        return self._get(f"idcg@{k}", build)
+
+    def _hits(self, k: int) -> FloatArray:
+        def build() -> FloatArray:
+            mask = self.relevant & (self.position < k)
+            return _sum_by_query(self.query_index[mask], None, self.n_queries)
+
+        return self._get(f"hits@{k}", build)
+
+
+def _sum_by_query(
+    query_index: IntArray, weights: npt.NDArray[np.floating] | None, n_queries: int
+) -> FloatArray:
+    """Per-query sums (counts without weights), added in rank order like trec_eval."""
+    sums = np.bincount(query_index, weights=weights, minlength=n_queries)
+    return sums.astype(np.float64, copy=False)
+
+
+def _safe_div(num: FloatArray, den: FloatArray) -> FloatArray:
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def _precision(rg: RankedGrades, k: int) -> FloatArray:
+    return rg._hits(k) / k
+
+
+def _recall(rg: RankedGrades, k: int) -> FloatArray:
+    return _safe_div(rg._hits(k), rg.n_relevant)
+
+
+def _hit_rate(rg: RankedGrades, k: int) -> FloatArray:
+    return (rg._hits(k) > 0).astype(np.float64)
+
+
+def _mrr(rg: RankedGrades, k: int) -> FloatArray:
+    idx = np.flatnonzero(rg.relevant & (rg.position < k))
+    q = rg.query_index[idx]
+    first = np.ones(len(idx), dtype=bool)
+    first[1:] = q[1:] != q[:-1]
+    out = np.zeros(rg.n_queries, dtype=np.float64)
+    out[q[first]] = 1.0 / (rg.position[idx[first]] + 1.0)
+    return out
+
+
+def _map(rg: RankedGrades, k: int) -> FloatArray:
+    rel = rg.relevant & (rg.position < k)
+    cum = np.cumsum(rel, dtype=np.int64)
+    before = np.concatenate(([0], cum))[rg.rankings.offsets[:-1]]
+    idx = np.flatnonzero(rel)
+    q = rg.query_index[idx]
+    precision_at_hit = (cum[idx] - before[q]) / (rg.position[idx] + 1.0)
+    total = _sum_by_query(q, precision_at_hit, rg.n_queries)
+    return _safe_div(total, rg.n_relevant)
+
+
+def _ndcg(rg: RankedGrades, k: int) -> FloatArray:
+    mask = (rg.grades > 0) & (rg.position < k)
+    gains = rg.grades[mask].astype(np.float64) / np.log2(rg.position[mask] + 2.0)
+    dcg = _sum_by_query(rg.query_index[mask], gains, rg.n_queries)
+    return _safe_div(dcg, rg.ideal_dcg(k))
+
+
+BatchFn: TypeAlias = Callable[[RankedGrades, int], FloatArray]
+
+_BATCH: dict[Callable[..., float], BatchFn] = {
+    core.precision_at_k: _precision,
+    core.recall_at_k: _recall,
+    core.ndcg_at_k: _ndcg,
+    core.mrr_at_k: _mrr,
+    core.map_at_k: _map,
+    core.hit_rate_at_k: _hit_rate,
+}
+
+
+def batch_metric(rg: RankedGrades, fn: Callable[..., float], k: int) -> FloatArray:
+    """Per-query values of the family function ``fn`` at ``k``, one per ranking.
+
+    The built-in formulas run vectorised; any other ``(retrieved, relevant, k)``
+    function is called once per query, with the same graded dispatch as
+    :func:`evalkit.run`.
+    """
+    core._check_k(k)
+    fast = _BATCH.get(fn)
+    if fast is not None:
+        return fast(rg, k)
+    out = np.empty(rg.n_queries, dtype=np.float64)
+    for i, grades in enumerate(rg.judgments):
+        out[i] = call_retrieval_fn(
+            fn, rg.rankings.ranking(i), grades, k, relevance_level=rg.relevance_level
+        )
+    return out
+
+
+def _resolve(specs: Sequence[str]) -> list[registry.MetricDef]:
+    if isinstance(specs, str):
+        raise MetricError(f"metrics must be a list of spec strings, e.g. [{specs!r}], not a str")
+    if not specs:
+        raise MetricError("metrics: name at least one metric, e.g. ['ndcg@10']")
+    defs: list[registry.MetricDef] = []
+    for spec in specs:
+        defn = registry.get_metric(spec)
+        if defn.kind == "aggregate":
+            raise MetricError(
+                f"{spec!r} is a whole-run aggregate, not a per-query metric: "
+                f"compute it from the rows with result.aggregate({spec!r})"
+            )
+        defs.append(defn)
+    if len({d.name for d in defs}) != len(defs):
+        raise MetricError(f"metrics list names a metric twice: {list(specs)}")
+    return defs
+
+
+def _shown(ids: Iterable[str], limit: int = 5) -> str:
+    items = list(ids)
+    text = ", ".join(repr(i) for i in items[:limit])
+    return text + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def _choose_queries(
+    name: str, rankings: Rankings, qrels: Mapping[str, Relevance], queries: QuerySelection
+) -> Rankings:
+    ids = rankings.query_ids
+    if queries == "run":
+        missing = [q for q in ids if q not in qrels]
+        if missing:
+            raise MetricError(
+                f"run {name!r}: {len(missing)} ranked "
+                f"quer{'y is' if len(missing) == 1 else 'ies are'} missing from qrels: "
+                f"{_shown(missing)}; judge them, or pass queries='both' "
+                "to score only judged queries as trec_eval does"
+            )
+        return rankings
+    if queries not in ("both", "qrels"):
+        raise MetricError(f"queries must be 'both', 'qrels' or 'run', got {queries!r}")
+    keep = [i for i, q in enumerate(ids) if q in qrels]
+    extra: list[str] = []
+    if queries == "qrels":
+        ranked = set(ids)
+        extra = [str(q) for q in qrels if q not in ranked]
+    if not keep and not extra:
+        raise MetricError(
+            f"run {name!r}: no ranked query is judged (run: {_shown(ids) or 'no queries'}; "
+            f"qrels: {_shown(qrels) or 'no queries'}); check that both use the same query ids"
+        )
+    return rankings.select(keep, extra)
+
+
+def score_rankings(
+    name: str,
+    rankings: Rankings | Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Relevance],
+    metrics: Sequence[str],
+    *,
+    relevance_level: int = 1,
+    queries: QuerySelection = "both",
+    _grades: IntArray | None = None,
+) -> RunResult[QueryResult]:
+    """Score existing rankings against qrels, one :class:`QueryResult` per query.
+
+    ``rankings`` maps query ids to ids best first (or is a :class:`Rankings`,
+    such as a :class:`evalkit.trec.TrecRun`).  ``qrels`` values are sets of ids
+    or ``{id: grade}`` mappings.  ``queries`` picks the scored queries:
+
+    * ``"both"`` (default, as trec_eval): ranked *and* judged queries;
+    * ``"qrels"`` (trec_eval ``-c``): every judged query, an unranked one
+      scoring as an empty ranking;
+    * ``"run"``: every ranked query, and one missing from qrels raises (the
+      rule of :func:`evalkit.run`).
+
+    Metric specs resolve through the registry as in :func:`evalkit.run`; the
+    built-in retrieval families are computed vectorised over all queries.
+    (``_grades``, for :mod:`evalkit.trec` only: the grades of ``rankings``
+    against these ``qrels``, already looked up position by position.)
+    """
+    level = check_level(relevance_level)
+    defs = _resolve(metrics)
+    with paused_gc():
+        return _score(name, rankings, qrels, defs, level, queries, _grades)
+
+
+def _select_grades(flat: Rankings, chosen: Rankings, grades: IntArray) -> IntArray:
+    """The precomputed grades of the queries ``chosen`` kept from ``flat``."""
+    if chosen is flat:
+        return grades
+    index = {qid: i for i, qid in enumerate(flat.query_ids)}
+    offs = flat.offsets.tolist()
+    parts = [
+        grades[offs[index[qid]] : offs[index[qid] + 1]] for qid in chosen.query_ids if qid in index
+    ]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _score(
+    name: str,
+    rankings: Rankings | Mapping[str, Sequence[str]],
+    qrels: Mapping[str, Relevance],
+    defs: Sequence[registry.MetricDef],
+    level: int,
+    queries: QuerySelection,
+    grades: IntArray | None,
+) -> RunResult[QueryResult]:
+    flat = rankings if isinstance(rankings, Rankings) else Rankings.from_mapping(rankings)
+    chosen = _choose_queries(name, flat, qrels, queries)
+    judgments = [as_grades(qrels[qid], query_id=qid) for qid in chosen.query_ids]
+    _check_grades(chosen.query_ids, judgments)
+    rg = RankedGrades(chosen, judgments, level)
+    if grades is not None:
+        rg._cache["grades"] = _select_grades(flat, chosen, grades)
+    columns: list[list[float]] = []
+    for defn in defs:
+        if defn.family is not None and defn.k is not None:
+            fam = registry.families()[defn.family]
+            columns.append(batch_metric(rg, fam.fn, defn.k).tolist())
+        else:
+            columns.append(_case_metric_column(defn, chosen, judgments))
+    names = [d.name for d in defs]
+    rows: list[QueryResult] = []
+    for i, qid in enumerate(chosen.query_ids):
+        values = dict(zip(names, (col[i] for col in columns), strict=True))
+        rows.append(QueryResult(qid, chosen.ranking(i), values))
+    return RunResult(name, rows)
+
+
+def _case_metric_column(
+    defn: registry.MetricDef, rankings: Rankings, judgments: Sequence[Grades]
+) -> list[float]:
+    # A case metric sees the golden as the gate path does: grades, with the ids
+    # graded >= 1 as ``relevant`` (GoldenCase's own rule); the level does not apply.
+    out: list[float] = []
+    for i, (qid, grades) in enumerate(zip(rankings.query_ids, judgments, strict=True)):
+        case = GoldenCase(id=qid, query=qid, grades=dict(grades))
+        out.append(float(defn.fn(TargetResponse(rankings.ranking(i)), case)))
+    return out

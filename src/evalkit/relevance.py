@@ -1,0 +1,97 @@
+"""What "relevant" means: binary sets, graded judgments, and the relevance level.
+
+Qrels come in two shapes, accepted everywhere:
+
+* ``dict[str, set[str]]`` (the spec's): every listed id is relevant with grade 1;
+* ``dict[str, dict[str, int]]`` (graded, as TREC qrels): id -> grade.
+
+A retrieved id is *relevant* iff it is judged with ``grade >= relevance_level``
+(default 1, trec_eval's ``-l 1``).  Unjudged ids and negative grades are never
+relevant.  nDCG alone ignores the level and uses the raw grade as its gain.
+
+This module has no dependency on the rest of evalkit, so the registry and the
+runner can import it without an import cycle through :mod:`evalkit.metrics`.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from evalkit.errors import MetricError
+
+Grades: TypeAlias = Mapping[str, int]
+Relevance: TypeAlias = Collection[str] | Mapping[str, int]
+"""One query's judgments: a collection of relevant ids (grade 1) or id -> grade."""
+
+
+def check_level(relevance_level: object) -> int:
+    """Validate a relevance level: an int >= 0 (trec_eval's ``-l``)."""
+    if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
+        raise MetricError(f"relevance_level must be an integer, got {relevance_level!r}")
+    if relevance_level < 0:
+        raise MetricError(
+            f"relevance_level must be >= 0, got {relevance_level}: negative grades mark "
+            "judged-but-unusable documents and are never relevant"
+        )
+    return relevance_level
+
+
+def as_grades(relevant: Iterable[str] | Grades, *, query_id: str | None = None) -> Grades:
+    """The judgments as ``{id: grade}``; a plain collection means grade 1 for each id."""
+    if isinstance(relevant, Mapping):
+        return relevant
+    if isinstance(relevant, str | bytes):
+        where = f" for query {query_id!r}" if query_id is not None else ""
+        raise MetricError(
+            f"relevant ids{where} must be a set of ids or an {{id: grade}} mapping, "
+            f"not the single string {relevant!r}"
+        )
+    return dict.fromkeys(relevant, 1)
+
+
+def relevant_ids(relevant: Relevance, relevance_level: int = 1) -> frozenset[str]:
+    """The ids that count as relevant at ``relevance_level`` (binarised judgments)."""
+    if isinstance(relevant, Mapping):
+        return frozenset(doc for doc, grade in relevant.items() if grade >= relevance_level)
+    grades = as_grades(relevant)
+    return frozenset(grades) if relevance_level <= 1 else frozenset()
+
+
+@functools.lru_cache(maxsize=512)
+def accepts_relevance_level(fn: Callable[..., Any]) -> bool:
+    """True when ``fn`` takes a ``relevance_level`` keyword (so it understands grades)."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    param = params.get("relevance_level")
+    return param is not None and param.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+def call_retrieval_fn(
+    fn: Callable[..., float],
+    retrieved: Sequence[str],
+    relevant: Relevance,
+    k: int,
+    *,
+    relevance_level: int = 1,
+) -> float:
+    """Call a ``(retrieved, relevant, k)`` family function with graded-aware dispatch.
+
+    A function that accepts a ``relevance_level`` keyword (every built-in does)
+    receives the judgments as given, grades included, plus the level.  Any
+    other function was written for the spec's sets, so it receives the set of
+    ids that are relevant at the level: a set-based formula never mistakes a
+    judged-irrelevant (grade 0) id for a relevant one.
+    """
+    if accepts_relevance_level(fn):
+        return float(fn(retrieved, relevant, k, relevance_level=relevance_level))
+    if isinstance(relevant, Mapping) or relevance_level != 1:
+        return float(fn(retrieved, relevant_ids(relevant, relevance_level), k))
+    return float(fn(retrieved, relevant, k))
