@@ -232,56 +232,94 @@ def _run_pool(
     options: RunOptions,
     finish: Callable[[int, CaseResult], None],
 ) -> None:
-    """One daemon thread per running case, at most ``concurrency`` at a time.
+    """``concurrency`` worker threads take cases from a queue; this thread collects rows.
 
-    Threads rather than a pool: a case that overruns its deadline is abandoned
-    (reported as timed out) and its slot is freed at once, instead of blocking
-    a pool worker that the next case would silently queue behind.
+    A worker that finishes a case takes the next one itself, so a freed slot is
+    refilled without a round trip through this thread.  Each worker passes the
+    rate limit *before* taking its case, so a case's deadline (and its measured
+    latency) starts only when it may really start.
 
-    The rate limit is applied here, before a case gets its thread, so a case's
-    deadline (and its measured latency) starts when it may actually start:
-    waiting for the rate limit is never held against it.
+    A case that overruns its deadline is reported as timed out here and a fresh
+    worker takes its slot at once; the abandoned worker exits when (if ever) its
+    call returns, and its late answer is dropped.  Whichever of the two removes
+    the case from ``running`` (under ``lock``) owns it, so each case is reported
+    exactly once and the number of live workers stays at ``concurrency``.  On
+    any exit (done, a raised error, Ctrl-C) ``stop`` tells workers to take no
+    further case, so nothing keeps spending in the background.
     """
-    results: queue.Queue[tuple[int, CaseResult | BaseException]] = queue.Queue()
+    jobs: queue.SimpleQueue[tuple[int, GoldenCase]] = queue.SimpleQueue()
+    for job in todo:
+        jobs.put(job)
+    results: queue.SimpleQueue[tuple[int, CaseResult | BaseException]] = queue.SimpleQueue()
     running: dict[int, tuple[GoldenCase, float]] = {}
-    waiting = list(reversed(todo))
+    lock = threading.Lock()
+    stop = threading.Event()
+    deadline_s = options.case_timeout_s
 
-    def work(index: int, case: GoldenCase) -> None:
-        try:
-            results.put((index, _invoke(target, case, case_defs, None)))
-        except BaseException as exc:  # re-raised on the calling thread
-            results.put((index, exc))
-
-    while waiting or running:
-        paced: float | None = None  # seconds until the rate limit allows the next start
-        while waiting and len(running) < options.concurrency:
+    def work() -> None:
+        while not stop.is_set():
             if limiter is not None:
-                wait = limiter.try_acquire()
-                if wait > 0:
-                    paced = wait
-                    break
-            index, case = waiting.pop()
-            running[index] = (case, time.monotonic())
-            threading.Thread(target=work, args=(index, case), daemon=True).start()
-        timeout = paced
-        if options.case_timeout_s is not None and running:
-            oldest = min(started for _, started in running.values())
-            due = max(0.0, oldest + options.case_timeout_s - time.monotonic())
-            timeout = due if timeout is None else min(timeout, due)
-        try:
-            index, outcome = results.get(timeout=timeout)
-        except queue.Empty:
-            pass
-        else:
-            if index in running:  # a late answer from an abandoned case is dropped
-                del running[index]
+                limiter.acquire()
+                if stop.is_set():
+                    return
+            try:
+                index, case = jobs.get_nowait()
+            except queue.Empty:
+                return
+            with lock:
+                running[index] = (case, time.monotonic())
+            try:
+                outcome: CaseResult | BaseException = _invoke(target, case, case_defs, None)
+            except BaseException as exc:  # re-raised on the calling thread
+                outcome = exc
+            with lock:
+                mine = running.pop(index, None) is not None
+            if not mine:
+                return  # abandoned after its deadline: a replacement holds this slot
+            results.put((index, outcome))
+
+    def spawn() -> None:
+        threading.Thread(target=work, name="evalkit-case", daemon=True).start()
+
+    for _ in range(min(options.concurrency, len(todo))):
+        spawn()
+    pending = len(todo)
+    try:
+        while pending:
+            timeout: float | None = None
+            if deadline_s is not None:
+                with lock:
+                    oldest = min((started for _, started in running.values()), default=None)
+                # Nothing running yet (workers pacing): look again within one deadline.
+                timeout = (
+                    deadline_s
+                    if oldest is None
+                    else max(0.0, oldest + deadline_s - time.monotonic())
+                )
+            try:
+                index, outcome = results.get(timeout=timeout)
+            except queue.Empty:
+                pass
+            else:
                 if isinstance(outcome, BaseException):
                     raise outcome
                 finish(index, outcome)
-        if options.case_timeout_s is not None:
-            now = time.monotonic()
-            for index, (case, started) in list(running.items()):
-                if now - started >= options.case_timeout_s:
-                    del running[index]
-                    error = f"timed out after {options.case_timeout_s:g}s"
-                    finish(index, CaseResult(case.id, None, {}, error=error))
+                pending -= 1
+            if deadline_s is not None:
+                now = time.monotonic()
+                with lock:
+                    expired = [
+                        (i, case)
+                        for i, (case, started) in running.items()
+                        if now - started >= deadline_s
+                    ]
+                    for i, _ in expired:
+                        del running[i]
+                for i, case in expired:
+                    spawn()
+                    finish(
+                        i, CaseResult(case.id, None, {}, error=f"timed out after {deadline_s:g}s")
+                    )
+                    pending -= 1
+    finally:
+        stop.set()
