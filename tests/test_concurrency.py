@@ -223,6 +223,8 @@ def test_a_case_over_its_deadline_is_abandoned_and_frees_its_slot(server: Search
     assert result.ids() == golden(12).ids()
     # nobody queued behind the hung case, and it was not sent again
     assert server.count("/search") == 12
+    # a fresh worker took the hung case's slot: 4 live slots plus the abandoned call
+    assert server.max_in_flight <= 5
 
 
 def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: SearchServer) -> None:
@@ -232,8 +234,16 @@ def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: Search
             raise MetricError("cannot score this")
         return 1.0
 
-    with pytest.raises(MetricError, match=r"case 'c005', metric 'broken': cannot score this"):
-        run(server, 10, OK, concurrency=4, metrics=["broken"])
+    server.route("/search", Http(json=answer, delay_s=0.02))
+    with target(server) as t:
+        with pytest.raises(MetricError, match=r"case 'c005', metric 'broken': cannot score this"):
+            evaluate(t, golden(60), ["broken"], concurrency=4)
+        # The run stopped: cases already in flight finish, but no worker takes another
+        # (the target is still open, so a worker that went on would be seen here).
+        time.sleep(0.1)
+        settled = server.count("/search")
+        time.sleep(0.1)
+        assert server.count("/search") == settled < 20
 
 
 # --- one connection pool, sized to the concurrency ----------------------------------------
