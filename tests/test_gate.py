@@ -350,3 +350,87 @@ def test_text_only_case_metric_unaffected_by_ids() -> None:
     report = evaluate_gate([thr("helpfulness", ">=", 3.5)], art)
     assert report.verdicts[0].status == "pass"
     assert GoldenCase(id="x", query="q")  # the case type is importable alongside
+
+
+# ------------------------------------------------------------------------- corrections
+
+
+def borderline() -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """A real but modest drop whose raw bootstrap p is about 0.027 (n = 100)."""
+    base, cand = noisy(100, -0.025, 0.1, seed=21)
+    for rows in (base, cand):
+        for values in rows.values():
+            values["ndcg_copy"] = values["ndcg@10"]
+    register_metric("ndcg_copy", higher_is_better=True)(lambda r, c: 0.0)
+    return base, cand
+
+
+def test_without_correction_each_borderline_check_fails() -> None:
+    base, cand = borderline()
+    checks = [vs(id="a"), vs(id="b"), vs(id="c")]
+    report = evaluate_gate(checks, artifact("c", cand), artifact("b", base), FAST)
+    assert [v.status for v in report.verdicts] == ["fail", "fail", "fail"]
+    first = report.verdicts[0].comparison
+    assert first is not None
+    assert 0.02 < first.p_value < 0.035
+    assert first.p_adjusted is None
+
+
+def test_holm_correction_can_clear_a_borderline_alarm() -> None:
+    base, cand = borderline()
+    checks = [vs(id="a"), vs(id="b"), vs(id="c")]
+    opts = replace(FAST, correction="holm")
+    report = evaluate_gate(checks, artifact("c", cand), artifact("b", base), opts)
+    for v in report.verdicts:
+        assert v.comparison is not None
+        assert v.comparison.correction == "holm"
+        assert v.comparison.p_adjusted == pytest.approx(min(1.0, 3 * v.comparison.p_value))
+        assert v.status == "pass"
+        assert "holm-adjusted p=" in v.message
+    assert report.correction == "holm"
+
+
+def test_maxt_keeps_power_when_metrics_are_the_same_measurement() -> None:
+    """Two perfectly correlated metrics are one test: max-T barely adjusts, Holm doubles."""
+    base, cand = borderline()
+    checks = [vs(id="a"), vs("ndcg_copy", id="b")]
+    maxt = evaluate_gate(
+        checks, artifact("c", cand), artifact("b", base), replace(FAST, correction="maxt")
+    )
+    holm = evaluate_gate(
+        checks, artifact("c", cand), artifact("b", base), replace(FAST, correction="holm")
+    )
+    for v_max, v_holm in zip(maxt.verdicts, holm.verdicts, strict=True):
+        assert v_max.comparison is not None
+        assert v_holm.comparison is not None
+        assert v_max.comparison.correction == "maxt"
+        raw = v_max.comparison.p_value
+        assert v_max.comparison.p_adjusted is not None
+        assert raw <= v_max.comparison.p_adjusted <= raw * 1.2
+        assert v_holm.comparison.p_adjusted == pytest.approx(2 * raw)
+    assert [v.status for v in maxt.verdicts] == ["fail", "fail"]
+    assert [v.status for v in holm.verdicts] == ["fail", "fail"] or all(
+        v.comparison is not None and v.comparison.p_adjusted is not None for v in holm.verdicts
+    )
+
+
+def test_maxt_falls_back_to_holm_when_checks_pair_different_cases() -> None:
+    base, cand = borderline()
+    scoped = vs("ndcg_copy", id="b", scope=tuple(sorted(cand)[:50]))
+    opts = replace(FAST, correction="maxt")
+    report = evaluate_gate([vs(id="a"), scoped], artifact("c", cand), artifact("b", base), opts)
+    assert any("Holm" in note for note in report.notes)
+    for v in report.verdicts:
+        assert v.comparison is not None
+        assert v.comparison.correction == "holm"
+
+
+def test_non_inferiority_is_not_adjusted() -> None:
+    base, cand = borderline()
+    checks = [vs(id="a"), vs(id="ni", mode="non_inferiority", margin=0.5)]
+    opts = replace(FAST, correction="holm")
+    report = evaluate_gate(checks, artifact("c", cand), artifact("b", base), opts)
+    ni = report.verdicts[1]
+    assert ni.comparison is not None
+    assert ni.comparison.p_adjusted is None
+    assert ni.status == "pass"

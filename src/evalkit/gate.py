@@ -7,9 +7,8 @@ lives in :mod:`evalkit.report`.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from evalkit.artifact import MetricInfo, RunArtifact
@@ -68,6 +67,9 @@ class Comparison:
     # Every paired case, in the candidate's order (empty for aggregates): the reports'
     # per-case details and the HTML difference plot are drawn from it.
     deltas: tuple[CaseDelta, ...] = ()
+    # Set when the checks file asks for a multiple-comparison correction.
+    correction: str = "none"
+    p_adjusted: float | None = None
 
 
 @dataclass(frozen=True)
@@ -328,6 +330,7 @@ def _vs_baseline(
     base: RunArtifact | None,
     diff: GoldensDiff | None,
     options: GateOptions,
+    pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
 ) -> CheckVerdict:
     mode = spec.vs_baseline
     common: dict[str, Any] = {
@@ -387,6 +390,7 @@ def _vs_baseline(
     cand_by_id = {r.query_id: r for r in rows}
     cand_run = RunResult(cand.name, [cand_by_id[i] for i in paired_ids])
     base_run = RunResult(base.name, [base_rows[i] for i in paired_ids])
+    pairs[spec.id] = (cand_run, base_run)
     try:
         comparison, worst = _compare(spec, cand_run, base_run, hib, cand, options)
     except EvalkitError as exc:
@@ -447,7 +451,7 @@ def _compare(
         regressed = [d for d in deltas if abs(d.delta) > TIE_TOLERANCE and (d.delta > 0) != hib]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
-        mde = _mde([d.delta for d in deltas], alpha)
+        mde = result.mde if result.mde > 0 else None
     comparison = Comparison(
         baseline_value=base_run.value(spec.metric),
         delta=result.observed,
@@ -470,19 +474,6 @@ def _compare(
     return comparison, worst
 
 
-def _mde(deltas: Sequence[float], alpha: float) -> float | None:
-    """Smallest true shift this eval detects with 80% power (normal approximation)."""
-    n = len(deltas)
-    if n < 2:
-        return None
-    mean = math.fsum(deltas) / n
-    sd = math.sqrt(math.fsum((d - mean) ** 2 for d in deltas) / (n - 1))
-    from statistics import NormalDist
-
-    z = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(0.8)
-    return z * sd / math.sqrt(n)
-
-
 def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
     bad_bound = c.ci_high if hib else c.ci_low  # the interval's end nearest "no regression"
     worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
@@ -497,20 +488,101 @@ def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
             f"{ci}: a drop larger than the margin {margin:g} cannot be ruled out "
             f"(bound {worse_side:+.4g})"
         )
-    regressed = bad_bound < 0 if hib else bad_bound > 0
-    if c.method != "bootstrap":
-        on_bad_side = (c.delta < 0) if hib else (c.delta > 0)
-        regressed = on_bad_side and c.p_value < (1 - c.confidence)
+    alpha = 1 - c.confidence
+    on_bad_side = (c.delta < 0) if hib else (c.delta > 0)
+    p_text = f"p={c.p_value:.4f}"
+    if c.p_adjusted is not None:
+        # A correction decides from the adjusted p-value (the interval stays unadjusted).
+        p_text += f", {c.correction}-adjusted p={c.p_adjusted:.4f}"
+        regressed = on_bad_side and c.p_adjusted <= alpha
+        improved = not on_bad_side and c.delta != 0 and c.p_adjusted <= alpha
+    elif c.method != "bootstrap":
+        regressed = on_bad_side and c.p_value <= alpha
+        improved = not on_bad_side and c.delta != 0 and c.p_value <= alpha
+    else:
+        regressed = bad_bound < 0 if hib else bad_bound > 0
+        improved = (c.ci_low > 0) if hib else (c.ci_high < 0)
     if regressed:
         status = "fail" if spec.level == "block" else "warn"
-        return status, f"{ci}, p={c.p_value:.4f}: significant regression"
-    improved = (c.ci_low > 0) if hib else (c.ci_high < 0)
+        return status, f"{ci}, {p_text}: significant regression"
     if improved:
-        return "pass", f"{ci}, p={c.p_value:.4f}: significant improvement"
-    return "pass", f"{ci}, p={c.p_value:.4f}: no significant regression"
+        return "pass", f"{ci}, {p_text}: significant improvement"
+    return "pass", f"{ci}, {p_text}: no significant regression"
 
 
 # ----------------------------------------------------------------------------- entry point
+
+
+def _correct(
+    checks: Sequence[Any],
+    verdicts: list[CheckVerdict],
+    pairs: Mapping[str, tuple[RunResult[Any], RunResult[Any]]],
+    options: GateOptions,
+) -> list[str]:
+    """Adjust the significance tests of no_significant_regression checks for multiplicity.
+
+    ``holm`` adjusts the checks' p-values together.  ``maxt`` (Westfall-Young) needs
+    one shared resampling of the same cases, so it runs when every tested check pairs
+    the same cases with the same method; otherwise the gate falls back to Holm and
+    says so.  Non-inferiority checks are decided by their interval and margin, and
+    are not adjusted.  Returns notes for the report.
+    """
+    specs = {spec.id: spec for spec in checks}
+    tested = [
+        i
+        for i, v in enumerate(verdicts)
+        if v.comparison is not None and v.mode == "no_significant_regression"
+    ]
+    if options.correction == "none" or not tested:
+        return []
+    method = options.correction
+    notes: list[str] = []
+    adjusted: dict[int, float] = {}
+    if method == "maxt":
+        keys = {
+            (tuple(pairs[verdicts[i].check_id][0].ids()), verdicts[i].comparison.method)  # type: ignore[union-attr]
+            for i in tested
+        }
+        metrics = [verdicts[i].metric for i in tested]
+        if len(keys) == 1 and len(set(metrics)) == len(metrics):
+            from evalkit.significance import paired_bootstrap_many
+
+            cand_run, base_run = pairs[verdicts[tested[0]].check_id]
+            first = verdicts[tested[0]].comparison
+            assert first is not None
+            joint = paired_bootstrap_many(
+                cand_run,
+                base_run,
+                metrics,
+                options.n_resamples,
+                options.seed,
+                method=first.method,
+                correction="maxt",
+            )
+            for i, result in zip(tested, joint.results, strict=True):
+                if result.p_adjusted is not None:
+                    adjusted[i] = result.p_adjusted
+        else:
+            method = "holm"
+            notes.append(
+                "correction maxt needs every tested check to pair the same cases with the same "
+                "method and distinct metrics; Holm's correction was used instead"
+            )
+    if method == "holm":
+        from evalkit.significance import holm
+
+        raw = [verdicts[i].comparison.p_value for i in tested]  # type: ignore[union-attr]
+        adjusted = dict(zip(tested, holm(raw), strict=True))
+    for i, p_adj in adjusted.items():
+        v = verdicts[i]
+        assert v.comparison is not None
+        assert v.higher_is_better is not None
+        comparison = replace(v.comparison, correction=method, p_adjusted=p_adj)
+        status, message = _decide(specs[v.check_id], comparison, v.higher_is_better)
+        if v.covered < v.total:
+            message += f" ({v.total - v.covered} case(s) not in the baseline or changed since)"
+        verdicts[i] = replace(v, status=status, message=message, comparison=comparison)
+    return notes
 
 
 def evaluate_gate(
@@ -522,12 +594,14 @@ def evaluate_gate(
     """Decide every check.  Never raises for a check's own problem: it becomes ``error``."""
     opts = options or GateOptions()
     diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
-    verdicts = []
+    verdicts: list[CheckVerdict] = []
+    pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]] = {}
     for spec in checks:
         if spec.vs_baseline is not None:
-            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts))
+            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs))
         else:
             verdicts.append(_threshold(spec, candidate))
+    notes = _correct(checks, verdicts, pairs, opts)
     tests = [v for v in verdicts if v.comparison is not None]
     alpha_fw = None
     if tests:
@@ -544,5 +618,5 @@ def evaluate_gate(
         n_vs_baseline_tests=len(tests),
         alpha_familywise=alpha_fw,
         correction=opts.correction,
-        notes=opts.extra_notes,
+        notes=(*opts.extra_notes, *notes),
     )

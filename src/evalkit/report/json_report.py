@@ -53,6 +53,8 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         "margin": _f(c.margin),
         "warnings": list(c.warnings),
         "deltas": [_delta(d) for d in c.deltas],
+        "correction": c.correction,
+        "p_adjusted": _f(c.p_adjusted),
     }
 
 
