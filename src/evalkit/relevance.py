@@ -28,13 +28,17 @@ Relevance: TypeAlias = Collection[str] | Mapping[str, int]
 
 
 def check_level(relevance_level: object) -> int:
-    """Validate a relevance level: an int >= 0 (trec_eval's ``-l``)."""
+    """Validate a relevance level: a positive int (trec_eval's ``-l``, default 1).
+
+    Level 0 would make judged-irrelevant documents relevant; pytrec_eval
+    refuses it too, so it could not be verified against the reference.
+    """
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
         raise MetricError(f"relevance_level must be an integer, got {relevance_level!r}")
-    if relevance_level < 0:
+    if relevance_level < 1:
         raise MetricError(
-            f"relevance_level must be >= 0, got {relevance_level}: negative grades mark "
-            "judged-but-unusable documents and are never relevant"
+            f"relevance_level must be >= 1, got {relevance_level}: grade 0 means judged "
+            "not relevant, and negative grades are never relevant"
         )
     return relevance_level
 
@@ -57,7 +61,7 @@ def relevant_ids(relevant: Relevance, relevance_level: int = 1) -> frozenset[str
     if isinstance(relevant, Mapping):
         return frozenset(doc for doc, grade in relevant.items() if grade >= relevance_level)
     grades = as_grades(relevant)
-    return frozenset(grades) if relevance_level <= 1 else frozenset()
+    return frozenset(grades) if relevance_level == 1 else frozenset()
 
 
 @functools.lru_cache(maxsize=512)
