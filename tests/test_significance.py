@@ -340,7 +340,7 @@ def test_multinomial_path_matches_case_resampling_in_distribution(
     d = rng.choice([-1.0, 0.0, 0.0, 1.0, 1.0], size=90)
     fixed = to_fixed(d[:, None])
     fast = engine.bootstrap_draws(fixed, [], 20_000, substream(1, 1), 10**7)
-    monkeypatch.setattr(engine, "DISCRETE_MAX_DISTINCT", 0)
+    monkeypatch.setattr(engine, "discrete_limit", lambda n: 0)
     slow = engine.bootstrap_draws(fixed, [], 20_000, substream(2, 1), 10**7)
     assert (fast.path, slow.path) == ("multinomial", "indices")
     # resampled sums of a {-1, 0, 1} variable: integers; compare their frequencies
@@ -473,7 +473,7 @@ def test_small_samples_and_skew_are_flagged() -> None:
     rng = np.random.default_rng(21)
     small = compare_metrics({"m": rng.normal(size=30)}, n_resamples=200)["m"]
     assert [w.code for w in small.warnings] == ["small_n"]
-    assert "permutation" in small.warnings[0].message
+    assert "method='t'" in small.warnings[0].message
     big = compare_metrics({"m": rng.normal(size=200)}, n_resamples=200)["m"]
     assert big.warnings == ()
     perm = compare_metrics({"m": rng.normal(size=30)}, n_resamples=200, method="permutation")

@@ -150,7 +150,7 @@ def test_binomial_and_flip_paths_agree_in_distribution(monkeypatch: pytest.Monke
     units = to_fixed(rng.choice([-2.0, -1.0, 0.0, 1.0, 3.0], size=(150, 1))).units
     fixed = to_fixed(units.astype(np.float64))
     fast = perm.permutation_null(fixed, [], 20_000, substream(1, 2), 10**7)
-    monkeypatch.setattr(perm, "DISCRETE_MAX_DISTINCT", 0)
+    monkeypatch.setattr(perm, "discrete_limit", lambda n: 0)
     slow = perm.permutation_null(fixed, [], 20_000, substream(2, 2), 10**7)
     assert (fast.path, slow.path) == ("binomial", "flips")
     a = np.concatenate([c.sums[:, 0] for c in fast.chunks])
@@ -264,3 +264,16 @@ def test_a_correction_drives_the_decision() -> None:
     assert holmed.significant_adjusted is False
     assert not holmed.decision
     assert holmed.direction == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 20])
+def test_meeting_in_the_middle_equals_listing_every_pattern(n: int) -> None:
+    rng = np.random.default_rng(n)
+    fixed = to_fixed(np.column_stack([rng.integers(-3, 4, n), rng.normal(size=n)]).astype(float))
+    observed = np.abs(fixed.totals)
+    null = perm.permutation_null(fixed, [], 100, substream(0, 2), 10**6)
+    assert null.exact
+    listed = np.vstack([np.abs(c.sums) for c in null.chunks])
+    greater, equal = perm.exact_tail_counts(fixed.units, observed)
+    assert greater.tolist() == np.count_nonzero(listed > observed, axis=0).tolist()
+    assert equal.tolist() == np.count_nonzero(listed == observed, axis=0).tolist()

@@ -8,9 +8,10 @@ recomputed at the same positions.  Work and memory per chunk:
 * many metrics: turn the positions into per-case counts once (a bincount) and
   multiply the counts matrix by the (n x k) differences matrix, so metrics after
   the first cost one multiply-add per case rather than a gather per draw;
-* few distinct per-case difference tuples (binary metrics, graded judges):
-  draw the multinomial counts of each distinct tuple directly, which is the
-  distribution resampling cases produces, at a cost independent of n.
+* few distinct per-case difference tuples (binary metrics, graded judges,
+  rank-based metrics): draw the multinomial counts of each distinct tuple
+  directly, which is the distribution resampling cases produces, at a cost
+  that grows with the number of tuples rather than with n.
 
 Chunks hold at most ``chunk_bytes`` of draws (a resample is split into pieces
 when n alone exceeds it), so memory never grows with ``n_resamples x n``; the
@@ -29,11 +30,7 @@ from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.fixedpoint import FixedPoint
-from evalkit.stats.stream import (
-    DISCRETE_MAX_DISTINCT,
-    index_blocks,
-    plan_chunks,
-)
+from evalkit.stats.stream import discrete_limit, index_blocks, plan_chunks
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -96,7 +93,7 @@ def bootstrap_draws(
     """Resample cases ``n_resamples`` times and return every metric's statistics."""
     units = fixed.units
     if units.shape[1] and not aggregates:
-        groups = distinct_rows(units, DISCRETE_MAX_DISTINCT)
+        groups = distinct_rows(units, discrete_limit(units.shape[0]))
         if groups is not None:
             return _multinomial(units.shape[0], groups, n_resamples, gen, chunk_bytes)
     return _generic(units, aggregates, n_resamples, gen, chunk_bytes)

@@ -28,7 +28,7 @@ from evalkit.stats.correction import (
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.fixedpoint import FixedPoint, to_fixed
 from evalkit.stats.outcome import METHODS, BootstrapResult, Comparison, Kind, Method
-from evalkit.stats.permutation import permutation_null
+from evalkit.stats.permutation import exact_tail_counts, permutation_null
 from evalkit.stats.stream import (
     PURPOSE_BOOTSTRAP,
     PURPOSE_PERMUTATION,
@@ -280,13 +280,17 @@ def _permutation(
     agg_counter = TailCounter(np.abs(observed_agg))
     observed_abs = np.concatenate([np.abs(totals), np.abs(observed_agg)])
     maxt = StepDownMaxT(standardise(observed_abs, scale)) if settings.correction == "maxt" else None
-    for chunk in null.chunks:
-        case_abs = np.abs(chunk.sums)
-        agg_abs = np.abs(chunk.aggregates)
-        case_counter.update(case_abs)
-        agg_counter.update(agg_abs)
-        if maxt is not None:
-            maxt.update(standardise(np.hstack([case_abs, agg_abs]), scale))
+    if null.exact and not aggregates and maxt is None:
+        # per-metric counts only: meet in the middle instead of listing 2**n patterns
+        case_counter.greater, case_counter.equal = exact_tail_counts(fixed.units, np.abs(totals))
+    else:
+        for chunk in null.chunks:
+            case_abs = np.abs(chunk.sums)
+            agg_abs = np.abs(chunk.aggregates)
+            case_counter.update(case_abs)
+            agg_counter.update(agg_abs)
+            if maxt is not None:
+                maxt.update(standardise(np.hstack([case_abs, agg_abs]), scale))
     greater = np.concatenate([case_counter.greater, agg_counter.greater])
     equal = np.concatenate([case_counter.equal, agg_counter.equal])
     p_values = [

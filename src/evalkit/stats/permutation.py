@@ -10,12 +10,15 @@ Three exact-in-distribution ways to produce it, chosen from the data:
 
 * ``exact``: n <= 20 -- every one of the 2**n flip patterns, no randomness
   (aggregates that are not vectorised only when 2**n <= n_resamples);
-* ``binomial``: at most 64 distinct ``|Δ|`` tuples -- the signed count of each
-  group is ``n_g - 2 * Binomial(n_g, 1/2)``, independent of n;
+* ``binomial``: few distinct ``|Δ|`` tuples (see ``discrete_limit``) -- the
+  signed count of each group is ``n_g - 2 * Binomial(n_g, 1/2)``;
 * ``flips``: Monte Carlo flips drawn case by case.
 
 Statistics arrive chunk by chunk (memory stays bounded even for 2**20
-patterns); callers count tails as they stream past.
+patterns); callers count tails as they stream past.  When only per-metric tail
+counts of an exact null are needed, :func:`exact_tail_counts` gets them by
+meeting in the middle (2 x 2**(n/2) sums and a sorted search) instead of
+listing 2**n patterns.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from numpy.typing import NDArray
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.bootstrap import distinct_rows
 from evalkit.stats.fixedpoint import FixedPoint
-from evalkit.stats.stream import DISCRETE_MAX_DISTINCT, flip_blocks, plan_chunks
+from evalkit.stats.stream import discrete_limit, flip_blocks, plan_chunks
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -108,6 +111,45 @@ def _exact(
         yield NullChunk(_signed(units, flips), _aggregate_deltas(aggregates, flips))
 
 
+def _all_signed_sums(values: IntArray) -> IntArray:
+    """sum_i s_i v_i for every sign pattern s of ``values`` (2**len values)."""
+    sums = np.zeros(1, dtype=np.int64)
+    for v in values.tolist():
+        sums = np.concatenate([sums + v, sums - v])
+    return sums
+
+
+def exact_tail_counts(units: IntArray, observed_abs: IntArray) -> tuple[IntArray, IntArray]:
+    """Per column: sign patterns with ``|T| > |t|`` and with ``|T| == |t|`` (all 2**n).
+
+    Splits the cases in two halves, lists each half's signed sums, and for every
+    left sum counts the right sums that push ``|left + right|`` past (or onto)
+    ``|t|`` with a binary search; exact integer arithmetic throughout.
+    """
+    n, k = units.shape
+    half = n // 2
+    greater = np.zeros(k, dtype=np.int64)
+    equal = np.zeros(k, dtype=np.int64)
+    for j in range(k):
+        left = _all_signed_sums(units[:half, j])
+        right = np.sort(_all_signed_sums(units[half:, j]))
+        t = int(observed_abs[j])
+        above = right.shape[0] - np.searchsorted(right, t - left, side="right")
+        below = np.searchsorted(right, -t - left, side="left")
+        greater[j] = int(above.sum() + below.sum())
+        hits_high = np.searchsorted(right, t - left, side="right") - np.searchsorted(
+            right, t - left, side="left"
+        )
+        if t == 0:
+            equal[j] = int(hits_high.sum())
+            continue
+        hits_low = np.searchsorted(right, -t - left, side="right") - np.searchsorted(
+            right, -t - left, side="left"
+        )
+        equal[j] = int(hits_high.sum() + hits_low.sum())
+    return greater, equal
+
+
 def _sign_groups(units: IntArray) -> tuple[IntArray, IntArray] | None:
     """Cases grouped by their difference tuple up to sign; all-zero cases dropped."""
     nonzero = np.any(units != 0, axis=1)
@@ -117,7 +159,7 @@ def _sign_groups(units: IntArray) -> tuple[IntArray, IntArray] | None:
     # orient each tuple so its first non-zero entry is positive
     first = np.argmax(kept != 0, axis=1)
     sign = np.sign(kept[np.arange(kept.shape[0]), first])
-    groups = distinct_rows(kept * sign[:, None], DISCRETE_MAX_DISTINCT)
+    groups = distinct_rows(kept * sign[:, None], discrete_limit(units.shape[0]))
     if groups is None:
         return None
     return groups.values, groups.counts

@@ -17,15 +17,17 @@ Definition of ``evalkit-resample/1``:
   index the cases sorted by id), resample after resample.  numpy's ``int64``
   bounded integers consume the PCG64 stream sequentially, so drawing a block
   of rows, or one row in pieces, yields the same numbers (a test pins this).
-* Discrete bootstrap (at most :data:`DISCRETE_MAX_DISTINCT` distinct per-case
+* Discrete bootstrap (at most :func:`discrete_limit` ``(n)`` distinct per-case
   difference tuples, no aggregate in the comparison): resample ``r`` draws the
-  counts of each distinct tuple (sorted ascending) as one
+  counts of each distinct tuple (tuples sorted ascending) as one
   ``multinomial(n, count/n)`` row.  This is exactly the distribution of the
-  counts produced by resampling cases, without touching n.
+  counts produced by resampling cases, at a cost that depends on the number of
+  distinct tuples instead of n.
 * Sign-flip permutation (Monte Carlo): resample ``r`` draws ``n`` flips as
-  ``integers(0, 2, size=n, dtype=int64)``; 1 flips the case.  With few distinct
-  ``|Δ|`` tuples it instead draws one ``binomial(n_g, 0.5)`` per group (row by
-  row), again the same distribution.  ``n <= 20`` enumerates every flip exactly
+  ``integers(0, 2, size=n, dtype=int64)``; 1 flips the case.  With at most
+  ``discrete_limit(n)`` distinct non-zero ``|Δ|`` tuples (sign-normalised,
+  sorted ascending) it instead draws one ``binomial(n_g, 0.5)`` per group (row
+  by row), again the same distribution.  ``n <= 20`` enumerates every flip exactly
   and draws nothing.
 
 ``Generator``'s algorithms may change in a numpy feature release (NEP 19);
@@ -50,8 +52,10 @@ PURPOSE_BOOTSTRAP: Final = 1
 PURPOSE_PERMUTATION: Final = 2
 PURPOSE_POWER: Final = 3
 
-#: Above this many distinct per-case difference tuples the generic path is used.
+#: Always take the discrete path at or below this many distinct difference tuples ...
 DISCRETE_MAX_DISTINCT: Final = 64
+#: ... and also whenever there are at most n / this many (a binomial costs ~16 draws).
+DISCRETE_CASES_PER_TUPLE: Final = 16
 
 #: Working memory for one chunk of draws; results never depend on it.
 DEFAULT_CHUNK_BYTES: Final = 8 * 2**20
@@ -77,6 +81,14 @@ def resolve_seed(seed: SeedLike) -> int:
 def substream(seed: int, purpose: int) -> np.random.Generator:
     """The generator for one purpose of one seed (see the module docstring)."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(purpose,))))
+
+
+def discrete_limit(n: int) -> int:
+    """Most distinct difference tuples for which the discrete paths are used.
+
+    Part of the stream definition: which path runs decides which numbers are drawn.
+    """
+    return max(DISCRETE_MAX_DISTINCT, n // DISCRETE_CASES_PER_TUPLE)
 
 
 def check_resamples(n_resamples: object) -> int:
