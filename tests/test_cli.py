@@ -316,3 +316,34 @@ def test_unreachable_http_target_exits_three(project: Path) -> None:
     )
     result = evalkit("run", "--out", "c.json", cwd=project)
     one_line_error(result, 3, "all 3 case(s) failed", "127.0.0.1")
+
+
+def test_gate_and_compare_write_self_contained_html(project: Path) -> None:
+    assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
+    gate = evalkit("gate", "--baseline", "base.json", "--html", "gate.html", cwd=project)
+    assert gate.returncode == 0, gate.stderr
+    page = (project / "gate.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") or page.lower().startswith("<!doctype html>")
+    assert "<svg" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    compare = evalkit(
+        "compare",
+        "base.json",
+        "base.json",
+        "--n-resamples",
+        "200",
+        "--html",
+        "cmp.html",
+        cwd=project,
+    )
+    assert compare.returncode == 0, compare.stderr
+    assert "<svg" in (project / "cmp.html").read_text()
+
+
+def test_power_prints_the_detection_table(project: Path) -> None:
+    assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
+    result = evalkit("power", "a.json", "--metric", "ndcg@10", "--n-sim", "50", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "σ_d" in result.stdout
+    assert "true effect" in result.stdout
+    assert "detected" in result.stdout
