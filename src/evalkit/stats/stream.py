@@ -58,7 +58,7 @@ DISCRETE_MAX_DISTINCT: Final = 64
 DISCRETE_CASES_PER_TUPLE: Final = 16
 
 #: Working memory for one chunk of draws; results never depend on it.
-DEFAULT_CHUNK_BYTES: Final = 8 * 2**20
+DEFAULT_CHUNK_BYTES: Final = 16 * 2**20
 
 SeedLike = int | np.integer | np.random.Generator
 

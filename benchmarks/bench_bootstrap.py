@@ -1,0 +1,186 @@
+"""Benchmark the paired bootstrap: the naive implementation, evalkit, and scipy.
+
+For B = 10,000 resamples, n = 10**3, 10**4, 10**5 cases (10**6 with --large),
+1 and 10 metrics, continuous differences (no shortcut applies) and discrete ones
+(rank-based metrics: recall@k, MRR, nDCG of the first hit -- a few hundred
+distinct per-case difference tuples), time:
+
+* ``naive``: one (B x n) index matrix, gather, mean -- what the obvious
+  implementation does (skipped where it would need more than 4 GB);
+* ``evalkit``: :func:`evalkit.significance.compare_metrics` (the engine behind
+  ``paired_bootstrap``, all metrics in one pass);
+* ``scipy``: ``scipy.stats.bootstrap`` on (a, b) with ``paired=True``,
+  ``method="percentile"``, batched to bound its memory (1 metric only, n <= 10**5;
+  a dev-only reference).
+
+Each configuration runs in its own subprocess, so the peak RSS reported is that
+configuration's alone (it includes the interpreter and numpy, ~30-40 MB).
+Wall time covers the computation only, not the imports or the data generation.
+
+    uv run python benchmarks/bench_bootstrap.py            # the standard grid
+    uv run python benchmarks/bench_bootstrap.py --large    # adds n = 10**6
+    uv run python benchmarks/bench_bootstrap.py --only evalkit --sizes 100000
+
+The last line of output is one JSON object::
+
+    {"results": [{"method": ..., "n": ..., "metrics": 1|10,
+                  "kind": "continuous"|"discrete", "wall_s": ..., "peak_mb": ...}, ...]}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+NAIVE_LIMIT_BYTES = 4 * 2**30
+SCIPY_MAX_N = 100_000
+METHODS = ("naive", "evalkit", "scipy")
+
+
+def make_data(n: int, metrics: int, kind: str) -> tuple[FloatArray, FloatArray]:
+    """Per-case scores of two systems, (n x metrics) each."""
+    rng = np.random.default_rng(12345)
+    if kind == "continuous":
+        base = rng.uniform(0, 1, (n, metrics))
+        return base + rng.normal(0.01, 0.2, (n, metrics)), base
+    # rank of the first relevant result (21 = not retrieved), for both systems
+    ranks = [np.minimum(rng.geometric(p, n), 21) for p in (0.35, 0.3)]
+    columns: list[list[FloatArray]] = [[], []]
+    for side, rank in enumerate(ranks):
+        found = rank <= 20
+        features = [
+            (rank <= 1),
+            (rank <= 3),
+            (rank <= 5),
+            (rank <= 10),
+            (rank <= 20),
+            np.where(rank <= 10, 1.0 / rank, 0.0),
+            np.where(found, 1.0 / rank, 0.0),
+            np.where(rank <= 10, 1.0 / np.log2(rank + 1.0), 0.0),
+            np.where(found, 1.0 / np.log2(rank + 1.0), 0.0),
+            (rank <= 2),
+        ]
+        columns[side] = [np.asarray(f, dtype=np.float64) for f in features[:metrics]]
+    return np.column_stack(columns[0]), np.column_stack(columns[1])
+
+
+def run_naive(a: FloatArray, b: FloatArray, resamples: int) -> None:
+    d = a - b
+    n, k = d.shape
+    idx = np.random.default_rng(42).integers(0, n, size=(resamples, n))
+    for j in range(k):
+        column = d[:, j]
+        resampled = column[idx].mean(axis=1)
+        observed = column.mean()
+        np.quantile(resampled, [0.025, 0.975])
+        np.count_nonzero(np.abs(resampled - observed) >= abs(observed))
+
+
+def run_evalkit(a: FloatArray, b: FloatArray, resamples: int) -> None:
+    from evalkit.significance import compare_metrics
+
+    d = a - b
+    compare_metrics({f"m{j}": d[:, j] for j in range(d.shape[1])}, n_resamples=resamples)
+
+
+def run_scipy(a: FloatArray, b: FloatArray, resamples: int) -> None:
+    from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
+
+    n = a.shape[0]
+    batch = max(1, (64 * 2**20) // (8 * n * 4))  # keep scipy's resample arrays near 64 MB
+
+    def delta(x: FloatArray, y: FloatArray, axis: int) -> FloatArray:
+        out: FloatArray = x.mean(axis=axis) - y.mean(axis=axis)
+        return out
+
+    for j in range(a.shape[1]):
+        stats.bootstrap(
+            (a[:, j], b[:, j]),
+            delta,
+            paired=True,
+            vectorized=True,
+            method="percentile",
+            n_resamples=resamples,
+            batch=batch,
+            random_state=np.random.default_rng(42),
+        )
+
+
+RUNNERS = {"naive": run_naive, "evalkit": run_evalkit, "scipy": run_scipy}
+
+
+def one(method: str, n: int, metrics: int, kind: str, resamples: int) -> dict[str, Any]:
+    a, b = make_data(n, metrics, kind)
+    start = time.perf_counter()
+    RUNNERS[method](a, b, resamples)
+    wall = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {
+        "method": method,
+        "n": n,
+        "metrics": metrics,
+        "kind": kind,
+        "wall_s": round(wall, 3),
+        "peak_mb": round(peak_kb / 1024, 1),
+    }
+
+
+def skip_reason(method: str, n: int, metrics: int, resamples: int) -> str | None:
+    if method == "naive" and 2 * 8 * resamples * n > NAIVE_LIMIT_BYTES:
+        need = 2 * 8 * resamples * n / 2**30
+        return f"naive needs ~{need:.0f} GB (index matrix + gathered values)"
+    if method == "scipy" and (metrics != 1 or n > SCIPY_MAX_N):
+        return "scipy reference runs for 1 metric, n <= 1e5 only"
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--large", action="store_true", help="add n = 10**6")
+    parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--sizes", type=int, nargs="*", help="override the list of n")
+    parser.add_argument("--only", choices=METHODS, action="append", help="methods to run")
+    parser.add_argument("--metrics", type=int, choices=(1, 10), action="append")
+    parser.add_argument("--kind", choices=("continuous", "discrete"), action="append")
+    parser.add_argument("--one", nargs=4, metavar=("METHOD", "N", "METRICS", "KIND"))
+    args = parser.parse_args(argv)
+
+    if args.one:
+        method, n, metrics, kind = args.one
+        print(json.dumps(one(method, int(n), int(metrics), kind, args.resamples)))
+        return 0
+
+    sizes = args.sizes or [1_000, 10_000, 100_000] + ([1_000_000] if args.large else [])
+    results: list[dict[str, Any]] = []
+    print(f"{'method':<8} {'n':>8} {'metrics':>7} {'kind':<10} {'wall_s':>8} {'peak_mb':>8}")
+    for n in sizes:
+        for metrics in args.metrics or [1, 10]:
+            for kind in args.kind or ["continuous", "discrete"]:
+                for method in args.only or list(METHODS):
+                    label = f"{method:<8} {n:>8} {metrics:>7} {kind:<10}"
+                    reason = skip_reason(method, n, metrics, args.resamples)
+                    if reason:
+                        print(f"{label} {'skipped':>8}  ({reason})", flush=True)
+                        continue
+                    command = [sys.executable, __file__, "--resamples", str(args.resamples)]
+                    command += ["--one", method, str(n), str(metrics), kind]
+                    done = subprocess.run(command, capture_output=True, text=True, check=True)
+                    row = json.loads(done.stdout.strip().splitlines()[-1])
+                    results.append(row)
+                    print(f"{label} {row['wall_s']:>8.2f} {row['peak_mb']:>8.1f}", flush=True)
+    print(json.dumps({"results": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
