@@ -128,7 +128,8 @@ def test_rate_limit_spaces_starts_and_is_not_counted_as_latency(server: SearchSe
     result = run(server, 10, OK, concurrency=8, rate_limit=40.0)
     arrivals = sorted(r.received_at for r in server.requests())
     gaps = [b - a for a, b in itertools.pairwise(arrivals)]
-    assert min(gaps) > 0.015  # 25 ms apart, give or take scheduling
+    # 25 ms apart; a start is booked exactly, but a busy machine may wake a thread late
+    assert sorted(gaps)[len(gaps) // 2] > 0.02
     assert arrivals[-1] - arrivals[0] >= 9 * 0.025 * 0.9
     assert max(latencies(result)) < 20.0  # the pacing wait is not latency
 
@@ -263,12 +264,18 @@ def test_a_pool_built_smaller_is_replaced_and_closed_with_the_target(server: Sea
     with target(server) as t:
         t.invoke(golden(1)[0])  # builds the default pool
         first = t._client
+        assert first is not None
         result = evaluate(t, golden(64), ["recall@1"], concurrency=24)
         assert all(row.ok for row in result.per_query)
-        assert t._client is not first
-        assert first is not None
-        assert not first.is_closed  # a request in flight on it would have survived
+        assert len(t._stripes) == 3  # 24 connections, at most 8 per httpx pool
+        assert first not in t._stripes
+        open_during_run = not first.is_closed  # a request in flight on it would survive
+        stripes = list(t._stripes)
+        evaluate(t, golden(8), ["recall@1"], concurrency=8)  # smaller: the pool stays
+        assert t._stripes == stripes
+    assert open_during_run
     assert first.is_closed
+    assert all(stripe.is_closed for stripe in stripes)
 
 
 def test_an_injected_client_keeps_its_own_limits(server: SearchServer) -> None:
@@ -279,6 +286,7 @@ def test_an_injected_client_keeps_its_own_limits(server: SearchServer) -> None:
         t = target(server, client=client)
         t.expect_concurrency(50)
         assert t._client is client
+        assert t._stripes == []
         assert evaluate(t, golden(4), ["recall@1"], concurrency=4).per_query[0].ok
 
 

@@ -14,8 +14,10 @@ sending in the middle:
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +54,15 @@ __all__ = [
 
 MAX_ATTEMPTS: Final = 2
 """The first send and exactly one retry (the spec's rule)."""
+
+STRIPE_CONNECTIONS: Final = 8
+"""Most keep-alive connections per ``httpx.Client`` when the pool is sized for concurrency.
+
+httpcore 1.0's pool walks every connection (quadratically, with a ``poll()`` per idle
+socket) under one lock on each request and each release (encode/httpcore#1035), so at
+concurrency 64 one client spends most of its time on bookkeeping.  Striping the
+pool over clients of at most this many connections keeps that cost flat.
+"""
 
 DEFAULT_TIMEOUT_S: Final = 30.0
 METHODS: Final = ("GET", "POST", "PUT", "PATCH")
@@ -185,8 +196,11 @@ class HttpTarget:
         self._owns_client = client is None
         self._closed = False
         self._lock = threading.Lock()
-        self._keepalive: int | None = None  # None: httpx's default pool limits
+        self._keepalive: int | None = None  # connections kept for the expected concurrency
+        self._stripes: list[httpx.Client] = []  # the sized pool, when expect_concurrency ran
         self._retired: list[httpx.Client] = []  # outgrown pools, closed by close()
+        self._thread_slot = threading.local()  # which stripe a thread uses (sticky)
+        self._next_slot = itertools.count()
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -205,17 +219,19 @@ class HttpTarget:
         """Close the connection pool if this target created it.  Idempotent."""
         with self._lock:
             self._closed = True
-            client = self._client
-            retired, self._retired = self._retired, []
+            owned = [*self._retired, *self._stripes, self._client]
+            self._retired, self._stripes = [], []
         if self._owns_client:
-            for old in [*retired, client]:
+            for old in owned:
                 if old is not None:
                     old.close()
 
     def expect_concurrency(self, concurrency: int) -> None:
-        """Keep up to ``concurrency`` idle connections, so every slot reuses its own.
+        """Keep ``concurrency`` idle connections, so every slot reuses its own.
 
-        The connection count itself is left unbounded: the executor already caps
+        The pool is striped over ``ceil(concurrency / STRIPE_CONNECTIONS)`` httpx
+        clients sharing one TLS context; each thread sticks to one stripe.  The
+        connection count itself is left unbounded: the executor already caps
         requests in flight, and a second cap here could only make a case wait for
         a connection inside its measured latency (e.g. behind an abandoned,
         timed-out case still holding one).  A pool built smaller is replaced; the
@@ -231,23 +247,30 @@ class HttpTarget:
             if not self._owns_client or self._closed or (self._keepalive or 0) >= concurrency:
                 return
             self._keepalive = concurrency
-            if self._client is not None:
-                self._retired.append(self._client)
-            # Built now, by the caller, rather than by the first case: building a client
-            # (its TLS context) takes tens of ms, and every case would queue behind it.
-            self._client = self._new_client()
+            self._retired.extend(self._stripes)
+            # Built now, by the caller, rather than by the first cases: loading the CA
+            # bundle takes tens of ms, and every case would queue behind it.
+            n = math.ceil(concurrency / STRIPE_CONNECTIONS)
+            tls = httpx.create_ssl_context()
+            self._stripes = [
+                self._new_client(math.ceil(concurrency / n), verify=tls) for _ in range(n)
+            ]
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    def _new_client(self) -> httpx.Client:
+    def _new_client(
+        self, keepalive: int | None = None, verify: ssl.SSLContext | bool = True
+    ) -> httpx.Client:
         limits = (
-            httpx.Limits(max_connections=None, max_keepalive_connections=self._keepalive)
-            if self._keepalive is not None
+            httpx.Limits(max_connections=None, max_keepalive_connections=keepalive)
+            if keepalive is not None
             else httpx.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's own
         )
-        return httpx.Client(timeout=self.timeout_s, follow_redirects=False, limits=limits)
+        return httpx.Client(
+            timeout=self.timeout_s, follow_redirects=False, limits=limits, verify=verify
+        )
 
     def _live_client(self) -> httpx.Client:
         with self._lock:
@@ -256,6 +279,11 @@ class HttpTarget:
                     f"target {self.name!r} is closed; create a new HttpTarget "
                     "(or invoke inside its with-block)"
                 )
+            if self._stripes:
+                slot = getattr(self._thread_slot, "slot", None)
+                if slot is None:
+                    slot = self._thread_slot.slot = next(self._next_slot)
+                return self._stripes[slot % len(self._stripes)]
             if self._client is None:
                 self._client = self._new_client()
             client = self._client
