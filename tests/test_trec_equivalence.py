@@ -181,14 +181,24 @@ def test_sets_are_grade_one_and_match_binary_trec_eval(seed: int) -> None:
     )
 
 
-def write_run_file(path: Path, run: ScoredRun, rng: random.Random) -> None:
-    """A run file as systems write them, shuffled: trec_eval ignores line order and rank."""
-    lines = [
-        f"{qid}\tQ0 {doc}  {rng.randint(1, 99)} {score!r} tag{rng.randint(0, 2)}\n"
-        for qid, scores in run.items()
-        for doc, score in scores.items()
-    ]
-    rng.shuffle(lines)
+def write_run_file(path: Path, run: ScoredRun, rng: random.Random, *, shuffle: bool) -> None:
+    """A run file as systems write them: trec_eval ignores line order and rank.
+
+    ``shuffle`` mixes every line; otherwise each query is written by falling
+    score, with tied documents in random order (what most systems emit).
+    """
+    lines: list[str] = []
+    for qid, scores in run.items():
+        docs = list(scores)
+        rng.shuffle(docs)
+        if not shuffle:
+            docs.sort(key=scores.__getitem__, reverse=True)  # stable: ties stay random
+        lines += [
+            f"{qid}\tQ0 {d}  {rng.randint(1, 99)} {scores[d]!r} tag{rng.randint(0, 2)}\n"
+            for d in docs
+        ]
+    if shuffle:
+        rng.shuffle(lines)
     lines.insert(rng.randint(0, len(lines)), "# a comment line\n")
     lines.insert(rng.randint(0, len(lines)), "\n")
     opener = __import__("gzip").open if path.name.endswith(".gz") else open
@@ -196,14 +206,17 @@ def write_run_file(path: Path, run: ScoredRun, rng: random.Random) -> None:
         fh.write("".join(lines))
 
 
+@pytest.mark.parametrize("shuffle", [True, False])
 @pytest.mark.parametrize("suffix", ["", ".gz"])
 @pytest.mark.parametrize("seed", range(3))
-def test_trec_files_score_like_trec_eval(tmp_path: Path, seed: int, suffix: str) -> None:
+def test_trec_files_score_like_trec_eval(
+    tmp_path: Path, seed: int, suffix: str, shuffle: bool
+) -> None:
     g = generate(seed, n_queries=60)
     rng = random.Random(seed)
     run_path = tmp_path / f"run.txt{suffix}"
     qrels_path = tmp_path / f"qrels.txt{suffix}"
-    write_run_file(run_path, g.run, rng)
+    write_run_file(run_path, g.run, rng, shuffle=shuffle)
     write_qrels(qrels_path, g.qrels)
     specs = [s for s in SPECS if not s.startswith("mrr")] + ["mrr@1000"]
     for level in (1, 2):
@@ -230,14 +243,15 @@ def near_tie_run(seed: int) -> ScoredRun:
     return run
 
 
+@pytest.mark.parametrize("shuffle", [True, False])
 def test_float32_scores_reproduce_pytrec_eval_and_float64_keeps_the_doubles(
-    tmp_path: Path,
+    tmp_path: Path, shuffle: bool
 ) -> None:
     run = near_tie_run(7)
     rng = random.Random(7)
     qrels: Qrels = {q: {f"d{i}": rng.randint(0, 2) for i in range(8)} for q in run}
     run_path = tmp_path / "run.txt"
-    write_run_file(run_path, run, rng)
+    write_run_file(run_path, run, rng, shuffle=shuffle)
     qrels_path = write_qrels(tmp_path / "qrels.txt", qrels)
     specs = ["ndcg@3", "mrr@100", "precision@2"]
 

@@ -88,7 +88,9 @@ def test_small_chunks_read_the_same_run(tmp_path: Path, monkeypatch: pytest.Monk
 def test_float32_ties_scores_closer_than_float_precision(tmp_path: Path) -> None:
     path = write(tmp_path / "run.txt", "q Q0 a 1 1.0000000001 t\nq Q0 b 2 1.0 t\n")
     assert read_run(path).as_dict() == {"q": ["a", "b"]}  # doubles differ
-    assert read_run(path, score_dtype="float32").as_dict() == {"q": ["b", "a"]}  # tie: id desc
+    as_float32 = read_run(path, score_dtype="float32")
+    assert as_float32.as_dict() == {"q": ["b", "a"]}  # a tie in float32: doc id descending
+    assert as_float32.scored(0) == [("b", 1.0), ("a", 1.0000000001)]  # scores stay with ids
     with pytest.raises(TrecFormatError, match="score_dtype must be 'float64' or 'float32'"):
         read_run(path, score_dtype="half")  # type: ignore[arg-type]
 

@@ -227,7 +227,9 @@ def _order_block(
     that order already, so the check is vectorised and only the queries out
     of order are sorted.
     """
-    for i, qid in enumerate(seg_ids):
+    # One set for the whole block proves most blocks clean (ids rarely repeat
+    # across the queries of a block); otherwise check query by query.
+    for i, qid in enumerate(seg_ids if len(set(docs)) != len(docs) else ()):
         a, b = offs[i], offs[i + 1]
         if len(set(docs[a:b])) != b - a:
             raise TrecFormatError(
@@ -241,22 +243,50 @@ def _order_block(
     key = scores.astype(np.float32) if float32 else scores
     crosses = np.zeros(n - 1, dtype=bool)
     crosses[np.asarray(offs[1:-1], dtype=np.int64) - 1] = True
-    ties = key[:-1] == key[1:]
-    bad_pairs = np.flatnonzero(~crosses & ~ties & ~(key[:-1] > key[1:])).tolist()
-    bad_pairs.extend(i for i in np.flatnonzero(~crosses & ties).tolist() if docs[i] <= docs[i + 1])
-    if not bad_pairs:
+    ties = ~crosses & (key[:-1] == key[1:])
+    falling = np.flatnonzero(~crosses & ~ties & ~(key[:-1] > key[1:])).tolist()
+    tie_pairs = np.flatnonzero(ties).tolist()
+    misordered = [i for i in tie_pairs if docs[i] <= docs[i + 1]]
+    if not falling and not misordered:
         return docs, scores
-    bad_queries = set((np.searchsorted(offs, bad_pairs, side="right") - 1).tolist())
     docs = list(docs)
     scores = scores.copy()
-    key_list = key.tolist()
-    for qi in sorted(bad_queries):
-        a, b = offs[qi], offs[qi + 1]
-        # Doc ids are distinct within a query, so the index never decides.
-        ranked = sorted(zip(key_list[a:b], docs[a:b], range(a, b), strict=True), reverse=True)
-        docs[a:b] = [doc for _, doc, _ in ranked]
-        scores[a:b] = scores[[i for _, _, i in ranked]]
+    # A query with scores out of order is sorted whole...
+    unsorted = set((np.searchsorted(offs, falling, side="right") - 1).tolist())
+    if unsorted:
+        key_list = key.tolist()
+        for qi in sorted(unsorted):
+            a, b = offs[qi], offs[qi + 1]
+            # Doc ids are distinct within a query, so the index never decides.
+            ranked = sorted(zip(key_list[a:b], docs[a:b], range(a, b), strict=True), reverse=True)
+            docs[a:b] = [doc for _, doc, _ in ranked]
+            scores[a:b] = scores[[i for _, _, i in ranked]]
+    # ...elsewhere only runs of tied scores need their ids put in descending order.
+    bad_runs = _tie_runs(tie_pairs, set(misordered))
+    for start, stop in bad_runs:
+        if int(np.searchsorted(offs, start, side="right")) - 1 in unsorted:
+            continue
+        order = sorted(range(start, stop), key=docs.__getitem__, reverse=True)
+        docs[start:stop] = [docs[i] for i in order]
+        scores[start:stop] = scores[order]  # float32 ties may differ as doubles
     return docs, scores
+
+
+def _tie_runs(tie_pairs: list[int], misordered: set[int]) -> list[tuple[int, int]]:
+    """Maximal runs of tied neighbours, as [start, stop) slices, that hold a misordered pair."""
+    runs: list[tuple[int, int]] = []
+    start = prev = -2
+    bad = False
+    for i in tie_pairs:
+        if i != prev + 1:
+            if bad:
+                runs.append((start, prev + 2))
+            start, bad = i, False
+        bad = bad or i in misordered
+        prev = i
+    if bad:
+        runs.append((start, prev + 2))
+    return runs
 
 
 class _RunAccumulator:
@@ -654,16 +684,21 @@ def score_trec_run(
     run score as empty rankings) and ``queries="run"`` requires every ranked
     query to be judged.  ``name`` defaults to the file's run tag.
     """
-    qrels = read_qrels(qrels_path)
-    # Grades are looked up while the run is read (its ids are still in cache then).
-    run, grades = _read_run(run_path, score_dtype, qrels)
-    label = name if name is not None else (run.tag or Path(run_path).name)
-    return score_rankings(
-        label,
-        run,
-        qrels,
-        metrics,
-        relevance_level=relevance_level,
-        queries=queries,
-        _grades=grades,
-    )
+    # One pause for the whole job: the collection that follows a pause walks
+    # everything built during it, so three pauses would walk the run three times.
+    with paused_gc():
+        qrels = read_qrels(qrels_path)
+        # Grades are looked up while the run is read (its ids are still in cache then).
+        run, grades = _read_run(run_path, score_dtype, qrels)
+        label = name if name is not None else (run.tag or Path(run_path).name)
+        result = score_rankings(
+            label,
+            run,
+            qrels,
+            metrics,
+            relevance_level=relevance_level,
+            queries=queries,
+            _grades=grades,
+        )
+        del run, grades, qrels  # freed now, not walked by the collection after the pause
+    return result

@@ -215,28 +215,42 @@ class RankedGrades:
         except OverflowError:
             raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
 
-    @property
-    def query_index(self) -> IntArray:
-        """The query index of every ranked position."""
-        return self._get(
-            "qidx", lambda: np.repeat(np.arange(self.n_queries), np.diff(self.rankings.offsets))
-        )
+    def _locate(self, mask: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
+        """Query index and 0-based rank of each position where ``mask`` holds.
+
+        Works on the selected positions only (a few per query), so no array of
+        the run's full length beyond the grades is ever built.  The result is
+        ordered by query, then rank: sums over it add in rank order, as
+        trec_eval's do.
+        """
+        where = np.flatnonzero(mask)
+        offsets = self.rankings.offsets
+        query = np.searchsorted(offsets, where, side="right") - 1
+        return query, where - offsets[query]
 
     @property
-    def position(self) -> IntArray:
-        """0-based rank of every ranked position within its query."""
+    def relevant_hits(self) -> tuple[IntArray, IntArray]:
+        """(query index, rank) of every ranked relevant id (grade >= level)."""
+        if "hit_q" not in self._cache:
+            q, pos = self._locate(self.grades >= self.relevance_level)
+            self._cache["hit_q"], self._cache["hit_pos"] = q, pos
+        return self._cache["hit_q"], self._cache["hit_pos"]
 
-        def build() -> IntArray:
-            starts = self.rankings.offsets[:-1]
-            n = int(self.rankings.offsets[-1])
-            return np.arange(n, dtype=np.int64) - starts[self.query_index]
-
-        return self._get("pos", build)
+    def hits_within(self, k: int) -> tuple[IntArray, IntArray]:
+        """:attr:`relevant_hits` ranked in the top k."""
+        q, pos = self.relevant_hits
+        keep = pos < k
+        return q[keep], pos[keep]
 
     @property
-    def relevant(self) -> npt.NDArray[np.bool_]:
-        """Whether each ranked position holds a relevant id (grade >= level)."""
-        return self._get("rel", lambda: self.grades >= self.relevance_level)
+    def gains(self) -> tuple[IntArray, IntArray, IntArray]:
+        """(query index, rank, grade) of every ranked id with a positive grade."""
+        if "gain_q" not in self._cache:
+            positive = self.grades > 0
+            q, pos = self._locate(positive)
+            self._cache["gain_q"], self._cache["gain_pos"] = q, pos
+            self._cache["gain"] = self.grades[positive]
+        return self._cache["gain_q"], self._cache["gain_pos"], self._cache["gain"]
 
     def _judged(self) -> tuple[IntArray, IntArray]:
         """Every judged grade, flat, with its query index."""
@@ -283,8 +297,7 @@ class RankedGrades:
 
     def _hits(self, k: int) -> FloatArray:
         def build() -> FloatArray:
-            mask = self.relevant & (self.position < k)
-            return _sum_by_query(self.query_index[mask], None, self.n_queries)
+            return _sum_by_query(self.hits_within(k)[0], None, self.n_queries)
 
         return self._get(f"hits@{k}", build)
 
@@ -315,31 +328,35 @@ def _hit_rate(rg: RankedGrades, k: int) -> FloatArray:
     return (rg._hits(k) > 0).astype(np.float64)
 
 
-def _mrr(rg: RankedGrades, k: int) -> FloatArray:
-    idx = np.flatnonzero(rg.relevant & (rg.position < k))
-    q = rg.query_index[idx]
-    first = np.ones(len(idx), dtype=bool)
+def _first_of_each_query(q: IntArray) -> npt.NDArray[np.bool_]:
+    first = np.ones(len(q), dtype=bool)
     first[1:] = q[1:] != q[:-1]
+    return first
+
+
+def _mrr(rg: RankedGrades, k: int) -> FloatArray:
+    q, pos = rg.hits_within(k)
+    first = _first_of_each_query(q)
     out = np.zeros(rg.n_queries, dtype=np.float64)
-    out[q[first]] = 1.0 / (rg.position[idx[first]] + 1.0)
+    out[q[first]] = 1.0 / (pos[first] + 1.0)
     return out
 
 
 def _map(rg: RankedGrades, k: int) -> FloatArray:
-    rel = rg.relevant & (rg.position < k)
-    cum = np.cumsum(rel, dtype=np.int64)
-    before = np.concatenate(([0], cum))[rg.rankings.offsets[:-1]]
-    idx = np.flatnonzero(rel)
-    q = rg.query_index[idx]
-    precision_at_hit = (cum[idx] - before[q]) / (rg.position[idx] + 1.0)
-    total = _sum_by_query(q, precision_at_hit, rg.n_queries)
+    q, pos = rg.hits_within(k)
+    # The i-th hit of a query (1-based) at rank r adds precision i / r.
+    starts = np.flatnonzero(_first_of_each_query(q))
+    counts = np.diff(np.append(starts, len(q)))
+    nth_hit = np.arange(1, len(q) + 1) - np.repeat(starts, counts)
+    total = _sum_by_query(q, nth_hit / (pos + 1.0), rg.n_queries)
     return _safe_div(total, rg.n_relevant)
 
 
 def _ndcg(rg: RankedGrades, k: int) -> FloatArray:
-    mask = (rg.grades > 0) & (rg.position < k)
-    gains = rg.grades[mask].astype(np.float64) / np.log2(rg.position[mask] + 2.0)
-    dcg = _sum_by_query(rg.query_index[mask], gains, rg.n_queries)
+    q, pos, grade = rg.gains
+    keep = pos < k
+    discounted = grade[keep] / np.log2(pos[keep] + 2.0)
+    dcg = _sum_by_query(q[keep], discounted, rg.n_queries)
     return _safe_div(dcg, rg.ideal_dcg(k))
 
 
