@@ -400,3 +400,49 @@ def test_a_client_metric_registered_after_import_shards_and_merges() -> None:
     assert merged.result.mean("first_is_relevant") == evaluate(TARGET, gs, metrics).mean(
         "first_is_relevant"
     )
+
+
+# --- the documented CI matrix -------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "sharding.md"
+
+
+def documented_workflow() -> str:
+    text = DOCS.read_text(encoding="utf-8")
+    start = text.index("```yaml\n") + len("```yaml\n")
+    return text[start : text.index("```", start)]
+
+
+def test_the_documented_workflow_runs_every_shard_and_gates_on_the_merge() -> None:
+    import yaml
+
+    workflow = yaml.safe_load(documented_workflow())
+    shard_job, gate_job = workflow["jobs"]["shard"], workflow["jobs"]["gate"]
+    shards = shard_job["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1))  # numbered from 1, as --shard wants
+    run_step = next(s for s in shard_job["steps"] if "evalkit run" in s.get("run", ""))
+    assert '--shard "$SHARD/$SHARDS"' in run_step["run"]
+    assert run_step["env"]["SHARDS"] == "${{ strategy.job-total }}"
+    parse_shard(f"{shards[-1]}/{len(shards)}")  # the last job's spec is valid
+    assert gate_job["needs"] == "shard"
+    commands = [s.get("run", "") for s in gate_job["steps"]]
+    merge_at = next(i for i, c in enumerate(commands) if c.startswith("evalkit merge"))
+    gate_at = next(i for i, c in enumerate(commands) if c.startswith("evalkit gate"))
+    assert merge_at < gate_at
+    assert "--candidate candidate.json" in commands[gate_at]
+
+
+def test_the_documented_workflow_is_schema_valid(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "eval.yml"
+    path.write_text(documented_workflow(), encoding="utf-8")
+    schema = ["--builtin-schema", "vendor.github-workflows"]
+    checked = subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", *schema, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
