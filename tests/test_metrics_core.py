@@ -257,6 +257,10 @@ def test_score_rankings_refuses_bad_metric_lists_and_grades() -> None:
         score_rankings("r", rankings, {"q1": {"a": 0.5}}, ["recall@1"])
     with pytest.raises(MetricError, match="query 'q1': grade of 'a' is True"):
         score_rankings("r", rankings, {"q1": {"a": True}}, ["recall@1"])
+    with pytest.raises(MetricError, match="query 'q1': id 7 is a int"):
+        score_rankings("r", rankings, {"q1": {7: 1}}, ["recall@1"])  # type: ignore[dict-item]
+    with pytest.raises(MetricError, match="ranking of query 'q1': ids must be strings, got 7"):
+        score_rankings("r", {"q1": ["a", 7]}, {"q1": {"a"}}, ["recall@1"])  # type: ignore[list-item]
 
 
 def test_score_rankings_runs_client_case_metrics_on_graded_goldens() -> None:

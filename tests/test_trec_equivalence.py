@@ -312,3 +312,12 @@ def test_a_query_judged_only_below_minus_one_scores_zero() -> None:
     rows = score_rankings("neg", {"q": ["a", "b"]}, {"q": {"a": -2, "z": -5}}, SPECS).per_query
     assert all(value == 0.0 for value in rows[0].metrics.values())
     assert all(fn(["a", "b"], {"a": -2}, 3) == 0.0 for fn in CORE.values())
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_map_at_a_cutoff_beyond_every_ranking_is_trec_eval_map(seed: int) -> None:
+    g = generate(seed)
+    ref = reference(g.qrels, g.run, {"map"})
+    rankings = {q: trec_order(s) for q, s in g.run.items()}
+    for row in score_rankings("m", rankings, g.qrels, ["map@1000"]).per_query:
+        assert row.metrics["map@1000"] == pytest.approx(ref[row.query_id]["map"], abs=TOL)

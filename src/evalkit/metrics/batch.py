@@ -101,6 +101,12 @@ class Rankings:
                     f"ranking of query {qid!r} must be a list of ids best first, "
                     f"got {type(ranked).__name__}"
                 )
+            if not set(map(type, ranked)) <= {str}:
+                bad = next(d for d in ranked if not isinstance(d, str))
+                raise MetricError(
+                    f"ranking of query {qid!r}: ids must be strings, got {bad!r} "
+                    f"({type(bad).__name__}); an id of another type would never match the qrels"
+                )
             query_ids.append(str(qid))
             docnos.extend(ranked)
             lengths.append(len(ranked))
@@ -153,12 +159,18 @@ _INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
 
 
 def _check_grades(query_ids: Sequence[str], judgments: Sequence[Grades]) -> None:
-    """Every grade must be an integer (bools and floats are refused, naming the first)."""
+    """Ids must be strings and grades integers (bools, floats refused, naming the first)."""
     kinds = set(map(type, (g for grades in judgments for g in grades.values())))
-    if kinds <= _INT_TYPES:
+    id_kinds = set(map(type, (d for grades in judgments for d in grades)))
+    if kinds <= _INT_TYPES and id_kinds <= {str}:
         return
     for qid, grades in zip(query_ids, judgments, strict=True):
         for doc, grade in grades.items():
+            if not isinstance(doc, str):
+                raise MetricError(
+                    f"qrels for query {qid!r}: id {doc!r} is a {type(doc).__name__}; ids "
+                    "must be strings, or they would never match a ranked id"
+                )
             if type(grade) not in _INT_TYPES:
                 raise MetricError(
                     f"qrels for query {qid!r}: grade of {doc!r} is {grade!r}; "
