@@ -270,3 +270,17 @@ def test_score_rankings_runs_client_case_metrics_on_graded_goldens() -> None:
 
     result = score_rankings("r", {"q1": ["a", "b"]}, {"q1": {"b": 3}}, ["top_grade", "recall@1"])
     assert result.per_query[0].metrics == {"top_grade": 3.0, "recall@1": 0.0}
+
+
+def test_grades_beyond_64_bits_and_mismatched_inputs_are_refused() -> None:
+    with pytest.raises(MetricError, match="a grade does not fit in a 64-bit integer"):
+        score_rankings("r", {"q1": ["a"]}, {"q1": {"a": 2**70}}, ["recall@1"])
+    with pytest.raises(MetricError, match="a grade does not fit in a 64-bit integer"):
+        score_rankings("r", {"q1": ["b"]}, {"q1": {"a": 2**70}}, ["recall@1"])
+    rankings = Rankings.from_mapping({"q1": ["a"]})
+    with pytest.raises(MetricError, match="one judgment mapping per ranking"):
+        RankedGrades(rankings, [])
+    with pytest.raises(MetricError, match="relevance_level must be >= 1, got 0"):
+        RankedGrades(rankings, [{"a": 1}], relevance_level=0)
+    with pytest.raises(MetricError, match="k must be a positive integer, got 0"):
+        batch_metric(RankedGrades(rankings, [{"a": 1}]), recall_at_k, 0)
