@@ -373,6 +373,7 @@ def test_action_e2e_expired_baseline_is_a_loud_no_baseline(
     statuses = {c["id"]: c["status"] for c in report["checks"]}
     assert statuses["no_ndcg_regression"] == statuses["recall_not_worse"] == "no-baseline"
     assert "expired on 2024-04-01" in step.summary
+    assert "No baseline" in step.summary
     assert out["comment"] == "created"
 
 
@@ -395,34 +396,62 @@ def test_action_e2e_expired_baseline_blocks_with_require_baseline(
     }
 
 
+def test_action_e2e_require_baseline_input_false_overrides_evalkit_yaml(
+    installed: Installed, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """Input > evalkit.yaml: the action and the gate must agree that nothing blocks."""
+    job = job_for(
+        fake_github, tmp_path, "pull_request", pr_payload(fake_github), require_baseline="false"
+    )
+    config = job.workspace / GOOD
+    config.write_text(config.read_text() + "require_baseline: true\n")
+    step = run_step(installed, job)
+    assert_ok_step(step)
+    assert step.returncode == 0, step.stdout + step.stderr
+    assert (step.outputs["verdict"], step.outputs["baseline-status"]) == ("pass", "missing")
+    assert "no baseline (missing)" in step.log
+    assert "require-baseline is on" not in step.log
+    assert "::error" not in step.log
+    report = json.loads(step.path("report-json").read_text())
+    assert report["summary"]["blocking_failures"] == []
+
+
+def spoofed_baseline() -> bytes:
+    """The v1 run with every score zeroed: against it, the regressed build looks better."""
+    spoof = json.loads(BASELINE_V1)
+    spoof["run_name"] = "recipes-spoofed"
+    for row in spoof["rows"]:
+        row["metrics"] = dict.fromkeys(row["metrics"], 0.0)
+    return json.dumps(spoof).encode()
+
+
 def test_action_e2e_spoofed_fork_artifact_is_ignored(
     installed: Installed, fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     genuine = seed_baseline(fake_github, head_sha=OLD_SHA, created_at="2024-04-01T00:00:00Z")
-    # Newer, same name, from a branch called main, built "at the PR's base commit" — but by
-    # a run of a fork. Its content would make the candidate look like a huge regression.
-    spoof_content = json.loads(BASELINE_V1)
-    spoof_content["target"]["description"] = "SPOOFED"
+    # Newer, same name, from a branch called main, built "at the PR's base commit" — by a
+    # run of a fork, whose baseline would hide the PR's regression.
     spoofed = seed_baseline(
         fake_github,
         head_sha=BASE_SHA,
         head_repository_id=9999,
         created_at="2024-05-02T00:00:00Z",
-        data=json.dumps(spoof_content).encode(),
+        data=spoofed_baseline(),
     )
-    step = run_step(
-        installed, job_for(fake_github, tmp_path, "pull_request", pr_payload(fake_github))
-    )
+    spoof_run = fake_github.artifacts[-1]["workflow_run"]["id"]
+    job = job_for(fake_github, tmp_path, "pull_request", pr_payload(fake_github), config=REGRESSED)
+    step = run_step(installed, job)
     assert_ok_step(step)
-    assert step.returncode == 0, step.stdout + step.stderr
+    assert step.returncode == 1, step.stdout + step.stderr
     assert (step.outputs["baseline-status"], step.outputs["baseline-sha"]) == ("found", OLD_SHA)
     assert f"#{genuine} from push run" in step.log
+    report = json.loads(step.path("report-json").read_text())
+    assert report["baseline"]["name"] == "recipes-v1"
+    assert "no_ndcg_regression" in report["summary"]["blocking_failures"]
+    # The spoof was never fetched: not its run, not its archive.
     assert {r.path for r in fake_github.blob_requests} == {f"/blob/{genuine}"}
     assert not fake_github.api_calls("GET", f"/actions/artifacts/{spoofed}")
-    assert not fake_github.api_calls(
-        "GET", f"/actions/runs/{fake_github.artifacts[1]['workflow_run']['id']}"
-    )
-    assert "SPOOFED" not in step.summary
+    assert not fake_github.api_calls("GET", f"/actions/runs/{spoof_run}")
     blob_requests_carry_no_token(fake_github)
 
 

@@ -23,8 +23,10 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     no baseline (the config's local file is not consulted behind its back).
     """
     cfg = load_config(request.config_path)
-    if request.require_baseline:
-        cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    # The action already merged the input with evalkit.yaml (input wins): an explicit
+    # `require-baseline: false` must switch off the file's `require_baseline: true`, and a
+    # promotion (always False) must not fail for lack of the baseline it is creating.
+    cfg.model = cfg.model.model_copy(update={"require_baseline": request.require_baseline})
     prepared = prepare(cfg)
     result = run_candidate(prepared)
     candidate = to_artifact(prepared, result, result.name)
