@@ -159,7 +159,7 @@ def job_for(
     return make_job(fake, tmp, event, dict(payload), files=example_files(), **inputs)
 
 
-def run_step(installed: Installed, job: Job, *args: str) -> Step:
+def run_step(installed: Installed, job: Job, *args: str, cwd: Path | None = None) -> Step:
     """Run ``evalkit <args>`` from the venv as the runner runs a Docker action's entrypoint."""
     env = {
         # Only what the container would have: no inherited PYTHONPATH/VIRTUAL_ENV/proxies.
@@ -174,7 +174,7 @@ def run_step(installed: Installed, job: Job, *args: str) -> Step:
     proc = subprocess.run(
         [str(installed.evalkit), *(args or ("action",))],
         env=env,
-        cwd=job.workspace,  # the runner's --workdir /github/workspace
+        cwd=cwd or job.workspace,  # the runner's --workdir /github/workspace
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
@@ -566,21 +566,20 @@ def test_action_e2e_promote_on_push_commits_branch_store_the_next_pr_uses(
     assert fake_github.api_calls("GET", "/actions/artifacts") == []
 
 
-def fork_bundle(installed: Installed, fake: FakeGitHub, tmp: Path) -> Path:
-    """The report bundle a fork PR's gate run leaves for actions/upload-artifact."""
+def fork_bundle(installed: Installed, fake: FakeGitHub, tmp: Path, dest: Path) -> None:
+    """Run a fork PR's gate; put its report bundle where download-artifact would, at dest."""
     seed_baseline(fake)
     job = job_for(fake, tmp / "fork", "pull_request", pr_payload(fake, fork=True), config=REGRESSED)
     step = run_step(installed, job)
     assert (step.returncode, step.outputs["comment"]) == (1, "skipped-fork"), step.stdout
-    # What download-artifact puts in the companion's workspace: a copy, hostile extras added.
-    bundle = tmp / "companion-download" / "evalkit-report"
-    shutil.copytree(job.workspace / REPORT_DIR, bundle)
-    body = bundle / "comment.md"
+    shutil.copytree(job.workspace / REPORT_DIR, dest)
+    # The fork controls the bundle: it tries to page people and to aim at another comment.
+    body = dest / "comment.md"
     body.write_text(body.read_text() + "\ncc @octo/admins\n" + marker_for("other-config"))
-    return bundle
 
 
 def companion_job(fake: FakeGitHub, tmp: Path, *, head_sha: str) -> Job:
+    """The workflow_run job in the base repository, after the fork's run completed."""
     payload = {
         "workflow_run": {
             "id": 99,
@@ -599,10 +598,10 @@ def companion_job(fake: FakeGitHub, tmp: Path, *, head_sha: str) -> Job:
 def test_github_e2e_comment_from_dir_posts_fork_report_after_sha_check(
     installed: Installed, fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    bundle = fork_bundle(installed, fake_github, tmp_path)
     fake_github.add_pull(7, head_sha=HEAD_SHA)
     job = companion_job(fake_github, tmp_path, head_sha=HEAD_SHA)
-    step = run_step(installed, job, "comment", "--from", str(bundle))
+    fork_bundle(installed, fake_github, tmp_path, job.workspace / "evalkit-report")
+    step = run_step(installed, job, "comment", "--from", "evalkit-report")
     assert_ok_step(step)
     assert step.returncode == 0, step.stdout + step.stderr
     assert (step.outputs["comment"], step.outputs["config-name"]) == ("created", CONFIG_NAME)
@@ -615,7 +614,7 @@ def test_github_e2e_comment_from_dir_posts_fork_report_after_sha_check(
     assert "@\u200bocto/admins" in body
 
     # The companion runs again (a re-run of the fork's workflow): same comment, no new one.
-    again = run_step(installed, job, "comment", "--from", str(bundle))
+    again = run_step(installed, job, "comment", "--from", "evalkit-report")
     assert again.returncode == 0, again.stdout + again.stderr
     assert again.outputs["comment"] == "unchanged"
     assert len(fake_github.comment_bodies(7)) == 1
@@ -624,10 +623,12 @@ def test_github_e2e_comment_from_dir_posts_fork_report_after_sha_check(
 def test_github_e2e_comment_from_dir_refuses_a_report_for_another_commit(
     installed: Installed, fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    bundle = fork_bundle(installed, fake_github, tmp_path)
     fake_github.add_pull(7, head_sha="f" * 40)  # the PR has moved on since that run
     job = companion_job(fake_github, tmp_path, head_sha=HEAD_SHA)
-    step = run_step(installed, job, "comment", "--from", str(bundle))
+    # A `run:` step with a working-directory: --from is relative to it, like any CLI path.
+    downloads = job.workspace / "downloads"
+    fork_bundle(installed, fake_github, tmp_path, downloads / "evalkit-report")
+    step = run_step(installed, job, "comment", "--from", "evalkit-report", cwd=downloads)
     assert_ok_step(step)
     assert step.returncode == 0, step.stdout + step.stderr
     assert step.outputs["comment"] == "refused"

@@ -896,11 +896,13 @@ def post_comment_from_dir(
 ) -> int:
     """``evalkit comment --from DIR``: the fork companion, on a ``workflow_run`` event.
 
-    The token comes from ``INPUT_GITHUB-TOKEN`` or ``GITHUB_TOKEN``.
+    The token comes from ``INPUT_GITHUB-TOKEN`` or ``GITHUB_TOKEN``. A relative
+    ``report_dir`` is a command-line path, so it is relative to the working directory
+    (a ``run:`` step may set ``working-directory``), not to ``GITHUB_WORKSPACE``.
     """
     merged = dict(env)
     merged["INPUT_MODE"] = "comment"
-    merged["INPUT_REPORT-DIR"] = str(report_dir)
+    merged["INPUT_REPORT-DIR"] = str(Path(report_dir).absolute())
     return run_action(
         merged,
         _no_gate,
