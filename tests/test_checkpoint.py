@@ -254,9 +254,11 @@ def test_a_checkpoint_with_only_failures_is_replaced_without_fuss(path: Path) ->
         with Checkpoint.open(path, other, resume=resume) as ckpt:
             assert ckpt.completed == {}
             assert not ckpt.resumed
-    contents = read_checkpoint(path)
-    assert contents is not None
-    assert contents.identity == other
+            contents = read_checkpoint(path)
+            assert contents is not None
+            assert contents.identity == other
+            assert contents.rows == {}
+        write(path, [failed("q1")])
 
 
 def test_evaluate_with_a_checkpoint_invokes_only_missing_cases(path: Path) -> None:
@@ -313,9 +315,22 @@ def test_discard_removes_the_checkpoint_and_its_lock(path: Path) -> None:
     assert sorted(p.name for p in path.parent.iterdir()) == []
 
 
+def test_a_checkpoint_that_recorded_nothing_is_not_left_behind(path: Path) -> None:
+    with Checkpoint.open(path, IDENTITY, resume=False):
+        assert path.exists()  # the header is written up front
+    assert list(path.parent.iterdir()) == []
+
+
+def test_a_checkpoint_holding_only_failures_stays_for_the_record(path: Path) -> None:
+    write(path, [failed("q1")])
+    assert path.exists()
+
+
 def test_appending_after_close_is_an_error(path: Path) -> None:
-    ckpt = Checkpoint.open(path, IDENTITY, resume=False)
+    write(path, [ok("q0")])
+    ckpt = Checkpoint.open(path, IDENTITY, resume=True)
     ckpt.close()
+    ckpt.close()  # idempotent
     with pytest.raises(RuntimeFailure, match=r"checkpoint is closed; cannot record 'q1'"):
         ckpt.append(ok("q1"))
 

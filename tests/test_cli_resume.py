@@ -325,3 +325,20 @@ def test_sharded_runs_merge_into_the_unsharded_run(
     code, _, stderr = cli(capsys, "merge", project.root / "nope.json", "--out", merged)
     assert code == 2
     assert "nope.json: artefact file not found" in stderr
+
+
+def test_an_interrupt_before_any_case_finished_leaves_nothing_behind(project: Project) -> None:
+    project.server.route("/search", Reply(json={"results": []}, delay_s=5.0))
+    out = project.out("early.json")
+    ckpt = checkpoint_path(out)
+    proc = spawn("run", "-c", project.config, "--out", out)
+    deadline = time.monotonic() + 30
+    while not (ckpt.exists() and project.server.in_flight):  # started, nothing finished
+        assert time.monotonic() < deadline, "the run never started its first case"
+        assert proc.poll() is None
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert stderr == "evalkit: interrupted before any case finished; nothing was saved\n"
+    assert list(out.parent.iterdir()) == []  # no checkpoint, no lock, no artefact

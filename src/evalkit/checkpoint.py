@@ -380,6 +380,9 @@ class Checkpoint:
                 f"({exc}); keep meta to strings, numbers, booleans, lists and objects"
             ) from None
         data = (line + "\n").encode("utf-8")
+        # Counted before the write: a Ctrl-C landing right after the write must not
+        # leave a recorded row in a checkpoint that close() thinks is empty.
+        self.appended += 1
         try:
             view = memoryview(data)
             while view:
@@ -392,21 +395,34 @@ class Checkpoint:
                 f"({exc.strerror or exc}); the run stopped so that no finished case goes "
                 "unrecorded"
             ) from None
-        self.appended += 1
 
     # -- closing -------------------------------------------------------------------
 
+    @property
+    def empty(self) -> bool:
+        """True when the checkpoint holds no row at all: nothing to resume from."""
+        return not self.completed and not self.failed_before and self.appended == 0
+
     def discard(self) -> None:
         """Delete the checkpoint (the run's artefact now holds every row) and unlock."""
+        if not self._lock.is_locked:
+            return
         self._close_fd()
         self.path.unlink(missing_ok=True)
         _fsync_dir(self.path.parent)
         # Remove the lock file while still holding it, so no stale file is left behind.
         Path(self._lock.lock_file).unlink(missing_ok=True)
-        self.close()
+        self._lock.release()
 
     def close(self) -> None:
-        """Stop appending and release the lock; the file stays for a later --resume."""
+        """Stop appending and release the lock; the file stays for a later --resume.
+
+        A checkpoint that never recorded a row (the run failed before its first
+        case finished) is deleted instead: there is nothing in it to resume.
+        """
+        if self.empty:
+            self.discard()
+            return
         self._close_fd()
         if self._lock.is_locked:
             self._lock.release()

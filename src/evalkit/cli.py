@@ -221,10 +221,13 @@ def run(
             # Count from the file: the signal may land between a row's write and its tally.
             saved = read_checkpoint(ckpt_path)
             kept = len(saved.completed) if saved is not None else 0
-            _err(
-                f"interrupted: {kept} of {total} case(s) are saved in {ckpt_path}; "
-                "rerun with --resume to run only the rest"
-            )
+            if kept:
+                _err(
+                    f"interrupted: {kept} of {total} case(s) are saved in {ckpt_path}; "
+                    "rerun with --resume to run only the rest"
+                )
+            else:
+                _err("interrupted before any case finished; nothing was saved")
             raise typer.Exit(130) from None
         new_rows: dict[str, CaseResult] = {row.case_id: row for row in fresh.per_query}
         rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
