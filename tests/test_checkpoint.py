@@ -408,3 +408,24 @@ def test_run_identity_carries_metric_definitions_and_the_whole_goldens() -> None
     assert identity.goldens == goldens.fingerprint()
     assert identity.shard == "1/2"
     assert RunIdentity.from_json(identity.to_json(), "x") == identity
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_resuming_a_run_that_had_finished_every_case_invokes_nothing(concurrency: int) -> None:
+    goldens = GoldenSet([GoldenCase(id=f"q{i}", query="x") for i in range(5)])
+    calls: list[str] = []
+
+    def search(case: GoldenCase) -> list[str]:
+        calls.append(case.id)
+        return []
+
+    result = evaluate(
+        CallableTarget(search, name="s"),
+        goldens,
+        ["recall@1"],
+        skip=goldens.ids(),
+        concurrency=concurrency,
+        case_timeout_s=5.0,
+    )
+    assert result.per_query == []
+    assert calls == []
