@@ -40,15 +40,40 @@ from evalkit.targets.base import Target, TargetResponse
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:
-    from evalkit.significance import BootstrapResult, paired_bootstrap
+    from evalkit.artifact import RunArtifact, read_artifact, write_artifact
+    from evalkit.export import to_dataframe, write_csv
+    from evalkit.gate import GateReport, evaluate_gate
+    from evalkit.significance import (
+        BootstrapResult,
+        mde,
+        paired_bootstrap,
+        paired_bootstrap_many,
+        power,
+    )
     from evalkit.targets.http import HttpTarget
+    from evalkit.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
 
 # Loaded on first use so `import evalkit` (and `evalkit --help`) does not pay for
 # numpy and httpx in programs that never need them.
 _LAZY = {
     "BootstrapResult": "evalkit.significance",
+    "GateReport": "evalkit.gate",
     "HttpTarget": "evalkit.targets.http",
+    "RunArtifact": "evalkit.artifact",
+    "evaluate_gate": "evalkit.gate",
+    "mde": "evalkit.significance",
     "paired_bootstrap": "evalkit.significance",
+    "paired_bootstrap_many": "evalkit.significance",
+    "power": "evalkit.significance",
+    "read_artifact": "evalkit.artifact",
+    "read_qrels": "evalkit.trec",
+    "read_run": "evalkit.trec",
+    "score_trec_run": "evalkit.trec",
+    "to_dataframe": "evalkit.export",
+    "write_artifact": "evalkit.artifact",
+    "write_csv": "evalkit.export",
+    "write_qrels": "evalkit.trec",
+    "write_run": "evalkit.trec",
 }
 
 
@@ -77,6 +102,7 @@ __all__ = [
     "ConfigError",
     "DEFAULT_METRICS",
     "EvalkitError",
+    "GateReport",
     "GoldenCase",
     "GoldenError",
     "GoldenSet",
@@ -87,6 +113,7 @@ __all__ = [
     "MetricError",
     "QueryResult",
     "RegistryError",
+    "RunArtifact",
     "RunResult",
     "RuntimeFailure",
     "Target",
@@ -95,14 +122,27 @@ __all__ = [
     "UnknownMetricError",
     "__version__",
     "evaluate",
+    "evaluate_gate",
     "load_checks",
     "load_checks_file",
     "load_goldens",
+    "mde",
     "paired_bootstrap",
+    "paired_bootstrap_many",
     "polarity",
+    "power",
+    "read_artifact",
+    "read_qrels",
+    "read_run",
     "register_aggregate",
     "register_loader",
     "register_metric",
     "registered",
     "run",
+    "score_trec_run",
+    "to_dataframe",
+    "write_artifact",
+    "write_csv",
+    "write_qrels",
+    "write_run",
 ]
