@@ -28,7 +28,7 @@ from evalkit.significance import (
     paired_bootstrap_many,
 )
 from evalkit.stats import bootstrap as engine
-from evalkit.stats.aggregates import NearestRankAggregate
+from evalkit.stats.aggregates import ItemCountAggregate, NearestRankAggregate
 from evalkit.stats.fixedpoint import to_fixed
 from evalkit.stats.stream import PURPOSE_BOOTSTRAP, substream
 from evalkit.targets.base import TargetResponse
@@ -391,6 +391,47 @@ def test_latency_percentile_fast_path_equals_nearest_rank() -> None:
         side_a = np.where(row, lb, la).tolist()
         side_b = np.where(row, la, lb).tolist()
         assert swapped[r] == nearest_rank(side_a, 95) - nearest_rank(side_b, 95)
+
+
+def item_run(name: str, rankings: Sequence[Sequence[str]]) -> RunResult[CaseResult]:
+    rows = [CaseResult(f"c{i:03d}", TargetResponse(list(r))) for i, r in enumerate(rankings)]
+    return RunResult(name, rows)
+
+
+def random_rankings(seed: int, n: int, catalogue: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    return [[f"d{rng.randrange(catalogue)}" for _ in range(rng.randrange(0, 6))] for _ in range(n)]
+
+
+@pytest.mark.parametrize("metric", ["max_item_share", "max_item_share@3", "entropy"])
+def test_item_aggregates_fast_path_equals_the_builtins(metric: str) -> None:
+    from evalkit.registry import get_metric
+    from evalkit.stats.pairing import metric_data, pair_runs
+
+    a, b = item_run("a", random_rankings(1, 40, 12)), item_run("b", random_rankings(2, 40, 9))
+    fast = metric_data(pair_runs(a, b), metric)
+    assert isinstance(fast, ItemCountAggregate)
+    fn = get_metric(metric).fn
+    positions = np.random.default_rng(3).integers(0, 40, size=(30, 40))
+    for r, delta in enumerate(fast.bootstrap(positions)):
+        rows = positions[r].tolist()
+        slow = fn([a.per_query[i] for i in rows]) - fn([b.per_query[i] for i in rows])
+        assert delta == pytest.approx(slow, abs=1e-12)
+    flips = np.random.default_rng(4).integers(0, 2, size=(30, 40))
+    for r, delta in enumerate(fast.swapped(flips)):
+        pairs = list(zip(a.per_query, b.per_query, strict=True))
+        side_a = [y if f else x for (x, y), f in zip(pairs, flips[r], strict=True)]
+        side_b = [x if f else y for (x, y), f in zip(pairs, flips[r], strict=True)]
+        assert delta == pytest.approx(fn(side_a) - fn(side_b), abs=1e-12)
+
+
+def test_item_aggregates_with_a_failed_case_take_the_generic_path() -> None:
+    rows = [CaseResult(f"c{i:03d}", TargetResponse([f"d{i % 3}"])) for i in range(30)]
+    failed = [*rows[:-1], CaseResult("c029", None, error="timeout")]
+    a, b = RunResult("a", rows), RunResult("b", failed)
+    v = paired_bootstrap(a, b, "entropy", 200)
+    assert v.observed == a.aggregate("entropy") - b.aggregate("entropy")
+    assert v.ci_low <= v.observed <= v.ci_high
 
 
 def test_latency_p95_compares_by_recomputing_on_both_sides() -> None:

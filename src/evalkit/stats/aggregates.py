@@ -146,3 +146,92 @@ class NearestRankAggregate:
             np.partition(side_a, k, axis=1)[:, k] - np.partition(side_b, k, axis=1)[:, k]
         )
         return delta
+
+
+class ItemCountAggregate:
+    """``max_item_share[@k]`` and ``entropy``: per-item query counts, vectorised.
+
+    Each case contributes its deduplicated item set (first k ids when k is
+    given).  A resample's item counts are the case weights summed over the
+    cases showing each item (one weighted bincount), from which the share of
+    the most shown item (count / n) or the normalised entropy follows.  The
+    values equal :mod:`evalkit.metrics.builtin`'s up to the last bits of the
+    entropy's floating-point sum (observed values come from the built-ins).
+    """
+
+    vectorised = True
+
+    def __init__(
+        self,
+        name: str,
+        statistic: str,
+        sets_a: Sequence[set[str]],
+        sets_b: Sequence[set[str]],
+        values: tuple[float, float],
+    ) -> None:
+        self.name = name
+        self._statistic = statistic
+        self.value_a, self.value_b = values
+        vocabulary: dict[str, int] = {}
+        self._n = len(sets_a)
+        self._a = self._entries(sets_a, vocabulary)
+        self._b = self._entries(sets_b, vocabulary)
+        self._items = max(1, len(vocabulary))
+
+    @staticmethod
+    def _entries(sets: Sequence[set[str]], vocabulary: dict[str, int]) -> tuple[IntArray, IntArray]:
+        cases: list[int] = []
+        items: list[int] = []
+        for case, shown in enumerate(sets):
+            for item in sorted(shown):
+                cases.append(case)
+                items.append(vocabulary.setdefault(item, len(vocabulary)))
+        return np.array(cases, dtype=np.int64), np.array(items, dtype=np.int64)
+
+    def _counts(self, side: tuple[IntArray, IntArray], weights: FloatArray) -> FloatArray:
+        cases, items = side
+        rows = weights.shape[0]
+        offsets = (np.arange(rows, dtype=np.int64) * self._items)[:, None]
+        flat = (items[None, :] + offsets).ravel()
+        summed = np.bincount(flat, weights=weights[:, cases].ravel(), minlength=rows * self._items)
+        shaped: FloatArray = summed.reshape(rows, self._items).astype(np.float64, copy=False)
+        return shaped
+
+    def _value(self, counts: FloatArray) -> FloatArray:
+        if self._statistic == "share":
+            share: FloatArray = counts.max(axis=1) / self._n
+            return share
+        shown = np.count_nonzero(counts > 0, axis=1)
+        total = counts.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c_log_c = np.where(counts > 0, counts * np.log(np.where(counts > 0, counts, 1)), 0.0)
+            h = (np.log(total) - c_log_c.sum(axis=1) / total) / np.log(shown)
+        out: FloatArray = np.where(shown <= 1, 0.0, np.clip(h, 0.0, 1.0))
+        return out
+
+    def _row_groups(self, rows: int) -> list[slice]:
+        # weights gathered per entry are rows x entries: keep each group near 2**20 values
+        entries = max(1, self._a[0].shape[0], self._b[0].shape[0])
+        step = max(1, 2**20 // entries)
+        return [slice(s, min(rows, s + step)) for s in range(0, rows, step)]
+
+    def bootstrap(self, positions: IntArray) -> FloatArray:
+        rows, n = positions.shape
+        out = np.empty(rows, dtype=np.float64)
+        for group in self._row_groups(rows):
+            counts = np.stack([np.bincount(p, minlength=n) for p in positions[group]])
+            weights: FloatArray = counts.astype(np.float64)
+            a = self._value(self._counts(self._a, weights))
+            out[group] = a - self._value(self._counts(self._b, weights))
+        return out
+
+    def swapped(self, flips: IntArray) -> FloatArray:
+        out = np.empty(flips.shape[0], dtype=np.float64)
+        for group in self._row_groups(flips.shape[0]):
+            flipped = flips[group].astype(np.float64)
+            kept = 1.0 - flipped
+            # side a shows a's items where not flipped and b's where flipped; b the reverse
+            a = self._value(self._counts(self._a, kept) + self._counts(self._b, flipped))
+            b = self._value(self._counts(self._b, kept) + self._counts(self._a, flipped))
+            out[group] = a - b
+        return out

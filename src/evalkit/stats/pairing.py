@@ -19,7 +19,12 @@ from numpy.typing import NDArray
 from evalkit.errors import ComparisonError, MetricError, UnknownMetricError
 from evalkit.registry import MetricDef, get_metric
 from evalkit.results import Row, RunResult
-from evalkit.stats.aggregates import GenericAggregate, NearestRankAggregate, ResampledAggregate
+from evalkit.stats.aggregates import (
+    GenericAggregate,
+    ItemCountAggregate,
+    NearestRankAggregate,
+    ResampledAggregate,
+)
 from evalkit.stats.outcome import Kind
 
 RunLike: TypeAlias = RunResult[Any] | Sequence[Row]
@@ -182,7 +187,38 @@ def _latencies(rows: list[Row]) -> FloatArray | None:
     return out
 
 
+def _item_sets(rows: list[Row], k: int | None) -> list[set[str]] | None:
+    """Each row's deduplicated shown items, or ``None`` when a case failed."""
+    out: list[set[str]] = []
+    for row in rows:
+        if row.response is None:
+            return None
+        ids = row.response.ranked_ids
+        out.append(set(ids if k is None else ids[:k]))
+    return out
+
+
+def _item_aggregate(paired: Paired, defn: MetricDef) -> ItemCountAggregate | None:
+    base, _, k_text = defn.name.partition("@")
+    if (
+        not defn.builtin
+        or base not in ("max_item_share", "entropy")
+        or (k_text and base == "entropy")
+    ):
+        return None
+    k = int(k_text) if k_text else None
+    sets_a, sets_b = _item_sets(paired.rows_a, k), _item_sets(paired.rows_b, k)
+    if sets_a is None or sets_b is None:
+        return None
+    values = (float(defn.fn(paired.rows_a)), float(defn.fn(paired.rows_b)))
+    statistic = "share" if base == "max_item_share" else "entropy"
+    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values)
+
+
 def _aggregate(paired: Paired, defn: MetricDef) -> CaseValues | ResampledAggregate:
+    items = _item_aggregate(paired, defn)
+    if items is not None:
+        return items
     if defn.builtin and (defn.name == "latency_mean" or defn.name in _PERCENTILE_AGGREGATES):
         lat_a, lat_b = _latencies(paired.rows_a), _latencies(paired.rows_b)
         if lat_a is not None and lat_b is not None:
