@@ -347,3 +347,12 @@ def test_power_prints_the_detection_table(project: Path) -> None:
     assert "σ_d" in result.stdout
     assert "true effect" in result.stdout
     assert "detected" in result.stdout
+
+
+def test_export_writes_csv(project: Path) -> None:
+    assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
+    result = evalkit("export", "a.json", "--csv", "rows.csv", cwd=project)
+    assert result.returncode == 0, result.stderr
+    lines = (project / "rows.csv").read_text().splitlines()
+    assert len(lines) == 4
+    assert "recall@1" in lines[0]

@@ -412,6 +412,23 @@ def power(
 
 
 @app.command()
+def export(
+    artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+    csv: Annotated[Path, typer.Option("--csv", help="Write the per-case rows here as CSV.")],
+    include_output: Annotated[
+        bool, typer.Option(help="Add each case's output (ids or text) as a column.")
+    ] = False,
+) -> None:
+    """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
+    from evalkit.artifact import read_artifact
+    from evalkit.export import write_csv
+
+    art = read_artifact(artefact)
+    path = write_csv(art.result, csv, include_output=include_output)
+    typer.echo(f"wrote {path} ({len(art.result)} rows)")
+
+
+@app.command()
 def action() -> None:
     """Entry point of the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
     from evalkit.github.action import run_action
