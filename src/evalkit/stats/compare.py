@@ -136,153 +136,188 @@ class _Tests:
     adjusted: list[float] | None = None
 
 
-def compare_columns(
-    columns: Sequence[Column], n: int, names: tuple[str, str], settings: Settings
-) -> Comparison:
-    case_cols = [c for c in columns if c.diffs is not None]
-    agg_cols = [c for c in columns if c.aggregate is not None]
-    ordered = [*case_cols, *agg_cols]
-    aggregates = [c.aggregate for c in agg_cols if c.aggregate is not None]
+@dataclass(frozen=True)
+class _Resampled:
+    """The shared bootstrap pass and what every test below reads from it."""
+
+    fixed: FixedPoint
+    aggregates: list[ResampledAggregate]
+    observed_agg: FloatArray
+    path: str
+    low: FloatArray
+    high: FloatArray
+    se: FloatArray  # of each Δ, in the metric's units
+    scale: FloatArray  # of each null statistic, in the units it is counted in
+    centred_case: IntArray  # |resampled sum - observed sum|, fixed-point
+    centred_agg: FloatArray
+
+    @property
+    def observed_abs(self) -> NDArray[np.float64]:
+        return np.concatenate([np.abs(self.fixed.totals), np.abs(self.observed_agg)])
+
+
+def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settings) -> _Resampled:
     matrix = (
         np.column_stack([c.diffs for c in case_cols if c.diffs is not None])
         if case_cols
         else np.zeros((n, 0))
     )
     fixed = to_fixed(matrix)
-    totals = fixed.totals
+    aggregates = [c.aggregate for c in agg_cols if c.aggregate is not None]
     observed_agg = np.array([c.observed for c in agg_cols], dtype=np.float64)
-
     draws = bootstrap_draws(
-        fixed,
-        aggregates,
-        settings.n_resamples,
-        substream(settings.seed, PURPOSE_BOOTSTRAP),
-        settings.chunk_bytes,
+        fixed, aggregates, s.n_resamples, substream(s.seed, PURPOSE_BOOTSTRAP), s.chunk_bytes
     )
     resampled = np.hstack([fixed.means(draws.sums), draws.aggregates])
-    a = settings.alpha
-    low, high = np.quantile(resampled, [a / 2, 1 - a / 2], axis=0, method="linear")
-    se = resampled.std(axis=0, ddof=1) if settings.n_resamples > 1 else np.zeros(len(ordered))
-    # standard errors in the units each null statistic is counted in
-    scale = np.concatenate(
-        [
-            draws.sums.astype(np.float64).std(axis=0, ddof=1)
-            if settings.n_resamples > 1
-            else np.zeros(len(case_cols)),
-            se[len(case_cols) :],
-        ]
+    low, high = np.quantile(resampled, [s.alpha / 2, 1 - s.alpha / 2], axis=0, method="linear")
+    columns = len(case_cols) + len(agg_cols)
+    many = s.n_resamples > 1
+    se = resampled.std(axis=0, ddof=1) if many else np.zeros(columns)
+    sums_se = draws.sums.astype(np.float64).std(axis=0, ddof=1) if many else se[: len(case_cols)]
+    return _Resampled(
+        fixed=fixed,
+        aggregates=aggregates,
+        observed_agg=observed_agg,
+        path=draws.path,
+        low=low,
+        high=high,
+        se=se,
+        scale=np.concatenate([sums_se, se[len(case_cols) :]]),
+        centred_case=np.abs(draws.sums - fixed.totals),
+        centred_agg=np.abs(draws.aggregates - observed_agg),
     )
-    centred_case = np.abs(draws.sums - totals)
-    centred_agg = np.abs(draws.aggregates - observed_agg)
-    observed_abs = (np.abs(totals), np.abs(observed_agg))
 
-    boot = TailCounter(np.abs(totals))
-    boot.update(centred_case)
-    boot_agg = TailCounter(np.abs(observed_agg))
-    boot_agg.update(centred_agg)
-    bootstrap_p = [
-        tail_p(int(g), int(e), settings.n_resamples, exact=False, mid=False)
-        for g, e in zip(
-            np.concatenate([boot.greater, boot_agg.greater]),
-            np.concatenate([boot.equal, boot_agg.equal]),
-            strict=True,
-        )
+
+def _bootstrap_p(r: _Resampled, s: Settings) -> _Tests:
+    """The spec's centred-null p-value per column (and max-T over the same resamples)."""
+    case = TailCounter(np.abs(r.fixed.totals))
+    case.update(r.centred_case)
+    agg = TailCounter(np.abs(r.observed_agg))
+    agg.update(r.centred_agg)
+    greater = np.concatenate([case.greater, agg.greater])
+    equal = np.concatenate([case.equal, agg.equal])
+    p_values = [
+        tail_p(int(g), int(e), s.n_resamples, exact=False, mid=False)
+        for g, e in zip(greater, equal, strict=True)
     ]
+    tests = _Tests(p_values, "bootstrap-centred")
+    if s.correction == "maxt":
+        maxt = StepDownMaxT(standardise(r.observed_abs, r.scale))
+        maxt.update(standardise(np.hstack([r.centred_case, r.centred_agg]), r.scale))
+        tests.adjusted = maxt.adjusted(p_values, s.n_resamples, exact=False, mid=False)
+    return tests
 
+
+def compare_columns(
+    columns: Sequence[Column], n: int, names: tuple[str, str], settings: Settings
+) -> Comparison:
+    case_cols = [c for c in columns if c.diffs is not None]
+    agg_cols = [c for c in columns if c.aggregate is not None]
+    if settings.method == "t" and agg_cols:
+        raise MetricError(
+            f"aggregate {agg_cols[0].name!r} has no per-case values, which the paired t-test "
+            "needs: use method 'bootstrap' or 'permutation' for aggregates"
+        )
+    resampled = _resample(case_cols, agg_cols, n, settings)
     if settings.method == "bootstrap":
-        tests = _Tests(bootstrap_p, "bootstrap-centred")
-        if settings.correction == "maxt":
-            maxt = StepDownMaxT(standardise(np.concatenate(observed_abs), scale))
-            maxt.update(standardise(np.hstack([centred_case, centred_agg]), scale))
-            tests.adjusted = maxt.adjusted(
-                bootstrap_p, settings.n_resamples, exact=False, mid=False
-            )
+        tests = _bootstrap_p(resampled, settings)
     elif settings.method == "permutation":
-        tests = _permutation(fixed, aggregates, totals, observed_agg, scale, settings)
+        tests = _permutation(resampled, settings)
     else:
-        tests = _t_tests(case_cols, agg_cols)
-
+        tests = _t_tests(case_cols)
     if settings.correction == "holm":
         tests.adjusted = holm(tests.p_values)
 
-    results: dict[str, BootstrapResult] = {}
-    z = normal_quantile(1 - a / 2) + normal_quantile(MDE_POWER)
-    for i, col in enumerate(ordered):
-        ci_low, ci_high = float(low[i]), float(high[i])
-        p = tests.p_values[i]
-        # bootstrap: the spec's rule (interval excludes 0); otherwise the test's own p
-        significant = (ci_low > 0 or ci_high < 0) if settings.method == "bootstrap" else p <= a
-        adjusted = tests.adjusted[i] if tests.adjusted is not None else None
-        diffs = col.diffs
-        sd = float(np.std(diffs, ddof=1)) if diffs is not None else None
-        results[col.name] = BootstrapResult(
-            metric=col.name,
-            name_a=names[0],
-            name_b=names[1],
-            observed=col.observed,
-            ci_low=ci_low,
-            ci_high=ci_high,
-            p_value=p,
-            significant=significant,
-            n_queries=n,
-            n_resamples=settings.n_resamples,
-            alpha=a,
-            method=settings.method,
-            kind=col.kind,
-            value_a=col.value_a,
-            value_b=col.value_b,
-            wins=int(np.count_nonzero(diffs > 0)) if diffs is not None else None,
-            losses=int(np.count_nonzero(diffs < 0)) if diffs is not None else None,
-            ties=int(np.count_nonzero(diffs == 0)) if diffs is not None else None,
-            sd_diff=sd,
-            se=float(se[i]),
-            mde=z * (sd / math.sqrt(n) if sd is not None else float(se[i])),
-            seed=settings.seed,
-            stream=RESAMPLING_STREAM,
-            resampling=draws.path,
-            null=tests.null,
-            warnings=warnings_for(n=n, method=settings.method, kind=col.kind, diffs=diffs),
-            correction=settings.correction,
-            p_adjusted=adjusted,
-            significant_adjusted=None if adjusted is None else adjusted <= a,
-        )
+    ordered = [*case_cols, *agg_cols]
+    results = {
+        col.name: _result(col, i, n, names, settings, resampled, tests)
+        for i, col in enumerate(ordered)
+    }
     return Comparison(
         results=tuple(results[c.name] for c in columns),
         name_a=names[0],
         name_b=names[1],
         n_queries=n,
         n_resamples=settings.n_resamples,
-        alpha=a,
+        alpha=settings.alpha,
         method=settings.method,
         correction=settings.correction,
         seed=settings.seed,
         stream=RESAMPLING_STREAM,
-        false_alarm_chance=familywise_false_alarm(len(columns), a),
+        false_alarm_chance=familywise_false_alarm(len(columns), settings.alpha),
     )
 
 
-def _permutation(
-    fixed: FixedPoint,
-    aggregates: list[ResampledAggregate],
-    totals: IntArray,
-    observed_agg: FloatArray,
-    scale: FloatArray,
+def _result(
+    col: Column,
+    i: int,
+    n: int,
+    names: tuple[str, str],
     settings: Settings,
-) -> _Tests:
+    resampled: _Resampled,
+    tests: _Tests,
+) -> BootstrapResult:
+    a = settings.alpha
+    ci_low, ci_high = float(resampled.low[i]), float(resampled.high[i])
+    p = tests.p_values[i]
+    # bootstrap: the spec's rule (the interval excludes 0); otherwise the test's own p
+    significant = (ci_low > 0 or ci_high < 0) if settings.method == "bootstrap" else p <= a
+    adjusted = tests.adjusted[i] if tests.adjusted is not None else None
+    diffs = col.diffs
+    se = float(resampled.se[i])
+    sd = float(np.std(diffs, ddof=1)) if diffs is not None else None
+    z = normal_quantile(1 - a / 2) + normal_quantile(MDE_POWER)
+    return BootstrapResult(
+        metric=col.name,
+        name_a=names[0],
+        name_b=names[1],
+        observed=col.observed,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        p_value=p,
+        significant=significant,
+        n_queries=n,
+        n_resamples=settings.n_resamples,
+        alpha=a,
+        method=settings.method,
+        kind=col.kind,
+        value_a=col.value_a,
+        value_b=col.value_b,
+        wins=int(np.count_nonzero(diffs > 0)) if diffs is not None else None,
+        losses=int(np.count_nonzero(diffs < 0)) if diffs is not None else None,
+        ties=int(np.count_nonzero(diffs == 0)) if diffs is not None else None,
+        sd_diff=sd,
+        se=se,
+        mde=z * (sd / math.sqrt(n) if sd is not None else se),
+        seed=settings.seed,
+        stream=RESAMPLING_STREAM,
+        resampling=resampled.path,
+        null=tests.null,
+        warnings=warnings_for(n=n, method=settings.method, kind=col.kind, diffs=diffs),
+        correction=settings.correction,
+        p_adjusted=adjusted,
+        significant_adjusted=None if adjusted is None else adjusted <= a,
+    )
+
+
+def _permutation(r: _Resampled, settings: Settings) -> _Tests:
     null = permutation_null(
-        fixed,
-        aggregates,
+        r.fixed,
+        r.aggregates,
         settings.n_resamples,
         substream(settings.seed, PURPOSE_PERMUTATION),
         settings.chunk_bytes,
     )
-    case_counter = TailCounter(np.abs(totals))
-    agg_counter = TailCounter(np.abs(observed_agg))
-    observed_abs = np.concatenate([np.abs(totals), np.abs(observed_agg)])
-    maxt = StepDownMaxT(standardise(observed_abs, scale)) if settings.correction == "maxt" else None
-    if null.exact and not aggregates and maxt is None:
+    totals_abs = np.abs(r.fixed.totals)
+    case_counter = TailCounter(totals_abs)
+    agg_counter = TailCounter(np.abs(r.observed_agg))
+    observed_abs = r.observed_abs
+    maxt = (
+        StepDownMaxT(standardise(observed_abs, r.scale)) if settings.correction == "maxt" else None
+    )
+    if null.exact and not r.aggregates and maxt is None:
         # per-metric counts only: meet in the middle instead of listing 2**n patterns
-        case_counter.greater, case_counter.equal = exact_tail_counts(fixed.units, np.abs(totals))
+        case_counter.greater, case_counter.equal = exact_tail_counts(r.fixed.units, totals_abs)
     else:
         for chunk in null.chunks:
             case_abs = np.abs(chunk.sums)
@@ -290,7 +325,7 @@ def _permutation(
             case_counter.update(case_abs)
             agg_counter.update(agg_abs)
             if maxt is not None:
-                maxt.update(standardise(np.hstack([case_abs, agg_abs]), scale))
+                maxt.update(standardise(np.hstack([case_abs, agg_abs]), r.scale))
     greater = np.concatenate([case_counter.greater, agg_counter.greater])
     equal = np.concatenate([case_counter.equal, agg_counter.equal])
     p_values = [
@@ -305,12 +340,7 @@ def _permutation(
     return tests
 
 
-def _t_tests(case_cols: list[Column], agg_cols: list[Column]) -> _Tests:
-    if agg_cols:
-        raise MetricError(
-            f"aggregate {agg_cols[0].name!r} has no per-case values, which the paired t-test "
-            "needs: use method 'bootstrap' or 'permutation' for aggregates"
-        )
+def _t_tests(case_cols: list[Column]) -> _Tests:
     p_values = []
     for col in case_cols:
         assert col.diffs is not None

@@ -131,11 +131,6 @@ class Block:
     col: int
     draws: IntArray  # shape (rows, width)
 
-    @property
-    def complete_rows(self) -> bool:
-        """True when these draws are whole resamples (not a piece of one)."""
-        return self.col == 0 and self.draws.shape[1] > 0
-
 
 def _blocks(
     gen: np.random.Generator, n: int, n_resamples: int, plan: ChunkPlan, high: int
