@@ -128,9 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             warm.invoke(gs[0])
         results = []
         print(f"{n} cases, server latency {LATENCY_MS} ms")
-        print(
-            f"{'concurrency':>11} {'wall_s':>8} {'ideal_s':>8} {'ratio':>6} {'p50_ms':>7} {'p95_ms':>7}"
-        )
+        header = ("concurrency", "wall_s", "ideal_s", "ratio", "p50_ms", "p95_ms")
+        print("{:>11} {:>8} {:>8} {:>6} {:>7} {:>7}".format(*header))
         for concurrency in CONCURRENCIES:
             row = measure(url, gs, concurrency)
             results.append(row)
