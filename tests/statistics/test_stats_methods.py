@@ -274,6 +274,6 @@ def test_meeting_in_the_middle_equals_listing_every_pattern(n: int) -> None:
     null = perm.permutation_null(fixed, [], 100, substream(0, 2), 10**6)
     assert null.exact
     listed = np.vstack([np.abs(c.sums) for c in null.chunks])
-    greater, equal = perm.exact_tail_counts(fixed.units, observed)
+    greater, equal = perm.exact_tail_counts(fixed.by_metric, observed)
     assert greater.tolist() == np.count_nonzero(listed > observed, axis=0).tolist()
     assert equal.tolist() == np.count_nonzero(listed == observed, axis=0).tolist()

@@ -6,8 +6,9 @@ recomputed at the same positions.  Work and memory per chunk:
 
 * few metrics: gather each metric's differences at the positions and sum;
 * many metrics: turn the positions into per-case counts once (a bincount) and
-  multiply the counts matrix by the (n x k) differences matrix (BLAS, exact
-  here), so metrics after the first cost a fraction of a gather each;
+  multiply the counts matrix by the (k x n) differences matrix (BLAS, exact
+  here: :func:`~evalkit.stats.fixedpoint.exact_products`), so metrics after
+  the first cost a fraction of a gather each;
 * few distinct per-case difference tuples (binary metrics, graded judges,
   rank-based metrics): draw the multinomial counts of each distinct tuple
   directly, which is the distribution resampling cases produces, at a cost
@@ -29,7 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
-from evalkit.stats.fixedpoint import FixedPoint
+from evalkit.stats.fixedpoint import FixedPoint, exact_products
 from evalkit.stats.stream import discrete_limit, index_blocks, plan_chunks
 
 IntArray = NDArray[np.int64]
@@ -41,54 +42,95 @@ GATHER_MAX_METRICS: Final = 3
 #: 2 vs 16 rows of n = 10**5), so it uses at most this much of the budget.
 GATHER_CHUNK_BYTES: Final = 4 * 2**20
 #: Products of at most this many multiply-adds stay single-threaded in OpenBLAS
-#: (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD).  Its threads spin while they
-#: wait, and on a shared 2-core runner that turned a 1.5 ns/draw product into
-#: 10-80 ns/draw, so the counts matrix is multiplied in column blocks below it.
+#: (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD); see ``exact_products``.
 SINGLE_THREAD_PRODUCT: Final = 2**18
 
 BootstrapPath = Literal["indices", "multinomial"]
+
+# Odd 64-bit multipliers (splitmix64 outputs) for hashing a case's tuple of differences.
+_HASH_MULTIPLIERS: Final = (
+    0x9E3779B97F4A7C15,
+    0xBF58476D1CE4E5B9,
+    0x94D049BB133111EB,
+    0xD6E8FEB86659FD93,
+    0xA0761D6478BD642F,
+    0xE7037ED1A0B428DB,
+    0x8EBC6AF09C88C6E3,
+    0x589965CC75374CC3,
+)
 
 
 @dataclass(frozen=True)
 class BootstrapDraws:
     """Resampled statistics: exact sums of per-case metrics, Δ of aggregates."""
 
-    sums: IntArray  # (B, k) in fixed-point units
+    sums: FloatArray  # (B, k) integer-valued, in fixed-point units
     aggregates: FloatArray  # (B, j)
     path: BootstrapPath
 
 
 @dataclass(frozen=True)
 class DistinctRows:
-    """The distinct rows of an (n x k) integer matrix, ascending, with their counts."""
+    """The distinct per-case tuples (lexicographically ascending) and how many cases have each."""
 
-    values: IntArray  # (T, k)
+    values: FloatArray  # (T, k)
     counts: IntArray  # (T,)
-    codes: IntArray  # (n,) group of each case
 
 
-def distinct_rows(units: IntArray, limit: int) -> DistinctRows | None:
+def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
+    """A 64-bit hash of each case's tuple (columns of the k x n matrix); collisions are checked."""
+    h = np.zeros(by_metric.shape[1], dtype=np.uint64)
+    for j, row in enumerate(by_metric):
+        bits = np.ascontiguousarray(row).view(np.uint64)
+        multiplier = np.uint64(_HASH_MULTIPLIERS[j % len(_HASH_MULTIPLIERS)])
+        h = (h ^ bits) * multiplier  # uint64 arithmetic wraps: deterministic everywhere
+        h ^= h >> np.uint64(29)
+    return h
+
+
+def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
     """Group cases by their tuple of values, or ``None`` when there are more than ``limit``.
 
-    Columns are folded in one at a time (mixed radix, re-compacted after each)
-    so the check stops early and never needs more than n integers of scratch.
+    One sort of a 64-bit hash per case finds the groups; every case is then
+    compared with its group's first case, so a hash collision can never merge two
+    different tuples (on a collision the exact fold below is used instead).
     """
-    n, k = units.shape
+    if by_metric.shape[0] == 1:
+        values, counts = np.unique(by_metric[0], return_counts=True)
+        if values.shape[0] > limit:
+            return None
+        return DistinctRows(values[:, None], counts.astype(np.int64))
+    _, first, codes, counts = np.unique(
+        _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
+    )
+    if first.shape[0] > limit:
+        return None
+    codes = codes.reshape(-1)
+    representatives = by_metric[:, first]
+    if not all(
+        np.array_equal(row, rep[codes]) for row, rep in zip(by_metric, representatives, strict=True)
+    ):
+        return _distinct_by_folding(by_metric, limit)
+    order = np.lexsort(representatives[::-1])  # column 0 is the primary key
+    return DistinctRows(representatives[:, order].T.copy(), counts[order].astype(np.int64))
+
+
+def _distinct_by_folding(by_metric: FloatArray, limit: int) -> DistinctRows | None:
+    """Exact grouping without hashing: fold the metrics in one at a time (mixed radix)."""
+    n = by_metric.shape[1]
     codes = np.zeros(n, dtype=np.int64)
-    distinct = 1
-    for j in range(k):
-        column_values, column_codes = np.unique(units[:, j], return_inverse=True)
-        if column_values.shape[0] > limit:
+    for row in by_metric:
+        values, column_codes = np.unique(row, return_inverse=True)
+        if values.shape[0] > limit:
             return None
-        combined = codes * column_values.shape[0] + column_codes.reshape(-1)
-        kept, codes = np.unique(combined, return_inverse=True)
+        _, codes = np.unique(
+            codes * values.shape[0] + column_codes.reshape(-1), return_inverse=True
+        )
         codes = codes.reshape(-1).astype(np.int64)
-        distinct = kept.shape[0]
-        if distinct > limit:
-            return None
-    _, first = np.unique(codes, return_index=True)
-    counts = np.bincount(codes, minlength=distinct).astype(np.int64)
-    return DistinctRows(values=units[first], counts=counts, codes=codes)
+    _, first, counts = np.unique(codes, return_index=True, return_counts=True)
+    if first.shape[0] > limit:
+        return None
+    return DistinctRows(by_metric[:, first].T.copy(), counts.astype(np.int64))
 
 
 def bootstrap_draws(
@@ -99,70 +141,61 @@ def bootstrap_draws(
     chunk_bytes: int,
 ) -> BootstrapDraws:
     """Resample cases ``n_resamples`` times and return every metric's statistics."""
-    units = fixed.units
-    if units.shape[1] and not aggregates:
-        groups = distinct_rows(units, discrete_limit(units.shape[0]))
+    if fixed.k and not aggregates:
+        groups = distinct_rows(fixed.by_metric, discrete_limit(fixed.n))
         if groups is not None:
-            return _multinomial(units.shape[0], groups, n_resamples, gen, chunk_bytes)
-    return _generic(units, aggregates, n_resamples, gen, chunk_bytes)
+            return _multinomial(fixed.n, groups, n_resamples, gen, chunk_bytes)
+    return _generic(fixed.by_metric, aggregates, n_resamples, gen, chunk_bytes)
 
 
 def _multinomial(
     n: int, groups: DistinctRows, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
 ) -> BootstrapDraws:
     k = groups.values.shape[1]
-    sums = np.empty((n_resamples, k), dtype=np.int64)
+    sums = np.empty((n_resamples, k), dtype=np.float64)
     probabilities = groups.counts / n
     distinct = groups.values.shape[0]
+    by_metric = np.ascontiguousarray(groups.values.T)
     rows = max(1, chunk_bytes // (16 * distinct))
     for start in range(0, n_resamples, rows):
         stop = min(n_resamples, start + rows)
-        counts = gen.multinomial(n, probabilities, size=stop - start).astype(np.int64)
-        sums[start:stop] = counts @ groups.values
+        counts = gen.multinomial(n, probabilities, size=stop - start).astype(np.float64)
+        sums[start:stop] = exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
     return BootstrapDraws(sums, np.empty((n_resamples, 0)), "multinomial")
 
 
-def _counted_sums(by_metric: FloatArray, counts: FloatArray, draws: IntArray) -> IntArray:
-    """Sum of each metric over each row of draws, as counts x values (k x n) products."""
-    rows, n = counts.shape
-    k = by_metric.shape[0]
-    for r in range(rows):
+def _counted_sums(by_metric: FloatArray, counts: FloatArray, draws: IntArray) -> FloatArray:
+    """Sum of each metric over each row of draws, as a counts x values product."""
+    n = counts.shape[1]
+    for r in range(counts.shape[0]):
         counts[r] = np.bincount(draws[r], minlength=n)
-    total = np.zeros((k, rows), dtype=np.float64)
-    step = max(256, SINGLE_THREAD_PRODUCT // max(1, k * rows))
-    for start in range(0, n, step):
-        # integer-valued products and partial sums below 2**53: exact whatever the
-        # BLAS kernel, summation order or FMA
-        total += by_metric[:, start : start + step] @ counts[:, start : start + step].T
-    out: IntArray = np.rint(total.T).astype(np.int64)
-    return out
+    return exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
 
 
 def _generic(
-    units: IntArray,
+    by_metric: FloatArray,
     aggregates: Sequence[ResampledAggregate],
     n_resamples: int,
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> BootstrapDraws:
-    n, k = units.shape
+    k, n = by_metric.shape
     # positions + one gathered (or counted) copy per draw, plus an aggregate's scratch
     counting = k > GATHER_MAX_METRICS and n * 16 <= chunk_bytes
     budget = chunk_bytes if counting or aggregates else min(chunk_bytes, GATHER_CHUNK_BYTES)
     plan = plan_chunks(n, 32 if aggregates else 16, budget, split=not aggregates)
-    by_metric = np.ascontiguousarray(units.T)
-    as_float = by_metric.astype(np.float64) if counting else None
     weights = np.empty((plan.rows, n), dtype=np.float64) if counting else None
-    sums = np.zeros((n_resamples, k), dtype=np.int64)
+    sums = np.zeros((n_resamples, k), dtype=np.float64)
     deltas = np.empty((n_resamples, len(aggregates)), dtype=np.float64)
     for block in index_blocks(gen, n, n_resamples, plan):
         rows = slice(block.start, block.start + block.rows)
         draws = block.draws
-        if as_float is not None and weights is not None:
-            sums[rows] += _counted_sums(as_float, weights[: block.rows], draws)
+        if weights is not None:
+            sums[rows] += _counted_sums(by_metric, weights[: block.rows], draws)
         else:
             for j in range(k):
-                sums[rows, j] += np.take(by_metric[j], draws).sum(axis=1, dtype=np.int64)
+                # integer-valued floats, partial sums below 2**52: exact
+                sums[rows, j] += np.take(by_metric[j], draws).sum(axis=1)
         for i, aggregate in enumerate(aggregates):
             deltas[rows, i] = aggregate.bootstrap(draws)
     return BootstrapDraws(sums, deltas, "indices")

@@ -42,7 +42,6 @@ from evalkit.stats.tails import TailCounter, standardise, tail_p
 from evalkit.stats.tdist import normal_quantile, t_two_sided_p
 
 FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 #: Power used for the minimum detectable effect reported with each result.
 MDE_POWER = 0.8
@@ -148,7 +147,7 @@ class _Resampled:
     high: FloatArray
     se: FloatArray  # of each Δ, in the metric's units
     scale: FloatArray  # of each null statistic, in the units it is counted in
-    centred_case: IntArray  # |resampled sum - observed sum|, fixed-point
+    centred_case: FloatArray  # |resampled sum - observed sum|, fixed-point integers
     centred_agg: FloatArray
 
     @property
@@ -157,12 +156,11 @@ class _Resampled:
 
 
 def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settings) -> _Resampled:
-    matrix = (
-        np.column_stack([c.diffs for c in case_cols if c.diffs is not None])
+    fixed = (
+        to_fixed([c.diffs for c in case_cols if c.diffs is not None])
         if case_cols
-        else np.zeros((n, 0))
+        else to_fixed(np.zeros((n, 0)))
     )
-    fixed = to_fixed(matrix)
     aggregates = [c.aggregate for c in agg_cols if c.aggregate is not None]
     observed_agg = np.array([c.observed for c in agg_cols], dtype=np.float64)
     draws = bootstrap_draws(
@@ -317,7 +315,7 @@ def _permutation(r: _Resampled, settings: Settings) -> _Tests:
     )
     if null.exact and not r.aggregates and maxt is None:
         # per-metric counts only: meet in the middle instead of listing 2**n patterns
-        case_counter.greater, case_counter.equal = exact_tail_counts(r.fixed.units, totals_abs)
+        case_counter.greater, case_counter.equal = exact_tail_counts(r.fixed.by_metric, totals_abs)
     else:
         for chunk in null.chunks:
             case_abs = np.abs(chunk.sums)

@@ -31,8 +31,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
-from evalkit.stats.bootstrap import distinct_rows
-from evalkit.stats.fixedpoint import FixedPoint
+from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, distinct_rows
+from evalkit.stats.fixedpoint import FixedPoint, exact_products
 from evalkit.stats.stream import discrete_limit, flip_blocks, plan_chunks
 
 IntArray = NDArray[np.int64]
@@ -47,7 +47,7 @@ PermutationPath = Literal["exact", "binomial", "flips"]
 class NullChunk:
     """Null statistics for some resamples: signed sums (fixed-point) and aggregate Δ."""
 
-    sums: IntArray  # (rows, k)
+    sums: FloatArray  # (rows, k) integer-valued
     aggregates: FloatArray  # (rows, j)
 
 
@@ -69,26 +69,23 @@ def permutation_null(
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> PermutationNull:
-    units = fixed.units
-    n = units.shape[0]
+    n = fixed.n
     all_vectorised = all(a.vectorised for a in aggregates)
     if n <= EXACT_MAX_N and (all_vectorised or 2**n <= n_resamples):
-        return PermutationNull("exact", 2**n, _exact(units, aggregates, chunk_bytes))
-    if not aggregates and units.shape[1]:
-        groups = _sign_groups(units)
+        return PermutationNull("exact", 2**n, _exact(fixed.by_metric, aggregates, chunk_bytes))
+    if not aggregates and fixed.k:
+        groups = _sign_groups(fixed.by_metric)
         if groups is not None:
-            values, sizes = groups
-            chunks = _binomial(values, sizes, n_resamples, gen, chunk_bytes)
+            chunks = _binomial(groups, n_resamples, gen, chunk_bytes)
             return PermutationNull("binomial", n_resamples, chunks)
-    return PermutationNull(
-        "flips", n_resamples, _flips(units, aggregates, n_resamples, gen, chunk_bytes)
-    )
+    chunks = _flips(fixed.by_metric, aggregates, n_resamples, gen, chunk_bytes)
+    return PermutationNull("flips", n_resamples, chunks)
 
 
-def _signed(units: IntArray, flips: IntArray) -> IntArray:
-    # sum_i (1 - 2 f_i) K_i  =  sum_i K_i - 2 * sum_{flipped} K_i
-    flipped: IntArray = flips @ units
-    out: IntArray = units.sum(axis=0, dtype=np.int64) - 2 * flipped
+def _signed(by_metric: FloatArray, totals: FloatArray, flips: FloatArray) -> FloatArray:
+    # sum_i (1 - 2 f_i) K_i  =  sum_i K_i - 2 * sum_{flipped} K_i, all exact integers
+    flipped = exact_products(flips, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+    out: FloatArray = totals - 2 * flipped
     return out
 
 
@@ -100,109 +97,117 @@ def _aggregate_deltas(aggregates: Sequence[ResampledAggregate], flips: IntArray)
 
 
 def _exact(
-    units: IntArray, aggregates: Sequence[ResampledAggregate], chunk_bytes: int
+    by_metric: FloatArray, aggregates: Sequence[ResampledAggregate], chunk_bytes: int
 ) -> Iterator[NullChunk]:
-    n = units.shape[0]
+    n = by_metric.shape[1]
+    totals = by_metric.sum(axis=1)
     bits = np.arange(n, dtype=np.int64)
     rows = max(1, chunk_bytes // max(1, 24 * n))
     for start in range(0, 2**n, rows):
         patterns = np.arange(start, min(2**n, start + rows), dtype=np.int64)
         flips = (patterns[:, None] >> bits) & 1
-        yield NullChunk(_signed(units, flips), _aggregate_deltas(aggregates, flips))
+        signed = _signed(by_metric, totals, flips.astype(np.float64))
+        yield NullChunk(signed, _aggregate_deltas(aggregates, flips))
 
 
-def _all_signed_sums(values: IntArray) -> IntArray:
-    """sum_i s_i v_i for every sign pattern s of ``values`` (2**len values)."""
-    sums = np.zeros(1, dtype=np.int64)
+def _all_signed_sums(values: FloatArray) -> FloatArray:
+    """sum_i s_i v_i for every sign pattern s of ``values`` (2**len values, exact)."""
+    sums = np.zeros(1, dtype=np.float64)
     for v in values.tolist():
         sums = np.concatenate([sums + v, sums - v])
     return sums
 
 
-def exact_tail_counts(units: IntArray, observed_abs: IntArray) -> tuple[IntArray, IntArray]:
-    """Per column: sign patterns with ``|T| > |t|`` and with ``|T| == |t|`` (all 2**n).
+def exact_tail_counts(by_metric: FloatArray, observed_abs: FloatArray) -> tuple[IntArray, IntArray]:
+    """Per metric: sign patterns with ``|T| > |t|`` and with ``|T| == |t|`` (all 2**n).
 
     Splits the cases in two halves, lists each half's signed sums, and for every
     left sum counts the right sums that push ``|left + right|`` past (or onto)
-    ``|t|`` with a binary search; exact integer arithmetic throughout.
+    ``|t|`` with a binary search; every sum is an exact integer.
     """
-    n, k = units.shape
+    k, n = by_metric.shape
     half = n // 2
     greater = np.zeros(k, dtype=np.int64)
     equal = np.zeros(k, dtype=np.int64)
     for j in range(k):
-        left = _all_signed_sums(units[:half, j])
-        right = np.sort(_all_signed_sums(units[half:, j]))
-        t = int(observed_abs[j])
-        above = right.shape[0] - np.searchsorted(right, t - left, side="right")
-        below = np.searchsorted(right, -t - left, side="left")
-        greater[j] = int(above.sum() + below.sum())
-        hits_high = np.searchsorted(right, t - left, side="right") - np.searchsorted(
-            right, t - left, side="left"
-        )
-        if t == 0:
-            equal[j] = int(hits_high.sum())
-            continue
-        hits_low = np.searchsorted(right, -t - left, side="right") - np.searchsorted(
-            right, -t - left, side="left"
-        )
-        equal[j] = int(hits_high.sum() + hits_low.sum())
+        left = _all_signed_sums(by_metric[j, :half])
+        right = np.sort(_all_signed_sums(by_metric[j, half:]))
+        t = float(observed_abs[j])
+        high_lo = np.searchsorted(right, t - left, side="left")
+        high_hi = np.searchsorted(right, t - left, side="right")
+        low_lo = np.searchsorted(right, -t - left, side="left")
+        low_hi = np.searchsorted(right, -t - left, side="right")
+        # |left + right| > t: right > t - left, or right < -t - left
+        greater[j] = int((right.shape[0] - high_hi).sum() + low_lo.sum())
+        on_edge = (high_hi - high_lo).sum() + (0 if t == 0 else (low_hi - low_lo).sum())
+        equal[j] = int(on_edge)
     return greater, equal
 
 
-def _sign_groups(units: IntArray) -> tuple[IntArray, IntArray] | None:
+@dataclass(frozen=True)
+class _SignGroups:
+    values: FloatArray  # (G, k) tuples up to sign, first non-zero entry positive
+    sizes: IntArray  # (G,)
+
+
+def _sign_groups(by_metric: FloatArray) -> _SignGroups | None:
     """Cases grouped by their difference tuple up to sign; all-zero cases dropped."""
-    nonzero = np.any(units != 0, axis=1)
-    kept = units[nonzero]
-    if kept.shape[0] == 0:
-        return np.zeros((0, units.shape[1]), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    # orient each tuple so its first non-zero entry is positive
-    first = np.argmax(kept != 0, axis=1)
-    sign = np.sign(kept[np.arange(kept.shape[0]), first])
-    groups = distinct_rows(kept * sign[:, None], discrete_limit(units.shape[0]))
+    k, n = by_metric.shape
+    nonzero = np.flatnonzero(np.any(by_metric != 0, axis=0))
+    if nonzero.shape[0] == 0:
+        return _SignGroups(np.zeros((0, k)), np.zeros(0, dtype=np.int64))
+    kept = by_metric[:, nonzero]
+    # orient each tuple so that its first non-zero entry is positive
+    first = np.argmax(kept != 0, axis=0)
+    sign = np.sign(kept[first, np.arange(kept.shape[1])])
+    groups = distinct_rows(kept * sign + 0.0, discrete_limit(n))
     if groups is None:
         return None
-    return groups.values, groups.counts
+    return _SignGroups(groups.values, groups.counts)
 
 
 def _binomial(
-    values: IntArray,
-    sizes: IntArray,
-    n_resamples: int,
-    gen: np.random.Generator,
-    chunk_bytes: int,
+    groups: _SignGroups, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
 ) -> Iterator[NullChunk]:
-    k = values.shape[1]
-    if values.shape[0] == 0:  # every difference is zero: the null is a point at 0
+    k = groups.values.shape[1]
+    if groups.values.shape[0] == 0:  # every difference is zero: the null is a point at 0
         for start in range(0, n_resamples, 65536):
             rows = min(65536, n_resamples - start)
-            yield NullChunk(np.zeros((rows, k), dtype=np.int64), np.empty((rows, 0)))
+            yield NullChunk(np.zeros((rows, k)), np.empty((rows, 0)))
         return
-    rows_per_chunk = max(1, chunk_bytes // (16 * values.shape[0]))
+    by_metric = np.ascontiguousarray(groups.values.T)
+    rows_per_chunk = max(1, chunk_bytes // (16 * groups.sizes.shape[0]))
     for start in range(0, n_resamples, rows_per_chunk):
         rows = min(rows_per_chunk, n_resamples - start)
-        flipped = gen.binomial(sizes, 0.5, size=(rows, sizes.shape[0])).astype(np.int64)
-        yield NullChunk((sizes - 2 * flipped) @ values, np.empty((rows, 0)))
+        flipped = gen.binomial(groups.sizes, 0.5, size=(rows, groups.sizes.shape[0]))
+        signed_counts = (groups.sizes - 2 * flipped).astype(np.float64)
+        sums = exact_products(signed_counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+        yield NullChunk(sums, np.empty((rows, 0)))
 
 
 def _flips(
-    units: IntArray,
+    by_metric: FloatArray,
     aggregates: Sequence[ResampledAggregate],
     n_resamples: int,
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> Iterator[NullChunk]:
-    n, k = units.shape
+    k, n = by_metric.shape
     plan = plan_chunks(n, 32, chunk_bytes, split=not aggregates)
-    totals = units.sum(axis=0, dtype=np.int64)
-    pending = np.zeros(k, dtype=np.int64)
+    totals = by_metric.sum(axis=1)
+    pending = np.zeros(k, dtype=np.float64)
     for block in flip_blocks(gen, n, n_resamples, plan):
         flips = block.draws
         if plan.piece >= n:
-            yield NullChunk(_signed(units, flips), _aggregate_deltas(aggregates, flips))
+            signed = _signed(by_metric, totals, flips.astype(np.float64))
+            yield NullChunk(signed, _aggregate_deltas(aggregates, flips))
             continue
         # one resample split into pieces: accumulate the flipped sum, emit when complete
-        pending += (flips @ units[block.col : block.col + flips.shape[1]])[0]
-        if block.col + flips.shape[1] == n:
+        width = flips.shape[1]
+        piece = by_metric[:, block.col : block.col + width]
+        pending += exact_products(
+            flips.astype(np.float64), piece, single_thread=SINGLE_THREAD_PRODUCT
+        )[0]
+        if block.col + width == n:
             yield NullChunk((totals - 2 * pending)[None, :], np.empty((1, 0)))
-            pending = np.zeros(k, dtype=np.int64)
+            pending = np.zeros(k, dtype=np.float64)
