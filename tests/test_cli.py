@@ -356,3 +356,31 @@ def test_export_writes_csv(project: Path) -> None:
     lines = (project / "rows.csv").read_text().splitlines()
     assert len(lines) == 4
     assert "recall@1" in lines[0]
+
+
+def test_run_scores_a_trec_run_file_without_a_target(tmp_path: Path) -> None:
+    trec = REPO / "examples" / "trec"
+    result = evalkit(
+        "run",
+        "--trec-run",
+        str(trec / "run.txt"),
+        "--qrels",
+        str(trec / "qrels.txt"),
+        "--metrics",
+        "ndcg@10,map@100",
+        "--out",
+        "trec.json",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads((tmp_path / "trec.json").read_text())
+    assert doc["path"] == "retrieval"
+    by_id = {row["id"]: row["metrics"] for row in doc["rows"]}
+    assert by_id["q3"]["map@100"] == 0.5
+    assert by_id["q1"]["map@100"] == 1.0
+
+
+def test_bad_trec_run_without_qrels(tmp_path: Path) -> None:
+    trec = REPO / "examples" / "trec"
+    result = evalkit("run", "--trec-run", str(trec / "run.txt"), "--out", "x.json", cwd=tmp_path)
+    one_line_error(result, 2, "--qrels", "--metrics")

@@ -161,13 +161,36 @@ def run(
     judge_cache_only: Annotated[
         bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
     ] = False,
+    trec_run: Annotated[
+        Path | None,
+        typer.Option(help="Score this TREC run file instead of running a target (no config)."),
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help="TREC qrels for --trec-run (graded labels kept).")
+    ] = None,
+    metrics: Annotated[
+        str | None,
+        typer.Option(help="With --trec-run: comma-separated metrics, e.g. ndcg@10,map@100."),
+    ] = None,
+    relevance_level: Annotated[
+        int, typer.Option(min=1, help="With --trec-run: lowest grade counted as relevant.")
+    ] = 1,
 ) -> None:
     """Run the configured target over the golden set and write a run artefact.
 
     Each finished case is saved at once in OUT.checkpoint.jsonl; after an
     interruption or failed cases, --resume runs only the cases not yet done.
+    With --trec-run, score an existing TREC run file against --qrels instead.
     """
     import math
+
+    if trec_run is not None or qrels is not None:
+        _score_trec(trec_run, qrels, metrics, out, relevance_level)
+        return
+    if metrics is not None:
+        from evalkit.errors import ConfigError
+
+        raise ConfigError("--metrics goes with --trec-run; a target run takes its from the config")
 
     from evalkit.artifact import write_artifact
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
@@ -246,6 +269,48 @@ def run(
         if len(art.failed) < len(art.result):
             _err(f"finished cases are kept in {ckpt_path}; rerun with --resume to retry the rest")
         raise typer.Exit(EXIT_RUNTIME)
+
+
+def _score_trec(
+    trec_run: Path | None,
+    qrels: Path | None,
+    metrics: str | None,
+    out: Path | None,
+    relevance_level: int,
+) -> None:
+    """``evalkit run --trec-run RUN --qrels QRELS --metrics … --out FILE``."""
+    from evalkit.artifact import build_artifact, write_artifact
+    from evalkit.errors import ConfigError
+    from evalkit.execute import resolve_metrics
+    from evalkit.trec import score_trec_run
+
+    missing = [
+        flag
+        for flag, value in (("--trec-run", trec_run), ("--qrels", qrels), ("--metrics", metrics))
+        if value is None
+    ]
+    if out is None:
+        missing.append("--out")
+    if missing:
+        raise ConfigError(f"scoring a TREC run needs {', '.join(missing)}")
+    assert trec_run is not None
+    assert qrels is not None
+    assert metrics is not None
+    assert out is not None
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not names:
+        raise ConfigError("--metrics names no metric; e.g. --metrics ndcg@10,map@100")
+    case_defs, _ = resolve_metrics(names)
+    result = score_trec_run(
+        trec_run,
+        qrels,
+        [d.name for d in case_defs],
+        relevance_level=relevance_level,
+        name=trec_run.name,
+    )
+    art = build_artifact(result, names, target_name=trec_run.name)
+    path = write_artifact(art, out)
+    typer.echo(f"wrote {path} ({len(result)} queries scored from {trec_run})")
 
 
 @app.command()

@@ -72,6 +72,8 @@ class JudgeConfig(_Strict):
     scale: int = Field(default=5, ge=2)
     higher_is_better: bool = True
     cache_path: str | None = ".evalkit/judge-cache.json"
+    # USD per million tokens, {"input": …, "output": …}: adds cost to each row's meta.
+    prices: dict[str, float] | None = None
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:

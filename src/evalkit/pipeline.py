@@ -63,6 +63,7 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
             scale=judge.scale,
             cache_path=cache,
             cache_only=cache_only,
+            prices=judge.prices,
         )
         register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
 
@@ -252,8 +253,10 @@ def run_candidate(
 def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: str) -> RunArtifact:
     from evalkit import significance
 
+    from evalkit.checkpoint import config_fingerprint
+
     cfg = prepared.config.model
-    return build_artifact(
+    art = build_artifact(
         result,
         cfg.metrics,
         target_name=target_name,
@@ -263,6 +266,8 @@ def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: 
         resampling_stream=getattr(significance, "RESAMPLING_STREAM", None),
         config_name=prepared.config.name,
     )
+    art.config_fingerprint = config_fingerprint(cfg)
+    return art
 
 
 def load_baseline(config: LoadedConfig, override: str | Path | None) -> RunArtifact | None:
