@@ -110,7 +110,7 @@ class GateOutcome:
     """What the gate reports back."""
 
     exit_code: int  # 0 pass, 1 blocking failure, 2 usage/config error, 3 runtime error
-    verdict: str  # pass | fail | warn | no-baseline | incomparable | error
+    verdict: str  # pass | warn | fail | error (the gate report's headline)
     blocking_failures: int
     markdown: str  # the PR comment body, including the hidden marker line
     failing_checks: Sequence[FailingCheck] = ()
@@ -594,7 +594,8 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         }
         write_atomic(output_dir / COMMENT_META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
 
-    run.summary(f"{body}\n\n<sub>evalkit baseline: {_md_text(baseline.detail)}</sub>\n")
+    # The report's notes already say where the baseline came from.
+    run.summary(f"{body}\n")
     for annotation in failing_check_annotations(
         outcome.failing_checks, outcome.checks_path, run.workspace
     ):

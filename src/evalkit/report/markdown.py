@@ -112,7 +112,9 @@ def _run_line(label: str, run: RunSummary) -> str:
         bits.append(f"commit {sha}")
     elif run.git_commit:
         bits.append(f"commit {md(run.git_commit, 40)}")
-    if run.created_at:
+    # The candidate's creation time changes on every run; leaving it out keeps the sticky
+    # comment byte-identical when nothing else changed, so it is not rewritten.
+    if run.created_at and label != "Candidate":
         bits.append(f"created {md(run.created_at, 40)}")
     return " · ".join(bits)
 
