@@ -252,7 +252,6 @@ def run_candidate(
 
 def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: str) -> RunArtifact:
     from evalkit import significance
-
     from evalkit.checkpoint import config_fingerprint
 
     cfg = prepared.config.model
