@@ -35,6 +35,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,31 +48,55 @@ SCIPY_MAX_N = 100_000
 METHODS = ("naive", "evalkit", "scipy")
 
 
-def make_data(n: int, metrics: int, kind: str) -> tuple[FloatArray, FloatArray]:
-    """Per-case scores of two systems, (n x metrics) each."""
-    rng = np.random.default_rng(12345)
+def make_column(n: int, j: int, kind: str) -> tuple[FloatArray, FloatArray]:
+    """Metric j's per-case scores for both systems."""
+    rng = np.random.default_rng([12345, j])
     if kind == "continuous":
-        base = rng.uniform(0, 1, (n, metrics))
-        return base + rng.normal(0.01, 0.2, (n, metrics)), base
-    # rank of the first relevant result (21 = not retrieved), for both systems
-    ranks = [np.minimum(rng.geometric(p, n), 21) for p in (0.35, 0.3)]
-    columns: list[list[FloatArray]] = [[], []]
-    for side, rank in enumerate(ranks):
-        found = rank <= 20
-        features = [
-            (rank <= 1),
-            (rank <= 3),
-            (rank <= 5),
-            (rank <= 10),
-            (rank <= 20),
-            np.where(rank <= 10, 1.0 / rank, 0.0),
-            np.where(found, 1.0 / rank, 0.0),
-            np.where(rank <= 10, 1.0 / np.log2(rank + 1.0), 0.0),
-            np.where(found, 1.0 / np.log2(rank + 1.0), 0.0),
-            (rank <= 2),
-        ]
-        columns[side] = [np.asarray(f, dtype=np.float64) for f in features[:metrics]]
-    return np.column_stack(columns[0]), np.column_stack(columns[1])
+        base = rng.uniform(0, 1, n)
+        return base + rng.normal(0.01, 0.2, n), base
+    # a rank-based metric of the first relevant result (21 = not retrieved); every
+    # metric reads the same two rankings, as recall@k, MRR and nDCG of one run do
+    same = np.random.default_rng(12345)
+    ranks = [np.minimum(same.geometric(p, n), 21) for p in (0.35, 0.3)]
+    return RANK_METRICS[j % len(RANK_METRICS)](ranks[0]), RANK_METRICS[j % len(RANK_METRICS)](
+        ranks[1]
+    )
+
+
+def _hit(k: int) -> Callable[[NDArray[np.int64]], FloatArray]:
+    return lambda rank: (rank <= k).astype(np.float64)
+
+
+def _reciprocal(cut: int) -> Callable[[NDArray[np.int64]], FloatArray]:
+    return lambda rank: np.where(rank <= cut, 1.0 / rank, 0.0)
+
+
+def _dcg(cut: int) -> Callable[[NDArray[np.int64]], FloatArray]:
+    return lambda rank: np.where(rank <= cut, 1.0 / np.log2(rank + 1.0), 0.0)
+
+
+# recall@1/3/5/10/20, MRR@10/20, nDCG@10/20 of a single relevant item, hit@2
+RANK_METRICS = (
+    _hit(1),
+    _hit(3),
+    _hit(5),
+    _hit(10),
+    _hit(20),
+    _reciprocal(10),
+    _reciprocal(20),
+    _dcg(10),
+    _dcg(20),
+    _hit(2),
+)
+
+
+def make_diffs(n: int, metrics: int, kind: str) -> FloatArray:
+    """Per-case differences a - b (n x metrics), built one metric at a time."""
+    d = np.empty((n, metrics), dtype=np.float64)
+    for j in range(metrics):
+        a, b = make_column(n, j, kind)
+        d[:, j] = a - b
+    return d
 
 
 def run_naive(d: FloatArray, resamples: int) -> None:
@@ -124,14 +149,16 @@ def warm_imports(method: str) -> None:
 
 def one(method: str, n: int, metrics: int, kind: str, resamples: int) -> dict[str, Any]:
     warm_imports(method)
-    a, b = make_data(n, metrics, kind)
     if method == "scipy":
+        columns = [make_column(n, j, kind) for j in range(metrics)]
+        a = np.column_stack([c[0] for c in columns])
+        b = np.column_stack([c[1] for c in columns])
+        del columns
         start = time.perf_counter()
         run_scipy(a, b, resamples)
     else:
-        # the paired engines need only the differences: do not hold three copies
-        d = a - b
-        del a, b
+        # the paired engines need only the differences
+        d = make_diffs(n, metrics, kind)
         start = time.perf_counter()
         (run_naive if method == "naive" else run_evalkit)(d, resamples)
     wall = time.perf_counter() - start

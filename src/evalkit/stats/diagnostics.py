@@ -26,7 +26,7 @@ def skewness(values: NDArray[np.float64]) -> float:
     m2 = float(np.mean(centred**2))
     if m2 == 0.0:
         return 0.0
-    m3 = float(np.mean(centred**3))
+    m3 = float(np.mean(centred * centred * centred))  # ** 3 takes numpy's slow pow()
     return m3 / math.pow(m2, 1.5)
 
 
