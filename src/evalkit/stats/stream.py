@@ -29,6 +29,9 @@ Definition of ``evalkit-resample/1``:
   sorted ascending) it instead draws one ``binomial(n_g, 0.5)`` per group (row
   by row), again the same distribution.  ``n <= 20`` enumerates every flip exactly
   and draws nothing.
+* Power simulation: one ``integers(0, n_observed, size=(n, n_sim), dtype=int64)``
+  draw picks every simulated eval's cases (column s is eval s), then the same
+  generator continues with the bootstrap rules above for their intervals.
 
 ``Generator``'s algorithms may change in a numpy feature release (NEP 19);
 ``tests/test_significance.py`` pins the first draws for seed 42, so such a
