@@ -356,6 +356,20 @@ def test_multinomial_path_matches_case_resampling_in_distribution(
         assert sums.var() == pytest.approx(90 * d.var(), rel=0.05)
 
 
+def test_hashed_grouping_equals_exact_folding() -> None:
+    rng = np.random.default_rng(22)
+    by_metric = np.vstack([rng.integers(-2, 3, 500), rng.integers(0, 4, 500), -np.zeros(500)])
+    hashed = engine.distinct_rows(by_metric.astype(np.float64), 1000)
+    folded = engine._distinct_by_folding(by_metric.astype(np.float64), 1000)
+    assert hashed is not None
+    assert folded is not None
+    assert np.array_equal(hashed.values, folded.values)
+    assert np.array_equal(hashed.counts, folded.counts)
+    assert hashed.values.shape == (20, 3)  # 5 x 4 tuples, lexicographically ascending
+    assert [tuple(v) for v in hashed.values] == sorted(tuple(v) for v in hashed.values)
+    assert engine.distinct_rows(by_metric.astype(np.float64), 19) is None
+
+
 def test_discrete_metrics_take_the_multinomial_path_through_the_api() -> None:
     rng = np.random.default_rng(13)
     a, b = pair(
