@@ -27,7 +27,6 @@ import json
 import math
 import os
 import subprocess
-import tempfile
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
 from evalkit.results import CaseResult, QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
@@ -299,18 +299,7 @@ def write_artifact(art: RunArtifact, path: str | Path) -> Path:
         ) from None
     if target.suffix == ".gz":
         data = gzip.compress(data, mtime=0)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_bytes_atomic(target, data)
 
 
 # ----------------------------------------------------------------------------- reading

@@ -34,7 +34,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -42,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from evalkit._atomic import fsync_dir, write_bytes_atomic
 from evalkit.artifact import _parse_row, _row_dict
 from evalkit.errors import ArtifactError, RuntimeFailure
 from evalkit.results import CaseResult
@@ -237,19 +237,6 @@ def _header_line(identity: RunIdentity) -> bytes:
     return (json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # not possible on every platform; the rename is still atomic
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 class Checkpoint:
     """An open checkpoint: the rows already finished, and :meth:`append` for new ones.
 
@@ -349,19 +336,7 @@ class Checkpoint:
 
     def _write_fresh_header(self) -> None:
         # Temp file + rename: a crash leaves the old checkpoint or a whole header.
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent
-        )
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_header_line(self.identity))
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        _fsync_dir(self.path.parent)
+        write_bytes_atomic(self.path, _header_line(self.identity))
 
     # -- writing -------------------------------------------------------------------
 
@@ -409,7 +384,7 @@ class Checkpoint:
             return
         self._close_fd()
         self.path.unlink(missing_ok=True)
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
         # Remove the lock file while still holding it, so no stale file is left behind.
         Path(self._lock.lock_file).unlink(missing_ok=True)
         self._lock.release()

@@ -22,11 +22,11 @@ import io
 import json
 import math
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from evalkit._atomic import write_text_atomic
 from evalkit.errors import ConfigError, MetricError
 from evalkit.results import CaseResult, QueryResult, RunResult
 
@@ -189,17 +189,7 @@ def write_csv(
     if not isinstance(target, str | os.PathLike):
         target.write(text)
         return None
-    path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomic(target, text)
 
 
 def to_dataframe(

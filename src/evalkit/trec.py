@@ -27,7 +27,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby, repeat
@@ -37,6 +36,7 @@ from typing import IO, Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
+from evalkit._atomic import atomic_file
 from evalkit.errors import InputError
 from evalkit.metrics.batch import (
     UNJUDGED,
@@ -568,21 +568,13 @@ def _check_query_id(qid: object, where: str) -> str:
 
 
 def _atomic_write(path: Path, lines: Iterator[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            if path.name.endswith(".gz"):
-                # mtime=0 and no file name in the header: the same data gives the same bytes.
-                with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-                    _write_lines(gz.write, lines)
-            else:
-                _write_lines(raw.write, lines)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as raw:
+        if path.name.endswith(".gz"):
+            # mtime=0 and no file name in the header: the same data gives the same bytes.
+            with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+                _write_lines(gz.write, lines)
+        else:
+            _write_lines(raw.write, lines)
     return path
 
 

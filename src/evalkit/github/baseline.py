@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
 
 BaselineStatus = Literal["found", "missing", "expired"]
@@ -97,15 +95,7 @@ def check_artefact_bytes(data: bytes, origin: str) -> None:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data)
 
 
 class FileStore:
@@ -130,9 +120,7 @@ class FileStore:
     def promote(self, artefact: Path) -> PromoteResult:
         if artefact.resolve() != self.path.resolve():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.promote")
-            shutil.copyfile(artefact, tmp)
-            os.replace(tmp, self.path)
+            write_bytes_atomic(self.path, artefact.read_bytes())
         return PromoteResult(
             source="file", location=str(self.path), detail=f"baseline written to {self.path}"
         )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from evalkit._atomic import write_text_atomic
 from evalkit.errors import JudgeError
 
 CACHE_FORMAT = "evalkit-judge-cache"
@@ -137,41 +137,6 @@ def _render(entries: Mapping[str, CachedGrade]) -> str:
         f'{{\n  "format": "{CACHE_FORMAT}",\n  "version": {CACHE_VERSION},\n'
         f'  "entries": {body}\n}}\n'
     )
-
-
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # e.g. Windows cannot open directories; the replace is still atomic
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a same-directory temp file and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
 
 
 class JudgeCache:
@@ -293,7 +258,7 @@ class JudgeCache:
             disk, signature = self._read_disk()
         with self._state_lock:
             merged = {**disk, **self._entries, **batch}
-        atomic_write_text(self.path, _render(merged))
+        write_text_atomic(self.path, _render(merged))
         with self._state_lock:
             self._entries = {**merged, **self._entries}
             self._loaded_signature = self._signature()
