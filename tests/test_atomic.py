@@ -30,8 +30,13 @@ def test_replacing_keeps_the_existing_mode(tmp_path: Path) -> None:
 def test_failure_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("old")
-    with pytest.raises(RuntimeError, match="boom"), atomic_file(path) as handle:
-        handle.write(b"half")
-        raise RuntimeError("boom")
+
+    def write_half_then_fail() -> None:
+        with atomic_file(path) as handle:
+            handle.write(b"half")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        write_half_then_fail()
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]
