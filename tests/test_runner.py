@@ -160,3 +160,8 @@ def test_aggregate_of_a_case_metric_is_refused() -> None:
     result = run("sys", ranker, [Q("q1")], QRELS, ["recall@1"])
     with pytest.raises(MetricError, match="per-case metric: use mean"):
         result.aggregate("recall@1")
+
+
+def test_empty_metric_list_is_refused() -> None:
+    with pytest.raises(MetricError, match="name at least one metric"):
+        run("sys", ranker, [Q("q1")], QRELS, [])

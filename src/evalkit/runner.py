@@ -69,9 +69,12 @@ def _query_text(query: Any) -> str:
     return str(getattr(query, "id", query))
 
 
-def _resolve(specs: Sequence[str]) -> list[registry.MetricDef]:
+def resolve_query_metrics(specs: Sequence[str]) -> list[registry.MetricDef]:
+    """Resolve per-query metric specs; unknown, malformed, aggregate or repeated names raise."""
     if isinstance(specs, str):
         raise MetricError(f"metrics must be a list of spec strings, e.g. [{specs!r}], not a str")
+    if not specs:
+        raise MetricError("metrics: name at least one metric, e.g. ['ndcg@10']")
     resolved: list[registry.MetricDef] = []
     for spec in specs:
         try:
@@ -120,7 +123,7 @@ def run(
     (nDCG uses the raw grades as gains).
     """
     level = check_level(relevance_level)
-    defs = _resolve(metrics)
+    defs = resolve_query_metrics(metrics)
     items = list(queries)
     if not items:
         raise MetricError(f"run {name!r}: no queries to run")

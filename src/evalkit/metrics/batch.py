@@ -31,6 +31,7 @@ from evalkit.goldens import GoldenCase
 from evalkit.metrics import core
 from evalkit.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
 from evalkit.results import QueryResult, RunResult
+from evalkit.runner import resolve_query_metrics
 from evalkit.targets.base import TargetResponse
 
 __all__ = [
@@ -403,25 +404,6 @@ def batch_metric(rg: RankedGrades, fn: Callable[..., float], k: int) -> FloatArr
     return out
 
 
-def _resolve(specs: Sequence[str]) -> list[registry.MetricDef]:
-    if isinstance(specs, str):
-        raise MetricError(f"metrics must be a list of spec strings, e.g. [{specs!r}], not a str")
-    if not specs:
-        raise MetricError("metrics: name at least one metric, e.g. ['ndcg@10']")
-    defs: list[registry.MetricDef] = []
-    for spec in specs:
-        defn = registry.get_metric(spec)
-        if defn.kind == "aggregate":
-            raise MetricError(
-                f"{spec!r} is a whole-run aggregate, not a per-query metric: "
-                f"compute it from the rows with result.aggregate({spec!r})"
-            )
-        defs.append(defn)
-    if len({d.name for d in defs}) != len(defs):
-        raise MetricError(f"metrics list names a metric twice: {list(specs)}")
-    return defs
-
-
 def _shown(ids: Iterable[str], limit: int = 5) -> str:
     items = list(ids)
     text = ", ".join(repr(i) for i in items[:limit])
@@ -485,7 +467,7 @@ def score_rankings(
     against these ``qrels``, already looked up position by position.)
     """
     level = check_level(relevance_level)
-    defs = _resolve(metrics)
+    defs = resolve_query_metrics(metrics)
     with paused_gc():
         return _score(name, rankings, qrels, defs, level, queries, _grades)
 
