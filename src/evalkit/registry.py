@@ -77,6 +77,9 @@ class RetrievalFamily:
     higher_is_better: bool | None
     version: str
     builtin: bool = False
+    # Built-in families beyond the spec's recall/ndcg: the spec shows clients adding
+    # their own `METRICS["precision"] = ...`, so such a name yields to the client's.
+    replaceable: bool = False
 
 
 def _source_identity(fn: Callable[..., Any]) -> str:
@@ -216,11 +219,16 @@ def register_family(
     higher_is_better: bool | None,
     version: str = "1",
     builtin: bool = False,
+    replaceable: bool = False,
 ) -> None:
     """Register a retrieval family that claims every ``name@k``.
 
     Registering the same function again is a no-op; a different function under
     an existing name raises, because saved results would silently change meaning.
+    The exception is a ``replaceable`` built-in (``precision``, ``mrr``, ``map``,
+    ``hit_rate``): the client's own definition takes the name over, and its
+    fingerprint changes with it, so baselines scored with the built-in are
+    reported as incomparable rather than compared.
     ``higher_is_better=None`` (what ``runner.METRICS[name] = fn`` gives) lets
     :func:`evalkit.run` use the family but makes :func:`polarity` refuse it.
     """
@@ -233,11 +241,19 @@ def register_family(
     if higher_is_better is not None:
         _check_polarity(name, higher_is_better)
     existing = _families.get(name)
+    if existing is not None and existing.replaceable and existing.fn is not fn:
+        _families[name] = RetrievalFamily(name, fn, higher_is_better, str(version))
+        return
     if existing is not None:
         if existing.fn is fn:
             if existing.higher_is_better is None and higher_is_better is not None:
                 _families[name] = RetrievalFamily(
-                    name, fn, higher_is_better, existing.version, existing.builtin
+                    name,
+                    fn,
+                    higher_is_better,
+                    existing.version,
+                    existing.builtin,
+                    existing.replaceable,
                 )
                 return
             if higher_is_better is None or existing.higher_is_better == higher_is_better:
@@ -251,7 +267,9 @@ def register_family(
         raise RegistryError(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
-    _families[name] = RetrievalFamily(name, fn, higher_is_better, str(version), builtin)
+    _families[name] = RetrievalFamily(
+        name, fn, higher_is_better, str(version), builtin, replaceable
+    )
 
 
 def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:

@@ -137,10 +137,14 @@ def register_builtins() -> None:
     register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True)
     # trec_eval-equal families (P_k, recip_rank cut at k, map_cut_k, success_k):
     # every name@k resolves on both paths; no concrete names are listed.
-    register_family("precision", precision_at_k, higher_is_better=True, builtin=True)
-    register_family("mrr", mrr_at_k, higher_is_better=True, builtin=True)
-    register_family("map", map_at_k, higher_is_better=True, builtin=True)
-    register_family("hit_rate", hit_rate_at_k, higher_is_better=True, builtin=True)
+    register_family(
+        "precision", precision_at_k, higher_is_better=True, builtin=True, replaceable=True
+    )
+    register_family("mrr", mrr_at_k, higher_is_better=True, builtin=True, replaceable=True)
+    register_family("map", map_at_k, higher_is_better=True, builtin=True, replaceable=True)
+    register_family(
+        "hit_rate", hit_rate_at_k, higher_is_better=True, builtin=True, replaceable=True
+    )
     for k in RECALL_KS:
         register_concrete_family_metric("recall", k)
     for k in NDCG_KS:
