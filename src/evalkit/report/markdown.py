@@ -86,6 +86,7 @@ def _document(report: GateReport, config_name: str, url: str | None) -> list[Par
     doc.extend(_notes(report))
     doc.append(_checks_table(report))
     doc.extend(_why(report))
+    doc.extend(_caveats(report))
     doc.extend(_failed_cases(report))
     doc.extend(_goldens(report))
     doc.extend(_most_regressed(report))
@@ -151,6 +152,18 @@ def _notes(report: GateReport) -> list[Part]:
         return []
     rows = [f"- {n}\n" for n in notes]
     return [Rows(rows, P_WHY, unit="notes", closing="\n", floor=len(rows))]
+
+
+def _caveats(report: GateReport) -> list[Part]:
+    """Statistical warnings at a glance: a "pass" on 30 skewed cases is weaker evidence."""
+    found = S.caveats(report)
+    if not found:
+        return []
+    rows = [
+        f"- ⚠️ {', '.join(md(c, NAME_LEN) for c in checks)}: {md(warning, MESSAGE_LEN)}\n"
+        for warning, checks in found
+    ]
+    return [Rows(rows, P_WHY, unit="caveats", head="**Read with care**\n\n", closing="\n")]
 
 
 _TABLE_HEAD = (

@@ -214,6 +214,19 @@ def multiplicity(report: GateReport) -> str | None:
     )
 
 
+def caveats(report: GateReport) -> list[tuple[str, list[str]]]:
+    """Each kind of statistical warning (its first wording) with the checks it applies to."""
+    found: dict[str, tuple[str, list[str]]] = {}
+    for v in report.verdicts:
+        for warning in v.comparison.warnings if v.comparison is not None else ():
+            # The numbers inside differ per check (n, skewness): group by the lead phrase.
+            kind = warning.split(":", 1)[0]
+            _, checks = found.setdefault(kind, (warning, []))
+            if v.check_id not in checks:
+                checks.append(v.check_id)
+    return list(found.values())
+
+
 def short_sha(sha: str | None) -> str | None:
     """The first 7 characters of a hex commit id; anything else is not a commit id."""
     if sha is None:

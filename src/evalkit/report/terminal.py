@@ -224,6 +224,9 @@ def _print(console: Console, report: GateReport) -> None:
     for v in report.verdicts:
         if v.status != "pass":
             _say(console, _why(v))
+    for warning, checks in S.caveats(report):
+        text = f"⚠ read with care ({', '.join(checks)}): {warning}"
+        _say(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
     _print_failed(console, report)
     _print_goldens(console, report)
     _print_worst(console, report)
