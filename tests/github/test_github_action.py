@@ -293,6 +293,17 @@ def test_action_gate_config_error_is_exit_2_with_summary(
     assert fake_github.api_calls("POST") == []
 
 
+def test_action_unexpected_exception_still_writes_outputs_and_exits_3(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    seed_baseline(fake_github)
+    job = make_job(fake_github, tmp_path, "pull_request", pr_payload(fake_github))
+    gate = StubGate(raises=ZeroDivisionError("a plugin divided by zero"))
+    assert job.run(gate) == 3
+    assert job.outputs()["verdict"] == "error"
+    assert "internal error: ZeroDivisionError: a plugin divided by zero" in job.summary()
+
+
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [

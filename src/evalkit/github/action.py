@@ -885,6 +885,14 @@ def run_action(
         console.error(str(exc), title=f"evalkit {run.inputs.mode} failed")
         run.outputs.setdefault("verdict", "error")
         return run.finish(_exit_code_for(exc))
+    except Exception as exc:
+        # A bug (ours or a plugin's) must still leave outputs and a readable error behind,
+        # so the workflow's later steps and the reviewer see "error", not silence.
+        message = " ".join(f"{type(exc).__name__}: {exc}".split())
+        console.error(f"internal error: {message}", title=f"evalkit {run.inputs.mode} failed")
+        run.outputs.setdefault("verdict", "error")
+        run.summary(f"### evalkit: error\n\ninternal error: {_md_text(message)}\n")
+        return run.finish(3)
 
 
 def post_comment_from_dir(
