@@ -434,3 +434,19 @@ def test_non_inferiority_is_not_adjusted() -> None:
     assert ni.comparison is not None
     assert ni.comparison.p_adjusted is None
     assert ni.status == "pass"
+
+
+@pytest.mark.parametrize("method", ["t", "permutation"])
+def test_per_check_method_decides_with_its_own_p(method: str) -> None:
+    base, cand = noisy(100, -0.10, 0.03, seed=1)
+    report = evaluate_gate([vs(method=method)], artifact("c", cand), artifact("b", base), FAST)
+    v = report.verdicts[0]
+    assert v.comparison is not None
+    assert v.comparison.method == method
+    assert v.comparison.p_value < 0.001
+    assert v.status == "fail"
+    noise_base, noise_cand = noisy(60, 0.0, 0.10, seed=3)
+    calm = evaluate_gate(
+        [vs(method=method)], artifact("c", noise_cand), artifact("b", noise_base), FAST
+    )
+    assert calm.verdicts[0].status == "pass"
