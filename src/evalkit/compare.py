@@ -7,7 +7,7 @@ from typing import Any
 
 from evalkit.artifact import RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError
-from evalkit.gate import TIE_TOLERANCE, goldens_diff
+from evalkit.gate import goldens_diff, win_loss_tie
 from evalkit.results import RunResult
 
 
@@ -73,14 +73,8 @@ def compare_artifacts(
         wins = losses = ties = 0
         if info_a.kind == "case":
             va, vb = run_a.values(metric), run_b.values(metric)
-            for cid, x in va.items():
-                d = x - vb[cid]
-                if abs(d) <= TIE_TOLERANCE:
-                    ties += 1
-                elif (d > 0) == (hib is not False):
-                    wins += 1
-                else:
-                    losses += 1
+            deltas = [x - vb[cid] for cid, x in va.items()]
+            wins, losses, ties = win_loss_tie(deltas, hib is not False)
         rows.append(
             CompareRow(
                 metric=metric,

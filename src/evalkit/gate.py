@@ -312,7 +312,8 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
     return None
 
 
-def _wlt(deltas: Sequence[float], higher_is_better: bool) -> tuple[int, int, int]:
+def win_loss_tie(deltas: Sequence[float], higher_is_better: bool) -> tuple[int, int, int]:
+    """Cases that moved the good way, the bad way, or not at all (within TIE_TOLERANCE)."""
     wins = losses = ties = 0
     for d in deltas:
         if abs(d) <= TIE_TOLERANCE:
@@ -447,7 +448,7 @@ def _compare(
         cv = cand_run.values(spec.metric)
         bv = base_run.values(spec.metric)
         deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
-        wins, losses, ties = _wlt([d.delta for d in deltas], hib)
+        wins, losses, ties = win_loss_tie([d.delta for d in deltas], hib)
         regressed = [d for d in deltas if abs(d.delta) > TIE_TOLERANCE and (d.delta > 0) != hib]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
