@@ -92,6 +92,8 @@ class RunArtifact:
     # different configs are never merged; and which shard ("i/N") this run is.
     config_fingerprint: str | None = None
     shard: str | None = None
+    # The file it was read from (not stored in it): messages name the file, not the run.
+    source: str | None = field(default=None, compare=False)
 
     @property
     def name(self) -> str:
@@ -476,8 +478,10 @@ def read_artifact(path: str | Path) -> RunArtifact:
     p = Path(path)
     doc = _load_json(p)
     try:
-        return artifact_from_dict(doc, where=str(p))
+        art = artifact_from_dict(doc, where=str(p))
     except EvalkitError:
         raise
     except (TypeError, ValueError) as exc:
         raise ArtifactError(f"{p}: malformed artefact ({exc})") from None
+    art.source = str(p)
+    return art

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
 from evalkit import _yaml
+from evalkit._text import decode_utf8
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
 
@@ -468,13 +469,12 @@ def load_checks_file(
     file = Path(path)
     source = str(file)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        data = file.read_bytes()
     except FileNotFoundError:
         raise CheckError(f"checks file not found: {file}") from None
-    except UnicodeDecodeError as exc:
-        raise CheckError(f"{file}: not valid UTF-8 (byte {exc.start}); save it as UTF-8") from None
     except OSError as exc:
         raise CheckError(f"cannot read checks file {file}: {exc.strerror or exc}") from None
+    text = decode_utf8(data, source, CheckError)
     doc = _yaml.parse(text, source, CheckError)
     return _build_file(doc.data, doc.node, source, known_case_ids)
 

@@ -379,7 +379,7 @@ def gate(
         cand = to_artifact(prepared, result, result.name)
         write_artifact(cand, out or cfg.output_path)
     base = load_baseline(cfg, baseline)
-    report = run_gate(prepared, cand, base)
+    report = run_gate(prepared, cand, base, baseline_chosen=True)
     _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
     _report_failed_cases(cand)

@@ -8,6 +8,7 @@ from typing import Any
 from evalkit.artifact import RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError
 from evalkit.gate import goldens_diff, win_loss_tie
+from evalkit.gate_inputs import label, shown
 from evalkit.results import RunResult
 
 
@@ -42,12 +43,35 @@ def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[Any], RunRes
         if not getattr(r, "error", None) and r.query_id in b_rows and r.query_id not in changed
     ]
     if not a_rows:
-        raise ComparisonError(
-            f"runs {a.name!r} and {b.name!r} share no unchanged, successful cases to pair"
-        )
+        raise ComparisonError(_why_unpaired(a, b, changed))
     return (
         RunResult(a.name, a_rows),
         RunResult(b.name, [b_rows[r.query_id] for r in a_rows]),
+    )
+
+
+def _why_unpaired(a: RunArtifact, b: RunArtifact, changed: set[str]) -> str:
+    """Name both files and the reason no case pairs: none shared, all failed, all changed."""
+    la, lb = label(a), label(b)
+    b_ids = set(b.result.ids())
+    shared = [i for i in a.result.ids() if i in b_ids]
+    if not shared:
+        return (
+            f"{la} and {lb} share no case (first cases: {shown(a.result.ids(), 3)} vs "
+            f"{shown(b.result.ids(), 3)}); they were made from different golden sets"
+        )
+    failed = {
+        r.query_id for art in (a, b) for r in art.result.per_query if getattr(r, "error", None)
+    }
+    unchanged = [i for i in shared if i not in changed]
+    if not unchanged:
+        return (
+            f"{la} and {lb}: every one of the {len(shared)} shared case(s) changed in the "
+            f"goldens between the two runs: {shown(shared)}"
+        )
+    return (
+        f"{la} and {lb}: the {len(unchanged)} shared case(s) failed in one run or the other: "
+        f"{shown([i for i in unchanged if i in failed])}"
     )
 
 
@@ -60,7 +84,10 @@ def compare_artifacts(
     run_a, run_b = _paired_runs(a, b)
     shared = [m for m in a.metrics if m in b.metrics]
     if not shared:
-        raise ComparisonError(f"runs {a.name!r} and {b.name!r} record no metric in common")
+        raise ComparisonError(
+            f"{label(a)} and {label(b)} record no metric in common "
+            f"({', '.join(a.metrics) or 'none'} vs {', '.join(b.metrics) or 'none'})"
+        )
     rows: list[CompareRow] = []
     for metric in shared:
         info_a, info_b = a.metrics[metric], b.metrics[metric]

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit import _yaml
+from evalkit._text import decode_utf8
 from evalkit.errors import ConfigError
 
 
@@ -185,11 +186,12 @@ def load_config(path: str | Path) -> LoadedConfig:
     """Read and validate ``evalkit.yaml``; every defect is one :class:`ConfigError` line."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found (pass --config PATH)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{p}: cannot read config: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config: {exc.strerror or exc}") from None
+    text = decode_utf8(data, str(p), ConfigError)
     doc = _yaml.parse(text, str(p), ConfigError)
     if not isinstance(doc.data, dict):
         raise ConfigError(f"{p}: expected a mapping of settings (goldens, checks, metrics, target)")

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import CheckError, EvalkitError, MetricError
+from evalkit.gate_inputs import account_for_failed_baseline, failed_baseline_note
 from evalkit.results import CaseResult, RunResult
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
@@ -404,7 +405,9 @@ def _vs_baseline(
             observed=observed,
         )
     status, message = _decide(spec, comparison, hib)
-    excluded = len(rows) - len(paired_ids)
+    # Cases that failed in the baseline are named by gate_inputs.account_for_failed_baseline.
+    base_failed = {r.query_id for r in base.result.per_query if getattr(r, "error", None)}
+    excluded = len(rows) - len(paired_ids) - sum(1 for r in rows if r.query_id in base_failed)
     if excluded:
         message += f" ({excluded} case(s) not in the baseline or changed since were left out)"
     return CheckVerdict(
@@ -603,6 +606,12 @@ def evaluate_gate(
         else:
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, opts)
+    verdicts = [
+        account_for_failed_baseline(v, spec, candidate, baseline)
+        for v, spec in zip(verdicts, checks, strict=True)
+    ]
+    if any(spec.vs_baseline is not None for spec in checks):
+        notes.extend(filter(None, [failed_baseline_note(baseline)]))
     tests = [v for v in verdicts if v.comparison is not None]
     alpha_fw = None
     if tests:

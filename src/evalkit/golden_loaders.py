@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import _yaml
+from evalkit._text import decode_utf8
 from evalkit.errors import GoldenError
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.registry import get_loader, loader_extensions, register_loader
@@ -94,13 +95,7 @@ def _read_text(file: Path) -> str:
         raise GoldenError(f"golden file not found: {file}") from None
     except OSError as exc:
         raise GoldenError(f"cannot read golden file {file}: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise GoldenError(
-            f"{file}:{line}: not valid UTF-8 (byte {exc.start}); save the file as UTF-8"
-        ) from None
+    return decode_utf8(data, str(file), GoldenError)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._text import decode_utf8
 from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, read_artifact
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, TargetError
@@ -50,10 +51,14 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
             try:
-                rubric = config.resolve(judge.rubric_file).read_text(encoding="utf-8")
+                raw = rubric_path.read_bytes()
             except OSError as exc:
-                raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: {exc.strerror or exc}"
+                ) from None
+            rubric = decode_utf8(raw, str(rubric_path), ConfigError)
         else:
             rubric = judge.rubric or ""
         cache = config.resolve(judge.cache_path) if judge.cache_path else None
@@ -288,9 +293,20 @@ def gate(
     baseline: RunArtifact | None,
     *,
     notes: Sequence[str] = (),
+    baseline_chosen: bool = False,
 ) -> GateReport:
+    """Validate the inputs against the goldens (:mod:`evalkit.gate_inputs`), then decide.
+
+    ``baseline_chosen``: the user pointed at this baseline (``--baseline``, the
+    config's file store), so one that cannot be paired is an input error.
+    """
+    from evalkit.gate_inputs import check_baseline, check_candidate
+
     cfg = prepared.config.model
     checks = prepared.checks
+    check_candidate(candidate, prepared.goldens, checks.checks, config_name=prepared.config.name)
+    if baseline is not None and baseline_chosen:
+        check_baseline(baseline, candidate, checks.checks, config_name=prepared.config.name)
     return evaluate_gate(
         checks.checks,
         candidate,

@@ -1,0 +1,341 @@
+"""The gate never passes on evidence it was not given (issue #11), through the CLI.
+
+Every refusal: exit 2, exactly one stderr line naming the culprit file, check,
+metric or case ids, no traceback, and no file the user had is rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from test_cli import CHECKS, CONFIG, evalkit, one_line_error
+
+TARGET = """
+from evalkit import CallableTarget
+
+RANKINGS = {"a": ["d1", "d2"], "b": ["d3", "d1"], "c": ["d2", "d9"],
+            "d": ["d4", "d1"], "e": ["d5", "d2"], "f": ["d9", "d6"]}
+
+
+def make_target(shift: bool = False):
+    def rank(case):
+        ids = RANKINGS[case.id]
+        return ids[::-1] if shift else ids
+    return CallableTarget(rank, name="shifted" if shift else "plain")
+"""
+
+RELEVANT = {"a": "d1", "b": "d3", "c": "d2", "d": "d4", "e": "d5", "f": "d6"}
+GOLDENS = "".join(
+    json.dumps({"id": i, "query": f"query {i}", "relevant": [d]}) + "\n"
+    for i, d in RELEVANT.items()
+)
+
+AGAINST_BASE = ("gate", "--candidate", "full.json", "--baseline", "base.json")
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One real run artefact of the six-case project (made once per module)."""
+    root = tmp_path_factory.mktemp("made")
+    _write_project(root)
+    result = evalkit("run", "--out", "full.json", cwd=root)
+    assert result.returncode == 0, result.stderr
+    return root / "full.json"
+
+
+def _write_project(root: Path) -> None:
+    (root / "tiny_target.py").write_text(TARGET)
+    (root / "goldens.jsonl").write_text(GOLDENS)
+    (root / "checks.yaml").write_text(CHECKS)
+    (root / "evalkit.yaml").write_text(CONFIG)
+
+
+@pytest.fixture
+def project(tmp_path: Path, made: Path) -> Path:
+    _write_project(tmp_path)
+    (tmp_path / "full.json").write_bytes(made.read_bytes())
+    return tmp_path
+
+
+def derive(project: Path, name: str, change: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of full.json with ``change`` applied to its document."""
+    doc = json.loads((project / "full.json").read_text())
+    change(doc)
+    path = project / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def drop_metric(metric: str) -> Callable[[dict[str, Any]], None]:
+    """A change that removes ``metric`` from an artefact document entirely."""
+
+    def change(doc: dict[str, Any]) -> None:
+        del doc["metrics"][metric]
+        for row in doc["rows"]:
+            del row["metrics"][metric]
+
+    return change
+
+
+def fail_rows(doc: dict[str, Any], ids: set[str]) -> None:
+    for row in doc["rows"]:
+        if row["id"] in ids:
+            row.update(error="target 'plain' failed: HTTP 503", metrics={}, output=None)
+
+
+def digests(project: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(project.iterdir())
+        if p.is_file()
+    }
+
+
+def refused(project: Path, *args: str, needles: tuple[str, ...]) -> None:
+    """Exit 2, one named line, and every file as it was; no report was written."""
+    before = digests(project)
+    result = evalkit(*args, "--json", "report.json", "--markdown", "report.md", cwd=project)
+    one_line_error(result, 2, *needles)
+    assert digests(project) == before
+    assert not (project / ".evalkit").exists()
+
+
+# ------------------------------------------------------------------------- coverage
+
+
+def test_a_candidate_without_rows_for_two_golden_cases_is_refused(project: Path) -> None:
+    derive(project, "cand.json", lambda d: d.update(rows=d["rows"][:4]))
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "cand.json",
+        needles=("cand.json", "no row for 2 of the 6 golden case(s)", "e, f", "goldens.jsonl"),
+    )
+
+
+def test_the_missing_ids_are_capped_on_one_line(project: Path) -> None:
+    many = "".join(json.dumps({"id": f"x{i:03d}", "query": f"extra {i}"}) + "\n" for i in range(40))
+    (project / "goldens.jsonl").write_text(GOLDENS + many)
+    result = evalkit("gate", "--candidate", "full.json", cwd=project)
+    one_line_error(result, 2, "no row for 40 of the 46", "x000", "(+30 more)")
+    assert "x039" not in result.stderr
+
+
+def test_a_candidate_with_rows_for_cases_the_goldens_lack_is_refused(project: Path) -> None:
+    (project / "goldens.jsonl").write_text("".join(GOLDENS.splitlines(True)[:5]))
+    refused(project, "gate", "--candidate", "full.json", needles=("full.json", "f", "another"))
+
+
+def test_a_candidate_from_another_config_is_refused(project: Path) -> None:
+    derive(project, "cand.json", lambda d: d.update(config_name="search-v2"))
+    refused(
+        project, "gate", "--candidate", "cand.json", needles=("cand.json", "'search-v2'", "evalkit")
+    )
+
+
+def test_a_complete_fresh_candidate_still_passes(project: Path) -> None:
+    result = evalkit("gate", "--candidate", "full.json", "--baseline", "full.json", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert "6/6" in result.stdout
+
+
+# ------------------------------------------------------------------------- stale candidate
+
+
+def test_a_candidate_made_before_a_query_was_edited_is_refused(project: Path) -> None:
+    path = project / "goldens.jsonl"
+    path.write_text(path.read_text().replace('"query c"', '"query c, reworded"'))
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "full.json",
+        needles=("full.json", "stale", "1 golden case(s) changed", ": c;"),
+    )
+
+
+def test_a_candidate_without_fingerprints_is_refused(project: Path) -> None:
+    derive(project, "cand.json", lambda d: d.update(goldens=None))
+    refused(project, "gate", "--candidate", "cand.json", needles=("cand.json", "fingerprints"))
+
+
+# ------------------------------------------------------------------------- baseline
+
+
+def test_an_explicit_baseline_sharing_no_case_is_an_input_error(project: Path) -> None:
+    def other_set(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            row["id"] = "other-" + row["id"]
+        doc["goldens"]["cases"] = {"other-" + k: v for k, v in doc["goldens"]["cases"].items()}
+
+    derive(project, "base.json", other_set)
+    refused(
+        project,
+        *AGAINST_BASE,
+        needles=("base.json", "no_regression", "shares none of the 6", "other-a"),
+    )
+
+
+def test_an_explicit_baseline_whose_cases_all_failed_says_they_failed(project: Path) -> None:
+    derive(project, "base.json", lambda d: fail_rows(d, set(RELEVANT)))
+    needles = ("base.json", "6 baseline case(s) failed", "a, b, c, d, e, f")
+    refused(project, *AGAINST_BASE, needles=needles)
+
+
+def test_the_configured_file_baseline_is_held_to_the_same_rule(project: Path) -> None:
+    derive(project, "base.json", lambda d: fail_rows(d, set(RELEVANT)))
+    (project / "evalkit.yaml").write_text(CONFIG + "baseline: {path: base.json}\n")
+    refused(project, "gate", "--candidate", "full.json", needles=("base.json", "failed"))
+
+
+def test_a_baseline_from_another_config_is_refused(project: Path) -> None:
+    derive(project, "base.json", lambda d: d.update(config_name="search-v2"))
+    refused(
+        project,
+        *AGAINST_BASE,
+        needles=("base.json", "'search-v2'"),
+    )
+
+
+def test_a_baseline_lacking_the_checked_metric_is_an_input_error(project: Path) -> None:
+    derive(project, "base.json", drop_metric("ndcg@10"))
+    refused(
+        project,
+        *AGAINST_BASE,
+        needles=("base.json", "no_regression", "'ndcg@10'", "baseline"),
+    )
+
+
+def test_failed_baseline_cases_are_named_and_turn_a_pass_into_a_warning(project: Path) -> None:
+    derive(project, "base.json", lambda d: fail_rows(d, {"a", "b"}))
+    result = evalkit(
+        "gate",
+        "--candidate",
+        "full.json",
+        "--baseline",
+        "base.json",
+        "--json",
+        "r.json",
+        cwd=project,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "exist unchanged" not in result.stdout
+    report = json.loads((project / "r.json").read_text())
+    verdict = next(v for v in report["checks"] if v["id"] == "no_regression")
+    assert verdict["status"] == "warn"
+    assert "decided on 4 of 6 case(s); 2 baseline case(s) failed: a, b" in verdict["message"]
+    assert any("2 baseline case(s) failed" in n and "base.json" in n for n in report["notes"])
+    assert report["verdict"] == "warn"
+
+
+def test_a_regression_on_the_paired_cases_still_fails_when_baseline_cases_failed(
+    project: Path,
+) -> None:
+    def better_baseline(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            row["metrics"]["ndcg@10"] = 1.0
+        fail_rows(doc, {"a"})
+
+    def worse_candidate(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            row["metrics"]["ndcg@10"] = 0.2
+
+    derive(project, "base.json", better_baseline)
+    derive(project, "cand.json", worse_candidate)
+    result = evalkit(
+        "gate",
+        "--candidate",
+        "cand.json",
+        "--baseline",
+        "base.json",
+        "--json",
+        "r.json",
+        cwd=project,
+    )
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    report = json.loads((project / "r.json").read_text())
+    verdict = next(v for v in report["checks"] if v["id"] == "no_regression")
+    assert verdict["status"] == "fail"
+    assert "1 baseline case(s) failed: a" in verdict["message"]
+
+
+# ------------------------------------------------------------------------- checked metric
+
+
+def test_a_candidate_lacking_a_checked_metric_is_an_input_error(project: Path) -> None:
+    derive(project, "cand.json", drop_metric("recall@1"))
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "cand.json",
+        needles=("cand.json", "check 'floor'", "'recall@1'", "candidate"),
+    )
+
+
+def test_a_candidate_row_missing_a_checked_value_is_named(project: Path) -> None:
+    def drop_one(doc: dict[str, Any]) -> None:
+        del doc["rows"][2]["metrics"]["recall@1"]
+
+    derive(project, "cand.json", drop_one)
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "cand.json",
+        needles=("cand.json", "check 'floor'", "'recall@1'", "1 case(s)", ": c;"),
+    )
+
+
+# ------------------------------------------------------------------------- messages
+
+
+def test_compare_of_runs_with_no_shared_case_names_both_files(project: Path) -> None:
+    def other_set(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            row["id"] = "z" + row["id"]
+
+    derive(project, "other.json", other_set)
+    result = evalkit("compare", "full.json", "other.json", cwd=project)
+    one_line_error(result, 2, "full.json", "other.json", "share no case")
+    assert "'plain'" not in result.stderr
+
+
+def test_compare_against_a_run_whose_cases_all_failed_says_so(project: Path) -> None:
+    derive(project, "failed.json", lambda d: fail_rows(d, set(RELEVANT)))
+    result = evalkit("compare", "full.json", "failed.json", cwd=project)
+    one_line_error(result, 2, "full.json", "failed.json", "failed")
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line"),
+    [
+        ("checks.yaml", CHECKS.replace("threshold: 0.5", "threshold: 0.5  # caf\xe9"), 5),
+        ("evalkit.yaml", CONFIG.replace("n_resamples", "# \xff\nn_resamples"), 6),
+    ],
+)
+def test_a_non_utf8_file_is_reported_at_its_line_and_byte(
+    project: Path, name: str, content: str, line: int
+) -> None:
+    data = content.encode("latin-1")
+    (project / name).write_bytes(data)
+    offset = next(i for i, b in enumerate(data) if b >= 0x80)
+    result = evalkit("gate", "--candidate", "full.json", cwd=project)
+    one_line_error(result, 2, f"{name}:{line}:", "not valid UTF-8", f"offset {offset}")
+
+
+def test_a_non_utf8_judge_rubric_file_is_named(project: Path) -> None:
+    (project / "rubric.txt").write_bytes(b"Grade the answer \xff\n")
+    (project / "evalkit.yaml").write_text(
+        CONFIG + "judge: {metric: helpful, model: m, rubric_file: rubric.txt}\n"
+    )
+    result = evalkit("gate", "--candidate", "full.json", cwd=project)
+    one_line_error(result, 2, "rubric.txt:1:", "not valid UTF-8")
