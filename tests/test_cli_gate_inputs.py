@@ -339,3 +339,108 @@ def test_a_non_utf8_judge_rubric_file_is_named(project: Path) -> None:
     )
     result = evalkit("gate", "--candidate", "full.json", cwd=project)
     one_line_error(result, 2, "rubric.txt:1:", "not valid UTF-8")
+
+
+# ------------------------------------------------------------------------- sweep: flags
+
+
+def test_gate_refuses_run_flags_with_a_candidate(project: Path) -> None:
+    refused(project, "gate", "--candidate", "full.json", "--out", "x.json", needles=("--out",))
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "full.json",
+        "--concurrency",
+        "4",
+        needles=("--concurrency",),
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (("export", "full.json", "--csv", "./full.json"), ("--csv", "the artefact")),
+        (("compare", "full.json", "full.json", "--html", "full.json"), ("--html", "candidate")),
+        (("run", "--out", "goldens.jsonl"), ("--out", "goldens file")),
+        (("run", "--out", "checks.yaml"), ("--out", "checks file")),
+        (("gate", "--candidate", "full.json", "--json", "full.json"), ("--json", "candidate")),
+        (("gate", "--candidate", "full.json", "--markdown", "evalkit.yaml"), ("config",)),
+        (
+            ("gate", "--markdown", "r.txt", "--html", "r.txt", "--candidate", "full.json"),
+            ("--html",),
+        ),
+    ],
+)
+def test_no_command_writes_over_its_own_input(
+    project: Path, args: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    before = digests(project)
+    one_line_error(evalkit(*args, cwd=project), 2, *needles, "choose another path")
+    assert digests(project) == before
+
+
+def test_a_gate_whose_output_is_its_baseline_file_is_refused(project: Path) -> None:
+    (project / "base.json").write_bytes((project / "full.json").read_bytes())
+    (project / "evalkit.yaml").write_text(
+        CONFIG + "output: base.json\nbaseline: {path: base.json}\n"
+    )
+    before = digests(project)
+    one_line_error(evalkit("gate", cwd=project), 2, "output", "base.json", "baseline")
+    assert digests(project) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (
+            ("compare", "full.json", "full.json", "--n-resamples", "100000000000"),
+            ("--n-resamples",),
+        ),
+        (("compare", "full.json", "full.json", "--seed", "-1"), ("--seed",)),
+        (("gate", "--concurrency", "100000"), ("--concurrency",)),
+        (("power", "full.json", "--n", "1000000000000"), ("--n-sim", "simulated cases")),
+        (("power", "full.json", "--n-sim", "1000000000"), ("--n-sim",)),
+    ],
+)
+def test_absurd_numbers_on_the_command_line_are_refused(
+    project: Path, args: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    one_line_error(evalkit(*args, cwd=project), 2, *needles)
+
+
+# ------------------------------------------------------------------------- sweep: config
+
+
+@pytest.mark.parametrize(
+    ("line", "needles"),
+    [
+        ("seed: -1", ("evalkit.yaml:6", "seed")),
+        ("seed: true", ("evalkit.yaml:6", "seed")),
+        ("n_resamples: 100000000000", ("evalkit.yaml:6", "n_resamples")),
+        ("concurrency: 1000000000", ("evalkit.yaml:6", "concurrency")),
+        ("concurrency: yes", ("evalkit.yaml:6", "concurrency")),
+        ("rate_limit: .inf", ("evalkit.yaml:6", "rate_limit", "finite")),
+        ("case_timeout_s: .inf", ("evalkit.yaml:6", "case_timeout_s", "finite")),
+        ("require_baseline: 1", ("evalkit.yaml:6", "require_baseline")),
+        ("output: ''", ("evalkit.yaml:6", "output")),
+        ("name: ''", ("evalkit.yaml:6", "name")),
+        ("name: ../../elsewhere", ("evalkit.yaml:6", "name")),
+        ("python_path: [no_such_folder]", ("evalkit.yaml", "python_path", "no_such_folder")),
+        (
+            "judge: {metric: h, model: m, rubric: r, prices: {input: -1}}",
+            ("evalkit.yaml:6", "prices"),
+        ),
+        (
+            "judge: {metric: h, model: m, rubric: r, prices: {inptu: 3}}",
+            ("evalkit.yaml:6", "prices", "inptu"),
+        ),
+        ("judge: {metric: h, model: m, rubric: r, scale: 5.5}", ("evalkit.yaml:6", "scale")),
+    ],
+)
+def test_config_values_that_would_be_silently_misread_are_refused(
+    project: Path, line: str, needles: tuple[str, ...]
+) -> None:
+    (project / "evalkit.yaml").write_text(CONFIG.replace("n_resamples: 500\n", "") + line + "\n")
+    assert (project / "evalkit.yaml").read_text().splitlines()[5] == line
+    one_line_error(evalkit("gate", "--candidate", "full.json", cwd=project), 2, *needles)

@@ -16,6 +16,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from evalkit._paths import refuse_overwriting_inputs
+from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
+
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.gate import GateReport
@@ -118,6 +121,15 @@ def _run_with_progress(prepared: Any, **kwargs: Any) -> Any:
         return run_candidate(prepared, on_row=on_row, **kwargs)
 
 
+def _config_inputs(cfg: Any) -> dict[str, Path | None]:
+    """The files a config reads: no command may write over them."""
+    return {
+        "config": cfg.path,
+        "goldens file": cfg.resolve(cfg.model.goldens),
+        "checks file": cfg.resolve(cfg.model.checks),
+    }
+
+
 def _report_failed_cases(art: RunArtifact) -> None:
     failed = art.failed
     if not failed:
@@ -137,7 +149,10 @@ def run(
     config: ConfigOpt = Path("evalkit.yaml"),
     out: Annotated[Path | None, typer.Option(help="Where to write the run artefact.")] = None,
     concurrency: Annotated[
-        int | None, typer.Option(min=1, help="Cases in flight at once (overrides config).")
+        int | None,
+        typer.Option(
+            min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (overrides config)."
+        ),
     ] = None,
     rate_limit: Annotated[
         float | None,
@@ -225,6 +240,8 @@ def run(
             name = out_path.name
             ext = ".json.gz" if name.endswith(".json.gz") else out_path.suffix
             out_path = out_path.with_name(f"{name.removesuffix(ext)}.{spec.slug}{ext}")
+    out_flag = "--out" if out is not None else f"output ({cfg.path})"
+    refuse_overwriting_inputs({out_flag: out_path}, _config_inputs(cfg))
     identity = run_identity(cfg.model, prepared.goldens, None if spec is None else str(spec))
     ckpt_path = checkpoint_path(out_path)
     total = len(todo.goldens)
@@ -328,6 +345,7 @@ def merge(
     from evalkit.artifact import read_artifact, write_artifact
     from evalkit.shards import merge as merge_shards
 
+    refuse_overwriting_inputs({"--out": out}, {f"shard artefact {path}": path for path in shards})
     artefacts = [read_artifact(path) for path in shards]
     merged = merge_shards(artefacts, sources=[str(path) for path in shards])
     path = write_artifact(merged, out)
@@ -357,7 +375,9 @@ def gate(
     require_baseline: Annotated[
         bool, typer.Option(help="Fail vs_baseline checks when there is no baseline.")
     ] = False,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Cases in flight at once.")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
+    ] = None,
     judge_cache_only: Annotated[
         bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
     ] = False,
@@ -365,12 +385,41 @@ def gate(
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
     from evalkit.artifact import read_artifact, write_artifact
     from evalkit.config import load_config
+    from evalkit.errors import InputError
     from evalkit.pipeline import gate as run_gate
     from evalkit.pipeline import load_baseline, prepare, to_artifact
 
+    if candidate is not None:
+        for flag, value in (("--out", out), ("--concurrency", concurrency)):
+            if value is not None:
+                raise InputError(
+                    f"{flag} applies when the gate runs the target; with --candidate "
+                    f"{candidate} nothing is run: drop {flag}, or drop --candidate"
+                )
     cfg = load_config(config)
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    stored = cfg.model.baseline
+    configured_baseline = (
+        cfg.resolve(stored.path)
+        if stored is not None and stored.store == "file" and stored.path is not None
+        else None
+    )
+    refuse_overwriting_inputs(
+        {
+            "--markdown": markdown,
+            "--json": json_out,
+            "--html": html,
+            ("--out" if out is not None else f"output ({cfg.path})"): None
+            if candidate is not None
+            else (out or cfg.output_path),
+        },
+        {
+            **_config_inputs(cfg),
+            "candidate": candidate,
+            "baseline": baseline if baseline is not None else configured_baseline,
+        },
+    )
     prepared = prepare(cfg, cache_only=judge_cache_only)
     if candidate is not None:
         cand = read_artifact(candidate)
@@ -390,14 +439,15 @@ def gate(
 def compare(
     a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
     b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],
-    n_resamples: Annotated[int, typer.Option(min=1)] = 10_000,
-    seed: int = 42,
+    n_resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 10_000,
+    seed: Annotated[int, typer.Option(min=0)] = 42,
     html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
 ) -> None:
     """Paired comparison of every metric two artefacts share (A minus B)."""
     from evalkit.artifact import read_artifact
     from evalkit.compare import compare_artifacts, render_compare_table
 
+    refuse_overwriting_inputs({"--html": html}, {"candidate": a, "baseline": b})
     cand, base = read_artifact(a), read_artifact(b)
     rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
     typer.echo(render_compare_table(rows, cand.name, base.name))
@@ -431,7 +481,7 @@ def power(
     n: Annotated[int | None, typer.Option(min=2, help="Eval size to plan for.")] = None,
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
-    seed: int = 42,
+    seed: Annotated[int, typer.Option(min=0)] = 42,
 ) -> None:
     """How large a true change this eval detects, and how often (simulated and analytic)."""
     from evalkit.artifact import read_artifact
@@ -448,6 +498,13 @@ def power(
             ) from None
     a = read_artifact(artefact)
     b = read_artifact(baseline) if baseline is not None else None
+    size = n if n is not None else len(a.result)
+    if size * n_sim > MAX_SIMULATED_CASES:
+        raise ConfigError(
+            f"--n-sim {n_sim} evals of {size} cases is {size * n_sim:,} simulated cases, more "
+            f"than {MAX_SIMULATED_CASES:,}; lower --n-sim, or pass --n-sim 0 for the analytic "
+            "figures only"
+        )
     table = power_table(
         a.result,
         None if b is None else b.result,
@@ -488,6 +545,7 @@ def export(
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
 
+    refuse_overwriting_inputs({"--csv": csv}, {"artefact": artefact})
     art = read_artifact(artefact)
     path = write_csv(art.result, csv, include_output=include_output)
     typer.echo(f"wrote {path} ({len(art.result)} rows)")

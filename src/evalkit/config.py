@@ -8,6 +8,7 @@ environment when the target is built (so ``evalkit show`` needs no secrets).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from evalkit import _yaml
 from evalkit._text import decode_utf8
 from evalkit.errors import ConfigError
+from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES
 
 
 class _Strict(BaseModel):
@@ -31,7 +33,7 @@ class HttpTargetConfig(_Strict):
     headers: dict[str, str] = Field(default_factory=dict)
     payload: Any = Field(default_factory=lambda: {"query": "{{query}}"})
     extract: str
-    timeout_s: float = Field(default=30.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0, allow_inf_nan=False)
     meta_keys: list[str] = Field(default_factory=list)
 
     @field_validator("extract")
@@ -70,11 +72,21 @@ class JudgeConfig(_Strict):
     model: str = Field(min_length=1)
     rubric: str | None = None
     rubric_file: str | None = None
-    scale: int = Field(default=5, ge=2)
-    higher_is_better: bool = True
+    scale: int = Field(default=5, ge=2, strict=True)
+    higher_is_better: bool = Field(default=True, strict=True)
     cache_path: str | None = ".evalkit/judge-cache.json"
     # USD per million tokens, {"input": …, "output": …}: adds cost to each row's meta.
     prices: dict[str, float] | None = None
+
+    @field_validator("prices")
+    @classmethod
+    def _finite_prices(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for key, price in (value or {}).items():
+            if key not in ("input", "output"):
+                raise ValueError(f"prices has key {key!r}; use 'input' and 'output' (USD per 1M)")
+            if not (math.isfinite(price) and price >= 0):
+                raise ValueError(f"prices.{key} must be a finite number >= 0, got {price!r}")
+        return value
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:
@@ -98,21 +110,37 @@ class BaselineConfig(_Strict):
 
 class EvalkitConfig(_Strict):
     name: str | None = None
-    goldens: str
-    checks: str
+    goldens: str = Field(min_length=1)
+    checks: str = Field(min_length=1)
     metrics: list[str] = Field(min_length=1)
     plugins: list[str] = Field(default_factory=list)
     python_path: list[str] = Field(default_factory=lambda: ["."])
     target: TargetConfig
     judge: list[JudgeConfig] = Field(default_factory=list)
     baseline: BaselineConfig | None = None
-    require_baseline: bool = False
-    output: str | None = None
-    seed: int = 42
-    n_resamples: int = Field(default=10_000, ge=1)
-    concurrency: int = Field(default=1, ge=1)
-    rate_limit: float | None = Field(default=None, gt=0)
-    case_timeout_s: float | None = Field(default=None, gt=0)
+    require_baseline: bool = Field(default=False, strict=True)
+    output: str | None = Field(default=None, min_length=1)
+    seed: int = Field(default=42, ge=0, strict=True)
+    n_resamples: int = Field(default=10_000, ge=1, le=MAX_RESAMPLES, strict=True)
+    concurrency: int = Field(default=1, ge=1, le=MAX_CONCURRENCY, strict=True)
+    rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    case_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, value: str | None) -> str | None:
+        from evalkit.github.baseline import validate_config_name
+
+        if value is None:
+            return value
+        try:
+            validate_config_name(value)
+        except ConfigError:
+            raise ValueError(
+                f"name {value!r} must be 1-100 letters, digits, '.', '_' or '-', starting with a "
+                "letter or digit (it names the run artefact file and the PR comment)"
+            ) from None
+        return value
 
     @field_validator("judge", mode="before")
     @classmethod

@@ -29,7 +29,13 @@ _PLACEHOLDER = "{{%s}}"
 def import_plugins(config: LoadedConfig) -> None:
     """Put the config's python_path on sys.path and import its plugin modules."""
     for entry in config.model.python_path:
-        folder = str(config.resolve(entry).resolve())
+        resolved = config.resolve(entry).resolve()
+        if not resolved.is_dir():
+            raise ConfigError(
+                f"{config.path}: python_path entry {entry!r} ({resolved}) is not a folder; "
+                "fix the path or remove the entry"
+            )
+        folder = str(resolved)
         if folder not in sys.path:
             sys.path.insert(0, folder)
     for module in config.model.plugins:
