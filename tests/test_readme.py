@@ -101,3 +101,34 @@ def test_yaml_blocks_are_valid() -> None:
 def test_example_config_referenced_by_readme_exists() -> None:
     for rel in re.findall(r"examples/[\w/.-]+\.(?:yaml|jsonl|py)", README):
         assert (REPO / rel).exists(), rel
+
+
+def _config_keys(model: Any, prefix: str = "") -> Iterator[str]:
+    """Every key path of the evalkit.yaml models (``target.http.url``, ``judge[].model``)."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    for name, field in model.model_fields.items():
+        path = f"{prefix}{name}"
+        yield path
+        nested = [
+            arg
+            for arg in (field.annotation, *get_args(field.annotation))
+            for arg in (arg, *get_args(arg))
+            if isinstance(arg, type) and issubclass(arg, BaseModel)
+        ]
+        for sub in dict.fromkeys(nested):
+            is_list = "list" in str(field.annotation)
+            yield from _config_keys(sub, f"{path}[]." if is_list else f"{path}.")
+
+
+def test_readme_documents_every_config_key() -> None:
+    table = README.split("### Every `evalkit.yaml` key", 1)[1].split("\n### ", 1)[0]
+    documented = set(re.findall(r"^\| `([^`]+)`(?: / `([^`]+)`)?", table, re.M))
+    flat = {key for pair in documented for key in pair if key}
+    keys = list(_config_keys(EvalkitConfig))
+    assert len(keys) > 30
+    # A block (target, baseline) is documented through its keys.
+    missing = [k for k in keys if k not in flat and not any(f.startswith(k + ".") for f in flat)]
+    assert missing == [], missing
