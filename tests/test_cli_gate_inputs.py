@@ -444,3 +444,32 @@ def test_config_values_that_would_be_silently_misread_are_refused(
     (project / "evalkit.yaml").write_text(CONFIG.replace("n_resamples: 500\n", "") + line + "\n")
     assert (project / "evalkit.yaml").read_text().splitlines()[5] == line
     one_line_error(evalkit("gate", "--candidate", "full.json", cwd=project), 2, *needles)
+
+
+TREC = Path(__file__).resolve().parents[1] / "examples" / "trec"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [("--concurrency", "4"), ("--resume",), ("--shard", "1/2"), ("--config", "other.yaml")],
+)
+def test_target_flags_are_refused_when_scoring_a_trec_file(
+    tmp_path: Path, extra: tuple[str, ...]
+) -> None:
+    args = ("--trec-run", str(TREC / "run.txt"), "--qrels", str(TREC / "qrels.txt"))
+    result = evalkit("run", *args, "--metrics", "ndcg@10", "--out", "t.json", *extra, cwd=tmp_path)
+    one_line_error(result, 2, extra[0], "--trec-run")
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_relevance_level_without_a_trec_file_is_refused(project: Path) -> None:
+    before = digests(project)
+    result = evalkit("run", "--relevance-level", "2", "--out", "r.json", cwd=project)
+    one_line_error(result, 2, "--relevance-level", "--trec-run")
+    assert digests(project) == before
+
+
+def test_power_names_both_files_when_they_cannot_be_paired(project: Path) -> None:
+    derive(project, "other.json", lambda d: [r.update(id="z" + r["id"]) for r in d["rows"]])
+    result = evalkit("power", "full.json", "other.json", "--n-sim", "10", cwd=project)
+    one_line_error(result, 2, "full.json vs other.json")

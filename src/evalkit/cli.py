@@ -199,13 +199,33 @@ def run(
     """
     import math
 
+    from evalkit.errors import ConfigError
+
     if trec_run is not None or qrels is not None:
+        # Scoring a file runs no target: a target flag here would be silently ignored.
+        for flag, given in (
+            ("--config", config != Path("evalkit.yaml")),
+            ("--concurrency", concurrency is not None),
+            ("--rate-limit", rate_limit is not None),
+            ("--case-timeout", case_timeout is not None),
+            ("--resume", resume),
+            ("--shard", shard is not None),
+            ("--judge-cache-only", judge_cache_only),
+        ):
+            if given:
+                raise ConfigError(
+                    f"{flag} applies to running a target; scoring a TREC run "
+                    f"(--trec-run/--qrels) runs none: drop {flag}"
+                )
         _score_trec(trec_run, qrels, metrics, out, relevance_level)
         return
     if metrics is not None:
-        from evalkit.errors import ConfigError
-
         raise ConfigError("--metrics goes with --trec-run; a target run takes its from the config")
+    if relevance_level != 1:
+        raise ConfigError(
+            "--relevance-level goes with --trec-run; a target run's metrics take their "
+            "parameters from the config"
+        )
 
     from evalkit.artifact import write_artifact
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
@@ -485,7 +505,7 @@ def power(
 ) -> None:
     """How large a true change this eval detects, and how often (simulated and analytic)."""
     from evalkit.artifact import read_artifact
-    from evalkit.errors import ConfigError
+    from evalkit.errors import ConfigError, InputError
     from evalkit.significance import power_table
 
     chosen: list[float] | None = None
@@ -505,16 +525,21 @@ def power(
             f"than {MAX_SIMULATED_CASES:,}; lower --n-sim, or pass --n-sim 0 for the analytic "
             "figures only"
         )
-    table = power_table(
-        a.result,
-        None if b is None else b.result,
-        metric=metric,
-        effects=chosen,
-        n=n,
-        alpha=alpha,
-        n_sim=n_sim,
-        seed=seed,
-    )
+    try:
+        table = power_table(
+            a.result,
+            None if b is None else b.result,
+            metric=metric,
+            effects=chosen,
+            n=n,
+            alpha=alpha,
+            n_sim=n_sim,
+            seed=seed,
+        )
+    except InputError as exc:
+        # The statistics name runs; two artefacts of one config share a run name.
+        files = str(artefact) if baseline is None else f"{artefact} vs {baseline}"
+        raise type(exc)(f"{files}: {exc}") from None
     typer.echo(
         f"{metric}: n = {table.n} cases, σ_d = {table.sd_diff:.4g} ({table.sd_source}), "
         f"alpha = {table.alpha:g}"
