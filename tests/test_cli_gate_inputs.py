@@ -298,12 +298,13 @@ def test_a_candidate_row_missing_a_checked_value_is_named(project: Path) -> None
 # ------------------------------------------------------------------------- messages
 
 
-def test_compare_of_runs_with_no_shared_case_names_both_files(project: Path) -> None:
-    def other_set(doc: dict[str, Any]) -> None:
-        for row in doc["rows"]:
-            row["id"] = "z" + row["id"]
+def prefix_ids(doc: dict[str, Any]) -> None:
+    for row in doc["rows"]:
+        row["id"] = "z" + row["id"]
 
-    derive(project, "other.json", other_set)
+
+def test_compare_of_runs_with_no_shared_case_names_both_files(project: Path) -> None:
+    derive(project, "other.json", prefix_ids)
     result = evalkit("compare", "full.json", "other.json", cwd=project)
     one_line_error(result, 2, "full.json", "other.json", "share no case")
     assert "'plain'" not in result.stderr
@@ -470,6 +471,57 @@ def test_relevance_level_without_a_trec_file_is_refused(project: Path) -> None:
 
 
 def test_power_names_both_files_when_they_cannot_be_paired(project: Path) -> None:
-    derive(project, "other.json", lambda d: [r.update(id="z" + r["id"]) for r in d["rows"]])
+    derive(project, "other.json", prefix_ids)
     result = evalkit("power", "full.json", "other.json", "--n-sim", "10", cwd=project)
     one_line_error(result, 2, "full.json vs other.json")
+
+
+# ------------------------------------------------------------------------- sweep: artefacts
+
+
+def _set_metric_field(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        doc["metrics"]["ndcg@10"][field] = value
+
+    return change
+
+
+def _first_row(field: str, value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        doc["rows"][0][field] = value
+
+    return change
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        (lambda d: d.update(schema_version=True), ("schema_version", "True")),
+        (
+            lambda d: d["goldens"]["cases"].update(a=5),
+            ("goldens.cases['a']", "fingerprint string"),
+        ),
+        (_first_row("latency_ms", -5), ("case 'a'", "latency_ms")),
+        (_set_metric_field("kind", "aggregate"), ("'ndcg@10'", "kind 'aggregate'", "re-run")),
+        (_set_metric_field("fingerprint", "0000"), ("'ndcg@10'", "another definition")),
+    ],
+)
+def test_a_doctored_candidate_is_refused_with_what_is_wrong(
+    project: Path, change: Callable[[dict[str, Any]], None], needles: tuple[str, ...]
+) -> None:
+    derive(project, "cand.json", change)
+    refused(project, "gate", "--candidate", "cand.json", needles=("cand.json", *needles))
+
+
+def test_a_malformed_metric_in_the_config_is_reported_at_its_line(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "\n  - recall@1\n  - ndcg@10\n  - ndcg@0")
+    )
+    result = evalkit("gate", "--candidate", "full.json", cwd=project)
+    one_line_error(result, 2, "evalkit.yaml:6:", "ndcg@0")
+
+
+def test_a_check_on_a_metric_the_config_lacks_names_the_check_line(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(CONFIG.replace("[recall@1, ndcg@10]", "[recall@1]"))
+    result = evalkit("gate", "--candidate", "full.json", cwd=project)
+    one_line_error(result, 2, "checks.yaml:6:", "no_regression", "'ndcg@10'", "evalkit.yaml")

@@ -399,6 +399,8 @@ def _parse_row(
         metrics[k] = float(v)
     output = _opt(doc, "output", dict, w)
     latency = _opt(doc, "latency_ms", (int, float), w)
+    if latency is not None and not (math.isfinite(latency) and latency >= 0):
+        raise ArtifactError(f"{w}: latency_ms must be a finite number >= 0, got {latency!r}")
     meta = _opt(doc, "meta", dict, w) or {}
     error = _opt(doc, "error", str, w)
     truncated = bool(_opt(doc, "truncated", bool, w))
@@ -424,6 +426,8 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
     if not isinstance(doc, dict):
         raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
     version = doc.get("schema_version")
+    if isinstance(version, bool) or (version is not None and not isinstance(version, int)):
+        raise ArtifactError(f"{where}: schema_version must be an integer, got {version!r}")
     if version is None:
         raise ArtifactError(f"{where}: not an evalkit run artefact (no schema_version)")
     if version != SCHEMA_VERSION:
@@ -452,6 +456,12 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
     goldens = None
     if goldens_doc is not None:
         cases = _req(goldens_doc, "cases", dict, where + ": goldens")
+        bad = [k for k, v in cases.items() if not isinstance(v, str)]
+        if bad:
+            raise ArtifactError(
+                f"{where}: goldens.cases[{bad[0]!r}] must be a fingerprint string, "
+                f"got {cases[bad[0]]!r}"
+            )
         goldens = GoldensInfo(_req(goldens_doc, "fingerprint", str, where + ": goldens"), cases)
     return RunArtifact(
         result=RunResult(_req(doc, "run_name", str, where), rows),

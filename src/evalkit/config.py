@@ -159,10 +159,16 @@ class EvalkitConfig(_Strict):
 class LoadedConfig:
     """A validated config plus where it came from (for resolving relative paths)."""
 
-    def __init__(self, model: EvalkitConfig, path: Path) -> None:
+    def __init__(self, model: EvalkitConfig, path: Path, node: yaml.Node | None = None) -> None:
         self.model = model
         self.path = path
         self.root = path.parent
+        self._node = node
+
+    def where(self, *loc: int | str) -> str:
+        """``evalkit.yaml:LINE`` of a key path such as ``("metrics", 2)`` (no line if unknown)."""
+        line = _line_for(self._node, loc) if self._node is not None else None
+        return f"{self.path}:{line}" if line else str(self.path)
 
     @property
     def name(self) -> str:
@@ -233,7 +239,7 @@ def load_config(path: str | Path) -> LoadedConfig:
         more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         where = f"{p}:{line}" if line else str(p)
         raise ConfigError(f"{where}: {message}{more}") from None
-    return LoadedConfig(model, p)
+    return LoadedConfig(model, p, doc.node)
 
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

@@ -106,6 +106,27 @@ def check_candidate(
         )
     for spec in checks:
         _check_metric_recorded(spec, candidate, "candidate")
+        _check_metric_current(spec, candidate)
+
+
+def _check_metric_current(spec: Any, art: RunArtifact) -> None:
+    """The candidate's numbers must come from the metric as it is defined now."""
+    from evalkit.artifact import metric_info
+
+    recorded = art.metrics[spec.metric]
+    now = metric_info(spec.metric)
+    if recorded.kind != now.kind:
+        raise ArtifactError(
+            f"{label(art)}: check {spec.id!r}: the candidate records {spec.metric!r} as a "
+            f"metric of kind {recorded.kind!r}, but it is registered with kind {now.kind!r}; "
+            "the artefact was edited or made by other code: re-run it"
+        )
+    if recorded.fingerprint != now.fingerprint:
+        raise ArtifactError(
+            f"{label(art)}: check {spec.id!r}: {spec.metric!r} was computed with another "
+            f"definition (fingerprint {recorded.fingerprint} -> {now.fingerprint} now); "
+            "re-run the candidate with this evalkit and metric code"
+        )
 
 
 def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from evalkit._text import decode_utf8
 from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, read_artifact
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
-from evalkit.errors import ConfigError, EvalkitError, TargetError
+from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
 from evalkit.execute import RowCallback, evaluate, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
@@ -218,13 +218,18 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     register_judges(config, cache_only=cache_only)
     goldens = load_goldens(config.resolve(config.model.goldens))
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
-    resolve_metrics(config.model.metrics)
+    for index, name in enumerate(config.model.metrics):
+        try:
+            resolve_metrics([name])
+        except InputError as exc:
+            raise ConfigError(f"{config.where('metrics', index)}: metrics: {exc}") from None
     computed = set(config.model.metrics)
     for spec in checks.checks:
         if spec.metric not in computed:
             raise ConfigError(
-                f"{config.path}: check {spec.id!r} names metric {spec.metric!r}, which the "
-                f"config does not compute (metrics: {', '.join(config.model.metrics)}); add it"
+                f"{spec.source or config.path}: check {spec.id!r} names metric {spec.metric!r}, "
+                f"which {config.path} does not compute (metrics: "
+                f"{', '.join(config.model.metrics)}); add it there"
             )
     return Prepared(config, goldens, checks)
 
