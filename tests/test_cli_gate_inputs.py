@@ -525,3 +525,35 @@ def test_a_check_on_a_metric_the_config_lacks_names_the_check_line(project: Path
     (project / "evalkit.yaml").write_text(CONFIG.replace("[recall@1, ndcg@10]", "[recall@1]"))
     result = evalkit("gate", "--candidate", "full.json", cwd=project)
     one_line_error(result, 2, "checks.yaml:6:", "no_regression", "'ndcg@10'", "evalkit.yaml")
+
+
+LATENCY_CHECKS = """\
+checks:
+  - id: fast
+    metric: latency_p95
+    op: "<="
+    threshold: 100
+"""
+
+
+def test_an_answered_case_without_latency_is_not_zero_ms(project: Path) -> None:
+    (project / "checks.yaml").write_text(LATENCY_CHECKS)
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, ndcg@10, latency_p95]")
+    )
+    def unmeasured(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            row["latency_ms"] = None
+
+    derive(project, "cand.json", unmeasured)
+    refused(project, "gate", "--candidate", "cand.json", needles=("cand.json", "latency_ms"))
+
+
+def test_latency_of_retrieval_rows_that_never_measured_it_is_refused() -> None:
+    from evalkit.errors import MetricError
+    from evalkit.results import QueryResult, RunResult
+
+    rows = [QueryResult("q1", ["d1"], {}, latency_ms=None), QueryResult("q2", ["d2"], {}, 3.0)]
+    with pytest.raises(MetricError, match=r"latency_p95: 1 case\(s\) have no recorded latency"):
+        RunResult("trec", rows).aggregate("latency_p95")
+    assert RunResult("trec", rows[1:]).aggregate("latency_p95") == 3.0

@@ -438,7 +438,10 @@ def _parse_row(
         return QueryResult(case_id, ids, metrics, latency_ms=latency), truncated
     response = None
     if output is not None and (ids is not None or text is not None):
-        response = TargetResponse(ids, text=text, latency_ms=latency or 0.0, meta=meta)
+        if latency is None:
+            # evalkit records every answered case's latency; none would read as 0 ms.
+            raise ArtifactError(f"{w}: an answered case needs latency_ms (a number of ms)")
+        response = TargetResponse(ids, text=text, latency_ms=latency, meta=meta)
     if response is None and error is None:
         raise ArtifactError(f"{w}: a row needs an output or an error")
     return CaseResult(case_id, response, metrics, error), truncated

@@ -141,6 +141,7 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
             f"whose metrics include {metric!r}"
         )
     if art.metrics[metric].kind != "case":
+        _check_aggregate_computable(spec, art, role)
         return
     scope = set(spec.scope) if spec.scope else None
     lacking = [
@@ -156,6 +157,25 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
             f"case(s) of the {role} that ran: {shown(lacking)}; the artefact was edited or "
             "truncated: re-run it"
         )
+
+
+def _check_aggregate_computable(spec: Any, art: RunArtifact, role: str) -> None:
+    """A whole-run aggregate must be computable from the rows that ran (else exit 2, not 1)."""
+    from evalkit.errors import MetricError
+    from evalkit.results import RunResult
+
+    scope = set(spec.scope) if spec.scope else None
+    usable = [
+        r
+        for r in art.result.per_query
+        if (scope is None or r.query_id in scope) and not getattr(r, "error", None)
+    ]
+    if not usable:
+        return  # every case failed: the run's own failure is reported (exit 3)
+    try:
+        RunResult(art.name, usable).aggregate(spec.metric)
+    except MetricError as exc:
+        raise CheckError(f"{label(art)}: check {spec.id!r} ({role}): {exc}") from None
 
 
 # ----------------------------------------------------------------------------- baseline

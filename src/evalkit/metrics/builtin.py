@@ -59,9 +59,19 @@ def _responded(rows: Sequence[Row], metric: str) -> list[Row]:
 
 def _latencies(rows: Sequence[Row], metric: str) -> list[float]:
     out: list[float] = []
+    unmeasured: list[str] = []
     for row in _responded(rows, metric):
         assert row.response is not None
+        # A retrieval row read from a TREC run has no latency: it is unknown, not 0 ms.
+        if getattr(row, "latency_ms", 0.0) is None:
+            unmeasured.append(row.query_id)
         out.append(row.response.latency_ms)
+    if unmeasured:
+        shown = ", ".join(unmeasured[:5]) + (" ..." if len(unmeasured) > 5 else "")
+        raise MetricError(
+            f"{metric}: {len(unmeasured)} case(s) have no recorded latency ({shown}); "
+            "a latency that was not measured cannot count as 0 ms"
+        )
     return out
 
 
