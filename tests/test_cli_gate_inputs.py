@@ -541,6 +541,7 @@ def test_an_answered_case_without_latency_is_not_zero_ms(project: Path) -> None:
     (project / "evalkit.yaml").write_text(
         CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, ndcg@10, latency_p95]")
     )
+
     def unmeasured(doc: dict[str, Any]) -> None:
         for row in doc["rows"]:
             row["latency_ms"] = None
