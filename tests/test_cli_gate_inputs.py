@@ -141,7 +141,8 @@ def test_a_candidate_from_another_config_is_refused(project: Path) -> None:
 
 
 def test_a_complete_fresh_candidate_still_passes(project: Path) -> None:
-    result = evalkit("gate", "--candidate", "full.json", "--baseline", "full.json", cwd=project)
+    (project / "base.json").write_bytes((project / "full.json").read_bytes())
+    result = evalkit(*AGAINST_BASE, cwd=project)
     assert result.returncode == 0, result.stderr
     assert "6/6" in result.stdout
 
@@ -193,6 +194,23 @@ def test_the_configured_file_baseline_is_held_to_the_same_rule(project: Path) ->
     derive(project, "base.json", lambda d: fail_rows(d, set(RELEVANT)))
     (project / "evalkit.yaml").write_text(CONFIG + "baseline: {path: base.json}\n")
     refused(project, "gate", "--candidate", "full.json", needles=("base.json", "failed"))
+
+
+def test_a_candidate_gated_against_itself_is_refused(project: Path) -> None:
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "full.json",
+        "--baseline",
+        "./full.json",
+        needles=("full.json", "the candidate itself"),
+    )
+
+
+def test_a_baseline_without_fingerprints_is_refused(project: Path) -> None:
+    derive(project, "base.json", lambda d: d.update(goldens=None))
+    refused(project, *AGAINST_BASE, needles=("base.json", "fingerprints"))
 
 
 def test_a_baseline_from_another_config_is_refused(project: Path) -> None:

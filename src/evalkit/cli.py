@@ -546,6 +546,7 @@ def gate(
         if stored is not None and stored.store == "file" and stored.path is not None
         else None
     )
+    chosen_baseline = baseline if baseline is not None else configured_baseline
     refuse_overwriting_inputs(
         {
             "--markdown": markdown,
@@ -558,9 +559,15 @@ def gate(
         {
             **_config_inputs(cfg),
             "candidate": candidate,
-            "baseline": baseline if baseline is not None else configured_baseline,
+            "baseline": chosen_baseline,
         },
     )
+    if candidate is not None and chosen_baseline is not None:
+        if os.path.realpath(candidate) == os.path.realpath(chosen_baseline):
+            raise InputError(
+                f"the baseline {chosen_baseline} is the candidate itself; a run compared with "
+                "itself always passes: pass the baseline made from the code you compare against"
+            )
     prepared = prepare(cfg, cache_only=judge_cache_only)
     written: Path | None = None
     if candidate is not None:

@@ -106,7 +106,6 @@ def check_candidate(
         )
     for spec in checks:
         _check_metric_recorded(spec, candidate, "candidate")
-        _check_metric_current(spec, candidate)
 
 
 def _check_metric_current(spec: Any, art: RunArtifact) -> None:
@@ -140,6 +139,8 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
             f"record (it records: {', '.join(recorded) or 'none'}); re-run it with a config "
             f"whose metrics include {metric!r}"
         )
+    if role == "candidate":
+        _check_metric_current(spec, art)
     if art.metrics[metric].kind != "case":
         _check_aggregate_computable(spec, art, role)
         return
@@ -184,7 +185,7 @@ def _check_aggregate_computable(spec: Any, art: RunArtifact, role: str) -> None:
 def check_baseline(
     baseline: RunArtifact,
     candidate: RunArtifact,
-    checks: Iterable[Any],
+    checks: Sequence[Any],
     *,
     config_name: str | None = None,
 ) -> None:
@@ -204,6 +205,11 @@ def check_baseline(
         raise ComparisonError(
             f"{where}: a {baseline.path} run cannot be the baseline of a {candidate.path} run "
             f"({label(candidate)})"
+        )
+    if baseline.goldens is None and any(spec.vs_baseline is not None for spec in checks):
+        raise ArtifactError(
+            f"{where}: the baseline records no golden-case fingerprints, so the gate cannot "
+            "tell which cases changed since it was made; make it with `evalkit run`"
         )
     base_rows = {r.query_id: r for r in baseline.result.per_query}
     changed = _changed_ids(candidate, baseline)
