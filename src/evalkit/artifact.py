@@ -205,7 +205,7 @@ def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, boo
         ids = response.ranked_ids
         truncated = len(ids) > MAX_OUTPUT_IDS
         out["ids"] = ids[:MAX_OUTPUT_IDS]
-    if response.text is not None:
+    if response.has_text:
         truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
         out["text"] = response.text[:MAX_OUTPUT_CHARS]
     return out, truncated

@@ -74,7 +74,7 @@ def _case_field(case: GoldenCase, name: str) -> Any:
     if name == "query":
         return case.query
     if name == "expected":
-        return case.expected
+        return case.expected_text
     if name == "relevant":
         return sorted(case.relevant)
     if name.startswith("context."):
