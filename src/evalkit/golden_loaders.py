@@ -47,9 +47,7 @@ CSV_RELEVANT_SEPARATOR = "|"
 Loader = Callable[[Path], GoldenSet]
 
 
-def load_goldens(
-    path: str | os.PathLike[str], loader: Loader | str | None = None
-) -> GoldenSet:
+def load_goldens(path: str | os.PathLike[str], loader: Loader | str | None = None) -> GoldenSet:
     """Load a golden set; ``loader`` overrides the choice by file extension.
 
     ``loader`` is a ``(Path) -> GoldenSet`` callable, or (as in 0.2.0) the name

@@ -50,9 +50,7 @@ class TargetResponse:
                 text = output
             else:
                 if ranked_ids is not None:
-                    raise ValueError(
-                        "TargetResponse: give the ids once, as output= or ranked_ids="
-                    )
+                    raise ValueError("TargetResponse: give the ids once, as output= or ranked_ids=")
                 ranked_ids = output
         if ranked_ids is None and text is None:
             raise ValueError("a TargetResponse needs output (ids or text), ranked_ids or text")
