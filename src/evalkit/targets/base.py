@@ -53,7 +53,9 @@ class TargetResponse:
                     raise ValueError("TargetResponse: give the ids once, as output= or ranked_ids=")
                 ranked_ids = output
         if ranked_ids is None and text is None:
-            raise ValueError("a TargetResponse needs output (ids or text), ranked_ids or text")
+            raise ValueError(
+                "a TargetResponse needs output (ids or text), or ranked_ids, text, or both"
+            )
         if isinstance(ranked_ids, str):
             raise TypeError("ranked_ids must be a sequence of ids, not a single string")
         if text is not None and not isinstance(text, str):
