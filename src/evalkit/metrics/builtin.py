@@ -74,13 +74,25 @@ def _item_sets(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]
     return out
 
 
+def _shown(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]]:
+    """Per-query item sets (top ``k``), leaving out responses that returned nothing.
+
+    A query that showed nothing cannot have shown everyone the same thing, so it
+    neither dilutes nor counts toward a share (as in paired-evalkit 0.2.0).
+    """
+    full = _item_sets(rows, metric, None)
+    windowed = full if k is None else _item_sets(rows, metric, k)
+    return [top for top, every in zip(windowed, full, strict=True) if every]
+
+
 def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     """Largest share of queries that show one same item (ids deduped per response).
 
-    Every response empty: 0.0 (no item is shown to anyone).
+    Responses that returned nothing are left out; every response empty: 0.0
+    (no item is shown to anyone).
     """
     name = "max_item_share" if k is None else f"max_item_share@{k}"
-    sets = _item_sets(rows, name, k)
+    sets = _shown(rows, name, k)
     counts: Counter[str] = Counter()
     for items in sets:
         counts.update(items)
@@ -89,14 +101,14 @@ def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     return max(counts.values()) / len(sets)
 
 
-def item_entropy(rows: Sequence[Row]) -> float:
+def item_entropy(rows: Sequence[Row], k: int | None = None) -> float:
     """Shannon entropy of how often each item is shown, divided by log(#items).
 
     1.0 when every distinct item is shown equally often, 0.0 when one item is
     all there is (or nothing is shown at all).  Counted per query, like
     :func:`max_item_share`.
     """
-    sets = _item_sets(rows, "entropy", None)
+    sets = _shown(rows, "entropy" if k is None else f"entropy@{k}", k)
     counts: Counter[str] = Counter()
     for items in sets:
         counts.update(items)
@@ -107,17 +119,23 @@ def item_entropy(rows: Sequence[Row]) -> float:
     return min(1.0, max(0.0, h / math.log(len(counts))))
 
 
-def _register_percentile(p: int) -> None:
-    def latency_percentile(rows: Sequence[Row]) -> float:
-        return nearest_rank(_latencies(rows, f"latency_p{p}"), p)
+def latency_percentile(rows: Sequence[Row], p: int) -> float:
+    """Nearest-rank ``p``-th percentile of the rows' latencies (``latency_p{p}``)."""
+    return nearest_rank(_latencies(rows, f"latency_p{p}"), p)
 
-    _builtin_aggregate(f"latency_p{p}", latency_percentile, higher_is_better=False)
+
+def _register_percentile(p: int) -> None:
+    def latency_p(rows: Sequence[Row]) -> float:
+        return latency_percentile(rows, p)
+
+    _builtin_aggregate(f"latency_p{p}", latency_p, higher_is_better=False)
 
 
 def _register_share(k: int | None) -> None:
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     share: Callable[[Sequence[Row]], float] = lambda rows: max_item_share(rows, k)  # noqa: E731
-    _builtin_aggregate(name, share, higher_is_better=False)
+    # v2: responses that returned nothing no longer count in the denominator.
+    _builtin_aggregate(name, share, higher_is_better=False, version="2")
 
 
 def latency_mean(rows: Sequence[Row]) -> float:
@@ -126,9 +144,9 @@ def latency_mean(rows: Sequence[Row]) -> float:
 
 
 def _builtin_aggregate(
-    name: str, fn: Callable[[Sequence[Row]], float], *, higher_is_better: bool
+    name: str, fn: Callable[[Sequence[Row]], float], *, higher_is_better: bool, version: str = "1"
 ) -> None:
-    define(MetricDef(name, "aggregate", fn, higher_is_better, version="1", builtin=True))
+    define(MetricDef(name, "aggregate", fn, higher_is_better, version=version, builtin=True))
 
 
 def register_builtins() -> None:
@@ -155,4 +173,4 @@ def register_builtins() -> None:
     _register_share(None)
     for k in SHARE_KS:
         _register_share(k)
-    _builtin_aggregate("entropy", item_entropy, higher_is_better=True)
+    _builtin_aggregate("entropy", item_entropy, higher_is_better=True, version="2")
