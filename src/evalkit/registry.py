@@ -354,9 +354,9 @@ def get_aggregate(name: str) -> MetricDef:
     return defn
 
 
-def resolve(name: str) -> MetricDef:
-    """0.2.0's lookup across both namespaces: the same as :func:`get_metric`."""
-    return get_metric(name)
+def resolve(name: str) -> Callable[..., float]:
+    """0.2.0's lookup across both namespaces: the registered function itself."""
+    return get_metric(name).fn
 
 
 def is_aggregate(name: str) -> bool:

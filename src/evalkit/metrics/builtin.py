@@ -74,25 +74,13 @@ def _item_sets(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]
     return out
 
 
-def _shown(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]]:
-    """Per-query item sets (top ``k``), leaving out responses that returned nothing.
-
-    A query that showed nothing cannot have shown everyone the same thing, so it
-    neither dilutes nor counts toward a share (as in paired-evalkit 0.2.0).
-    """
-    full = _item_sets(rows, metric, None)
-    windowed = full if k is None else _item_sets(rows, metric, k)
-    return [top for top, every in zip(windowed, full, strict=True) if every]
-
-
 def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     """Largest share of queries that show one same item (ids deduped per response).
 
-    Responses that returned nothing are left out; every response empty: 0.0
-    (no item is shown to anyone).
+    Every response empty: 0.0 (no item is shown to anyone).
     """
     name = "max_item_share" if k is None else f"max_item_share@{k}"
-    sets = _shown(rows, name, k)
+    sets = _item_sets(rows, name, k)
     counts: Counter[str] = Counter()
     for items in sets:
         counts.update(items)
@@ -108,7 +96,7 @@ def item_entropy(rows: Sequence[Row], k: int | None = None) -> float:
     all there is (or nothing is shown at all).  Counted per query, like
     :func:`max_item_share`.
     """
-    sets = _shown(rows, "entropy" if k is None else f"entropy@{k}", k)
+    sets = _item_sets(rows, "entropy" if k is None else f"entropy@{k}", k)
     counts: Counter[str] = Counter()
     for items in sets:
         counts.update(items)
@@ -134,8 +122,7 @@ def _register_percentile(p: int) -> None:
 def _register_share(k: int | None) -> None:
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     share: Callable[[Sequence[Row]], float] = lambda rows: max_item_share(rows, k)  # noqa: E731
-    # v2: responses that returned nothing no longer count in the denominator.
-    _builtin_aggregate(name, share, higher_is_better=False, version="2")
+    _builtin_aggregate(name, share, higher_is_better=False)
 
 
 def latency_mean(rows: Sequence[Row]) -> float:
@@ -173,4 +160,4 @@ def register_builtins() -> None:
     _register_share(None)
     for k in SHARE_KS:
         _register_share(k)
-    _builtin_aggregate("entropy", item_entropy, higher_is_better=True, version="2")
+    _builtin_aggregate("entropy", item_entropy, higher_is_better=True)

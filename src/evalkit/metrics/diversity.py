@@ -1,8 +1,8 @@
 """Diversity aggregates, importable as in paired-evalkit 0.2.0.
 
-``max_item_share`` and ``entropy`` count queries, not slots, dedupe ids within
-a response and leave out responses that returned nothing; ``top_k`` scores only
-the first k slots.  The formulas live in :mod:`evalkit.metrics.builtin`.
+``max_item_share`` and ``entropy`` count queries, not slots, and dedupe ids
+within a response; ``top_k`` scores only the first k slots.  The formulas
+live in :mod:`evalkit.metrics.builtin`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ POLARITY: Final = {"max_item_share": False, "entropy": True}
 
 
 def max_item_share(rows: Sequence[Row], top_k: int | None = None) -> float:
-    """Largest fraction of (non-empty) responses in which one same item appears."""
+    """Largest fraction of queries whose response shows one same item."""
     return _share(rows, top_k)
 
 
