@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,7 +46,7 @@ class GoldenCase:
     id: str
     query: str
     relevant: frozenset[str] = frozenset()
-    expected: str | frozenset[str] | None = None
+    expected: str | AbstractSet[str] | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
     grades: Mapping[str, int] = field(default_factory=dict)
 
