@@ -25,6 +25,7 @@ from evalkit.errors import (
     UnknownMetricError,
 )
 from evalkit.execute import evaluate
+from evalkit.exit_codes import ExitCode
 from evalkit.golden_loaders import load_goldens
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
@@ -115,6 +116,7 @@ __all__ = [
     "DEFAULT_METRICS",
     "Doc",
     "EvalkitError",
+    "ExitCode",
     "GateReport",
     "GoldenCase",
     "GoldenError",

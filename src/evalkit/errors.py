@@ -27,19 +27,32 @@ metric a run did not compute were ``KeyError`` exceptions, and asking a text res
 for ranked ids raised ``TargetError``.  An ``except`` clause written for either
 release catches the same failures.
 
+Each class carries the CLI exit code it ends with (``exit_code``, an
+:class:`evalkit.exit_codes.ExitCode`): 2 for an ``InputError``, 3 for a
+``RuntimeFailure``.
+
 Messages are one line, name the culprit (file, line, case, metric) and say how
 to fix it where there is a fix.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from evalkit.exit_codes import ExitCode
+
 
 class EvalkitError(Exception):
     """Base of every error evalkit raises deliberately."""
 
+    #: The process exit code this error ends the CLI or the Action with.
+    exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
+
 
 class InputError(EvalkitError, ValueError):
     """Input the user can correct: files, names, arguments."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.INPUT
 
 
 class MetricError(InputError):
@@ -101,6 +114,8 @@ class ConfigError(InputError):
 
 class RuntimeFailure(EvalkitError, RuntimeError):
     """Something outside evalkit failed while running."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
 
 
 class TargetError(RuntimeFailure):
