@@ -74,11 +74,23 @@ class JudgeConfig(_Strict):
     cache_path: str | None = ".evalkit/judge-cache.json"
     # USD per million tokens, {"input": …, "output": …}: adds cost to each row's meta.
     prices: dict[str, float] | None = None
+    # "openai": any OpenAI-compatible chat completions server (metrics/judge_providers.py).
+    provider: Literal["anthropic", "openai"] = "anthropic"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_version: str | None = None
+    rate_limit_wait_s: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:
         if (self.rubric is None) == (self.rubric_file is None):
             raise ValueError("give exactly one of 'rubric' or 'rubric_file'")
+        if self.provider == "anthropic":
+            from evalkit.metrics.judge_providers import WIRE_SETTINGS
+
+            wire = [key for key in WIRE_SETTINGS if getattr(self, key) is not None]
+            if wire:
+                raise ValueError(f"{wire[0]} applies to provider 'openai' only")
         return self
 
 

@@ -45,7 +45,7 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
@@ -57,13 +57,15 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
         else:
             rubric = judge.rubric or ""
         cache = config.resolve(judge.cache_path) if judge.cache_path else None
-        grader = LLMJudge(
+        grader = build_judge(
+            judge.provider,
             rubric=rubric,
             model=judge.model,
             scale=judge.scale,
             cache_path=cache,
             cache_only=cache_only,
             prices=judge.prices,
+            wire={key: getattr(judge, key) for key in WIRE_SETTINGS},
         )
         register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
 

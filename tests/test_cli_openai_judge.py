@@ -1,0 +1,111 @@
+"""`provider: openai` in evalkit.yaml: `evalkit run` grades through a loopback Chat
+Completions server, replays offline with --judge-cache-only, and bad settings exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakes.openai_server import FakeOpenAI, grade
+
+TARGET = """
+from evalkit import CallableTarget
+
+ANSWERS = {"a": "Paris", "b": "I do not know"}
+
+
+def make_target():
+    return CallableTarget(lambda case: ANSWERS[case.id], name="qa-bot")
+"""
+
+GOLDENS = (
+    '{"id": "a", "query": "Capital of France?", "expected": "Paris"}\n'
+    '{"id": "b", "query": "Capital of Italy?", "expected": "Rome"}\n'
+)
+
+CHECKS = """\
+checks:
+  - id: helpful_enough
+    metric: helpfulness
+    op: ">="
+    threshold: 1.0
+"""
+
+CONFIG = """\
+goldens: goldens.jsonl
+checks: checks.yaml
+metrics: [helpfulness, exact_match]
+target:
+  python: "qa_target:make_target"
+judge:
+  metric: helpfulness
+  provider: openai
+  base_url: {base_url}
+  model: gpt-test-judge
+  rubric: "5 if the answer matches the expected answer, 1 if it is wrong."
+  cache_path: cache/judge.json
+  prices: {{input: 1.0, output: 5.0}}
+"""
+
+
+@pytest.fixture
+def api() -> Iterator[FakeOpenAI]:
+    def by_answer(request: dict[str, object]) -> object:
+        return grade(1, "wrong") if "I do not know" in json.dumps(request) else grade(5, "ok")
+
+    with FakeOpenAI(responder=by_answer) as server:
+        yield server
+
+
+@pytest.fixture
+def project(tmp_path: Path, api: FakeOpenAI) -> Path:
+    (tmp_path / "qa_target.py").write_text(TARGET)
+    (tmp_path / "goldens.jsonl").write_text(GOLDENS)
+    (tmp_path / "checks.yaml").write_text(CHECKS)
+    (tmp_path / "evalkit.yaml").write_text(CONFIG.format(base_url=api.openai_base_url))
+    return tmp_path
+
+
+def evalkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "OPENAI_API_KEY": "test", "NO_COLOR": "1", "COLUMNS": "200"}
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_run_grades_through_chat_completions_and_replays(api: FakeOpenAI, project: Path) -> None:
+    result = evalkit("run", "--out", "run.json", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert len(api.completion_requests) == 2
+    doc = json.loads((project / "run.json").read_text())
+    rows = {row["id"]: row for row in doc["rows"]}
+    assert rows["a"]["metrics"] == {"helpfulness": 5.0, "exact_match": 1.0}
+    assert rows["b"]["metrics"] == {"helpfulness": 1.0, "exact_match": 0.0}
+    assert rows["a"]["meta"]["helpfulness_cost_usd"] == pytest.approx((150 + 25 * 5) / 1e6)
+    replay = evalkit("gate", "--judge-cache-only", cwd=project)
+    assert replay.returncode == 0, replay.stderr
+    assert len(api.completion_requests) == 2
+
+
+def test_a_wire_setting_on_the_anthropic_provider_is_refused_with_its_line(
+    project: Path,
+) -> None:
+    config = project / "evalkit.yaml"
+    config.write_text(config.read_text().replace("  provider: openai\n", ""))
+    result = evalkit("run", "--out", "x.json", cwd=project)
+    assert result.returncode == 2
+    assert "evalkit.yaml:" in result.stderr
+    assert "base_url applies to provider 'openai' only" in result.stderr
+    assert "Traceback" not in result.stderr
