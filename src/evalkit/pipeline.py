@@ -208,6 +208,7 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
     goldens = load_goldens(config.resolve(config.model.goldens))
+    _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     resolve_metrics(config.model.metrics)
     computed = set(config.model.metrics)
@@ -218,6 +219,20 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
                 f"config does not compute (metrics: {', '.join(config.model.metrics)}); add it"
             )
     return Prepared(config, goldens, checks)
+
+
+def _judges(config: LoadedConfig) -> list[tuple[str, int]]:
+    return [(judge.metric, judge.scale) for judge in config.model.judge]
+
+
+def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
+    """The judge-human agreement aggregates (metrics/judge_agreement.py), for each judge."""
+    if config.model.judge:
+        from evalkit.metrics.judge_agreement import register_judge_agreement
+
+        register_judge_agreement(
+            _judges(config), goldens, config.model.metrics, where=str(config.path)
+        )
 
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
@@ -293,6 +308,12 @@ def gate(
 ) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
+    if cfg.judge:
+        from evalkit.metrics.judge_agreement import agreement_notes
+
+        rows = candidate.result.per_query
+        agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
+        notes = (*notes, *agreed)
     return evaluate_gate(
         checks.checks,
         candidate,
