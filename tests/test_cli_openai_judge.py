@@ -109,3 +109,57 @@ def test_a_wire_setting_on_the_anthropic_provider_is_refused_with_its_line(
     assert "evalkit.yaml:" in result.stderr
     assert "base_url applies to provider 'openai' only" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --- judge-human agreement: a threshold check on it, and the report line ----------------
+
+HUMAN = {"a": 5, "b": 1, "c": 4, "d": 2}  # the judge gives 5 1 5 1: κ = 12/13, by hand
+
+AGREE_TARGET = """
+from evalkit import CallableTarget
+
+ANSWERS = {"a": "Paris", "b": "I do not know", "c": "Berlin", "d": "I do not know"}
+
+
+def make_target():
+    return CallableTarget(lambda case: ANSWERS[case.id], name="qa-bot")
+"""
+
+AGREE_CONFIG = CONFIG.replace("goldens.jsonl", "goldens.yaml").replace(
+    "exact_match]", "judge_agreement_kappa]"
+)
+
+AGREE_CHECKS = """\
+checks:
+  - id: judge_trusted
+    metric: judge_agreement_kappa
+    op: ">="
+    threshold: {threshold}
+"""
+
+
+def agreement_project(tmp_path: Path, api: FakeOpenAI, threshold: float) -> Path:
+    (tmp_path / "qa_target.py").write_text(AGREE_TARGET)
+    lines = [
+        f"- {{id: {cid}, query: 'question {cid}?', expected: x, human_grade: {g}}}"
+        for cid, g in HUMAN.items()
+    ]
+    (tmp_path / "goldens.yaml").write_text("\n".join(lines) + "\n")
+    (tmp_path / "checks.yaml").write_text(AGREE_CHECKS.format(threshold=threshold))
+    (tmp_path / "evalkit.yaml").write_text(AGREE_CONFIG.format(base_url=api.openai_base_url))
+    return tmp_path
+
+
+def test_gate_passes_and_reports_the_agreement(api: FakeOpenAI, tmp_path: Path) -> None:
+    root = agreement_project(tmp_path, api, threshold=0.9)
+    result = evalkit("gate", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "judge_trusted" in result.stdout
+    assert "judge-human agreement on 4 case(s)" in result.stdout
+    assert "0.92" in result.stdout
+
+
+def test_gate_blocks_when_the_judge_disagrees_with_people(api: FakeOpenAI, tmp_path: Path) -> None:
+    root = agreement_project(tmp_path, api, threshold=0.95)
+    result = evalkit("gate", cwd=root)
+    assert result.returncode == 1, result.stdout + result.stderr

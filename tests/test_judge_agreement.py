@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from evalkit import registry
@@ -20,7 +13,6 @@ from evalkit.metrics.judge_agreement import (
 )
 from evalkit.results import CaseResult
 from evalkit.targets.base import TargetResponse
-from fakes.openai_server import FakeOpenAI, grade
 
 HUMAN = {"a": 5, "b": 1, "c": 4, "d": 2}
 JUDGE = {"a": 5.0, "b": 1.0, "c": 5.0, "d": 1.0}
@@ -116,88 +108,3 @@ def test_notes_say_when_agreement_is_undefined() -> None:
     )
     assert "judge-human agreement not computed" in note
     assert "same grade" in note
-
-
-# --- end to end: evalkit gate with a threshold on the agreement -----------------------------
-
-TARGET = """
-from evalkit import CallableTarget
-
-ANSWERS = {"a": "Paris", "b": "I do not know", "c": "Berlin", "d": "I do not know"}
-
-
-def make_target():
-    return CallableTarget(lambda case: ANSWERS[case.id], name="qa-bot")
-"""
-
-CONFIG = """\
-goldens: goldens.yaml
-checks: checks.yaml
-metrics: [helpfulness, judge_agreement_kappa]
-target:
-  python: "qa_target:make_target"
-judge:
-  metric: helpfulness
-  provider: openai
-  base_url: {base_url}
-  model: gpt-test-judge
-  rubric: "5 if the answer matches the expected answer, 1 if it is wrong."
-  cache_path: cache/judge.json
-"""
-
-CHECKS = """\
-checks:
-  - id: judge_trusted
-    metric: judge_agreement_kappa
-    op: ">="
-    threshold: {threshold}
-"""
-
-
-@pytest.fixture
-def api() -> Iterator[FakeOpenAI]:
-    def by_answer(request: dict[str, object]) -> object:
-        return grade(1, "wrong") if "I do not know" in json.dumps(request) else grade(5, "ok")
-
-    with FakeOpenAI(responder=by_answer) as server:
-        yield server
-
-
-def project(tmp_path: Path, api: FakeOpenAI, threshold: float) -> Path:
-    (tmp_path / "qa_target.py").write_text(TARGET)
-    lines = [
-        f"- {{id: {cid}, query: 'question {cid}?', expected: x, human_grade: {g}}}"
-        for cid, g in HUMAN.items()
-    ]
-    (tmp_path / "goldens.yaml").write_text("\n".join(lines) + "\n")
-    (tmp_path / "checks.yaml").write_text(CHECKS.format(threshold=threshold))
-    (tmp_path / "evalkit.yaml").write_text(CONFIG.format(base_url=api.openai_base_url))
-    return tmp_path
-
-
-def evalkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_API_KEY": "test", "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_gate_passes_and_reports_the_agreement(api: FakeOpenAI, tmp_path: Path) -> None:
-    root = project(tmp_path, api, threshold=0.9)
-    result = evalkit("gate", cwd=root)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "judge_trusted" in result.stdout
-    assert "judge-human agreement on 4 case(s)" in result.stdout
-    assert "0.92" in result.stdout
-
-
-def test_gate_blocks_when_the_judge_disagrees_with_people(api: FakeOpenAI, tmp_path: Path) -> None:
-    root = project(tmp_path, api, threshold=0.95)
-    result = evalkit("gate", cwd=root)
-    assert result.returncode == 1, result.stdout + result.stderr
