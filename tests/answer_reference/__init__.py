@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 
 def normalize(s: str) -> str:
     s = s.lower()
-    s = "".join(ch for ch in s if ch not in set(string.punctuation))
+    exclude = set(string.punctuation)
+    s = "".join(ch for ch in s if ch not in exclude)
     s = re.sub(r"\b(a|an|the)\b", " ", s)
     return " ".join(s.split())
 
