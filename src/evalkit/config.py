@@ -32,6 +32,8 @@ class HttpTargetConfig(_Strict):
     extract: str
     timeout_s: float = Field(default=30.0, gt=0)
     meta_keys: list[str] = Field(default_factory=list)
+    # Total seconds to spend waiting out 429 Retry-After replies (0: a 429 fails).
+    rate_limit_wait_s: float = Field(default=0.0, ge=0)
 
     @field_validator("extract")
     @classmethod

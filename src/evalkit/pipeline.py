@@ -148,6 +148,7 @@ def build_http_target(
         timeout_s=http.timeout_s,
         meta_keys=tuple(http.meta_keys),
         method=http.method,
+        rate_limit_wait_s=http.rate_limit_wait_s,
     )
 
 
