@@ -4,25 +4,16 @@ Completions server, replays offline with --judge-cache-only, and bad settings ex
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cli_project import answer_target, run_evalkit
 from fakes.openai_server import FakeOpenAI, grade
 
-TARGET = """
-from evalkit import CallableTarget
-
-ANSWERS = {"a": "Paris", "b": "I do not know"}
-
-
-def make_target():
-    return CallableTarget(lambda case: ANSWERS[case.id], name="qa-bot")
-"""
+TARGET = answer_target({"a": "Paris", "b": "I do not know"})
 
 GOLDENS = (
     '{"id": "a", "query": "Capital of France?", "expected": "Paris"}\n'
@@ -73,16 +64,7 @@ def project(tmp_path: Path, api: FakeOpenAI) -> Path:
 
 
 def evalkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "OPENAI_API_KEY": "test", "NO_COLOR": "1", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_evalkit(*args, cwd=cwd, env={"OPENAI_API_KEY": "test"})
 
 
 def test_run_grades_through_chat_completions_and_replays(api: FakeOpenAI, project: Path) -> None:
@@ -115,15 +97,9 @@ def test_a_wire_setting_on_the_anthropic_provider_is_refused_with_its_line(
 
 HUMAN = {"a": 5, "b": 1, "c": 4, "d": 2}  # the judge gives 5 1 5 1: κ = 12/13, by hand
 
-AGREE_TARGET = """
-from evalkit import CallableTarget
-
-ANSWERS = {"a": "Paris", "b": "I do not know", "c": "Berlin", "d": "I do not know"}
-
-
-def make_target():
-    return CallableTarget(lambda case: ANSWERS[case.id], name="qa-bot")
-"""
+AGREE_TARGET = answer_target(
+    {"a": "Paris", "b": "I do not know", "c": "Berlin", "d": "I do not know"}
+)
 
 AGREE_CONFIG = CONFIG.replace("goldens.jsonl", "goldens.yaml").replace(
     "exact_match]", "judge_agreement_kappa]"

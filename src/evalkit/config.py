@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evalkit import _yaml
 from evalkit.errors import ConfigError
+from evalkit.metric_entries import MetricEntry
 
 
 class _Strict(BaseModel):
@@ -113,7 +114,8 @@ class EvalkitConfig(_Strict):
     name: str | None = None
     goldens: str
     checks: str
-    metrics: list[str] = Field(min_length=1)
+    # names, or {name, kind, ...parameters} declarations (evalkit/metric_entries.py)
+    metrics: list[MetricEntry] = Field(min_length=1)
     plugins: list[str] = Field(default_factory=list)
     python_path: list[str] = Field(default_factory=lambda: ["."])
     target: TargetConfig

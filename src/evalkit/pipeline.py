@@ -19,6 +19,7 @@ from evalkit.errors import ConfigError, EvalkitError, TargetError
 from evalkit.execute import RowCallback, evaluate, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
 
@@ -208,6 +209,7 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
 
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
+    register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
     goldens = load_goldens(config.resolve(config.model.goldens))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())

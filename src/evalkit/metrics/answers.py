@@ -36,6 +36,7 @@ case; it is never scored 0.  An empty string is an answer, and scores as one.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -75,6 +76,7 @@ __all__ = [
     "RegexMatch",
     "TokenF1",
     "build_answer_metric",
+    "check_declaration",
     "register_answer_builtins",
     "register_answer_metric",
 ]
@@ -460,6 +462,31 @@ def build_answer_metric(kind: str, params: Mapping[str, Any], where: str = "") -
         raise MetricError(f"{prefix}{kind}: bad parameters {sorted(params)}: {exc}") from None
     except MetricError as exc:
         raise MetricError(f"{prefix}{exc}") from None
+
+
+def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """Validate a config entry ``{name, kind, **params}``; return its parts.
+
+    Everything that can be checked without reading files is checked here (kind,
+    parameter names, the regular expression); a schema file is read when the
+    metric is built.  Raises :class:`MetricError` (a ``ValueError``).
+    """
+    name, kind = entry.get("name"), entry.get("kind")
+    if not isinstance(name, str) or not name.strip():
+        raise MetricError(f"a declared metric needs a 'name' (text), got {name!r}")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise MetricError(
+            f"metric {name!r}: 'kind' must be one of {', '.join(sorted(_KINDS))}, got {kind!r}"
+        )
+    params = {k: v for k, v in entry.items() if k not in ("name", "kind")}
+    if "schema_path" in params:
+        try:
+            inspect.signature(_KINDS[kind]).bind(**params)
+        except TypeError as exc:
+            raise MetricError(f"metric {name!r}: {kind}: bad parameters: {exc}") from None
+    else:
+        build_answer_metric(kind, params, f"metric {name!r}")
+    return name, kind, params
 
 
 def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
