@@ -365,12 +365,14 @@ def gate(
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
     from evalkit.artifact import read_artifact, write_artifact
     from evalkit.config import load_config
+    from evalkit.pipeline import find_baseline, prepare, to_artifact
     from evalkit.pipeline import gate as run_gate
-    from evalkit.pipeline import load_baseline, prepare, to_artifact
 
     cfg = load_config(config)
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, baseline)
     prepared = prepare(cfg, cache_only=judge_cache_only)
     if candidate is not None:
         cand = read_artifact(candidate)
@@ -378,8 +380,7 @@ def gate(
         result = _run_with_progress(prepared, concurrency=concurrency)
         cand = to_artifact(prepared, result, result.name)
         write_artifact(cand, out or cfg.output_path)
-    base = load_baseline(cfg, baseline)
-    report = run_gate(prepared, cand, base)
+    report = run_gate(prepared, cand, base, notes=() if base is not None else (where,))
     _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
     _report_failed_cases(cand)
