@@ -208,8 +208,11 @@ class FileStore:
     def fetch(self, request: FetchRequest | None = None) -> BaselineFetch:  # noqa: ARG002
         if not self.path.is_file():
             what = "is a folder" if self.path.is_dir() else "does not exist"
+            where = str(self.path)
+            if not self.path.is_absolute():
+                where += f" ({self.path.absolute()})"
             raise InputError(
-                f"{self.key}: the baseline file {self.path} {what}; fix the path, or remove "
+                f"{self.key}: the baseline file {where} {what}; fix the path, or remove "
                 "the baseline setting to run without a baseline"
             )
         check_artefact_bytes(self.path.read_bytes(), str(self.path))
