@@ -540,19 +540,25 @@ def main(argv: list[str] | None = None) -> int:
     if "--debug" in args:
         args.remove("--debug")
         debug = True
+    from evalkit._signals import handle_sigterm_like_sigint, terminated
+
+    handle_sigterm_like_sigint()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False)
     except typer.Exit as exc:
-        return int(exc.exit_code)
+        return 143 if exc.exit_code == 130 and terminated() else int(exc.exit_code)
     except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+        _err("terminated" if terminated() else "interrupted")
+        return 143 if terminated() else 130
     except Exception as exc:
         if debug:
             raise
         from evalkit.errors import InputError, RuntimeFailure
 
         usage = _usage_problem(exc)
+        if usage == "interrupted" and terminated():
+            _err("terminated")
+            return 143
         if usage is not None:
             _err(usage)
             return 130 if usage == "interrupted" else EXIT_INPUT
@@ -565,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_RUNTIME
         _err(f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)")
         return EXIT_RUNTIME
+    if code == 130 and terminated():
+        return 143
     return code if isinstance(code, int) else EXIT_OK
 
 

@@ -60,7 +60,7 @@ from evalkit.github.comment import (
     sanitize_untrusted_body,
     upsert_sticky_comment,
 )
-from evalkit.github.context import GitHubContext
+from evalkit.github.context import GitHubContext, WorkflowRunInfo
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 from evalkit.github.outputs import (
     MAX_ERROR_ANNOTATIONS,
@@ -784,6 +784,8 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     location = promoted.location
     if promoted.upload_dir is not None:
         run.outputs["baseline-path"] = run.rel(promoted.upload_dir)
+        # The name to upload under: the one fetch looks for (baseline.name / input).
+        run.outputs["baseline-name"] = settings.artifact_name
         location = run.rel(Path(promoted.location))
     detail = promoted.detail
     if promoted.upload_dir is not None:
@@ -877,6 +879,27 @@ def _post_from_dir(run: _Run, report_dir: Path) -> int:
     if wr.event != "pull_request":
         console.notice(f"the triggering run was a {wr.event or 'unknown'} event: no PR to comment")
         return run.finish(0)
+    bundles = _bundle_dirs(report_dir)
+    codes = [_post_one_bundle(run, wr, bundle) for bundle in bundles]
+    return run.finish(max(codes))
+
+
+def _bundle_dirs(report_dir: Path) -> list[Path]:
+    """The bundle in ``report_dir``, or one per config in its subfolders.
+
+    download-artifact with ``pattern: evalkit-report-*`` puts each config's bundle in a
+    folder named after its artifact.
+    """
+    if (report_dir / COMMENT_META_FILE).exists() or not report_dir.is_dir():
+        return [report_dir]
+    found = sorted(
+        d for d in report_dir.iterdir() if d.is_dir() and (d / COMMENT_META_FILE).is_file()
+    )
+    return found or [report_dir]
+
+
+def _post_one_bundle(run: _Run, wr: WorkflowRunInfo, report_dir: Path) -> int:
+    ctx, console = run.ctx, run.console
     meta, body = _read_bundle(report_dir)
     number = int(meta["pr_number"])
     config_name = str(meta["config_name"])
@@ -893,7 +916,7 @@ def _post_from_dir(run: _Run, report_dir: Path) -> int:
             "(a newer push, or a report claiming the wrong PR)",
             title="evalkit: comment refused",
         )
-        return run.finish(0)
+        return 0
     safe_body = sanitize_untrusted_body(body, config_name)
     safe_body = _with_trusted_conclusion(safe_body, config_name, wr.conclusion, wr.id)
     result = upsert_sticky_comment(
@@ -907,7 +930,7 @@ def _post_from_dir(run: _Run, report_dir: Path) -> int:
     run.out(comment=result.action, config_name=config_name)
     run.outputs["comment-url"] = result.url
     console.line(f"evalkit: PR comment {result.action}: {result.url}")
-    return run.finish(0)
+    return 0
 
 
 # -- entry points --------------------------------------------------------------------------
