@@ -24,6 +24,7 @@ from evalkit.errors import (
     UnknownMetricError,
 )
 from evalkit.execute import evaluate
+from evalkit.exit_codes import ExitCode
 from evalkit.golden_loaders import load_goldens
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
@@ -102,6 +103,7 @@ __all__ = [
     "ConfigError",
     "DEFAULT_METRICS",
     "EvalkitError",
+    "ExitCode",
     "GateReport",
     "GoldenCase",
     "GoldenError",

@@ -17,19 +17,32 @@ caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
         ├── TargetError                   a target could not produce a response
         └── JudgeError                    the LLM judge could not produce a grade
 
+Each class carries the CLI exit code it ends with (``exit_code``, an
+:class:`evalkit.exit_codes.ExitCode`): 2 for an ``InputError``, 3 for a
+``RuntimeFailure``.
+
 Messages are one line, name the culprit (file, line, case, metric) and say how
 to fix it where there is a fix.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from evalkit.exit_codes import ExitCode
+
 
 class EvalkitError(Exception):
     """Base of every error evalkit raises deliberately."""
 
+    #: The process exit code this error ends the CLI or the Action with.
+    exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
+
 
 class InputError(EvalkitError, ValueError):
     """Input the user can correct: files, names, arguments."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.INPUT
 
 
 class MetricError(InputError):
@@ -70,6 +83,8 @@ class ConfigError(InputError):
 
 class RuntimeFailure(EvalkitError, RuntimeError):
     """Something outside evalkit failed while running."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
 
 
 class TargetError(RuntimeFailure):

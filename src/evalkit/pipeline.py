@@ -9,11 +9,18 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, read_artifact
+from evalkit.artifact import (
+    GoldensInfo,
+    RunArtifact,
+    build_artifact,
+    read_artifact,
+    with_infix,
+    write_artifact,
+)
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, TargetError
 from evalkit.execute import RowCallback, evaluate, resolve_metrics
@@ -21,6 +28,9 @@ from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
+
+if TYPE_CHECKING:
+    from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
 
@@ -250,12 +260,20 @@ def run_candidate(
             close()
 
 
-def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: str) -> RunArtifact:
+def to_artifact(
+    prepared: Prepared,
+    result: RunResult[CaseResult],
+    target_name: str,
+    *,
+    shard: str | None = None,
+    truncated_ids: frozenset[str] = frozenset(),
+) -> RunArtifact:
+    """The run's artefact, with the provenance of the whole prepared eval (even for a shard)."""
     from evalkit import significance
     from evalkit.checkpoint import config_fingerprint
 
     cfg = prepared.config.model
-    art = build_artifact(
+    return build_artifact(
         result,
         cfg.metrics,
         target_name=target_name,
@@ -264,9 +282,161 @@ def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: 
         seed=cfg.seed,
         resampling_stream=getattr(significance, "RESAMPLING_STREAM", None),
         config_name=prepared.config.name,
+        config_fingerprint=config_fingerprint(cfg),
+        shard=shard,
+        truncated_ids=truncated_ids,
     )
-    art.config_fingerprint = config_fingerprint(cfg)
-    return art
+
+
+# ----------------------------------------------------------------------------- a run to a file
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What a checkpointed run is about to do, told before its first case starts."""
+
+    checkpoint: Path
+    total: int  # cases in this run (in this shard, for a sharded run)
+    done: int  # finished cases kept from the checkpoint, not run again
+    retried: int  # cases that failed in the checkpointed run and run again
+    resumed: bool  # a checkpoint with finished cases was picked up
+    resume_requested: bool
+
+    @property
+    def to_run(self) -> int:
+        return self.total - self.done
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished :func:`run_to_artifact`: the artefact and where everything went."""
+
+    artifact: RunArtifact
+    path: Path  # where the artefact was written
+    requested: Path  # where it was asked to go (OUT, or the shard's name for it)
+    checkpoint: Path  # kept while cases failed, so --resume retries only those
+    shard: ShardSpec | None
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return self.artifact.failed
+
+    @property
+    def set_aside(self) -> bool:
+        """True when failed cases sent the artefact beside ``requested`` instead."""
+        return self.path != self.requested
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_to_artifact`, with what the checkpoint kept.
+
+    Still a ``KeyboardInterrupt``, so a caller's ``except Exception`` never swallows it.
+    """
+
+    def __init__(self, checkpoint: Path, saved: int, total: int) -> None:
+        super().__init__(f"interrupted: {saved} of {total} case(s) saved in {checkpoint}")
+        self.checkpoint = checkpoint
+        self.saved = saved
+        self.total = total
+
+
+def failed_run_path(path: str | Path) -> Path:
+    """Where a failed run goes instead of ``path``: ``base.json`` -> ``base.failed.json``."""
+    return with_infix(path, "failed")
+
+
+def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False) -> Path:
+    """Write a run artefact; one with failed cases never replaces the file at ``path``.
+
+    A run with failed cases goes to :func:`failed_run_path` beside ``path`` (and
+    ``path``, perhaps a good baseline, is left as it was) unless ``allow_failed``.
+    """
+    target = Path(path)
+    if art.failed and not allow_failed:
+        target = failed_run_path(target)
+    return write_artifact(art, target)
+
+
+def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:
+    """OUT, else the config's output path (named per shard, so shards never collide)."""
+    if out is not None:
+        return out
+    default = prepared.config.output_path
+    return default if shard is None else with_infix(default, shard.slug)
+
+
+def run_to_artifact(
+    prepared: Prepared,
+    out: Path | None = None,
+    *,
+    shard: ShardSpec | None = None,
+    resume: bool = False,
+    allow_failed: bool = False,
+    on_start: Callable[[RunStart], None] | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+) -> RunOutcome:
+    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
+
+    Every finished case is appended to the checkpoint beside the output the
+    moment it finishes; ``resume=True`` keeps a matching checkpoint's finished
+    cases and runs only the rest.  The artefact lists the cases in golden-set
+    order.  A run with failed cases keeps its checkpoint and is written by
+    :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
+    :class:`RunInterrupted` with the number of cases saved.
+    """
+    from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
+    from evalkit.shards import select_shard
+
+    todo = prepared
+    if shard is not None:
+        todo = replace(prepared, goldens=select_shard(prepared.goldens, shard))
+    requested = run_output_path(prepared, out, shard)
+    identity = run_identity(
+        prepared.config.model, prepared.goldens, None if shard is None else str(shard)
+    )
+    ckpt_path = checkpoint_path(requested)
+    total = len(todo.goldens)
+    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        done = ckpt.completed
+        if on_start is not None:
+            on_start(
+                RunStart(
+                    checkpoint=ckpt_path,
+                    total=total,
+                    done=len(done),
+                    retried=len(ckpt.failed_before.keys() - done.keys()),
+                    resumed=ckpt.resumed,
+                    resume_requested=resume,
+                )
+            )
+
+        def record(index: int, row: CaseResult) -> None:
+            ckpt.append(row)
+            if on_row is not None:
+                on_row(index, row)
+
+        try:
+            fresh = run_candidate(todo, target=target, skip=list(done), on_row=record)
+        except KeyboardInterrupt:
+            # Count from the file: the signal may land between a row's write and its tally.
+            saved = read_checkpoint(ckpt_path)
+            kept = len(saved.completed) if saved is not None else 0
+            raise RunInterrupted(ckpt_path, kept, total) from None
+        new_rows = {row.case_id: row for row in fresh.per_query}
+        rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
+        result = RunResult(fresh.name, rows)
+        art = to_artifact(
+            prepared,
+            result,
+            result.name,
+            shard=identity.shard,
+            truncated_ids=frozenset(ckpt.truncated_ids),
+        )
+        path = write_run(art, requested, allow_failed=allow_failed)
+        if not art.failed:
+            ckpt.discard()
+    return RunOutcome(art, path, requested, ckpt_path, shard)
 
 
 def find_baseline(
