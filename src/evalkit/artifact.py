@@ -127,7 +127,10 @@ def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
             check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return (env_sha or None), None
+        # No git binary (the container image), or git refused: read .git directly.
+        from evalkit._gitdir import head_commit
+
+        return (head_commit(cwd) or env_sha or None), None
     return commit or env_sha, bool(status.strip())
 
 
