@@ -11,12 +11,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+import numpy as np
+
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import CheckError, EvalkitError, MetricError
 from evalkit.results import CaseResult, RunResult
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
-from evalkit.stats.power import detectable_effect
+from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
+from evalkit.stats.power import detectable_regression
 from evalkit.stats.procedures import (
     DEFAULT_GATE_METHOD,
     PROCEDURE_NAMES,
@@ -144,6 +147,8 @@ class GateReport:
     alpha_familywise: float | None
     correction: str = "none"
     notes: tuple[str, ...] = ()
+    # How alpha_familywise was obtained (estimated for this gate's decision, or a bound).
+    familywise: FamilywiseRate | None = None
 
     @property
     def blocking_failures(self) -> list[CheckVerdict]:
@@ -500,7 +505,13 @@ def _compare(
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
     if paired.diffs is not None:
-        detectable = detectable_effect(paired.diffs, alpha)
+        detectable = detectable_regression(
+            paired.diffs,
+            alpha,
+            higher_is_better=hib,
+            method=evaluator.procedure,
+            seed=options.seed,
+        )
         mde = detectable if detectable > 0 else None
     stat_warnings = warnings_for(
         n=len(paired.ids),
@@ -672,6 +683,35 @@ def _maxt(
     ]
 
 
+def _familywise(
+    checks: Sequence[Any],
+    verdicts: list[CheckVerdict],
+    options: GateOptions,
+) -> FamilywiseRate:
+    """The chance this gate fails falsely, for the decision it makes (stats.familywise)."""
+    specs = {spec.id: spec for spec in checks}
+    tested = [v for v in verdicts if v.comparison is not None]
+    case_orders = {tuple(d.case_id for d in v.comparison.deltas) for v in tested if v.comparison}
+    shared = len(case_orders) == 1
+    entries = []
+    for v in tested:
+        c = v.comparison
+        assert c is not None
+        assert v.higher_is_better is not None
+        diffs = np.array([d.delta for d in c.deltas]) if shared and c.deltas else None
+        entries.append(
+            TestedCheck(
+                diffs=diffs,
+                procedure=c.procedure,
+                alpha=float(specs[v.check_id].alpha),
+                higher_is_better=v.higher_is_better,
+                tested_value=c.tested_value,
+                corrected=v.mode == "no_significant_regression",
+            )
+        )
+    return familywise_rate(entries, options.correction, options.seed)
+
+
 def evaluate_gate(
     checks: Sequence[Any],
     candidate: RunArtifact,
@@ -691,20 +731,15 @@ def evaluate_gate(
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, evaluators, opts)
     tests = [v for v in verdicts if v.comparison is not None]
-    alpha_fw = None
-    if tests:
-        survive = 1.0
-        for v in tests:
-            assert v.comparison is not None
-            survive *= v.comparison.confidence
-        alpha_fw = 1.0 - survive
+    familywise = _familywise(checks, verdicts, opts) if tests else None
     return GateReport(
         verdicts=tuple(verdicts),
         candidate=_summary(candidate),
         baseline=_summary(baseline) if baseline is not None else None,
         goldens_diff=diff,
         n_vs_baseline_tests=len(tests),
-        alpha_familywise=alpha_fw,
+        alpha_familywise=None if familywise is None else familywise.rate,
         correction=opts.correction,
+        familywise=familywise,
         notes=(*opts.extra_notes, *notes),
     )

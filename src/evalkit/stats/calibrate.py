@@ -47,7 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.correction import holm
-from evalkit.stats.power import mde
+from evalkit.stats.power import detectable_regression, mde
 from evalkit.stats.procedures import (
     Moments,
     PermutationNull,
@@ -215,7 +215,14 @@ def realised_power(
         rows = min(2000, trials - start)
         if own:
             first = shape(rows, n, rng)
-            effect = np.array([mde(row, n, ALPHA) for row in first])
+            effect = np.array(
+                [
+                    detectable_regression(
+                        row, ALPHA, higher_is_better=True, method=procedure, n_sim=400, seed=i
+                    )
+                    for i, row in enumerate(first)
+                ]
+            )
         else:
             effect = np.full(rows, mde(sd, n, ALPHA))
         claimed.extend(effect.tolist())
