@@ -30,7 +30,7 @@ def run(name: str, values: Sequence[float] | NDArray[np.float64]) -> RunResult[Q
 
 def test_mde_is_about_two_point_eight_sigma_over_root_n() -> None:
     # Student quantiles with n - 1 df (the deciding tests estimate σ): scipy is the truth
-    from scipy import stats
+    from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
 
     expected = (stats.t.ppf(0.975, 99) + stats.t.ppf(0.8, 99)) / 10
     assert mde(1.0, 100) == pytest.approx(expected, rel=1e-9)
