@@ -14,7 +14,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evalkit.artifact import MetricInfo, RunArtifact
-from evalkit.errors import CheckError, EvalkitError, MetricError
+from evalkit.errors import CheckError, EvalkitError, InputError, MetricError
 from evalkit.exit_codes import ExitCode
 from evalkit.results import CaseResult, RunResult
 from evalkit.stats.correction import holm
@@ -27,14 +27,9 @@ from evalkit.stats.procedures import (
     RESAMPLING,
     Evaluator,
     PairedData,
-    SignFlips,
-    check_gate_method,
-    choose_procedure,
     corrected_alpha,
-    paired_data,
-    spec_resamples,
+    evaluator_for,
 )
-from evalkit.stats.stream import PURPOSE_PERMUTATION, substream
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
 Overall = Literal["pass", "warn", "fail", "error"]
@@ -462,23 +457,17 @@ def _evaluator(
     spec: Any, cand_run: RunResult[Any], base_run: RunResult[Any], options: GateOptions
 ) -> tuple[Evaluator, PairedData]:
     """The deciding procedure for this check, ready to give its interval at any level."""
-    paired, data = paired_data(cand_run, base_run, spec.metric)
-    method = check_gate_method(getattr(spec, "method", None) or DEFAULT_GATE_METHOD)
-    procedure = choose_procedure(method, paired.diffs)
-    if procedure == "bootstrap":
-        resampled = spec_resamples(paired, data, options.n_resamples, options.seed)
-        return Evaluator(procedure, paired.estimate, resampled=resampled), paired
-    if procedure == "permutation":
-        if paired.diffs is None:
-            raise MetricError(
-                f"check {spec.id!r}: method 'permutation' needs per-case values and "
-                f"{spec.metric!r} is a whole-run aggregate: use method 'bootstrap'"
-            )
-        flips = SignFlips.draw(
-            len(paired.ids), options.n_resamples, substream(options.seed, PURPOSE_PERMUTATION)
+    try:
+        return evaluator_for(
+            cand_run,
+            base_run,
+            spec.metric,
+            method=getattr(spec, "method", None) or DEFAULT_GATE_METHOD,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
         )
-        return Evaluator(procedure, paired.estimate, diffs=paired.diffs, flips=flips), paired
-    return Evaluator(procedure, paired.estimate, diffs=paired.diffs), paired
+    except InputError as exc:
+        raise MetricError(f"check {spec.id!r}: {exc}") from None
 
 
 def _tested_value(spec: Any, hib: bool) -> float:

@@ -54,7 +54,12 @@ from evalkit.stats.bootstrap import bootstrap_draws
 from evalkit.stats.compare import case_column
 from evalkit.stats.fixedpoint import to_fixed
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
-from evalkit.stats.stream import DEFAULT_CHUNK_BYTES, PURPOSE_BOOTSTRAP, substream
+from evalkit.stats.stream import (
+    DEFAULT_CHUNK_BYTES,
+    PURPOSE_BOOTSTRAP,
+    PURPOSE_PERMUTATION,
+    substream,
+)
 from evalkit.stats.tdist import t_quantile, t_two_sided_p
 
 FloatArray = NDArray[np.float64]
@@ -259,21 +264,45 @@ def _percentile_p_row(r: FloatArray, null: float, b: int) -> float:
 # ----------------------------------------------------------------------------- permutation
 
 
+#: Sign patterns held at once (float64 elements), so memory never grows with B × n.
+_FLIP_CHUNK_ELEMENTS: Final = 2**22
+
+
 @dataclass(frozen=True)
 class SignFlips:
-    """A sign-flip null shared by every row: all 2**n patterns, or B random ones."""
+    """A sign-flip null shared by every row: all 2**n patterns, or B random ones.
 
-    signs: FloatArray  # (patterns, n) of ±1
+    The random patterns are drawn in chunks from a recorded seed when projected,
+    so they are never all in memory (10,000 × 10⁵ would be 8 GB).
+    """
+
+    n: int
+    total: int
     exact: bool
+    seed: int
 
     @classmethod
     def draw(cls, n: int, n_resamples: int, gen: np.random.Generator) -> SignFlips:
-        if n <= 20 and 2**n <= n_resamples:
-            codes = np.arange(2**n, dtype=np.int64)[:, None]
-            bits = (codes >> np.arange(n, dtype=np.int64)) & 1
-            return cls(1.0 - 2.0 * bits.astype(np.float64), True)
-        flips = gen.integers(0, 2, size=(n_resamples, n), dtype=np.int64)
-        return cls(1.0 - 2.0 * flips.astype(np.float64), False)
+        exact = n <= 20 and 2**n <= n_resamples
+        seed = int(gen.integers(0, 2**63 - 1))
+        return cls(n, 2**n if exact else n_resamples, exact, seed)
+
+    def project(self, d: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """(Σ s_i d_i per row and pattern, Σ s_i per pattern)."""
+        rows = max(1, _FLIP_CHUNK_ELEMENTS // max(1, self.n))
+        gen = np.random.default_rng(self.seed)
+        sums, ones = [], []
+        for start in range(0, self.total, rows):
+            count = min(rows, self.total - start)
+            if self.exact:
+                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
+                bits = (codes >> np.arange(self.n, dtype=np.int64)) & 1
+            else:
+                bits = gen.integers(0, 2, size=(count, self.n), dtype=np.int64)
+            signs = 1.0 - 2.0 * bits.astype(np.float64)
+            sums.append(d @ signs.T)
+            ones.append(signs.sum(axis=1))
+        return np.concatenate(sums, axis=1), np.concatenate(ones)
 
 
 @dataclass(frozen=True)
@@ -288,7 +317,8 @@ class PermutationNull:
     @classmethod
     def of(cls, data: FloatArray, flips: SignFlips) -> PermutationNull:
         d = _rows(data)
-        return cls(d, flips, d @ flips.signs.T, flips.signs.sum(axis=1))
+        flipped, ones = flips.project(d)
+        return cls(d, flips, flipped, ones)
 
     def p(self, shift: FloatArray) -> FloatArray:
         """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
@@ -458,7 +488,8 @@ def choose_procedure(method: GateMethod, diffs: FloatArray | None) -> Procedure:
     if diffs is None:
         if method == "t":
             raise InputError("method 't' needs per-case values; an aggregate has none")
-        # Aggregates have no per-case values: only resampling can compare them.
+        # Aggregates have no per-case values: only resampling can compare them
+        # (a permutation request is refused by evaluator_for with the fix).
         return "permutation" if method == "permutation" else "bootstrap"
     if method == "auto":
         m = Moments.of(diffs)
@@ -568,3 +599,32 @@ def spec_resamples(
     draws = bootstrap_draws(fixed, [data], n_resamples, gen, chunk_bytes)
     aggregates: FloatArray = draws.aggregates[:, 0]
     return aggregates
+
+
+def evaluator_for(
+    a: RunLike,
+    b: RunLike,
+    metric: str,
+    *,
+    method: object = DEFAULT_GATE_METHOD,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+) -> tuple[Evaluator, PairedData]:
+    """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, ready to decide.
+
+    One owner for the gate and ``evalkit compare``: both show what this decides.
+    """
+    paired, data = paired_data(a, b, metric)
+    procedure = choose_procedure(check_gate_method(method), paired.diffs)
+    if procedure == "bootstrap":
+        resampled = spec_resamples(paired, data, n_resamples, seed)
+        return Evaluator(procedure, paired.estimate, resampled=resampled), paired
+    if procedure == "permutation":
+        if paired.diffs is None:
+            raise InputError(
+                f"method 'permutation' needs per-case values and {metric!r} is a whole-run "
+                "aggregate: use method 'bootstrap'"
+            )
+        flips = SignFlips.draw(len(paired.ids), n_resamples, substream(seed, PURPOSE_PERMUTATION))
+        return Evaluator(procedure, paired.estimate, diffs=paired.diffs, flips=flips), paired
+    return Evaluator(procedure, paired.estimate, diffs=paired.diffs), paired
