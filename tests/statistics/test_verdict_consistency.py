@@ -129,7 +129,7 @@ def brute_force_mid_p(d: FloatArray, shift: float) -> float:
             equal += 1
         elif value > observed:
             greater += 1
-    return (greater + equal / 2) / 2 ** d.shape[0]
+    return float((greater + equal / 2) / 2 ** int(d.shape[0]))
 
 
 def test_exact_permutation_p_is_brute_force_enumeration() -> None:
@@ -223,8 +223,8 @@ def test_every_gate_line_agrees_with_itself(method: str, hib: bool) -> None:
         d = generated(rng, trial)
         if d.shape[0] < 5:
             continue
-        base = rng.random(d.shape[0])
-        cand = base + d * 0.1
+        base: FloatArray = rng.random(d.shape[0])
+        cand: FloatArray = base + d * 0.1
         checks = [
             CheckSpec(
                 id="nsr",
