@@ -223,7 +223,7 @@ def test_every_gate_line_agrees_with_itself(method: str, hib: bool) -> None:
         d = generated(rng, trial)
         if d.shape[0] < 5:
             continue
-        base: FloatArray = rng.random(d.shape[0])
+        base: FloatArray = rng.random(int(d.shape[0]))
         cand: FloatArray = base + d * 0.1
         checks = [
             CheckSpec(
