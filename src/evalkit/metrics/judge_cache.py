@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._atomic import write_text_atomic
+from evalkit._bounded import loads, read_text
 from evalkit.errors import JudgeError
 
 CACHE_FORMAT = "evalkit-judge-cache"
@@ -107,7 +108,7 @@ def _parse_entry(path: Path, key: str, entry: object) -> CachedGrade:
 def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
     """Validate a cache file's text and return its entries (raises on any deviation)."""
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except ValueError as exc:
         raise _corrupt(path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}") from None
     if not isinstance(doc, dict):
@@ -172,7 +173,7 @@ class JudgeCache:
         if signature is None:
             return {}, None
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_text(self.path, encoding="utf-8")
         except FileNotFoundError:
             return {}, None
         except (OSError, UnicodeDecodeError) as exc:
