@@ -198,4 +198,3 @@ def loads(
     if deep:
         raise JsonTooDeep(f"nested deeper than {MAX_DEPTH} levels", text, _too_deep_at(text))
     return value
-

@@ -86,7 +86,7 @@ class _Loader(yaml.SafeLoader):
                     None,
                     f"aliases expand to more than {MAX_ALIAS_NODES:,} values "
                     f"(*{event.anchor} here); this looks like an alias bomb "
-                    "(\"billion laughs\"): write the values out or use fewer aliases",
+                    '("billion laughs"): write the values out or use fewer aliases',
                     event.start_mark,
                 )
             return node
