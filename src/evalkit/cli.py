@@ -90,13 +90,9 @@ def _write_reports(
 
 
 def _write_text(path: Path, text: str) -> None:
-    from evalkit.errors import ConfigError
+    from evalkit._atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from None
+    write_text_atomic(path, text)
 
 
 def _run_with_progress(prepared: Any, **kwargs: Any) -> Any:
@@ -192,6 +188,7 @@ def run(
 
         raise ConfigError("--metrics goes with --trec-run; a target run takes its from the config")
 
+    from evalkit._atomic import check_writable
     from evalkit.artifact import write_artifact
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.config import load_config
@@ -227,6 +224,7 @@ def run(
             out_path = out_path.with_name(f"{name.removesuffix(ext)}.{spec.slug}{ext}")
     identity = run_identity(cfg.model, prepared.goldens, None if spec is None else str(spec))
     ckpt_path = checkpoint_path(out_path)
+    check_writable(out_path, ckpt_path)
     total = len(todo.goldens)
     with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
         done = ckpt.completed
@@ -279,6 +277,7 @@ def _score_trec(
     relevance_level: int,
 ) -> None:
     """``evalkit run --trec-run RUN --qrels QRELS --metrics … --out FILE``."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import build_artifact, write_artifact
     from evalkit.errors import ConfigError
     from evalkit.execute import resolve_metrics
@@ -300,6 +299,7 @@ def _score_trec(
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         raise ConfigError("--metrics names no metric; e.g. --metrics ndcg@10,map@100")
+    check_writable(out)
     case_defs, _ = resolve_metrics(names)
     result = score_trec_run(
         trec_run,
@@ -325,9 +325,11 @@ def merge(
     Refuses shards of different configs, golden sets, metric definitions or
     commits, a shard given twice or missing, and duplicate or missing cases.
     """
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact, write_artifact
     from evalkit.shards import merge as merge_shards
 
+    check_writable(out)
     artefacts = [read_artifact(path) for path in shards]
     merged = merge_shards(artefacts, sources=[str(path) for path in shards])
     path = write_artifact(merged, out)
@@ -363,12 +365,16 @@ def gate(
     ] = False,
 ) -> None:
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact, write_artifact
     from evalkit.config import load_config
     from evalkit.pipeline import gate as run_gate
     from evalkit.pipeline import load_baseline, prepare, to_artifact
 
     cfg = load_config(config)
+    check_writable(
+        markdown, json_out, html, None if candidate is not None else out or cfg.output_path
+    )
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
     prepared = prepare(cfg, cache_only=judge_cache_only)
@@ -395,9 +401,11 @@ def compare(
     html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
 ) -> None:
     """Paired comparison of every metric two artefacts share (A minus B)."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.compare import compare_artifacts, render_compare_table
 
+    check_writable(html)
     cand, base = read_artifact(a), read_artifact(b)
     rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
     typer.echo(render_compare_table(rows, cand.name, base.name))
@@ -485,9 +493,11 @@ def export(
     ] = False,
 ) -> None:
     """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
 
+    check_writable(csv)
     art = read_artifact(artefact)
     path = write_csv(art.result, csv, include_output=include_output)
     typer.echo(f"wrote {path} ({len(art.result)} rows)")

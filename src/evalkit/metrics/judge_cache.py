@@ -27,7 +27,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from evalkit._atomic import write_text_atomic
+from evalkit._atomic import DiskWriteError, write_text_atomic
 from evalkit._bounded import loads, read_text
 from evalkit.errors import JudgeError
 
@@ -237,11 +237,12 @@ class JudgeCache:
                     f"{self._lock_timeout_s:g} s; another evalkit process is writing it "
                     "(if none is running, delete the lock file)"
                 ) from None
-            except OSError as exc:
+            except (OSError, DiskWriteError) as exc:
                 # The grades stay pending in memory, so the next successful write keeps them.
+                reason = exc.reason if isinstance(exc, DiskWriteError) else exc.strerror
                 raise JudgeError(
                     f"judge cache {self.path}: could not write {len(batch)} new grade(s) "
-                    f"({exc.strerror or exc}); check free space and permissions of "
+                    f"({reason or exc}); check free space and permissions of "
                     f"{self.path.parent}"
                 ) from exc
             with self._state_lock:
