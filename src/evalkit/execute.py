@@ -22,6 +22,7 @@ from typing import Any
 from evalkit import registry
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
 from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metrics.judge_guard import run_preflights
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target, TargetResponse
 
@@ -208,6 +209,8 @@ def evaluate(
         raise InputError("the golden set is empty: nothing to evaluate")
     skipped = set(skip)
     todo = [(i, c) for i, c in enumerate(cases) if c.id not in skipped]
+    if todo:  # a judge's credentials and cache are checked before any target call
+        run_preflights(d.fn for d in case_defs)
     limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
     _size_pool(target, options.concurrency)
     rows: dict[int, CaseResult] = {}

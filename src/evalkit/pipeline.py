@@ -199,10 +199,16 @@ class Prepared:
 
 
 def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
-    """Load plugins, judges, goldens and checks, and cross-validate them."""
+    """Load plugins, judges, goldens and checks, and cross-validate them.
+
+    ``cache_only`` is process-wide: it holds for every judge, including ones a
+    plugin registers itself (:mod:`evalkit.metrics.judge_guard`).
+    """
     from evalkit.checks import load_checks_file
     from evalkit.golden_loaders import load_goldens
+    from evalkit.metrics.judge_guard import set_cache_only
 
+    set_cache_only(cache_only)
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
     goldens = load_goldens(config.resolve(config.model.goldens))

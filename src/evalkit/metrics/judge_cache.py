@@ -164,7 +164,7 @@ class JudgeCache:
     def _signature(self) -> _Signature | None:
         try:
             st = self.path.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # not there (yet): no grades
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
