@@ -86,7 +86,7 @@ def rows(path: Path) -> dict[str, dict[str, object]]:
 
 def test_a_case_that_never_answers_times_out_and_the_rest_are_kept(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"block": "b"}, concurrency=2))
-    result = evalkit("run", "--out", "run.json", cwd=project)
+    result = evalkit("run", "--allow-failed", "--out", "run.json", cwd=project)
     assert result.returncode == 3, result.stderr
     assert "b: timed out after 0.3s" in result.stderr
     assert "Traceback" not in result.stderr
@@ -100,14 +100,14 @@ def test_a_case_that_never_answers_times_out_and_the_rest_are_kept(project: Path
 
 def test_every_case_timing_out_is_one_line_naming_the_first(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"block": "a,b,c"}, concurrency=3))
-    result = evalkit("run", "--out", "run.json", cwd=project)
+    result = evalkit("run", "--allow-failed", "--out", "run.json", cwd=project)
     one_line_error(result, 3, "all 3 case(s) failed", "a: timed out after 0.3s")
     assert not (project / "scored.log").exists()
 
 
 def test_a_late_answer_is_discarded_even_when_the_coordinator_is_starved(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"hog": "b"}, concurrency=1))
-    result = evalkit("run", "--out", "run.json", cwd=project)
+    result = evalkit("run", "--allow-failed", "--out", "run.json", cwd=project)
     assert result.returncode == 3, result.stderr
     got = rows(project / "run.json")
     assert got["b"]["error"] == "timed out after 0.3s"
@@ -120,6 +120,8 @@ def test_a_late_answer_is_discarded_even_when_the_coordinator_is_starved(project
 
 def test_the_command_line_deadline_overrides_the_config(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"block": "c"}, concurrency=1))
-    result = evalkit("run", "--out", "run.json", "--case-timeout", "0.2", cwd=project)
+    result = evalkit(
+        "run", "--allow-failed", "--out", "run.json", "--case-timeout", "0.2", cwd=project
+    )
     assert result.returncode == 3, result.stderr
     assert rows(project / "run.json")["c"]["error"] == "timed out after 0.2s"

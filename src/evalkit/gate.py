@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import CheckError, EvalkitError, MetricError
+from evalkit.exit_codes import ExitCode
 from evalkit.results import CaseResult, RunResult
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
@@ -139,10 +140,18 @@ class GateReport:
         return "pass"
 
     @property
-    def exit_code(self) -> int:
-        """0 pass, 1 a blocking check failed, 3 cases of the candidate run failed."""
-        verdict = self.verdict
-        return {"pass": 0, "warn": 0, "fail": 1, "error": 3}[verdict]
+    def exit_code(self) -> ExitCode:
+        """OK on pass or warn, CHECK_FAILED when a blocking check failed, RUNTIME when
+        cases of the candidate run failed."""
+        return _EXIT_CODES[self.verdict]
+
+
+_EXIT_CODES: dict[Overall, ExitCode] = {
+    "pass": ExitCode.OK,
+    "warn": ExitCode.OK,
+    "fail": ExitCode.CHECK_FAILED,
+    "error": ExitCode.RUNTIME,
+}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     import anthropic
@@ -46,6 +46,7 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body: JsonObj | None
     raw: bytes
+    query: str = ""
 
     @property
     def tools(self) -> list[JsonObj]:
@@ -213,7 +214,7 @@ class FakeAnthropic:
 
     # lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> FakeAnthropic:
+    def start(self) -> Self:
         if not self._started:
             self._thread.start()
             self._started = True
@@ -225,7 +226,7 @@ class FakeAnthropic:
             self._thread.join(timeout=5)
         self._server.server_close()
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -274,6 +275,10 @@ class FakeAnthropic:
         sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         return sent == self.api_key
 
+    def refuse(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes] | None:
+        """What the real API says to a request it cannot serve (a subclass's protocol hook)."""
+        return _refuse(request)
+
     def _next_reply(self, request: JsonObj) -> Reply:
         with self._state.lock:
             if self._state.script:
@@ -312,6 +317,7 @@ class FakeAnthropic:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body if isinstance(body, dict) else None,
                     raw=raw,
+                    query=self.path.partition("?")[2],
                 )
                 with fake._state.lock:
                     fake._state.requests.append(recorded)
@@ -324,7 +330,7 @@ class FakeAnthropic:
                         fake._state.in_flight -= 1
 
             def _answer(self, recorded: RecordedRequest) -> None:
-                refusal = _refuse(recorded)
+                refusal = fake.refuse(recorded)
                 if refusal is None and not fake._key_ok(recorded.headers):
                     refusal = _error_response(401, "authentication_error", "invalid x-api-key")
                 if refusal is not None:
