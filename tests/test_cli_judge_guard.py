@@ -74,7 +74,7 @@ CACHE = "cache/judge.json"
 
 @pytest.fixture
 def api() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic(default=grade(5, "correct"), api_key="right-key") as server:
+    with FakeAnthropic(default=grade(5, "correct"), accepted_key="right-key") as server:
         yield server
 
 

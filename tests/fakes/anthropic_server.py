@@ -197,12 +197,12 @@ class FakeAnthropic:
         *,
         default: Reply | None = None,
         responder: Callable[[JsonObj], Reply] | None = None,
-        api_key: str | None = None,
+        accepted_key: str | None = None,
     ) -> None:
         self.default = default or grade(4, "good enough")
         self.responder = responder
         # When set, any other key is refused with 401 (as the real API does).
-        self.api_key = api_key
+        self.accepted_key = accepted_key
         self._state = _State()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -270,10 +270,10 @@ class FakeAnthropic:
     # the handler -------------------------------------------------------------------------
 
     def _key_ok(self, headers: Mapping[str, str]) -> bool:
-        if self.api_key is None:
+        if self.accepted_key is None:
             return True
         sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
-        return sent == self.api_key
+        return sent == self.accepted_key
 
     def refuse(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes] | None:
         """What the real API says to a request it cannot serve (a subclass's protocol hook)."""
