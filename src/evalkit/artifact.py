@@ -127,7 +127,10 @@ def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
             check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return (env_sha or None), None
+        # No git binary (the container image), or git refused: read .git directly.
+        from evalkit._gitdir import head_commit
+
+        return (head_commit(cwd) or env_sha or None), None
     return commit or env_sha, bool(status.strip())
 
 
@@ -227,7 +230,7 @@ def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, boo
         ids = response.ranked_ids
         truncated = len(ids) > MAX_OUTPUT_IDS
         out["ids"] = ids[:MAX_OUTPUT_IDS]
-    if response.text is not None:
+    if response.has_text:
         truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
         out["text"] = response.text[:MAX_OUTPUT_CHARS]
     return out, truncated

@@ -484,12 +484,14 @@ def gate(
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
+    from evalkit.pipeline import find_baseline, prepare, to_artifact, write_run
     from evalkit.pipeline import gate as run_gate
-    from evalkit.pipeline import load_baseline, prepare, to_artifact, write_run
 
     cfg = load_config(config)
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, baseline)
     prepared = prepare(cfg, cache_only=judge_cache_only)
     written: Path | None = None
     if candidate is not None:
@@ -498,8 +500,7 @@ def gate(
         result = _run_with_progress(prepared, concurrency=concurrency)
         cand = to_artifact(prepared, result, result.name)
         written = write_run(cand, out or cfg.output_path)
-    base = load_baseline(cfg, baseline)
-    report = run_gate(prepared, cand, base)
+    report = run_gate(prepared, cand, base, notes=() if base is not None else (where,))
     with _stdout_may_close():
         _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
@@ -660,13 +661,18 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     session = _Session(debug=_debug_from_env())
+    from evalkit._signals import handle_sigterm_like_sigint, terminated
+
+    handle_sigterm_like_sigint()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
+        if exc.exit_code == ExitCode.INTERRUPTED and terminated():
+            return ExitCode.TERMINATED
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        _err("interrupted")
-        return ExitCode.INTERRUPTED
+        _err("terminated" if terminated() else "interrupted")
+        return ExitCode.TERMINATED if terminated() else ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader (`| head -1`) stopped listening: not a failure of evalkit's.
         _discard_stdout()
@@ -675,14 +681,20 @@ def main(argv: list[str] | None = None) -> int:
         if session.debug:
             traceback.print_exc()
         return _report_error(exc)
+    if code == ExitCode.INTERRUPTED and terminated():
+        return ExitCode.TERMINATED
     return int(code) if isinstance(code, int) else ExitCode.OK
 
 
 def _report_error(exc: Exception) -> ExitCode:
     """One stderr line for ``exc``, and the exit code it ends the process with."""
+    from evalkit._signals import terminated
     from evalkit.errors import EvalkitError
 
     usage = _usage_problem(exc)
+    if usage == "interrupted" and terminated():
+        _err("terminated")
+        return ExitCode.TERMINATED
     if usage is not None:
         _err(usage)
         return ExitCode.INTERRUPTED if usage == "interrupted" else ExitCode.INPUT

@@ -97,17 +97,36 @@ class JudgeConfig(_Strict):
         return self
 
 
+BaselineStoreName = Literal["artifact", "branch", "file", "none"]
+BASELINE_STORES: tuple[BaselineStoreName, ...] = ("artifact", "branch", "file", "none")
+DEFAULT_ARTIFACT_NAME = "evalkit-baseline"
+DEFAULT_BASELINE_BRANCH = "evalkit-baselines"
+
+
 class BaselineConfig(_Strict):
-    store: Literal["file", "artifact", "branch"] = "file"
+    """Where baselines live. The one place their defaults are decided (CLI and Action).
+
+    ``store`` left out means ``file`` when a ``path`` is given, else ``artifact`` (what the
+    GitHub Action keeps by default; the CLI cannot read it and says so).
+    """
+
+    store: BaselineStoreName | None = None
     path: str | None = None
-    name: str | None = None
-    branch: str = "evalkit-baselines"
+    name: str = Field(default=DEFAULT_ARTIFACT_NAME, min_length=1)
+    branch: str = Field(default=DEFAULT_BASELINE_BRANCH, min_length=1)
 
     @model_validator(mode="after")
     def _path_for_file(self) -> BaselineConfig:
         if self.store == "file" and self.path is None:
             raise ValueError("store 'file' needs a 'path' to the baseline artefact")
         return self
+
+    @property
+    def kind(self) -> BaselineStoreName:
+        """The store in effect (``store``, or the default for what is given)."""
+        if self.store is not None:
+            return self.store
+        return "file" if self.path is not None else "artifact"
 
 
 class EvalkitConfig(_Strict):
@@ -154,6 +173,50 @@ class LoadedConfig:
     @property
     def name(self) -> str:
         return self.model.name or self.path.stem
+
+    @property
+    def baseline(self) -> BaselineConfig:
+        """The baseline section with every default filled in (absent: the defaults)."""
+        return self.model.baseline or BaselineConfig()
+
+    def with_overrides(
+        self,
+        *,
+        name: str | None = None,
+        require_baseline: bool | None = None,
+        baseline_store: BaselineStoreName | None = None,
+        baseline_name: str | None = None,
+        baseline_branch: str | None = None,
+        baseline_path: str | Path | None = None,
+    ) -> LoadedConfig:
+        """A new config with the given settings replaced (None: keep the file's).
+
+        Not a mutation: the Action merges its inputs here and the result is validated
+        like the file itself, so an input cannot produce a config the file could not.
+        ``baseline_path`` relative to the config's folder, or absolute.
+        """
+        data = self.model.model_dump(exclude_unset=True)
+        if name is not None:
+            data["name"] = name
+        if require_baseline is not None:
+            data["require_baseline"] = require_baseline
+        section = dict(data.get("baseline") or {})
+        for key, value in (
+            ("store", baseline_store),
+            ("name", baseline_name),
+            ("branch", baseline_branch),
+            ("path", None if baseline_path is None else str(baseline_path)),
+        ):
+            if value is not None:
+                section[key] = value
+        if section:
+            data["baseline"] = section
+        try:
+            model = EvalkitConfig.model_validate(data)
+        except ValidationError as exc:
+            _, message = _describe(exc.errors()[0])
+            raise ConfigError(f"{self.path}: {message} (after applying the overrides)") from None
+        return LoadedConfig(model, self.path)
 
     def resolve(self, relative: str) -> Path:
         p = Path(relative).expanduser()

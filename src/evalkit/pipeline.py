@@ -87,7 +87,7 @@ def _case_field(case: GoldenCase, name: str) -> Any:
     if name == "query":
         return case.query
     if name == "expected":
-        return case.expected
+        return case.expected_text
     if name == "relevant":
         return sorted(case.relevant)
     if name.startswith("context."):
@@ -459,17 +459,27 @@ def run_to_artifact(
     return RunOutcome(art, path, requested, ckpt_path, shard)
 
 
-def load_baseline(config: LoadedConfig, override: str | Path | None) -> RunArtifact | None:
-    """The baseline artefact: an explicit path, else the config's file store, else none."""
+def find_baseline(
+    config: LoadedConfig, override: str | Path | None
+) -> tuple[RunArtifact | None, str]:
+    """(baseline or None, one sentence on where it came from or where none was found).
+
+    The store is the one evalkit.yaml names (:func:`evalkit.github.stores.open_store`, the
+    Action's too): a configured file that is missing is an input error; a GitHub store,
+    which only the Action reads, is "no baseline" with the store and where it looks.
+    """
+    from evalkit.github.baseline import FetchRequest, refuse_other_config
+    from evalkit.github.stores import open_store
+
     if override is not None:
-        return read_artifact(override)
-    base = config.model.baseline
-    if base is None or base.store != "file" or base.path is None:
-        return None
-    path = config.resolve(base.path)
-    if not path.exists():
-        return None
-    return read_artifact(path)
+        art, origin = read_artifact(override), f"baseline {override}"
+    else:
+        fetched = open_store(config).fetch(FetchRequest(config.name, config.root))
+        if fetched.path is None:
+            return None, f"no baseline: {fetched.detail}"
+        art, origin = read_artifact(fetched.path), fetched.detail
+    refuse_other_config(art, config.name, origin)
+    return art, origin
 
 
 def gate(

@@ -72,7 +72,7 @@ def phrase_list(case: GoldenCase, key: str) -> list[str] | None:
 
 def reference_answers(case: GoldenCase, metric: str) -> list[str]:
     """``expected`` followed by the ``answers`` key; none at all raises, naming the case."""
-    refs = [case.expected] if case.expected is not None else []
+    refs = [case.expected_text] if case.expected_text is not None else []
     refs.extend(phrase_list(case, ANSWERS_KEY) or [])
     if not refs:
         raise MetricError(
@@ -84,13 +84,13 @@ def reference_answers(case: GoldenCase, metric: str) -> list[str]:
 
 def answer_text(response: TargetResponse, case: GoldenCase, metric: str) -> str:
     """The response's text; a ranking-only response raises instead of scoring 0."""
-    text: object = response.text
-    if text is None:
+    if not response.has_text:
         shape = "a ranking of ids" if response.has_ids else "no text"
         raise MetricError(
             f"{metric}: case {case.id!r}: the target returned {shape}, but this metric "
             "scores a text answer; point the target's extract at the answer text"
         )
+    text: object = response.text
     if not isinstance(text, str):
         raise MetricError(
             f"{metric}: case {case.id!r}: the answer is {type(text).__name__}, not text"

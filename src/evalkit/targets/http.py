@@ -143,13 +143,26 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
     return attempts, (time.perf_counter() - start) * 1000.0
 
 
+# Lifted into ``meta`` when the body has them unless ``meta_keys=`` says otherwise:
+# the fields paired-evalkit 0.2.0 lifted by default (cost_usd feeds cost aggregates).
+DEFAULT_META_KEYS: tuple[str, ...] = (
+    "cost_usd",
+    "cache_hit",
+    "cached",
+    "model",
+    "tier",
+    "trace_id",
+)
+
+
 class HttpTarget:
     """A system under test reached over HTTP, answering JSON.
 
     For each case ``build_payload(case)`` is sent as a JSON body (with ``GET``:
     as query parameters), the reply must be a JSON object, and
     ``extract(body)`` turns it into a list of ids (best first), a ``str`` of
-    text, or a :class:`TargetResponse`.  ``meta_keys`` names top-level keys
+    text, or a :class:`TargetResponse`.  ``meta_keys`` (default
+    :data:`DEFAULT_META_KEYS`, as in 0.2.0) names top-level keys
     of the body copied into ``response.meta`` (a key the body lacks is left out,
     not set to ``None``); ``raw`` is the parsed body.
 
@@ -177,7 +190,7 @@ class HttpTarget:
         headers: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         client: httpx.Client | None = None,
-        meta_keys: Sequence[str] = (),
+        meta_keys: Sequence[str] = DEFAULT_META_KEYS,
         method: str = "POST",
         rate_limit_wait_s: float = 0.0,
         sleep: Callable[[float], None] = time.sleep,
