@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from test_cli import CHECKS, CONFIG, evalkit, one_line_error
+from cli_process import evalkit
+from test_cli import CHECKS, CONFIG, one_line_error
 
 TARGET = """
 from evalkit import CallableTarget

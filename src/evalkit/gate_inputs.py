@@ -186,8 +186,6 @@ def check_baseline(
     baseline: RunArtifact,
     candidate: RunArtifact,
     checks: Sequence[Any],
-    *,
-    config_name: str | None = None,
 ) -> None:
     """Refuse a baseline the user chose that no vs_baseline check could be paired with.
 
@@ -196,11 +194,7 @@ def check_baseline(
     is "the file you gave cannot be compared".
     """
     where = label(baseline)
-    if config_name and baseline.config_name and baseline.config_name != config_name:
-        raise ArtifactError(
-            f"{where}: the baseline was made by config {baseline.config_name!r}, but this gate "
-            f"runs config {config_name!r}; pass that config's baseline"
-        )
+    # Another config's baseline is refused where it is found (github.baseline.refuse_other_config).
     if baseline.path != candidate.path:
         raise ComparisonError(
             f"{where}: a {baseline.path} run cannot be the baseline of a {candidate.path} run "
