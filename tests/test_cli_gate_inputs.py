@@ -577,3 +577,8 @@ def test_latency_of_retrieval_rows_that_never_measured_it_is_refused() -> None:
     with pytest.raises(MetricError, match=r"latency_p95: 1 case\(s\) have no recorded latency"):
         RunResult("trec", rows).aggregate("latency_p95")
     assert RunResult("trec", rows[1:]).aggregate("latency_p95") == 3.0
+
+
+def test_no_command_names_what_is_missing(tmp_path: Path) -> None:
+    result = evalkit(cwd=tmp_path)
+    one_line_error(result, 2, "no command given", "evalkit --help")

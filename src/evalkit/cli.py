@@ -762,7 +762,8 @@ def _usage_problem(exc: BaseException) -> str | None:
     format_message = getattr(exc, "format_message", None)
     if not callable(format_message) or not hasattr(exc, "exit_code"):
         return None
-    message = " ".join(str(format_message()).split())
+    # click's "no arguments, so here is the help" error has no message of its own.
+    message = " ".join(str(format_message()).split()) or "no command given"
     ctx = getattr(exc, "ctx", None)
     command_path = getattr(ctx, "command_path", None)
     if command_path:
