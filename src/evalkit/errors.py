@@ -19,6 +19,7 @@ caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
     │   └── ConfigError                   evalkit.yaml and the environment
     └── RuntimeFailure (also RuntimeError) something outside failed
         ├── TargetError                   a target could not produce a response
+        │   └── TargetConfigError (also InputError)  a target built with bad arguments
         └── JudgeError                    the LLM judge could not produce a grade
 
 The extra bases keep code written for paired-evalkit 0.2.0 working: there
@@ -126,6 +127,13 @@ class JudgeError(RuntimeFailure):
     """The LLM judge failed to produce a valid grade."""
 
 
+class TargetConfigError(InputError, TargetError):
+    """A target built with unusable arguments (no name, a url that is not one, ...).
+
+    An input error (exit 2); also a ``TargetError``, which is what 0.2.0 raised.
+    """
+
+
 class OutputKindError(MetricError, TargetError):
     """A metric asked a response for the kind of output it does not carry.
 
@@ -149,6 +157,7 @@ __all__ = [
     "OutputKindError",
     "RegistryError",
     "RuntimeFailure",
+    "TargetConfigError",
     "TargetError",
     "UnknownCaseError",
     "UnknownMetricError",
