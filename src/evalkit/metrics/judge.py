@@ -89,6 +89,12 @@ class Grade:
     cached: bool
     usage: TokenUsage | None = None
 
+    def __getitem__(self, key: str) -> Any:
+        """``grade["score"]`` / ``["reason"]`` / ``["cached"]``: 0.2.0's dict-shaped grade."""
+        if key not in ("score", "reason", "cached"):
+            raise KeyError(key)
+        return getattr(self, key)
+
     def as_meta(self, prefix: str = "judge") -> dict[str, Any]:
         """Flat, JSON-ready fields for a row's meta (``judge_score``, ``judge_reason``, ...)."""
         meta: dict[str, Any] = {
@@ -433,6 +439,11 @@ class LLMJudge:
     def cache_hits(self) -> int:
         with self._records_lock:
             return self._cache_hits
+
+    @property
+    def cache_size(self) -> int:
+        """Grades held in the cache file (0 without one), as in 0.2.0."""
+        return 0 if self.cache is None else len(self.cache)
 
     def _record(self, key: str, grade: Grade, *, cached: bool) -> Grade:
         with self._records_lock:
