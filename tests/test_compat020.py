@@ -307,3 +307,19 @@ def test_registered_reads_as_a_list_and_as_0_2_0_snapshot() -> None:
         assert resolve("cost_sum") is cost_sum
         with pytest.raises(RegistryError, match="unknown metric 'nope'"):
             evalkit.polarity("nope")
+
+
+def test_llm_judge_takes_0_2_0_arguments_and_errors() -> None:
+    from evalkit.metrics import JudgeError, LLMJudge
+
+    with pytest.raises(JudgeError, match="no default"):
+        LLMJudge(rubric="r", model="")
+    with pytest.raises(JudgeError, match="at least 2"):
+        LLMJudge(rubric="r", model="m", scale=1)
+    plain = LLMJudge(rubric="r", model="m")
+    strict = LLMJudge(rubric="r", model="m", system="Be strict.")
+    assert plain.fingerprint != strict.fingerprint
+    case = GoldenCase(id="a", query="q", expected="x")
+    response = TargetResponse(output="y", latency_ms=1.0)
+    assert plain.cache_key(response, case) != strict.cache_key(response, case)
+    assert plain.cache_size == 0

@@ -21,6 +21,7 @@ caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
         ├── TargetError                   a target could not produce a response
         │   └── TargetConfigError (also InputError)  a target built with bad arguments
         └── JudgeError                    the LLM judge could not produce a grade
+            └── JudgeConfigError (also ConfigError)  a judge built with bad arguments
 
 The extra bases keep code written for paired-evalkit 0.2.0 working: there
 ``RegistryError`` was a ``RuntimeError``, an unknown metric or case id and a
@@ -127,6 +128,11 @@ class JudgeError(RuntimeFailure):
     """The LLM judge failed to produce a valid grade."""
 
 
+class JudgeConfigError(ConfigError, JudgeError):
+    """An LLM judge built with unusable arguments: a config error (exit 2), and the
+    ``JudgeError`` 0.2.0 raised for it."""
+
+
 class TargetConfigError(InputError, TargetError):
     """A target built with unusable arguments (no name, a url that is not one, ...).
 
@@ -150,6 +156,7 @@ __all__ = [
     "EvalkitError",
     "GoldenError",
     "InputError",
+    "JudgeConfigError",
     "JudgeError",
     "MetricError",
     "MissingMetricError",
