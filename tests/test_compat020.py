@@ -323,3 +323,15 @@ def test_llm_judge_takes_0_2_0_arguments_and_errors() -> None:
     response = TargetResponse(output="y", latency_ms=1.0)
     assert plain.cache_key(response, case) != strict.cache_key(response, case)
     assert plain.cache_size == 0
+
+
+def test_a_0_2_0_judge_cache_is_named_not_called_corrupt(tmp_path: Path) -> None:
+    from evalkit.errors import JudgeError
+    from evalkit.metrics import LLMJudge
+
+    old = tmp_path / "judge-cache.json"
+    old.write_text('{"9f2c": {"score": 4, "reason": "fine"}}')
+    judge = LLMJudge(rubric="r", model="m", cache_path=old)
+    with pytest.raises(JudgeError, match="written by paired-evalkit 0.2.0.*move it aside"):
+        _ = judge.cache_size
+    assert old.read_text() == '{"9f2c": {"score": 4, "reason": "fine"}}'  # left untouched
