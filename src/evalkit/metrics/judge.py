@@ -405,6 +405,17 @@ class LLMJudge:
                 return self._record(
                     key, Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True
                 )
+        else:
+            # Without a cache file, a grading already paid for in this process is
+            # still not paid for twice (0.2.0 kept such an in-memory cache too).
+            with self._records_lock:
+                seen = self._by_key.get(key)
+            if seen is not None:
+                return self._record(
+                    key,
+                    Grade(case.id, seen.score, seen.reason, self.model, cached=True),
+                    cached=True,
+                )
         if self.cache_only:
             raise JudgeError(
                 f"LLM judge {self.model!r}: case {case.id!r} is not in the judge cache "

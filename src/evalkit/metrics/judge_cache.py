@@ -112,8 +112,10 @@ def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
         raise _corrupt(path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}") from None
     if not isinstance(doc, dict):
         raise _corrupt(path, f"top level is {type(doc).__name__}, not an object")
-    if "format" not in doc and doc and all(
-        isinstance(v, dict) and "score" in v for v in doc.values()
+    if (
+        "format" not in doc
+        and doc
+        and all(isinstance(v, dict) and "score" in v for v in doc.values())
     ):
         # paired-evalkit 0.2.0 wrote a flat {key: {score, reason}} file at the same
         # default path; its keys hash a different prompt, so none of it can be reused.
