@@ -163,13 +163,9 @@ def _write_reports(
 
 
 def _write_text(path: Path, text: str) -> None:
-    from evalkit.errors import ConfigError
+    from evalkit._atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from None
+    write_text_atomic(path, text)
 
 
 class _Progress:
@@ -392,6 +388,7 @@ def _score_trec(
     relevance_level: int,
 ) -> None:
     """``evalkit run --trec-run RUN --qrels QRELS --metrics … --out FILE``."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import build_artifact, write_artifact
     from evalkit.errors import ConfigError
     from evalkit.execute import resolve_metrics
@@ -413,6 +410,7 @@ def _score_trec(
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         raise ConfigError("--metrics names no metric; e.g. --metrics ndcg@10,map@100")
+    check_writable(out)
     case_defs, _ = resolve_metrics(names)
     result = score_trec_run(
         trec_run,
@@ -443,10 +441,12 @@ def merge(
     commits, a shard given twice or missing, and duplicate or missing cases.
     A merged run with failed cases is written beside OUT unless --allow-failed.
     """
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.pipeline import write_run
     from evalkit.shards import merge as merge_shards
 
+    check_writable(out)
     artefacts = [read_artifact(path) for path in shards]
     merged = merge_shards(artefacts, sources=[str(path) for path in shards])
     path = write_run(merged, out, allow_failed=allow_failed)
@@ -482,14 +482,20 @@ def gate(
     ] = False,
 ) -> None:
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
+    from evalkit.pipeline import find_baseline, prepare, to_artifact, write_run
     from evalkit.pipeline import gate as run_gate
-    from evalkit.pipeline import load_baseline, prepare, to_artifact, write_run
 
     cfg = load_config(config)
+    check_writable(
+        markdown, json_out, html, None if candidate is not None else out or cfg.output_path
+    )
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, baseline)
     prepared = prepare(cfg, cache_only=judge_cache_only)
     written: Path | None = None
     if candidate is not None:
@@ -498,8 +504,7 @@ def gate(
         result = _run_with_progress(prepared, concurrency=concurrency)
         cand = to_artifact(prepared, result, result.name)
         written = write_run(cand, out or cfg.output_path)
-    base = load_baseline(cfg, baseline)
-    report = run_gate(prepared, cand, base)
+    report = run_gate(prepared, cand, base, notes=() if base is not None else (where,))
     with _stdout_may_close():
         _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
@@ -516,9 +521,11 @@ def compare(
     html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
 ) -> None:
     """Paired comparison of every metric two artefacts share (A minus B)."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.compare import compare_artifacts, render_compare_table
 
+    check_writable(html)
     cand, base = read_artifact(a), read_artifact(b)
     rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
     _say(render_compare_table(rows, cand.name, base.name))
@@ -533,10 +540,14 @@ def show(
     artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
 ) -> None:
     """Summarise a run artefact: provenance, metric values, failed cases."""
-    from evalkit.artifact import read_artifact
+    from evalkit.artifact import SCHEMA_VERSION, read_artifact
     from evalkit.compare import render_show
 
-    _say(render_show(read_artifact(artefact)))
+    art = read_artifact(artefact)
+    version = art.read_schema_version
+    how = "current" if version == SCHEMA_VERSION else f"read through migration to {SCHEMA_VERSION}"
+    _say(f"{artefact}: artefact schema_version {version} ({how})")
+    _say(render_show(art))
 
 
 @app.command()
@@ -606,9 +617,11 @@ def export(
     ] = False,
 ) -> None:
     """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
 
+    check_writable(csv)
     art = read_artifact(artefact)
     path = write_csv(art.result, csv, include_output=include_output)
     _say(f"wrote {path} ({len(art.result)} rows)")
@@ -660,13 +673,18 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = list(sys.argv[1:] if argv is None else argv)
     session = _Session(debug=_debug_from_env())
+    from evalkit._signals import handle_sigterm_like_sigint, terminated
+
+    handle_sigterm_like_sigint()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
+        if exc.exit_code == ExitCode.INTERRUPTED and terminated():
+            return ExitCode.TERMINATED
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        _err("interrupted")
-        return ExitCode.INTERRUPTED
+        _err("terminated" if terminated() else "interrupted")
+        return ExitCode.TERMINATED if terminated() else ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader (`| head -1`) stopped listening: not a failure of evalkit's.
         _discard_stdout()
@@ -675,14 +693,20 @@ def main(argv: list[str] | None = None) -> int:
         if session.debug:
             traceback.print_exc()
         return _report_error(exc)
+    if code == ExitCode.INTERRUPTED and terminated():
+        return ExitCode.TERMINATED
     return int(code) if isinstance(code, int) else ExitCode.OK
 
 
 def _report_error(exc: Exception) -> ExitCode:
     """One stderr line for ``exc``, and the exit code it ends the process with."""
+    from evalkit._signals import terminated
     from evalkit.errors import EvalkitError
 
     usage = _usage_problem(exc)
+    if usage == "interrupted" and terminated():
+        _err("terminated")
+        return ExitCode.TERMINATED
     if usage is not None:
         _err(usage)
         return ExitCode.INTERRUPTED if usage == "interrupted" else ExitCode.INPUT

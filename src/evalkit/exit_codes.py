@@ -7,6 +7,7 @@ A script (or CI) branches on these, so they never change meaning::
     2  INPUT         usage or input error (config, checks, goldens, artefact, flags)
     3  RUNTIME       runtime or infrastructure error (target down, cases failed, GitHub API)
   130  INTERRUPTED   stopped by Ctrl-C (128 + SIGINT, as shells report it)
+  143  TERMINATED    stopped by SIGTERM (``docker stop``, a cancelled job), handled like Ctrl-C
 
 Each :class:`evalkit.errors.EvalkitError` subclass carries its code as ``exit_code``,
 so no caller maps exception classes to numbers by hand.
@@ -25,3 +26,4 @@ class ExitCode(IntEnum):
     INPUT = 2
     RUNTIME = 3
     INTERRUPTED = 130
+    TERMINATED = 143

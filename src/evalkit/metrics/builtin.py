@@ -166,3 +166,6 @@ def register_builtins() -> None:
     for k in SHARE_KS:
         _register_share(k)
     _builtin_aggregate("entropy", item_entropy, higher_is_better=True)
+    from evalkit.metrics.answers import register_answer_builtins
+
+    register_answer_builtins()
