@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
 from evalkit.results import CaseResult, QueryResult, RunResult
@@ -340,18 +341,18 @@ def _reject_constant(token: str) -> float:
 
 def _load_json(path: Path) -> Any:
     try:
-        raw = path.read_bytes()
+        raw = _bounded.read_bytes(path)
+        if path.suffix == ".gz" or raw[:2] == _bounded.GZIP_MAGIC:
+            try:
+                raw = _bounded.gunzip(raw, path)
+            except (EOFError, zlib.error) as exc:
+                raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
     except FileNotFoundError:
         raise ArtifactError(f"{path}: artefact file not found") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
-    if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        return _bounded.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
