@@ -18,6 +18,7 @@ from evalkit.artifact import (
     RunArtifact,
     build_artifact,
     read_artifact,
+    vouch_schema1_fingerprints,
     with_infix,
     write_artifact,
 )
@@ -499,6 +500,9 @@ def gate(
 ) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
+    # Runs read from schema 1, perhaps before the plugins were imported: vouch now.
+    candidate = vouch_schema1_fingerprints(candidate)
+    baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
