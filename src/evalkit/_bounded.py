@@ -59,6 +59,22 @@ def max_input_bytes() -> int:
     return max(1, int(value * _MB))
 
 
+MAX_LINE_MB = 16
+
+
+def max_line_bytes() -> int:
+    """The longest line a line-by-line reader (TREC, corpus JSONL) accepts."""
+    return min(MAX_LINE_MB * _MB, max_input_bytes())
+
+
+def line_too_long(source: str, line_no: int) -> str:
+    """The message for a line over :func:`max_line_bytes` (a gzip bomb without newlines)."""
+    return (
+        f"{source}:{line_no}: line is longer than {_size_text(max_line_bytes())}; "
+        f"the file is not line-oriented text (set {ENV_MAX_INPUT_MB} only if it truly is)"
+    )
+
+
 def _size_text(n: int) -> str:
     return f"{n / _MB:.1f} MB" if n >= _MB else f"{n} bytes"
 
@@ -103,13 +119,14 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def gunzip(data: bytes, path: str | os.PathLike[str]) -> bytes:
-    """Decompress gzip ``data`` (every member) without inflating past the size limit.
+def gunzip(data: bytes, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """Decompress gzip ``data`` (every member) without inflating past ``limit`` bytes.
 
-    Raises :class:`InputTooLarge` for a gzip bomb, and ``zlib.error``/``EOFError``
-    (as :func:`gzip.decompress` does) for damaged or truncated data.
+    ``limit`` defaults to :func:`max_input_bytes`.  Raises :class:`InputTooLarge` for
+    a gzip bomb, and ``zlib.error``/``EOFError`` (as :func:`gzip.decompress` does) for
+    damaged or truncated data.
     """
-    limit = max_input_bytes()
+    limit = max_input_bytes() if limit is None else limit
     out: list[bytes] = []
     total = 0
     rest = data

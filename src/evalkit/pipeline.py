@@ -56,14 +56,15 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
+    from evalkit._bounded import read_text
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
             try:
-                rubric = config.resolve(judge.rubric_file).read_text(encoding="utf-8")
-            except OSError as exc:
+                rubric = read_text(config.resolve(judge.rubric_file), encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
         else:
             rubric = judge.rubric or ""
