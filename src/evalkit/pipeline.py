@@ -62,9 +62,15 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
             try:
-                rubric = read_text(config.resolve(judge.rubric_file), encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                rubric = read_text(rubric_path, encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: not valid UTF-8 "
+                    f"(byte {exc.start}); save it as UTF-8"
+                ) from None
+            except OSError as exc:
                 raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
         else:
             rubric = judge.rubric or ""
