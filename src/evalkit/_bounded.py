@@ -154,6 +154,35 @@ class JsonTooDeep(json.JSONDecodeError):
     """JSON nested deeper than :data:`MAX_DEPTH` (reported like a syntax error)."""
 
 
+class JsonNotUnicode(json.JSONDecodeError):
+    """A ``\\uD800``-style escape of half a surrogate pair: JSON, but not text."""
+
+
+# A high surrogate escape followed by a low one is one character; anything else is half.
+_SURROGATE = re.compile(
+    r"\\u[dD][89aAbB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+
+
+def _lone_surrogate_at(text: str) -> int | None:
+    """Offset of the first escape of an unpaired surrogate, if any."""
+    if "\\u" not in text:
+        return None
+    for match in _SURROGATE.finditer(text):
+        if len(match.group()) == 6:  # not part of a pair
+            return match.start()
+    return None
+
+
+def _is_text(value: Any) -> bool:
+    """Whether every string in ``value`` encodes as UTF-8 (no lone surrogates)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 
@@ -214,4 +243,12 @@ def loads(
         deep = not check_depth(value)
     if deep:
         raise JsonTooDeep(f"nested deeper than {MAX_DEPTH} levels", text, _too_deep_at(text))
+    lone = _lone_surrogate_at(text)
+    if lone is not None and not _is_text(value):
+        # Python would carry it until printing or writing the text fails far from here.
+        raise JsonNotUnicode(
+            f"{text[lone : lone + 6]} is half of a UTF-16 surrogate pair, not a character",
+            text,
+            lone,
+        )
     return value
