@@ -540,10 +540,14 @@ def show(
     artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
 ) -> None:
     """Summarise a run artefact: provenance, metric values, failed cases."""
-    from evalkit.artifact import read_artifact
+    from evalkit.artifact import SCHEMA_VERSION, read_artifact
     from evalkit.compare import render_show
 
-    _say(render_show(read_artifact(artefact)))
+    art = read_artifact(artefact)
+    version = art.read_schema_version
+    how = "current" if version == SCHEMA_VERSION else f"read through migration to {SCHEMA_VERSION}"
+    _say(f"{artefact}: artefact schema_version {version} ({how})")
+    _say(render_show(art))
 
 
 @app.command()
