@@ -145,8 +145,8 @@ class EvalkitConfig(_Strict):
     seed: int = 42
     n_resamples: int = Field(default=10_000, ge=1)
     concurrency: int = Field(default=1, ge=1)
-    rate_limit: float | None = Field(default=None, gt=0)
-    case_timeout_s: float | None = Field(default=None, gt=0)
+    rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    case_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @field_validator("judge", mode="before")
     @classmethod

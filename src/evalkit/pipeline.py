@@ -57,13 +57,20 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
+    from evalkit._bounded import read_text
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
             try:
-                rubric = config.resolve(judge.rubric_file).read_text(encoding="utf-8")
+                rubric = read_text(rubric_path, encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: not valid UTF-8 "
+                    f"(byte {exc.start}); save it as UTF-8"
+                ) from None
             except OSError as exc:
                 raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
         else:

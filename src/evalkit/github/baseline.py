@@ -13,7 +13,6 @@ exist (a typo in ``baseline.path`` must not read as "never promoted").
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
+from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError, InputError
 
@@ -141,7 +141,7 @@ def check_artefact_bytes(data: bytes, origin: str) -> None:
     """
     raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
-        document = json.loads(raw)
+        document = _bounded.loads(raw)
     except ValueError as exc:
         raise ArtifactError(f"{origin}: not valid JSON ({exc})") from None
     if not isinstance(document, dict) or "schema_version" not in document:
@@ -156,16 +156,14 @@ def gunzip_bounded(data: bytes, origin: str, limit: int = MAX_ARTEFACT_BYTES) ->
 
     (``gzip.decompress`` would inflate the whole thing first and check the size after.)
     """
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
-        raw = inflater.decompress(data, limit + 1)
+        return _bounded.gunzip(data, origin, limit)
+    except _bounded.InputTooLarge:
+        raise ArtifactError(f"{origin}: decompresses to more than {limit} bytes") from None
     except zlib.error as exc:
         raise ArtifactError(f"{origin}: not a readable gzip file ({exc})") from None
-    if len(raw) > limit or inflater.unconsumed_tail:
-        raise ArtifactError(f"{origin}: decompresses to more than {limit} bytes")
-    if not inflater.eof:
-        raise ArtifactError(f"{origin}: not a readable gzip file (truncated)")
-    return raw
+    except EOFError:
+        raise ArtifactError(f"{origin}: not a readable gzip file (truncated)") from None
 
 
 def refuse_other_config(baseline: RunArtifact, config_name: str, origin: str) -> None:
