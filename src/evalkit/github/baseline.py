@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from github.Repository import Repository
 
     from evalkit.artifact import RunArtifact
+    from evalkit.config import BaselineConfig
     from evalkit.github.client import RetryPolicy
 
 BaselineStatus = Literal["found", "missing", "expired"]
@@ -108,6 +109,13 @@ class BaselineStore(Protocol):
     """Where baselines live: fetch one, or promote a candidate to be one."""
 
     kind: ClassVar[str]  # the ``baseline.store`` value naming this store
+
+    @classmethod
+    def open(
+        cls, section: BaselineConfig, root: Path, access: GitHubAccess | None
+    ) -> BaselineStore:
+        """The store ``section`` (evalkit.yaml's ``baseline``, defaults filled) describes."""
+        ...
 
     def describe(self) -> str:
         """Where this store looks, for messages ("artifact 'evalkit-baseline' …")."""
@@ -202,6 +210,17 @@ class FileStore:
         self.path = path
         self.key = key  # the setting that named the file, for the error message
 
+    @classmethod
+    def open(
+        cls,
+        section: BaselineConfig,
+        root: Path,
+        access: GitHubAccess | None,  # noqa: ARG003
+    ) -> FileStore:
+        assert section.path is not None  # BaselineConfig: store file needs a path
+        path = Path(section.path).expanduser()
+        return cls(path if path.is_absolute() else root / path, key="baseline.path")
+
     def describe(self) -> str:
         return f"file {self.path}"
 
@@ -234,6 +253,15 @@ class NoStore:
     """``baseline.store: none``: never a baseline (vs_baseline checks say no-baseline)."""
 
     kind: ClassVar[str] = "none"
+
+    @classmethod
+    def open(
+        cls,
+        section: BaselineConfig,  # noqa: ARG003
+        root: Path,  # noqa: ARG003
+        access: GitHubAccess | None,  # noqa: ARG003
+    ) -> NoStore:
+        return cls()
 
     def describe(self) -> str:
         return "no store (baseline.store is none)"

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit.config import DEFAULT_BASELINE_BRANCH
+from evalkit.config import DEFAULT_BASELINE_BRANCH, BaselineConfig
 from evalkit.github.baseline import (
     BaselineFetch,
     FetchRequest,
@@ -57,6 +58,15 @@ class BranchStore:
         self._retry = access.retry if access else DEFAULT_RETRY
         self._race_attempts = race_attempts
         self._sleep = sleep or self._retry.sleep
+
+    @classmethod
+    def open(
+        cls,
+        section: BaselineConfig,
+        root: Path,  # noqa: ARG003
+        access: GitHubAccess | None,
+    ) -> BranchStore:
+        return cls(access, branch=section.branch)
 
     @property
     def _repo(self) -> Repository:
