@@ -16,8 +16,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalkit import _yaml
+from evalkit import _bounded, _yaml
 from evalkit.errors import ConfigError
+from evalkit.metric_entries import MetricEntry
 
 
 class _Strict(BaseModel):
@@ -32,6 +33,8 @@ class HttpTargetConfig(_Strict):
     extract: str
     timeout_s: float = Field(default=30.0, gt=0)
     meta_keys: list[str] = Field(default_factory=list)
+    # Total seconds to spend waiting out 429 Retry-After replies (0: a 429 fails).
+    rate_limit_wait_s: float = Field(default=0.0, ge=0)
 
     @field_validator("extract")
     @classmethod
@@ -74,11 +77,23 @@ class JudgeConfig(_Strict):
     cache_path: str | None = ".evalkit/judge-cache.json"
     # USD per million tokens, {"input": …, "output": …}: adds cost to each row's meta.
     prices: dict[str, float] | None = None
+    # "openai": any OpenAI-compatible chat completions server (metrics/judge_providers.py).
+    provider: Literal["anthropic", "openai"] = "anthropic"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_version: str | None = None
+    rate_limit_wait_s: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:
         if (self.rubric is None) == (self.rubric_file is None):
             raise ValueError("give exactly one of 'rubric' or 'rubric_file'")
+        if self.provider == "anthropic":
+            from evalkit.metrics.judge_providers import WIRE_SETTINGS
+
+            wire = [key for key in WIRE_SETTINGS if getattr(self, key) is not None]
+            if wire:
+                raise ValueError(f"{wire[0]} applies to provider 'openai' only")
         return self
 
 
@@ -118,7 +133,8 @@ class EvalkitConfig(_Strict):
     name: str | None = None
     goldens: str
     checks: str
-    metrics: list[str] = Field(min_length=1)
+    # names, or {name, kind, ...parameters} declarations (evalkit/metric_entries.py)
+    metrics: list[MetricEntry] = Field(min_length=1)
     plugins: list[str] = Field(default_factory=list)
     python_path: list[str] = Field(default_factory=lambda: ["."])
     target: TargetConfig
@@ -248,7 +264,7 @@ def load_config(path: str | Path) -> LoadedConfig:
     """Read and validate ``evalkit.yaml``; every defect is one :class:`ConfigError` line."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _bounded.read_text(p, encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found (pass --config PATH)") from None
     except (OSError, UnicodeDecodeError) as exc:

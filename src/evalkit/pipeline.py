@@ -26,6 +26,7 @@ from evalkit.errors import ConfigError, EvalkitError, TargetError
 from evalkit.execute import RowCallback, evaluate, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
 
@@ -55,7 +56,7 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
@@ -67,13 +68,15 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
         else:
             rubric = judge.rubric or ""
         cache = config.resolve(judge.cache_path) if judge.cache_path else None
-        grader = LLMJudge(
+        grader = build_judge(
+            judge.provider,
             rubric=rubric,
             model=judge.model,
             scale=judge.scale,
             cache_path=cache,
             cache_only=cache_only,
             prices=judge.prices,
+            wire={key: getattr(judge, key) for key in WIRE_SETTINGS},
         )
         register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
 
@@ -84,7 +87,7 @@ def _case_field(case: GoldenCase, name: str) -> Any:
     if name == "query":
         return case.query
     if name == "expected":
-        return case.expected
+        return case.expected_text
     if name == "relevant":
         return sorted(case.relevant)
     if name.startswith("context."):
@@ -156,6 +159,7 @@ def build_http_target(
         timeout_s=http.timeout_s,
         meta_keys=tuple(http.meta_keys),
         method=http.method,
+        rate_limit_wait_s=http.rate_limit_wait_s,
     )
 
 
@@ -209,13 +213,21 @@ class Prepared:
 
 
 def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
-    """Load plugins, judges, goldens and checks, and cross-validate them."""
+    """Load plugins, judges, goldens and checks, and cross-validate them.
+
+    ``cache_only`` is process-wide: it holds for every judge, including ones a
+    plugin registers itself (:mod:`evalkit.metrics.judge_guard`).
+    """
     from evalkit.checks import load_checks_file
     from evalkit.golden_loaders import load_goldens
+    from evalkit.metrics.judge_guard import set_cache_only
 
+    set_cache_only(cache_only)
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
+    register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
     goldens = load_goldens(config.resolve(config.model.goldens))
+    _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     resolve_metrics(config.model.metrics)
     computed = set(config.model.metrics)
@@ -226,6 +238,20 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
                 f"config does not compute (metrics: {', '.join(config.model.metrics)}); add it"
             )
     return Prepared(config, goldens, checks)
+
+
+def _judges(config: LoadedConfig) -> list[tuple[str, int]]:
+    return [(judge.metric, judge.scale) for judge in config.model.judge]
+
+
+def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
+    """The judge-human agreement aggregates (metrics/judge_agreement.py), for each judge."""
+    if config.model.judge:
+        from evalkit.metrics.judge_agreement import register_judge_agreement
+
+        register_judge_agreement(
+            _judges(config), goldens, config.model.metrics, where=str(config.path)
+        )
 
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
@@ -385,6 +411,7 @@ def run_to_artifact(
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
     """
+    from evalkit._atomic import check_writable
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.shards import select_shard
 
@@ -396,6 +423,7 @@ def run_to_artifact(
         prepared.config.model, prepared.goldens, None if shard is None else str(shard)
     )
     ckpt_path = checkpoint_path(requested)
+    check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
         done = ckpt.completed
@@ -471,6 +499,12 @@ def gate(
 ) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
+    if cfg.judge:
+        from evalkit.metrics.judge_agreement import agreement_notes
+
+        rows = candidate.result.per_query
+        agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
+        notes = (*notes, *agreed)
     return evaluate_gate(
         checks.checks,
         candidate,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from evalkit.errors import MetricError, RegistryError, UnknownMetricError
+from evalkit.errors import MetricError, NoRelevantIdsError, RegistryError, UnknownMetricError
 
 if TYPE_CHECKING:
     from evalkit.goldens import GoldenCase, GoldenSet
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 MetricKind = Literal["case", "aggregate"]
 RetrievalFn = Callable[[Sequence[str], Any, int], float]
 CaseFn = Callable[["TargetResponse", "GoldenCase"], float]
+CaseMetricFn = CaseFn  # 0.2.0's name
 AggregateFn = Callable[[Sequence["Row"]], float]
 LoaderFn = Callable[[Path], "GoldenSet"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,19 +52,26 @@ class MetricDef:
     kind: MetricKind
     fn: Callable[..., float]
     higher_is_better: bool | None
-    version: str
+    version: str | None  # None: fingerprinted by what the code does
     builtin: bool = False
     family: str | None = None
     k: int | None = None
+
+    def __call__(self, *args: Any) -> float:
+        """Compute the metric, so ``get_metric(name)(response, case)`` works as in 0.2.0."""
+        return self.fn(*args)
 
     @property
     def fingerprint(self) -> str:
         """A short hash that changes when the metric's definition changes.
 
         Built-ins carry an explicit version that is bumped with the formula.
-        A client function is fingerprinted by its source text (so an edited
-        formula is noticed), or by a ``fingerprint`` attribute when the object
-        provides one (the LLM judge hashes its model, rubric and scale).
+        A client metric registered with ``version=`` is fingerprinted by that
+        version; without one, by what its code does (its syntax tree without
+        comments or docstrings, and the constants it reads), so an edited
+        formula is noticed and an edited comment is not.  An object's own
+        ``fingerprint`` attribute is always part of it (the LLM judge hashes
+        its model, rubric and scale).
         """
         return _fingerprint(self)
 
@@ -75,37 +83,71 @@ class RetrievalFamily:
     name: str
     fn: RetrievalFn
     higher_is_better: bool | None
-    version: str
+    version: str | None  # None: fingerprinted by what the code does
     builtin: bool = False
     # Built-in families beyond the spec's recall/ndcg: the spec shows clients adding
     # their own `METRICS["precision"] = ...`, so such a name yields to the client's.
     replaceable: bool = False
 
 
-def _source_identity(fn: Callable[..., Any]) -> str:
+def _code_identity(fn: Callable[..., Any], version: str | None) -> str:
+    """What a client metric's fingerprint hashes besides its name, kind and direction.
+
+    A declared ``version=`` stands for the code (the author bumps it with the
+    formula); otherwise what the code does (:mod:`evalkit.code_identity`: the
+    syntax tree without comments or docstrings, plus the constants it reads).
+    An object's own ``fingerprint`` string (the LLM judge's) is always kept.
+    """
     explicit = getattr(fn, "fingerprint", None)
     if isinstance(explicit, str):
-        return "attr:" + explicit
-    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
-    try:
-        return "src:" + inspect.getsource(target)
-    except (OSError, TypeError):
-        module = getattr(target, "__module__", "?")
-        qualname = getattr(target, "__qualname__", repr(target))
-        return f"qualname:{module}.{qualname}"
+        return "attr:" + explicit + ("" if version is None else f"|declared:v{version}")
+    if version is not None:
+        return f"declared:v{version}"
+    from evalkit.code_identity import SCHEME, code_hash
+
+    return f"{SCHEME}:{code_hash(fn)}"
+
+
+def _definition(defn: MetricDef) -> tuple[Callable[..., Any], bool, str | None]:
+    """The function, built-in flag and version that define ``defn`` (its family's, if any)."""
+    if defn.family is not None:
+        fam = _families.get(defn.family)
+        if fam is not None:
+            return fam.fn, fam.builtin, fam.version
+    return defn.fn, defn.builtin, defn.version
+
+
+def _hash_identity(defn: MetricDef, identity: str) -> str:
+    payload = f"{defn.name}|{defn.kind}|{defn.higher_is_better}|{identity}"
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
 def _fingerprint(defn: MetricDef) -> str:
-    if defn.family is not None:
-        fam = _families.get(defn.family)
-        fn: Callable[..., Any] = fam.fn if fam is not None else defn.fn
-        builtin = fam.builtin if fam is not None else defn.builtin
-        version = fam.version if fam is not None else defn.version
+    fn, builtin, version = _definition(defn)
+    identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
+    return _hash_identity(defn, identity)
+
+
+def source_text_fingerprint(defn: MetricDef) -> str:
+    """The fingerprint evalkit 0.1 (artefact schema 1) stored: it hashed the source *text*.
+
+    Kept only so the artefact reader can tell that a schema-1 fingerprint still
+    describes today's definition (same text, so surely the same code).
+    """
+    fn, builtin, version = _definition(defn)
+    if builtin:
+        return _hash_identity(defn, f"builtin:v{version}")
+    explicit = getattr(fn, "fingerprint", None)
+    if isinstance(explicit, str):
+        text = "attr:" + explicit
     else:
-        fn, builtin, version = defn.fn, defn.builtin, defn.version
-    identity = f"builtin:v{version}" if builtin else f"v{version}:{_source_identity(fn)}"
-    payload = f"{defn.name}|{defn.kind}|{defn.higher_is_better}|{identity}"
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+        target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+        try:
+            text = "src:" + inspect.getsource(target)
+        except (OSError, TypeError):
+            module = getattr(target, "__module__", "?")
+            text = f"qualname:{module}.{getattr(target, '__qualname__', repr(target))}"
+    return _hash_identity(defn, f"v{version or '1'}:{text}")
 
 
 _case: dict[str, MetricDef] = {}
@@ -122,7 +164,19 @@ def _check_polarity(name: str, higher_is_better: object) -> bool:
     return higher_is_better
 
 
+def _version(version: object) -> str | None:
+    if version is None:
+        return None
+    if isinstance(version, bool) or not isinstance(version, str | int) or str(version) == "":
+        raise RegistryError(
+            f"metric version must be a non-empty string such as '2', got {version!r}"
+        )
+    return str(version)
+
+
 def _check_name(name: object) -> str:
+    if name == "":
+        raise RegistryError("invalid metric name '': a metric name must be a non-empty string")
     if not isinstance(name, str) or not _NAME.match(name):
         raise RegistryError(
             f"invalid metric name {name!r}: use letters, digits, '_', '-', '.', "
@@ -171,42 +225,54 @@ def define(defn: MetricDef) -> None:
 def _register(defn: MetricDef) -> None:
     owner = _claimed(defn.name)
     if owner is not None:
+        other_kind = "an aggregate" if defn.kind == "case" else "a per-case metric"
+        both = (
+            "; a name may be a per-case metric or an aggregate, not both"
+            if owner == other_kind
+            else ""
+        )
         raise RegistryError(
-            f"metric {defn.name!r} is already registered ({owner}); "
+            f"metric {defn.name!r} is already registered ({owner}){both}; "
             "a name means one thing: pick another name"
         )
     (_case if defn.kind == "case" else _aggregate)[defn.name] = defn
 
 
-def register_metric(name: str, *, higher_is_better: bool, version: str = "1") -> Callable[[F], F]:
+def register_metric(
+    name: str, *, higher_is_better: bool, version: str | None = None
+) -> Callable[[F], F]:
     """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
 
     ``higher_is_better`` is required: it decides which direction of change is a
-    regression.  Duplicate names raise :class:`RegistryError`.
+    regression.  Duplicate names raise :class:`RegistryError`.  ``version``, when
+    given, is the metric's fingerprint (bump it when the formula changes); without
+    it the fingerprint follows what the code does (see :mod:`evalkit.code_identity`).
     """
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
+    declared = _version(version)
 
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "case", fn, hib, str(version)))
+        _register(MetricDef(name, "case", fn, hib, declared))
         return fn
 
     return decorate
 
 
 def register_aggregate(
-    name: str, *, higher_is_better: bool, version: str = "1"
+    name: str, *, higher_is_better: bool, version: str | None = None
 ) -> Callable[[F], F]:
     """Register a whole-run metric ``(Sequence[CaseResult]) -> float``."""
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
+    declared = _version(version)
 
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "aggregate", fn, hib, str(version)))
+        _register(MetricDef(name, "aggregate", fn, hib, declared))
         return fn
 
     return decorate
@@ -217,7 +283,7 @@ def register_family(
     fn: RetrievalFn,
     *,
     higher_is_better: bool | None,
-    version: str = "1",
+    version: str | None = None,
     builtin: bool = False,
     replaceable: bool = False,
 ) -> None:
@@ -240,9 +306,11 @@ def register_family(
         raise RegistryError(f"retrieval family {name!r}: expected a callable, got {fn!r}")
     if higher_is_better is not None:
         _check_polarity(name, higher_is_better)
+    if builtin and version is None:
+        version = "1"  # built-ins always carry the version their fingerprint hashes
     existing = _families.get(name)
     if existing is not None and existing.replaceable and existing.fn is not fn:
-        _families[name] = RetrievalFamily(name, fn, higher_is_better, str(version))
+        _families[name] = RetrievalFamily(name, fn, higher_is_better, _version(version))
         return
     if existing is not None:
         if existing.fn is fn:
@@ -268,7 +336,7 @@ def register_family(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
     _families[name] = RetrievalFamily(
-        name, fn, higher_is_better, str(version), builtin, replaceable
+        name, fn, higher_is_better, _version(version), builtin, replaceable
     )
 
 
@@ -278,7 +346,14 @@ def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
         # relevance module hands set-only formulas the ids graded >= 1.
         from evalkit.relevance import call_retrieval_fn
 
-        return call_retrieval_fn(family.fn, response.ranked_ids, case.grades or case.relevant, k)
+        judged = case.grades or case.relevant
+        if not judged:
+            # A zero here would read as a system that found nothing relevant.
+            raise NoRelevantIdsError(
+                f"case {case.id!r}: {family.name}@{k} needs relevant ids, and this case "
+                "lists none (give it `relevant`, or score it with a text metric)"
+            )
+        return call_retrieval_fn(family.fn, response.ranked_ids, judged, k)
 
     score.__qualname__ = f"{family.name}@{k}"
     return MetricDef(
@@ -321,9 +396,22 @@ def get_metric(name: str) -> MetricDef:
     if k is not None and base in _families:
         return _family_metric(_families[base], k)
     raise UnknownMetricError(
-        f"unknown metric {name!r}; known: {', '.join(known_names())}. "
+        f"unknown metric {name!r}; known: {', '.join(known_names()) or '(none registered)'}. "
         "Register it with register_metric/register_aggregate, or import the plugin that does"
     )
+
+
+def get_aggregate(name: str) -> MetricDef:
+    """Resolve the name of a whole-run aggregate; a per-case name raises."""
+    defn = get_metric(name)
+    if defn.kind != "aggregate":
+        raise RegistryError(f"{name!r} is a per-case metric, not an aggregate")
+    return defn
+
+
+def resolve(name: str) -> Callable[..., float]:
+    """0.2.0's lookup across both namespaces: the registered function itself."""
+    return get_metric(name).fn
 
 
 def is_aggregate(name: str) -> bool:
@@ -343,9 +431,48 @@ def polarity(name: str) -> bool:
     return defn.higher_is_better
 
 
-def registered() -> list[str]:
-    """The registered concrete metric and aggregate names, sorted."""
-    return sorted({*_case, *_aggregate})
+class Registered(list[str]):
+    """The sorted concrete metric and aggregate names, also readable as 0.2.0's snapshot.
+
+    As a list it is what ``registered()`` always returned here; indexed by
+    ``"metrics"``, ``"aggregates"`` or ``"loaders"`` (or compared with a dict) it
+    is 0.2.0's ``{"metrics": [...], "aggregates": [...], "loaders": [...]}``.
+    """
+
+    def __init__(self, by_kind: Mapping[str, list[str]]) -> None:
+        super().__init__(sorted({*by_kind["metrics"], *by_kind["aggregates"]}))
+        self._by_kind = {kind: list(names) for kind, names in by_kind.items()}
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {kind: list(names) for kind, names in self._by_kind.items()}
+
+    def keys(self) -> list[str]:
+        return list(self._by_kind)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            if key not in self._by_kind:
+                raise KeyError(key)
+            return list(self._by_kind[key])
+        return super().__getitem__(key)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self.as_dict() == dict(other)
+        return super().__eq__(other)
+
+    __hash__ = None
+
+
+def registered() -> Registered:
+    """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
+    return Registered(
+        {
+            "metrics": sorted(_case),
+            "aggregates": sorted(_aggregate),
+            "loaders": sorted(_loaders),
+        }
+    )
 
 
 def families() -> Mapping[str, RetrievalFamily]:
@@ -394,3 +521,20 @@ def isolated() -> Iterator[None]:
         _families.update(fams)
         _loaders.clear()
         _loaders.update(loaders)
+
+
+# paired-evalkit 0.2.0's private table names.  Test suites written against it
+# isolate the registry by copying these, calling _reset_for_tests() and
+# updating them back; the aliases keep that pattern restoring everything.  The
+# retrieval families (which carry their own polarity) sit behind _POLARITY,
+# the fourth table those fixtures save.  New code should use isolated().
+_METRICS = _case
+_AGGREGATES = _aggregate
+_LOADERS = _loaders
+_POLARITY = _families
+
+
+def _reset_for_tests() -> None:
+    """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
+    for table in (_case, _aggregate, _families, _loaders):
+        table.clear()

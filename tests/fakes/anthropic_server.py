@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     import anthropic
@@ -46,6 +46,7 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body: JsonObj | None
     raw: bytes
+    query: str = ""
 
     @property
     def tools(self) -> list[JsonObj]:
@@ -196,9 +197,12 @@ class FakeAnthropic:
         *,
         default: Reply | None = None,
         responder: Callable[[JsonObj], Reply] | None = None,
+        accepted_key: str | None = None,
     ) -> None:
         self.default = default or grade(4, "good enough")
         self.responder = responder
+        # When set, any other key is refused with 401 (as the real API does).
+        self.accepted_key = accepted_key
         self._state = _State()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -210,7 +214,7 @@ class FakeAnthropic:
 
     # lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> FakeAnthropic:
+    def start(self) -> Self:
         if not self._started:
             self._thread.start()
             self._started = True
@@ -222,7 +226,7 @@ class FakeAnthropic:
             self._thread.join(timeout=5)
         self._server.server_close()
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -265,6 +269,16 @@ class FakeAnthropic:
 
     # the handler -------------------------------------------------------------------------
 
+    def _key_ok(self, headers: Mapping[str, str]) -> bool:
+        if self.accepted_key is None:
+            return True
+        sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        return sent == self.accepted_key
+
+    def refuse(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes] | None:
+        """What the real API says to a request it cannot serve (a subclass's protocol hook)."""
+        return _refuse(request)
+
     def _next_reply(self, request: JsonObj) -> Reply:
         with self._state.lock:
             if self._state.script:
@@ -303,6 +317,7 @@ class FakeAnthropic:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body if isinstance(body, dict) else None,
                     raw=raw,
+                    query=self.path.partition("?")[2],
                 )
                 with fake._state.lock:
                     fake._state.requests.append(recorded)
@@ -315,7 +330,9 @@ class FakeAnthropic:
                         fake._state.in_flight -= 1
 
             def _answer(self, recorded: RecordedRequest) -> None:
-                refusal = _refuse(recorded)
+                refusal = fake.refuse(recorded)
+                if refusal is None and not fake._key_ok(recorded.headers):
+                    refusal = _error_response(401, "authentication_error", "invalid x-api-key")
                 if refusal is not None:
                     self._send(*refusal)
                     return
@@ -326,7 +343,30 @@ class FakeAnthropic:
                 self._send(*reply.render(recorded.body))
 
             def do_GET(self) -> None:
-                self._send(*_error_response(404, "not_found_error", "GET is not served here"))
+                """``GET /v1/models/{id}``: the free lookup a judge's pre-flight makes."""
+                path = self.path.split("?", 1)[0]
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                recorded = RecordedRequest("GET", path, headers, None, b"")
+                with fake._state.lock:
+                    fake._state.requests.append(recorded)
+                if not path.startswith("/v1/models/"):
+                    self._send(*_error_response(404, "not_found_error", f"no route {path}"))
+                    return
+                if not fake._key_ok(headers):
+                    self._send(*_error_response(401, "authentication_error", "invalid x-api-key"))
+                    return
+                model = path.removeprefix("/v1/models/")
+                self._send(
+                    *_json(
+                        200,
+                        {
+                            "type": "model",
+                            "id": model,
+                            "display_name": model,
+                            "created_at": "2025-01-01T00:00:00Z",
+                        },
+                    )
+                )
 
         return Handler
 
