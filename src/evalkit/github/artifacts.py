@@ -61,7 +61,7 @@ from evalkit.github.client import (
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 if TYPE_CHECKING:
-    from evalkit.config import BaselineConfig
+    from evalkit.config import LoadedConfig
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000
@@ -459,13 +459,8 @@ class ArtifactStore:
         self._api_url = api_url
 
     @classmethod
-    def open(
-        cls,
-        section: BaselineConfig,
-        root: Path,  # noqa: ARG003
-        access: GitHubAccess | None,
-    ) -> ArtifactStore:
-        return cls(access, name=section.name)
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> ArtifactStore:
+        return cls(access, name=config.baseline.name)
 
     def describe(self) -> str:
         return f"artifact {self.name!r} of push runs on the default branch"

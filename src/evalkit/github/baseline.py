@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from github.Repository import Repository
 
     from evalkit.artifact import RunArtifact
-    from evalkit.config import BaselineConfig
+    from evalkit.config import LoadedConfig
     from evalkit.github.client import RetryPolicy
 
 BaselineStatus = Literal["found", "missing", "expired"]
@@ -111,10 +111,8 @@ class BaselineStore(Protocol):
     kind: ClassVar[str]  # the ``baseline.store`` value naming this store
 
     @classmethod
-    def open(
-        cls, section: BaselineConfig, root: Path, access: GitHubAccess | None
-    ) -> BaselineStore:
-        """The store ``section`` (evalkit.yaml's ``baseline``, defaults filled) describes."""
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BaselineStore:
+        """The store ``config``'s ``baseline`` section (defaults filled in) describes."""
         ...
 
     def describe(self) -> str:
@@ -211,15 +209,10 @@ class FileStore:
         self.key = key  # the setting that named the file, for the error message
 
     @classmethod
-    def open(
-        cls,
-        section: BaselineConfig,
-        root: Path,
-        access: GitHubAccess | None,  # noqa: ARG003
-    ) -> FileStore:
-        assert section.path is not None  # BaselineConfig: store file needs a path
-        path = Path(section.path).expanduser()
-        return cls(path if path.is_absolute() else root / path, key="baseline.path")
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
+        path = config.baseline.path
+        assert path is not None  # BaselineConfig: store file needs a path
+        return cls(config.resolve(path), key="baseline.path")
 
     def describe(self) -> str:
         return f"file {self.path}"
@@ -255,12 +248,7 @@ class NoStore:
     kind: ClassVar[str] = "none"
 
     @classmethod
-    def open(
-        cls,
-        section: BaselineConfig,  # noqa: ARG003
-        root: Path,  # noqa: ARG003
-        access: GitHubAccess | None,  # noqa: ARG003
-    ) -> NoStore:
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> NoStore:  # noqa: ARG003
         return cls()
 
     def describe(self) -> str:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit.config import DEFAULT_BASELINE_BRANCH, BaselineConfig
+from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
 from evalkit.github.baseline import (
     BaselineFetch,
     FetchRequest,
@@ -60,13 +59,8 @@ class BranchStore:
         self._sleep = sleep or self._retry.sleep
 
     @classmethod
-    def open(
-        cls,
-        section: BaselineConfig,
-        root: Path,  # noqa: ARG003
-        access: GitHubAccess | None,
-    ) -> BranchStore:
-        return cls(access, branch=section.branch)
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
+        return cls(access, branch=config.baseline.branch)
 
     @property
     def _repo(self) -> Repository:

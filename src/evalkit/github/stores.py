@@ -25,8 +25,7 @@ STORES: Mapping[BaselineStoreName, type[BaselineStore]] = {
 
 def open_store(config: LoadedConfig, access: GitHubAccess | None = None) -> BaselineStore:
     """The store ``config`` names (relative ``baseline.path`` from the config's folder)."""
-    section = config.baseline
-    return STORES[section.kind].open(section, config.root, access)
+    return STORES[config.baseline.kind].open(config, access)
 
 
 __all__ = ["STORES", "open_store"]
