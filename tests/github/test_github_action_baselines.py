@@ -254,3 +254,24 @@ def test_action_artifact_promote_leaves_upload_folder(
     assert out["baseline-path"] == ".evalkit/action/baseline"
     promoted = job.workspace / out["promoted-path"]
     assert json.loads(promoted.read_text())["from"] == "candidate"
+
+
+def test_action_warns_when_output_dir_is_outside_the_workspace(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    job = make_job(
+        fake_github,
+        tmp_path,
+        "push",
+        push_payload(fake_github),
+        mode="promote",
+        output_dir=str(outside),
+    )
+    assert job.run(StubGate()) == 0
+    assert "output-dir outside the workspace" in job.log()
+    inside = make_job(
+        fake_github, tmp_path / "b", "push", push_payload(fake_github), mode="promote"
+    )
+    assert inside.run(StubGate()) == 0
+    assert "outside the workspace" not in inside.log()

@@ -543,6 +543,14 @@ def _store(run: _Run, settings: Settings) -> BaselineStore:
 
 def _config(run: _Run) -> Settings:
     settings = resolve_settings(run.inputs, run.workspace)
+    if not settings.output_dir.resolve().is_relative_to(run.workspace.resolve()):
+        # Only the workspace is mounted from the runner: anything else vanishes with
+        # the container, and later steps could not read the reports.
+        run.console.warning(
+            f"output-dir {settings.output_dir} is outside the workspace {run.workspace}: "
+            "its files are lost when the action's container exits; use a relative path",
+            title="evalkit: output-dir outside the workspace",
+        )
     settings.output_dir.mkdir(parents=True, exist_ok=True)
     run.config_name = settings.config_name
     run.out(config_name=settings.config_name, report_dir=run.rel(settings.output_dir))
