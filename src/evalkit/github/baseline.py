@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from github.Repository import Repository
 
     from evalkit.artifact import RunArtifact
+    from evalkit.config import LoadedConfig
     from evalkit.github.client import RetryPolicy
 
 BaselineStatus = Literal["found", "missing", "expired"]
@@ -108,6 +109,11 @@ class BaselineStore(Protocol):
     """Where baselines live: fetch one, or promote a candidate to be one."""
 
     kind: ClassVar[str]  # the ``baseline.store`` value naming this store
+
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BaselineStore:
+        """The store ``config``'s ``baseline`` section (defaults filled in) describes."""
+        ...
 
     def describe(self) -> str:
         """Where this store looks, for messages ("artifact 'evalkit-baseline' …")."""
@@ -200,6 +206,12 @@ class FileStore:
         self.path = path
         self.key = key  # the setting that named the file, for the error message
 
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
+        path = config.baseline.path
+        assert path is not None  # BaselineConfig: store file needs a path
+        return cls(config.resolve(path), key="baseline.path")
+
     def describe(self) -> str:
         return f"file {self.path}"
 
@@ -232,6 +244,10 @@ class NoStore:
     """``baseline.store: none``: never a baseline (vs_baseline checks say no-baseline)."""
 
     kind: ClassVar[str] = "none"
+
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> NoStore:  # noqa: ARG003
+        return cls()
 
     def describe(self) -> str:
         return "no store (baseline.store is none)"
