@@ -28,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
-from evalkit import _yaml
+from evalkit import _bounded, _yaml
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
 
@@ -51,17 +51,18 @@ __all__ = [
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
 VsBaseline = Literal["no_significant_regression", "non_inferiority"]
-Method = Literal["bootstrap", "permutation", "t"]
+# "auto" (the default) is the gate's calibrated procedure: evalkit.stats.procedures.
+Method = Literal["auto", "bootstrap", "permutation", "t"]
 Correction = Literal["none", "holm", "maxt"]
 
 LEVELS: Final = ("block", "warn")
 VS_BASELINE: Final = ("no_significant_regression", "non_inferiority")
 # 0.2.0's name for the allowed vs_baseline modes (it had only the first).
 VS_BASELINE_MODES: Final = frozenset(VS_BASELINE)
-METHODS: Final = ("bootstrap", "permutation", "t")
+METHODS: Final = ("auto", "bootstrap", "permutation", "t")
 CORRECTIONS: Final = ("none", "holm", "maxt")
 DEFAULT_ALPHA: Final = 0.05
-DEFAULT_METHOD: Final = "bootstrap"
+DEFAULT_METHOD: Final = "auto"
 
 # The spec's fixed tolerance for "==": not configurable, on purpose.
 EQ_REL_TOL: Final = 1e-9
@@ -159,7 +160,8 @@ class CheckSpec:
 
     Threshold checks carry ``op`` and ``threshold``; vs_baseline checks carry
     ``vs_baseline`` with ``alpha`` (default 0.05) and ``method`` (default
-    ``bootstrap``), plus ``margin`` for ``non_inferiority``.  ``scope`` is
+    ``auto``, the calibrated procedure of :mod:`evalkit.stats.procedures`), plus
+    ``margin`` for ``non_inferiority``.  ``scope`` is
     ``None`` (every case) or a tuple of case ids.  ``source`` records where
     the check was declared (``file:line``) and is not part of equality.
     """
@@ -554,7 +556,7 @@ def load_checks_file(
     file = Path(path)
     source = str(file)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        text = _bounded.read_text(file, encoding="utf-8-sig")
     except FileNotFoundError:
         raise CheckError(f"checks file not found: {file}") from None
     except UnicodeDecodeError as exc:

@@ -55,8 +55,12 @@ def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[Any], RunRes
 def compare_artifacts(
     a: RunArtifact, b: RunArtifact, *, n_resamples: int = 10_000, seed: int = 42
 ) -> list[CompareRow]:
-    """Paired bootstrap of every metric both artefacts recorded."""
-    from evalkit.significance import paired_bootstrap
+    """Every metric both artefacts recorded, two-sided, by the gate's default procedure.
+
+    The interval, p and "REAL" come from one procedure (stats.procedures), so the
+    row cannot say "REAL" beside an interval that contains 0.
+    """
+    from evalkit.stats.procedures import evaluator_for
 
     run_a, run_b = _paired_runs(a, b)
     shared = [m for m in a.metrics if m in b.metrics]
@@ -68,7 +72,10 @@ def compare_artifacts(
         note = "definition changed" if info_a.fingerprint != info_b.fingerprint else ""
         hib = info_a.higher_is_better
         try:
-            res = paired_bootstrap(run_a, run_b, metric, n_resamples=n_resamples, seed=seed)
+            evaluator, paired = evaluator_for(
+                run_a, run_b, metric, n_resamples=n_resamples, seed=seed
+            )
+            res = evaluator.decide(0.05)
         except EvalkitError as exc:
             raise ComparisonError(f"metric {metric!r}: {exc}") from None
         wins = losses = ties = 0
@@ -83,12 +90,12 @@ def compare_artifacts(
                 higher_is_better=hib,
                 value_a=run_a.value(metric),
                 value_b=run_b.value(metric),
-                delta=res.observed,
-                ci_low=res.ci_low,
-                ci_high=res.ci_high,
+                delta=res.estimate,
+                ci_low=res.low,
+                ci_high=res.high,
                 p_value=res.p_value,
-                significant=res.significant,
-                n=res.n_queries,
+                significant=res.excludes_null,
+                n=len(paired.ids),
                 wins=wins,
                 losses=losses,
                 ties=ties,
