@@ -228,11 +228,14 @@ def evaluate(
         if on_row is not None:
             on_row(index, row)
 
-    if options.concurrency == 1 and options.case_timeout_s is None:
-        for index, case in todo:
-            finish(index, _invoke(target, case, case_defs, limiter))
-    else:
-        _run_pool(target, todo, case_defs, limiter, options, finish)
+    from evalkit.metrics.judge_pacing import paced_judges
+
+    with paced_judges(case_defs, options.rate_limit):
+        if options.concurrency == 1 and options.case_timeout_s is None:
+            for index, case in todo:
+                finish(index, _invoke(target, case, case_defs, limiter))
+        else:
+            _run_pool(target, todo, case_defs, limiter, options, finish)
     ordered = [rows[i] for i, _ in todo]
     return RunResult(name or target.name, ordered)
 

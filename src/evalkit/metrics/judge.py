@@ -23,7 +23,7 @@ import json
 import math
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -279,6 +279,8 @@ class LLMJudge:
                 self.cache = JudgeCache(cache_path)
             except JudgeError as exc:
                 raise JudgeConfigError(str(exc)) from None
+        # Called before each API request (evaluate() sets it from the run's rate_limit).
+        self.pacer: Callable[[], None] | None = None
         self._injected_client = client
         self._client: Any = None
         self._client_lock = threading.Lock()
@@ -430,6 +432,8 @@ class LLMJudge:
                 f"{self.cache.path if self.cache is not None else '(none)'}; rerun without "
                 "--judge-cache-only to grade it (this calls the API)"
             )
+        if self.pacer is not None:
+            self.pacer()  # the run's rate_limit applies to API calls, not to cache hits
         message = self._create(response, case)
         score, reason = self._read_grade(message, case)
         usage = self._usage_of(message)
