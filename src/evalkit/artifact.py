@@ -2,7 +2,7 @@
 
 Layout (``schema_version`` first, then provenance, then one row per case)::
 
-    {"schema_version": 1,
+    {"schema_version": 2,
      "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
      "git": {"commit": "...", "dirty": false} | null,
      "path": "target" | "retrieval",
@@ -16,8 +16,9 @@ Layout (``schema_version`` first, then provenance, then one row per case)::
                "truncated": false, "latency_ms": 12.5, "meta": {...}, "error": null}]}
 
 Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
-Readers check the version and the shape and refuse NaN/inf rather than
-turning them into something that looks like a score.
+Only the current schema is written; every earlier one is read through the
+migration steps below.  Readers check the version and the shape and refuse
+NaN/inf rather than turning them into something that looks like a score.
 """
 
 from __future__ import annotations
@@ -28,18 +29,19 @@ import math
 import os
 import subprocess
 import zlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
 from evalkit.results import CaseResult, QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_OUTPUT_IDS = 1_000
 MAX_OUTPUT_CHARS = 20_000
 
@@ -96,6 +98,9 @@ class RunArtifact:
     # different configs are never merged; and which shard ("i/N") this run is.
     config_fingerprint: str | None = None
     shard: str | None = None
+    # The schema_version of the file this was read from (older ones are migrated on
+    # read); None for a run built in this process.  Never written: files are current.
+    read_schema_version: int | None = None
 
     @property
     def name(self) -> str:
@@ -336,18 +341,18 @@ def _reject_constant(token: str) -> float:
 
 def _load_json(path: Path) -> Any:
     try:
-        raw = path.read_bytes()
+        raw = _bounded.read_bytes(path)
+        if path.suffix == ".gz" or raw[:2] == _bounded.GZIP_MAGIC:
+            try:
+                raw = _bounded.gunzip(raw, path)
+            except (EOFError, zlib.error) as exc:
+                raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
     except FileNotFoundError:
         raise ArtifactError(f"{path}: artefact file not found") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
-    if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        return _bounded.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
@@ -443,17 +448,97 @@ def _parse_row(
     return CaseResult(case_id, response, metrics, error), truncated
 
 
-def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+# ----------------------------------------------------------------------------- migrations
+#
+# A promoted baseline must outlive the release that wrote it.  Every schema change
+# adds one step here, from version N to N+1, and a fixture of version N that the
+# tests read forever (tests/data/artifacts/v<N>*.json).  Only the current version
+# is ever written.
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
+
+    See :func:`schema1_fingerprint`; built-in fingerprints are the same in both schemas.
+    """
+    metrics = doc.get("metrics")
+    if isinstance(metrics, dict):
+        translated: dict[str, Any] = {}
+        for name, info in metrics.items():
+            if isinstance(info, dict) and isinstance(info.get("fingerprint"), str):
+                info = {**info, "fingerprint": schema1_fingerprint(name, info["fingerprint"])}
+            translated[name] = info
+        doc = {**doc, "metrics": translated}
+    return {**doc, "schema_version": 2}
+
+
+def schema1_fingerprint(name: str, stored: str) -> str:
+    """Today's fingerprint for a schema-1 one, when it can be vouched for; else ``stored``.
+
+    Schema 1 hashed a client metric's source text.  When ``stored`` is exactly what
+    schema 1 computes for the metric registered right now, the text is the same, so
+    the code is, and today's fingerprint stands in.  Otherwise (another definition,
+    or a metric whose plugin is not imported yet) ``stored`` is kept and the gate
+    calls the metric incomparable rather than trusting what it cannot check.
+    """
+    from evalkit.registry import get_metric, source_text_fingerprint
+
+    try:
+        defn = get_metric(name)
+    except EvalkitError:
+        return stored
+    return defn.fingerprint if stored == source_text_fingerprint(defn) else stored
+
+
+def vouch_schema1_fingerprints(art: RunArtifact) -> RunArtifact:
+    """Apply :func:`schema1_fingerprint` again to an artefact read from schema 1.
+
+    The reader already did, with the metrics registered when it read the file; the
+    gate calls this once the config's plugins are imported, so a baseline read
+    before them is judged by the same rule.
+    """
+    if art.read_schema_version != 1:
+        return art
+    metrics = {
+        name: replace(info, fingerprint=schema1_fingerprint(name, info.fingerprint))
+        for name, info in art.metrics.items()
+    }
+    return replace(art, metrics=metrics)
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, Any], int]:
+    """Bring an artefact document of any earlier schema to the current one.
+
+    Returns ``(document, version it was read as)``.  A version from a newer
+    evalkit, or one that never existed, is refused.
+    """
     version = doc.get("schema_version")
     if version is None:
         raise ArtifactError(f"{where}: not an evalkit run artefact (no schema_version)")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ArtifactError(
-            f"{where}: artefact schema_version {version!r} is not supported by this evalkit "
-            f"(reads version {SCHEMA_VERSION}); regenerate it with this evalkit's `evalkit run`"
+            f"{where}: artefact schema_version {version!r} is not a schema version "
+            f"(1 to {SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
         )
+    if version > SCHEMA_VERSION:
+        raise ArtifactError(
+            f"{where}: artefact schema_version {version} was written by a newer evalkit "
+            f"(this one reads versions 1 to {SCHEMA_VERSION}); upgrade evalkit to read it"
+        )
+    original = version
+    while version < SCHEMA_VERSION:
+        doc = _MIGRATIONS[version](doc)
+        version += 1
+    return doc, original
+
+
+def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+    doc, read_version = migrate(doc, where=where)
     path = _req(doc, "path", str, where)
     if path not in ("target", "retrieval"):
         raise ArtifactError(f"{where}: path must be 'target' or 'retrieval', got {path!r}")
@@ -493,6 +578,7 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
         truncated_ids=frozenset(truncated),
         config_fingerprint=_opt(doc, "config_fingerprint", str, where),
         shard=_opt(doc, "shard", str, where),
+        read_schema_version=read_version,
     )
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
-from evalkit import _yaml
+from evalkit import _bounded, _yaml
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
 
@@ -556,7 +556,7 @@ def load_checks_file(
     file = Path(path)
     source = str(file)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        text = _bounded.read_text(file, encoding="utf-8-sig")
     except FileNotFoundError:
         raise CheckError(f"checks file not found: {file}") from None
     except UnicodeDecodeError as exc:

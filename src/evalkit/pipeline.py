@@ -18,6 +18,7 @@ from evalkit.artifact import (
     RunArtifact,
     build_artifact,
     read_artifact,
+    vouch_schema1_fingerprints,
     with_infix,
     write_artifact,
 )
@@ -56,13 +57,20 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
+    from evalkit._bounded import read_text
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
             try:
-                rubric = config.resolve(judge.rubric_file).read_text(encoding="utf-8")
+                rubric = read_text(rubric_path, encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: not valid UTF-8 "
+                    f"(byte {exc.start}); save it as UTF-8"
+                ) from None
             except OSError as exc:
                 raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
         else:
@@ -213,10 +221,16 @@ class Prepared:
 
 
 def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
-    """Load plugins, judges, goldens and checks, and cross-validate them."""
+    """Load plugins, judges, goldens and checks, and cross-validate them.
+
+    ``cache_only`` is process-wide: it holds for every judge, including ones a
+    plugin registers itself (:mod:`evalkit.metrics.judge_guard`).
+    """
     from evalkit.checks import load_checks_file
     from evalkit.golden_loaders import load_goldens
+    from evalkit.metrics.judge_guard import set_cache_only
 
+    set_cache_only(cache_only)
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
     register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
@@ -405,6 +419,7 @@ def run_to_artifact(
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
     """
+    from evalkit._atomic import check_writable
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.shards import select_shard
 
@@ -416,6 +431,7 @@ def run_to_artifact(
         prepared.config.model, prepared.goldens, None if shard is None else str(shard)
     )
     ckpt_path = checkpoint_path(requested)
+    check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
         done = ckpt.completed
@@ -491,6 +507,9 @@ def gate(
 ) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
+    # Runs read from schema 1, perhaps before the plugins were imported: vouch now.
+    candidate = vouch_schema1_fingerprints(candidate)
+    baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
