@@ -185,7 +185,7 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
         last = position == len(entries) - 1
         try:
             doc = _bounded.loads(raw.decode("utf-8"))
-        except _bounded.JsonTooDeep as exc:  # whole, not torn: refused wherever it is
+        except _bounded.JsonRefused as exc:  # whole, not torn: refused wherever it is
             raise ArtifactError(f"{p}:{number}: damaged checkpoint line ({exc.msg})") from None
         except (UnicodeDecodeError, ValueError):
             if last:  # a write cut short by a crash: that case just runs again
