@@ -513,6 +513,41 @@ def gate(
 
 
 @app.command()
+def promote(
+    run_file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[RUN]", help="The run artefact to promote (default: the config's output)."
+        ),
+    ] = None,
+    config: ConfigOpt = Path("evalkit.yaml"),
+) -> None:
+    """Make a run the configured baseline (baseline: {path: …}), like a snapshot update.
+
+    Refuses a run with failed cases, a shard, or a run of another config; the
+    gate then compares every later candidate with this run.
+    """
+    from evalkit.config import load_config
+    from evalkit.pipeline import promote_run
+
+    done = promote_run(load_config(config), run_file)
+    art = done.artifact
+    commit = (
+        f"commit {art.git_commit[:7]}{' (dirty)' if art.git_dirty else ''}, "
+        if (art.git_commit)
+        else ""
+    )
+    _say(
+        f"promoted {done.run} to the baseline {done.baseline} "
+        f"({len(art.result)} cases, {commit}created {art.created_at})"
+    )
+    if done.replaced is not None and done.run.resolve() != done.baseline.resolve():
+        old = done.replaced
+        old_commit = f"commit {old.git_commit[:7]}, " if old.git_commit else ""
+        _say(f"it replaces the baseline of {old_commit}created {old.created_at}")
+
+
+@app.command()
 def compare(
     a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
     b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],
