@@ -315,6 +315,23 @@ def to_artifact(
     )
 
 
+def score_trec_to_artifact(
+    trec_run: Path, qrels: Path, metrics: Sequence[str], *, relevance_level: int = 1
+) -> RunArtifact:
+    """Score an existing TREC run file against qrels: the artefact, no target involved."""
+    from evalkit.trec import score_trec_run
+
+    case_defs, _ = resolve_metrics(list(metrics))
+    result = score_trec_run(
+        trec_run,
+        qrels,
+        [d.name for d in case_defs],
+        relevance_level=relevance_level,
+        name=trec_run.name,
+    )
+    return build_artifact(result, metrics, target_name=trec_run.name)
+
+
 # ----------------------------------------------------------------------------- a run to a file
 
 
