@@ -23,7 +23,7 @@ from evalkit.artifact import (
     write_artifact,
 )
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
-from evalkit.errors import ConfigError, EvalkitError, TargetError
+from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
 from evalkit.execute import RowCallback, evaluate, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
@@ -322,6 +322,23 @@ def to_artifact(
     )
 
 
+def score_trec_to_artifact(
+    trec_run: Path, qrels: Path, metrics: Sequence[str], *, relevance_level: int = 1
+) -> RunArtifact:
+    """Score an existing TREC run file against qrels: the artefact, no target involved."""
+    from evalkit.trec import score_trec_run
+
+    case_defs, _ = resolve_metrics(list(metrics))
+    result = score_trec_run(
+        trec_run,
+        qrels,
+        [d.name for d in case_defs],
+        relevance_level=relevance_level,
+        name=trec_run.name,
+    )
+    return build_artifact(result, metrics, target_name=trec_run.name)
+
+
 # ----------------------------------------------------------------------------- a run to a file
 
 
@@ -496,6 +513,59 @@ def find_baseline(
         art, origin = read_artifact(fetched.path), fetched.detail
     refuse_other_config(art, config.name, origin)
     return art, origin
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A run made the configured baseline (``evalkit promote``)."""
+
+    run: Path
+    baseline: Path
+    artifact: RunArtifact
+    replaced: RunArtifact | None  # the baseline it replaced, when there was a readable one
+
+
+def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotion:
+    """Make the run at ``run`` (default: the config's output) the configured baseline file.
+
+    Refused (exit 2, one line): a store other than a file (GitHub stores are promoted by
+    the Action), a run with failed cases (a baseline must hold every case), a shard
+    (merge the shards first), a run of another config.  The baseline is written in the
+    current schema, atomically, so a crash leaves the old baseline or the new one.
+    """
+    from evalkit.github.baseline import FileStore, refuse_other_config
+    from evalkit.github.stores import open_store
+
+    store = open_store(config)
+    if not isinstance(store, FileStore):
+        raise ConfigError(
+            f"{config.path}: baseline.store is {store.kind!r} ({store.describe()}): the "
+            "GitHub Action promotes those on the default branch (mode: promote); to keep a "
+            "baseline locally, set baseline: {path: baseline.json}"
+        )
+    source = Path(run) if run is not None else config.output_path
+    art = read_artifact(source)
+    failed = art.failed
+    if failed:
+        ids = ", ".join(row.case_id for row in failed[:5]) + (", …" if len(failed) > 5 else "")
+        raise InputError(
+            f"{source}: {len(failed)} of {len(art.result)} case(s) failed ({ids}); a baseline "
+            "must hold every case: fix the failures, `evalkit run --resume`, then promote"
+        )
+    if art.shard is not None:
+        raise InputError(
+            f"{source}: is shard {art.shard} of a run; `evalkit merge` the shards, then "
+            "promote the merged run"
+        )
+    refuse_other_config(art, config.name, str(source))
+    replaced = None
+    if store.path.is_file():
+        try:
+            replaced = read_artifact(store.path)
+        except EvalkitError:
+            replaced = None  # an unreadable baseline is not worth keeping from being replaced
+    path = write_artifact(art, store.path)
+    return Promotion(source, path, art, replaced)
 
 
 def gate(
