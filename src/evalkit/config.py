@@ -147,6 +147,8 @@ class EvalkitConfig(_Strict):
     concurrency: int = Field(default=1, ge=1)
     rate_limit: float | None = Field(default=None, gt=0)
     case_timeout_s: float | None = Field(default=None, gt=0)
+    # Run every case this many times; its value is the mean over trials (evalkit/trials.py).
+    repeats: int = Field(default=1, ge=1, le=1000)
 
     @field_validator("judge", mode="before")
     @classmethod
