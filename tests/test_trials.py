@@ -178,3 +178,15 @@ def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
     rows = {r["id"]: r for r in json.loads((tmp_path / "run.json").read_text())["rows"]}
     assert rows["a"]["metrics"]["exact_match"] == pytest.approx(2 / 3)
     assert rows["b"]["metrics"]["exact_match"] == 1.0
+
+
+def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
+    from evalkit.checkpoint import config_fingerprint
+    from evalkit.config import EvalkitConfig
+
+    base = {"goldens": "g", "checks": "c", "metrics": ["exact_match"], "target": {"python": "a:b"}}
+    one = config_fingerprint(EvalkitConfig.model_validate(base))
+    explicit_one = config_fingerprint(EvalkitConfig.model_validate({**base, "repeats": 1}))
+    three = config_fingerprint(EvalkitConfig.model_validate({**base, "repeats": 3}))
+    assert one == explicit_one
+    assert three != one
