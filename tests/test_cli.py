@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
+from cli_process import evalkit as evalkit  # re-exported: other CLI tests import it here
+from cli_process import write_files
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "custom_client"

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import CHECKS, GOLDENS, evalkit, one_line_error
+from cli_process import evalkit
+from test_cli import CHECKS, GOLDENS, one_line_error
 
 TARGET = """
 import sys

@@ -72,8 +72,12 @@ class RunOptions:
             raise InputError(f"concurrency must be an integer, got {self.concurrency!r}")
         if self.concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.case_timeout_s is not None and not self.case_timeout_s > 0:
-            raise InputError(f"case timeout must be positive, got {self.case_timeout_s!r}")
+        if self.case_timeout_s is not None and not (
+            self.case_timeout_s > 0 and math.isfinite(self.case_timeout_s)
+        ):
+            raise InputError(
+                f"case timeout must be a positive number of seconds, got {self.case_timeout_s!r}"
+            )
 
 
 def resolve_metrics(metrics: Sequence[str]) -> tuple[list[registry.MetricDef], list[str]]:

@@ -18,6 +18,7 @@ from evalkit.artifact import (
     RunArtifact,
     build_artifact,
     read_artifact,
+    vouch_schema1_fingerprints,
     with_infix,
     write_artifact,
 )
@@ -57,13 +58,20 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
+    from evalkit._bounded import read_text
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
             try:
-                rubric = config.resolve(judge.rubric_file).read_text(encoding="utf-8")
+                rubric = read_text(rubric_path, encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: not valid UTF-8 "
+                    f"(byte {exc.start}); save it as UTF-8"
+                ) from None
             except OSError as exc:
                 raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
         else:
@@ -501,6 +509,9 @@ def gate(
 ) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
+    # Runs read from schema 1, perhaps before the plugins were imported: vouch now.
+    candidate = vouch_schema1_fingerprints(candidate)
+    baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
