@@ -76,6 +76,8 @@ def config_fingerprint(config: EvalkitConfig) -> str:
     hash and matrix jobs with different runner environments still agree.
     """
     doc = config.model_dump(mode="json", include=set(_IDENTITY_KEYS))
+    if config.repeats != 1:  # rows are means over trials; one trial keeps the old hash
+        doc["repeats"] = config.repeats
     text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -24,12 +24,13 @@ from evalkit.artifact import (
 )
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
-from evalkit.execute import RowCallback, evaluate, resolve_metrics
+from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
+from evalkit.trials import evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.shards import ShardSpec
@@ -278,10 +279,11 @@ def run_candidate(
     cfg = prepared.config.model
     tgt = target or build_target(prepared.config)
     try:
-        return evaluate(
+        return evaluate_repeated(
             tgt,
             prepared.goldens,
             cfg.metrics,
+            repeats=cfg.repeats,
             concurrency=concurrency or cfg.concurrency,
             rate_limit=cfg.rate_limit,
             case_timeout_s=cfg.case_timeout_s,
@@ -586,6 +588,10 @@ def gate(
         rows = candidate.result.per_query
         agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
         notes = (*notes, *agreed)
+    if cfg.repeats > 1:
+        from evalkit.trials import trial_notes
+
+        notes = (*notes, *trial_notes(candidate.result.per_query, cfg.metrics))
     return evaluate_gate(
         checks.checks,
         candidate,
