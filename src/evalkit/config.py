@@ -160,6 +160,8 @@ class EvalkitConfig(_Strict):
     concurrency: int = Field(default=1, ge=1, le=MAX_CONCURRENCY, strict=True)
     rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     case_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # Run every case this many times; its value is the mean over trials (evalkit/trials.py).
+    repeats: int = Field(default=1, ge=1, le=1000, strict=True)
 
     @field_validator("name")
     @classmethod
