@@ -179,7 +179,7 @@ def bootstrap_draws(
         groups = distinct_rows(fixed.by_metric, discrete_limit(fixed.n))
         if groups is not None:
             sums = _multinomial(fixed.n, groups, n_resamples, gen, chunk_bytes)
-            discrete: tuple[BootstrapPath, ...] = ("multinomial",) * fixed.k
+            discrete = tuple[BootstrapPath, ...](["multinomial"] * fixed.k)
             return BootstrapDraws(sums, np.empty((n_resamples, 0)), discrete)
     return _generic(fixed.by_metric, aggregates, n_resamples, gen, chunk_bytes)
 
@@ -218,7 +218,7 @@ def marginal_draws(
         shared = _generic(fixed.by_metric[indexed], aggregates, n_resamples, gen, chunk_bytes)
         sums[:, indexed] = shared.sums
         deltas = shared.aggregates
-    shared_paths: tuple[BootstrapPath, ...] = ("indices",) * len(aggregates)
+    shared_paths = tuple[BootstrapPath, ...](["indices"] * len(aggregates))
     return BootstrapDraws(sums, deltas, (*paths, *shared_paths))
 
 
@@ -272,5 +272,5 @@ def _generic(
                 sums[rows, j] += np.take(by_metric[j], draws).sum(axis=1)
         for i, aggregate in enumerate(aggregates):
             deltas[rows, i] = aggregate.bootstrap(draws)
-    indexed: tuple[BootstrapPath, ...] = ("indices",) * (k + len(aggregates))
+    indexed = tuple[BootstrapPath, ...](["indices"] * (k + len(aggregates)))
     return BootstrapDraws(sums, deltas, indexed)
