@@ -65,7 +65,7 @@ def brute_force_mid_p(k: IntArray) -> float:
     totals = np.abs((1 - 2 * patterns) @ k)
     greater = int(np.count_nonzero(totals > t))
     equal = int(np.count_nonzero(totals == t))
-    return (greater + 0.5 * equal) / 2**n
+    return float((greater + 0.5 * equal) / 2**n)
 
 
 def exhaustive_bootstrap_p(k: IntArray) -> float:
@@ -76,7 +76,7 @@ def exhaustive_bootstrap_p(k: IntArray) -> float:
     for draw in itertools.product(range(n), repeat=n):
         if abs(int(k[list(draw)].sum()) - s) >= abs(s):
             hits += 1
-    return hits / n**n
+    return float(hits / n**n)
 
 
 # ---------------------------------------------------------------- permutation: exact

@@ -29,6 +29,7 @@ from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 from evalkit import _yaml
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
+from evalkit.stats.names import CORRECTIONS, METHODS, Correction, Method
 
 __all__ = [
     "CheckSpec",
@@ -41,14 +42,10 @@ __all__ = [
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
 VsBaseline = Literal["no_significant_regression", "non_inferiority"]
-Method = Literal["bootstrap", "permutation", "t"]
-Correction = Literal["none", "holm", "maxt"]
 
 OPS: Final = ("<=", ">=", "==")
 LEVELS: Final = ("block", "warn")
 VS_BASELINE: Final = ("no_significant_regression", "non_inferiority")
-METHODS: Final = ("bootstrap", "permutation", "t")
-CORRECTIONS: Final = ("none", "holm", "maxt")
 DEFAULT_ALPHA: Final = 0.05
 DEFAULT_METHOD: Final = "bootstrap"
 

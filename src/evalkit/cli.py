@@ -308,7 +308,9 @@ def _score_trec(
         relevance_level=relevance_level,
         name=trec_run.name,
     )
-    art = build_artifact(result, names, target_name=trec_run.name)
+    art = build_artifact(
+        result, names, target_name=trec_run.name, params={"relevance_level": relevance_level}
+    )
     path = write_artifact(art, out)
     typer.echo(f"wrote {path} ({len(result)} queries scored from {trec_run})")
 

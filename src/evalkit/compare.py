@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.artifact import RunArtifact
+from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError
-from evalkit.gate import goldens_diff, win_loss_tie
+from evalkit.gate import goldens_diff, pair_for_gate
+from evalkit.metric_identity import describe_params
 from evalkit.results import RunResult
 
 
@@ -30,25 +31,32 @@ class CompareRow:
     losses: int
     ties: int
     note: str = ""
+    incomparable: bool = False  # the two runs' definitions of the metric differ
 
 
 def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[Any], RunResult[Any]]:
-    diff = goldens_diff(a, b)
-    changed = set(diff.changed)
-    b_rows = {r.query_id: r for r in b.result.per_query if not getattr(r, "error", None)}
-    a_rows = [
-        r
-        for r in a.result.per_query
-        if not getattr(r, "error", None) and r.query_id in b_rows and r.query_id not in changed
-    ]
-    if not a_rows:
+    """The gate's pairing (:func:`evalkit.gate.pair_for_gate`), so both count the same cases."""
+    match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
+    if not match.ids:
         raise ComparisonError(
             f"runs {a.name!r} and {b.name!r} share no unchanged, successful cases to pair"
         )
     return (
-        RunResult(a.name, a_rows),
-        RunResult(b.name, [b_rows[r.query_id] for r in a_rows]),
+        RunResult(a.name, [match.rows_a[i] for i in match.ids]),
+        RunResult(b.name, [match.rows_b[i] for i in match.ids]),
     )
+
+
+def _definition_note(info_a: MetricInfo, info_b: MetricInfo) -> str:
+    """Why two runs' values of a metric are not comparable, or "" when they are."""
+    if info_a.fingerprint == info_b.fingerprint:
+        return ""
+    if info_a.params != info_b.params:
+        return (
+            f"incomparable: parameters differ ({describe_params(info_b.params)} vs "
+            f"{describe_params(info_a.params)})"
+        )
+    return "incomparable: definition changed"
 
 
 def compare_artifacts(
@@ -64,34 +72,33 @@ def compare_artifacts(
     rows: list[CompareRow] = []
     for metric in shared:
         info_a, info_b = a.metrics[metric], b.metrics[metric]
-        note = "definition changed" if info_a.fingerprint != info_b.fingerprint else ""
+        note = _definition_note(info_a, info_b)
         hib = info_a.higher_is_better
         try:
-            res = paired_bootstrap(run_a, run_b, metric, n_resamples=n_resamples, seed=seed)
+            res = paired_bootstrap(
+                run_a, run_b, metric, n_resamples=n_resamples, seed=seed, higher_is_better=hib
+            )
         except EvalkitError as exc:
             raise ComparisonError(f"metric {metric!r}: {exc}") from None
-        wins = losses = ties = 0
-        if info_a.kind == "case":
-            va, vb = run_a.values(metric), run_b.values(metric)
-            deltas = [x - vb[cid] for cid, x in va.items()]
-            wins, losses, ties = win_loss_tie(deltas, hib is not False)
         rows.append(
             CompareRow(
                 metric=metric,
                 kind=info_a.kind,
                 higher_is_better=hib,
-                value_a=run_a.value(metric),
-                value_b=run_b.value(metric),
+                # means over the paired cases, the ones delta is computed on
+                value_a=res.value_a if res.value_a is not None else run_a.value(metric),
+                value_b=res.value_b if res.value_b is not None else run_b.value(metric),
                 delta=res.observed,
                 ci_low=res.ci_low,
                 ci_high=res.ci_high,
                 p_value=res.p_value,
-                significant=res.significant,
+                significant=res.significant and not note,
                 n=res.n_queries,
-                wins=wins,
-                losses=losses,
-                ties=ties,
+                wins=res.wins or 0,
+                losses=res.losses or 0,
+                ties=res.ties or 0,
                 note=note,
+                incomparable=bool(note),
             )
         )
     return rows
@@ -107,7 +114,9 @@ def render_compare_table(rows: list[CompareRow], name_a: str, name_b: str) -> st
     lines.append("-" * len(header))
     for r in rows:
         verdict = "REAL" if r.significant else "not significant"
-        if r.note:
+        if r.incomparable:
+            verdict = r.note
+        elif r.note:
             verdict += f" ({r.note})"
         wlt = f"{r.wins}/{r.losses}/{r.ties}" if r.kind == "case" else "-"
         lines.append(
@@ -132,7 +141,7 @@ def render_show(art: RunArtifact) -> str:
         lines.append(f"goldens:   {art.goldens.fingerprint[:16]}")
     lines.append("")
     lines.append(f"{'metric':<20} {'kind':<9} {'better':<7} value")
-    ok_rows = [r for r in art.result.per_query if not getattr(r, "error", None)]
+    ok_rows = [r for r in art.result.per_query if r.error is None]
     ok = RunResult(art.name, ok_rows)
     for name, info in art.metrics.items():
         better = {True: "higher", False: "lower", None: "?"}[info.higher_is_better]

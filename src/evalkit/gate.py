@@ -9,16 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+
+import numpy as np
 
 from evalkit.artifact import MetricInfo, RunArtifact
+from evalkit.checks import CheckSpec
 from evalkit.errors import CheckError, EvalkitError, MetricError
-from evalkit.results import CaseResult, RunResult
+from evalkit.metric_identity import describe_params
+from evalkit.results import CaseResult, Row, RunResult
+
+if TYPE_CHECKING:
+    from evalkit.stats.pairing import CaseMatch
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
+STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 Overall = Literal["pass", "warn", "fail", "error"]
 
-TIE_TOLERANCE = 1e-12
 WORST_CASES = 10
 
 
@@ -47,7 +54,12 @@ class CaseDelta:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The statistics behind a vs_baseline verdict."""
+    """The statistics behind a vs_baseline verdict.
+
+    ``baseline_value`` and ``candidate_value`` are the means over the paired
+    cases -- the same cases ``delta`` is computed on -- so before → after and Δ
+    always agree, whatever was left out of the pairing.
+    """
 
     baseline_value: float
     delta: float
@@ -70,6 +82,7 @@ class Comparison:
     # Set when the checks file asks for a multiple-comparison correction.
     correction: str = "none"
     p_adjusted: float | None = None
+    candidate_value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -217,13 +230,13 @@ def _is_aggregate(metric: str, art: RunArtifact) -> bool:
     return get_metric(metric).kind == "aggregate"
 
 
-def _scoped_rows(spec: Any, art: RunArtifact) -> tuple[list[Any], int]:
+def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> tuple[list[Row], int]:
     """Rows a check covers; raises CheckError when any of them produced no result."""
     rows = art.result.per_query
     if spec.scope:
         selected = spec.select(rows)
         return list(selected), len(spec.scope)
-    failed = [r.query_id for r in rows if getattr(r, "error", None)]
+    failed = [r.query_id for r in rows if r.error is not None]
     if failed:
         shown = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
         raise CheckError(
@@ -255,8 +268,8 @@ def _fmt(x: float) -> str:
 # ----------------------------------------------------------------------------- threshold
 
 
-def _threshold(spec: Any, cand: RunArtifact) -> CheckVerdict:
-    base = {
+def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
+    base: dict[str, Any] = {
         "check_id": spec.id,
         "metric": spec.metric,
         "kind": "threshold",
@@ -274,18 +287,17 @@ def _threshold(spec: Any, cand: RunArtifact) -> CheckVerdict:
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
+    assert spec.threshold is not None  # a threshold check always has one (CheckSpec validates)
     message = f"{spec.metric} = {_fmt(observed)} {rel} {spec.op} {_fmt(spec.threshold)}"
     return CheckVerdict(
         **base, status=status, message=message, covered=len(rows), total=total, observed=observed
     )
 
 
-def _covered(spec: Any, art: RunArtifact) -> int:
+def _covered(spec: CheckSpec, art: RunArtifact) -> int:
     ids = set(spec.scope) if spec.scope else None
     return sum(
-        1
-        for r in art.result.per_query
-        if (ids is None or r.query_id in ids) and not getattr(r, "error", None)
+        1 for r in art.result.per_query if (ids is None or r.query_id in ids) and r.error is None
     )
 
 
@@ -303,6 +315,13 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
         )
     if ci.judge is not None and bi.judge is not None and ci.judge != bi.judge:
         return "judge rubric or scale changed; promote a new baseline graded with the current judge"
+    if ci.params != bi.params:
+        return (
+            f"{metric} was computed with different parameters (baseline "
+            f"{describe_params(bi.params)}, candidate {describe_params(ci.params)}); values "
+            "of different metric instances are not comparable: score both runs with the same "
+            "parameters"
+        )
     if ci.fingerprint != bi.fingerprint:
         return (
             f"the definition of {metric} changed (fingerprint {bi.fingerprint} → "
@@ -312,21 +331,8 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
     return None
 
 
-def win_loss_tie(deltas: Sequence[float], higher_is_better: bool) -> tuple[int, int, int]:
-    """Cases that moved the good way, the bad way, or not at all (within TIE_TOLERANCE)."""
-    wins = losses = ties = 0
-    for d in deltas:
-        if abs(d) <= TIE_TOLERANCE:
-            ties += 1
-        elif (d > 0) == higher_is_better:
-            wins += 1
-        else:
-            losses += 1
-    return wins, losses, ties
-
-
 def _vs_baseline(
-    spec: Any,
+    spec: CheckSpec,
     cand: RunArtifact,
     base: RunArtifact | None,
     diff: GoldensDiff | None,
@@ -376,9 +382,8 @@ def _vs_baseline(
             total=total,
             observed=observed,
         )
-    changed = set(diff.changed) if diff else set()
-    base_rows = {r.query_id: r for r in base.result.per_query if not getattr(r, "error", None)}
-    paired_ids = [r.query_id for r in rows if r.query_id in base_rows and r.query_id not in changed]
+    match = pair_for_gate(rows, cand, base, diff)
+    paired_ids = match.ids
     if not paired_ids:
         return CheckVerdict(
             **common,
@@ -388,9 +393,8 @@ def _vs_baseline(
             total=total,
             observed=observed,
         )
-    cand_by_id = {r.query_id: r for r in rows}
-    cand_run = RunResult(cand.name, [cand_by_id[i] for i in paired_ids])
-    base_run = RunResult(base.name, [base_rows[i] for i in paired_ids])
+    cand_run: RunResult[Any] = RunResult(cand.name, [match.rows_a[i] for i in paired_ids])
+    base_run: RunResult[Any] = RunResult(base.name, [match.rows_b[i] for i in paired_ids])
     pairs[spec.id] = (cand_run, base_run)
     try:
         comparison, worst = _compare(spec, cand_run, base_run, hib, cand, options)
@@ -404,9 +408,7 @@ def _vs_baseline(
             observed=observed,
         )
     status, message = _decide(spec, comparison, hib)
-    excluded = len(rows) - len(paired_ids)
-    if excluded:
-        message += f" ({excluded} case(s) not in the baseline or changed since were left out)"
+    message += left_out_note(match)
     return CheckVerdict(
         **common,
         status=status,
@@ -419,18 +421,50 @@ def _vs_baseline(
     )
 
 
+def pair_for_gate(
+    rows: Sequence[Row], cand: RunArtifact, base: RunArtifact, diff: GoldensDiff | None
+) -> CaseMatch:
+    """The gate's pairing: successful cases on both sides whose golden did not change."""
+    from evalkit.stats.pairing import match_cases
+
+    return match_cases(
+        rows,
+        base.result.per_query,
+        (cand.name, base.name),
+        drop_failed=True,
+        changed=diff.changed if diff else (),
+    )
+
+
+def left_out_note(match: CaseMatch) -> str:
+    """Say which of the candidate's cases the comparison left out, and why."""
+    parts = []
+    if match.only_a:
+        parts.append(f"{len(match.only_a)} not in the baseline")
+    if match.failed_b:
+        parts.append(f"{len(match.failed_b)} failed in the baseline")
+    if match.changed:
+        parts.append(f"{len(match.changed)} with a changed golden")
+    if not parts:
+        return ""
+    return f" ({', '.join(parts)}: left out; before, after and Δ are over the paired cases)"
+
+
 def _compare(
-    spec: Any,
+    spec: CheckSpec,
     cand_run: RunResult[Any],
     base_run: RunResult[Any],
     hib: bool,
     cand: RunArtifact,
     options: GateOptions,
 ) -> tuple[Comparison, tuple[CaseDelta, ...]]:
+
     from evalkit.significance import paired_bootstrap
+    from evalkit.stats.ties import case_outcomes
 
     alpha = spec.alpha
-    method = getattr(spec, "method", None) or "bootstrap"
+    assert alpha is not None  # CheckSpec fills in the default for vs_baseline checks
+    method = spec.method or "bootstrap"
     result = paired_bootstrap(
         cand_run,
         base_run,
@@ -439,22 +473,29 @@ def _compare(
         seed=options.seed,
         alpha=alpha,
         method=method,
+        higher_is_better=hib,
     )
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
-    wins = losses = ties = 0
     mde = None
     if not _is_aggregate(spec.metric, cand):
         cv = cand_run.values(spec.metric)
         bv = base_run.values(spec.metric)
         deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
-        wins, losses, ties = win_loss_tie([d.delta for d in deltas], hib)
-        regressed = [d for d in deltas if abs(d.delta) > TIE_TOLERANCE and (d.delta > 0) != hib]
+        # the same lattice-exact, polarity-aware outcome the statistics counted
+        signs = case_outcomes(
+            np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas]), hib
+        )
+        regressed = [d for d, sign in zip(deltas, signs.tolist(), strict=True) if sign < 0]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
         mde = result.mde if result.mde > 0 else None
+    paired_means = result.value_a is not None and result.value_b is not None
     comparison = Comparison(
-        baseline_value=base_run.value(spec.metric),
+        baseline_value=(
+            result.value_b if result.value_b is not None else base_run.value(spec.metric)
+        ),
+        candidate_value=(result.value_a if paired_means else cand_run.value(spec.metric)),
         delta=result.observed,
         ci_low=result.ci_low,
         ci_high=result.ci_high,
@@ -463,11 +504,11 @@ def _compare(
         method=method,
         n_paired=len(cand_run),
         n_resamples=result.n_resamples,
-        wins=wins,
-        losses=losses,
-        ties=ties,
+        wins=result.wins or 0,
+        losses=result.losses or 0,
+        ties=result.ties or 0,
         mde=mde,
-        margin=getattr(spec, "margin", None),
+        margin=spec.margin,
         # The statistics return StatWarning objects; a verdict carries their messages.
         warnings=tuple(str(getattr(w, "message", w)) for w in getattr(result, "warnings", ())),
         deltas=tuple(deltas),
@@ -475,11 +516,12 @@ def _compare(
     return comparison, worst
 
 
-def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
+def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     bad_bound = c.ci_high if hib else c.ci_low  # the interval's end nearest "no regression"
     worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
     ci = f"Δ {c.delta:+.4g}, {c.confidence:.0%} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}]"
     if spec.vs_baseline == "non_inferiority":
+        assert spec.margin is not None  # CheckSpec requires it for non_inferiority
         margin = float(spec.margin)
         within = worse_side >= -margin if hib else worse_side <= margin
         if within:
@@ -515,7 +557,7 @@ def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
 
 
 def _correct(
-    checks: Sequence[Any],
+    checks: Sequence[CheckSpec],
     verdicts: list[CheckVerdict],
     pairs: Mapping[str, tuple[RunResult[Any], RunResult[Any]]],
     options: GateOptions,
@@ -587,7 +629,7 @@ def _correct(
 
 
 def evaluate_gate(
-    checks: Sequence[Any],
+    checks: Sequence[CheckSpec],
     candidate: RunArtifact,
     baseline: RunArtifact | None = None,
     options: GateOptions | None = None,

@@ -19,7 +19,6 @@ from evalkit.errors import InputError, MetricError
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.bootstrap import bootstrap_draws, marginal_draws
 from evalkit.stats.correction import (
-    Correction,
     StepDownMaxT,
     check_correction,
     familywise_false_alarm,
@@ -27,7 +26,8 @@ from evalkit.stats.correction import (
 )
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.fixedpoint import FixedPoint, to_fixed
-from evalkit.stats.outcome import METHODS, BootstrapResult, Comparison, Kind, Method
+from evalkit.stats.names import METHODS, Correction, Method
+from evalkit.stats.outcome import BootstrapResult, Comparison, Kind
 from evalkit.stats.permutation import marginal_tails, permutation_null
 from evalkit.stats.stream import (
     PURPOSE_BOOTSTRAP,

@@ -12,7 +12,8 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.stats.outcome import Method, StatWarning
+from evalkit.stats.names import Method
+from evalkit.stats.outcome import StatWarning
 
 #: Below this many cases the percentile bootstrap rejects a true null too often.
 SMALL_N: Final = 80

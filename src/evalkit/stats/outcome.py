@@ -7,10 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from evalkit.errors import MetricError
-from evalkit.stats.correction import Correction
+from evalkit.stats.names import Correction, Method
 
-Method = Literal["bootstrap", "permutation", "t"]
-METHODS: tuple[Method, ...] = ("bootstrap", "permutation", "t")
 Kind = Literal["case", "aggregate"]
 
 
