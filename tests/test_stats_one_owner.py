@@ -21,6 +21,7 @@ from evalkit.checks import CheckSpec
 from evalkit.compare import compare_artifacts, render_compare_table
 from evalkit.gate import GateOptions, evaluate_gate
 from evalkit.registry import get_metric, isolated, metric_instance
+from evalkit.report.html import render_compare_html
 from evalkit.report.json_report import render_json
 from evalkit.report.summary import result as summary_result
 from evalkit.report.summary import wlt as summary_wlt
@@ -222,6 +223,8 @@ def test_different_relevance_levels_are_incomparable_in_the_gate_and_compare(
     assert not rows["recall@1"].significant
     assert "relevance_level" in rows["recall@1"].note
     assert not rows["ndcg@10"].incomparable
+    page = render_compare_html(list(rows.values()), two, one)
+    assert 'class="badge incomparable">incomparable: parameters differ' in page
     table = render_compare_table(list(rows.values()), two.name, one.name)
     assert "REAL" not in table.splitlines()[3 + list(rows).index("recall@1")]
 
