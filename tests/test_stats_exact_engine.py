@@ -18,6 +18,7 @@ import pytest
 from numpy.typing import NDArray
 
 from evalkit.results import CaseResult, RunResult
+from evalkit.targets.base import TargetResponse
 from evalkit.significance import compare_metrics, paired_bootstrap, paired_bootstrap_many
 from evalkit.stats.fixedpoint import to_fixed
 
@@ -241,16 +242,26 @@ def test_a_metrics_result_does_not_depend_on_the_other_metrics(method: str, n: i
     a10, b10, _, _ = lattice_values(rng, n, "p@10")
     base = rng.uniform(0, 1, n)
     cont_a, cont_b = base + rng.normal(0, 0.3, n), base
+    lat_a, lat_b = rng.exponential(50, n), rng.exponential(50, n)
     rows_a = [
-        CaseResult(f"q{i:03d}", None, {"p5": a5[i], "p10": a10[i], "c": cont_a[i]})
+        CaseResult(
+            f"q{i:03d}",
+            TargetResponse([], latency_ms=float(lat_a[i])),
+            {"p5": a5[i], "p10": a10[i], "c": cont_a[i]},
+        )
         for i in range(n)
     ]
     rows_b = [
-        CaseResult(f"q{i:03d}", None, {"p5": b5[i], "p10": b10[i], "c": cont_b[i]})
+        CaseResult(
+            f"q{i:03d}",
+            TargetResponse([], latency_ms=float(lat_b[i])),
+            {"p5": b5[i], "p10": b10[i], "c": cont_b[i]},
+        )
         for i in range(n)
     ]
     ra, rb = RunResult("a", rows_a), RunResult("b", rows_b)
-    together = paired_bootstrap_many(ra, rb, ["p10", "c", "p5"], 3000, 7, method=method)
+    others = ["p10", "c", "p5"] + (["latency_p95"] if method != "t" else [])
+    together = paired_bootstrap_many(ra, rb, others, 3000, 7, method=method)
     for metric in ("p5", "p10", "c"):
         alone = paired_bootstrap(ra, rb, metric, 3000, 7, method=method)
         joint = together[metric]
@@ -264,3 +275,29 @@ def test_a_metrics_result_does_not_depend_on_the_other_metrics(method: str, n: i
     for metric in diffs:
         alone_d = compare_metrics({metric: diffs[metric]}, 3000, 7, method=method)[metric]
         assert (alone_d.ci, alone_d.p_value) == (pair[metric].ci, pair[metric].p_value)
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "permutation"])
+def test_swapping_mirrors_aggregates_too(method: str) -> None:
+    rng = np.random.default_rng(31)
+    for n in (15, 80):
+        lat_a, lat_b = rng.exponential(50, n), rng.exponential(60, n)
+        ra = RunResult(
+            "A",
+            [
+                CaseResult(f"q{i}", TargetResponse([], latency_ms=float(lat_a[i])), {})
+                for i in range(n)
+            ],
+        )
+        rb = RunResult(
+            "C",
+            [
+                CaseResult(f"q{i}", TargetResponse([], latency_ms=float(lat_b[i])), {})
+                for i in range(n)
+            ],
+        )
+        ab = paired_bootstrap(ra, rb, "latency_p95", 1000, 5, method=method)
+        ba = paired_bootstrap(rb, ra, "latency_p95", 1000, 5, method=method)
+        assert ba.observed == -ab.observed
+        assert (ba.ci_low, ba.ci_high) == (-ab.ci_high, -ab.ci_low)
+        assert ba.p_value == ab.p_value
