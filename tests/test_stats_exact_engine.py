@@ -18,9 +18,9 @@ import pytest
 from numpy.typing import NDArray
 
 from evalkit.results import CaseResult, RunResult
-from evalkit.targets.base import TargetResponse
 from evalkit.significance import compare_metrics, paired_bootstrap, paired_bootstrap_many
 from evalkit.stats.fixedpoint import to_fixed
+from evalkit.targets.base import TargetResponse
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
