@@ -28,6 +28,7 @@ systems negates every ``K`` exactly.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,14 +123,27 @@ def rational_denominator(values: FloatArray, n: int, *, floor: float = 0.0) -> i
     for v in distinct.tolist():
         if v == 0.0:
             continue
-        exact = Fraction(v)
-        near = exact.limit_denominator(MAX_DENOMINATOR)
-        if abs(exact - near) > _tolerance(v, floor):
+        denominator = _value_denominator(v, floor)
+        if denominator is None:
             return None
-        common = math.lcm(common, near.denominator)
+        common = math.lcm(common, denominator)
         if common > limit:
             return None
     return common
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_denominator(v: float, floor: float) -> int | None:
+    """The denominator of the small fraction ``v`` is the double of, or ``None``.
+
+    Cached: the same few values (fifths, tenths, grades) recur across the metrics
+    of a call and the simulated evals of a power analysis.
+    """
+    exact = Fraction(v)
+    near = exact.limit_denominator(MAX_DENOMINATOR)
+    if abs(exact - near) > _tolerance(v, floor):
+        return None
+    return near.denominator
 
 
 def _maps_back(values: FloatArray, whole: FloatArray, d: float, floor: float) -> bool:
