@@ -189,4 +189,6 @@ def test_target_response_needs_something() -> None:
     with pytest.raises(ValueError, match="ranked_ids, text, or both"):
         TargetResponse()
     with pytest.raises(TypeError, match="not a single string"):
-        TargetResponse("abc")
+        TargetResponse(ranked_ids="abc")
+    # Positionally, a str is 0.2.0's text output.
+    assert TargetResponse("abc").text == "abc"

@@ -255,11 +255,16 @@ def test_zero_checks(tmp_path: Path, text: str) -> None:
         load_checks(path)
 
 
-def test_top_level_list_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, "- id: a\n  metric: m\n")
-    with pytest.raises(
-        CheckError, match=r"checks\.yaml:1: expected a mapping with a 'checks:' list, got list"
-    ):
+def test_a_bare_list_of_checks_loads_as_in_0_2_0(tmp_path: Path) -> None:
+    path = write(tmp_path, '- id: a\n  metric: m\n  op: ">="\n  threshold: 0.5\n')
+    (spec,) = load_checks(path)
+    assert (spec.id, spec.op, spec.threshold) == ("a", ">=", 0.5)
+    assert load_checks_file(path).correction == "none"
+
+
+def test_a_bare_list_still_names_the_line_of_a_bad_key(tmp_path: Path) -> None:
+    path = write(tmp_path, '- id: a\n  metric: m\n  op: ">="\n  threshold: 0.5\n  levl: warn\n')
+    with pytest.raises(CheckError, match=r"checks\.yaml:5: check 'a': unknown key 'levl'"):
         load_checks(path)
 
 
@@ -519,10 +524,11 @@ def test_unscoped_select_returns_every_usable_row_in_order() -> None:
     assert spec.missing(rows("a", "b", "c", failed=("b",))) == ["b"]
 
 
-def test_scoped_select_returns_the_scoped_rows_in_scope_order() -> None:
+def test_scoped_select_returns_the_scoped_rows_in_run_order() -> None:
     spec = CheckSpec("controls_hold", "ndcg@3", op=">=", threshold=1.0, scope=tuple(CONTROLS))
     run_rows = rows("x", "cp-bondi-any", "cp-surry-any", "y", "cp-newtown-pub")
-    assert [r.case_id for r in spec.select(run_rows)] == CONTROLS
+    got = [r.case_id for r in spec.select(run_rows)]
+    assert got == ["cp-bondi-any", "cp-surry-any", "cp-newtown-pub"]
     assert spec.coverage(run_rows) == "3/3 cases"
     assert spec.coverage_counts(run_rows) == (3, 3)
     assert spec.missing(run_rows) == []

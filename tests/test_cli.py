@@ -56,8 +56,9 @@ n_resamples: 500
 def evalkit(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
+    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
     full_env.pop("EVALKIT_DEBUG", None)
+    full_env.update(env or {})
     return subprocess.run(
         [sys.executable, "-m", "evalkit", *args],
         cwd=cwd,
@@ -144,6 +145,69 @@ def test_debug_shows_traceback(project: Path) -> None:
     result = evalkit("--debug", "gate", "--config", "missing.yaml", cwd=project)
     assert result.returncode != 0
     assert "Traceback" in result.stderr
+
+
+@pytest.mark.parametrize("how", ["--debug", "EVALKIT_DEBUG"])
+def test_debug_keeps_the_exit_code_of_a_bad_input(project: Path, how: str) -> None:
+    args = ["--debug"] if how == "--debug" else []
+    env = {"EVALKIT_DEBUG": "1"} if how == "EVALKIT_DEBUG" else {}
+    result = evalkit(*args, "gate", "--config", "missing.yaml", cwd=project, env=env)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "evalkit: missing.yaml: config file not found (pass --config PATH)"
+    )
+    usage = evalkit(*args, "gate", "--no-such-flag", cwd=project, env=env)
+    assert usage.returncode == 2
+
+
+def test_version_prints_the_package_version(project: Path) -> None:
+    from evalkit import __version__
+
+    result = evalkit("--version", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"evalkit {__version__}\n"
+    assert "--version" in evalkit("--help", cwd=project).stdout
+
+
+def evalkit_into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run evalkit with a stdout whose reader is already gone, as `| head -1` leaves it.
+
+    The read end is closed before the process starts, so its first write fails:
+    no timing decides whether the pipe is still open.
+    """
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
+    env.pop("EVALKIT_DEBUG", None)
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "evalkit", *args],
+            cwd=cwd,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+
+
+def test_a_closed_stdout_is_not_a_failed_check(project: Path) -> None:
+    passed = evalkit_into_closed_pipe("gate", "--json", "pass.json", cwd=project)
+    assert (passed.returncode, passed.stderr) == (0, "")
+    assert json.loads((project / "pass.json").read_text())["verdict"] == "pass"
+    # the gate's own exit code survives, and its reports are still written
+    blocked = evalkit_into_closed_pipe(
+        "gate", "--require-baseline", "--json", "fail.json", cwd=project
+    )
+    assert (blocked.returncode, blocked.stderr) == (1, "")
+    assert json.loads((project / "fail.json").read_text())["verdict"] == "fail"
+    assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
+    shown = evalkit_into_closed_pipe("show", "a.json", cwd=project)
+    assert (shown.returncode, shown.stderr) == (0, "")
 
 
 # ------------------------------------------------------------------------- bad inputs

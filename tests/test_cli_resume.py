@@ -195,13 +195,19 @@ def test_failed_cases_are_listed_kept_and_retried_alone_on_resume(
     project.broken.update({"q03", "q17"})
     code, stdout, stderr = cli(capsys, "run", "-c", project.config, "--out", out)
     assert code == 3
-    assert f"wrote {out} ({N_CASES} cases)" in stdout
+    aside = project.out("run.failed.json")
+    assert stdout == f"wrote {aside} ({N_CASES} cases)\n"
     lines = stderr.splitlines()
     assert lines[0] == f"evalkit: 2 of {N_CASES} case(s) failed; the rest were kept:"
     assert lines[1].startswith("  q03: target 'search', case 'q03': extract raised")
     assert lines[2].startswith("  q17: target 'search', case 'q17': extract raised")
+    assert lines[3] == (
+        f"evalkit: {out} is not written: a run with failed cases goes to {aside} instead "
+        "(pass --allow-failed to write it anyway)"
+    )
     assert "--resume" in lines[-1]
-    failed_doc = json.loads(out.read_text())
+    assert not out.exists()
+    failed_doc = json.loads(aside.read_text())
     assert {r["id"]: r["error"] is not None for r in failed_doc["rows"]}["q03"] is True
     assert {r["id"] for r in failed_doc["rows"] if r["metrics"]} == set(expected_ids()) - {
         "q03",
@@ -223,6 +229,41 @@ def test_failed_cases_are_listed_kept_and_retried_alone_on_resume(
     assert project.server.counts_by_case("/search") == {"q03": 1, "q17": 1}
     assert comparable(out) == expected
     assert not checkpoint_path(out).exists()
+
+
+def test_a_run_with_failed_cases_never_replaces_a_good_artefact(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = project.out("baseline.json")
+    assert cli(capsys, "run", "-c", project.config, "--out", base)[0] == 0
+    good = base.read_bytes()
+    project.broken.update(expected_ids())  # the target is down: every case fails
+    code, stdout, stderr = cli(capsys, "run", "-c", project.config, "--out", base)
+    assert code == 3
+    aside = project.out("baseline.failed.json")
+    assert stdout == f"wrote {aside} ({N_CASES} cases)\n"
+    assert f"{base} is left as it was: a run with failed cases goes to {aside}" in stderr
+    assert base.read_bytes() == good  # the good baseline is untouched
+    assert all(row["error"] for row in json.loads(aside.read_text())["rows"])
+    assert "Traceback" not in stderr
+
+    # --allow-failed is the one way to put a failed run at OUT
+    code, stdout, _ = cli(capsys, "run", "-c", project.config, "--out", base, "--allow-failed")
+    assert code == 3
+    assert stdout == f"wrote {base} ({N_CASES} cases)\n"
+    assert all(row["error"] for row in json.loads(base.read_text())["rows"])
+
+
+def test_a_failed_shard_goes_beside_its_own_name(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.broken.update(expected_ids())
+    code, stdout, _ = cli(capsys, "run", "-c", project.config, "--shard", "2/3")
+    assert code == 3
+    written = project.root / ".evalkit" / "runs" / "resumable.shard-2-of-3.failed.json"
+    assert stdout.startswith(f"wrote {written} (")
+    assert written.exists()
+    assert not (written.parent / "resumable.shard-2-of-3.json").exists()
 
 
 def test_resume_after_the_config_changed_is_refused(

@@ -117,9 +117,18 @@ def test_empty_expected_means_none(tmp_path: Path) -> None:
     assert load_goldens(path).get("a").expected is None
 
 
-def test_field_named_context_is_kept_as_a_context_key(tmp_path: Path) -> None:
+def test_a_context_mapping_is_merged_with_the_other_fields(tmp_path: Path) -> None:
+    # 0.2.0's golden rows carry per-case data under `context`; both places end up there.
+    path = jsonl(tmp_path, {"id": "a", "query": "x", "context": {"k": 1}, "j": 2})
+    assert load_goldens(path).get("a").context == {"k": 1, "j": 2}
+
+
+def test_a_field_also_inside_context_is_refused(tmp_path: Path) -> None:
     path = jsonl(tmp_path, {"id": "a", "query": "x", "context": {"k": 1}, "k": 2})
-    assert load_goldens(path).get("a").context == {"context": {"k": 1}, "k": 2}
+    with pytest.raises(
+        GoldenError, match=r"cases\.jsonl:1: case 'a': 'k' appears both as a top-level field"
+    ):
+        load_goldens(path)
 
 
 def test_yaml_integer_query_and_expected_are_read_as_written(tmp_path: Path) -> None:
@@ -149,7 +158,7 @@ def test_goldenset_access() -> None:
 
 def test_get_unknown_id_names_it_and_the_file() -> None:
     goldens = load_goldens(DATA / "cases.jsonl")
-    with pytest.raises(GoldenError, match=r"no golden case with id 'nope' in .*cases\.jsonl"):
+    with pytest.raises(GoldenError, match=r"no case with id 'nope' in .*cases\.jsonl"):
         goldens.get("nope")
 
 
@@ -384,9 +393,64 @@ def test_jsonl_grade_must_be_an_integer(tmp_path: Path, grade: Any) -> None:
 
 
 def test_jsonl_expected_of_the_wrong_type(tmp_path: Path) -> None:
-    path = jsonl(tmp_path, {"id": "a", "query": "x", "expected": ["Paris"]})
-    with pytest.raises(GoldenError, match=r"cases\.jsonl:1: case 'a': expected must be text"):
+    path = jsonl(tmp_path, {"id": "a", "query": "x", "expected": {"Paris": 1}})
+    with pytest.raises(
+        GoldenError,
+        match=r"cases\.jsonl:1: case 'a': `expected` must be a list of ids, a string, or null",
+    ):
         load_goldens(path)
+
+
+def test_jsonl_expected_list_is_the_relevant_ids(tmp_path: Path) -> None:
+    # paired-evalkit 0.2.0's format: a list in `expected` names the relevant ids.
+    path = jsonl(tmp_path, {"id": "a", "query": "x", "expected": ["d1", "d2"]})
+    case = load_goldens(path).get("a")
+    assert case.relevant == {"d1", "d2"}
+    assert case.expected == frozenset({"d1", "d2"})
+    assert case.expected_text is None
+    same = GoldenCase("a", "x", relevant=frozenset({"d1", "d2"}))
+    assert case.fingerprint() == same.fingerprint()
+
+
+def test_jsonl_expected_ids_that_contradict_relevant(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {"id": "a", "query": "x", "expected": ["d1"], "relevant": ["d2"]})
+    with pytest.raises(GoldenError, match=r"cases\.jsonl:1: case 'a': .*different ids"):
+        load_goldens(path)
+
+
+def test_jsonl_expected_ids_must_be_strings(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, {"id": "a", "query": "x", "expected": [1, 2]})
+    with pytest.raises(GoldenError, match=r"cases\.jsonl:1: case 'a': expected ids must all be"):
+        load_goldens(path)
+
+
+def test_csv_without_relevant_reads_expected_as_ids(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.csv", "id,query,expected\na,x,d1 | d2\nb,y,\n")
+    goldens = load_goldens(path)
+    assert goldens.get("a").relevant == {"d1", "d2"}
+    assert goldens.get("b").relevant == frozenset()
+    assert goldens.get("b").expected is None
+
+
+def test_csv_with_relevant_reads_expected_as_text(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.csv", "id,query,relevant,expected\na,x,d1,Paris | Texas\n")
+    case = load_goldens(path).get("a")
+    assert case.relevant == {"d1"}
+    assert case.expected == "Paris | Texas"
+
+
+def test_yaml_unknown_top_level_key_names_its_own_line(tmp_path: Path) -> None:
+    body = "cases:\n  - id: a\n    query: x\n\nversion: 2\n"
+    path = write(tmp_path, "c.yaml", body)
+    with pytest.raises(GoldenError, match=r"c\.yaml:5: unknown top-level key 'version'"):
+        load_goldens(path)
+
+
+def test_loader_by_registered_name(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.txt", '{"id": "a", "query": "x"}\n')
+    assert load_goldens(path, loader="jsonl").ids() == ["a"]
+    with pytest.raises(GoldenError, match="no golden loader named 'parquet'"):
+        load_goldens(path, loader="parquet")
 
 
 # --------------------------------------------------------------------------- yaml errors

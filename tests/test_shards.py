@@ -60,9 +60,9 @@ def run_artifact(
         config_name="demo",
         seed=42,
         git=(commit, False),
+        config_fingerprint=config_fp,
+        shard=None if spec is None else str(spec),
     )
-    art.config_fingerprint = config_fp
-    art.shard = None if spec is None else str(spec)
     return art
 
 
@@ -202,9 +202,10 @@ def test_merge_keeps_failed_rows_and_truncation_flags() -> None:
             METRICS,
             goldens=GoldensInfo(gs.fingerprint(), gs.case_fingerprints()),
             git=("c", False),
+            config_fingerprint="cfg",
+            shard=f"{i}/2",
+            truncated_ids=frozenset({"case-001"} & set(result.ids())),
         )
-        art.config_fingerprint, art.shard = "cfg", f"{i}/2"
-        art.truncated_ids = frozenset({"case-001"} & set(result.ids()))
         arts.append(art)
     merged = merge(arts)
     assert [r.case_id for r in merged.failed] == ["case-004"]
@@ -222,8 +223,8 @@ def test_merge_of_one_shard_of_one_is_the_run() -> None:
 def test_merged_provenance_takes_the_newest_time_and_any_dirty_tree() -> None:
     gs = goldens(8)
     a, b = all_shards(gs, 2)
-    a.created_at, b.created_at = "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"
-    b.git_dirty = True
+    a = dataclasses.replace(a, created_at="2026-01-01T00:00:00Z")
+    b = dataclasses.replace(b, created_at="2026-01-02T00:00:00Z", git_dirty=True)
     merged = merge([a, b])
     assert merged.created_at == "2026-01-02T00:00:00Z"
     assert merged.git_dirty is True
@@ -393,8 +394,9 @@ def test_a_client_metric_registered_after_import_shards_and_merges() -> None:
             metrics,
             goldens=GoldensInfo(gs.fingerprint(), gs.case_fingerprints()),
             git=(None, None),
+            config_fingerprint="c",
+            shard=f"{i}/2",
         )
-        art.config_fingerprint, art.shard = "c", f"{i}/2"
         arts.append(art)
     merged = merge(arts)
     assert merged.result.mean("first_is_relevant") == evaluate(TARGET, gs, metrics).mean(

@@ -22,7 +22,9 @@ def ranker(case: GoldenCase) -> list[str]:
 def test_a_list_of_ids_becomes_a_ranked_response() -> None:
     response = CallableTarget(ranker, name="local").invoke(CASE)
     assert response.ranked_ids == ["q1-a", "q1-b"]
-    assert response.text is None
+    assert not response.has_text
+    with pytest.raises(TargetError, match="expected a text output"):
+        _ = response.text
     assert response.meta == {}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.checks import ChecksFile, CheckSpec, load_checks, load_checks_file
+from evalkit.corpus import Doc, Query, load_corpus, load_qrels, load_queries
 from evalkit.errors import (
     ArtifactError,
     CheckError,
@@ -24,10 +25,15 @@ from evalkit.errors import (
     UnknownMetricError,
 )
 from evalkit.execute import evaluate
+from evalkit.exit_codes import ExitCode
 from evalkit.golden_loaders import load_goldens
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
+from evalkit.metrics.core import ndcg_at_k, recall_at_k
 from evalkit.registry import (
+    AggregateFn,
+    CaseMetricFn,
+    LoaderFn,
     polarity,
     register_aggregate,
     register_loader,
@@ -35,12 +41,13 @@ from evalkit.registry import (
     registered,
 )
 from evalkit.results import CaseResult, QueryResult, RunResult
-from evalkit.runner import DEFAULT_METRICS, METRICS, run
+from evalkit.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
 from evalkit.targets.base import Target, TargetResponse
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact, read_artifact, write_artifact
+    from evalkit.checks import compare
     from evalkit.export import to_dataframe, write_csv
     from evalkit.gate import GateReport, evaluate_gate
     from evalkit.significance import (
@@ -59,6 +66,10 @@ _LAZY = {
     "BootstrapResult": "evalkit.significance",
     "GateReport": "evalkit.gate",
     "HttpTarget": "evalkit.targets.http",
+    # 0.2.0's threshold comparison.  Lazy because ``evalkit.compare`` is also a
+    # module (``evalkit compare``); that module is callable and does the same,
+    # so ``from evalkit import compare`` works whichever was loaded first.
+    "compare": "evalkit.checks",
     "RunArtifact": "evalkit.artifact",
     "evaluate_gate": "evalkit.gate",
     "mde": "evalkit.significance",
@@ -88,12 +99,14 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__version__ = "0.1.0"
+__version__ = "0.3.0"
 
 __all__ = [
+    "AggregateFn",
     "ArtifactError",
     "BootstrapResult",
     "CallableTarget",
+    "CaseMetricFn",
     "CaseResult",
     "CheckError",
     "CheckSpec",
@@ -101,7 +114,9 @@ __all__ = [
     "ComparisonError",
     "ConfigError",
     "DEFAULT_METRICS",
+    "Doc",
     "EvalkitError",
+    "ExitCode",
     "GateReport",
     "GoldenCase",
     "GoldenError",
@@ -109,10 +124,14 @@ __all__ = [
     "HttpTarget",
     "InputError",
     "JudgeError",
+    "LoaderFn",
     "METRICS",
     "MetricError",
+    "MetricFn",
+    "Query",
     "QueryResult",
     "RegistryError",
+    "Retriever",
     "RunArtifact",
     "RunResult",
     "RuntimeFailure",
@@ -121,12 +140,17 @@ __all__ = [
     "TargetResponse",
     "UnknownMetricError",
     "__version__",
+    "compare",
     "evaluate",
     "evaluate_gate",
     "load_checks",
     "load_checks_file",
+    "load_corpus",
     "load_goldens",
+    "load_qrels",
+    "load_queries",
     "mde",
+    "ndcg_at_k",
     "paired_bootstrap",
     "paired_bootstrap_many",
     "polarity",
@@ -134,6 +158,7 @@ __all__ = [
     "read_artifact",
     "read_qrels",
     "read_run",
+    "recall_at_k",
     "register_aggregate",
     "register_loader",
     "register_metric",

@@ -74,9 +74,13 @@ class GoldensInfo:
     cases: Mapping[str, str]
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunArtifact:
-    """A run plus everything needed to trust a comparison against it later."""
+    """A run plus everything needed to trust a comparison against it later.
+
+    Frozen: built once (by :func:`build_artifact`, the reader or a merge) with
+    every field it will ever have; use :func:`dataclasses.replace` for a variant.
+    """
 
     result: RunResult[Any]
     path: RunPath
@@ -127,7 +131,10 @@ def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
             check=True,
         ).stdout
     except (OSError, subprocess.SubprocessError):
-        return (env_sha or None), None
+        # No git binary (the container image), or git refused: read .git directly.
+        from evalkit._gitdir import head_commit
+
+        return (head_commit(cwd) or env_sha or None), None
     return commit or env_sha, bool(status.strip())
 
 
@@ -160,6 +167,9 @@ def build_artifact(
     resampling_stream: str | None = None,
     config_name: str | None = None,
     git: tuple[str | None, bool | None] | None = None,
+    config_fingerprint: str | None = None,
+    shard: str | None = None,
+    truncated_ids: frozenset[str] = frozenset(),
     params: Mapping[str, object] | None = None,
 ) -> RunArtifact:
     """Wrap a run with provenance for the metrics it was evaluated on.
@@ -189,7 +199,22 @@ def build_artifact(
         seed=seed,
         resampling_stream=resampling_stream,
         config_name=config_name,
+        truncated_ids=truncated_ids,
+        config_fingerprint=config_fingerprint,
+        shard=shard,
     )
+
+
+# ----------------------------------------------------------------------------- naming
+
+
+def with_infix(path: str | Path, infix: str) -> Path:
+    """``runs/base.json`` + ``failed`` -> ``runs/base.failed.json`` (``.json.gz`` kept whole)."""
+    target = Path(path)
+    name = target.name
+    ext = ".json.gz" if name.endswith(".json.gz") else target.suffix
+    stem = name.removesuffix(ext) if ext else name
+    return target.with_name(f"{stem}.{infix}{ext}")
 
 
 # ----------------------------------------------------------------------------- writing
@@ -215,7 +240,7 @@ def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, boo
         ids = response.ranked_ids
         truncated = len(ids) > MAX_OUTPUT_IDS
         out["ids"] = ids[:MAX_OUTPUT_IDS]
-    if response.text is not None:
+    if response.has_text:
         truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
         out["text"] = response.text[:MAX_OUTPUT_CHARS]
     return out, truncated

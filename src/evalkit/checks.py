@@ -20,10 +20,12 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import operator
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
 from evalkit import _yaml
@@ -32,9 +34,17 @@ from evalkit.registry import split_spec
 from evalkit.stats.names import CORRECTIONS, METHODS, Correction, Method
 
 __all__ = [
+    "ABS_TOL",
+    "LEVELS",
+    "OPS",
+    "REL_TOL",
+    "VS_BASELINE_MODES",
+    "CheckError",
     "CheckSpec",
     "ChecksFile",
+    "HasCaseId",
     "checks_from_data",
+    "compare",
     "load_checks",
     "load_checks_file",
 ]
@@ -43,15 +53,29 @@ Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
 VsBaseline = Literal["no_significant_regression", "non_inferiority"]
 
-OPS: Final = ("<=", ">=", "==")
 LEVELS: Final = ("block", "warn")
 VS_BASELINE: Final = ("no_significant_regression", "non_inferiority")
+# 0.2.0's name for the allowed vs_baseline modes (it had only the first).
+VS_BASELINE_MODES: Final = frozenset(VS_BASELINE)
 DEFAULT_ALPHA: Final = 0.05
 DEFAULT_METHOD: Final = "bootstrap"
 
 # The spec's fixed tolerance for "==": not configurable, on purpose.
 EQ_REL_TOL: Final = 1e-9
 EQ_ABS_TOL: Final = 1e-12
+REL_TOL: Final = EQ_REL_TOL  # 0.2.0's names for the same two numbers
+ABS_TOL: Final = EQ_ABS_TOL
+
+
+def _equal(observed: float, threshold: float) -> bool:
+    return math.isclose(observed, threshold, rel_tol=EQ_REL_TOL, abs_tol=EQ_ABS_TOL)
+
+
+# op -> test; iterating gives the op strings.  ``<=``/``>=`` are exact: a
+# tolerance around a line only moves the line somewhere undocumented.
+OPS: Final[Mapping[str, Callable[[float, float], bool]]] = MappingProxyType(
+    {"<=": operator.le, ">=": operator.ge, "==": _equal}
+)
 
 CHECK_KEYS: Final = (
     "id",
@@ -76,12 +100,14 @@ _SCOPE_FAILURE = (
 )
 
 
-class _HasId(Protocol):
+class HasCaseId(Protocol):
+    """Any row that knows which case it came from (``QueryResult``, ``CaseResult``)."""
+
     @property
     def query_id(self) -> str: ...
 
 
-RowT = TypeVar("RowT", bound=_HasId)
+RowT = TypeVar("RowT", bound=HasCaseId)
 
 
 def _usable(row: object) -> bool:
@@ -96,6 +122,32 @@ def _suggest(word: str, choices: Iterable[str]) -> str:
 
 def _listed(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in values)
+
+
+def compare(op: object, observed: object, threshold: object) -> bool:
+    """Whether ``observed op threshold`` holds: the one rule every threshold check uses.
+
+    ``<=`` and ``>=`` are exact; ``==`` uses the fixed tolerance
+    ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``, which takes no argument on
+    purpose (a per-check tolerance is a strictness dial).  paired-evalkit 0.2.0
+    wrote ``compare(op, observed, threshold)``; ``compare(observed, op,
+    threshold)`` reads better and is accepted too (an op is always a string, a
+    value never is).  An unknown op, a non-number or a NaN raises
+    :class:`CheckError`: an undefined number can neither pass nor fail a line.
+    """
+    if isinstance(observed, str) and not isinstance(op, str):
+        op, observed = observed, op
+    if not isinstance(op, str) or op not in OPS:
+        raise CheckError(f"unknown op {op!r}; allowed: {_listed(OPS)}")
+    values = []
+    for what, value in (("observed", observed), ("threshold", threshold)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise CheckError(f"{what} value must be a number, got {value!r}")
+        number = float(value)
+        if math.isnan(number):
+            raise CheckError(f"{what} value is NaN; a check cannot be decided on it")
+        values.append(number)
+    return OPS[op](values[0], values[1])
 
 
 @dataclass(frozen=True)
@@ -137,14 +189,15 @@ class CheckSpec:
         has_baseline = self.vs_baseline is not None
         if has_threshold and has_baseline:
             raise self._error(
-                "declares both threshold and vs_baseline; one check gets one verdict — "
-                "split it into two checks"
+                "declares both threshold and vs_baseline; a check is either a threshold or "
+                "a baseline comparison and gets one verdict — split it into two checks"
             )
         if not has_threshold and not has_baseline:
             op_note = " (it has an op but no threshold)" if self.op is not None else ""
             raise self._error(
                 f"declares neither threshold nor vs_baseline{op_note}, so it would gate "
-                "nothing; add 'op' + 'threshold', or 'vs_baseline: no_significant_regression'"
+                "nothing; add either 'op' + 'threshold', or "
+                "'vs_baseline: no_significant_regression'"
             )
         if has_threshold:
             self._check_threshold_kind()
@@ -250,17 +303,22 @@ class CheckSpec:
             )
         if not scope:
             raise self._error(
-                "scope is empty, so the check would evaluate nothing; list case ids "
-                "or remove scope to cover every case",
+                "scope is empty: an empty scope matches no case, so the check would "
+                "evaluate nothing; list case ids or remove scope to cover every case",
                 "scope",
             )
         seen: set[str] = set()
         for case_id in scope:
             if not isinstance(case_id, str) or not case_id.strip():
-                raise self._error(f"scope ids must be non-empty text, got {case_id!r}", "scope")
+                raise self._error(
+                    f"scope ids must be non-empty text (an empty case id), got {case_id!r}",
+                    "scope",
+                )
             if case_id in seen:
                 raise self._error(
-                    f"scope names case {case_id!r} twice; it would be weighted twice", "scope"
+                    f"scope names case {case_id!r} twice (scope repeats {case_id}), so it "
+                    "would be weighted twice",
+                    "scope",
                 )
             seen.add(case_id)
         object.__setattr__(self, "scope", tuple(scope))
@@ -302,6 +360,33 @@ class CheckSpec:
     def is_blocking(self) -> bool:
         return self.level == "block"
 
+    # 0.2.0's names for the last two.
+    @property
+    def is_baseline(self) -> bool:
+        return self.is_vs_baseline
+
+    @property
+    def blocking(self) -> bool:
+        return self.is_blocking
+
+    def describe(self) -> str:
+        """One line naming the check, its condition, its scope and its level.
+
+        ``recall_floor: recall@10 >= 0.6 [block]``,
+        ``no_regression: ndcg@10 no_significant_regression (alpha=0.05) over 3 case(s) [warn]``.
+        """
+        if self.threshold is not None:
+            condition = f"{self.metric} {self.op} {self.threshold:g}"
+        else:
+            settings = [f"alpha={self.alpha:g}"]
+            if self.margin is not None:
+                settings.append(f"margin={self.margin:g}")
+            if self.method not in (None, DEFAULT_METHOD):
+                settings.append(f"method={self.method}")
+            condition = f"{self.metric} {self.vs_baseline} ({', '.join(settings)})"
+        where = "" if self.scope is None else f" over {len(self.scope)} case(s)"
+        return f"{self.id}: {condition}{where} [{self.level}]"
+
     # ------------------------------------------------------------------ rows
 
     def _index(self, rows: Sequence[RowT]) -> dict[str, RowT]:
@@ -328,13 +413,17 @@ class CheckSpec:
         """The rows this check evaluates.
 
         Unscoped: every usable row, in row order (rows whose ``error`` is set
-        are left out, and :meth:`coverage` shows how many).  Scoped: the row
-        of every scoped case, in scope order; a scoped case without a usable
-        row raises :class:`CheckError`, because evaluating the survivors would
-        report the same pass as a full one.
+        are left out, and :meth:`coverage` shows how many); a run with no rows
+        at all raises.  Scoped: the row of every scoped case, in run order; a
+        scoped case without a usable row raises :class:`CheckError`, because
+        evaluating the survivors would report the same pass as a full one.
         """
         by_id = self._index(rows)
         if self.scope is None:
+            if not by_id:
+                raise self._error(
+                    "the run has no cases, so this check would pass without evaluating anything"
+                )
             return [row for row in by_id.values() if _usable(row)]
         absent = [cid for cid in self.scope if cid not in by_id or not _usable(by_id[cid])]
         if absent:
@@ -345,7 +434,8 @@ class CheckSpec:
                 f"scoped to {len(self.scope)} case(s) but {len(absent)} produced no result: "
                 f"{shown}. {_SCOPE_FAILURE}"
             )
-        return [by_id[cid] for cid in self.scope]
+        wanted = set(self.scope)
+        return [row for row in by_id.values() if row.query_id in wanted]
 
     def coverage_counts(self, rows: Sequence[RowT]) -> tuple[int, int]:
         """``(k, n)``: cases evaluated with a usable row, out of the cases the check covers.
@@ -380,18 +470,14 @@ class CheckSpec:
                 "decided by the paired comparison with the baseline"
             )
         value: object = observed
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise self._error(f"observed value must be a number, got {value!r}")
-        number = float(value)
-        if math.isnan(number):
+        if isinstance(value, float) and math.isnan(value):
             raise self._error(
                 f"observed {self.metric} is NaN; a check cannot be decided on an undefined number"
             )
-        if self.op == "<=":
-            return number <= self.threshold
-        if self.op == ">=":
-            return number >= self.threshold
-        return math.isclose(number, self.threshold, rel_tol=EQ_REL_TOL, abs_tol=EQ_ABS_TOL)
+        try:
+            return compare(self.op, value, self.threshold)
+        except CheckError as exc:
+            raise self._error(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -487,11 +573,15 @@ def _build_file(
     data: Any, node: Any, source: str, known_case_ids: Iterable[str] | None
 ) -> ChecksFile:
     if data is None:
-        raise CheckError(f"{source}: the checks file is empty; it loads zero checks")
+        raise CheckError(f"{source}: the checks file is empty; it loads zero checks (0 checks)")
+    if isinstance(data, list):
+        # 0.2.0 also read a bare list of checks, with no file-wide settings.
+        data = {"checks": data}
+        node = None if node is None else _bare_list_as_mapping(node)
     if not isinstance(data, Mapping):
         raise CheckError(
-            f"{_at(source, _yaml.line_of(node))}expected a mapping with a 'checks:' list, "
-            f"got {type(data).__name__}"
+            f"{_at(source, _yaml.line_of(node))}expected a mapping with a 'checks:' list "
+            f"(or a bare list of checks), got {type(data).__name__}"
         )
     nodes = _yaml.mapping_value_nodes(node)
     for key in data:
@@ -505,8 +595,8 @@ def _build_file(
     checks_node = nodes["checks"][1] if "checks" in nodes else None
     if raw_checks is None or raw_checks == []:
         raise CheckError(
-            f"{_at(source, _yaml.line_of(checks_node))}zero checks declared; "
-            "a gate with no checks gates nothing"
+            f"{_at(source, _yaml.line_of(checks_node))}zero checks declared (loaded 0 "
+            "checks); a gate with no checks gates nothing"
         )
     if not isinstance(raw_checks, list):
         raise CheckError(
@@ -545,6 +635,14 @@ def _build_file(
             line = _yaml.line_of(nodes[key][0]) if key in nodes else None
             raise CheckError(f"{_at(source, line)}{problem}")
     return ChecksFile(tuple(specs), correction, require, source=source)
+
+
+def _bare_list_as_mapping(node: Any) -> Any:
+    """A ``checks:`` mapping node around a bare sequence node, so line lookups still work."""
+    import yaml
+
+    key = yaml.ScalarNode("tag:yaml.org,2002:str", "checks", node.start_mark, node.start_mark)
+    return yaml.MappingNode("tag:yaml.org,2002:map", [(key, node)], node.start_mark, node.end_mark)
 
 
 def _correction_problem(value: object) -> str | None:

@@ -1,9 +1,11 @@
 """The ``evalkit`` command line: a thin shell over :mod:`evalkit.pipeline`.
 
-Exit codes: 0 every blocking check passed; 1 a blocking check failed;
-2 usage or input error (bad config, checks, goldens, artefact); 3 runtime
-error (target unreachable, cases failed, GitHub API failure).  Errors are one
-line on stderr; ``--debug`` (or ``EVALKIT_DEBUG=1``) shows the traceback.
+Exit codes are :class:`evalkit.exit_codes.ExitCode`: 0 every blocking check
+passed; 1 a blocking check failed; 2 usage or input error (bad config, checks,
+goldens, artefact); 3 runtime error (target unreachable, cases failed, GitHub
+API failure); 130 interrupted.  Errors are one line on stderr; ``--debug`` (or
+``EVALKIT_DEBUG=1``) adds the traceback, never a different exit code.  A reader
+that closes stdout early (``| head -1``) does not change the exit code.
 Heavy modules are imported inside commands so ``evalkit --help`` stays fast.
 """
 
@@ -11,14 +13,21 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from evalkit.exit_codes import ExitCode
+
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.gate import GateReport
+    from evalkit.pipeline import Prepared
 
 app = typer.Typer(
     name="evalkit",
@@ -28,15 +37,79 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_RUNTIME = 0, 1, 2, 3
-
 ConfigOpt = Annotated[
     Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
 ]
 
 
-def _debug() -> bool:
+@dataclass
+class _Session:
+    """Process-wide options, set by the root callback before any command runs."""
+
+    debug: bool
+
+
+def _debug_from_env() -> bool:
     return os.environ.get("EVALKIT_DEBUG", "") not in ("", "0")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from evalkit import __version__
+
+        typer.echo(f"evalkit {__version__}")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show the traceback of an error on stderr (exit codes stay the same); "
+            "also EVALKIT_DEBUG=1.",
+        ),
+    ] = False,
+    version: Annotated[  # noqa: ARG001 (handled by its eager callback)
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="Print the evalkit version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Per-case evals with paired significance: run, compare, and gate changes."""
+    if debug and isinstance(ctx.obj, _Session):
+        ctx.obj.debug = True
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def _say(text: str = "") -> None:
+    """Print to stdout; a reader that left early (``| head -1``) changes nothing else."""
+    with _stdout_may_close():
+        typer.echo(text)
+
+
+@contextmanager
+def _stdout_may_close() -> Iterator[None]:
+    """Let the reader of stdout leave early (``| head -1``): the command still finishes."""
+    try:
+        yield
+    except BrokenPipeError:
+        _discard_stdout()
 
 
 def _err(message: str) -> None:
@@ -99,37 +172,67 @@ def _write_text(path: Path, text: str) -> None:
         raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from None
 
 
-def _run_with_progress(prepared: Any, **kwargs: Any) -> Any:
+class _Progress:
+    """A progress bar on stderr when it is a terminal (a no-op otherwise), fed per row."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+
+    def start(self, total: int, label: str) -> None:
+        self._bar, self._task = _progress(total, label)
+        if self._bar is not None:
+            self._bar.start()
+
+    def advance(self, _index: int, _row: Any) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def _run_with_progress(prepared: Prepared, *, concurrency: int | None = None) -> Any:
     from evalkit.pipeline import run_candidate
 
-    total = len(prepared.goldens) - len(kwargs.get("skip", ()))
-    progress, task = _progress(total, f"running {prepared.config.name}")
-    user_cb = kwargs.pop("on_row", None)
-
-    def on_row(index: int, row: Any) -> None:
-        if user_cb is not None:
-            user_cb(index, row)
-        if progress is not None:
-            progress.advance(task)
-
-    if progress is None:
-        return run_candidate(prepared, on_row=on_row, **kwargs)
-    with progress:
-        return run_candidate(prepared, on_row=on_row, **kwargs)
+    progress = _Progress()
+    progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+    try:
+        return run_candidate(prepared, on_row=progress.advance, concurrency=concurrency)
+    finally:
+        progress.stop()
 
 
-def _report_failed_cases(art: RunArtifact) -> None:
+def _report_failed_cases(
+    art: RunArtifact, requested: Path | None = None, written: Path | None = None
+) -> None:
+    """List the failed cases on stderr; say where the run went when it was set aside.
+
+    When every case failed it is one line (the first error names the culprit).
+    """
     failed = art.failed
     if not failed:
         return
+    aside = ""
+    if requested is not None and written is not None and written != requested:
+        state = "is left as it was" if requested.exists() else "is not written"
+        aside = (
+            f"{requested} {state}: a run with failed cases goes to {written} instead "
+            "(pass --allow-failed to write it anyway)"
+        )
     if len(failed) == len(art.result):
-        _err(f"all {len(failed)} case(s) failed; the first: {failed[0].case_id}: {failed[0].error}")
+        first = f"the first: {failed[0].case_id}: {failed[0].error}"
+        _err(f"all {len(failed)} case(s) failed; {first}{'; ' + aside if aside else ''}")
         return
     _err(f"{len(failed)} of {len(art.result)} case(s) failed; the rest were kept:")
     for row in failed[:20]:
         typer.echo(f"  {row.case_id}: {row.error}", err=True)
     if len(failed) > 20:
         typer.echo(f"  … and {len(failed) - 20} more (see the artefact)", err=True)
+    if aside:
+        _err(aside)
 
 
 @app.command()
@@ -161,6 +264,10 @@ def run(
     judge_cache_only: Annotated[
         bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
     ] = False,
+    allow_failed: Annotated[
+        bool,
+        typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
+    ] = False,
     trec_run: Annotated[
         Path | None,
         typer.Option(help="Score this TREC run file instead of running a target (no config)."),
@@ -180,10 +287,10 @@ def run(
 
     Each finished case is saved at once in OUT.checkpoint.jsonl; after an
     interruption or failed cases, --resume runs only the cases not yet done.
+    A run with failed cases never replaces OUT: it is written beside it
+    (base.json -> base.failed.json) unless --allow-failed.
     With --trec-run, score an existing TREC run file against --qrels instead.
     """
-    import math
-
     if trec_run is not None or qrels is not None:
         _score_trec(trec_run, qrels, metrics, out, relevance_level)
         return
@@ -191,16 +298,74 @@ def run(
         from evalkit.errors import ConfigError
 
         raise ConfigError("--metrics goes with --trec-run; a target run takes its from the config")
-
-    from evalkit.artifact import write_artifact
-    from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
-    from evalkit.config import load_config
-    from evalkit.errors import InputError
-    from evalkit.pipeline import Prepared, prepare, to_artifact
-    from evalkit.results import CaseResult, RunResult
-    from evalkit.shards import parse_shard, select_shard
+    from evalkit.pipeline import RunInterrupted, RunStart, run_to_artifact
+    from evalkit.shards import parse_shard
 
     spec = parse_shard(shard) if shard is not None else None
+    prepared = _prepare_run(config, concurrency, rate_limit, case_timeout, judge_cache_only)
+    progress = _Progress()
+
+    def started(plan: RunStart) -> None:
+        if plan.resumed:
+            again = f"; {plan.retried} failed case(s) run again" if plan.retried else ""
+            _err(
+                f"resuming {plan.checkpoint}: {plan.done} of {plan.total} case(s) "
+                f"already done{again}"
+            )
+        elif plan.resume_requested:
+            _err(f"nothing to resume at {plan.checkpoint}; running every case")
+        progress.start(plan.to_run, f"running {prepared.config.name}")
+
+    try:
+        outcome = run_to_artifact(
+            prepared,
+            out,
+            shard=spec,
+            resume=resume,
+            allow_failed=allow_failed,
+            on_start=started,
+            on_row=progress.advance,
+        )
+    except RunInterrupted as stop:
+        progress.stop()
+        if stop.saved:
+            _err(
+                f"interrupted: {stop.saved} of {stop.total} case(s) are saved in "
+                f"{stop.checkpoint}; rerun with --resume to run only the rest"
+            )
+        else:
+            _err("interrupted before any case finished; nothing was saved")
+        raise typer.Exit(ExitCode.INTERRUPTED) from None
+    finally:
+        progress.stop()
+    art = outcome.artifact
+    where = f", shard {spec}" if spec is not None else ""
+    _say(f"wrote {outcome.path} ({len(art.result)} cases{where})")
+    _report_failed_cases(art, outcome.requested, outcome.path)
+    if not art.failed:
+        return
+    if len(art.failed) < len(art.result):
+        _err(
+            f"finished cases are kept in {outcome.checkpoint}; "
+            "rerun with --resume to retry the rest"
+        )
+    raise typer.Exit(ExitCode.RUNTIME)
+
+
+def _prepare_run(
+    config: Path,
+    concurrency: int | None,
+    rate_limit: float | None,
+    case_timeout: float | None,
+    judge_cache_only: bool,
+) -> Prepared:
+    """Load the config with the command line's overrides, and prepare the eval."""
+    import math
+
+    from evalkit.config import load_config
+    from evalkit.errors import InputError
+    from evalkit.pipeline import prepare
+
     for flag, value in (("--rate-limit", rate_limit), ("--case-timeout", case_timeout)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"{flag} must be a positive number, got {value:g}")
@@ -216,59 +381,7 @@ def run(
     }
     if overrides:
         cfg.model = cfg.model.model_copy(update=overrides)
-    prepared = prepare(cfg, cache_only=judge_cache_only)
-    todo = prepared
-    out_path = out or cfg.output_path
-    if spec is not None:
-        todo = Prepared(cfg, select_shard(prepared.goldens, spec), prepared.checks)
-        if out is None:  # shards of one matrix must not overwrite each other's artefact
-            name = out_path.name
-            ext = ".json.gz" if name.endswith(".json.gz") else out_path.suffix
-            out_path = out_path.with_name(f"{name.removesuffix(ext)}.{spec.slug}{ext}")
-    identity = run_identity(cfg.model, prepared.goldens, None if spec is None else str(spec))
-    ckpt_path = checkpoint_path(out_path)
-    total = len(todo.goldens)
-    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
-        done = ckpt.completed
-        if resume and ckpt.resumed:
-            retried = len(ckpt.failed_before.keys() - done.keys())
-            again = f"; {retried} failed case(s) run again" if retried else ""
-            _err(f"resuming {ckpt_path}: {len(done)} of {total} case(s) already done{again}")
-        elif resume:
-            _err(f"nothing to resume at {ckpt_path}; running every case")
-        try:
-            fresh = _run_with_progress(
-                todo, skip=list(done), on_row=lambda _index, row: ckpt.append(row)
-            )
-        except KeyboardInterrupt:
-            # Count from the file: the signal may land between a row's write and its tally.
-            saved = read_checkpoint(ckpt_path)
-            kept = len(saved.completed) if saved is not None else 0
-            if kept:
-                _err(
-                    f"interrupted: {kept} of {total} case(s) are saved in {ckpt_path}; "
-                    "rerun with --resume to run only the rest"
-                )
-            else:
-                _err("interrupted before any case finished; nothing was saved")
-            raise typer.Exit(130) from None
-        new_rows: dict[str, CaseResult] = {row.case_id: row for row in fresh.per_query}
-        rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
-        result = RunResult(fresh.name, rows)
-        art = to_artifact(prepared, result, result.name)
-        art.config_fingerprint = identity.config
-        art.shard = identity.shard
-        art.truncated_ids = frozenset(ckpt.truncated_ids)
-        path = write_artifact(art, out_path)
-        if not art.failed:
-            ckpt.discard()
-    where = f", shard {spec}" if spec is not None else ""
-    typer.echo(f"wrote {path} ({len(result)} cases{where})")
-    _report_failed_cases(art)
-    if art.failed:
-        if len(art.failed) < len(art.result):
-            _err(f"finished cases are kept in {ckpt_path}; rerun with --resume to retry the rest")
-        raise typer.Exit(EXIT_RUNTIME)
+    return prepare(cfg, cache_only=judge_cache_only)
 
 
 def _score_trec(
@@ -312,7 +425,7 @@ def _score_trec(
         result, names, target_name=trec_run.name, params={"relevance_level": relevance_level}
     )
     path = write_artifact(art, out)
-    typer.echo(f"wrote {path} ({len(result)} queries scored from {trec_run})")
+    _say(f"wrote {path} ({len(result)} queries scored from {trec_run})")
 
 
 @app.command()
@@ -321,22 +434,28 @@ def merge(
         list[Path], typer.Argument(help="Every shard's artefact (from `evalkit run --shard i/N`).")
     ],
     out: Annotated[Path, typer.Option(help="Where to write the merged run artefact.")],
+    allow_failed: Annotated[
+        bool,
+        typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
+    ] = False,
 ) -> None:
     """Merge the artefacts of a sharded run into one run artefact.
 
     Refuses shards of different configs, golden sets, metric definitions or
     commits, a shard given twice or missing, and duplicate or missing cases.
+    A merged run with failed cases is written beside OUT unless --allow-failed.
     """
-    from evalkit.artifact import read_artifact, write_artifact
+    from evalkit.artifact import read_artifact
+    from evalkit.pipeline import write_run
     from evalkit.shards import merge as merge_shards
 
     artefacts = [read_artifact(path) for path in shards]
     merged = merge_shards(artefacts, sources=[str(path) for path in shards])
-    path = write_artifact(merged, out)
-    typer.echo(f"wrote {path} ({len(merged.result)} cases from {len(artefacts)} shards)")
-    _report_failed_cases(merged)
+    path = write_run(merged, out, allow_failed=allow_failed)
+    _say(f"wrote {path} ({len(merged.result)} cases from {len(artefacts)} shards)")
+    _report_failed_cases(merged, out, path)
     if merged.failed:
-        raise typer.Exit(EXIT_RUNTIME)
+        raise typer.Exit(ExitCode.RUNTIME)
 
 
 @app.command()
@@ -365,26 +484,29 @@ def gate(
     ] = False,
 ) -> None:
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
-    from evalkit.artifact import read_artifact, write_artifact
+    from evalkit.artifact import read_artifact
     from evalkit.config import load_config
+    from evalkit.pipeline import find_baseline, prepare, to_artifact, write_run
     from evalkit.pipeline import gate as run_gate
-    from evalkit.pipeline import load_baseline, prepare, to_artifact
 
     cfg = load_config(config)
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, baseline)
     prepared = prepare(cfg, cache_only=judge_cache_only)
+    written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
     else:
         result = _run_with_progress(prepared, concurrency=concurrency)
         cand = to_artifact(prepared, result, result.name)
-        write_artifact(cand, out or cfg.output_path)
-    base = load_baseline(cfg, baseline)
-    report = run_gate(prepared, cand, base)
-    _print_terminal(report)
+        written = write_run(cand, out or cfg.output_path)
+    report = run_gate(prepared, cand, base, notes=() if base is not None else (where,))
+    with _stdout_may_close():
+        _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
-    _report_failed_cases(cand)
+    _report_failed_cases(cand, out or cfg.output_path, written)
     raise typer.Exit(report.exit_code)
 
 
@@ -402,7 +524,7 @@ def compare(
 
     cand, base = read_artifact(a), read_artifact(b)
     rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
-    typer.echo(render_compare_table(rows, cand.name, base.name))
+    _say(render_compare_table(rows, cand.name, base.name))
     if html is not None:
         from evalkit.report.html import render_compare_html
 
@@ -417,7 +539,7 @@ def show(
     from evalkit.artifact import read_artifact
     from evalkit.compare import render_show
 
-    typer.echo(render_show(read_artifact(artefact)))
+    _say(render_show(read_artifact(artefact)))
 
 
 @app.command()
@@ -460,19 +582,19 @@ def power(
         n_sim=n_sim,
         seed=seed,
     )
-    typer.echo(
+    _say(
         f"{metric}: n = {table.n} cases, σ_d = {table.sd_diff:.4g} ({table.sd_source}), "
         f"alpha = {table.alpha:g}"
     )
-    typer.echo(f"smallest effect detected with {table.target_power:.0%} power: ±{table.mde:.4g}\n")
+    _say(f"smallest effect detected with {table.target_power:.0%} power: ±{table.mde:.4g}\n")
     header = f"{'true effect':>12}  {'detected':>9}  {'analytic':>9}"
-    typer.echo(header)
-    typer.echo("-" * len(header))
+    _say(header)
+    _say("-" * len(header))
     for row in table.rows:
         simulated = "-" if row.simulated is None else f"{row.simulated:.0%}"
-        typer.echo(f"{row.effect:>+12.4g}  {simulated:>9}  {row.analytic:>9.0%}")
+        _say(f"{row.effect:>+12.4g}  {simulated:>9}  {row.analytic:>9.0%}")
     if table.n_sim:
-        typer.echo(
+        _say(
             f"\n(detected: {table.n_sim} simulated evals per effect, {table.method} at "
             f"alpha {table.alpha:g}; analytic: normal approximation)"
         )
@@ -492,7 +614,7 @@ def export(
 
     art = read_artifact(artefact)
     path = write_csv(art.result, csv, include_output=include_output)
-    typer.echo(f"wrote {path} ({len(art.result)} rows)")
+    _say(f"wrote {path} ({len(art.result)} rows)")
 
 
 @app.command()
@@ -535,38 +657,55 @@ def _usage_problem(exc: BaseException) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point: maps evalkit errors to one stderr line and an exit code."""
+    """Console-script entry point: maps evalkit errors to one stderr line and an exit code.
+
+    ``--debug`` adds the traceback on stderr but never changes the exit code.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = _debug()
-    if "--debug" in args:
-        args.remove("--debug")
-        debug = True
+    session = _Session(debug=_debug_from_env())
+    from evalkit._signals import handle_sigterm_like_sigint, terminated
+
+    handle_sigterm_like_sigint()
     try:
-        code = app(args=args, prog_name="evalkit", standalone_mode=False)
+        code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
+        if exc.exit_code == ExitCode.INTERRUPTED and terminated():
+            return ExitCode.TERMINATED
         return int(exc.exit_code)
     except KeyboardInterrupt:
-        _err("interrupted")
-        return 130
+        _err("terminated" if terminated() else "interrupted")
+        return ExitCode.TERMINATED if terminated() else ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # The reader (`| head -1`) stopped listening: not a failure of evalkit's.
+        _discard_stdout()
+        return ExitCode.OK
     except Exception as exc:
-        if debug:
-            raise
-        from evalkit.errors import InputError, RuntimeFailure
+        if session.debug:
+            traceback.print_exc()
+        return _report_error(exc)
+    if code == ExitCode.INTERRUPTED and terminated():
+        return ExitCode.TERMINATED
+    return int(code) if isinstance(code, int) else ExitCode.OK
 
-        usage = _usage_problem(exc)
-        if usage is not None:
-            _err(usage)
-            return 130 if usage == "interrupted" else EXIT_INPUT
-        message = " ".join(str(exc).split()) or type(exc).__name__
-        if isinstance(exc, InputError):
-            _err(message)
-            return EXIT_INPUT
-        if isinstance(exc, RuntimeFailure):
-            _err(message)
-            return EXIT_RUNTIME
-        _err(f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)")
-        return EXIT_RUNTIME
-    return code if isinstance(code, int) else EXIT_OK
+
+def _report_error(exc: Exception) -> ExitCode:
+    """One stderr line for ``exc``, and the exit code it ends the process with."""
+    from evalkit._signals import terminated
+    from evalkit.errors import EvalkitError
+
+    usage = _usage_problem(exc)
+    if usage == "interrupted" and terminated():
+        _err("terminated")
+        return ExitCode.TERMINATED
+    if usage is not None:
+        _err(usage)
+        return ExitCode.INTERRUPTED if usage == "interrupted" else ExitCode.INPUT
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, EvalkitError):
+        _err(message)
+        return exc.exit_code
+    _err(f"internal error: {type(exc).__name__}: {message} (rerun with --debug for details)")
+    return ExitCode.RUNTIME
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit import _callable_module, checks
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError
 from evalkit.gate import goldens_diff, pair_for_gate
@@ -157,3 +158,8 @@ def render_show(art: RunArtifact) -> str:
         if len(art.failed) > 50:
             lines.append(f"  … and {len(art.failed) - 50} more")
     return "\n".join(lines)
+
+
+# `from evalkit import compare; compare(0.7, ">=", 0.6)` (0.2.0's threshold
+# function) must keep working once this module is imported.
+_callable_module.make_callable(__name__, checks.compare)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evalkit import _yaml
 from evalkit.errors import ConfigError
+from evalkit.metric_entries import MetricEntry
 
 
 class _Strict(BaseModel):
@@ -32,6 +33,8 @@ class HttpTargetConfig(_Strict):
     extract: str
     timeout_s: float = Field(default=30.0, gt=0)
     meta_keys: list[str] = Field(default_factory=list)
+    # Total seconds to spend waiting out 429 Retry-After replies (0: a 429 fails).
+    rate_limit_wait_s: float = Field(default=0.0, ge=0)
 
     @field_validator("extract")
     @classmethod
@@ -74,19 +77,43 @@ class JudgeConfig(_Strict):
     cache_path: str | None = ".evalkit/judge-cache.json"
     # USD per million tokens, {"input": …, "output": …}: adds cost to each row's meta.
     prices: dict[str, float] | None = None
+    # "openai": any OpenAI-compatible chat completions server (metrics/judge_providers.py).
+    provider: Literal["anthropic", "openai"] = "anthropic"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_version: str | None = None
+    rate_limit_wait_s: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:
         if (self.rubric is None) == (self.rubric_file is None):
             raise ValueError("give exactly one of 'rubric' or 'rubric_file'")
+        if self.provider == "anthropic":
+            from evalkit.metrics.judge_providers import WIRE_SETTINGS
+
+            wire = [key for key in WIRE_SETTINGS if getattr(self, key) is not None]
+            if wire:
+                raise ValueError(f"{wire[0]} applies to provider 'openai' only")
         return self
 
 
+BaselineStoreName = Literal["artifact", "branch", "file", "none"]
+BASELINE_STORES: tuple[BaselineStoreName, ...] = ("artifact", "branch", "file", "none")
+DEFAULT_ARTIFACT_NAME = "evalkit-baseline"
+DEFAULT_BASELINE_BRANCH = "evalkit-baselines"
+
+
 class BaselineConfig(_Strict):
-    store: Literal["file", "artifact", "branch"] = "file"
+    """Where baselines live. The one place their defaults are decided (CLI and Action).
+
+    ``store`` left out means ``file`` when a ``path`` is given, else ``artifact`` (what the
+    GitHub Action keeps by default; the CLI cannot read it and says so).
+    """
+
+    store: BaselineStoreName | None = None
     path: str | None = None
-    name: str | None = None
-    branch: str = "evalkit-baselines"
+    name: str = Field(default=DEFAULT_ARTIFACT_NAME, min_length=1)
+    branch: str = Field(default=DEFAULT_BASELINE_BRANCH, min_length=1)
 
     @model_validator(mode="after")
     def _path_for_file(self) -> BaselineConfig:
@@ -94,12 +121,20 @@ class BaselineConfig(_Strict):
             raise ValueError("store 'file' needs a 'path' to the baseline artefact")
         return self
 
+    @property
+    def kind(self) -> BaselineStoreName:
+        """The store in effect (``store``, or the default for what is given)."""
+        if self.store is not None:
+            return self.store
+        return "file" if self.path is not None else "artifact"
+
 
 class EvalkitConfig(_Strict):
     name: str | None = None
     goldens: str
     checks: str
-    metrics: list[str] = Field(min_length=1)
+    # names, or {name, kind, ...parameters} declarations (evalkit/metric_entries.py)
+    metrics: list[MetricEntry] = Field(min_length=1)
     plugins: list[str] = Field(default_factory=list)
     python_path: list[str] = Field(default_factory=lambda: ["."])
     target: TargetConfig
@@ -138,6 +173,50 @@ class LoadedConfig:
     @property
     def name(self) -> str:
         return self.model.name or self.path.stem
+
+    @property
+    def baseline(self) -> BaselineConfig:
+        """The baseline section with every default filled in (absent: the defaults)."""
+        return self.model.baseline or BaselineConfig()
+
+    def with_overrides(
+        self,
+        *,
+        name: str | None = None,
+        require_baseline: bool | None = None,
+        baseline_store: BaselineStoreName | None = None,
+        baseline_name: str | None = None,
+        baseline_branch: str | None = None,
+        baseline_path: str | Path | None = None,
+    ) -> LoadedConfig:
+        """A new config with the given settings replaced (None: keep the file's).
+
+        Not a mutation: the Action merges its inputs here and the result is validated
+        like the file itself, so an input cannot produce a config the file could not.
+        ``baseline_path`` relative to the config's folder, or absolute.
+        """
+        data = self.model.model_dump(exclude_unset=True)
+        if name is not None:
+            data["name"] = name
+        if require_baseline is not None:
+            data["require_baseline"] = require_baseline
+        section = dict(data.get("baseline") or {})
+        for key, value in (
+            ("store", baseline_store),
+            ("name", baseline_name),
+            ("branch", baseline_branch),
+            ("path", None if baseline_path is None else str(baseline_path)),
+        ):
+            if value is not None:
+                section[key] = value
+        if section:
+            data["baseline"] = section
+        try:
+            model = EvalkitConfig.model_validate(data)
+        except ValidationError as exc:
+            _, message = _describe(exc.errors()[0])
+            raise ConfigError(f"{self.path}: {message} (after applying the overrides)") from None
+        return LoadedConfig(model, self.path)
 
     def resolve(self, relative: str) -> Path:
         p = Path(relative).expanduser()

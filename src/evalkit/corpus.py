@@ -39,6 +39,7 @@ from evalkit.errors import ConfigError, GoldenError
 __all__ = [
     "DATA",
     "ENV_VAR",
+    "Doc",
     "Query",
     "data_root",
     "load_corpus",
@@ -54,6 +55,20 @@ ENV_VAR = "EVALKIT_DATA"
 DATA: Path = Path(__file__).resolve().parents[2] / "data"
 
 DEFAULT_SPLIT = "test"
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A BEIR document (0.2.0's type; :func:`load_corpus` returns plain mappings)."""
+
+    id: str
+    title: str
+    text: str
+
+    @property
+    def full(self) -> str:
+        """Title and text joined, as a retriever usually indexes them."""
+        return f"{self.title} {self.text}"
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,13 @@ caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
     EvalkitError
     ├── InputError (also ValueError)      bad input the user can fix
     │   ├── MetricError                   unknown / malformed metric names, missing qrels
-    │   │   └── UnknownMetricError (also KeyError)
-    │   ├── RegistryError                 duplicate or conflicting registrations
+    │   │   ├── UnknownMetricError (also RegistryError, KeyError)
+    │   │   ├── MissingMetricError (also KeyError)   a metric a run did not compute
+    │   │   └── OutputKindError (also TargetError)   ids asked of text, or text of ids
+    │   ├── RegistryError (also RuntimeError)  duplicate or conflicting registrations
     │   ├── GoldenError                   golden files and cases
+    │   │   ├── UnknownCaseError (also KeyError)     no case with that id
+    │   │   └── NoRelevantIdsError (also MetricError) a retrieval metric on a case without ids
     │   ├── CheckError                    checks files and scoped selection
     │   ├── ComparisonError               two runs that cannot be compared
     │   ├── ArtifactError                 run artefacts that cannot be read
@@ -17,39 +21,79 @@ caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
         ├── TargetError                   a target could not produce a response
         └── JudgeError                    the LLM judge could not produce a grade
 
+The extra bases keep code written for paired-evalkit 0.2.0 working: there
+``RegistryError`` was a ``RuntimeError``, an unknown metric or case id and a
+metric a run did not compute were ``KeyError`` exceptions, and asking a text response
+for ranked ids raised ``TargetError``.  An ``except`` clause written for either
+release catches the same failures.
+
+Each class carries the CLI exit code it ends with (``exit_code``, an
+:class:`evalkit.exit_codes.ExitCode`): 2 for an ``InputError``, 3 for a
+``RuntimeFailure``.
+
 Messages are one line, name the culprit (file, line, case, metric) and say how
 to fix it where there is a fix.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from evalkit.exit_codes import ExitCode
+
 
 class EvalkitError(Exception):
     """Base of every error evalkit raises deliberately."""
 
+    #: The process exit code this error ends the CLI or the Action with.
+    exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
+
 
 class InputError(EvalkitError, ValueError):
     """Input the user can correct: files, names, arguments."""
+
+    exit_code: ClassVar[ExitCode] = ExitCode.INPUT
 
 
 class MetricError(InputError):
     """A metric name or spec string that cannot be used."""
 
 
-class UnknownMetricError(MetricError, KeyError):
-    """A metric name that nothing registered."""
+class _SentenceKeyError(KeyError):
+    """A ``KeyError`` whose message reads as a sentence (``KeyError`` quotes its argument)."""
 
     def __str__(self) -> str:
-        # KeyError quotes its argument; a message should read as a sentence.
         return str(self.args[0]) if self.args else ""
 
 
-class RegistryError(InputError):
-    """A registration that would make one name mean two things."""
+class RegistryError(InputError, RuntimeError):
+    """A registration that would make one name mean two things, or an unknown name."""
+
+
+class UnknownMetricError(MetricError, RegistryError, _SentenceKeyError):
+    """A metric name that nothing registered."""
+
+    __str__ = _SentenceKeyError.__str__
+
+
+class MissingMetricError(MetricError, _SentenceKeyError):
+    """A metric that a run did not compute (for every row, or for some)."""
+
+    __str__ = _SentenceKeyError.__str__
 
 
 class GoldenError(InputError):
     """A golden set or one of its cases is malformed."""
+
+
+class UnknownCaseError(GoldenError, _SentenceKeyError):
+    """No golden case has the id asked for."""
+
+    __str__ = _SentenceKeyError.__str__
+
+
+class NoRelevantIdsError(GoldenError, MetricError):
+    """A retrieval metric asked of a case that lists no relevant ids."""
 
 
 class CheckError(InputError):
@@ -71,6 +115,8 @@ class ConfigError(InputError):
 class RuntimeFailure(EvalkitError, RuntimeError):
     """Something outside evalkit failed while running."""
 
+    exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
+
 
 class TargetError(RuntimeFailure):
     """A target failed to produce a response for a case."""
@@ -78,6 +124,14 @@ class TargetError(RuntimeFailure):
 
 class JudgeError(RuntimeFailure):
     """The LLM judge failed to produce a valid grade."""
+
+
+class OutputKindError(MetricError, TargetError):
+    """A metric asked a response for the kind of output it does not carry.
+
+    Ranked ids of a text-only response, or text of an ids-only one: the metric
+    and the target disagree, which is a configuration error (exit 2), never a zero.
+    """
 
 
 __all__ = [
@@ -90,8 +144,12 @@ __all__ = [
     "InputError",
     "JudgeError",
     "MetricError",
+    "MissingMetricError",
+    "NoRelevantIdsError",
+    "OutputKindError",
     "RegistryError",
     "RuntimeFailure",
     "TargetError",
+    "UnknownCaseError",
     "UnknownMetricError",
 ]

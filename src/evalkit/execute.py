@@ -120,6 +120,10 @@ def score_case(
     for defn in metrics:
         try:
             value = _judge_value(defn, response, case)
+        except InputError as exc:
+            # First: a configuration mismatch that is also a RuntimeFailure (ids asked
+            # of a text response) must stop the run, not pass as one failed case.
+            raise type(exc)(f"case {case.id!r}, metric {defn.name!r}: {exc}") from exc
         except RuntimeFailure as exc:
             return CaseResult(case.id, response, {}, error=f"{defn.name}: {exc}")
         except EvalkitError as exc:

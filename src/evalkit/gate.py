@@ -11,11 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-import numpy as np
-
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.checks import CheckSpec
 from evalkit.errors import CheckError, EvalkitError, MetricError
+from evalkit.exit_codes import ExitCode
 from evalkit.metric_identity import describe_params
 from evalkit.results import CaseResult, Row, RunResult
 
@@ -152,10 +151,18 @@ class GateReport:
         return "pass"
 
     @property
-    def exit_code(self) -> int:
-        """0 pass, 1 a blocking check failed, 3 cases of the candidate run failed."""
-        verdict = self.verdict
-        return {"pass": 0, "warn": 0, "fail": 1, "error": 3}[verdict]
+    def exit_code(self) -> ExitCode:
+        """OK on pass or warn, CHECK_FAILED when a blocking check failed, RUNTIME when
+        cases of the candidate run failed."""
+        return _EXIT_CODES[self.verdict]
+
+
+_EXIT_CODES: dict[Overall, ExitCode] = {
+    "pass": ExitCode.OK,
+    "warn": ExitCode.OK,
+    "fail": ExitCode.CHECK_FAILED,
+    "error": ExitCode.RUNTIME,
+}
 
 
 @dataclass(frozen=True)
@@ -458,6 +465,7 @@ def _compare(
     cand: RunArtifact,
     options: GateOptions,
 ) -> tuple[Comparison, tuple[CaseDelta, ...]]:
+    import numpy as np
 
     from evalkit.significance import paired_bootstrap
     from evalkit.stats.ties import case_outcomes

@@ -12,10 +12,15 @@ Fields every format understands:
 ``relevant``  list of ids, or a mapping ``id -> integer grade`` (graded
               relevance: ids graded >= 1 are relevant; all grades are kept);
               in CSV a ``|``-separated string of ids
-``expected``  reference answer text; empty means none
+``expected``  reference answer text; empty means none.  As in paired-evalkit
+              0.2.0, a *list* of ids here means the relevant ids (JSONL,
+              YAML), and so does a CSV ``expected`` column when the file has
+              no ``relevant`` column (``|``-separated ids, 0.2.0's CSV)
+``context``   a mapping merged into ``GoldenCase.context`` (0.2.0's field)
 
-Every other field is kept, untouched, in ``GoldenCase.context``.  Every error
-names the file and line (YAML errors also the case number and id).
+Every other field is kept, untouched, in ``GoldenCase.context`` (a field that
+is also a key of ``context`` is refused: which one wins would be a guess).
+Every error names the file and line (YAML errors also the case number and id).
 """
 
 from __future__ import annotations
@@ -36,24 +41,28 @@ from evalkit.registry import get_loader, loader_extensions, register_loader
 
 __all__ = ["load_goldens"]
 
-KNOWN_FIELDS = ("id", "query", "relevant", "expected")
+KNOWN_FIELDS = ("id", "query", "relevant", "expected", "context")
 CSV_RELEVANT_SEPARATOR = "|"
 
 Loader = Callable[[Path], GoldenSet]
 
 
-def load_goldens(path: str | os.PathLike[str], loader: Loader | None = None) -> GoldenSet:
-    """Load a golden set; ``loader`` (a ``(Path) -> GoldenSet`` callable) overrides the extension.
+def load_goldens(path: str | os.PathLike[str], loader: Loader | str | None = None) -> GoldenSet:
+    """Load a golden set; ``loader`` overrides the choice by file extension.
 
+    ``loader`` is a ``(Path) -> GoldenSet`` callable, or (as in 0.2.0) the name
+    a loader was registered under, e.g. ``loader="jsonl"`` for a ``.txt`` file.
     Raises :class:`GoldenError` for a missing or unreadable file, an unknown
-    extension, any malformed case, and a file that loads zero cases.
+    extension or loader name, any malformed case, and a file that loads zero cases.
     """
     file = Path(path)
     _ensure_builtin_loaders()
     if not file.exists():
         relative = "" if file.is_absolute() else f" (relative to {os.getcwd()})"
         raise GoldenError(f"golden file not found: {file}{relative}")
-    chosen = loader if loader is not None else _loader_for(file)
+    chosen = _named_loader(loader) if isinstance(loader, str) else loader
+    if chosen is None:
+        chosen = _loader_for(file)
     goldens: object = chosen(file)  # a client loader may return anything
     if not isinstance(goldens, GoldenSet):
         name = getattr(chosen, "__name__", repr(chosen))
@@ -62,11 +71,20 @@ def load_goldens(path: str | os.PathLike[str], loader: Loader | None = None) -> 
         )
     if len(goldens) == 0:
         raise GoldenError(
-            f"{file}: the golden file loads zero cases; an empty eval would pass every gate"
+            f"{file}: the golden file loads zero cases (loaded 0 cases); an empty eval "
+            "would pass every gate — check the path and the format"
         )
     if goldens.source is None:
         goldens.source = str(file)
     return goldens
+
+
+def _named_loader(name: str) -> Loader:
+    found = get_loader(name)
+    if found is None:
+        known = ", ".join(loader_extensions()) or "none"
+        raise GoldenError(f"no golden loader named {name!r}; known: {known}")
+    return found
 
 
 def _loader_for(file: Path) -> Loader:
@@ -79,7 +97,7 @@ def _loader_for(file: Path) -> Loader:
     known = ", ".join(f".{ext}" for ext in loader_extensions()) or "none"
     what = f"extension {file.suffix!r}" if file.suffix else "no extension"
     raise GoldenError(
-        f"{file}: {what} has no golden loader; known: {known}. "
+        f"{file}: cannot infer a loader: {what} has no golden loader; known: {known}. "
         "Register one with @register_loader(ext) or pass loader="
     )
 
@@ -149,9 +167,10 @@ def _text_field(raw: Any, name: str, where: _Where, case_id: str | None) -> str:
 
 def _case_id(raw: Mapping[str, Any], where: _Where) -> str:
     if "id" not in raw or raw["id"] is None:
+        missing = "id, query" if raw.get("query") is None else "id"
         raise GoldenError(
-            f"{where.at()}case has no 'id'; every case needs a unique id "
-            f"(fields present: {', '.join(map(str, raw)) or 'none'})"
+            f"{where.at()}case has no 'id' (missing required field(s): {missing}); every "
+            f"case needs a unique id (fields present: {', '.join(map(str, raw)) or 'none'})"
         )
     case_id = _text_field(raw["id"], "id", where, None)
     if not case_id.strip():
@@ -222,7 +241,60 @@ def _id_list(items: list[Any], at: str) -> frozenset[str]:
     return frozenset(seen)
 
 
-def _build_case(raw: Any, where: _Where, *, csv_row: bool = False) -> GoldenCase:
+def _expected(
+    raw: Any, where: _Where, case_id: str, *, ids_csv: bool
+) -> tuple[str | None, frozenset[str] | None]:
+    """``(reference text, relevant ids)`` from an ``expected`` field.
+
+    Text (or a number, read as written) is the reference answer; a list of ids
+    is 0.2.0's way of giving the relevant ids, and so is a CSV cell when the
+    file has no ``relevant`` column (``ids_csv``).
+    """
+    at = where.at(case_id)
+    if raw is None:
+        return None, None
+    if ids_csv and isinstance(raw, str):
+        if not raw.strip():
+            return None, None
+        return None, _relevance(raw, where, case_id, csv_cell=True)[0]
+    if isinstance(raw, list):
+        bad = [item for item in raw if not isinstance(item, str)]
+        if bad:
+            raise GoldenError(
+                f"{at}expected ids must all be strings, got {bad[0]!r} (quote numeric ids)"
+            )
+        return None, _id_list(raw, at)
+    if isinstance(raw, Mapping):
+        raise GoldenError(
+            f"{at}`expected` must be a list of ids, a string, or null; got a mapping "
+            "(graded relevance goes in `relevant`)"
+        )
+    return _text_field(raw, "expected", where, case_id) or None, None
+
+
+def _context(raw: Mapping[str, Any], at: str) -> dict[str, Any]:
+    """Every unknown field, plus the entries of a mapping-valued ``context`` field."""
+    extra = {k: _yaml.plain(v) for k, v in raw.items() if k not in KNOWN_FIELDS}
+    given = raw.get("context")
+    if given is None:
+        return extra
+    if not isinstance(given, Mapping):
+        # Not 0.2.0's nested mapping (e.g. a CSV column named context): keep it as a field.
+        return {**extra, "context": _yaml.plain(given)}
+    merged = {str(k): _yaml.plain(v) for k, v in given.items()}
+    for key, value in extra.items():
+        if key in merged:
+            raise GoldenError(
+                f"{at}{key!r} appears both as a top-level field and inside `context`; "
+                "remove one so it is clear which value the case means"
+            )
+        merged[key] = value
+    return merged
+
+
+def _build_case(
+    raw: Any, where: _Where, *, csv_row: bool = False, csv_ids: bool = False
+) -> GoldenCase:
     if not isinstance(raw, Mapping):
         kind = "JSON object" if where.index is None else "mapping"
         raise GoldenError(
@@ -234,16 +306,19 @@ def _build_case(raw: Any, where: _Where, *, csv_row: bool = False) -> GoldenCase
     case_id = _case_id(raw, where)
     at = where.at(case_id)
     if "query" not in raw or raw["query"] is None:
-        raise GoldenError(f"{at}case has no 'query'; add the text to send to the target")
+        raise GoldenError(
+            f"{at}case has no 'query' (missing required field(s): query); add the text "
+            "to send to the target"
+        )
     query = _text_field(raw["query"], "query", where, case_id)
     if not query.strip():
-        raise GoldenError(f"{at}query is empty")
+        raise GoldenError(f"{at}query is empty (missing required field(s): query)")
     relevant, grades = _relevance(raw.get("relevant"), where, case_id, csv_cell=csv_row)
-    expected_raw = raw.get("expected")
-    expected = None
-    if expected_raw is not None:
-        expected = _text_field(expected_raw, "expected", where, case_id) or None
-    context = {k: _yaml.plain(v) for k, v in raw.items() if k not in KNOWN_FIELDS}
+    text, expected_ids = _expected(raw.get("expected"), where, case_id, ids_csv=csv_ids)
+    # Ids given as `expected` stay readable there (0.2.0); GoldenCase copies them
+    # into `relevant` and refuses a `relevant` that names other ids.
+    expected = expected_ids if expected_ids is not None else text
+    context = _context(raw, at)
     try:
         return GoldenCase(
             id=case_id,
@@ -319,9 +394,11 @@ def load_yaml(path: Path) -> GoldenSet:
     if isinstance(data, dict):
         extra = [str(k) for k in data if k != "cases"]
         if extra:
+            key_nodes = _yaml.mapping_value_nodes(node)
+            line = _yaml.line_of(key_nodes[extra[0]][0] if extra[0] in key_nodes else node)
             raise GoldenError(
-                f"{file}:{_yaml.line_of(node)}: unknown top-level key {extra[0]!r}; "
-                "a golden YAML file is a list of cases or a mapping with only 'cases:'"
+                f"{file}:{line}: unknown top-level key {extra[0]!r}; expected a list of "
+                "cases, or a mapping with only 'cases:'"
             )
         if "cases" not in data:
             raise GoldenError(f"{file}: the top-level mapping has no 'cases:' list")
@@ -348,8 +425,10 @@ def load_yaml(path: Path) -> GoldenSet:
 def load_csv(path: Path) -> GoldenSet:
     """Comma-separated with a header row; ``relevant`` holds ids separated by ``|``.
 
-    Cells are text; ids and relevant ids are stripped of surrounding spaces,
-    an empty ``expected`` means none, and other columns are kept as text.
+    Without a ``relevant`` column, ``expected`` holds the ``|``-separated ids
+    instead (paired-evalkit 0.2.0's CSV).  Cells are text; ids and relevant ids
+    are stripped of surrounding spaces, an empty ``expected`` means none, and
+    other columns are kept as text.
     Graded relevance needs JSONL or YAML.
     """
     file = Path(path)
@@ -373,6 +452,9 @@ def load_csv(path: Path) -> GoldenSet:
                 f"{file}:1: CSV header has no {required!r} column (columns: {', '.join(columns)})"
             )
 
+    # 0.2.0's CSV has no `relevant` column and carries the ids in `expected`.
+    expected_ids = "relevant" not in columns
+
     def cases() -> Iterable[tuple[GoldenCase, _Where]]:
         line_before = reader.line_num
         while True:
@@ -387,13 +469,14 @@ def load_csv(path: Path) -> GoldenSet:
             if not row or all(cell.strip() == "" for cell in row):
                 continue
             if len(row) != len(columns):
+                more = "more" if len(row) > len(columns) else "fewer"
                 raise GoldenError(
                     f"{where.at()}row has {len(row)} field(s) but the header has "
-                    f"{len(columns)} ({', '.join(columns)})"
+                    f"{len(columns)} ({', '.join(columns)}): {more} columns than headers"
                 )
             raw: dict[str, Any] = dict(zip(columns, row, strict=True))
             raw["id"] = raw["id"].strip()
-            yield _build_case(raw, where, csv_row=True), where
+            yield _build_case(raw, where, csv_row=True, csv_ids=expected_ids), where
 
     return _collect(cases(), file)
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.errors import GoldenError
+from evalkit.errors import GoldenError, UnknownCaseError
 
 FINGERPRINT_VERSION = "1"
 
@@ -30,6 +32,12 @@ class GoldenCase:
     ``expected`` is a reference answer for text targets; ``context`` keeps any
     other columns of the golden file, untouched.
 
+    ``expected`` also takes paired-evalkit 0.2.0's union: a collection of ids
+    there means "these are the relevant ids" and fills ``relevant`` (and stays
+    readable as ``expected``, as a frozenset, so 0.2.0 code comparing it keeps
+    working).  Code that wants the reference text only reads
+    :attr:`expected_text`, which is ``None`` for such a case.
+
     With ``grades`` and no ``relevant``, ``relevant`` is derived as the ids
     graded 1 or more.  Giving both requires them to agree, so one case cannot
     carry two different answers to "which documents are relevant".
@@ -38,7 +46,7 @@ class GoldenCase:
     id: str
     query: str
     relevant: frozenset[str] = frozenset()
-    expected: str | None = None
+    expected: str | AbstractSet[str] | None = None
     context: Mapping[str, Any] = field(default_factory=dict)
     grades: Mapping[str, int] = field(default_factory=dict)
 
@@ -47,17 +55,32 @@ class GoldenCase:
             raise GoldenError(f"golden case id must be a non-empty string, got {self.id!r}")
         if not isinstance(self.query, str) or not self.query.strip():
             raise GoldenError(f"golden case {self.id!r}: query must be a non-empty string")
-        if self.expected is not None and not isinstance(self.expected, str):
-            raise GoldenError(
-                f"golden case {self.id!r}: expected must be a string or None, "
-                f"got {type(self.expected).__name__}"
-            )
         given: object = self.relevant  # typed input can still arrive untyped at runtime
         if isinstance(given, str):
             raise GoldenError(
                 f"golden case {self.id!r}: relevant must be a collection of ids, not one string"
             )
         relevant = frozenset(self.relevant)
+        expected: object = self.expected
+        if isinstance(expected, list | tuple | set | frozenset):
+            ids = frozenset(expected)
+            if any(not isinstance(i, str) for i in ids):
+                raise GoldenError(
+                    f"golden case {self.id!r}: expected ids must all be strings, "
+                    f"got {sorted(map(repr, ids))[0]}"
+                )
+            if relevant and relevant != ids:
+                raise GoldenError(
+                    f"golden case {self.id!r}: expected (a list of ids) and relevant name "
+                    "different ids; give the relevant ids once"
+                )
+            relevant = ids
+            object.__setattr__(self, "expected", ids)
+        elif expected is not None and not isinstance(expected, str):
+            raise GoldenError(
+                f"golden case {self.id!r}: expected must be a list of ids, a string, or null; "
+                f"got {type(expected).__name__}"
+            )
         bad = [r for r in relevant if not isinstance(r, str) or not r]
         if bad:
             raise GoldenError(
@@ -91,6 +114,11 @@ class GoldenCase:
         # enough (equal cases have equal ids and queries).
         return hash((self.id, self.query))
 
+    @property
+    def expected_text(self) -> str | None:
+        """The reference answer, or ``None`` (also when ``expected`` held ids)."""
+        return self.expected if isinstance(self.expected, str) else None
+
     def effective_grades(self) -> dict[str, int]:
         """Grades as used by graded metrics: ``grades``, or grade 1 for each relevant id."""
         if self.grades:
@@ -105,7 +133,9 @@ class GoldenCase:
             "relevant": sorted(self.relevant),
             # A list of ids and the same ids graded 1 are the same judgement.
             "grades": dict(sorted(self.effective_grades().items())),
-            "expected": self.expected,
+            # Ids given as 0.2.0's list-valued `expected` are hashed as `relevant`,
+            # so both spellings of one case share a fingerprint.
+            "expected": self.expected_text,
             "context": _jsonable(self.context, f"golden case {self.id!r}: context"),
         }
 
@@ -114,11 +144,24 @@ class GoldenCase:
         return _sha256({"v": FINGERPRINT_VERSION, "case": self.canonical()})
 
 
+class CaseIds(list[str]):
+    """A list of case ids that can also be called, returning a plain copy of itself.
+
+    0.2.0 exposed ``GoldenSet.ids`` as a property, the spec calls ``ids()``;
+    this type serves both spellings.
+    """
+
+    def __call__(self) -> list[str]:
+        return list(self)
+
+
 class GoldenSet:
     """An ordered collection of cases with unique ids."""
 
-    def __init__(self, cases: Iterable[GoldenCase], *, source: str | None = None) -> None:
-        self.source = source
+    def __init__(
+        self, cases: Iterable[GoldenCase], source: str | os.PathLike[str] | None = None
+    ) -> None:
+        self.source = None if source is None else os.fspath(source)
         self._cases: dict[str, GoldenCase] = {}
         for case in cases:
             if not isinstance(case, GoldenCase):
@@ -144,16 +187,20 @@ class GoldenSet:
         return self._order[index]
 
     def get(self, case_id: str) -> GoldenCase:
-        """The case with this id; an unknown id raises :class:`GoldenError`."""
+        """The case with this id; an unknown id raises :class:`UnknownCaseError`.
+
+        That error is a :class:`GoldenError` and, as in 0.2.0, a ``KeyError``.
+        """
         try:
             return self._cases[case_id]
         except KeyError:
             where = f" in {self.source}" if self.source else ""
-            raise GoldenError(f"no golden case with id {case_id!r}{where}") from None
+            raise UnknownCaseError(f"no case with id {case_id!r}{where}") from None
 
-    def ids(self) -> list[str]:
-        """Case ids in file order."""
-        return list(self._cases)
+    @property
+    def ids(self) -> CaseIds:
+        """Case ids in file order: ``goldens.ids()`` and 0.2.0's ``goldens.ids`` both work."""
+        return CaseIds(self._cases)
 
     def case_fingerprints(self) -> dict[str, str]:
         """``{case id: case fingerprint}`` in file order."""
@@ -215,3 +262,16 @@ def _jsonable(value: Any, what: str) -> Any:
 
 def _sort_key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
+
+
+# The loaders live in evalkit.golden_loaders (which imports this module); 0.2.0
+# imported them from here, so these names resolve on first use.
+_LOADER_NAMES = ("load_csv", "load_goldens", "load_jsonl", "load_yaml")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LOADER_NAMES:
+        from evalkit import golden_loaders
+
+        return getattr(golden_loaders, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

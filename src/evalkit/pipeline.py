@@ -9,18 +9,29 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, read_artifact
+from evalkit.artifact import (
+    GoldensInfo,
+    RunArtifact,
+    build_artifact,
+    read_artifact,
+    with_infix,
+    write_artifact,
+)
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, TargetError
 from evalkit.execute import RowCallback, evaluate, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
+
+if TYPE_CHECKING:
+    from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
 
@@ -45,7 +56,7 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
@@ -57,13 +68,15 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
         else:
             rubric = judge.rubric or ""
         cache = config.resolve(judge.cache_path) if judge.cache_path else None
-        grader = LLMJudge(
+        grader = build_judge(
+            judge.provider,
             rubric=rubric,
             model=judge.model,
             scale=judge.scale,
             cache_path=cache,
             cache_only=cache_only,
             prices=judge.prices,
+            wire={key: getattr(judge, key) for key in WIRE_SETTINGS},
         )
         register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
 
@@ -74,7 +87,7 @@ def _case_field(case: GoldenCase, name: str) -> Any:
     if name == "query":
         return case.query
     if name == "expected":
-        return case.expected
+        return case.expected_text
     if name == "relevant":
         return sorted(case.relevant)
     if name.startswith("context."):
@@ -146,6 +159,7 @@ def build_http_target(
         timeout_s=http.timeout_s,
         meta_keys=tuple(http.meta_keys),
         method=http.method,
+        rate_limit_wait_s=http.rate_limit_wait_s,
     )
 
 
@@ -205,7 +219,9 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
 
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
+    register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
     goldens = load_goldens(config.resolve(config.model.goldens))
+    _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     resolve_metrics(config.model.metrics)
     computed = set(config.model.metrics)
@@ -216,6 +232,20 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
                 f"config does not compute (metrics: {', '.join(config.model.metrics)}); add it"
             )
     return Prepared(config, goldens, checks)
+
+
+def _judges(config: LoadedConfig) -> list[tuple[str, int]]:
+    return [(judge.metric, judge.scale) for judge in config.model.judge]
+
+
+def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
+    """The judge-human agreement aggregates (metrics/judge_agreement.py), for each judge."""
+    if config.model.judge:
+        from evalkit.metrics.judge_agreement import register_judge_agreement
+
+        register_judge_agreement(
+            _judges(config), goldens, config.model.metrics, where=str(config.path)
+        )
 
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
@@ -250,12 +280,20 @@ def run_candidate(
             close()
 
 
-def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: str) -> RunArtifact:
+def to_artifact(
+    prepared: Prepared,
+    result: RunResult[CaseResult],
+    target_name: str,
+    *,
+    shard: str | None = None,
+    truncated_ids: frozenset[str] = frozenset(),
+) -> RunArtifact:
+    """The run's artefact, with the provenance of the whole prepared eval (even for a shard)."""
     from evalkit import significance
     from evalkit.checkpoint import config_fingerprint
 
     cfg = prepared.config.model
-    art = build_artifact(
+    return build_artifact(
         result,
         cfg.metrics,
         target_name=target_name,
@@ -264,22 +302,184 @@ def to_artifact(prepared: Prepared, result: RunResult[CaseResult], target_name: 
         seed=cfg.seed,
         resampling_stream=getattr(significance, "RESAMPLING_STREAM", None),
         config_name=prepared.config.name,
+        config_fingerprint=config_fingerprint(cfg),
+        shard=shard,
+        truncated_ids=truncated_ids,
     )
-    art.config_fingerprint = config_fingerprint(cfg)
-    return art
 
 
-def load_baseline(config: LoadedConfig, override: str | Path | None) -> RunArtifact | None:
-    """The baseline artefact: an explicit path, else the config's file store, else none."""
+# ----------------------------------------------------------------------------- a run to a file
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What a checkpointed run is about to do, told before its first case starts."""
+
+    checkpoint: Path
+    total: int  # cases in this run (in this shard, for a sharded run)
+    done: int  # finished cases kept from the checkpoint, not run again
+    retried: int  # cases that failed in the checkpointed run and run again
+    resumed: bool  # a checkpoint with finished cases was picked up
+    resume_requested: bool
+
+    @property
+    def to_run(self) -> int:
+        return self.total - self.done
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished :func:`run_to_artifact`: the artefact and where everything went."""
+
+    artifact: RunArtifact
+    path: Path  # where the artefact was written
+    requested: Path  # where it was asked to go (OUT, or the shard's name for it)
+    checkpoint: Path  # kept while cases failed, so --resume retries only those
+    shard: ShardSpec | None
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return self.artifact.failed
+
+    @property
+    def set_aside(self) -> bool:
+        """True when failed cases sent the artefact beside ``requested`` instead."""
+        return self.path != self.requested
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_to_artifact`, with what the checkpoint kept.
+
+    Still a ``KeyboardInterrupt``, so a caller's ``except Exception`` never swallows it.
+    """
+
+    def __init__(self, checkpoint: Path, saved: int, total: int) -> None:
+        super().__init__(f"interrupted: {saved} of {total} case(s) saved in {checkpoint}")
+        self.checkpoint = checkpoint
+        self.saved = saved
+        self.total = total
+
+
+def failed_run_path(path: str | Path) -> Path:
+    """Where a failed run goes instead of ``path``: ``base.json`` -> ``base.failed.json``."""
+    return with_infix(path, "failed")
+
+
+def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False) -> Path:
+    """Write a run artefact; one with failed cases never replaces the file at ``path``.
+
+    A run with failed cases goes to :func:`failed_run_path` beside ``path`` (and
+    ``path``, perhaps a good baseline, is left as it was) unless ``allow_failed``.
+    """
+    target = Path(path)
+    if art.failed and not allow_failed:
+        target = failed_run_path(target)
+    return write_artifact(art, target)
+
+
+def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:
+    """OUT, else the config's output path (named per shard, so shards never collide)."""
+    if out is not None:
+        return out
+    default = prepared.config.output_path
+    return default if shard is None else with_infix(default, shard.slug)
+
+
+def run_to_artifact(
+    prepared: Prepared,
+    out: Path | None = None,
+    *,
+    shard: ShardSpec | None = None,
+    resume: bool = False,
+    allow_failed: bool = False,
+    on_start: Callable[[RunStart], None] | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+) -> RunOutcome:
+    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
+
+    Every finished case is appended to the checkpoint beside the output the
+    moment it finishes; ``resume=True`` keeps a matching checkpoint's finished
+    cases and runs only the rest.  The artefact lists the cases in golden-set
+    order.  A run with failed cases keeps its checkpoint and is written by
+    :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
+    :class:`RunInterrupted` with the number of cases saved.
+    """
+    from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
+    from evalkit.shards import select_shard
+
+    todo = prepared
+    if shard is not None:
+        todo = replace(prepared, goldens=select_shard(prepared.goldens, shard))
+    requested = run_output_path(prepared, out, shard)
+    identity = run_identity(
+        prepared.config.model, prepared.goldens, None if shard is None else str(shard)
+    )
+    ckpt_path = checkpoint_path(requested)
+    total = len(todo.goldens)
+    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        done = ckpt.completed
+        if on_start is not None:
+            on_start(
+                RunStart(
+                    checkpoint=ckpt_path,
+                    total=total,
+                    done=len(done),
+                    retried=len(ckpt.failed_before.keys() - done.keys()),
+                    resumed=ckpt.resumed,
+                    resume_requested=resume,
+                )
+            )
+
+        def record(index: int, row: CaseResult) -> None:
+            ckpt.append(row)
+            if on_row is not None:
+                on_row(index, row)
+
+        try:
+            fresh = run_candidate(todo, target=target, skip=list(done), on_row=record)
+        except KeyboardInterrupt:
+            # Count from the file: the signal may land between a row's write and its tally.
+            saved = read_checkpoint(ckpt_path)
+            kept = len(saved.completed) if saved is not None else 0
+            raise RunInterrupted(ckpt_path, kept, total) from None
+        new_rows = {row.case_id: row for row in fresh.per_query}
+        rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
+        result = RunResult(fresh.name, rows)
+        art = to_artifact(
+            prepared,
+            result,
+            result.name,
+            shard=identity.shard,
+            truncated_ids=frozenset(ckpt.truncated_ids),
+        )
+        path = write_run(art, requested, allow_failed=allow_failed)
+        if not art.failed:
+            ckpt.discard()
+    return RunOutcome(art, path, requested, ckpt_path, shard)
+
+
+def find_baseline(
+    config: LoadedConfig, override: str | Path | None
+) -> tuple[RunArtifact | None, str]:
+    """(baseline or None, one sentence on where it came from or where none was found).
+
+    The store is the one evalkit.yaml names (:func:`evalkit.github.stores.open_store`, the
+    Action's too): a configured file that is missing is an input error; a GitHub store,
+    which only the Action reads, is "no baseline" with the store and where it looks.
+    """
+    from evalkit.github.baseline import FetchRequest, refuse_other_config
+    from evalkit.github.stores import open_store
+
     if override is not None:
-        return read_artifact(override)
-    base = config.model.baseline
-    if base is None or base.store != "file" or base.path is None:
-        return None
-    path = config.resolve(base.path)
-    if not path.exists():
-        return None
-    return read_artifact(path)
+        art, origin = read_artifact(override), f"baseline {override}"
+    else:
+        fetched = open_store(config).fetch(FetchRequest(config.name, config.root))
+        if fetched.path is None:
+            return None, f"no baseline: {fetched.detail}"
+        art, origin = read_artifact(fetched.path), fetched.detail
+    refuse_other_config(art, config.name, origin)
+    return art, origin
 
 
 def gate(
@@ -291,6 +491,12 @@ def gate(
 ) -> GateReport:
     cfg = prepared.config.model
     checks = prepared.checks
+    if cfg.judge:
+        from evalkit.metrics.judge_agreement import agreement_notes
+
+        rows = candidate.result.per_query
+        agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
+        notes = (*notes, *agreed)
     return evaluate_gate(
         checks.checks,
         candidate,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from evalkit.errors import MetricError, RegistryError, UnknownMetricError
+from evalkit.errors import MetricError, NoRelevantIdsError, RegistryError, UnknownMetricError
 from evalkit.metric_identity import (
     Params,
     ParamValue,
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 MetricKind = Literal["case", "aggregate"]
 RetrievalFn = Callable[[Sequence[str], Any, int], float]
 CaseFn = Callable[["TargetResponse", "GoldenCase"], float]
+CaseMetricFn = CaseFn  # 0.2.0's name
 AggregateFn = Callable[[Sequence["Row"]], float]
 LoaderFn = Callable[[Path], "GoldenSet"]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -67,6 +68,10 @@ class MetricDef:
     # evalkit.metric_identity: both are part of the metric's identity.
     parameters: Mapping[str, ParamValue] = field(default_factory=dict)
     params: Params = ()
+
+    def __call__(self, *args: Any) -> float:
+        """Compute the metric, so ``get_metric(name)(response, case)`` works as in 0.2.0."""
+        return self.fn(*args)
 
     @property
     def fingerprint(self) -> str:
@@ -145,6 +150,8 @@ def _check_polarity(name: str, higher_is_better: object) -> bool:
 
 
 def _check_name(name: object) -> str:
+    if name == "":
+        raise RegistryError("invalid metric name '': a metric name must be a non-empty string")
     if not isinstance(name, str) or not _NAME.match(name):
         raise RegistryError(
             f"invalid metric name {name!r}: use letters, digits, '_', '-', '.', "
@@ -193,8 +200,14 @@ def define(defn: MetricDef) -> None:
 def _register(defn: MetricDef) -> None:
     owner = _claimed(defn.name)
     if owner is not None:
+        other_kind = "an aggregate" if defn.kind == "case" else "a per-case metric"
+        both = (
+            "; a name may be a per-case metric or an aggregate, not both"
+            if owner == other_kind
+            else ""
+        )
         raise RegistryError(
-            f"metric {defn.name!r} is already registered ({owner}); "
+            f"metric {defn.name!r} is already registered ({owner}){both}; "
             "a name means one thing: pick another name"
         )
     (_case if defn.kind == "case" else _aggregate)[defn.name] = defn
@@ -308,7 +321,14 @@ def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
         # relevance module hands set-only formulas the ids graded >= 1.
         from evalkit.relevance import call_retrieval_fn
 
-        return call_retrieval_fn(family.fn, response.ranked_ids, case.grades or case.relevant, k)
+        judged = case.grades or case.relevant
+        if not judged:
+            # A zero here would read as a system that found nothing relevant.
+            raise NoRelevantIdsError(
+                f"case {case.id!r}: {family.name}@{k} needs relevant ids, and this case "
+                "lists none (give it `relevant`, or score it with a text metric)"
+            )
+        return call_retrieval_fn(family.fn, response.ranked_ids, judged, k)
 
     score.__qualname__ = f"{family.name}@{k}"
     return MetricDef(
@@ -352,7 +372,7 @@ def get_metric(name: str) -> MetricDef:
     if k is not None and base in _families:
         return _family_metric(_families[base], k)
     raise UnknownMetricError(
-        f"unknown metric {name!r}; known: {', '.join(known_names())}. "
+        f"unknown metric {name!r}; known: {', '.join(known_names()) or '(none registered)'}. "
         "Register it with register_metric/register_aggregate, or import the plugin that does"
     )
 
@@ -374,6 +394,19 @@ def metric_instance(
     return replace(defn, params=canonical) if canonical else defn
 
 
+def get_aggregate(name: str) -> MetricDef:
+    """Resolve the name of a whole-run aggregate; a per-case name raises."""
+    defn = get_metric(name)
+    if defn.kind != "aggregate":
+        raise RegistryError(f"{name!r} is a per-case metric, not an aggregate")
+    return defn
+
+
+def resolve(name: str) -> Callable[..., float]:
+    """0.2.0's lookup across both namespaces: the registered function itself."""
+    return get_metric(name).fn
+
+
 def is_aggregate(name: str) -> bool:
     """True when ``name`` is a whole-run aggregate (resolving it first)."""
     return get_metric(name).kind == "aggregate"
@@ -391,9 +424,48 @@ def polarity(name: str) -> bool:
     return defn.higher_is_better
 
 
-def registered() -> list[str]:
-    """The registered concrete metric and aggregate names, sorted."""
-    return sorted({*_case, *_aggregate})
+class Registered(list[str]):
+    """The sorted concrete metric and aggregate names, also readable as 0.2.0's snapshot.
+
+    As a list it is what ``registered()`` always returned here; indexed by
+    ``"metrics"``, ``"aggregates"`` or ``"loaders"`` (or compared with a dict) it
+    is 0.2.0's ``{"metrics": [...], "aggregates": [...], "loaders": [...]}``.
+    """
+
+    def __init__(self, by_kind: Mapping[str, list[str]]) -> None:
+        super().__init__(sorted({*by_kind["metrics"], *by_kind["aggregates"]}))
+        self._by_kind = {kind: list(names) for kind, names in by_kind.items()}
+
+    def as_dict(self) -> dict[str, list[str]]:
+        return {kind: list(names) for kind, names in self._by_kind.items()}
+
+    def keys(self) -> list[str]:
+        return list(self._by_kind)
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            if key not in self._by_kind:
+                raise KeyError(key)
+            return list(self._by_kind[key])
+        return super().__getitem__(key)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return self.as_dict() == dict(other)
+        return super().__eq__(other)
+
+    __hash__ = None
+
+
+def registered() -> Registered:
+    """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
+    return Registered(
+        {
+            "metrics": sorted(_case),
+            "aggregates": sorted(_aggregate),
+            "loaders": sorted(_loaders),
+        }
+    )
 
 
 def families() -> Mapping[str, RetrievalFamily]:
@@ -442,3 +514,20 @@ def isolated() -> Iterator[None]:
         _families.update(fams)
         _loaders.clear()
         _loaders.update(loaders)
+
+
+# paired-evalkit 0.2.0's private table names.  Test suites written against it
+# isolate the registry by copying these, calling _reset_for_tests() and
+# updating them back; the aliases keep that pattern restoring everything.  The
+# retrieval families (which carry their own polarity) sit behind _POLARITY,
+# the fourth table those fixtures save.  New code should use isolated().
+_METRICS = _case
+_AGGREGATES = _aggregate
+_LOADERS = _loaders
+_POLARITY = _families
+
+
+def _reset_for_tests() -> None:
+    """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
+    for table in (_case, _aggregate, _families, _loaders):
+        table.clear()

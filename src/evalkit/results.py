@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from evalkit.errors import MetricError
+from evalkit.errors import MetricError, MissingMetricError
 from evalkit.targets.base import TargetResponse
 
 
@@ -70,6 +70,20 @@ class CaseResult:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def retrieved(self) -> list[str]:
+        """The ranked ids of the response; empty for a text answer or a failed case (0.2.0)."""
+        if self.response is None or not self.response.has_ids:
+            return []
+        return self.response.ranked_ids
+
+    @classmethod
+    def from_response(
+        cls, case_id: str, response: TargetResponse, metrics: Mapping[str, float]
+    ) -> CaseResult:
+        """A successful row: 0.2.0's constructor, argument for argument."""
+        return cls(case_id, response, dict(metrics))
+
 
 R = TypeVar("R", QueryResult, CaseResult)
 
@@ -100,12 +114,12 @@ class RunResult(Generic[R]):
         missing = [row.query_id for row in self.per_query if metric not in row.metrics]
         if missing and len(missing) == len(self.per_query):
             computed = ", ".join(self.metric_names()) or "none"
-            raise MetricError(
+            raise MissingMetricError(
                 f"run {self.name!r}: metric {metric!r} was not computed (computed: {computed})"
             )
         if missing:
             shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-            raise MetricError(
+            raise MissingMetricError(
                 f"run {self.name!r}: metric {metric!r} is missing on {len(missing)} of "
                 f"{len(self.per_query)} case(s): {shown} (failed cases are never scored as zero)"
             )
@@ -114,7 +128,9 @@ class RunResult(Generic[R]):
     def mean(self, metric: str) -> float:
         """Mean of a per-case metric over every row (aggregates use :meth:`aggregate`)."""
         if not self.per_query:
-            raise MetricError(f"run {self.name!r} has no rows: the mean of nothing is undefined")
+            raise MetricError(
+                f"run {self.name!r} is empty (no rows): the mean of nothing is undefined"
+            )
         values = list(self.values(metric).values())
         return math.fsum(values) / len(values)
 

@@ -19,7 +19,13 @@ from evalkit.relevance import as_grades, call_retrieval_fn, check_level
 from evalkit.results import QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
 
-__all__ = ["DEFAULT_METRICS", "METRICS", "QueryResult", "RunResult", "run"]
+__all__ = ["DEFAULT_METRICS", "METRICS", "MetricFn", "QueryResult", "Retriever", "RunResult", "run"]
+
+# 0.2.0's names for the two callables run() takes: a retriever gets a query
+# object (anything with ``.id``) and returns ids best first; a runner metric is
+# ``(retrieved, relevant, k) -> float``.
+Retriever = Callable[[Any], Sequence[str]]
+MetricFn = registry.RetrievalFn
 
 DEFAULT_METRICS: tuple[str, ...] = ("recall@1", "recall@5", "recall@10", "ndcg@10")
 

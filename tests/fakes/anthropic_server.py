@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     import anthropic
@@ -46,6 +46,7 @@ class RecordedRequest:
     headers: Mapping[str, str]
     body: JsonObj | None
     raw: bytes
+    query: str = ""
 
     @property
     def tools(self) -> list[JsonObj]:
@@ -210,7 +211,7 @@ class FakeAnthropic:
 
     # lifecycle -------------------------------------------------------------------------
 
-    def start(self) -> FakeAnthropic:
+    def start(self) -> Self:
         if not self._started:
             self._thread.start()
             self._started = True
@@ -222,7 +223,7 @@ class FakeAnthropic:
             self._thread.join(timeout=5)
         self._server.server_close()
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -265,6 +266,10 @@ class FakeAnthropic:
 
     # the handler -------------------------------------------------------------------------
 
+    def refuse(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes] | None:
+        """What the real API says to a request it cannot serve (a subclass's protocol hook)."""
+        return _refuse(request)
+
     def _next_reply(self, request: JsonObj) -> Reply:
         with self._state.lock:
             if self._state.script:
@@ -303,6 +308,7 @@ class FakeAnthropic:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     body=body if isinstance(body, dict) else None,
                     raw=raw,
+                    query=self.path.partition("?")[2],
                 )
                 with fake._state.lock:
                     fake._state.requests.append(recorded)
@@ -315,7 +321,7 @@ class FakeAnthropic:
                         fake._state.in_flight -= 1
 
             def _answer(self, recorded: RecordedRequest) -> None:
-                refusal = _refuse(recorded)
+                refusal = fake.refuse(recorded)
                 if refusal is not None:
                     self._send(*refusal)
                     return

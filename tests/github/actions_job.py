@@ -37,7 +37,10 @@ checks:
     vs_baseline: no_significant_regression
 """
 DEFAULT_FILES = {
-    "evals/evalkit.yaml": "name: evals-evalkit\ngoldens: goldens.jsonl\nchecks: checks.yaml\n",
+    "evals/evalkit.yaml": (
+        "name: evals-evalkit\ngoldens: goldens.jsonl\nchecks: checks.yaml\n"
+        "metrics: [recall@10, ndcg@10]\ntarget:\n  python: 'evals_target:make'\n"
+    ),
     "evals/checks.yaml": CHECKS,
 }
 

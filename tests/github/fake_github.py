@@ -75,6 +75,8 @@ class Fault:
     status: int
     times: int
     message: str
+    headers: dict[str, str] = field(default_factory=dict)
+    after: Callable[[], object] | None = None  # runs the real handler first (a lost reply)
 
 
 @dataclass
@@ -149,6 +151,10 @@ class FakeGitHub:
         self.runs: dict[int, dict[str, Any]] = {}
         self.comments: dict[int, list[dict[str, Any]]] = {}
         self.pulls: dict[int, dict[str, Any]] = {}
+        # GET /user: None answers 403 as GitHub does for the job's installation token.
+        self.token_user: str | None = None
+        # Blob URLs that answer 403 (an expired signature) this many more times.
+        self.expired_blob_answers = 0
         self.git = GitStore()
         self.faults: list[Fault] = []
         self.hooks: list[Hook] = []
@@ -198,11 +204,31 @@ class FakeGitHub:
     # -- scenario builders -------------------------------------------------------------
 
     def fail(
-        self, method: str, path_regex: str, status: int, *, times: int = 1, message: str = ""
+        self,
+        method: str,
+        path_regex: str,
+        status: int,
+        *,
+        times: int = 1,
+        message: str = "",
+        headers: dict[str, str] | None = None,
+        after_handling: bool = False,
     ) -> None:
-        """The next ``times`` matching requests get ``status`` with a GitHub error body."""
+        """The next ``times`` matching requests get ``status`` with a GitHub error body.
+
+        ``after_handling``: the request is carried out first and only the answer is lost
+        (a 5xx after GitHub stored the comment).
+        """
         self.faults.append(
-            Fault(method, re.compile(path_regex), status, times, message or f"HTTP {status}")
+            Fault(
+                method,
+                re.compile(path_regex),
+                status,
+                times,
+                message or f"HTTP {status}",
+                dict(headers or {}),
+                after=(lambda: None) if after_handling else None,
+            )
         )
 
     def before(self, method: str, path_regex: str, action: Callable[[], object]) -> None:
@@ -292,7 +318,13 @@ class FakeGitHub:
         return deep_update(user, {"login": login, "type": kind, "id": abs(hash(login)) % 10**6})
 
     def add_comment(
-        self, issue: int, body: str, *, login: str = "someone", kind: str = "User"
+        self,
+        issue: int,
+        body: str,
+        *,
+        login: str = "someone",
+        kind: str = "User",
+        minimized: str | None = None,
     ) -> dict[str, Any]:
         comment_id = self.new_id()
         comment = _SPEC.example("issue-comment")
@@ -308,6 +340,7 @@ class FakeGitHub:
                 f"#issuecomment-{comment_id}",
                 "issue_url": self.repo_url(f"/issues/{issue}"),
                 "author_association": "NONE",
+                "minimized": None if minimized is None else {"reason": minimized},
             },
         )
         self.comments.setdefault(issue, []).append(comment)
@@ -351,7 +384,19 @@ class FakeGitHub:
             if fault.times > 0 and fault.method == method and fault.path.search(path):
                 fault.times -= 1
                 self.requests[-1].fault = True
-                return fault.status, {}, _error(fault.message)
+                if fault.after is not None:
+                    self._route(method, path, query, body)
+                return fault.status, dict(fault.headers), _error(fault.message)
+        return self._route(method, path, query, body)
+
+    def _route(
+        self, method: str, path: str, query: dict[str, list[str]], body: Any
+    ) -> tuple[int, dict[str, str], Any]:
+        if path == "/user" and method == "GET":
+            if self.token_user is None:
+                return 403, {}, _error("Resource not accessible by integration")
+            user = _SPEC.example("private-user")
+            return 200, {}, deep_update(user, {"login": self.token_user, "type": "User"})
         repo_prefix = f"/repos/{self.full_name}"
         if not path.startswith(repo_prefix):
             return 404, {}, _error("Not Found")
@@ -752,6 +797,11 @@ class _BlobHandler(_Handler):
         fake.blob_requests.append(record)
         m = re.fullmatch(r"/blob/(\d+)", split.path)
         data = fake.archives.get(int(m.group(1))) if m else None
+        if data is not None and fake.expired_blob_answers > 0:
+            fake.expired_blob_answers -= 1
+            record.status = 403
+            self._send(403, {}, b"AuthenticationFailed: signature expired", "application/xml")
+            return
         if data is None:
             record.status = 404
             self._send(404, {}, b"no such blob", "text/plain")

@@ -290,7 +290,51 @@ def test_action_gate_config_error_is_exit_2_with_summary(
     assert job.run(gate) == 2
     assert job.outputs()["verdict"] == "error"
     assert "unknown key 'treshold' at checks[0]" in job.summary()
-    assert fake_github.api_calls("POST") == []
+    # The sticky comment shows the error, so no earlier PASS stays on the PR.
+    (body,) = fake_github.comment_bodies(7)
+    assert body.startswith(marker_for("evals-evalkit"))
+    assert "### evalkit: error (exit 2)" in body
+    assert "unknown key 'treshold'" in body
+
+
+@pytest.mark.parametrize(
+    ("breakage", "exit_code", "words"),
+    [
+        ("gate", 2, "unknown key"),
+        ("fetch-5xx", 3, "could not fetch the baseline"),
+        ("unusable", 2, "not valid JSON"),
+        ("crash", 3, "internal error"),
+    ],
+)
+def test_action_error_state_replaces_an_earlier_pass_comment(
+    fake_github: FakeGitHub, tmp_path: Path, breakage: str, exit_code: int, words: str
+) -> None:
+    seed_baseline(fake_github)
+    job = make_job(fake_github, tmp_path, "pull_request", pr_payload(fake_github))
+    assert job.run(StubGate()) == 0
+    (before,) = fake_github.comment_bodies(7)
+    assert "### evalkit: pass" in before
+    gate = StubGate()
+    if breakage == "gate":
+        gate = StubGate(raises=ConfigError("checks.yaml: unknown key 'treshold'"))
+    elif breakage == "crash":
+        gate = StubGate(raises=RuntimeError("boom"))
+    elif breakage == "fetch-5xx":
+        fake_github.fail("GET", r"/actions/artifacts$", 502, times=5)
+    else:
+        fake_github.artifacts.clear()
+        fake_github.add_artifact(make_zip({"evals-evalkit.json": b"{not json"}), head_sha=BASE_SHA)
+    assert job.run(gate) == exit_code
+    out = job.outputs()
+    assert (out["verdict"], out["exit-code"], out["comment"]) == (
+        "error",
+        str(exit_code),
+        "updated",
+    )
+    (after,) = fake_github.comment_bodies(7)
+    assert f"### evalkit: error (exit {exit_code})" in after
+    assert words in after
+    assert "### evalkit: pass" not in after
 
 
 def test_action_unexpected_exception_still_writes_outputs_and_exits_3(
@@ -571,16 +615,19 @@ def test_action_host_gateway_read_from_route_table(tmp_path: Path) -> None:
 # -- settings: inputs > evalkit.yaml > defaults -------------------------------------------
 
 
+MINIMAL = "goldens: g.jsonl\nchecks: c.yaml\nmetrics: [recall@10]\ntarget: {python: 'm:f'}\n"
+
+
 def settings_for(tmp_path: Path, config_text: str, **inputs: str) -> Any:
     (tmp_path / "evals").mkdir(exist_ok=True)
-    (tmp_path / "evals" / "search.yaml").write_text(config_text)
+    (tmp_path / "evals" / "search.yaml").write_text(MINIMAL + config_text)
     env = {"INPUT_CONFIG": "evals/search.yaml"}
     env |= {f"INPUT_{k.upper().replace('_', '-')}": v for k, v in inputs.items()}
     return resolve_settings(ActionInputs.from_env(env), tmp_path)
 
 
 def test_action_settings_default_to_file_stem_and_artifact(tmp_path: Path) -> None:
-    s = settings_for(tmp_path, "goldens: g.jsonl\n")
+    s = settings_for(tmp_path, "")
     assert (s.config_name, s.store, s.artifact_name) == ("search", "artifact", "evalkit-baseline")
     assert (s.branch, s.require_baseline, s.file_path) == ("evalkit-baselines", False, None)
     assert s.output_dir == tmp_path / ".evalkit/action"
@@ -608,15 +655,17 @@ def test_action_settings_inputs_override_evalkit_yaml(tmp_path: Path) -> None:
     )
     assert (s.config_name, s.store, s.artifact_name) == ("other", "artifact", "nightly")
     assert s.branch == "bl"  # not overridden, so the config's
+    # The merged config is the one the gate runs: the candidate is recorded as "other".
+    assert s.config.name == "other"
 
 
 def test_action_settings_file_store_without_path_names_both_places(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"baseline-path input or baseline.path in search.yaml"):
-        settings_for(tmp_path, "goldens: g\n", baseline_store="file")
+        settings_for(tmp_path, "", baseline_store="file")
 
 
 def test_action_settings_bad_store_in_config_names_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"search.yaml: baseline.store 's3'"):
+    with pytest.raises(ConfigError, match=r"search.yaml:\d+: baseline.store: .*'artifact'"):
         settings_for(tmp_path, "baseline:\n  store: s3\n")
 
 

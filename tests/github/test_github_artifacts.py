@@ -8,6 +8,7 @@ import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -27,7 +28,8 @@ from evalkit.github.artifacts import (
     safe_extract,
     select_candidates,
 )
-from evalkit.github.client import NO_DELAY
+from evalkit.github.baseline import FetchRequest, GitHubAccess, Preferred
+from evalkit.github.client import NO_DELAY, RetryPolicy
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 ARTEFACT = json.dumps({"schema_version": 1, "rows": []}).encode()
@@ -41,19 +43,26 @@ def http() -> Iterator[httpx.Client]:
         yield client
 
 
-def store_for(fake: FakeGitHub, http: httpx.Client, **kwargs: object) -> ArtifactStore:
+def access_for(
+    fake: FakeGitHub, http: httpx.Client | None, retry: RetryPolicy = NO_DELAY
+) -> GitHubAccess:
     repo = github_factory_for_tests(fake.api_url, fake.token).get_repo(fake.full_name)
-    return ArtifactStore(repo, http, fake.token, name="evalkit-baseline", retry=NO_DELAY, **kwargs)  # type: ignore[arg-type]
-
-
-def fetch(store: ArtifactStore, tmp_path: Path, prefer_sha: str | None = BASE_SHA) -> object:
-    return store.fetch(
-        config_name="evalkit",
-        repository_id=4242,
-        default_branch="main",
-        prefer_sha=prefer_sha,
-        dest_dir=tmp_path / "out",
+    return GitHubAccess(
+        repo=lambda: repo,
+        repo_facts=lambda: (4242, "main"),
+        token=fake.token,
+        retry=retry,
+        http=http,
     )
+
+
+def store_for(fake: FakeGitHub, http: httpx.Client, **kwargs: object) -> ArtifactStore:
+    return ArtifactStore(access_for(fake, http), name="evalkit-baseline", **kwargs)  # type: ignore[arg-type]
+
+
+def fetch(store: ArtifactStore, tmp_path: Path, prefer_sha: str | None = BASE_SHA) -> Any:
+    preferred = [Preferred(prefer_sha, "the PR's base commit")] if prefer_sha else []
+    return store.fetch(FetchRequest("evalkit", tmp_path / "out", preferred))
 
 
 def info(**overrides: object) -> ArtifactInfo:
@@ -84,7 +93,7 @@ def test_github_artifact_selection_prefers_base_sha_then_newest() -> None:
         name="evalkit-baseline",
         repository_id=4242,
         default_branch="main",
-        prefer_sha=BASE_SHA,
+        prefer=[BASE_SHA],
         now=NOW,
     )
     assert [a.id for a in pick.candidates] == [1, 2, 3]
@@ -93,7 +102,7 @@ def test_github_artifact_selection_prefers_base_sha_then_newest() -> None:
         name="evalkit-baseline",
         repository_id=4242,
         default_branch="main",
-        prefer_sha=None,
+        prefer=(),
         now=NOW,
     )
     assert [a.id for a in no_pref.candidates] == [2, 3, 1]
@@ -110,7 +119,7 @@ def test_github_artifact_selection_rejects_forks_branches_and_expired() -> None:
         name="evalkit-baseline",
         repository_id=4242,
         default_branch="main",
-        prefer_sha=None,
+        prefer=(),
         now=NOW,
     )
     assert pick.candidates == []
@@ -125,9 +134,9 @@ def test_github_artifact_fetch_follows_redirect_without_forwarding_token(
 ) -> None:
     fake_github.add_artifact(make_zip({"evalkit.json": ARTEFACT}), head_sha=BASE_SHA)
     result = fetch(store_for(fake_github, http), tmp_path)
-    assert result.status == "found"  # type: ignore[attr-defined]
-    assert result.path.read_bytes() == ARTEFACT  # type: ignore[attr-defined]
-    assert result.sha == BASE_SHA  # type: ignore[attr-defined]
+    assert result.status == "found"
+    assert result.path.read_bytes() == ARTEFACT
+    assert result.sha == BASE_SHA
     (download,) = fake_github.api_calls("GET", "/zip")
     assert download.headers["Authorization"] == f"Bearer {fake_github.token}"
     (blob,) = fake_github.blob_requests
@@ -150,7 +159,7 @@ def test_github_artifact_fetch_ignores_spoofed_fork_artifact(
         created_at="2024-05-01T00:00:00Z",
     )
     result = fetch(store_for(fake_github, http), tmp_path)
-    assert result.path.read_bytes() == genuine  # type: ignore[attr-defined]
+    assert result.path.read_bytes() == genuine
     assert len(fake_github.blob_requests) == 1
 
 
@@ -159,8 +168,8 @@ def test_github_artifact_fetch_requires_push_event(
 ) -> None:
     fake_github.add_artifact(make_zip({"evalkit.json": ARTEFACT}), event="workflow_dispatch")
     result = fetch(store_for(fake_github, http), tmp_path)
-    assert result.status == "missing"  # type: ignore[attr-defined]
-    assert "workflow_dispatch run, not a push" in result.detail  # type: ignore[attr-defined]
+    assert result.status == "missing"
+    assert "workflow_dispatch run, not a push" in result.detail
     assert fake_github.blob_requests == []
 
 
@@ -172,8 +181,8 @@ def test_github_artifact_fetch_paginates_all_pages(
     for _ in range(5):  # newer artifacts from PR branches fill the first pages
         fake_github.add_artifact(make_zip({"evalkit.json": b"{}"}), head_branch="feature")
     result = fetch(store_for(fake_github, http), tmp_path)
-    assert result.status == "found"  # type: ignore[attr-defined]
-    assert str(good) in result.detail  # type: ignore[attr-defined]
+    assert result.status == "found"
+    assert str(good) in result.detail
     pages = [
         r.query.get("page", ["1"])[0]
         for r in fake_github.api_calls("GET", "/artifacts")
@@ -189,9 +198,9 @@ def test_github_artifact_expired_baseline_reports_expired(
         make_zip({"evalkit.json": ARTEFACT}), expired=True, expires_at="2024-04-01T00:00:00Z"
     )
     result = fetch(store_for(fake_github, http), tmp_path)
-    assert result.status == "expired"  # type: ignore[attr-defined]
-    assert "expired on 2024-04-01" in result.detail  # type: ignore[attr-defined]
-    assert "baseline-store: branch" in result.detail  # type: ignore[attr-defined]
+    assert result.status == "expired"
+    assert "expired on 2024-04-01" in result.detail
+    assert "baseline-store: branch" in result.detail
 
 
 def test_github_artifact_gone_on_download_falls_back_to_next(
@@ -204,8 +213,8 @@ def test_github_artifact_gone_on_download_falls_back_to_next(
         make_zip({"evalkit.json": ARTEFACT}), gone=True, created_at="2024-05-01T00:00:00Z"
     )
     result = fetch(store_for(fake_github, http), tmp_path, prefer_sha=None)
-    assert result.status == "found"  # type: ignore[attr-defined]
-    assert f"#{older}" in result.detail  # type: ignore[attr-defined]
+    assert result.status == "found"
+    assert f"#{older}" in result.detail
 
 
 def test_github_artifact_list_403_is_a_permission_error(
@@ -231,7 +240,7 @@ def test_github_artifact_download_5xx_once_then_succeeds(
     fake_github.add_artifact(make_zip({"evalkit.json": ARTEFACT}))
     fake_github.fail("GET", r"/zip$", 503)
     result = fetch(store_for(fake_github, http), tmp_path)
-    assert result.status == "found"  # type: ignore[attr-defined]
+    assert result.status == "found"
     assert len(fake_github.api_calls("GET", "/zip")) == 2
 
 
@@ -241,7 +250,7 @@ def test_github_artifact_works_against_ghes_prefix(
     fake_ghes.add_artifact(make_zip({"evalkit.json": ARTEFACT}))
     assert fake_ghes.api_url.endswith("/api/v3")
     result = fetch(store_for(fake_ghes, http), tmp_path)
-    assert result.status == "found"  # type: ignore[attr-defined]
+    assert result.status == "found"
     assert all(r.path.startswith("/api/v3/") for r in fake_ghes.requests)
 
 

@@ -13,6 +13,14 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 )
 
 from evalkit.errors import ArtifactError
+from evalkit.github.baseline import (
+    BaselineFetch,
+    FetchRequest,
+    GitHubAccess,
+    Preferred,
+    PromoteRequest,
+    PromoteResult,
+)
 from evalkit.github.branch_store import BranchStore
 from evalkit.github.client import NO_DELAY
 from evalkit.github.errors import GitHubApiError
@@ -29,14 +37,31 @@ def artefact(tmp_path: Path, tag: str) -> Path:
 
 def store_for(fake: FakeGitHub, **kwargs: object) -> BranchStore:
     repo = github_factory_for_tests(fake.api_url, fake.token).get_repo(fake.full_name)
-    return BranchStore(repo, retry=NO_DELAY, sleep=lambda _s: None, **kwargs)  # type: ignore[arg-type]
+    access = GitHubAccess(
+        repo=lambda: repo,
+        repo_facts=lambda: (fake.repo_id, "main"),
+        token=fake.token,
+        retry=NO_DELAY,
+    )
+    return BranchStore(access, sleep=lambda _s: None, **kwargs)  # type: ignore[arg-type]
+
+
+def promote(store: BranchStore, artefact: Path, *, config_name: str, sha: str) -> PromoteResult:
+    return store.promote(PromoteRequest(artefact, config_name, sha, artefact.parent))
+
+
+def fetch(
+    store: BranchStore, *, config_name: str, prefer_sha: str | None, dest_dir: Path
+) -> BaselineFetch:
+    preferred = [Preferred(prefer_sha, "the PR's base commit")] if prefer_sha else []
+    return store.fetch(FetchRequest(config_name, dest_dir, preferred))
 
 
 def test_github_branch_store_promote_creates_orphan_branch(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    result = store_for(fake_github).promote(
-        artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1
+    result = promote(
+        store_for(fake_github), artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1
     )
     assert result.location == "evalkit-baselines:latest/evalkit.json"
     git = fake_github.git
@@ -51,8 +76,8 @@ def test_github_branch_store_second_promotion_keeps_history(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     store = store_for(fake_github)
-    store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
-    store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
+    promote(store, artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
+    promote(store, artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
     git = fake_github.git
     assert json.loads(git.file_at("evalkit-baselines", "latest/evalkit.json") or b"")["tag"] == "v2"
     assert (
@@ -66,14 +91,14 @@ def test_github_branch_store_retries_when_another_job_moves_the_branch(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     store = store_for(fake_github)
-    store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
+    promote(store, artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
     # Another job (another config) commits between our read of the ref and our update.
     fake_github.before(
         "PATCH",
         r"/git/refs/heads/evalkit-baselines$",
         lambda: fake_github.git.commit_files("evalkit-baselines", {"latest/other.json": b"{}"}),
     )
-    store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
+    promote(store, artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
     git = fake_github.git
     patches = [r for r in fake_github.api_calls("PATCH") if "/git/refs/" in r.path]
     assert [r.status for r in patches] == [422, 200]
@@ -83,12 +108,12 @@ def test_github_branch_store_retries_when_another_job_moves_the_branch(
 
 def test_github_branch_store_409_race_is_bounded(fake_github: FakeGitHub, tmp_path: Path) -> None:
     store = store_for(fake_github, race_attempts=3)
-    store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
+    promote(store, artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
     fake_github.fail(
         "PATCH", r"/git/refs/heads/evalkit-baselines$", 409, times=10, message="Conflict"
     )
     with pytest.raises(GitHubApiError, match=r"evalkit-baselines after 3 attempts"):
-        store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
+        promote(store, artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
     assert len(list(fake_github.api_calls("PATCH"))) == 3
 
 
@@ -101,7 +126,7 @@ def test_github_branch_store_concurrent_branch_creation(
         r"/git/refs$",
         lambda: fake_github.git.commit_files("evalkit-baselines", {"latest/rag.json": b"{}"}),
     )
-    store_for(fake_github).promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
+    promote(store_for(fake_github), artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
     git = fake_github.git
     assert git.file_at("evalkit-baselines", "latest/rag.json") == b"{}"
     assert git.file_at("evalkit-baselines", "latest/evalkit.json") is not None
@@ -111,14 +136,14 @@ def test_github_branch_store_fetch_prefers_base_sha(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     store = store_for(fake_github)
-    store.promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
-    store.promote(artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
-    exact = store.fetch(config_name="evalkit", prefer_sha=SHA1, dest_dir=tmp_path / "a")
+    promote(store, artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
+    promote(store, artefact(tmp_path, "v2"), config_name="evalkit", sha=SHA2)
+    exact = fetch(store, config_name="evalkit", prefer_sha=SHA1, dest_dir=tmp_path / "a")
     assert exact.found
     assert exact.sha == SHA1
     assert "base commit" in exact.detail
     assert json.loads(exact.path.read_text())["tag"] == "v1"  # type: ignore[union-attr]
-    latest = store.fetch(config_name="evalkit", prefer_sha="f" * 40, dest_dir=tmp_path / "b")
+    latest = fetch(store, config_name="evalkit", prefer_sha="f" * 40, dest_dir=tmp_path / "b")
     assert latest.found
     assert latest.sha == SHA2
     assert json.loads(latest.path.read_text())["tag"] == "v2"  # type: ignore[union-attr]
@@ -127,7 +152,9 @@ def test_github_branch_store_fetch_prefers_base_sha(
 def test_github_branch_store_missing_branch_is_no_baseline(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
-    result = store_for(fake_github).fetch(config_name="evalkit", prefer_sha=None, dest_dir=tmp_path)
+    result = fetch(
+        store_for(fake_github), config_name="evalkit", prefer_sha=None, dest_dir=tmp_path
+    )
     assert result.status == "missing"
     assert "evalkit-baselines has no latest/evalkit.json" in result.detail
 
@@ -137,8 +164,8 @@ def test_github_branch_store_large_file_read_through_blob_api(
 ) -> None:
     fake_github.contents_inline_limit = 10  # as GitHub does above 1 MB
     store = store_for(fake_github)
-    store.promote(artefact(tmp_path, "big"), config_name="evalkit", sha=SHA1)
-    result = store.fetch(config_name="evalkit", prefer_sha=None, dest_dir=tmp_path / "o")
+    promote(store, artefact(tmp_path, "big"), config_name="evalkit", sha=SHA1)
+    result = fetch(store, config_name="evalkit", prefer_sha=None, dest_dir=tmp_path / "o")
     assert json.loads(result.path.read_text())["tag"] == "big"  # type: ignore[union-attr]
     assert fake_github.api_calls("GET", "/git/blobs/")
 
@@ -146,7 +173,7 @@ def test_github_branch_store_large_file_read_through_blob_api(
 def test_github_branch_store_rejects_non_artefact(fake_github: FakeGitHub, tmp_path: Path) -> None:
     fake_github.git.commit_files("evalkit-baselines", {"latest/evalkit.json": b"<html>"})
     with pytest.raises(ArtifactError, match=r"branch evalkit-baselines:latest/evalkit.json"):
-        store_for(fake_github).fetch(config_name="evalkit", prefer_sha=None, dest_dir=tmp_path)
+        fetch(store_for(fake_github), config_name="evalkit", prefer_sha=None, dest_dir=tmp_path)
 
 
 def test_github_branch_store_403_on_write_names_the_step(
@@ -154,4 +181,4 @@ def test_github_branch_store_403_on_write_names_the_step(
 ) -> None:
     fake_github.fail("POST", r"/git/blobs$", 403, message="Resource not accessible")
     with pytest.raises(GitHubApiError, match=r"create blob for evalkit.json.*403"):
-        store_for(fake_github).promote(artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)
+        promote(store_for(fake_github), artefact(tmp_path, "v1"), config_name="evalkit", sha=SHA1)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import random
+import re
 from typing import Any
 
 import pytest
@@ -96,7 +99,7 @@ def test_github_comment_author_login_filter(fake_github: FakeGitHub) -> None:
         PR,
         report("new"),
         config_name="evalkit",
-        author_login="ci-user",
+        identity="ci-user",
         retry=NO_DELAY,
     )
     assert result.action == "updated"
@@ -139,5 +142,117 @@ def test_github_comment_untrusted_body_cannot_retarget_or_mention() -> None:
     assert "@octo-org" not in safe
     assert "@alice" not in safe
     assert "@\u200bocto-org/admins" in safe
-    assert "`@code`" in safe
+    assert "`@\u200bcode`" in safe  # a lone backtick opens no code span: defused too
     assert "a@b.c" in safe
+
+
+MENTION = re.compile(r"(?<![A-Za-z0-9])@[A-Za-z0-9]")
+CROSS_REF = re.compile(r"(?<![\w/.-])[A-Za-z0-9][\w.-]*/[\w.-]+[#@]\w")
+ANY_MARKER = re.compile(r"<!--\s*evalkit report config=[^>]*-->")
+
+
+def rendered(text: str) -> str:
+    """Roughly what GitHub links after rendering: entities decoded, repeatedly."""
+    for _ in range(5):
+        text = html.unescape(text)
+    return text
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "hi &#64;alice",
+        "hi &#x40;alice",
+        "hi &commat;alice",
+        "hi &amp;#64;alice",  # two layers of entities
+        "a lone ` then @alice",
+        "see octo-org/secret-repo#12 and octo/widgets@deadbeef",
+        "<!-<!-- evalkit report config=a -->- evalkit report config=other -->",
+        "&lt;!-- evalkit report config=other --&gt;",
+        "<!-- evalkit report config=x<!-- evalkit report config=y -->-->",
+    ],
+)
+def test_github_comment_sanitise_defuses_hidden_mentions_refs_and_markers(hostile: str) -> None:
+    safe = sanitize_untrusted_body(hostile, "evalkit")
+    rest = rendered(safe.removeprefix(marker_for("evalkit") + "\n"))
+    assert not MENTION.search(rest), rest
+    assert not CROSS_REF.search(rest), rest
+    assert not ANY_MARKER.search(rest), rest
+    assert "evalkit report config=other" not in rest
+
+
+def test_github_comment_sanitise_reaches_a_fixed_point_on_generated_bodies() -> None:
+    pieces = [
+        "<!--",
+        "-->",
+        "<!-",
+        "- ",
+        "evalkit report config=",
+        "other",
+        "@",
+        "&#64;",
+        "&amp;",
+        "&commat;",
+        "`",
+        "org/repo",
+        "#",
+        "1",
+        "alice",
+        " ",
+        "\n",
+        "&lt;",
+        "&gt;",
+        "x",
+    ]
+    rng = random.Random(13)
+    for _ in range(2000):
+        body = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        safe = sanitize_untrusted_body(body, "evalkit")
+        rest = safe.removeprefix(marker_for("evalkit") + "\n")
+        # Sanitising again changes nothing, and nothing dangerous survives rendering.
+        assert sanitize_untrusted_body(rest, "evalkit") == safe, body
+        shown = rendered(rest)
+        assert not MENTION.search(shown), body
+        assert not CROSS_REF.search(shown), body
+        assert not ANY_MARKER.search(shown), body
+
+
+def test_github_comment_identity_ignores_other_bots_and_minimized(fake_github: FakeGitHub) -> None:
+    fake_github.add_comment(PR, report("another bot"), login="renovate[bot]", kind="Bot")
+    fake_github.add_comment(
+        PR, report("hidden"), login="github-actions[bot]", kind="Bot", minimized="outdated"
+    )
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("ours"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert result.action == "created"
+    assert fake_github.comment_bodies(PR) == [
+        report("another bot"),
+        report("hidden"),
+        report("ours"),
+    ]
+    again = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("ours v2"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert (again.action, again.comment_id) == ("updated", result.comment_id)
+
+
+def test_github_comment_create_lost_to_5xx_is_not_posted_twice(fake_github: FakeGitHub) -> None:
+    # GitHub stored the comment but the answer was a 502: listing again finds it.
+    fake_github.fail("POST", r"/comments$", 502, after_handling=True)
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("x"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert result.action == "unchanged"
+    assert fake_github.comment_bodies(PR) == [report("x")]
+    assert len(fake_github.api_calls("POST")) == 1
+    assert len(fake_github.api_calls("GET", "/comments")) == 2
+
+
+def test_github_comment_create_5xx_without_effect_is_retried(fake_github: FakeGitHub) -> None:
+    fake_github.fail("POST", r"/comments$", 502)
+    result = upsert_sticky_comment(
+        repo_of(fake_github), PR, report("x"), config_name="evalkit", retry=NO_DELAY
+    )
+    assert result.action == "created"
+    assert fake_github.comment_bodies(PR) == [report("x")]

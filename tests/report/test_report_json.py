@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # type: ignore[import-untyped]  # (no stubs; dev-only)
+import jsonschema
 import pytest
 
 from evalkit.gate import CheckVerdict, Comparison

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-import jsonschema  # type: ignore[import-untyped]  # (no stubs; dev-only)
+import jsonschema
 
 from evalkit.artifact import RunArtifact, metric_info
 from evalkit.checks import CheckSpec

@@ -35,23 +35,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from evalkit.config import LoadedConfig, load_config
 from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
 from evalkit.github.baseline import (
     BaselineFetch,
-    FileStore,
-    PromoteResult,
+    BaselineStore,
+    FetchRequest,
+    GitHubAccess,
+    Preferred,
+    PromoteRequest,
     validate_config_name,
     write_atomic,
 )
-from evalkit.github.branch_store import DEFAULT_BRANCH_STORE
 from evalkit.github.client import (
     GithubFactory,
     RetryPolicy,
     call_github,
     default_github_factory,
 )
-from evalkit.github.comment import prepare_body, sanitize_untrusted_body, upsert_sticky_comment
-from evalkit.github.context import GitHubContext
+from evalkit.github.comment import (
+    GITHUB_ACTIONS_BOT,
+    marker_for,
+    prepare_body,
+    sanitize_untrusted_body,
+    upsert_sticky_comment,
+)
+from evalkit.github.context import GitHubContext, WorkflowRunInfo
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 from evalkit.github.outputs import (
     MAX_ERROR_ANNOTATIONS,
@@ -74,7 +83,6 @@ Store = Literal["artifact", "branch", "file", "none"]
 
 COMMENT_BODY_FILE = "comment.md"
 COMMENT_META_FILE = "comment.json"
-DEFAULT_ARTIFACT_NAME = "evalkit-baseline"
 DEFAULT_OUTPUT_DIR = ".evalkit/action"
 # The most we read of a fork run's comment body (it is capped to 65,536 chars anyway).
 MAX_BUNDLE_BYTES = 1024 * 1024
@@ -89,6 +97,7 @@ class GateRequest:
 
     config_path: Path
     config_name: str  # the reporter must put marker_for(config_name) in the markdown
+    config: LoadedConfig  # evalkit.yaml with the action's inputs merged in (read once)
     baseline_path: Path | None
     baseline_status: Literal["found", "missing", "expired", "none"]
     baseline_detail: str  # one sentence on where the baseline came from / why none
@@ -202,35 +211,37 @@ class ActionInputs:
 
 @dataclass(frozen=True)
 class Settings:
-    """Inputs merged with evalkit.yaml (input > config file > default)."""
+    """evalkit.yaml, read once by :func:`~evalkit.config.load_config`, with the inputs merged
+    in (input > config file > the defaults :class:`~evalkit.config.BaselineConfig` decides)."""
 
-    config_path: Path
+    config: LoadedConfig
     config_name: str
     output_dir: Path
-    store: Store
-    artifact_name: str
-    branch: str
-    file_path: Path | None
-    require_baseline: bool
 
+    @property
+    def config_path(self) -> Path:
+        return self.config.path
 
-def _config_hints(config_path: Path) -> dict[str, Any]:
-    """The few evalkit.yaml keys the action needs before the gate runs.
+    @property
+    def store(self) -> str:
+        return self.config.baseline.kind
 
-    Only read here; the gate loads and validates the whole file.
-    """
-    import yaml
+    @property
+    def artifact_name(self) -> str:
+        return self.config.baseline.name
 
-    try:
-        loaded = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"{config_path}: config file not found; set the action's config input"
-        ) from None
-    except (OSError, yaml.YAMLError) as exc:
-        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{config_path}: not readable YAML ({problem})") from None
-    return loaded if isinstance(loaded, dict) else {}
+    @property
+    def branch(self) -> str:
+        return self.config.baseline.branch
+
+    @property
+    def file_path(self) -> Path | None:
+        path = self.config.baseline.path
+        return self.config.resolve(path) if path is not None else None
+
+    @property
+    def require_baseline(self) -> bool:
+        return self.config.model.require_baseline
 
 
 def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
@@ -238,45 +249,31 @@ def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
     config_path = Path(inputs.config)
     if not config_path.is_absolute():
         config_path = workspace / config_path
-    hints = _config_hints(config_path)
-    baseline = hints.get("baseline") if isinstance(hints.get("baseline"), dict) else {}
-    assert isinstance(baseline, dict)
-
-    def hint(key: str) -> str | None:
-        value = baseline.get(key)
-        return value if isinstance(value, str) and value else None
-
-    name = inputs.config_name or (hints.get("name") if isinstance(hints.get("name"), str) else None)
-    config_name = validate_config_name(name or config_path.stem)
-    store = inputs.baseline_store or hint("store") or "artifact"
-    if store not in ("artifact", "branch", "file", "none"):
-        raise ConfigError(
-            f"{config_path}: baseline.store {store!r} is not artifact, branch or file"
-        )
-    file_path: Path | None = None
+    if not config_path.is_file():
+        raise ConfigError(f"{config_path}: config file not found; set the action's config input")
+    loaded = load_config(config_path)
+    baseline_path: Path | None = None
     if inputs.baseline_path:
-        file_path = Path(inputs.baseline_path)
-        file_path = file_path if file_path.is_absolute() else workspace / file_path
-    elif hint("path"):
-        file_path = config_path.parent / str(hint("path"))
-    if store == "file" and file_path is None:
+        baseline_path = Path(inputs.baseline_path)
+        baseline_path = baseline_path if baseline_path.is_absolute() else workspace / baseline_path
+    if inputs.baseline_store == "file" and baseline_path is None and not loaded.baseline.path:
         raise ConfigError(
             "baseline-store file needs a path: set the baseline-path input or baseline.path "
             f"in {config_path.name}"
         )
-    require = inputs.require_baseline
-    if require is None:
-        require = hints.get("require_baseline") is True
+    merged = loaded.with_overrides(
+        name=inputs.config_name,
+        require_baseline=inputs.require_baseline,
+        baseline_store=inputs.baseline_store,
+        baseline_name=inputs.baseline_name,
+        baseline_branch=inputs.baseline_branch,
+        baseline_path=baseline_path,
+    )
     output_dir = Path(inputs.output_dir)
     return Settings(
-        config_path=config_path,
-        config_name=config_name,
+        config=merged,
+        config_name=validate_config_name(merged.name),
         output_dir=output_dir if output_dir.is_absolute() else workspace / output_dir,
-        store=store,  # type: ignore[arg-type]  # checked above
-        artifact_name=inputs.baseline_name or hint("name") or DEFAULT_ARTIFACT_NAME,
-        branch=inputs.baseline_branch or hint("branch") or DEFAULT_BRANCH_STORE,
-        file_path=file_path,
-        require_baseline=require,
     )
 
 
@@ -387,7 +384,9 @@ class _Run:
     http_client: httpx.Client | None
     retry: RetryPolicy
     outputs: dict[str, str] = field(default_factory=dict)
+    config_name: str | None = None  # known once evalkit.yaml is read: the comment's marker
     _github: Github | None = None
+    _identity: str | None = None
 
     @property
     def workspace(self) -> Path:
@@ -410,6 +409,38 @@ class _Run:
         if self._github is None:
             self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
         return self._github.get_repo(self.ctx.repository)
+
+    def comment_identity(self) -> str:
+        """The login whose marked comment is ours: the input, else the token's own user.
+
+        The job's GITHUB_TOKEN (an installation token) may not read ``/user`` (403): its
+        comments are github-actions[bot]'s. A GitHub App token needs ``comment-author``.
+        """
+        if self.inputs.comment_author:
+            return self.inputs.comment_author
+        if self._identity is None:
+            if self._github is None:
+                self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
+            gh = self._github
+            try:
+                login = call_github(
+                    "read the token's user", lambda: gh.get_user().login, retry=self.retry
+                )
+                self._identity = str(login)
+            except GitHubApiError as exc:
+                if exc.status not in (401, 403, 404):
+                    raise
+                self._identity = GITHUB_ACTIONS_BOT
+        return self._identity
+
+    def access(self) -> GitHubAccess:
+        return GitHubAccess(
+            repo=self.repo,
+            repo_facts=self.repo_facts,
+            token=self.inputs.token,
+            retry=self.retry,
+            http=self.http_client,
+        )
 
     def repo_facts(self) -> tuple[int, str]:
         """(repository id, default branch), from the payload or, failing that, the API."""
@@ -453,41 +484,58 @@ def _md_text(text: str) -> str:
 # -- baseline ------------------------------------------------------------------------------
 
 
-def _fetch_baseline(run: _Run, settings: Settings) -> BaselineFetch:
-    store = settings.store
-    prefer_sha = run.ctx.pull_request.base_sha if run.ctx.pull_request else None
-    if store == "none":
-        return BaselineFetch("missing", None, "none", "baseline-store is none")
-    if store == "file":
-        assert settings.file_path is not None  # resolve_settings guarantees it
-        return FileStore(settings.file_path).fetch()
-    if store == "branch":
-        from evalkit.github.branch_store import BranchStore
+def _merge_base(run: _Run) -> str | None:
+    """The first parent of the PR's merge commit: the base commit the candidate was built on.
 
-        return BranchStore(run.repo(), branch=settings.branch, retry=run.retry).fetch(
-            config_name=settings.config_name,
-            prefer_sha=prefer_sha or None,
-            dest_dir=settings.output_dir,
-        )
-    import httpx
-
-    from evalkit.github.artifacts import ArtifactStore
-
-    repo_id, default_branch = run.repo_facts()
-    http = run.http_client or httpx.Client(timeout=60)
+    ``pull_request.base.sha`` in the event can lag the base branch tip the merge ref was
+    made from (by hours), so it is only the fallback. None when GITHUB_SHA is not a merge
+    ref's commit or cannot be read (the job then falls back, with a notice).
+    """
+    ctx = run.ctx
+    if not (ctx.sha and ctx.ref.startswith("refs/pull/") and ctx.ref.endswith("/merge")):
+        return None
     try:
-        return ArtifactStore(
-            run.repo(), http, run.inputs.token, name=settings.artifact_name, retry=run.retry
-        ).fetch(
-            config_name=settings.config_name,
-            repository_id=repo_id,
-            default_branch=default_branch,
-            prefer_sha=prefer_sha or None,
-            dest_dir=settings.output_dir,
+        raw: dict[str, Any] = call_github(
+            f"read the merge commit {ctx.sha[:12]} of {ctx.ref}",
+            lambda: run.repo().get_git_commit(ctx.sha).raw_data,
+            retry=run.retry,
         )
-    finally:
-        if run.http_client is None:
-            http.close()
+    except GitHubApiError as exc:
+        run.console.notice(f"{exc}; preferring the event's base.sha")
+        return None
+    parents = [p.get("sha") for p in raw.get("parents") or [] if isinstance(p, dict)]
+    if len(parents) < 2 or not isinstance(parents[0], str):
+        return None  # not a merge commit: nothing to learn from it
+    return parents[0]
+
+
+def preferred_commits(run: _Run) -> list[Preferred]:
+    """Whose baseline a PR wants, best first: the merge base, then the event's base.sha."""
+    pr = run.ctx.pull_request
+    if pr is None:
+        return []
+    preferred: list[Preferred] = []
+    merge_base = _merge_base(run)
+    if merge_base:
+        preferred.append(Preferred(merge_base, f"the merge base: first parent of {run.ctx.ref}"))
+    if pr.base_sha and pr.base_sha != merge_base:
+        lag = f", behind the merge base {merge_base[:12]}" if merge_base else ""
+        preferred.append(Preferred(pr.base_sha, f"the event's pull_request.base.sha{lag}"))
+    return preferred
+
+
+def _merge_base_relation(baseline: BaselineFetch, preferred: Sequence[Preferred]) -> str:
+    """true / false / unknown: is the baseline from the commit the merge ref was built on?"""
+    merge_base = next((p.sha for p in preferred if p.why.startswith("the merge base")), None)
+    if merge_base is None or not baseline.found:
+        return "unknown"
+    return "true" if baseline.sha == merge_base else "false"
+
+
+def _store(run: _Run, settings: Settings) -> BaselineStore:
+    from evalkit.github.stores import open_store
+
+    return open_store(settings.config, run.access())
 
 
 # -- modes ---------------------------------------------------------------------------------
@@ -496,19 +544,39 @@ def _fetch_baseline(run: _Run, settings: Settings) -> BaselineFetch:
 def _config(run: _Run) -> Settings:
     settings = resolve_settings(run.inputs, run.workspace)
     settings.output_dir.mkdir(parents=True, exist_ok=True)
+    run.config_name = settings.config_name
     run.out(config_name=settings.config_name, report_dir=run.rel(settings.output_dir))
     return settings
+
+
+def _error_state(run: _Run, message: str, exit_code: int, *, title: str) -> int:
+    """Fail the step visibly everywhere: annotation, outputs, summary and the PR comment.
+
+    The sticky comment is updated too, so yesterday's PASS does not stay on a PR whose
+    gate can no longer run.
+    """
+    run.console.error(message, title=title)
+    run.outputs.setdefault("verdict", "error")
+    run.outputs.setdefault("blocking-failures", "0")
+    text = _md_text(message)
+    run.summary(f"### evalkit: error\n\n{text}\n")
+    if run.config_name is not None and run.inputs.mode == "gate":
+        body = (
+            f"{marker_for(run.config_name)}\n### evalkit: error (exit {exit_code})\n\n"
+            f"The gate could not decide: {text}\n\nAny earlier verdict on this PR no longer "
+            "applies.\n"
+        )
+        if run.details_url:
+            body += f"\n[Workflow run]({run.details_url})\n"
+        _maybe_comment(run, body, run.config_name)
+    return run.finish(exit_code)
 
 
 def _call_gate(run: _Run, gate: GateRunner, request: GateRequest) -> GateOutcome | int:
     try:
         return gate(request)
     except EvalkitError as exc:
-        code = _exit_code_for(exc)
-        run.console.error(str(exc), title="evalkit gate error")
-        run.out(verdict="error", blocking_failures="0")
-        run.summary(f"### evalkit: error\n\n{_md_text(str(exc))}\n")
-        return code
+        return _error_state(run, str(exc), _exit_code_for(exc), title="evalkit gate error")
 
 
 def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
@@ -536,27 +604,43 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: unsafe trigger",
         )
     try:
-        baseline = _fetch_baseline(run, settings)
+        store = _store(run, settings)
+        # Only the GitHub stores keep baselines per commit (a file store needs no API).
+        preferred = preferred_commits(run) if store.kind in ("artifact", "branch") else []
+        baseline = store.fetch(FetchRequest(config_name, settings.output_dir, preferred))
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
-        message = f"could not fetch the baseline from GitHub: {exc}{hint}"
-        console.error(message, title="evalkit: baseline unavailable")
-        run.out(verdict="error", blocking_failures="0", baseline_status="error")
-        run.summary(f"### evalkit: error\n\n{_md_text(message)}\n")
-        return run.finish(3)
+        run.out(baseline_status="error")
+        return _error_state(
+            run,
+            f"could not fetch the baseline from GitHub: {exc}{hint}",
+            3,
+            title="evalkit: baseline unavailable",
+        )
     except InputError as exc:
-        console.error(str(exc), title="evalkit: unusable baseline")
-        run.out(verdict="error", blocking_failures="0", baseline_status="error")
-        run.summary(f"### evalkit: error\n\n{_md_text(str(exc))}\n")
-        return run.finish(2)
+        run.out(baseline_status="error")
+        return _error_state(run, str(exc), 2, title="evalkit: unusable baseline")
 
+    relation = _merge_base_relation(baseline, preferred)
+    detail = baseline.detail
+    if baseline.found:
+        commit = (baseline.sha or "an unknown commit")[:12]
+        merge_base = next((p.sha for p in preferred if p.why.startswith("the merge base")), None)
+        if relation == "true":
+            detail += f"; the baseline is from {commit}, the merge base"
+        elif relation == "false" and merge_base:
+            detail += (
+                f"; the baseline is from {commit}, NOT the merge base {merge_base[:12]} (none was "
+                "promoted for it yet), so base-branch changes since then count as the PR's"
+            )
     run.out(
         baseline_status=baseline.status,
         baseline_source=baseline.source if baseline.found else "none",
         baseline_sha=baseline.sha or "",
+        baseline_merge_base=relation,
     )
     if baseline.found:
-        console.notice(f"evalkit baseline: {baseline.detail}")
+        console.notice(f"evalkit baseline: {detail}")
     else:
         blocking = " — blocking: require-baseline is on" if settings.require_baseline else ""
         console.warning(
@@ -568,16 +652,17 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
     request = GateRequest(
         config_path=settings.config_path,
         config_name=config_name,
+        config=settings.config,
         baseline_path=baseline.path,
         baseline_status=baseline.status,
-        baseline_detail=baseline.detail,
+        baseline_detail=detail,
         require_baseline=settings.require_baseline,
         output_dir=output_dir,
         details_url=run.details_url,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
-        return run.finish(result)
+        return result
     outcome = result
     _report_outputs(run, outcome)
 
@@ -627,7 +712,7 @@ def _maybe_comment(run: _Run, body: str, config_name: str) -> None:
             pr.number,
             body,
             config_name=config_name,
-            author_login=run.inputs.comment_author,
+            identity=run.comment_identity(),
             retry=run.retry,
         )
     except GitHubPermissionError as exc:
@@ -654,10 +739,10 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     ctx, console = run.ctx, run.console
     settings = _config(run)
     config_name, output_dir = settings.config_name, settings.output_dir
-    store = settings.store
-    if store == "none":
+    store = _store(run, settings)
+    if store.kind == "none":
         raise ConfigError("mode: promote needs a baseline-store (artifact, branch or file)")
-    if store in ("artifact", "branch"):
+    if store.kind in ("artifact", "branch"):
         _, default_branch = run.repo_facts()
         if not (ctx.event_name == "push" and ctx.ref == f"refs/heads/{default_branch}"):
             raise ConfigError(
@@ -669,6 +754,8 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     request = GateRequest(
         config_path=settings.config_path,
         config_name=config_name,
+        # A promotion must not fail for lack of the baseline it is creating.
+        config=settings.config.with_overrides(require_baseline=False),
         baseline_path=None,
         baseline_status="none",
         baseline_detail="promotion runs the candidate without a baseline",
@@ -678,7 +765,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
-        return run.finish(result)
+        return result
     outcome = result
     _report_outputs(run, outcome)
     if outcome.exit_code >= 2:
@@ -693,11 +780,20 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         raise RuntimeFailure(
             "the gate produced no candidate artefact to promote (GateOutcome.candidate_path)"
         )
-    promoted = _promote(run, candidate, settings)
+    promoted = store.promote(PromoteRequest(candidate, config_name, ctx.sha, output_dir))
+    location = promoted.location
+    if promoted.upload_dir is not None:
+        run.outputs["baseline-path"] = run.rel(promoted.upload_dir)
+        # The name to upload under: the one fetch looks for (baseline.name / input).
+        run.outputs["baseline-name"] = settings.artifact_name
+        location = run.rel(Path(promoted.location))
+    detail = promoted.detail
+    if promoted.upload_dir is not None:
+        detail = f"baseline ready at {run.rel(promoted.upload_dir)}; {detail}"
     run.out(
         baseline_source=promoted.source,
         baseline_sha=promoted.sha or "",
-        promoted_path=promoted.location,
+        promoted_path=location,
     )
     if outcome.exit_code == 1:
         console.warning(
@@ -705,36 +801,9 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
             "default branch really does",
             title="evalkit: promoted a failing run",
         )
-    console.line(f"evalkit: {promoted.detail}")
-    run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(promoted.detail)}</sub>\n")
+    console.line(f"evalkit: {detail}")
+    run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
     return run.finish(0)
-
-
-def _promote(run: _Run, candidate: Path, settings: Settings) -> PromoteResult:
-    sha = run.ctx.sha
-    if settings.store == "file":
-        assert settings.file_path is not None  # resolve_settings guarantees it
-        return FileStore(settings.file_path).promote(candidate)
-    if settings.store == "branch":
-        from evalkit.github.branch_store import BranchStore
-
-        return BranchStore(run.repo(), branch=settings.branch, retry=run.retry).promote(
-            candidate, config_name=settings.config_name, sha=sha
-        )
-    suffix = ".json.gz" if candidate.name.endswith(".gz") else ".json"
-    upload_dir = settings.output_dir / "baseline"
-    target = upload_dir / f"{settings.config_name}{suffix}"
-    write_atomic(target, candidate.read_bytes())
-    run.outputs["baseline-path"] = run.rel(upload_dir)
-    return PromoteResult(
-        source="artifact",
-        location=run.rel(target),
-        sha=sha or None,
-        detail=(
-            f"baseline ready at {run.rel(upload_dir)}; upload it with actions/upload-artifact "
-            f"as {settings.artifact_name!r}"
-        ),
-    )
 
 
 # -- the fork companion --------------------------------------------------------------------
@@ -767,6 +836,38 @@ def _read_bundle(report_dir: Path) -> tuple[dict[str, Any], str]:
     return meta, body
 
 
+_CONCLUSION_WORD = {
+    "success": "passed",
+    "failure": "FAILED",
+    "cancelled": "was cancelled",
+    "timed_out": "timed out",
+    "action_required": "needs approval",
+    "skipped": "was skipped",
+    "neutral": "finished (neutral)",
+    "stale": "is stale",
+    "startup_failure": "failed to start",
+}
+
+
+def _with_trusted_conclusion(
+    body: str, config_name: str, conclusion: str | None, run_id: int
+) -> str:
+    """Put the run's conclusion, from the trusted workflow_run payload, above the fork's text.
+
+    The body was written by the fork's job and can claim anything ("PASS"); what the
+    gate job really concluded comes from GitHub, not from the fork.
+    """
+    word = _CONCLUSION_WORD.get(conclusion or "", f"ended as {_safe_word(conclusion or 'unknown')}")
+    banner = (
+        f"> **evalkit (trusted):** the gate run {run_id} for this fork PR {word}"
+        f" (workflow_run.conclusion: `{_safe_word(conclusion or 'unknown')}`). The report "
+        "below was written by the fork's job.\n\n"
+    )
+    marker = marker_for(config_name)
+    rest = body.removeprefix(marker).lstrip("\n")
+    return prepare_body(f"{marker}\n{banner}{rest}", config_name)
+
+
 def _post_from_dir(run: _Run, report_dir: Path) -> int:
     ctx, console = run.ctx, run.console
     wr = ctx.workflow_run
@@ -778,6 +879,27 @@ def _post_from_dir(run: _Run, report_dir: Path) -> int:
     if wr.event != "pull_request":
         console.notice(f"the triggering run was a {wr.event or 'unknown'} event: no PR to comment")
         return run.finish(0)
+    bundles = _bundle_dirs(report_dir)
+    codes = [_post_one_bundle(run, wr, bundle) for bundle in bundles]
+    return run.finish(max(codes))
+
+
+def _bundle_dirs(report_dir: Path) -> list[Path]:
+    """The bundle in ``report_dir``, or one per config in its subfolders.
+
+    download-artifact with ``pattern: evalkit-report-*`` puts each config's bundle in a
+    folder named after its artifact.
+    """
+    if (report_dir / COMMENT_META_FILE).exists() or not report_dir.is_dir():
+        return [report_dir]
+    found = sorted(
+        d for d in report_dir.iterdir() if d.is_dir() and (d / COMMENT_META_FILE).is_file()
+    )
+    return found or [report_dir]
+
+
+def _post_one_bundle(run: _Run, wr: WorkflowRunInfo, report_dir: Path) -> int:
+    ctx, console = run.ctx, run.console
     meta, body = _read_bundle(report_dir)
     number = int(meta["pr_number"])
     config_name = str(meta["config_name"])
@@ -794,20 +916,21 @@ def _post_from_dir(run: _Run, report_dir: Path) -> int:
             "(a newer push, or a report claiming the wrong PR)",
             title="evalkit: comment refused",
         )
-        return run.finish(0)
+        return 0
     safe_body = sanitize_untrusted_body(body, config_name)
+    safe_body = _with_trusted_conclusion(safe_body, config_name, wr.conclusion, wr.id)
     result = upsert_sticky_comment(
         run.repo(),
         number,
         safe_body,
         config_name=config_name,
-        author_login=run.inputs.comment_author,
+        identity=run.comment_identity(),
         retry=run.retry,
     )
     run.out(comment=result.action, config_name=config_name)
     run.outputs["comment-url"] = result.url
     console.line(f"evalkit: PR comment {result.action}: {result.url}")
-    return run.finish(0)
+    return 0
 
 
 # -- entry points --------------------------------------------------------------------------
@@ -870,8 +993,18 @@ def run_action(
     retry: RetryPolicy | None = None,
 ) -> int:
     """Run the action as the container entrypoint does; return the process exit code."""
-    run, console = _start(env, github_factory, http_client, stdout, retry)
+    run, _console = _start(env, github_factory, http_client, stdout, retry)
     if run is None:
+        # Bad inputs: still leave verdict, exit-code and a summary line behind, so later
+        # steps (and the job page) show "error", not empty outputs.
+        output = env_path(env, "GITHUB_OUTPUT")
+        if output is not None:
+            write_outputs(output, {"verdict": "error", "blocking-failures": "0", "exit-code": "2"})
+        summary = env_path(env, "GITHUB_STEP_SUMMARY")
+        if summary is not None:
+            append_summary(
+                summary, "### evalkit: error (exit 2)\n\nbad action input (see the log)\n"
+            )
         return 2
     try:
         if run.inputs.mode != "comment":
@@ -882,17 +1015,16 @@ def run_action(
             return _post_from_dir(run, run.resolve(run.inputs.report_dir))
         return _gate_mode(run, gate)
     except EvalkitError as exc:
-        console.error(str(exc), title=f"evalkit {run.inputs.mode} failed")
-        run.outputs.setdefault("verdict", "error")
-        return run.finish(_exit_code_for(exc))
+        return _error_state(
+            run, str(exc), _exit_code_for(exc), title=f"evalkit {run.inputs.mode} failed"
+        )
     except Exception as exc:
         # A bug (ours or a plugin's) must still leave outputs and a readable error behind,
         # so the workflow's later steps and the reviewer see "error", not silence.
         message = " ".join(f"{type(exc).__name__}: {exc}".split())
-        console.error(f"internal error: {message}", title=f"evalkit {run.inputs.mode} failed")
-        run.outputs.setdefault("verdict", "error")
-        run.summary(f"### evalkit: error\n\ninternal error: {_md_text(message)}\n")
-        return run.finish(3)
+        return _error_state(
+            run, f"internal error: {message}", 3, title=f"evalkit {run.inputs.mode} failed"
+        )
 
 
 def post_comment_from_dir(

@@ -11,11 +11,15 @@ so an artifact is only a candidate when all of these hold:
 * the run was triggered by ``push`` (the artifact payload does not say, so the run is
   fetched).
 
-Among candidates, the one built from the PR's base sha wins (the exact commit the PR is
-compared with), else the newest. The archive is downloaded following GitHub's redirect
-to blob storage *without* the token (the blob URL is pre-signed; the token must never
-reach a third host), under a size cap, and unpacked with path-traversal and symlink
-checks.
+Among candidates, the ones built from the preferred commits win, in order (the merge
+base of the PR's merge ref, then the event's ``base.sha``), else the newest. An archive
+that is corrupt, or holds no ``<config>.json``, is passed over for the next candidate
+(a matrix job or another config uploading under the same name must not block the gate,
+nor be compared with it). The archive is downloaded following GitHub's redirect to blob
+storage *without* the token (the blob URL is pre-signed; the token must never reach a
+third host), only to an https blob host GitHub uses (any https host on GHES, whose
+storage the admin picks), re-requesting the signed URL once when it expired, under a
+size cap, and unpacked with path-traversal and symlink checks.
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin
+from typing import Any, ClassVar
+from urllib.parse import urljoin, urlsplit
 
 import httpx
 
@@ -39,15 +43,22 @@ from evalkit.errors import ArtifactError
 from evalkit.github.baseline import (
     MAX_ARTEFACT_BYTES,
     BaselineFetch,
+    FetchRequest,
+    GitHubAccess,
+    PromoteRequest,
+    PromoteResult,
     artefact_file_names,
     check_artefact_bytes,
     write_atomic,
 )
-from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github
+from evalkit.github.client import (
+    DEFAULT_RETRY,
+    RateLimitBudget,
+    RetryPolicy,
+    call_github,
+    rate_limit_delay,
+)
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
-
-if TYPE_CHECKING:
-    from github.Repository import Repository
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000
@@ -128,10 +139,10 @@ def select_candidates(
     name: str,
     repository_id: int,
     default_branch: str,
-    prefer_sha: str | None,
+    prefer: Sequence[str] = (),
     now: datetime,
 ) -> Selection:
-    """Filter to the default branch of this repository and order: base sha first, then newest.
+    """Filter to the default branch of this repository; order: preferred commits, then newest.
 
     The ``push`` event is checked later (it needs one request per run).
     """
@@ -157,9 +168,10 @@ def select_candidates(
         return (-created, -a.id)
 
     selection.candidates.sort(key=newest_first)
-    if prefer_sha:
-        # Stable sort: base-sha artifacts first, each group still newest first.
-        selection.candidates.sort(key=lambda a: a.run_head_sha != prefer_sha)
+    rank = {sha: i for i, sha in reversed(list(enumerate(prefer)))}
+    # Stable sort: artifacts of the first preferred commit, then the next, then the rest,
+    # each group still newest first.
+    selection.candidates.sort(key=lambda a: rank.get(a.run_head_sha or "", len(rank)))
     selection.expired.sort(key=newest_first)
     return selection
 
@@ -239,18 +251,46 @@ def safe_extract(
 
 
 def pick_artefact_file(files: Sequence[Path], root: Path, config_name: str, origin: str) -> Path:
-    """The artefact for ``config_name`` among unpacked files (exact name, else the only one)."""
+    """The artefact for ``config_name`` among unpacked files: exactly ``<config>.json[.gz]``.
+
+    Never "the only .json there": that is another config's baseline under a shared name.
+    """
     wanted = set(artefact_file_names(config_name))
     exact = [f for f in files if f.name in wanted]
     if len(exact) == 1:
         return exact[0]
-    jsons = [f for f in files if f.name.endswith((".json", ".json.gz"))]
-    if not exact and len(jsons) == 1:
-        return jsons[0]
     listing = ", ".join(sorted(f.relative_to(root).as_posix() for f in files)) or "nothing"
     raise ArtifactError(
         f"{origin}: expected one file named {config_name}.json (or .json.gz), found {listing}"
     )
+
+
+GITHUB_BLOB_HOST_SUFFIXES = (".blob.core.windows.net", ".actions.githubusercontent.com")
+
+
+def redirect_problem(api_url: str, next_url: str) -> str | None:
+    """Why following a download redirect to ``next_url`` is refused, or None.
+
+    Never from https to plain http (the signed URL and the archive would cross the
+    network in the clear). From github.com only to the blob hosts GitHub uses; a GHES
+    admin chooses the storage host, so there any https host (or, for an http API, the
+    same scheme) is accepted.
+    """
+    api, nxt = urlsplit(api_url), urlsplit(next_url)
+    if nxt.scheme not in ("https", "http"):
+        return "a non-HTTP location"
+    if nxt.scheme == "http" and api.scheme != "http":
+        return f"plain http ({nxt.hostname}); refusing to fetch the archive unencrypted"
+    host = (nxt.hostname or "").lower()
+    if (api.hostname or "").lower() == "api.github.com" and not (
+        host.endswith(GITHUB_BLOB_HOST_SUFFIXES) or host == "api.github.com"
+    ):
+        return f"an unexpected host {host!r} (not GitHub's artifact storage)"
+    return None
+
+
+class SignedUrlExpired(GitHubApiError):
+    """Blob storage refused the pre-signed URL (it expires quickly): ask GitHub again."""
 
 
 def download_archive(
@@ -261,15 +301,35 @@ def download_archive(
     *,
     max_bytes: int = MAX_ARTEFACT_BYTES,
     retry: RetryPolicy = DEFAULT_RETRY,
-    sleep: Callable[[float], None] = time.sleep,
+    api_url: str | None = None,
 ) -> None:
-    """Download an artifact archive: the API answers 302, the blob host gets no token."""
+    """Download an artifact archive: the API answers 302, the blob host gets no token.
+
+    5xx/transport failures are retried (``retry``), rate limits waited out, and an expired
+    signed URL re-requested from the API once. ``api_url`` (default: ``url``'s origin)
+    decides which redirect targets are acceptable (:func:`redirect_problem`).
+    """
     attempt = 0
+    refreshed = False
+    budget = RateLimitBudget(retry)
     while True:
         attempt += 1
         try:
-            _download_once(http, url, token, dest, max_bytes)
+            _download_once(http, url, token, dest, max_bytes, api_url or url)
             return
+        except SignedUrlExpired:
+            if refreshed:
+                raise
+            refreshed = True  # a fresh 302 carries a freshly signed URL
+            attempt -= 1
+            continue
+        except _RateLimited as exc:
+            if budget.wait(exc.delay):
+                attempt -= 1
+                continue
+            raise GitHubApiError(
+                budget.refusal(f"downloading {url}", exc.delay), status=exc.status
+            ) from None
         except (GitHubApiError, httpx.TransportError) as exc:
             status = exc.status if isinstance(exc, GitHubApiError) else None
             transient = isinstance(exc, httpx.TransportError) or (
@@ -285,10 +345,18 @@ def download_archive(
                 raise GitHubApiError(
                     f"downloading {url} failed: {type(exc).__name__} after {attempt} attempts"
                 ) from None
-            sleep(retry.delay(attempt))
+            retry.sleep(retry.delay(attempt))
 
 
-def _download_once(http: httpx.Client, url: str, token: str, dest: Path, max_bytes: int) -> None:
+class _RateLimited(GitHubApiError):
+    def __init__(self, message: str, *, status: int, delay: float) -> None:
+        super().__init__(message, status=status)
+        self.delay = delay
+
+
+def _download_once(
+    http: httpx.Client, url: str, token: str, dest: Path, max_bytes: int, api_url: str
+) -> None:
     api_headers = {
         "Accept": "application/vnd.github+json",
         "X-GitHub-Api-Version": API_VERSION,
@@ -304,13 +372,23 @@ def _download_once(http: httpx.Client, url: str, token: str, dest: Path, max_byt
             if response.is_redirect:
                 location = response.headers.get("location", "")
                 next_url = urljoin(current, location)
-                if not next_url.startswith(("https://", "http://")):
-                    raise GitHubApiError(f"{url}: redirected to a non-HTTP location")
+                problem = redirect_problem(api_url, next_url)
+                if problem:
+                    raise GitHubApiError(f"{url}: redirected to {problem}")
                 current = next_url
                 # A fresh request: the pre-signed blob URL must not receive the token.
                 request = http.build_request("GET", next_url, headers={"User-Agent": "evalkit"})
                 request.headers.pop("Authorization", None)
                 continue
+            if hop == 0 and response.status_code in (403, 429):
+                response.read()
+                delay = rate_limit_delay(
+                    response.status_code, dict(response.headers), response.text, time.time()
+                )
+                if delay is not None:
+                    raise _RateLimited(
+                        f"{url}: rate limited", status=response.status_code, delay=delay
+                    )
             _raise_for_download_status(response, url, first_hop=hop == 0)
             _stream_to_file(response, dest, max_bytes, url)
             return
@@ -333,6 +411,13 @@ def _raise_for_download_status(response: httpx.Response, url: str, *, first_hop:
             f"{url}: GitHub answered HTTP {status}; the token needs 'actions: read'",
             status=status,
         )
+    if status in (400, 401, 403) and not first_hop:
+        # Azure/S3 answer 403 (AuthenticationFailed / AccessDenied) once the signature's
+        # short validity has passed, e.g. after a slow retry.
+        raise SignedUrlExpired(
+            f"{url}: artifact blob storage refused the signed URL (HTTP {status}; expired twice)",
+            status=status,
+        )
     raise GitHubApiError(f"{url}: {where} answered HTTP {status}", status=status)
 
 
@@ -353,86 +438,115 @@ def _stream_to_file(response: httpx.Response, dest: Path, max_bytes: int, url: s
 class ArtifactStore:
     """Baselines kept as Actions artifacts (written by ``actions/upload-artifact``)."""
 
+    kind: ClassVar[str] = "artifact"
+
     def __init__(
         self,
-        repo: Repository,
-        http: httpx.Client,
-        token: str,
+        access: GitHubAccess | None,
         *,
         name: str,
-        retry: RetryPolicy = DEFAULT_RETRY,
         max_bytes: int = MAX_ARTEFACT_BYTES,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        api_url: str | None = None,
     ) -> None:
-        self._repo = repo
-        self._http = http
-        self._token = token
+        self._access = access
         self.name = name
-        self._retry = retry
         self._max_bytes = max_bytes
         self._now = now
+        self._api_url = api_url
+
+    def describe(self) -> str:
+        return f"artifact {self.name!r} of push runs on the default branch"
+
+    @property
+    def _retry(self) -> RetryPolicy:
+        return self._access.retry if self._access else DEFAULT_RETRY
 
     def list_artifacts(self) -> list[ArtifactInfo]:
         """Every artifact with our name, across all pages."""
+        assert self._access is not None
+        repo = self._access.repo()
         return call_github(
             f"list artifacts named {self.name!r}",
-            lambda: [
-                ArtifactInfo.from_api(a.raw_data) for a in self._repo.get_artifacts(name=self.name)
-            ],
+            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=self.name)],
             retry=self._retry,
         )
 
     def _run_event(self, run_id: int) -> str:
+        assert self._access is not None
+        repo = self._access.repo()
         data = call_github(
             f"get workflow run {run_id}",
-            lambda: self._repo.get_workflow_run(run_id).raw_data,
+            lambda: repo.get_workflow_run(run_id).raw_data,
             retry=self._retry,
         )
         return str(data.get("event") or "")
 
-    def fetch(
-        self,
-        *,
-        config_name: str,
-        repository_id: int,
-        default_branch: str,
-        prefer_sha: str | None,
-        dest_dir: Path,
-    ) -> BaselineFetch:
+    def fetch(self, request: FetchRequest) -> BaselineFetch:
         """Find, download, unpack and sanity-check the baseline artefact."""
+        if self._access is None:
+            return BaselineFetch(
+                status="missing",
+                path=None,
+                source="artifact",
+                detail=(
+                    f"baseline.store is artifact ({self.describe()}), which only the GitHub "
+                    "Action can read; pass --baseline PATH to compare with a local file"
+                ),
+            )
+        repository_id, default_branch = self._access.repo_facts()
+        preferred = {p.sha: p.why for p in request.preferred}
         selection = select_candidates(
             self.list_artifacts(),
             name=self.name,
             repository_id=repository_id,
             default_branch=default_branch,
-            prefer_sha=prefer_sha,
+            prefer=[p.sha for p in request.preferred],
             now=self._now(),
         )
         ignored = selection.ignored
-        for lookups, artifact in enumerate(selection.candidates):
-            if lookups >= MAX_RUN_LOOKUPS:
-                ignored["not examined (too many candidates)"] += 1
-                continue
-            assert artifact.run_id is not None  # select_candidates guarantees it
-            event = self._run_event(artifact.run_id)
-            if event != "push":
-                ignored[f"made by a {event or 'unknown'} run, not a push"] += 1
-                continue
-            try:
-                path = self._download(artifact, config_name, dest_dir)
-            except ArtifactGone:
-                ignored["gone when downloaded"] += 1
-                continue
-            preferred = " (the PR's base commit)" if artifact.run_head_sha == prefer_sha else ""
-            return BaselineFetch(
-                status="found",
-                path=path,
-                source="artifact",
-                sha=artifact.run_head_sha,
-                detail=(
-                    f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
-                    f"on {default_branch} at {(artifact.run_head_sha or '?')[:12]}{preferred}"
-                ),
+        unusable: list[str] = []
+        own_http = self._access.http is None
+        http = self._access.http or httpx.Client(timeout=60)
+        try:
+            for lookups, artifact in enumerate(selection.candidates):
+                if lookups >= MAX_RUN_LOOKUPS:
+                    ignored["not examined (too many candidates)"] += 1
+                    continue
+                assert artifact.run_id is not None  # select_candidates guarantees it
+                event = self._run_event(artifact.run_id)
+                if event != "push":
+                    ignored[f"made by a {event or 'unknown'} run, not a push"] += 1
+                    continue
+                try:
+                    path = self._download(http, artifact, request.config_name, request.dest_dir)
+                except ArtifactGone:
+                    ignored["gone when downloaded"] += 1
+                    continue
+                except ArtifactError as exc:
+                    # Corrupt, or another config's upload under our name: try the next one.
+                    unusable.append(str(exc))
+                    ignored["unusable (corrupt, or no file for this config)"] += 1
+                    continue
+                sha = artifact.run_head_sha
+                why = f" ({preferred[sha]})" if sha in preferred else ""
+                skipped = f"; passed over first: {unusable[0]}" if unusable else ""
+                return BaselineFetch(
+                    status="found",
+                    path=path,
+                    source="artifact",
+                    sha=sha,
+                    detail=(
+                        f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
+                        f"on {default_branch} at {(sha or '?')[:12]}{why}{skipped}"
+                    ),
+                )
+        finally:
+            if own_http:
+                http.close()
+        if unusable and not selection.expired:
+            raise ArtifactError(
+                f"no usable baseline artifact {self.name!r}: " + "; ".join(unusable[:3])
             )
         return self._no_baseline(selection, default_branch)
 
@@ -447,9 +561,9 @@ class ArtifactStore:
                 path=None,
                 source="artifact",
                 detail=(
-                    f"the newest artifact {self.name!r} from {default_branch} expired on {when}"
-                    f"{suffix}; push to {default_branch} to promote a fresh baseline, or use "
-                    "baseline-store: branch, which does not expire"
+                    f"store artifact: the newest artifact {self.name!r} from {default_branch} "
+                    f"expired on {when}{suffix}; push to {default_branch} to promote a fresh "
+                    "baseline, or use baseline-store: branch, which does not expire"
                 ),
             )
         return BaselineFetch(
@@ -457,12 +571,16 @@ class ArtifactStore:
             path=None,
             source="artifact",
             detail=(
-                f"no artifact {self.name!r} from a push to {default_branch} of this repository"
-                f"{suffix}; run the workflow with mode: promote on {default_branch} first"
+                f"store artifact: no artifact {self.name!r} from a push to {default_branch} of "
+                f"this repository{suffix}; run the workflow with mode: promote on "
+                f"{default_branch} first"
             ),
         )
 
-    def _download(self, artifact: ArtifactInfo, config_name: str, dest_dir: Path) -> Path:
+    def _download(
+        self, http: httpx.Client, artifact: ArtifactInfo, config_name: str, dest_dir: Path
+    ) -> Path:
+        assert self._access is not None
         origin = f"artifact {self.name!r} #{artifact.id}"
         if artifact.size_in_bytes > self._max_bytes:
             raise ArtifactError(
@@ -473,12 +591,13 @@ class ArtifactStore:
             shutil.rmtree(work)
         archive = work / "archive.zip"
         download_archive(
-            self._http,
+            http,
             artifact.archive_download_url,
-            self._token,
+            self._access.token,
             archive,
             max_bytes=self._max_bytes,
             retry=self._retry,
+            api_url=self._api_url,
         )
         unpacked = work / "unpacked"
         files = safe_extract(archive, unpacked, max_total_bytes=self._max_bytes, origin=origin)
@@ -491,6 +610,21 @@ class ArtifactStore:
         shutil.rmtree(work, ignore_errors=True)
         return final
 
+    def promote(self, request: PromoteRequest) -> PromoteResult:
+        """Leave the artefact in a folder for ``actions/upload-artifact`` to upload."""
+        candidate = request.artefact
+        suffix = ".json.gz" if candidate.name.endswith(".gz") else ".json"
+        upload_dir = request.output_dir / "baseline"
+        target = upload_dir / f"{request.config_name}{suffix}"
+        write_atomic(target, candidate.read_bytes())
+        return PromoteResult(
+            source="artifact",
+            location=str(target),
+            sha=request.sha or None,
+            detail=f"upload it with actions/upload-artifact as {self.name!r}",
+            upload_dir=upload_dir,
+        )
+
 
 __all__ = [
     "ArtifactGone",
@@ -499,6 +633,7 @@ __all__ = [
     "Selection",
     "download_archive",
     "pick_artefact_file",
+    "redirect_problem",
     "safe_extract",
     "select_candidates",
 ]

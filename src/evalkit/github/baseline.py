@@ -1,23 +1,35 @@
-"""What every baseline store returns, the light artefact check, and the local-file store.
+"""The baseline-store contract, the light artefact checks, and the local-file store.
 
-A store answers one question — "where is the baseline artefact for config X?" — with a
-:class:`BaselineFetch`. ``missing`` and ``expired`` are answers, not errors: the gate
-turns them into the ``no-baseline`` verdict (blocking only with ``require_baseline``).
-A GitHub failure is *not* an answer and raises, because treating an outage as "no
-baseline" would wave a regression through.
+Every store (:data:`evalkit.github.stores.STORES` maps ``baseline.store`` to its class)
+implements :class:`BaselineStore`: ``fetch`` answers "where is the baseline artefact for
+config X?" with a :class:`BaselineFetch`, ``promote`` makes a candidate the baseline.
+``missing`` and ``expired`` are answers, not errors, and only for a store that has
+legitimately never been promoted (an artifact or branch store): the gate turns them
+into the ``no-baseline`` verdict (blocking only with ``require_baseline``). A GitHub
+failure is *not* an answer and raises, because treating an outage as "no baseline"
+would wave a regression through; so does a configured baseline *file* that does not
+exist (a typo in ``baseline.path`` must not read as "never promoted").
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
+import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 from evalkit._atomic import write_bytes_atomic
-from evalkit.errors import ArtifactError, ConfigError
+from evalkit.errors import ArtifactError, ConfigError, InputError
+
+if TYPE_CHECKING:
+    import httpx
+    from github.Repository import Repository
+
+    from evalkit.artifact import RunArtifact
+    from evalkit.github.client import RetryPolicy
 
 BaselineStatus = Literal["found", "missing", "expired"]
 
@@ -44,6 +56,33 @@ class BaselineFetch:
 
 
 @dataclass(frozen=True)
+class Preferred:
+    """A commit whose baseline is wanted, with why (for the report)."""
+
+    sha: str
+    why: str  # "the merge base (first parent of refs/pull/7/merge)"
+
+
+@dataclass(frozen=True)
+class FetchRequest:
+    """What a store is asked for: this config's baseline, preferably of these commits."""
+
+    config_name: str
+    dest_dir: Path  # where a downloaded artefact is written
+    preferred: Sequence[Preferred] = ()  # best first; then the store's newest
+
+
+@dataclass(frozen=True)
+class PromoteRequest:
+    """Make ``artefact`` the baseline of ``config_name`` (built from commit ``sha``)."""
+
+    artefact: Path
+    config_name: str
+    sha: str
+    output_dir: Path  # the artifact store leaves its upload folder here
+
+
+@dataclass(frozen=True)
 class PromoteResult:
     """Where a promoted artefact went."""
 
@@ -51,6 +90,32 @@ class PromoteResult:
     location: str  # path, or branch:path
     detail: str
     sha: str | None = None
+    upload_dir: Path | None = None  # store artifact: the folder for actions/upload-artifact
+
+
+@dataclass(frozen=True)
+class GitHubAccess:
+    """What the GitHub-backed stores need; the CLI has none (those stores then say so)."""
+
+    repo: Callable[[], Repository]
+    repo_facts: Callable[[], tuple[int, str]]  # (repository id, default branch)
+    token: str
+    retry: RetryPolicy
+    http: httpx.Client | None = None  # None: the store opens (and closes) its own
+
+
+class BaselineStore(Protocol):
+    """Where baselines live: fetch one, or promote a candidate to be one."""
+
+    kind: ClassVar[str]  # the ``baseline.store`` value naming this store
+
+    def describe(self) -> str:
+        """Where this store looks, for messages ("artifact 'evalkit-baseline' …")."""
+        ...
+
+    def fetch(self, request: FetchRequest) -> BaselineFetch: ...
+
+    def promote(self, request: PromoteRequest) -> PromoteResult: ...
 
 
 def validate_config_name(name: str) -> str:
@@ -74,14 +139,7 @@ def check_artefact_bytes(data: bytes, origin: str) -> None:
     The gate's reader validates the schema; this only catches "that is not an evalkit
     artefact at all" early, with a message naming where the bytes came from.
     """
-    raw = data
-    if data[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise ArtifactError(f"{origin}: not a readable gzip file ({exc})") from None
-        if len(raw) > MAX_ARTEFACT_BYTES:
-            raise ArtifactError(f"{origin}: decompresses to more than {MAX_ARTEFACT_BYTES} bytes")
+    raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
         document = json.loads(raw)
     except ValueError as exc:
@@ -93,31 +151,77 @@ def check_artefact_bytes(data: bytes, origin: str) -> None:
         )
 
 
+def gunzip_bounded(data: bytes, origin: str, limit: int = MAX_ARTEFACT_BYTES) -> bytes:
+    """Decompress gzip ``data`` but stop past ``limit`` bytes: a gzip bomb never expands.
+
+    (``gzip.decompress`` would inflate the whole thing first and check the size after.)
+    """
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        raw = inflater.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise ArtifactError(f"{origin}: not a readable gzip file ({exc})") from None
+    if len(raw) > limit or inflater.unconsumed_tail:
+        raise ArtifactError(f"{origin}: decompresses to more than {limit} bytes")
+    if not inflater.eof:
+        raise ArtifactError(f"{origin}: not a readable gzip file (truncated)")
+    return raw
+
+
+def refuse_other_config(baseline: RunArtifact, config_name: str, origin: str) -> None:
+    """A baseline recorded for another config is refused, never compared.
+
+    Two configs (or a matrix) sharing one artifact name or branch would otherwise gate
+    one config against the other's numbers. Artefacts that recorded no config name
+    (written before evalkit kept it) are accepted.
+    """
+    recorded = baseline.config_name
+    if recorded is not None and recorded != config_name:
+        raise InputError(
+            f"{origin}: this baseline is config {recorded!r}, not {config_name!r}; give each "
+            "config its own artifact name (baseline.name) or promote one for "
+            f"{config_name!r}"
+        )
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same directory and a rename."""
     write_bytes_atomic(path, data)
 
 
 class FileStore:
-    """A baseline kept as a plain file (committed, or restored by a cache step)."""
+    """A baseline kept as a plain file (committed, or restored by a cache step).
 
-    def __init__(self, path: Path) -> None:
+    The file is configuration, not a store that may be empty: if it is not there, the
+    path is wrong (exit 2 naming the key), never "no baseline".
+    """
+
+    kind: ClassVar[str] = "file"
+
+    def __init__(self, path: Path, *, key: str = "baseline.path") -> None:
         self.path = path
+        self.key = key  # the setting that named the file, for the error message
 
-    def fetch(self) -> BaselineFetch:
+    def describe(self) -> str:
+        return f"file {self.path}"
+
+    def fetch(self, request: FetchRequest | None = None) -> BaselineFetch:  # noqa: ARG002
         if not self.path.is_file():
-            return BaselineFetch(
-                status="missing",
-                path=None,
-                source="file",
-                detail=f"no baseline file at {self.path}",
+            what = "is a folder" if self.path.is_dir() else "does not exist"
+            where = str(self.path)
+            if not self.path.is_absolute():
+                where += f" ({self.path.absolute()})"
+            raise InputError(
+                f"{self.key}: the baseline file {where} {what}; fix the path, or remove "
+                "the baseline setting to run without a baseline"
             )
         check_artefact_bytes(self.path.read_bytes(), str(self.path))
         return BaselineFetch(
             status="found", path=self.path, source="file", detail=f"baseline file {self.path}"
         )
 
-    def promote(self, artefact: Path) -> PromoteResult:
+    def promote(self, request: PromoteRequest) -> PromoteResult:
+        artefact = request.artefact
         if artefact.resolve() != self.path.resolve():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_bytes_atomic(self.path, artefact.read_bytes())
@@ -126,14 +230,37 @@ class FileStore:
         )
 
 
+class NoStore:
+    """``baseline.store: none``: never a baseline (vs_baseline checks say no-baseline)."""
+
+    kind: ClassVar[str] = "none"
+
+    def describe(self) -> str:
+        return "no store (baseline.store is none)"
+
+    def fetch(self, request: FetchRequest) -> BaselineFetch:  # noqa: ARG002
+        return BaselineFetch("missing", None, "none", "baseline.store is none")
+
+    def promote(self, request: PromoteRequest) -> PromoteResult:  # noqa: ARG002
+        raise ConfigError("mode: promote needs a baseline store (artifact, branch or file)")
+
+
 __all__ = [
     "MAX_ARTEFACT_BYTES",
     "BaselineFetch",
     "BaselineStatus",
+    "BaselineStore",
+    "FetchRequest",
     "FileStore",
+    "GitHubAccess",
+    "NoStore",
+    "Preferred",
+    "PromoteRequest",
     "PromoteResult",
     "artefact_file_names",
     "check_artefact_bytes",
+    "gunzip_bounded",
+    "refuse_other_config",
     "validate_config_name",
     "write_atomic",
 ]

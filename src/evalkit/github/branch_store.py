@@ -16,44 +16,55 @@ again, a bounded number of times.
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from evalkit.config import DEFAULT_BASELINE_BRANCH
 from evalkit.github.baseline import (
     BaselineFetch,
+    FetchRequest,
+    GitHubAccess,
+    PromoteRequest,
     PromoteResult,
     check_artefact_bytes,
     write_atomic,
 )
-from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github, status_of
+from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
 from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
     from github.Repository import Repository
 
-DEFAULT_BRANCH_STORE = "evalkit-baselines"
+DEFAULT_BRANCH_STORE = DEFAULT_BASELINE_BRANCH
 RACE_ATTEMPTS = 5
 
 
 class BranchStore:
     """Read and write baselines on a dedicated branch of the repository."""
 
+    kind: ClassVar[str] = "branch"
+
     def __init__(
         self,
-        repo: Repository,
+        access: GitHubAccess | None,
         *,
         branch: str = DEFAULT_BRANCH_STORE,
-        retry: RetryPolicy = DEFAULT_RETRY,
         race_attempts: int = RACE_ATTEMPTS,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
-        self._repo = repo
+        self._access = access
         self.branch = branch
-        self._retry = retry
+        self._retry = access.retry if access else DEFAULT_RETRY
         self._race_attempts = race_attempts
-        self._sleep = sleep
+        self._sleep = sleep or self._retry.sleep
+
+    @property
+    def _repo(self) -> Repository:
+        assert self._access is not None
+        return self._access.repo()
+
+    def describe(self) -> str:
+        return f"branch {self.branch}"
 
     # -- reading -------------------------------------------------------------------
 
@@ -83,18 +94,31 @@ class BranchStore:
         )
         return base64.b64decode(str(blob["content"]))
 
-    def fetch(self, *, config_name: str, prefer_sha: str | None, dest_dir: Path) -> BaselineFetch:
-        candidates: list[tuple[str, str | None]] = []
-        if prefer_sha:
+    def fetch(self, request: FetchRequest) -> BaselineFetch:
+        config_name = request.config_name
+        if self._access is None:
+            return BaselineFetch(
+                status="missing",
+                path=None,
+                source="branch",
+                detail=(
+                    f"baseline.store is branch ({self.describe()}, latest/{config_name}.json), "
+                    "which only the GitHub Action reads; pass --baseline PATH to compare with "
+                    "a local file"
+                ),
+            )
+        candidates: list[tuple[str, str | None, str]] = []
+        for preferred in request.preferred:
             candidates += [
-                (f"{prefer_sha}/{config_name}.json", prefer_sha),
-                (f"{prefer_sha}/{config_name}.json.gz", prefer_sha),
+                (f"{preferred.sha}/{config_name}.json", preferred.sha, preferred.why),
+                (f"{preferred.sha}/{config_name}.json.gz", preferred.sha, preferred.why),
             ]
         candidates += [
-            (f"latest/{config_name}.json", None),
-            (f"latest/{config_name}.json.gz", None),
+            (f"latest/{config_name}.json", None, ""),
+            (f"latest/{config_name}.json.gz", None, ""),
         ]
-        for path, sha in candidates:
+        wanted = {p.sha: p.why for p in request.preferred}
+        for path, sha, why in candidates:
             data = self._read(path)
             if data is None:
                 continue
@@ -103,29 +127,35 @@ class BranchStore:
             if sha is None:
                 sha_bytes = self._read(f"latest/{config_name}.sha")
                 sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
+                why = wanted.get(sha or "", "")
             suffix = ".json.gz" if path.endswith(".gz") else ".json"
-            final = dest_dir / f"baseline-{config_name}{suffix}"
+            final = request.dest_dir / f"baseline-{config_name}{suffix}"
             write_atomic(final, data)
-            exact = " (the PR's base commit)" if prefer_sha and sha == prefer_sha else ""
             return BaselineFetch(
-                status="found", path=final, source="branch", sha=sha, detail=f"{origin}{exact}"
+                status="found",
+                path=final,
+                source="branch",
+                sha=sha,
+                detail=f"{origin}{f' ({why})' if why else ''}",
             )
         return BaselineFetch(
             status="missing",
             path=None,
             source="branch",
             detail=(
-                f"branch {self.branch} has no latest/{config_name}.json (or the branch does not "
-                "exist yet); run the workflow with mode: promote on the default branch first"
+                f"store branch: branch {self.branch} has no latest/{config_name}.json (or the "
+                "branch does not exist yet); run the workflow with mode: promote on the default "
+                "branch first"
             ),
         )
 
     # -- writing -------------------------------------------------------------------
 
-    def promote(self, artefact: Path, *, config_name: str, sha: str) -> PromoteResult:
-        """Commit ``artefact`` as ``latest`` and ``<sha>`` for ``config_name``, in one commit."""
+    def promote(self, request: PromoteRequest) -> PromoteResult:
+        """Commit the artefact as ``latest`` and ``<sha>`` for its config, in one commit."""
         from github import InputGitTreeElement
 
+        artefact, config_name, sha = request.artefact, request.config_name, request.sha
         data = artefact.read_bytes()
         check_artefact_bytes(data, str(artefact))
         file_name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"

@@ -4,13 +4,19 @@ PyGithub's own retry is switched off (``retry=None``): its default retries a 5xx
 ten times with backoff, which turns a GitHub outage into a step that hangs for minutes.
 Instead every call goes through :func:`call_github`, which retries 5xx and transport
 failures a few times and then raises one readable :class:`GitHubApiError`.
+
+Rate limits are not errors to report but waits to honour: a 429, or a 403 that is a
+primary (``x-ratelimit-remaining: 0``) or secondary rate limit, is retried after the
+``Retry-After`` / ``x-ratelimit-reset`` GitHub sends, as long as the total wait stays
+within ``RetryPolicy.max_rate_wait``; a longer wait fails the call with a message that
+says it was a rate limit (never a permissions hint).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
@@ -28,17 +34,77 @@ USER_AGENT = "evalkit-action"
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how patiently a failing GitHub call is retried (5xx, transport)."""
+    """How often and how patiently a failing GitHub call is retried.
+
+    5xx and transport failures: ``attempts`` tries with doubling delays. Rate limits:
+    as long as GitHub asks, up to ``max_rate_wait`` seconds in total per call.
+    """
 
     attempts: int = 3
     base_delay: float = 1.0  # seconds; doubles per attempt
+    max_rate_wait: float = 120.0
+    sleep: Callable[[float], None] = field(default=time.sleep, compare=False, repr=False)
+    clock: Callable[[], float] = field(default=time.time, compare=False, repr=False)
 
     def delay(self, attempt: int) -> float:
         return float(self.base_delay * 2.0 ** (attempt - 1))
 
 
+# GitHub's advice for a secondary rate limit without Retry-After: wait at least a minute.
+SECONDARY_LIMIT_WAIT = 60.0
+MAX_RATE_LIMIT_RETRIES = 5
+
+
+def rate_limit_delay(
+    status: int | None, headers: Mapping[str, str] | None, message: str, now: float
+) -> float | None:
+    """Seconds GitHub asks us to wait when this response is a rate limit, else None."""
+    if status not in (403, 429):
+        return None
+    lower = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
+    retry_after = lower.get("retry-after", "").strip()
+    if retry_after:
+        try:
+            return max(0.0, float(retry_after))
+        except ValueError:
+            return SECONDARY_LIMIT_WAIT
+    if lower.get("x-ratelimit-remaining", "").strip() == "0":
+        try:
+            return max(0.0, float(lower.get("x-ratelimit-reset", "")) - now) + 1.0
+        except ValueError:
+            return SECONDARY_LIMIT_WAIT
+    if status == 429 or "rate limit" in message.lower():
+        return SECONDARY_LIMIT_WAIT
+    return None
+
+
+class RateLimitBudget:
+    """The rate-limit waits of one call: bounded in total seconds and in count."""
+
+    def __init__(self, retry: RetryPolicy) -> None:
+        self._retry = retry
+        self.waited = 0.0
+        self.count = 0
+
+    def wait(self, delay: float) -> bool:
+        """Sleep ``delay`` and return True, or False when that would exceed the budget."""
+        if self.count >= MAX_RATE_LIMIT_RETRIES or self.waited + delay > self._retry.max_rate_wait:
+            return False
+        self.count += 1
+        self.waited += delay
+        self._retry.sleep(delay)
+        return True
+
+    def refusal(self, what: str, delay: float) -> str:
+        return (
+            f"GitHub API: {what} is rate limited; GitHub asks to wait {delay:.0f} s more, "
+            f"beyond the {self._retry.max_rate_wait:.0f} s evalkit waits per call (waited "
+            f"{self.waited:.0f} s); re-run the job later or lower the job's API use"
+        )
+
+
 DEFAULT_RETRY = RetryPolicy()
-NO_DELAY = RetryPolicy(attempts=3, base_delay=0.0)
+NO_DELAY = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda _seconds: None)
 
 
 def default_github_factory(api_url: str, token: str, *, write_delay: float = 0.25) -> Github:
@@ -92,21 +158,29 @@ def call_github(
     fn: Callable[[], T],
     *,
     retry: RetryPolicy = DEFAULT_RETRY,
-    sleep: Callable[[float], None] = time.sleep,
 ) -> T:
-    """Run one GitHub call, retrying 5xx/transport failures; raise GitHubApiError on failure.
+    """Run one GitHub call, retrying 5xx/transport failures and waiting out rate limits.
 
-    ``what`` names the call for the message ("list artifacts named 'x'").
+    Raises :class:`GitHubApiError` on failure. ``what`` names the call for the message
+    ("list artifacts named 'x'").
     """
     from github import GithubException
 
     attempt = 0
+    budget = RateLimitBudget(retry)
+    sleep = retry.sleep
     while True:
         attempt += 1
         try:
             return fn()
         except GithubException as exc:
             status = exc.status
+            delay = rate_limit_delay(status, exc.headers, _message_of(exc), retry.clock())
+            if delay is not None:
+                if budget.wait(delay):
+                    attempt -= 1  # a rate-limit wait is not a failed attempt
+                    continue
+                raise GitHubApiError(budget.refusal(what, delay), status=status) from None
             retriable = status is not None and status >= 500
             if retriable and attempt < retry.attempts:
                 sleep(retry.delay(attempt))
@@ -133,8 +207,10 @@ __all__ = [
     "DEFAULT_RETRY",
     "NO_DELAY",
     "GithubFactory",
+    "RateLimitBudget",
     "RetryPolicy",
     "call_github",
+    "rate_limit_delay",
     "default_github_factory",
     "status_of",
 ]

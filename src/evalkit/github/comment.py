@@ -2,20 +2,31 @@
 
 The marker ``<!-- evalkit report config=<name> -->`` is the comment's identity: the
 markdown reporter puts it in the body, and we look for it across *every* page of the
-PR's comments (a busy PR has more than one page). Only comments written by a bot (or
-by the login given as ``comment-author``) count, so a person quoting the marker cannot
-make the action overwrite their comment. An unchanged body is not re-sent: no
-notification noise, no edit history.
+PR's comments (a busy PR has more than one page). Only comments written by *our own*
+identity count (the ``comment-author`` input, else the token's user, else
+``github-actions[bot]`` for the job token, which cannot read ``/user``), and never a
+minimized one: a person quoting the marker, or another bot, cannot make the action
+overwrite their comment. An unchanged body is not re-sent: no notification noise, no
+edit history. A create that fails with a 5xx may still have happened, so the comments
+are listed again before posting again (no duplicates).
+
+A fork's body (the ``workflow_run`` companion) is untrusted and is sanitised to a fixed
+point: HTML entities decoded first (``&#64;name`` *is* a mention once rendered), every
+evalkit marker removed until none is left (``<!-<!-- … -->- … -->`` re-forms one after a
+single pass), ``@mentions`` and ``org/repo#1`` cross-references defused with a zero-width
+joiner, until another pass changes nothing.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.github.baseline import validate_config_name
 from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github
+from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
     from github.Repository import Repository
@@ -23,7 +34,18 @@ if TYPE_CHECKING:
 # GitHub rejects a comment body of 65,536 characters or more.
 MAX_COMMENT_CHARS = 65_535
 _ANY_MARKER = re.compile(r"<!--\s*evalkit report config=[^>]*-->\n?")
-_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
+# Any "evalkit report config=" left after marker removal is a half-marker that could
+# re-form one with its neighbours: break the phrase itself.
+_MARKER_WORDS = re.compile(r"evalkit\s+report\s+config=", re.IGNORECASE)
+# "@name" wherever GitHub would link it. A zero-width space after "@" defuses it; a
+# backtick before "@" no longer protects (a lone backtick opens no code span).
+_MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+# "org/repo#12" and "org/repo@sha" link (and notify) across repositories.
+_CROSS_REF = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]*/[\w.-]+)(#|@)(?=\w)")
+# Each pass decodes one layer of entities (&amp;#64; -> &#64; -> @); bodies that keep
+# changing past this many passes are reduced to plain text.
+_SANITISE_ROUNDS = 10
+GITHUB_ACTIONS_BOT = "github-actions[bot]"
 _TRUNCATION_NOTE = "\n\n> **evalkit:** comment truncated to GitHub's size limit.\n"
 
 
@@ -45,14 +67,30 @@ def prepare_body(markdown: str, config_name: str) -> str:
     return markdown
 
 
+def _sanitise_once(text: str) -> str:
+    text = html.unescape(text)
+    text = _ANY_MARKER.sub("", text)
+    text = _MARKER_WORDS.sub("evalkit report config\u200b=", text)
+    text = _MENTION.sub("@\u200b", text)
+    return _CROSS_REF.sub(lambda m: f"{m.group(1)}{m.group(2)}\u200b", text)
+
+
 def sanitize_untrusted_body(markdown: str, config_name: str) -> str:
     """Make a body produced by an untrusted (fork) run safe to post with a write token.
 
-    Any evalkit marker in it is removed and ours put first, so a fork cannot aim the post
-    at another config's comment; ``@mentions`` are defused so it cannot page people.
+    Repeated until a pass changes nothing (a fixed point), so no decoding or removal can
+    re-form a marker, a mention or a cross-reference; then our marker goes first, so a
+    fork cannot aim the post at another config's comment.
     """
-    body = _ANY_MARKER.sub("", markdown)
-    body = _MENTION.sub("@\u200b", body)
+    body = markdown
+    for _ in range(_SANITISE_ROUNDS):
+        cleaned = _sanitise_once(body)
+        if cleaned == body:
+            break
+        body = cleaned
+    else:
+        # Still changing after many rounds: hostile; keep only what is plainly text.
+        body = re.sub(r"[<>&@#]", "", body)
     return prepare_body(f"{marker_for(config_name)}\n{body}", config_name)
 
 
@@ -63,17 +101,22 @@ class CommentResult:
     url: str
 
 
-def _is_ours(comment: Any, marker: str, author_login: str | None) -> bool:
+def _is_minimized(comment: Any) -> bool:
+    # The listed JSON, not an attribute PyGithub lacks and not .raw_data (which would
+    # fetch the comment again on a lazy object).
+    raw = getattr(comment, "_rawData", None)
+    return isinstance(raw, dict) and bool(raw.get("minimized"))
+
+
+def _is_ours(comment: Any, marker: str, identity: str) -> bool:
     # Attributes, not .raw_data: on a listed (lazy) comment raw_data would fetch it again.
     body = comment.body
     if not isinstance(body, str) or marker not in body:
         return False
     user = comment.user
-    if user is None:
+    if user is None or _is_minimized(comment):
         return False
-    if author_login:
-        return bool(user.login == author_login)
-    return bool(user.type == "Bot")
+    return bool(str(user.login).lower() == identity.lower())
 
 
 def upsert_sticky_comment(
@@ -82,26 +125,51 @@ def upsert_sticky_comment(
     markdown: str,
     *,
     config_name: str,
-    author_login: str | None = None,
+    identity: str = GITHUB_ACTIONS_BOT,
     retry: RetryPolicy = DEFAULT_RETRY,
 ) -> CommentResult:
-    """Create the PR's evalkit comment for ``config_name``, or update it in place."""
+    """Create the PR's evalkit comment for ``config_name``, or update it in place.
+
+    ``identity`` is the login whose comments are ours.
+    """
     body = prepare_body(markdown, config_name)
     marker = marker_for(config_name)
     issue = repo.get_issue(pr_number)  # lazy: no request
-
-    comments: list[Any] = call_github(
-        f"list comments of PR #{pr_number}",
-        lambda: list(issue.get_comments()),
-        retry=retry,
+    once = RetryPolicy(
+        attempts=1,
+        base_delay=retry.base_delay,
+        max_rate_wait=retry.max_rate_wait,
+        sleep=retry.sleep,
+        clock=retry.clock,
     )
-    ours = [c for c in comments if _is_ours(c, marker, author_login)]
-    if not ours:
-        created: Any = call_github(
-            f"create a comment on PR #{pr_number}",
-            lambda: issue.create_comment(body),
+
+    for attempt in range(1, retry.attempts + 1):
+        comments: list[Any] = call_github(
+            f"list comments of PR #{pr_number}",
+            lambda: list(issue.get_comments()),
             retry=retry,
         )
+        ours = [c for c in comments if _is_ours(c, marker, identity)]
+        if ours:
+            break
+        try:
+            # Once, not retried blind: a 5xx may come after GitHub stored the comment.
+            created: Any = call_github(
+                f"create a comment on PR #{pr_number}",
+                lambda: issue.create_comment(body),
+                retry=once,
+            )
+        except GitHubApiError as exc:
+            if exc.status is not None and exc.status < 500:
+                raise
+            if attempt < retry.attempts:
+                retry.sleep(retry.delay(attempt))
+                continue  # list again: the failed create may have landed
+            first = str(exc).split(" (gave up after")[0]
+            raise GitHubApiError(
+                f"{first} (gave up after {attempt} attempts, listing the comments before each)",
+                status=exc.status,
+            ) from None
         return CommentResult("created", int(created.id), str(created.html_url))
     # Oldest first: if a past race left two, keep updating the first one.
     existing = min(ours, key=lambda c: int(c.id))
@@ -117,6 +185,7 @@ def upsert_sticky_comment(
 
 
 __all__ = [
+    "GITHUB_ACTIONS_BOT",
     "MAX_COMMENT_CHARS",
     "CommentResult",
     "marker_for",

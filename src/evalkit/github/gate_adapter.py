@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.artifact import read_artifact, write_artifact
-from evalkit.config import load_config
 from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
+from evalkit.github.baseline import refuse_other_config
 from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
@@ -22,18 +22,20 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     The action has already chosen the baseline store: with no baseline path there is
     no baseline (the config's local file is not consulted behind its back).
     """
-    cfg = load_config(request.config_path)
-    # The action already merged the input with evalkit.yaml (input wins): an explicit
-    # `require-baseline: false` must switch off the file's `require_baseline: true`, and a
+    # The config the action read once, its inputs merged in (input wins): an explicit
+    # `require-baseline: false` switches off the file's `require_baseline: true`, and a
     # promotion (always False) must not fail for lack of the baseline it is creating.
-    cfg.model = cfg.model.model_copy(update={"require_baseline": request.require_baseline})
+    cfg = request.config.with_overrides(require_baseline=request.require_baseline)
+    baseline = read_artifact(request.baseline_path) if request.baseline_path else None
+    if baseline is not None:
+        # Before running the target: another config's baseline is refused, not compared.
+        refuse_other_config(baseline, cfg.name, request.baseline_detail or "baseline")
     prepared = prepare(cfg)
     result = run_candidate(prepared)
     candidate = to_artifact(prepared, result, result.name)
     out = request.output_dir
     out.mkdir(parents=True, exist_ok=True)
     candidate_path = write_artifact(candidate, out / f"candidate-{request.config_name}.json")
-    baseline = read_artifact(request.baseline_path) if request.baseline_path else None
     report = gate(prepared, candidate, baseline, notes=(request.baseline_detail,))
     markdown = render_markdown(
         report, config_name=request.config_name, details_url=request.details_url

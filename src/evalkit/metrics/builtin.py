@@ -89,14 +89,14 @@ def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     return max(counts.values()) / len(sets)
 
 
-def item_entropy(rows: Sequence[Row]) -> float:
+def item_entropy(rows: Sequence[Row], k: int | None = None) -> float:
     """Shannon entropy of how often each item is shown, divided by log(#items).
 
     1.0 when every distinct item is shown equally often, 0.0 when one item is
     all there is (or nothing is shown at all).  Counted per query, like
     :func:`max_item_share`.
     """
-    sets = _item_sets(rows, "entropy", None)
+    sets = _item_sets(rows, "entropy" if k is None else f"entropy@{k}", k)
     counts: Counter[str] = Counter()
     for items in sets:
         counts.update(items)
@@ -107,11 +107,16 @@ def item_entropy(rows: Sequence[Row]) -> float:
     return min(1.0, max(0.0, h / math.log(len(counts))))
 
 
-def _register_percentile(p: int) -> None:
-    def latency_percentile(rows: Sequence[Row]) -> float:
-        return nearest_rank(_latencies(rows, f"latency_p{p}"), p)
+def latency_percentile(rows: Sequence[Row], p: int) -> float:
+    """Nearest-rank ``p``-th percentile of the rows' latencies (``latency_p{p}``)."""
+    return nearest_rank(_latencies(rows, f"latency_p{p}"), p)
 
-    _builtin_aggregate(f"latency_p{p}", latency_percentile, higher_is_better=False)
+
+def _register_percentile(p: int) -> None:
+    def latency_p(rows: Sequence[Row]) -> float:
+        return latency_percentile(rows, p)
+
+    _builtin_aggregate(f"latency_p{p}", latency_p, higher_is_better=False)
 
 
 def _register_share(k: int | None) -> None:
@@ -126,9 +131,9 @@ def latency_mean(rows: Sequence[Row]) -> float:
 
 
 def _builtin_aggregate(
-    name: str, fn: Callable[[Sequence[Row]], float], *, higher_is_better: bool
+    name: str, fn: Callable[[Sequence[Row]], float], *, higher_is_better: bool, version: str = "1"
 ) -> None:
-    define(MetricDef(name, "aggregate", fn, higher_is_better, version="1", builtin=True))
+    define(MetricDef(name, "aggregate", fn, higher_is_better, version=version, builtin=True))
 
 
 def register_builtins() -> None:
@@ -157,3 +162,6 @@ def register_builtins() -> None:
     for k in SHARE_KS:
         _register_share(k)
     _builtin_aggregate("entropy", item_entropy, higher_is_better=True)
+    from evalkit.metrics.answers import register_answer_builtins
+
+    register_answer_builtins()

@@ -132,7 +132,7 @@ def _digest(payload: object) -> str:
 def _output_of(response: TargetResponse) -> dict[str, Any]:
     return {
         "ids": response.ranked_ids if response.has_ids else None,
-        "text": response.text,
+        "text": response.text if response.has_text else None,
     }
 
 
@@ -297,7 +297,7 @@ class LLMJudge:
                 "case": {
                     "id": case.id,
                     "query": case.query,
-                    "expected": case.expected,
+                    "expected": case.expected_text,
                     "relevant": sorted(case.relevant),
                     "context": case.context,
                 },
@@ -348,12 +348,12 @@ class LLMJudge:
             f"<rubric>\n{self.rubric}\n</rubric>",
             f"<query>\n{case.query}\n</query>",
         ]
-        if case.expected is not None:
-            parts.append(f"<expected_answer>\n{case.expected}\n</expected_answer>")
+        if case.expected_text is not None:
+            parts.append(f"<expected_answer>\n{case.expected_text}\n</expected_answer>")
         if response.has_ids and case.relevant:
             relevant = "\n".join(sorted(case.relevant))
             parts.append(f"<known_relevant_ids>\n{relevant}\n</known_relevant_ids>")
-        if response.text is not None:
+        if response.has_text:
             parts.append(f"<response>\n{response.text}\n</response>")
         if response.has_ids:
             ranked = "\n".join(f"{i}. {doc}" for i, doc in enumerate(response.ranked_ids, 1))

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from evalkit.registry import (
-    MetricDef,
     RetrievalFn,
     register_concrete_family_metric,
     register_family,
 )
+
+__all__ = ["DEFAULT_KS", "register_retrieval_metric"]
+
+# The k of every ``recall@k`` registered by name out of the box (``ndcg@10`` too);
+# any other k resolves through the family all the same.
+DEFAULT_KS: Final = (1, 3, 5, 10, 20)
 
 
 def register_retrieval_metric(
@@ -17,9 +24,10 @@ def register_retrieval_metric(
     *,
     higher_is_better: bool,
     version: str = "1",
-) -> MetricDef:
+) -> str:
     """Register ``f"{name}@{k}"`` as a per-case metric computing ``fn(ids, relevant, k)``.
 
+    Returns the registered name (``"recall@50"``).
     The family ``name`` is registered too (if new), so ``run()`` and the gate
     resolve ``name@k`` for any k to the same formula.  Registering a different
     function under an existing family name, or an existing ``name@k``, raises.
@@ -29,4 +37,4 @@ def register_retrieval_metric(
 
         raise RegistryError(f"retrieval metric {name!r}: k must be a positive integer, got {k!r}")
     register_family(name, fn, higher_is_better=higher_is_better, version=version)
-    return register_concrete_family_metric(name, k)
+    return register_concrete_family_metric(name, k).name

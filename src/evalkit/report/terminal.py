@@ -101,8 +101,15 @@ def render_terminal(
         )
         if width is None and not console.is_terminal and "COLUMNS" not in os.environ:
             console.width = CAPTURE_WIDTH  # CI logs: rich's 80-column default wraps the table
+        # A reader leaving early (`| head -1`) is the caller's to handle; rich's own
+        # answer, SystemExit(1), would read as a failed check.
+        console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
     _print(console, report)
     return None
+
+
+def _raise_broken_pipe() -> None:
+    raise BrokenPipeError("stdout was closed by its reader")
 
 
 def _say(console: Console, line: RenderableType) -> None:

@@ -16,7 +16,12 @@ from typing import Any, Final, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.errors import ComparisonError, MetricError, UnknownMetricError
+from evalkit.errors import (
+    ComparisonError,
+    MetricError,
+    MissingMetricError,
+    UnknownMetricError,
+)
 from evalkit.registry import MetricDef, get_metric
 from evalkit.results import Row, RunResult
 from evalkit.stats.aggregates import (
@@ -172,8 +177,8 @@ def pair_runs(
     for name, rows in ((name_a, rows_a), (name_b, rows_b)):
         if not rows:
             raise ComparisonError(
-                f"run {name!r} has no rows: there is nothing to compare (did every case fail "
-                "to run, or was the wrong file loaded?)"
+                f"run {name!r} has no rows (it is empty): there is nothing to compare (did every "
+                "case fail to run, or was the wrong file loaded?)"
             )
     match = match_cases(rows_a, rows_b, (name_a, name_b))
     if match.only_a or match.only_b:
@@ -227,7 +232,7 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
     for run, rows in sides:
         missing = [row.query_id for row in rows if metric not in row.metrics]
         if len(missing) == len(rows):
-            raise MetricError(
+            raise MissingMetricError(
                 f"metric {metric!r} was not computed for run {run!r} (computed: {_computed(rows)})"
             )
         if missing:

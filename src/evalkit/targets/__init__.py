@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalkit.errors import TargetError
 from evalkit.targets.base import Target, TargetResponse
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:
     from evalkit.targets.http import HttpTarget
 
-__all__ = ["CallableTarget", "HttpTarget", "Target", "TargetResponse"]
+__all__ = ["CallableTarget", "HttpTarget", "Target", "TargetError", "TargetResponse"]
 
 
 def __getattr__(name: str) -> Any:

@@ -57,7 +57,7 @@ def to_response(
         own_latency = value.latency_ms if keep_reported_latency else 0.0
         return TargetResponse(
             value.ranked_ids if value.has_ids else None,
-            text=value.text,
+            text=value.text if value.has_text else None,
             latency_ms=own_latency or latency_ms,
             raw=value.raw if value.raw is not None else raw,
             meta={**base_meta, **value.meta},

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from evalkit.errors import InputError, TargetError
+from evalkit.retry_after import WaitBudget, retry_after_seconds
 from evalkit.targets._output import (
     TargetOutput,
     describe_exception,
@@ -142,21 +143,36 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
     return attempts, (time.perf_counter() - start) * 1000.0
 
 
+# Lifted into ``meta`` when the body has them unless ``meta_keys=`` says otherwise:
+# the fields paired-evalkit 0.2.0 lifted by default (cost_usd feeds cost aggregates).
+DEFAULT_META_KEYS: tuple[str, ...] = (
+    "cost_usd",
+    "cache_hit",
+    "cached",
+    "model",
+    "tier",
+    "trace_id",
+)
+
+
 class HttpTarget:
     """A system under test reached over HTTP, answering JSON.
 
     For each case ``build_payload(case)`` is sent as a JSON body (with ``GET``:
     as query parameters), the reply must be a JSON object, and
     ``extract(body)`` turns it into a list of ids (best first), a ``str`` of
-    text, or a :class:`TargetResponse`.  ``meta_keys`` names top-level keys
+    text, or a :class:`TargetResponse`.  ``meta_keys`` (default
+    :data:`DEFAULT_META_KEYS`, as in 0.2.0) names top-level keys
     of the body copied into ``response.meta`` (a key the body lacks is left out,
     not set to ``None``); ``raw`` is the parsed body.
 
     Exactly one retry on a 5xx or a transport failure, none on a 4xx; latency
-    spans every attempt.  ``timeout_s`` applies to each network wait of each
-    attempt (connect, each read, write, waiting for a pooled connection), as
-    httpx defines it.  Anything that is not a usable answer raises a one-line
-    :class:`TargetError` naming the target and the case.
+    spans every attempt.  The one opt-in exception: ``rate_limit_wait_s`` > 0
+    waits out a 429's ``Retry-After`` within that total budget (see :meth:`invoke`).
+    ``timeout_s`` applies to each network wait of each attempt (connect, each
+    read, write, waiting for a pooled connection), as httpx defines it.
+    Anything that is not a usable answer raises a one-line :class:`TargetError`
+    naming the target and the case.
 
     One pooled ``httpx.Client`` serves every call; it is created on first use
     and closed by :meth:`close` or the ``with`` block.  :meth:`expect_concurrency`
@@ -174,8 +190,10 @@ class HttpTarget:
         headers: Mapping[str, str] | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         client: httpx.Client | None = None,
-        meta_keys: Sequence[str] = (),
+        meta_keys: Sequence[str] = DEFAULT_META_KEYS,
         method: str = "POST",
+        rate_limit_wait_s: float = 0.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise InputError(f"HttpTarget name must be a non-empty string, got {name!r}")
@@ -192,6 +210,10 @@ class HttpTarget:
                 f"HttpTarget {name!r}: client must be an httpx.Client (synchronous), "
                 f"got {type(client).__name__}"
             )
+        try:
+            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
+        except ValueError as exc:
+            raise InputError(f"HttpTarget {name!r}: rate_limit_wait_s: {exc}") from None
         self._client = client
         self._owns_client = client is None
         self._closed = False
@@ -296,11 +318,37 @@ class HttpTarget:
     # -- one case ----------------------------------------------------------------
 
     def invoke(self, case: GoldenCase) -> TargetResponse:
-        """Send ``case``, retrying once on a 5xx or transport failure, and parse the answer."""
+        """Send ``case``, retrying once on a 5xx or transport failure, and parse the answer.
+
+        With ``rate_limit_wait_s`` > 0, a 429 whose ``Retry-After`` fits in what is
+        left of that budget (a total for this target) is waited out and the case sent
+        again; the latency is that of the final attempts, and the seconds waited go in
+        ``meta["rate_limit_wait_s"]``.  By default a 429 fails like any other 4xx.
+        """
         request = self.prepare(case)
         client = self._live_client()
-        attempts, latency_ms = run_attempts(lambda: send_once(client, request))
-        return self.interpret(case, attempts, latency_ms)
+        waited = 0.0
+        while True:
+            attempts, latency_ms = run_attempts(lambda: send_once(client, request))
+            wait = self._rate_limit_wait(attempts[-1])
+            if wait is None:
+                break
+            waited += wait
+        response = self.interpret(case, attempts, latency_ms)
+        if waited:
+            response.meta["rate_limit_wait_s"] = waited
+        return response
+
+    def _rate_limit_wait(self, final: Attempt) -> float | None:
+        """Seconds waited for a 429 to pass (already slept), or ``None`` to stop here."""
+        if not self.rate_limit_budget.enabled or final.response is None:
+            return None
+        if final.response.status_code != 429:
+            return None
+        wait = retry_after_seconds(final.response.headers)
+        if wait is None or not self.rate_limit_budget.wait(wait):
+            return None
+        return wait
 
     def prepare(self, case: GoldenCase) -> PreparedRequest:
         """Build the request for ``case`` (calls ``build_payload`` once; no I/O)."""
@@ -375,7 +423,9 @@ class HttpTarget:
             return f"{where} failed (not retried): {final.describe()}"
         assert final.response is not None
         status = final.response.status_code
-        if final.response.is_client_error:
+        if status == 429:
+            why = self._rate_limit_hint(final.response)
+        elif final.response.is_client_error:
             why = "a 4xx means the request is wrong, so it is not retried"
         elif final.response.is_redirect:
             location = final.response.headers.get("location", "?")
@@ -383,6 +433,21 @@ class HttpTarget:
         else:
             why = f"only 2xx is an answer, got {status}"
         return f"{where} returned {final.describe()} ({why})"
+
+    def _rate_limit_hint(self, response: httpx.Response) -> str:
+        wait = retry_after_seconds(response.headers)
+        budget = self.rate_limit_budget
+        if wait is None:
+            return "rate limited and not retried: no Retry-After to wait out"
+        if not budget.enabled:
+            return (
+                f"rate limited for {wait:g} s, not retried: set rate_limit_wait_s to wait "
+                "it out, or lower concurrency / rate_limit"
+            )
+        return (
+            f"rate limited for {wait:g} s, more than the {budget.left_s:g} s left to wait: "
+            "not retried"
+        )
 
     def _hint(self, attempts: Sequence[Attempt]) -> str:
         errors = [a.error for a in attempts]

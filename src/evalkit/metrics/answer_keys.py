@@ -1,0 +1,109 @@
+"""The golden keys answer metrics read, beyond 0.2.0's ``expected``.
+
+0.2.0's shape is unchanged: ``expected`` as a string is the reference answer,
+``expected`` as a list is the relevant ids.  Everything else an answer metric
+needs lives in documented keys of the case (any golden format keeps unknown
+columns in ``GoldenCase.context``):
+
+``answers``           more acceptable answers (a list of strings); exact match
+                      and token F1 score the best match over ``expected`` and these
+``must_include``      phrases the answer must contain (``contains_all`` /
+                      ``contains_any``)
+``must_not_include``  phrases the answer must not contain (``excludes_forbidden``)
+``human_grade``       an integer grade a person gave this case, on the judge's
+                      scale, for judge-human agreement
+
+A single string where a list is expected is taken as a one-item list.  A value
+of the wrong type raises :class:`MetricError` naming the case and the key; it is
+never read as "no phrases", which would make a check pass on nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit.errors import MetricError
+
+if TYPE_CHECKING:
+    from evalkit.goldens import GoldenCase
+    from evalkit.targets.base import TargetResponse
+
+__all__ = [
+    "ANSWERS_KEY",
+    "HUMAN_GRADE_KEY",
+    "MUST_INCLUDE_KEY",
+    "MUST_NOT_INCLUDE_KEY",
+    "answer_text",
+    "human_grade",
+    "phrase_list",
+    "reference_answers",
+]
+
+ANSWERS_KEY = "answers"
+MUST_INCLUDE_KEY = "must_include"
+MUST_NOT_INCLUDE_KEY = "must_not_include"
+HUMAN_GRADE_KEY = "human_grade"
+
+
+def phrase_list(case: GoldenCase, key: str) -> list[str] | None:
+    """The strings under ``key`` in the case, or ``None`` when the key is absent."""
+    if key not in case.context or case.context[key] is None:
+        return None
+    raw = case.context[key]
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, list | tuple):
+        raise MetricError(
+            f"case {case.id!r}: {key} must be a list of strings, got {type(raw).__name__}"
+        )
+    out: list[str] = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise MetricError(f"case {case.id!r}: {key} must hold non-empty strings, got {item!r}")
+        out.append(item)
+    return out
+
+
+def reference_answers(case: GoldenCase, metric: str) -> list[str]:
+    """``expected`` followed by the ``answers`` key; none at all raises, naming the case."""
+    refs = [case.expected_text] if case.expected_text is not None else []
+    refs.extend(phrase_list(case, ANSWERS_KEY) or [])
+    if not refs:
+        raise MetricError(
+            f"{metric}: case {case.id!r} has no reference answer; give it 'expected' "
+            f"(a string) or '{ANSWERS_KEY}' (a list of strings)"
+        )
+    return refs
+
+
+def answer_text(response: TargetResponse, case: GoldenCase, metric: str) -> str:
+    """The response's text; a ranking-only response raises instead of scoring 0."""
+    if not response.has_text:
+        shape = "a ranking of ids" if response.has_ids else "no text"
+        raise MetricError(
+            f"{metric}: case {case.id!r}: the target returned {shape}, but this metric "
+            "scores a text answer; point the target's extract at the answer text"
+        )
+    text: object = response.text
+    if not isinstance(text, str):
+        raise MetricError(
+            f"{metric}: case {case.id!r}: the answer is {type(text).__name__}, not text"
+        )
+    return text
+
+
+def human_grade(case: GoldenCase, scale: int | None = None) -> int | None:
+    """The case's ``human_grade`` (an integer, within ``1..scale`` when given), if any."""
+    raw = case.context.get(HUMAN_GRADE_KEY)
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, str) and raw.strip().isdigit():  # a CSV cell
+        raw = int(raw.strip())
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        raise MetricError(
+            f"case {case.id!r}: {HUMAN_GRADE_KEY} must be an integer grade, got {raw!r}"
+        )
+    if scale is not None and not 1 <= raw <= scale:
+        raise MetricError(
+            f"case {case.id!r}: {HUMAN_GRADE_KEY} {raw} is outside the judge's scale 1..{scale}"
+        )
+    return int(raw)

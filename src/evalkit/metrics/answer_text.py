@@ -1,0 +1,111 @@
+"""Exact match and token F1 over text answers, as the SQuAD v1.1 evaluation defines them.
+
+Pure functions on strings, written to be checked by hand against the official
+``evaluate-v1.1.py`` script:
+
+* :func:`normalize_answer` lower-cases, drops ASCII punctuation
+  (``string.punctuation``), drops the articles *a*, *an*, *the* as whole words,
+  and collapses whitespace, in that order;
+* :func:`exact_match` is 1.0 when the normalised strings are equal;
+* :func:`token_f1` is the harmonic mean of token precision and recall, tokens
+  being the whitespace-separated words of the normalised strings, counted with
+  multiplicity;
+* with several acceptable answers, a prediction scores its best match (the
+  script's ``metric_max_over_ground_truths``).
+
+One v1.1 quirk is kept on purpose, so numbers match published SQuAD figures:
+when no token is shared, F1 is 0 even if both sides normalise to nothing
+(``"the"`` against ``"a"`` is an exact match but has F1 0).  SQuAD v2.0 scores
+that case 1; use ``normalisation="none"`` or a custom metric if you need v2.0.
+
+``normalisation`` selects what is compared: ``"squad"`` (the above),
+``"lower"`` (lower case and whitespace only) or ``"none"`` (whitespace-split
+tokens of the raw text).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+__all__ = [
+    "NORMALISATIONS",
+    "Normalisation",
+    "exact_match",
+    "max_over_references",
+    "normalize_answer",
+    "normalizer",
+    "token_f1",
+    "tokens_f1",
+]
+
+Normalisation = Literal["squad", "lower", "none"]
+NORMALISATIONS: tuple[Normalisation, ...] = ("squad", "lower", "none")
+
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD v1.1 normalisation: lower case, no punctuation, no articles, single spaces."""
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+
+
+def _lower(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _none(text: str) -> str:
+    return " ".join(text.split())
+
+
+_NORMALISERS: dict[str, Callable[[str], str]] = {
+    "squad": normalize_answer,
+    "lower": _lower,
+    "none": _none,
+}
+
+
+def normalizer(name: str) -> Callable[[str], str]:
+    """The normalising function called ``name`` (one of :data:`NORMALISATIONS`)."""
+    try:
+        return _NORMALISERS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown normalisation {name!r}; use one of {', '.join(NORMALISATIONS)}"
+        ) from None
+
+
+def tokens_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
+    """F1 of two token lists (multiset overlap); no shared token gives 0.0."""
+    common = Counter(prediction) & Counter(reference)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision = same / len(prediction)
+    recall = same / len(reference)
+    return 2 * precision * recall / (precision + recall)
+
+
+def exact_match(prediction: str, reference: str, normalisation: Normalisation = "squad") -> float:
+    """1.0 when prediction and reference are equal after normalisation, else 0.0."""
+    norm = normalizer(normalisation)
+    return 1.0 if norm(prediction) == norm(reference) else 0.0
+
+
+def token_f1(prediction: str, reference: str, normalisation: Normalisation = "squad") -> float:
+    """SQuAD v1.1 token F1 between one prediction and one reference."""
+    norm = normalizer(normalisation)
+    return tokens_f1(norm(prediction).split(), norm(reference).split())
+
+
+def max_over_references(
+    metric: Callable[[str, str], float], prediction: str, references: Sequence[str]
+) -> float:
+    """The best score of ``prediction`` against any acceptable answer."""
+    if not references:
+        raise ValueError("at least one reference answer is needed")
+    return max(metric(prediction, reference) for reference in references)

@@ -1,0 +1,519 @@
+"""Answer metrics: per-case scores of a text answer, each an object with explicit parameters.
+
+=======================  =========================================  ========
+registered name          what it scores (per case)                  polarity
+=======================  =========================================  ========
+``exact_match``          1 if the answer equals a reference          higher
+                         (SQuAD v1.1 normalisation), else 0
+``token_f1``             best SQuAD v1.1 token F1 over the           higher
+                         references
+``contains_all``         1 if every ``must_include`` phrase occurs   higher
+``contains_any``         1 if at least one ``must_include`` occurs   higher
+``excludes_forbidden``   1 if no ``must_not_include`` phrase occurs  higher
+``json_valid``           1 if the whole answer parses as JSON        higher
+``answer_length``        number of whitespace-separated words        lower
+=======================  =========================================  ========
+
+References are ``expected`` plus the ``answers`` key; phrases come from the
+case's ``must_include`` / ``must_not_include`` keys (see
+:mod:`evalkit.metrics.answer_keys`) and/or from a ``phrases`` parameter.
+Metrics that need a parameter (a regular expression, a JSON Schema) have no
+default instance; register one under your own name::
+
+    register_answer_metric("cites_source", RegexMatch(r"\\[\\d+\\]"))
+    register_answer_metric("valid_order", JsonSchemaMatch(schema_path="order.schema.json"))
+
+Every metric object has a canonical :attr:`~AnswerMetric.definition`
+(``regex_match(flags='', mode='search', pattern='\\\\[\\\\d+\\\\]')``) and a
+:attr:`~AnswerMetric.fingerprint` that hashes its kind, formula version and
+parameters; the registry folds it into the metric's identity, so two runs
+scored with different parameters are reported as incomparable.
+
+A response with no text (a ranking) raises :class:`MetricError` naming the
+case; it is never scored 0.  An empty string is an answer, and scores as one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from evalkit.errors import MetricError
+from evalkit.metrics.answer_keys import (
+    MUST_INCLUDE_KEY,
+    MUST_NOT_INCLUDE_KEY,
+    answer_text,
+    phrase_list,
+    reference_answers,
+)
+from evalkit.metrics.answer_text import (
+    NORMALISATIONS,
+    Normalisation,
+    normalizer,
+    tokens_f1,
+)
+from evalkit.registry import MetricDef, get_metric, register_metric
+
+if TYPE_CHECKING:
+    from evalkit.goldens import GoldenCase
+    from evalkit.targets.base import TargetResponse
+
+__all__ = [
+    "AnswerLength",
+    "AnswerMetric",
+    "ContainsAll",
+    "ContainsAny",
+    "ContainsPhrases",
+    "ExactMatch",
+    "ExcludesPhrases",
+    "JsonSchemaMatch",
+    "JsonValid",
+    "RegexMatch",
+    "TokenF1",
+    "build_answer_metric",
+    "check_declaration",
+    "register_answer_builtins",
+    "register_answer_metric",
+]
+
+_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+def _check_normalisation(kind: str, value: object) -> Normalisation:
+    if value not in NORMALISATIONS:
+        raise MetricError(
+            f"{kind}: normalisation must be one of {', '.join(NORMALISATIONS)}, got {value!r}"
+        )
+    return value
+
+
+class AnswerMetric:
+    """A per-case metric ``metric(response, case) -> float`` over the answer text.
+
+    Subclasses set :attr:`kind` (the canonical name), :attr:`higher_is_better`
+    and :attr:`version` (bumped when the formula changes), and return their
+    parameters from :meth:`params`.
+    """
+
+    kind: ClassVar[str]
+    higher_is_better: ClassVar[bool]
+    version: ClassVar[str] = "1"
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that define this instance (JSON data)."""
+        return {}
+
+    @property
+    def definition(self) -> str:
+        """Canonical text of the metric and its parameters: ``token_f1(normalisation='squad')``."""
+        args = ", ".join(f"{k}={v!r}" for k, v in sorted(self.params().items()))
+        return f"{self.kind}({args})"
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of kind, version and parameters (the registry reads this attribute)."""
+        payload = {"kind": self.kind, "version": self.version, "params": self.params()}
+        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    def score(self, text: str, case: GoldenCase) -> float:
+        raise NotImplementedError
+
+    def __call__(self, response: TargetResponse, case: GoldenCase) -> float:
+        return self.score(answer_text(response, case, self.kind), case)
+
+    def __repr__(self) -> str:
+        return self.definition
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AnswerMetric) and self.fingerprint == other.fingerprint
+
+    def __hash__(self) -> int:
+        return hash(self.fingerprint)
+
+
+class _Normalised(AnswerMetric):
+    def __init__(self, normalisation: Normalisation = "squad") -> None:
+        self.normalisation = _check_normalisation(self.kind, normalisation)
+        self._norm = normalizer(self.normalisation)
+
+    def params(self) -> dict[str, Any]:
+        return {"normalisation": self.normalisation}
+
+
+class ExactMatch(_Normalised):
+    """1.0 when the normalised answer equals any normalised reference."""
+
+    kind = "exact_match"
+    higher_is_better = True
+
+    def score(self, text: str, case: GoldenCase) -> float:
+        answer = self._norm(text)
+        refs = reference_answers(case, self.kind)
+        return 1.0 if any(answer == self._norm(ref) for ref in refs) else 0.0
+
+
+class TokenF1(_Normalised):
+    """The best token F1 of the answer over the references (SQuAD v1.1)."""
+
+    kind = "token_f1"
+    higher_is_better = True
+
+    def score(self, text: str, case: GoldenCase) -> float:
+        tokens = self._norm(text).split()
+        refs = reference_answers(case, self.kind)
+        return max(tokens_f1(tokens, self._norm(ref).split()) for ref in refs)
+
+
+class _Phrases(AnswerMetric):
+    """Shared parameters of the phrase metrics: fixed phrases and/or a per-case key."""
+
+    case_key: ClassVar[str]
+
+    def __init__(
+        self, phrases: Sequence[str] | None = None, *, normalisation: Normalisation = "lower"
+    ) -> None:
+        self.normalisation = _check_normalisation(self.kind, normalisation)
+        self._norm = normalizer(self.normalisation)
+        if phrases is not None:
+            if isinstance(phrases, str) or not all(
+                isinstance(p, str) and p.strip() for p in phrases
+            ):
+                raise MetricError(
+                    f"{self.kind}: phrases must be a list of non-empty strings, got {phrases!r}"
+                )
+            self.phrases: tuple[str, ...] | None = tuple(phrases)
+        else:
+            self.phrases = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "normalisation": self.normalisation,
+            "phrases": None if self.phrases is None else list(self.phrases),
+            "case_key": self.case_key,
+        }
+
+    def _found(self, text: str, case: GoldenCase) -> list[bool]:
+        per_case = phrase_list(case, self.case_key)
+        if per_case is None and self.phrases is None:
+            raise MetricError(
+                f"{self.kind}: case {case.id!r} has no '{self.case_key}' list; give it one "
+                f"(an empty list [] if it requires nothing), or give the metric phrases="
+            )
+        wanted = [*(self.phrases or ()), *(per_case or ())]
+        haystack = self._norm(text)
+        return [self._norm(phrase) in haystack for phrase in wanted]
+
+
+class ContainsPhrases(_Phrases):
+    """1.0 when the answer contains all (``contains_all``) or any (``contains_any``)
+    of the required phrases.
+
+    Phrases match as substrings after normalisation (by default lower case with
+    whitespace collapsed).  An explicitly empty list requires nothing: ``all``
+    scores 1.0 and ``any`` scores 0.0 (no phrase was found).
+    """
+
+    case_key = MUST_INCLUDE_KEY
+    higher_is_better = True
+    need_all: ClassVar[bool]
+
+    def score(self, text: str, case: GoldenCase) -> float:
+        found = self._found(text, case)
+        hit = all(found) if self.need_all else any(found)
+        return 1.0 if hit else 0.0
+
+
+class ContainsAll(ContainsPhrases):
+    """1.0 when every required phrase occurs in the answer."""
+
+    kind = "contains_all"
+    need_all = True
+
+
+class ContainsAny(ContainsPhrases):
+    """1.0 when at least one required phrase occurs in the answer."""
+
+    kind = "contains_any"
+    need_all = False
+
+
+class ExcludesPhrases(_Phrases):
+    """1.0 when none of the forbidden phrases occurs in the answer."""
+
+    kind = "excludes_forbidden"
+    case_key = MUST_NOT_INCLUDE_KEY
+    higher_is_better = True
+
+    def score(self, text: str, case: GoldenCase) -> float:
+        return 0.0 if any(self._found(text, case)) else 1.0
+
+
+class RegexMatch(AnswerMetric):
+    """1.0 when the regular expression matches the answer (``search`` anywhere, or ``fullmatch``).
+
+    The pattern is compiled when the metric is made: an invalid one raises
+    :class:`MetricError` at load, with the position of the fault.  ``flags`` is
+    any of ``i`` (ignore case), ``m`` (multiline), ``s`` (dot matches newline),
+    ``x`` (verbose).
+    """
+
+    kind = "regex_match"
+    higher_is_better = True
+
+    def __init__(
+        self, pattern: str, *, flags: str = "", mode: Literal["search", "fullmatch"] = "search"
+    ) -> None:
+        if not isinstance(pattern, str) or not pattern:
+            raise MetricError(f"regex_match: pattern must be a non-empty string, got {pattern!r}")
+        if not isinstance(flags, str) or set(flags) - set(_REGEX_FLAGS):
+            raise MetricError(
+                f"regex_match: flags must be letters from {''.join(_REGEX_FLAGS)}, got {flags!r}"
+            )
+        if mode not in ("search", "fullmatch"):
+            raise MetricError(f"regex_match: mode must be 'search' or 'fullmatch', got {mode!r}")
+        bits = 0
+        for letter in flags:
+            bits |= _REGEX_FLAGS[letter]
+        try:
+            compiled = re.compile(pattern, bits)
+        except re.error as exc:
+            where = f" at position {exc.pos}" if exc.pos is not None else ""
+            raise MetricError(
+                f"regex_match: invalid regular expression {pattern!r}: {exc.msg}{where}"
+            ) from None
+        self.pattern = pattern
+        self.flags = "".join(sorted(set(flags)))
+        self.mode = mode
+        self._match: Callable[[str], object] = (
+            compiled.search if mode == "search" else compiled.fullmatch
+        )
+
+    def params(self) -> dict[str, Any]:
+        return {"pattern": self.pattern, "flags": self.flags, "mode": self.mode}
+
+    def score(self, text: str, case: GoldenCase) -> float:  # noqa: ARG002
+        return 1.0 if self._match(text) is not None else 0.0
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _parse_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is one strict JSON document (no NaN/Infinity)."""
+    try:
+        return True, json.loads(text, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError):
+        return False, None
+
+
+class JsonValid(AnswerMetric):
+    """1.0 when the whole answer (surrounding whitespace aside) is one JSON document."""
+
+    kind = "json_valid"
+    higher_is_better = True
+
+    def score(self, text: str, case: GoldenCase) -> float:  # noqa: ARG002
+        return 1.0 if _parse_json(text)[0] else 0.0
+
+
+class JsonSchemaMatch(AnswerMetric):
+    """1.0 when the answer is JSON that conforms to a JSON Schema; invalid JSON scores 0.
+
+    Give the schema inline (``schema=``) or as a file (``schema_path=``).  The
+    schema is checked against its metaschema when the metric is made, so a
+    broken schema is refused at load (a file's JSON error names its line);
+    the draft follows ``$schema`` (default 2020-12).  The identity hashes the
+    schema's content, not its path: editing the schema makes runs incomparable,
+    moving the file does not.  Needs the ``jsonschema`` package
+    (``pip install 'paired-evalkit[jsonschema]'``).
+    """
+
+    kind = "json_schema"
+    higher_is_better = True
+
+    def __init__(
+        self,
+        schema: Mapping[str, Any] | None = None,
+        *,
+        schema_path: str | Path | None = None,
+    ) -> None:
+        if (schema is None) == (schema_path is None):
+            raise MetricError("json_schema: give exactly one of schema= or schema_path=")
+        self.schema_path = None if schema_path is None else str(schema_path)
+        where = self.schema_path or "schema"
+        loaded: object = schema if schema is not None else _read_schema(Path(str(schema_path)))
+        if not isinstance(loaded, Mapping):
+            raise MetricError(
+                f"json_schema: {where}: a schema must be a JSON object, got {type(loaded).__name__}"
+            )
+        self.schema: dict[str, Any] = dict(loaded)
+        self._validator = _schema_validator(self.schema, where)
+
+    def params(self) -> dict[str, Any]:
+        text = json.dumps(self.schema, sort_keys=True, ensure_ascii=False)
+        return {"schema_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+    @property
+    def definition(self) -> str:
+        shown = f"schema_path={self.schema_path!r}, " if self.schema_path else ""
+        return f"{self.kind}({shown}schema_sha256={self.params()['schema_sha256'][:12]!r})"
+
+    def score(self, text: str, case: GoldenCase) -> float:  # noqa: ARG002
+        ok, value = _parse_json(text)
+        if not ok:
+            return 0.0
+        return 1.0 if self._validator.is_valid(value) else 0.0
+
+
+def _read_schema(path: Path) -> object:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MetricError(f"json_schema: schema file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MetricError(f"json_schema: cannot read schema file {path}: {exc}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MetricError(
+            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON in the schema: {exc.msg}"
+        ) from None
+
+
+def _schema_validator(schema: dict[str, Any], where: str) -> Any:
+    try:
+        import jsonschema
+        from jsonschema import validators
+    except ImportError:
+        raise MetricError(
+            "json_schema needs the jsonschema package: pip install 'paired-evalkit[jsonschema]'"
+        ) from None
+    cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        pointer = "/".join(str(p) for p in exc.absolute_path) or "(root)"
+        first_line = str(exc.message).splitlines()[0]
+        raise MetricError(
+            f"json_schema: {where}: not a valid JSON Schema at {pointer}: {first_line}"
+        ) from None
+    return cls(schema)
+
+
+class AnswerLength(AnswerMetric):
+    """The answer's length in words (whitespace-separated) or characters.
+
+    Registered lower-is-better: as a regression direction, an answer growing
+    longer counts as worse.  Gate it with a threshold (``<=``) for a hard cap.
+    """
+
+    kind = "answer_length"
+    higher_is_better = False
+
+    def __init__(self, unit: Literal["words", "chars"] = "words") -> None:
+        if unit not in ("words", "chars"):
+            raise MetricError(f"answer_length: unit must be 'words' or 'chars', got {unit!r}")
+        self.unit = unit
+
+    def params(self) -> dict[str, Any]:
+        return {"unit": self.unit}
+
+    def score(self, text: str, case: GoldenCase) -> float:  # noqa: ARG002
+        return float(len(text.split()) if self.unit == "words" else len(text))
+
+
+# ------------------------------------------------------------------ building and registering
+
+_KINDS: dict[str, Callable[..., AnswerMetric]] = {
+    "exact_match": ExactMatch,
+    "token_f1": TokenF1,
+    "contains_all": ContainsAll,
+    "contains_any": ContainsAny,
+    "excludes_forbidden": ExcludesPhrases,
+    "regex_match": RegexMatch,
+    "json_valid": JsonValid,
+    "json_schema": JsonSchemaMatch,
+    "answer_length": AnswerLength,
+}
+
+
+def build_answer_metric(kind: str, params: Mapping[str, Any], where: str = "") -> AnswerMetric:
+    """Make an answer metric from its canonical name and parameters (a config entry).
+
+    ``where`` (``"evalkit.yaml:12"``) prefixes every error, so a bad pattern or
+    schema is refused at load with the file and line that declared it.
+    """
+    prefix = f"{where}: " if where else ""
+    factory = _KINDS.get(kind)
+    if factory is None:
+        raise MetricError(
+            f"{prefix}unknown answer metric kind {kind!r}; known: {', '.join(sorted(_KINDS))}"
+        )
+    try:
+        return factory(**dict(params))
+    except TypeError as exc:
+        raise MetricError(f"{prefix}{kind}: bad parameters {sorted(params)}: {exc}") from None
+    except MetricError as exc:
+        raise MetricError(f"{prefix}{exc}") from None
+
+
+def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """Validate a config entry ``{name, kind, **params}``; return its parts.
+
+    Everything that can be checked without reading files is checked here (kind,
+    parameter names, the regular expression); a schema file is read when the
+    metric is built.  Raises :class:`MetricError` (a ``ValueError``).
+    """
+    name, kind = entry.get("name"), entry.get("kind")
+    if not isinstance(name, str) or not name.strip():
+        raise MetricError(f"a declared metric needs a 'name' (text), got {name!r}")
+    if not isinstance(kind, str) or kind not in _KINDS:
+        raise MetricError(
+            f"metric {name!r}: 'kind' must be one of {', '.join(sorted(_KINDS))}, got {kind!r}"
+        )
+    params = {k: v for k, v in entry.items() if k not in ("name", "kind")}
+    if "schema_path" in params:
+        try:
+            inspect.signature(_KINDS[kind]).bind(**params)
+        except TypeError as exc:
+            raise MetricError(f"metric {name!r}: {kind}: bad parameters: {exc}") from None
+    else:
+        build_answer_metric(kind, params, f"metric {name!r}")
+    return name, kind, params
+
+
+def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
+    """Register ``metric`` as the per-case metric ``name``, with its own polarity.
+
+    The metric's identity is its :attr:`~AnswerMetric.fingerprint` (kind,
+    version, parameters), so re-registering a name with other parameters in
+    another run makes the two runs incomparable.
+    """
+    if not isinstance(metric, AnswerMetric):
+        raise MetricError(f"register_answer_metric: expected an AnswerMetric, got {metric!r}")
+    # Registered as a client metric (not builtin=True), so the registry hashes the
+    # object's fingerprint attribute, which carries the parameters; a built-in's
+    # identity would be its version alone.
+    register_metric(name, higher_is_better=metric.higher_is_better, version=metric.version)(metric)
+    return get_metric(name)
+
+
+def register_answer_builtins() -> None:
+    """Register the parameter-free answer metrics under their canonical names."""
+    for metric in (
+        ExactMatch(),
+        TokenF1(),
+        ContainsAll(),
+        ContainsAny(),
+        ExcludesPhrases(),
+        JsonValid(),
+        AnswerLength(),
+    ):
+        register_answer_metric(metric.kind, metric)

@@ -1,0 +1,395 @@
+"""The LLM judge over the OpenAI-compatible Chat Completions protocol.
+
+    judge = OpenAIJudge(rubric="...", model="gpt-4o-mini",
+                        base_url="https://api.openai.com/v1",
+                        cache_path=".evalkit/judge-cache.json")
+
+``base_url`` reaches any server that speaks the protocol: OpenAI
+(``https://api.openai.com/v1``), vLLM (``http://host:8000/v1``), Ollama
+(``http://localhost:11434/v1``), LiteLLM or another gateway, and Azure OpenAI
+(``https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`` with
+``api_version="2024-10-21"``: the key then goes in the ``api-key`` header).
+
+It is :class:`~evalkit.metrics.judge.LLMJudge` with another wire: the same
+prompt, rubric, scale, cache file, cost accounting, ``cache_only`` and
+one-line :class:`JudgeError` messages.  Grading is one forced call of a strict
+function tool (``tool_choice`` names ``record_grade``, ``parallel_tool_calls``
+is off, the schema is ``strict``); the reply is translated into the shape the
+Anthropic judge validates, so both providers refuse exactly the same defects
+(no tool call, another tool, two calls, a score off the scale, a missing or
+extra field), plus one of this wire's own: arguments that are not JSON.
+
+The provider, the base URL (and Azure API version) join the model in the cache
+key and in the fingerprint, so grades from one server are never replayed as
+another's, and runs graded by different servers are reported incomparable.
+
+Failures: a 5xx or a transport error is retried ``max_retries`` times with
+exponential backoff; a 429 that carries ``Retry-After`` is waited out when
+``rate_limit_wait_s`` (a total budget, default 0: off) allows; any other 4xx
+fails at once.  The client is plain httpx, already a dependency: no SDK to
+install, and the retry rules are this module's own rather than an SDK's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import ConfigError
+from evalkit.metrics.judge import (
+    DEFAULT_MAX_TOKENS,
+    SYSTEM_PROMPT,
+    TOOL_NAME,
+    LLMJudge,
+    _digest,
+    _one_line,
+)
+from evalkit.retry_after import WaitBudget, retry_after_seconds
+
+if TYPE_CHECKING:
+    import httpx
+
+    from evalkit.goldens import GoldenCase
+    from evalkit.targets.base import TargetResponse
+
+__all__ = ["PROVIDER", "OpenAIJudge"]
+
+PROVIDER = "openai-compatible"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_RETRIES = 2
+BACKOFF_BASE_S = 0.5
+BACKOFF_CAP_S = 8.0
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A reply part in the shape :meth:`LLMJudge._read_grade` validates."""
+
+    type: str
+    name: str | None = None
+    input: object = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class _Usage:
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+@dataclass(frozen=True)
+class _Message:
+    content: list[_Block] = field(default_factory=list)
+    stop_reason: str | None = None
+    usage: _Usage | None = None
+
+
+class OpenAIJudge(LLMJudge):
+    """An :class:`LLMJudge` that grades through an OpenAI-compatible ``/chat/completions``.
+
+    :param base_url: the API root; ``/chat/completions`` is appended.
+    :param api_key: the key; by default read from ``api_key_env`` when the first
+        request is made.  No key at all sends no credential header (local
+        servers such as Ollama and vLLM need none); a server that wants one
+        answers 401, which names the variable to set.
+    :param api_version: Azure OpenAI's ``api-version``; when set, the key is sent
+        as ``api-key`` instead of ``Authorization: Bearer``.
+    :param max_retries: retries of a 5xx or transport failure (default 2).
+    :param rate_limit_wait_s: total seconds this judge may spend waiting out
+        429 ``Retry-After`` replies (default 0: a 429 fails at once).
+    :param token_limit_key: the request field carrying ``max_tokens``; newer
+        OpenAI reasoning models want ``"max_completion_tokens"``.
+    :param http_client: an ``httpx.Client`` to use (tests, proxies); by default
+        one is built on first use.
+
+    The other parameters are :class:`LLMJudge`'s.
+    """
+
+    def __init__(
+        self,
+        rubric: str,
+        model: str,
+        scale: int = 5,
+        cache_path: str | os.PathLike[str] | None = None,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        api_key_env: str = DEFAULT_API_KEY_ENV,
+        api_version: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float | None = None,
+        max_retries: int | None = None,
+        timeout_s: float | None = None,
+        prices: Mapping[str, float] | None = None,
+        cache_only: bool = False,
+        rate_limit_wait_s: float = 0.0,
+        token_limit_key: str = "max_tokens",
+        http_client: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        super().__init__(
+            rubric,
+            model,
+            scale,
+            cache_path,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            max_retries=max_retries,
+            timeout_s=timeout_s,
+            prices=prices,
+            cache_only=cache_only,
+        )
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"OpenAIJudge: base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, "
+                f"got {base_url!r}"
+            )
+        self.base_url = base_url.rstrip("/")
+        if api_version is not None and (not isinstance(api_version, str) or not api_version):
+            raise ConfigError("OpenAIJudge: api_version must be a non-empty string or None")
+        self.api_version = api_version
+        self._api_key = api_key
+        self.api_key_env = api_key_env
+        if token_limit_key not in ("max_tokens", "max_completion_tokens"):
+            raise ConfigError(
+                "OpenAIJudge: token_limit_key must be 'max_tokens' or 'max_completion_tokens', "
+                f"got {token_limit_key!r}"
+            )
+        self.token_limit_key = token_limit_key
+        try:
+            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
+        except ValueError as exc:
+            raise ConfigError(f"OpenAIJudge: rate_limit_wait_s: {exc}") from None
+        self._sleep = sleep
+        self._http: httpx.Client | None = http_client
+        self._http_lock = threading.Lock()
+
+    # identity --------------------------------------------------------------------------
+
+    def _wire(self) -> dict[str, Any]:
+        return {"provider": PROVIDER, "base_url": self.base_url, "api_version": self.api_version}
+
+    @property
+    def fingerprint(self) -> str:
+        return _digest({"judge": super().fingerprint, **self._wire()})[:16]
+
+    def cache_key(self, response: TargetResponse, case: GoldenCase) -> str:
+        # The Anthropic key (model, rubric, scale, case, output) plus where the grade
+        # came from: the same model name on another server is another judge.
+        return _digest({"grade": super().cache_key(response, case), **self._wire()})
+
+    def __repr__(self) -> str:
+        cache = f", cache_path={str(self.cache.path)!r}" if self.cache is not None else ""
+        return (
+            f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, "
+            f"scale={self.scale}{cache})"
+        )
+
+    # the request ------------------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def function_tool(self) -> dict[str, Any]:
+        """``record_grade`` as a strict Chat Completions function tool."""
+        anthropic_tool = self.tool()
+        parameters = json.loads(json.dumps(anthropic_tool["input_schema"]))
+        # Strict mode wants every property typed; the enum still bounds the range.
+        parameters["properties"]["score"]["type"] = "integer"
+        return {
+            "type": "function",
+            "function": {
+                "name": TOOL_NAME,
+                "description": anthropic_tool["description"],
+                "strict": True,
+                "parameters": parameters,
+            },
+        }
+
+    def request_body(self, response: TargetResponse, case: GoldenCase) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": SYSTEM_PROMPT},
+                {"role": "user", "content": self.prompt(response, case)},
+            ],
+            "tools": [self.function_tool()],
+            "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}},
+            "parallel_tool_calls": False,
+            self.token_limit_key: self.max_tokens,
+        }
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        key = self._api_key if self._api_key is not None else os.environ.get(self.api_key_env)
+        if not key:
+            return {}
+        if self.api_version is not None:
+            return {"api-key": key}
+        return {"authorization": f"Bearer {key}"}
+
+    def _client_http(self) -> httpx.Client:
+        with self._http_lock:
+            if self._http is None:
+                import httpx
+
+                self._http = httpx.Client(
+                    timeout=self.timeout_s if self.timeout_s is not None else DEFAULT_TIMEOUT_S
+                )
+            return self._http
+
+    def close(self) -> None:
+        """Close the HTTP connection pool this judge built (an injected client is left open)."""
+        with self._http_lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+    # talking to the server --------------------------------------------------------------
+
+    def _create(self, response: TargetResponse, case: GoldenCase) -> Any:
+        import httpx
+
+        client = self._client_http()
+        body = self.request_body(response, case)
+        params = {"api-version": self.api_version} if self.api_version is not None else None
+        retries = DEFAULT_RETRIES if self.max_retries is None else self.max_retries
+        failures = 0
+        while True:
+            try:
+                reply = client.post(
+                    self.endpoint, json=body, headers=self._headers(), params=params
+                )
+            except httpx.TransportError as exc:
+                if failures < retries:
+                    self._backoff(failures)
+                    failures += 1
+                    continue
+                raise self._fail(
+                    case,
+                    f"could not reach {self.endpoint} ({type(exc).__name__}: "
+                    f"{_one_line(exc, 100)}) after {failures + 1} attempt(s); check the "
+                    "server, base_url and timeout",
+                ) from exc
+            status = reply.status_code
+            if status == 429:
+                wait = retry_after_seconds(reply.headers)
+                if wait is not None and self.rate_limit_budget.wait(wait):
+                    continue
+                raise self._fail(case, self._rate_limited(reply, wait))
+            if status >= 500 and failures < retries:
+                self._backoff(failures)
+                failures += 1
+                continue
+            if status >= 400:
+                raise self._fail(case, self._describe(reply, attempts=failures + 1))
+            return self._translate(reply, case)
+
+    def _backoff(self, failures: int) -> None:
+        self._sleep(min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**failures))
+
+    def _rate_limited(self, reply: httpx.Response, wait: float | None) -> str:
+        text = self._describe(reply, attempts=1)
+        budget = self.rate_limit_budget
+        if wait is None:
+            return f"{text}; the server gave no Retry-After, so there is nothing to wait out"
+        if not budget.enabled:
+            return (
+                f"{text}; it asked to wait {wait:g} s: set rate_limit_wait_s to wait out "
+                "rate limits, or lower concurrency / rate_limit"
+            )
+        return (
+            f"{text}; it asked to wait {wait:g} s but only {budget.left_s:g} s of "
+            f"rate_limit_wait_s ({budget.total_s:g} s) is left"
+        )
+
+    def _describe(self, reply: httpx.Response, *, attempts: int) -> str:
+        """``server returned HTTP 500 server_error: boom`` plus a hint."""
+        error: Any = None
+        try:
+            doc = reply.json()
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict):
+            error = doc.get("error")
+        kind = detail = None
+        if isinstance(error, dict):
+            kind = error.get("code") or error.get("type")
+            detail = error.get("message")
+        elif isinstance(error, str):
+            detail = error
+        status = reply.status_code
+        text = f"{self.endpoint} returned HTTP {status}"
+        if kind:
+            text += f" {kind}"
+        if detail:
+            text += f": {_one_line(detail, 120)}"
+        elif not isinstance(doc, dict) and reply.content:
+            text += f": {_one_line(reply.text, 80)}"
+        if status >= 500:
+            text += (
+                f" after {attempts} attempt(s); the server is failing, rerun later or raise "
+                "max_retries"
+            )
+        elif status in (401, 403):
+            where = "api_key" if self._api_key is not None else self.api_key_env
+            text += f"; check the key ({where})"
+        elif status == 404:
+            text += "; check the model name and base_url"
+        return text
+
+    def _translate(self, reply: httpx.Response, case: GoldenCase) -> _Message:
+        """The Chat Completions reply as the message shape the grade is read from."""
+        try:
+            doc = reply.json()
+        except ValueError as exc:
+            raise self._fail(
+                case, f"malformed API response body: not valid JSON ({_one_line(exc, 80)})"
+            ) from None
+        choices = doc.get("choices") if isinstance(doc, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            shown = _one_line(json.dumps(doc)[:200], 80)
+            raise self._fail(case, f"malformed API response: no choices (got {shown})")
+        choice = choices[0]
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise self._fail(case, "malformed API response: the choice has no message")
+        blocks: list[_Block] = []
+        for text_field in ("content", "refusal"):
+            text = message.get(text_field)
+            if isinstance(text, str) and text:
+                blocks.append(_Block("text", text=text))
+        calls = message.get("tool_calls") or []
+        if not isinstance(calls, list):
+            raise self._fail(case, "malformed API response: tool_calls is not a list")
+        for call in calls:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                raise self._fail(case, "malformed API response: a tool call has no function")
+            arguments = function.get("arguments")
+            try:
+                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+            except ValueError:
+                raise self._fail(
+                    case,
+                    f"{TOOL_NAME} arguments are not valid JSON: {_one_line(arguments, 80)!r}",
+                ) from None
+            blocks.append(_Block("tool_use", name=function.get("name"), input=parsed))
+        usage = doc.get("usage")
+        return _Message(
+            content=blocks,
+            stop_reason=choice.get("finish_reason"),
+            usage=_Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
+            if isinstance(usage, dict)
+            else None,
+        )

@@ -1,0 +1,110 @@
+"""Judge-human agreement: aggregates a check can gate on, and the gate report line."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit import registry
+from evalkit.errors import ConfigError, MetricError
+from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metrics.judge_agreement import (
+    agreement_notes,
+    register_judge_agreement,
+)
+from evalkit.results import CaseResult
+from evalkit.targets.base import TargetResponse
+
+HUMAN = {"a": 5, "b": 1, "c": 4, "d": 2}
+JUDGE = {"a": 5.0, "b": 1.0, "c": 5.0, "d": 1.0}
+# Worked by hand: Σ(x-y)² = 2, Σx² = 52, Σy² = 46, ΣxΣy/n = 36 → κ = 1 - 2/26 = 12/13;
+# mid-ranks x 3.5 1.5 3.5 1.5, y 4 1 3 2: ρ = 4/√(4·5) = 2/√5.
+KAPPA = 12 / 13
+RHO = 2 / 5**0.5
+
+
+def goldens(human: dict[str, object]) -> GoldenSet:
+    cases = [
+        GoldenCase(id=cid, query=f"q {cid}", context={} if g is None else {"human_grade": g})
+        for cid, g in human.items()
+    ]
+    return GoldenSet(cases)
+
+
+def rows(values: dict[str, float], metric: str = "helpfulness") -> list[CaseResult]:
+    return [CaseResult(cid, TargetResponse(text="x"), {metric: v}) for cid, v in values.items()]
+
+
+def test_the_aggregates_equal_the_hand_worked_values() -> None:
+    names = register_judge_agreement([("helpfulness", 5)], goldens(dict(HUMAN)))
+    assert names == ["judge_agreement_kappa", "judge_agreement_spearman"]
+    kappa = registry.get_metric("judge_agreement_kappa")
+    assert kappa.kind == "aggregate"
+    assert registry.polarity("judge_agreement_kappa") is True
+    assert kappa.fn(rows(JUDGE)) == pytest.approx(KAPPA, abs=1e-12)
+    assert registry.get_metric("judge_agreement_spearman").fn(rows(JUDGE)) == pytest.approx(RHO)
+
+
+def test_cases_without_a_human_grade_are_left_out() -> None:
+    human: dict[str, object] = {**HUMAN, "e": None}
+    register_judge_agreement([("helpfulness", 5)], goldens(human))
+    value = registry.get_metric("judge_agreement_kappa").fn(rows({**JUDGE, "e": 3.0}))
+    assert value == pytest.approx(KAPPA)
+
+
+def test_several_judges_get_suffixed_names() -> None:
+    names = register_judge_agreement([("helpful", 5), ("correct", 3)], goldens({"a": 2, "b": 3}))
+    assert names == [
+        "judge_agreement_kappa.helpful",
+        "judge_agreement_spearman.helpful",
+        "judge_agreement_kappa.correct",
+        "judge_agreement_spearman.correct",
+    ]
+
+
+def test_a_grade_off_the_scale_is_refused_at_load() -> None:
+    with pytest.raises(ConfigError, match=r"cfg: case 'b': human_grade 7 is outside .* 1\.\.5"):
+        register_judge_agreement([("helpfulness", 5)], goldens({"a": 1, "b": 7}), where="cfg")
+    with pytest.raises(ConfigError, match=r"human_grade must be an integer grade, got 'good'"):
+        register_judge_agreement([("helpfulness", 5)], goldens({"a": "good"}))
+
+
+def test_a_listed_agreement_metric_needs_two_graded_cases_before_anything_runs() -> None:
+    with pytest.raises(ConfigError, match=r"'judge_agreement_kappa' needs at least 2 .*found 1"):
+        register_judge_agreement(
+            [("helpfulness", 5)], goldens({"a": 3, "b": None}), ["judge_agreement_kappa"]
+        )
+
+
+def test_too_few_pairs_in_the_run_is_an_error_not_a_number() -> None:
+    register_judge_agreement([("helpfulness", 5)], goldens(dict(HUMAN)))
+    with pytest.raises(MetricError, match="1 case.* agreement needs at least 2"):
+        registry.get_metric("judge_agreement_kappa").fn(rows({"a": 5.0}))
+
+
+def test_identity_is_statistic_and_judge_metric() -> None:
+    prints = []
+    for judge, human in (("helpfulness", HUMAN), ("correctness", HUMAN), ("helpfulness", {})):
+        with registry.isolated():
+            register_judge_agreement([(judge, 5)], goldens(dict(human)))
+            prints.append(registry.get_metric("judge_agreement_kappa").fingerprint)
+    assert prints[0] != prints[1]
+    assert prints[0] == prints[2]  # the grades belong to the goldens' own fingerprint
+
+
+def test_notes_report_both_kappas_and_rho_with_intervals() -> None:
+    (note,) = agreement_notes(rows(JUDGE), [("helpfulness", 5)], goldens(dict(HUMAN)))
+    assert note.startswith(
+        "helpfulness: judge-human agreement on 4 case(s): weighted κ (quadratic)"
+    )
+    assert f"{KAPPA:.2f} [" in note
+    assert "κ (linear)" in note
+    assert "Spearman ρ" in note
+    assert agreement_notes(rows(JUDGE), [("helpfulness", 5)], goldens(dict.fromkeys(HUMAN))) == []
+
+
+def test_notes_say_when_agreement_is_undefined() -> None:
+    (note,) = agreement_notes(
+        rows(dict.fromkeys(HUMAN, 3.0)), [("helpfulness", 5)], goldens(dict(HUMAN))
+    )
+    assert "judge-human agreement not computed" in note
+    assert "same grade" in note
