@@ -66,7 +66,7 @@ def test_spec_example_loads() -> None:
     assert p95.level == "warn"
     assert regression.vs_baseline == "no_significant_regression"
     assert regression.alpha == 0.05
-    assert regression.method == "bootstrap"
+    assert regression.method == "auto"  # the calibrated default (docs/calibration.md)
     assert regression.op is None
     assert controls.scope == tuple(CONTROLS)
     assert claims.threshold == 0.0
@@ -427,7 +427,7 @@ def test_unknown_method(tmp_path: Path) -> None:
     with pytest.raises(
         CheckError,
         match=r"checks\.yaml:5: check 'c1': unknown method 'wilcoxon'; "
-        r"allowed: 'bootstrap', 'permutation', 't'",
+        r"allowed: 'auto', 'bootstrap', 'permutation', 't'",
     ):
         load_checks(path)
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cli_process import evalkit, write_files
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "custom_client"
 
@@ -53,30 +55,10 @@ n_resamples: 500
 """
 
 
-def evalkit(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    full_env.pop("EVALKIT_DEBUG", None)
-    full_env.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=120,
-        check=False,
-    )
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "tiny_target.py").write_text(TARGET_MODULE)
-    (tmp_path / "goldens.jsonl").write_text(GOLDENS)
-    (tmp_path / "checks.yaml").write_text(CHECKS)
-    (tmp_path / "evalkit.yaml").write_text(CONFIG)
-    return tmp_path
+    files = {"tiny_target.py": TARGET_MODULE, "goldens.jsonl": GOLDENS, "checks.yaml": CHECKS}
+    return write_files(tmp_path, {**files, "evalkit.yaml": CONFIG})
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:

@@ -4,14 +4,13 @@ loopback Messages API, with usage and cost in each row and a cache that replays 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import cli_process
 from fakes.anthropic_server import FakeAnthropic, grade
 
 TARGET = """
@@ -74,22 +73,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def evalkit(api: FakeAnthropic, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "ANTHROPIC_BASE_URL": api.base_url,
-        "ANTHROPIC_API_KEY": "test-key",
-        "NO_COLOR": "1",
-        "COLUMNS": "200",
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}
+    return cli_process.evalkit(*args, cwd=cwd, env=env)
 
 
 def test_judge_grades_through_the_real_sdk_and_records_usage(

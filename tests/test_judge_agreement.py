@@ -108,3 +108,33 @@ def test_notes_say_when_agreement_is_undefined() -> None:
     )
     assert "judge-human agreement not computed" in note
     assert "same grade" in note
+
+
+def test_a_graded_answer_is_compared_on_the_judges_grade_of_that_text() -> None:
+    graded: list[str] = []
+
+    def length_judge(response: TargetResponse, case: GoldenCase) -> float:
+        assert response.text is not None
+        graded.append(response.text)
+        return float(min(5, len(response.text)))
+
+    registry.register_metric("helpfulness", higher_is_better=True)(length_judge)
+    cases = [
+        GoldenCase(id="a", query="q a", context={"human_grade": 5, "graded_answer": "abcde"}),
+        GoldenCase(id="b", query="q b", context={"human_grade": 1, "graded_answer": "a"}),
+        GoldenCase(id="c", query="q c", context={"human_grade": 3}),
+    ]
+    register_judge_agreement([("helpfulness", 5)], GoldenSet(cases))
+    # The run's own grades of a and b (1 and 5, reversed) are not what the person graded.
+    run = rows({"a": 1.0, "b": 5.0, "c": 3.0})
+    value = registry.get_metric("judge_agreement_kappa").fn(run)
+    assert value == pytest.approx(1.0)  # judge(abcde)=5, judge(a)=1, c from the run: 3
+    assert sorted(graded) == ["a", "abcde"]
+
+
+def test_a_graded_answer_without_a_grade_is_refused() -> None:
+    with pytest.raises(ConfigError, match="graded_answer is given without a human_grade"):
+        register_judge_agreement(
+            [("helpfulness", 5)],
+            GoldenSet([GoldenCase(id="a", query="q", context={"graded_answer": "x"})]),
+        )

@@ -154,7 +154,7 @@ def test_before_after_and_delta_are_over_the_same_paired_cases() -> None:
     assert c.n_paired == len(paired) == 30
     assert c.candidate_value == pytest.approx(float(truth_c / 30), abs=1e-15)
     assert c.baseline_value == pytest.approx(float(truth_b / 30), abs=1e-15)
-    assert c.delta == float((truth_c - truth_b) / 30)
+    assert c.delta == pytest.approx(float((truth_c - truth_b) / 30), abs=1e-15)
     assert c.candidate_value is not None
     assert c.candidate_value - c.baseline_value == pytest.approx(c.delta, abs=1e-15)
     line = summary_result(v)

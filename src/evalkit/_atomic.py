@@ -4,16 +4,26 @@ Every file evalkit writes for someone to read later (artefacts, checkpoints, the
 judge cache, reports, TREC files, baselines) goes through here: a temp file in the
 same folder, flushed and fsync'd, then ``os.replace``, then the folder fsync'd so
 the rename itself survives a power loss.
+
+A path that cannot hold a file (``a.json/run.json`` where ``a.json`` is a file, a
+folder where a file is expected, a folder that is not writable) is an
+:class:`~evalkit.errors.InputError` naming the path and what is in the way; running
+out of space is a :class:`~evalkit.errors.RuntimeFailure`.  :func:`check_writable`
+asks the same question up front, so a command can refuse a bad ``--out`` before it
+spends anything (a target run, judge calls).
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
+
+from evalkit.errors import EvalkitError, InputError, RuntimeFailure
 
 # mkstemp creates 0600 files; a replaced file keeps its mode, a new one gets this.
 NEW_FILE_MODE = 0o644
@@ -33,24 +43,87 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _existing_ancestor(path: Path) -> Path:
+    """The nearest ancestor of ``path`` that exists (``.`` for a relative path)."""
+    for ancestor in path.parents:
+        if os.path.lexists(ancestor):
+            return ancestor
+    return Path(path.anchor or ".")
+
+
+def _blocked(target: Path) -> InputError | None:
+    """Why no file can be written at ``target``, or ``None`` when it looks writable."""
+    if target.is_dir():
+        return InputError(f"{target}: is a folder, not a file; give the path of a file")
+    ancestor = _existing_ancestor(target)
+    if not ancestor.is_dir():
+        return InputError(
+            f"{target}: cannot write there: {ancestor} is a file, not a folder; choose another path"
+        )
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return InputError(f"{target}: cannot write there: folder {ancestor} is not writable")
+    return None
+
+
+def check_writable(*paths: str | os.PathLike[str] | None) -> None:
+    """Refuse, before anything runs, output paths no file can be written at."""
+    for path in paths:
+        if path is not None:
+            problem = _blocked(Path(path))
+            if problem is not None:
+                raise problem
+
+
+class DiskWriteError(RuntimeFailure):
+    """The path was fine but the write failed (disk full, I/O error): exit 3."""
+
+    def __init__(self, target: Path, reason: str) -> None:
+        super().__init__(f"{target}: could not write the file: {reason}; check free space")
+        self.reason = reason
+
+
+_PATH_ERRNOS = frozenset(
+    {errno.ENOTDIR, errno.EEXIST, errno.EISDIR, errno.EACCES, errno.EPERM, errno.EROFS}
+    | {errno.ENAMETOOLONG, errno.ELOOP, errno.EINVAL, errno.ENOENT}
+)
+
+
+def write_error(target: Path, exc: OSError) -> EvalkitError:
+    """The one-line error for a failed write: the path's fault (exit 2) or the disk's (3)."""
+    if exc.errno in _PATH_ERRNOS:
+        return _blocked(target) or InputError(
+            f"{target}: cannot write there: {exc.strerror or exc}"
+        )
+    return DiskWriteError(target, str(exc.strerror or exc))
+
+
 @contextmanager
 def atomic_file(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     """A binary file that replaces ``path`` when the block ends without an exception."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = NEW_FILE_MODE
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            mode = target.stat().st_mode & 0o777
+        except FileNotFoundError:
+            mode = NEW_FILE_MODE
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise write_error(target, exc) from None
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
+            try:
+                yield handle  # an OSError in the block is the write failing (disk full)
+                handle.flush()
+                os.fsync(handle.fileno())
+            except OSError as exc:
+                raise write_error(target, exc) from None
+        try:
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise write_error(target, exc) from None
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

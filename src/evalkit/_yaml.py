@@ -9,6 +9,22 @@
 * how an integer was written: ``id: 010`` is the integer 8 to YAML, so ints
   remember their literal text and :func:`as_text` refuses ids that would not
   survive the round trip.
+
+It also bounds what a hostile (or broken) file can make evalkit do.  PyYAML
+shares an anchored value between its aliases, but everything downstream (config
+validation, ``plain``, hashing, JSON) copies it, so a "billion laughs" file of a
+few hundred bytes expands to gigabytes; ``&a [*a]`` builds a cycle; and 10⁵
+nested brackets exhaust the recursive composer.  So, while composing:
+
+* nesting deeper than :data:`evalkit._bounded.MAX_DEPTH` is refused;
+* an alias of a node that is still open (a recursive alias) is refused;
+* aliases may add at most :data:`MAX_ALIAS_NODES` nodes in total (counting what
+  each alias would expand to), which no hand-written file with ``<<: *defaults``
+  comes near;
+* values PyYAML cannot build (an integer of 5000 digits, ``2001-13-45``) are
+  reported at their line instead of escaping as a bare ``ValueError``.
+
+Each refusal is an ``InputError`` of the caller's kind naming ``file:line``.
 """
 
 from __future__ import annotations
@@ -18,8 +34,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+from yaml.composer import ComposerError
+from yaml.constructor import ConstructorError
 
+from evalkit._bounded import MAX_DEPTH
 from evalkit.errors import InputError
+
+MAX_ALIAS_NODES = 200_000
+"""Most nodes all aliases of one document may expand to, together."""
 
 
 class LiteralInt(int):
@@ -34,8 +56,91 @@ class LiteralInt(int):
 
 
 class _Loader(yaml.SafeLoader):
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._open_anchors: set[str] = set()
+        self._alias_nodes = 0
+        self._expanded: dict[int, int] = {}  # id(node) -> nodes it expands to
+
     def construct_literal_int(self, node: yaml.ScalarNode) -> LiteralInt:
         return LiteralInt(self.construct_yaml_int(node), str(node.value))
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            if event.anchor in self._open_anchors:
+                raise ComposerError(
+                    None,
+                    None,
+                    f"recursive alias *{event.anchor} (it refers to the value that contains "
+                    "it, which would never end); write the value out instead",
+                    event.start_mark,
+                )
+            node = super().compose_node(parent, index)
+            assert node is not None
+            self._alias_nodes += self._expanded_size(node)
+            if self._alias_nodes > MAX_ALIAS_NODES:
+                raise ComposerError(
+                    None,
+                    None,
+                    f"aliases expand to more than {MAX_ALIAS_NODES:,} values "
+                    f"(*{event.anchor} here); this looks like an alias bomb "
+                    '("billion laughs"): write the values out or use fewer aliases',
+                    event.start_mark,
+                )
+            return node
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if self._depth >= MAX_DEPTH:
+            raise ComposerError(
+                None,
+                None,
+                f"nested deeper than {MAX_DEPTH} levels; flatten the structure",
+                event.start_mark,
+            )
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self._open_anchors.add(anchor)
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+            if anchor is not None:
+                self._open_anchors.discard(anchor)
+
+    def _expanded_size(self, root: yaml.Node) -> int:
+        """How many nodes ``root`` stands for once every alias inside it is expanded.
+
+        Memoised per node, so each distinct node is visited once however often it
+        is aliased; the graph is acyclic because recursive aliases are refused and
+        at most ``MAX_DEPTH`` deep, so plain recursion is safe.
+        """
+        known = self._expanded.get(id(root))
+        if known is not None:
+            return known
+        total = 1
+        if isinstance(root, yaml.MappingNode):
+            for key, value in root.value:
+                total += self._expanded_size(key) + self._expanded_size(value)
+        elif isinstance(root, yaml.SequenceNode):
+            for item in root.value:
+                total += self._expanded_size(item)
+        self._expanded[id(root)] = total
+        return total
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep=deep)
+        except yaml.YAMLError:
+            raise
+        except (ValueError, OverflowError, TypeError) as exc:
+            # e.g. an integer longer than Python converts, or a date like 2001-13-45
+            shown = str(node.value)
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise ConstructorError(
+                None, None, f"cannot read {shown!r}: {_one_line(str(exc))}", node.start_mark
+            ) from None
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_literal_int)

@@ -2,7 +2,7 @@
 
 Layout (``schema_version`` first, then provenance, then one row per case)::
 
-    {"schema_version": 1,
+    {"schema_version": 2,
      "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
      "git": {"commit": "...", "dirty": false} | null,
      "path": "target" | "retrieval",
@@ -16,8 +16,9 @@ Layout (``schema_version`` first, then provenance, then one row per case)::
                "truncated": false, "latency_ms": 12.5, "meta": {...}, "error": null}]}
 
 Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
-Readers check the version and the shape and refuse NaN/inf rather than
-turning them into something that looks like a score.
+Only the current schema is written; every earlier one is read through the
+migration steps below.  Readers check the version and the shape and refuse
+NaN/inf rather than turning them into something that looks like a score.
 """
 
 from __future__ import annotations
@@ -28,19 +29,20 @@ import math
 import os
 import subprocess
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
 from evalkit.metric_identity import Params
 from evalkit.results import CaseResult, QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_OUTPUT_IDS = 1_000
 MAX_OUTPUT_CHARS = 20_000
 
@@ -100,6 +102,9 @@ class RunArtifact:
     # different configs are never merged; and which shard ("i/N") this run is.
     config_fingerprint: str | None = None
     shard: str | None = None
+    # The schema_version of the file this was read from (older ones are migrated on
+    # read); None for a run built in this process.  Never written: files are current.
+    read_schema_version: int | None = None
 
     @property
     def name(self) -> str:
@@ -347,18 +352,18 @@ def _reject_constant(token: str) -> float:
 
 def _load_json(path: Path) -> Any:
     try:
-        raw = path.read_bytes()
+        raw = _bounded.read_bytes(path)
+        if path.suffix == ".gz" or raw[:2] == _bounded.GZIP_MAGIC:
+            try:
+                raw = _bounded.gunzip(raw, path)
+            except (EOFError, zlib.error) as exc:
+                raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
     except FileNotFoundError:
         raise ArtifactError(f"{path}: artefact file not found") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
-    if path.suffix == ".gz" or raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+        return _bounded.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError:
         raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
@@ -466,17 +471,74 @@ def _parse_row(
     return CaseResult(case_id, response, metrics, error), truncated
 
 
-def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+# ----------------------------------------------------------------------------- migrations
+#
+# A promoted baseline must outlive the release that wrote it.  Every schema change
+# adds one step here, from version N to N+1, and a fixture of version N that the
+# tests read forever (tests/data/artifacts/v<N>*.json).  Only the current version
+# is ever written.
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
+
+    A schema-1 fingerprint of a metric registered right now is replaced by today's
+    fingerprint when it is exactly what schema 1 computed for today's definition
+    (the same source text is the same code).  Otherwise it is kept, and the gate
+    calls the metric incomparable, as it would any changed definition.  Built-in
+    fingerprints are the same in both schemas.
+    """
+    from evalkit.registry import get_metric, source_text_fingerprint
+
+    metrics = doc.get("metrics")
+    if isinstance(metrics, dict):
+        translated: dict[str, Any] = {}
+        for name, info in metrics.items():
+            if isinstance(info, dict) and isinstance(info.get("fingerprint"), str):
+                try:
+                    defn = get_metric(name)
+                except EvalkitError:  # not registered in this process: cannot vouch for it
+                    defn = None
+                if defn is not None and info["fingerprint"] == source_text_fingerprint(defn):
+                    info = {**info, "fingerprint": defn.fingerprint}
+            translated[name] = info
+        doc = {**doc, "metrics": translated}
+    return {**doc, "schema_version": 2}
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, Any], int]:
+    """Bring an artefact document of any earlier schema to the current one.
+
+    Returns ``(document, version it was read as)``.  A version from a newer
+    evalkit, or one that never existed, is refused.
+    """
     version = doc.get("schema_version")
     if version is None:
         raise ArtifactError(f"{where}: not an evalkit run artefact (no schema_version)")
-    if version != SCHEMA_VERSION:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ArtifactError(
-            f"{where}: artefact schema_version {version!r} is not supported by this evalkit "
-            f"(reads version {SCHEMA_VERSION}); regenerate it with this evalkit's `evalkit run`"
+            f"{where}: artefact schema_version {version!r} is not a schema version "
+            f"(1 to {SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
         )
+    if version > SCHEMA_VERSION:
+        raise ArtifactError(
+            f"{where}: artefact schema_version {version} was written by a newer evalkit "
+            f"(this one reads versions 1 to {SCHEMA_VERSION}); upgrade evalkit to read it"
+        )
+    original = version
+    while version < SCHEMA_VERSION:
+        doc = _MIGRATIONS[version](doc)
+        version += 1
+    return doc, original
+
+
+def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+    doc, read_version = migrate(doc, where=where)
     path = _req(doc, "path", str, where)
     if path not in ("target", "retrieval"):
         raise ArtifactError(f"{where}: path must be 'target' or 'retrieval', got {path!r}")
@@ -516,6 +578,7 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
         truncated_ids=frozenset(truncated),
         config_fingerprint=_opt(doc, "config_fingerprint", str, where),
         shard=_opt(doc, "shard", str, where),
+        read_schema_version=read_version,
     )
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from evalkit import _bounded
 from evalkit._atomic import fsync_dir, write_bytes_atomic
 from evalkit.artifact import _parse_row, _row_dict
 from evalkit.errors import ArtifactError, RuntimeFailure
@@ -165,7 +166,7 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
     """
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = _bounded.read_bytes(p)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -183,7 +184,9 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
     for position, (number, end, raw) in enumerate(entries):
         last = position == len(entries) - 1
         try:
-            doc = json.loads(raw.decode("utf-8"))
+            doc = _bounded.loads(raw.decode("utf-8"))
+        except _bounded.JsonTooDeep as exc:  # whole, not torn: refused wherever it is
+            raise ArtifactError(f"{p}:{number}: damaged checkpoint line ({exc.msg})") from None
         except (UnicodeDecodeError, ValueError):
             if last:  # a write cut short by a crash: that case just runs again
                 if contents is not None:

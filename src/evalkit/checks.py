@@ -28,10 +28,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
-from evalkit import _yaml
+from evalkit import _bounded, _yaml
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
-from evalkit.stats.names import CORRECTIONS, METHODS, Correction, Method
+
+# "auto" (the default) is the gate's calibrated procedure: evalkit.stats.procedures.
+from evalkit.stats.names import CORRECTIONS, Correction
+from evalkit.stats.names import GATE_METHODS as METHODS
+from evalkit.stats.names import GateMethod as Method
 
 __all__ = [
     "ABS_TOL",
@@ -58,7 +62,7 @@ VS_BASELINE: Final = ("no_significant_regression", "non_inferiority")
 # 0.2.0's name for the allowed vs_baseline modes (it had only the first).
 VS_BASELINE_MODES: Final = frozenset(VS_BASELINE)
 DEFAULT_ALPHA: Final = 0.05
-DEFAULT_METHOD: Final = "bootstrap"
+DEFAULT_METHOD: Final = "auto"
 
 # The spec's fixed tolerance for "==": not configurable, on purpose.
 EQ_REL_TOL: Final = 1e-9
@@ -156,7 +160,8 @@ class CheckSpec:
 
     Threshold checks carry ``op`` and ``threshold``; vs_baseline checks carry
     ``vs_baseline`` with ``alpha`` (default 0.05) and ``method`` (default
-    ``bootstrap``), plus ``margin`` for ``non_inferiority``.  ``scope`` is
+    ``auto``, the calibrated procedure of :mod:`evalkit.stats.procedures`), plus
+    ``margin`` for ``non_inferiority``.  ``scope`` is
     ``None`` (every case) or a tuple of case ids.  ``source`` records where
     the check was declared (``file:line``) and is not part of equality.
     """
@@ -551,7 +556,7 @@ def load_checks_file(
     file = Path(path)
     source = str(file)
     try:
-        text = file.read_text(encoding="utf-8-sig")
+        text = _bounded.read_text(file, encoding="utf-8-sig")
     except FileNotFoundError:
         raise CheckError(f"checks file not found: {file}") from None
     except UnicodeDecodeError as exc:

@@ -163,13 +163,9 @@ def _write_reports(
 
 
 def _write_text(path: Path, text: str) -> None:
-    from evalkit.errors import ConfigError
+    from evalkit._atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot write report: {exc.strerror or exc}") from None
+    write_text_atomic(path, text)
 
 
 class _Progress:
@@ -392,6 +388,7 @@ def _score_trec(
     relevance_level: int,
 ) -> None:
     """``evalkit run --trec-run RUN --qrels QRELS --metrics … --out FILE``."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import build_artifact, write_artifact
     from evalkit.errors import ConfigError
     from evalkit.execute import resolve_metrics
@@ -413,6 +410,7 @@ def _score_trec(
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     if not names:
         raise ConfigError("--metrics names no metric; e.g. --metrics ndcg@10,map@100")
+    check_writable(out)
     case_defs, _ = resolve_metrics(names)
     result = score_trec_run(
         trec_run,
@@ -445,10 +443,12 @@ def merge(
     commits, a shard given twice or missing, and duplicate or missing cases.
     A merged run with failed cases is written beside OUT unless --allow-failed.
     """
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.pipeline import write_run
     from evalkit.shards import merge as merge_shards
 
+    check_writable(out)
     artefacts = [read_artifact(path) for path in shards]
     merged = merge_shards(artefacts, sources=[str(path) for path in shards])
     path = write_run(merged, out, allow_failed=allow_failed)
@@ -484,12 +484,16 @@ def gate(
     ] = False,
 ) -> None:
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
     from evalkit.pipeline import find_baseline, prepare, to_artifact, write_run
     from evalkit.pipeline import gate as run_gate
 
     cfg = load_config(config)
+    check_writable(
+        markdown, json_out, html, None if candidate is not None else out or cfg.output_path
+    )
     if require_baseline:
         cfg.model = cfg.model.model_copy(update={"require_baseline": True})
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
@@ -519,9 +523,11 @@ def compare(
     html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
 ) -> None:
     """Paired comparison of every metric two artefacts share (A minus B)."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.compare import compare_artifacts, render_compare_table
 
+    check_writable(html)
     cand, base = read_artifact(a), read_artifact(b)
     rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
     _say(render_compare_table(rows, cand.name, base.name))
@@ -536,10 +542,14 @@ def show(
     artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
 ) -> None:
     """Summarise a run artefact: provenance, metric values, failed cases."""
-    from evalkit.artifact import read_artifact
+    from evalkit.artifact import SCHEMA_VERSION, read_artifact
     from evalkit.compare import render_show
 
-    _say(render_show(read_artifact(artefact)))
+    art = read_artifact(artefact)
+    version = art.read_schema_version
+    how = "current" if version == SCHEMA_VERSION else f"read through migration to {SCHEMA_VERSION}"
+    _say(f"{artefact}: artefact schema_version {version} ({how})")
+    _say(render_show(art))
 
 
 @app.command()
@@ -609,9 +619,11 @@ def export(
     ] = False,
 ) -> None:
     """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
+    from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
 
+    check_writable(csv)
     art = read_artifact(artefact)
     path = write_csv(art.result, csv, include_output=include_output)
     _say(f"wrote {path} ({len(art.result)} rows)")

@@ -63,8 +63,15 @@ def _definition_note(info_a: MetricInfo, info_b: MetricInfo) -> str:
 def compare_artifacts(
     a: RunArtifact, b: RunArtifact, *, n_resamples: int = 10_000, seed: int = 42
 ) -> list[CompareRow]:
-    """Paired bootstrap of every metric both artefacts recorded."""
-    from evalkit.significance import paired_bootstrap
+    """Every metric both artefacts recorded, two-sided, by the gate's default procedure.
+
+    The interval, p and "REAL" come from one procedure (stats.procedures), so the
+    row cannot say "REAL" beside an interval that contains 0.
+    """
+    import numpy as np
+
+    from evalkit.stats.procedures import evaluator_for
+    from evalkit.stats.ties import WinLossTie, case_outcomes, count
 
     run_a, run_b = _paired_runs(a, b)
     shared = [m for m in a.metrics if m in b.metrics]
@@ -76,28 +83,37 @@ def compare_artifacts(
         note = _definition_note(info_a, info_b)
         hib = info_a.higher_is_better
         try:
-            res = paired_bootstrap(
-                run_a, run_b, metric, n_resamples=n_resamples, seed=seed, higher_is_better=hib
+            evaluator, paired = evaluator_for(
+                run_a, run_b, metric, n_resamples=n_resamples, seed=seed
             )
+            res = evaluator.decide(0.05)
         except EvalkitError as exc:
             raise ComparisonError(f"metric {metric!r}: {exc}") from None
+        wlt = WinLossTie(0, 0, 0)
+        if info_a.kind == "case":
+            va, vb = run_a.values(metric), run_b.values(metric)
+            ids = list(va)
+            signs = case_outcomes(
+                np.array([va[i] for i in ids]), np.array([vb[i] for i in ids]), hib
+            )
+            wlt = count(signs)
         rows.append(
             CompareRow(
                 metric=metric,
                 kind=info_a.kind,
                 higher_is_better=hib,
                 # means over the paired cases, the ones delta is computed on
-                value_a=res.value_a if res.value_a is not None else run_a.value(metric),
-                value_b=res.value_b if res.value_b is not None else run_b.value(metric),
-                delta=res.observed,
-                ci_low=res.ci_low,
-                ci_high=res.ci_high,
+                value_a=run_a.value(metric),
+                value_b=run_b.value(metric),
+                delta=res.estimate,
+                ci_low=res.low,
+                ci_high=res.high,
                 p_value=res.p_value,
-                significant=res.significant and not note,
-                n=res.n_queries,
-                wins=res.wins or 0,
-                losses=res.losses or 0,
-                ties=res.ties or 0,
+                significant=res.excludes_null and not note,
+                n=len(paired.ids),
+                wins=wlt.wins,
+                losses=wlt.losses,
+                ties=wlt.ties,
                 note=note,
                 incomparable=bool(note),
             )

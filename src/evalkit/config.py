@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalkit import _yaml
+from evalkit import _bounded, _yaml
 from evalkit.errors import ConfigError
 from evalkit.metric_entries import MetricEntry
 
@@ -264,7 +264,7 @@ def load_config(path: str | Path) -> LoadedConfig:
     """Read and validate ``evalkit.yaml``; every defect is one :class:`ConfigError` line."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = _bounded.read_text(p, encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{p}: config file not found (pass --config PATH)") from None
     except (OSError, UnicodeDecodeError) as exc:

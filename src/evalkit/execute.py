@@ -22,6 +22,7 @@ from typing import Any
 from evalkit import registry
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
 from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metrics.judge_guard import run_preflights
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target, TargetResponse
 
@@ -144,12 +145,23 @@ def score_case(
     return CaseResult(case.id, response, values)
 
 
+def timed_out(case: GoldenCase, deadline_s: float) -> CaseResult:
+    """The row of a case that did not finish within its deadline."""
+    return CaseResult(case.id, None, {}, error=f"timed out after {deadline_s:g}s")
+
+
 def _invoke(
     target: Target,
     case: GoldenCase,
     metrics: Sequence[registry.MetricDef],
     limiter: RateLimiter | None,
+    late: Callable[[], bool] | None = None,
 ) -> CaseResult:
+    """Run and score one case.
+
+    ``late()`` is asked once the target has answered: a case already past its
+    deadline is not scored, so a late answer never costs a judge call.
+    """
     if limiter is not None:
         limiter.acquire()
     try:
@@ -171,6 +183,8 @@ def _invoke(
             {},
             error=f"target {target.name!r} returned {type(response).__name__}, not TargetResponse",
         )
+    if late is not None and late():
+        return CaseResult(case.id, None, {}, error="late")  # replaced by the timeout row
     return score_case(case, response, metrics)
 
 
@@ -199,6 +213,8 @@ def evaluate(
         raise InputError("the golden set is empty: nothing to evaluate")
     skipped = set(skip)
     todo = [(i, c) for i, c in enumerate(cases) if c.id not in skipped]
+    if todo:  # a judge's credentials and cache are checked before any target call
+        run_preflights(d.fn for d in case_defs)
     limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
     _size_pool(target, options.concurrency)
     rows: dict[int, CaseResult] = {}
@@ -243,19 +259,25 @@ def _run_pool(
     rate limit *before* taking its case, so a case's deadline (and its measured
     latency) starts only when it may really start.
 
-    A case that overruns its deadline is reported as timed out here and a fresh
-    worker takes its slot at once; the abandoned worker exits when (if ever) its
-    call returns, and its late answer is dropped.  Whichever of the two removes
-    the case from ``running`` (under ``lock``) owns it, so each case is reported
-    exactly once and the number of live workers stays at ``concurrency``.  On
-    any exit (done, a raised error, Ctrl-C) ``stop`` tells workers to take no
-    further case, so nothing keeps spending in the background.
+    The deadline is hard: a case is timed out exactly when its own clock says
+    it ran for ``case_timeout_s`` or more, whoever notices first.  This thread
+    reports a case still running past its deadline and a fresh worker takes
+    its slot at once; the abandoned worker exits when (if ever) its call
+    returns, and its late answer is dropped.  A worker whose case returns late
+    before this thread noticed (this thread starved under load) reports the
+    timeout itself and drops the answer, and a late answer is never scored (no
+    judge call is paid for it).  Whichever of the two removes the case from
+    ``running`` (under ``lock``) owns it, so each case is reported exactly once
+    and the number of live workers stays at ``concurrency``.  On any exit
+    (done, a raised error, Ctrl-C) ``stop`` tells workers to take no further
+    case, so nothing keeps spending in the background.
     """
     jobs: queue.SimpleQueue[tuple[int, GoldenCase]] = queue.SimpleQueue()
     for job in todo:
         jobs.put(job)
     results: queue.SimpleQueue[tuple[int, CaseResult | BaseException]] = queue.SimpleQueue()
     running: dict[int, tuple[GoldenCase, float]] = {}
+    finished_at: dict[int, float] = {}  # set by a worker the moment its call returns
     lock = threading.Lock()
     stop = threading.Event()
     deadline_s = options.case_timeout_s
@@ -270,16 +292,30 @@ def _run_pool(
                 index, case = jobs.get_nowait()
             except queue.Empty:
                 return
+            started = time.monotonic()
             with lock:
-                running[index] = (case, time.monotonic())
+                running[index] = (case, started)
+
+            def late(start: float = started) -> bool:
+                return deadline_s is not None and time.monotonic() - start >= deadline_s
+
             try:
-                outcome: CaseResult | BaseException = _invoke(target, case, case_defs, None)
+                outcome: CaseResult | BaseException = _invoke(
+                    target, case, case_defs, None, late if deadline_s is not None else None
+                )
             except BaseException as exc:  # re-raised on the calling thread
                 outcome = exc
+            finished_at[index] = time.monotonic()
             with lock:
                 mine = running.pop(index, None) is not None
             if not mine:
                 return  # abandoned after its deadline: a replacement holds this slot
+            if (
+                deadline_s is not None
+                and isinstance(outcome, CaseResult)
+                and finished_at[index] - started >= deadline_s
+            ):
+                outcome = timed_out(case, deadline_s)  # late: its answer is discarded
             results.put((index, outcome))
 
     def spawn() -> None:
@@ -312,18 +348,18 @@ def _run_pool(
             if deadline_s is not None:
                 now = time.monotonic()
                 with lock:
+                    # A case whose call returned within its deadline is its worker's to report.
                     expired = [
                         (i, case)
                         for i, (case, started) in running.items()
                         if now - started >= deadline_s
+                        and finished_at.get(i, now) - started >= deadline_s
                     ]
                     for i, _ in expired:
                         del running[i]
                 for i, case in expired:
                     spawn()
-                    finish(
-                        i, CaseResult(case.id, None, {}, error=f"timed out after {deadline_s:g}s")
-                    )
+                    finish(i, timed_out(case, deadline_s))
                     pending -= 1
     finally:
         stop.set()

@@ -11,12 +11,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
+import numpy as np
+
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.checks import CheckSpec
-from evalkit.errors import CheckError, EvalkitError, MetricError
+from evalkit.errors import CheckError, EvalkitError, InputError, MetricError
 from evalkit.exit_codes import ExitCode
 from evalkit.metric_identity import describe_params
 from evalkit.results import CaseResult, Row, RunResult
+from evalkit.stats.correction import holm
+from evalkit.stats.diagnostics import warnings_for
+from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
+from evalkit.stats.power import detectable_regression
+from evalkit.stats.procedures import (
+    DEFAULT_GATE_METHOD,
+    PROCEDURE_NAMES,
+    RESAMPLING,
+    Evaluator,
+    PairedData,
+    corrected_alpha,
+    evaluator_for,
+)
+from evalkit.stats.ties import case_outcomes, count
 
 if TYPE_CHECKING:
     from evalkit.stats.pairing import CaseMatch
@@ -81,6 +97,11 @@ class Comparison:
     # Set when the checks file asks for a multiple-comparison correction.
     correction: str = "none"
     p_adjusted: float | None = None
+    # The procedure that decided (stats.procedures: t, skew-t, bootstrap, permutation);
+    # the interval and p above are its own, so they agree with the status.
+    procedure: str = "bootstrap"
+    # The Δ the p-value tests: 0, or the margin on the bad side for non_inferiority.
+    tested_value: float = 0.0
     candidate_value: float | None = None
 
 
@@ -134,6 +155,8 @@ class GateReport:
     alpha_familywise: float | None
     correction: str = "none"
     notes: tuple[str, ...] = ()
+    # How alpha_familywise was obtained (estimated for this gate's decision, or a bound).
+    familywise: FamilywiseRate | None = None
 
     @property
     def blocking_failures(self) -> list[CheckVerdict]:
@@ -275,6 +298,18 @@ def _fmt(x: float) -> str:
 # ----------------------------------------------------------------------------- threshold
 
 
+def _alpha(spec: CheckSpec) -> float:
+    """A vs_baseline check's alpha (CheckSpec fills in the default on construction)."""
+    assert spec.alpha is not None
+    return spec.alpha
+
+
+def _margin(spec: CheckSpec) -> float:
+    """A non_inferiority check's margin (CheckSpec requires one)."""
+    assert spec.margin is not None
+    return float(spec.margin)
+
+
 def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     base: dict[str, Any] = {
         "check_id": spec.id,
@@ -345,6 +380,7 @@ def _vs_baseline(
     diff: GoldensDiff | None,
     options: GateOptions,
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
+    evaluators: dict[str, Evaluator],
 ) -> CheckVerdict:
     mode = spec.vs_baseline
     common: dict[str, Any] = {
@@ -404,7 +440,9 @@ def _vs_baseline(
     base_run: RunResult[Any] = RunResult(base.name, [match.rows_b[i] for i in paired_ids])
     pairs[spec.id] = (cand_run, base_run)
     try:
-        comparison, worst = _compare(spec, cand_run, base_run, hib, cand, options)
+        comparison, worst, evaluators[spec.id] = _compare(
+            spec, cand_run, base_run, hib, cand, options
+        )
     except EvalkitError as exc:
         return CheckVerdict(
             **common,
@@ -457,6 +495,31 @@ def left_out_note(match: CaseMatch) -> str:
     return f" ({', '.join(parts)}: left out; before, after and Δ are over the paired cases)"
 
 
+def _evaluator(
+    spec: CheckSpec, cand_run: RunResult[Any], base_run: RunResult[Any], options: GateOptions
+) -> tuple[Evaluator, PairedData]:
+    """The deciding procedure for this check, ready to give its interval at any level."""
+    try:
+        return evaluator_for(
+            cand_run,
+            base_run,
+            spec.metric,
+            method=spec.method or DEFAULT_GATE_METHOD,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+        )
+    except InputError as exc:
+        raise MetricError(f"check {spec.id!r}: {exc}") from None
+
+
+def _tested_value(spec: CheckSpec, hib: bool) -> float:
+    """The difference the check tests against: 0, or the margin on the bad side."""
+    if spec.vs_baseline == "non_inferiority":
+        margin = _margin(spec)
+        return -margin if hib else margin
+    return 0.0
+
+
 def _compare(
     spec: CheckSpec,
     cand_run: RunResult[Any],
@@ -464,98 +527,98 @@ def _compare(
     hib: bool,
     cand: RunArtifact,
     options: GateOptions,
-) -> tuple[Comparison, tuple[CaseDelta, ...]]:
-    import numpy as np
-
-    from evalkit.significance import paired_bootstrap
-    from evalkit.stats.ties import case_outcomes
-
-    alpha = spec.alpha
-    assert alpha is not None  # CheckSpec fills in the default for vs_baseline checks
-    method = spec.method or "bootstrap"
-    result = paired_bootstrap(
-        cand_run,
-        base_run,
-        spec.metric,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
-        alpha=alpha,
-        method=method,
-        higher_is_better=hib,
-    )
+) -> tuple[Comparison, tuple[CaseDelta, ...], Evaluator]:
+    alpha = _alpha(spec)
+    method = spec.method or DEFAULT_GATE_METHOD
+    evaluator, paired = _evaluator(spec, cand_run, base_run, options)
+    decision = evaluator.decide(alpha, _tested_value(spec, hib))
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
+    wins = losses = ties = 0
     mde = None
     if not _is_aggregate(spec.metric, cand):
         cv = cand_run.values(spec.metric)
         bv = base_run.values(spec.metric)
         deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
-        # the same lattice-exact, polarity-aware outcome the statistics counted
+        # the one polarity-aware, lattice-exact outcome (evalkit.stats.ties)
         signs = case_outcomes(
             np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas]), hib
         )
+        wlt = count(signs)
+        wins, losses, ties = wlt.wins, wlt.losses, wlt.ties
         regressed = [d for d, sign in zip(deltas, signs.tolist(), strict=True) if sign < 0]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
-        mde = result.mde if result.mde > 0 else None
-    paired_means = result.value_a is not None and result.value_b is not None
+    if paired.diffs is not None:
+        detectable = detectable_regression(
+            paired.diffs,
+            alpha,
+            higher_is_better=hib,
+            method=evaluator.procedure,
+            seed=options.seed,
+        )
+        mde = detectable if detectable > 0 else None
+    stat_warnings = warnings_for(
+        n=len(paired.ids),
+        method=evaluator.procedure,
+        kind="case" if paired.diffs is not None else "aggregate",
+        diffs=paired.diffs,
+    )
     comparison = Comparison(
-        baseline_value=(
-            result.value_b if result.value_b is not None else base_run.value(spec.metric)
-        ),
-        candidate_value=(result.value_a if paired_means else cand_run.value(spec.metric)),
-        delta=result.observed,
-        ci_low=result.ci_low,
-        ci_high=result.ci_high,
-        confidence=1.0 - alpha,
-        p_value=result.p_value,
+        # both means over the paired cases, the ones delta is computed on
+        baseline_value=base_run.value(spec.metric),
+        candidate_value=cand_run.value(spec.metric),
+        delta=decision.estimate,
+        ci_low=decision.low,
+        ci_high=decision.high,
+        confidence=decision.confidence,
+        p_value=decision.p_value,
         method=method,
         n_paired=len(cand_run),
-        n_resamples=result.n_resamples,
-        wins=result.wins or 0,
-        losses=result.losses or 0,
-        ties=result.ties or 0,
+        n_resamples=options.n_resamples if evaluator.procedure in RESAMPLING else 0,
+        wins=wins,
+        losses=losses,
+        ties=ties,
         mde=mde,
         margin=spec.margin,
-        # The statistics return StatWarning objects; a verdict carries their messages.
-        warnings=tuple(str(getattr(w, "message", w)) for w in getattr(result, "warnings", ())),
+        warnings=tuple(w.message for w in stat_warnings),
         deltas=tuple(deltas),
+        procedure=evaluator.procedure,
+        tested_value=decision.null,
     )
-    return comparison, worst
+    return comparison, worst, evaluator
 
 
 def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
-    bad_bound = c.ci_high if hib else c.ci_low  # the interval's end nearest "no regression"
-    worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
-    ci = f"Δ {c.delta:+.4g}, {c.confidence:.0%} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}]"
+    """Status from the interval (DESIGN §5); its dual p agrees by construction."""
+    level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
+    ci = (
+        f"Δ {c.delta:+.4g}, {level} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}] "
+        f"({PROCEDURE_NAMES.get(c.procedure, c.procedure)})"
+    )
+    bad_status: Status = "fail" if spec.level == "block" else "warn"
     if spec.vs_baseline == "non_inferiority":
-        assert spec.margin is not None  # CheckSpec requires it for non_inferiority
-        margin = float(spec.margin)
-        within = worse_side >= -margin if hib else worse_side <= margin
+        margin = _margin(spec)
+        worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
+        within = worse_side > c.tested_value if hib else worse_side < c.tested_value
+        p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}"
         if within:
-            return "pass", f"{ci}: the worst plausible change is within the margin ±{margin:g}"
-        status: Status = "fail" if spec.level == "block" else "warn"
-        return status, (
-            f"{ci}: a drop larger than the margin {margin:g} cannot be ruled out "
+            return "pass", (
+                f"{ci}, {p_text}: the worst plausible change is within the margin ±{margin:g}"
+            )
+        return bad_status, (
+            f"{ci}, {p_text}: a drop larger than the margin {margin:g} cannot be ruled out "
             f"(bound {worse_side:+.4g})"
         )
-    alpha = 1 - c.confidence
-    on_bad_side = (c.delta < 0) if hib else (c.delta > 0)
     p_text = f"p={c.p_value:.4f}"
     if c.p_adjusted is not None:
-        # A correction decides from the adjusted p-value (the interval stays unadjusted).
-        p_text += f", {c.correction}-adjusted p={c.p_adjusted:.4f}"
-        regressed = on_bad_side and c.p_adjusted <= alpha
-        improved = not on_bad_side and c.delta != 0 and c.p_adjusted <= alpha
-    elif c.method != "bootstrap":
-        regressed = on_bad_side and c.p_value <= alpha
-        improved = not on_bad_side and c.delta != 0 and c.p_value <= alpha
-    else:
-        regressed = bad_bound < 0 if hib else bad_bound > 0
-        improved = (c.ci_low > 0) if hib else (c.ci_high < 0)
+        # The corrected verdict shows the adjusted p and the interval at the level that
+        # decides exactly as the adjusted p does (see stats.procedures.corrected_alpha).
+        p_text = f"{c.correction}-adjusted p={c.p_adjusted:.4f} (unadjusted {c.p_value:.4f})"
+    regressed = c.ci_high < 0 if hib else c.ci_low > 0
+    improved = c.ci_low > 0 if hib else c.ci_high < 0
     if regressed:
-        status = "fail" if spec.level == "block" else "warn"
-        return status, f"{ci}, {p_text}: significant regression"
+        return bad_status, f"{ci}, {p_text}: significant regression"
     if improved:
         return "pass", f"{ci}, {p_text}: significant improvement"
     return "pass", f"{ci}, {p_text}: no significant regression"
@@ -568,15 +631,19 @@ def _correct(
     checks: Sequence[CheckSpec],
     verdicts: list[CheckVerdict],
     pairs: Mapping[str, tuple[RunResult[Any], RunResult[Any]]],
+    evaluators: Mapping[str, Evaluator],
     options: GateOptions,
 ) -> list[str]:
     """Adjust the significance tests of no_significant_regression checks for multiplicity.
 
-    ``holm`` adjusts the checks' p-values together.  ``maxt`` (Westfall-Young) needs
-    one shared resampling of the same cases, so it runs when every tested check pairs
-    the same cases with the same method; otherwise the gate falls back to Holm and
-    says so.  Non-inferiority checks are decided by their interval and margin, and
-    are not adjusted.  Returns notes for the report.
+    ``holm`` adjusts the deciding procedures' p-values together.  ``maxt``
+    (Westfall-Young) needs one shared resampling of the same cases, so it runs when
+    every tested check pairs the same cases and compares a per-case metric;
+    otherwise the gate falls back to Holm and says so.  Each corrected verdict then
+    shows the adjusted p and the interval at the level at which its own procedure
+    decides exactly as the adjusted p does (:func:`corrected_alpha`), so the line
+    still cannot contradict itself.  Non-inferiority checks are decided by their
+    interval and margin, and are not adjusted.  Returns notes for the report.
     """
     specs = {spec.id: spec for spec in checks}
     tested = [
@@ -588,52 +655,108 @@ def _correct(
         return []
     method = options.correction
     notes: list[str] = []
+    raw = [verdicts[i].comparison.p_value for i in tested]  # type: ignore[union-attr]
     adjusted: dict[int, float] = {}
     if method == "maxt":
-        keys = {
-            (tuple(pairs[verdicts[i].check_id][0].ids()), verdicts[i].comparison.method)  # type: ignore[union-attr]
-            for i in tested
-        }
-        metrics = [verdicts[i].metric for i in tested]
-        if len(keys) == 1 and len(set(metrics)) == len(metrics):
-            from evalkit.significance import paired_bootstrap_many
-
-            cand_run, base_run = pairs[verdicts[tested[0]].check_id]
-            first = verdicts[tested[0]].comparison
-            assert first is not None
-            joint = paired_bootstrap_many(
-                cand_run,
-                base_run,
-                metrics,
-                options.n_resamples,
-                options.seed,
-                method=first.method,
-                correction="maxt",
-            )
-            for i, result in zip(tested, joint.results, strict=True):
-                if result.p_adjusted is not None:
-                    adjusted[i] = result.p_adjusted
-        else:
+        joint = _maxt(verdicts, tested, pairs, options)
+        if joint is None:
             method = "holm"
             notes.append(
-                "correction maxt needs every tested check to pair the same cases with the same "
-                "method and distinct metrics; Holm's correction was used instead"
+                "correction maxt needs every tested check to pair the same cases on a "
+                "per-case metric, each metric once; Holm's correction was used instead"
             )
+        else:
+            # max-T's inflation of its own null's p, applied to the deciding procedure's p
+            # (so the corrected p and interval stay that procedure's), never below it
+            adjusted = {
+                i: min(1.0, p * max(1.0, inflation))
+                for i, inflation, p in zip(tested, joint, raw, strict=True)
+            }
     if method == "holm":
-        from evalkit.significance import holm
-
-        raw = [verdicts[i].comparison.p_value for i in tested]  # type: ignore[union-attr]
         adjusted = dict(zip(tested, holm(raw), strict=True))
     for i, p_adj in adjusted.items():
         v = verdicts[i]
         assert v.comparison is not None
         assert v.higher_is_better is not None
-        comparison = replace(v.comparison, correction=method, p_adjusted=p_adj)
-        status, message = _decide(specs[v.check_id], comparison, v.higher_is_better)
+        spec = specs[v.check_id]
+        level = corrected_alpha(_alpha(spec), v.comparison.p_value, p_adj)
+        decision = evaluators[v.check_id].decide(level, v.comparison.tested_value)
+        comparison = replace(
+            v.comparison,
+            ci_low=decision.low,
+            ci_high=decision.high,
+            confidence=decision.confidence,
+            correction=method,
+            p_adjusted=p_adj,
+        )
+        status, message = _decide(spec, comparison, v.higher_is_better)
         if v.covered < v.total:
             message += f" ({v.total - v.covered} case(s) not in the baseline or changed since)"
         verdicts[i] = replace(v, status=status, message=message, comparison=comparison)
     return notes
+
+
+def _maxt(
+    verdicts: list[CheckVerdict],
+    tested: list[int],
+    pairs: Mapping[str, tuple[RunResult[Any], RunResult[Any]]],
+    options: GateOptions,
+) -> list[float] | None:
+    """Per check, max-T's adjusted p over its raw p on one shared null (None: impossible)."""
+    from evalkit.significance import paired_bootstrap_many
+
+    keys = {tuple(pairs[verdicts[i].check_id][0].ids()) for i in tested}
+    metrics = [verdicts[i].metric for i in tested]
+    per_case = all(verdicts[i].comparison.deltas for i in tested)  # type: ignore[union-attr]
+    if len(keys) != 1 or len(set(metrics)) != len(metrics) or not per_case:
+        return None
+    cand_run, base_run = pairs[verdicts[tested[0]].check_id]
+    methods = {verdicts[i].comparison.procedure for i in tested}  # type: ignore[union-attr]
+    # The sign-flip null for every per-case procedure (t has no resampled null of its
+    # own); the centred bootstrap null when every check asked for the bootstrap.
+    null = "bootstrap" if methods == {"bootstrap"} else "permutation"
+    joint = paired_bootstrap_many(
+        cand_run,
+        base_run,
+        metrics,
+        options.n_resamples,
+        options.seed,
+        method=null,
+        correction="maxt",
+    )
+    return [
+        float(r.p_adjusted) / r.p_value if r.p_adjusted is not None and r.p_value > 0 else 1.0
+        for r in joint.results
+    ]
+
+
+def _familywise(
+    checks: Sequence[CheckSpec],
+    verdicts: list[CheckVerdict],
+    options: GateOptions,
+) -> FamilywiseRate:
+    """The chance this gate fails falsely, for the decision it makes (stats.familywise)."""
+    specs = {spec.id: spec for spec in checks}
+    tested = [v for v in verdicts if v.comparison is not None]
+    case_orders = {tuple(d.case_id for d in v.comparison.deltas) for v in tested if v.comparison}
+    shared = len(case_orders) == 1
+    entries = []
+    for v in tested:
+        c = v.comparison
+        assert c is not None
+        assert v.higher_is_better is not None
+        diffs = np.array([d.delta for d in c.deltas]) if shared and c.deltas else None
+        entries.append(
+            TestedCheck(
+                diffs=diffs,
+                procedure=c.procedure,
+                alpha=_alpha(specs[v.check_id]),
+                higher_is_better=v.higher_is_better,
+                tested_value=c.tested_value,
+                corrected=v.mode == "no_significant_regression",
+            )
+        )
+    return familywise_rate(entries, options.correction, options.seed)
 
 
 def evaluate_gate(
@@ -647,27 +770,23 @@ def evaluate_gate(
     diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
     verdicts: list[CheckVerdict] = []
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]] = {}
+    evaluators: dict[str, Evaluator] = {}
     for spec in checks:
         if spec.vs_baseline is not None:
-            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs))
+            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs, evaluators))
         else:
             verdicts.append(_threshold(spec, candidate))
-    notes = _correct(checks, verdicts, pairs, opts)
+    notes = _correct(checks, verdicts, pairs, evaluators, opts)
     tests = [v for v in verdicts if v.comparison is not None]
-    alpha_fw = None
-    if tests:
-        survive = 1.0
-        for v in tests:
-            assert v.comparison is not None
-            survive *= v.comparison.confidence
-        alpha_fw = 1.0 - survive
+    familywise = _familywise(checks, verdicts, opts) if tests else None
     return GateReport(
         verdicts=tuple(verdicts),
         candidate=_summary(candidate),
         baseline=_summary(baseline) if baseline is not None else None,
         goldens_diff=diff,
         n_vs_baseline_tests=len(tests),
-        alpha_familywise=alpha_fw,
+        alpha_familywise=None if familywise is None else familywise.rate,
         correction=opts.correction,
+        familywise=familywise,
         notes=(*opts.extra_notes, *notes),
     )

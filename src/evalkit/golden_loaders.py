@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit import _yaml
+from evalkit import _bounded, _yaml
 from evalkit.errors import GoldenError
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.registry import get_loader, loader_extensions, register_loader
@@ -107,7 +107,7 @@ def _loader_for(file: Path) -> Loader:
 
 def _read_text(file: Path) -> str:
     try:
-        data = file.read_bytes()
+        data = _bounded.read_bytes(file)
     except FileNotFoundError:
         raise GoldenError(f"golden file not found: {file}") from None
     except OSError as exc:
@@ -370,7 +370,7 @@ def _reject_constant(name: str) -> Any:
 
 def _parse_json_line(line: str, where: _Where) -> Any:
     try:
-        return json.loads(
+        return _bounded.loads(
             line, object_pairs_hook=_reject_duplicate_fields, parse_constant=_reject_constant
         )
     except json.JSONDecodeError as exc:

@@ -213,10 +213,16 @@ class Prepared:
 
 
 def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
-    """Load plugins, judges, goldens and checks, and cross-validate them."""
+    """Load plugins, judges, goldens and checks, and cross-validate them.
+
+    ``cache_only`` is process-wide: it holds for every judge, including ones a
+    plugin registers itself (:mod:`evalkit.metrics.judge_guard`).
+    """
     from evalkit.checks import load_checks_file
     from evalkit.golden_loaders import load_goldens
+    from evalkit.metrics.judge_guard import set_cache_only
 
+    set_cache_only(cache_only)
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
     register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
@@ -405,6 +411,7 @@ def run_to_artifact(
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
     """
+    from evalkit._atomic import check_writable
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.shards import select_shard
 
@@ -416,6 +423,7 @@ def run_to_artifact(
         prepared.config.model, prepared.goldens, None if shard is None else str(shard)
     )
     ckpt_path = checkpoint_path(requested)
+    check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
         done = ckpt.completed

@@ -59,7 +59,7 @@ class MetricDef:
     kind: MetricKind
     fn: Callable[..., float]
     higher_is_better: bool | None
-    version: str
+    version: str | None  # None: fingerprinted by what the code does
     builtin: bool = False
     family: str | None = None
     k: int | None = None
@@ -78,9 +78,12 @@ class MetricDef:
         """A short hash that changes when the metric's definition changes.
 
         Built-ins carry an explicit version that is bumped with the formula.
-        A client function is fingerprinted by its source text (so an edited
-        formula is noticed), or by a ``fingerprint`` attribute when the object
-        provides one (the LLM judge hashes its model, rubric and scale).
+        A client metric registered with ``version=`` is fingerprinted by that
+        version; without one, by what its code does (its syntax tree without
+        comments or docstrings, and the constants it reads), so an edited
+        formula is noticed and an edited comment is not.  An object's own
+        ``fingerprint`` attribute is always part of it (the LLM judge hashes
+        its model, rubric and scale).
         """
         return _fingerprint(self)
 
@@ -92,7 +95,7 @@ class RetrievalFamily:
     name: str
     fn: RetrievalFn
     higher_is_better: bool | None
-    version: str
+    version: str | None  # None: fingerprinted by what the code does
     builtin: bool = False
     # Built-in families beyond the spec's recall/ndcg: the spec shows clients adding
     # their own `METRICS["precision"] = ...`, so such a name yields to the client's.
@@ -107,32 +110,66 @@ class RetrievalFamily:
         return signature_parameters(self.fn)
 
 
-def _source_identity(fn: Callable[..., Any]) -> str:
+def _code_identity(fn: Callable[..., Any], version: str | None) -> str:
+    """What a client metric's fingerprint hashes besides its name, kind and direction.
+
+    A declared ``version=`` stands for the code (the author bumps it with the
+    formula); otherwise what the code does (:mod:`evalkit.code_identity`: the
+    syntax tree without comments or docstrings, plus the constants it reads).
+    An object's own ``fingerprint`` string (the LLM judge's) is always kept.
+    """
     explicit = getattr(fn, "fingerprint", None)
     if isinstance(explicit, str):
-        return "attr:" + explicit
-    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
-    try:
-        return "src:" + inspect.getsource(target)
-    except (OSError, TypeError):
-        module = getattr(target, "__module__", "?")
-        qualname = getattr(target, "__qualname__", repr(target))
-        return f"qualname:{module}.{qualname}"
+        return "attr:" + explicit + ("" if version is None else f"|declared:v{version}")
+    if version is not None:
+        return f"declared:v{version}"
+    from evalkit.code_identity import SCHEME, code_hash
+
+    return f"{SCHEME}:{code_hash(fn)}"
 
 
-def _fingerprint(defn: MetricDef) -> str:
+def _definition(defn: MetricDef) -> tuple[Callable[..., Any], bool, str | None]:
+    """The function, built-in flag and version that define ``defn`` (its family's, if any)."""
     if defn.family is not None:
         fam = _families.get(defn.family)
-        fn: Callable[..., Any] = fam.fn if fam is not None else defn.fn
-        builtin = fam.builtin if fam is not None else defn.builtin
-        version = fam.version if fam is not None else defn.version
-    else:
-        fn, builtin, version = defn.fn, defn.builtin, defn.version
-    identity = f"builtin:v{version}" if builtin else f"v{version}:{_source_identity(fn)}"
+        if fam is not None:
+            return fam.fn, fam.builtin, fam.version
+    return defn.fn, defn.builtin, defn.version
+
+
+def _hash_identity(defn: MetricDef, identity: str) -> str:
     payload = f"{defn.name}|{defn.kind}|{defn.higher_is_better}|{identity}"
     if defn.params:  # the default instance keeps the fingerprint it always had
         payload += f"|params:{params_json(defn.params)}"
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def _fingerprint(defn: MetricDef) -> str:
+    fn, builtin, version = _definition(defn)
+    identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
+    return _hash_identity(defn, identity)
+
+
+def source_text_fingerprint(defn: MetricDef) -> str:
+    """The fingerprint evalkit 0.1 (artefact schema 1) stored: it hashed the source *text*.
+
+    Kept only so the artefact reader can tell that a schema-1 fingerprint still
+    describes today's definition (same text, so surely the same code).
+    """
+    fn, builtin, version = _definition(defn)
+    if builtin:
+        return _hash_identity(defn, f"builtin:v{version}")
+    explicit = getattr(fn, "fingerprint", None)
+    if isinstance(explicit, str):
+        text = "attr:" + explicit
+    else:
+        target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
+        try:
+            text = "src:" + inspect.getsource(target)
+        except (OSError, TypeError):
+            module = getattr(target, "__module__", "?")
+            text = f"qualname:{module}.{getattr(target, '__qualname__', repr(target))}"
+    return _hash_identity(defn, f"v{version or '1'}:{text}")
 
 
 _case: dict[str, MetricDef] = {}
@@ -147,6 +184,16 @@ def _check_polarity(name: str, higher_is_better: object) -> bool:
             f"metric {name!r}: higher_is_better must be True or False, got {higher_is_better!r}"
         )
     return higher_is_better
+
+
+def _version(version: object) -> str | None:
+    if version is None:
+        return None
+    if isinstance(version, bool) or not isinstance(version, str | int) or str(version) == "":
+        raise RegistryError(
+            f"metric version must be a non-empty string such as '2', got {version!r}"
+        )
+    return str(version)
 
 
 def _check_name(name: object) -> str:
@@ -213,35 +260,41 @@ def _register(defn: MetricDef) -> None:
     (_case if defn.kind == "case" else _aggregate)[defn.name] = defn
 
 
-def register_metric(name: str, *, higher_is_better: bool, version: str = "1") -> Callable[[F], F]:
+def register_metric(
+    name: str, *, higher_is_better: bool, version: str | None = None
+) -> Callable[[F], F]:
     """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
 
     ``higher_is_better`` is required: it decides which direction of change is a
-    regression.  Duplicate names raise :class:`RegistryError`.
+    regression.  Duplicate names raise :class:`RegistryError`.  ``version``, when
+    given, is the metric's fingerprint (bump it when the formula changes); without
+    it the fingerprint follows what the code does (see :mod:`evalkit.code_identity`).
     """
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
+    declared = _version(version)
 
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "case", fn, hib, str(version)))
+        _register(MetricDef(name, "case", fn, hib, declared))
         return fn
 
     return decorate
 
 
 def register_aggregate(
-    name: str, *, higher_is_better: bool, version: str = "1"
+    name: str, *, higher_is_better: bool, version: str | None = None
 ) -> Callable[[F], F]:
     """Register a whole-run metric ``(Sequence[CaseResult]) -> float``."""
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
+    declared = _version(version)
 
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "aggregate", fn, hib, str(version)))
+        _register(MetricDef(name, "aggregate", fn, hib, declared))
         return fn
 
     return decorate
@@ -252,7 +305,7 @@ def register_family(
     fn: RetrievalFn,
     *,
     higher_is_better: bool | None,
-    version: str = "1",
+    version: str | None = None,
     builtin: bool = False,
     replaceable: bool = False,
     parameters: Mapping[str, ParamValue] | None = None,
@@ -280,10 +333,12 @@ def register_family(
         raise RegistryError(f"retrieval family {name!r}: expected a callable, got {fn!r}")
     if higher_is_better is not None:
         _check_polarity(name, higher_is_better)
+    if builtin and version is None:
+        version = "1"  # built-ins always carry the version their fingerprint hashes
     existing = _families.get(name)
     if existing is not None and existing.replaceable and existing.fn is not fn:
         _families[name] = RetrievalFamily(
-            name, fn, higher_is_better, str(version), parameters=parameters
+            name, fn, higher_is_better, _version(version), parameters=parameters
         )
         return
     if existing is not None:
@@ -311,7 +366,7 @@ def register_family(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
     _families[name] = RetrievalFamily(
-        name, fn, higher_is_better, str(version), builtin, replaceable, parameters
+        name, fn, higher_is_better, _version(version), builtin, replaceable, parameters
     )
 
 

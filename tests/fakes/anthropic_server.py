@@ -197,9 +197,12 @@ class FakeAnthropic:
         *,
         default: Reply | None = None,
         responder: Callable[[JsonObj], Reply] | None = None,
+        accepted_key: str | None = None,
     ) -> None:
         self.default = default or grade(4, "good enough")
         self.responder = responder
+        # When set, any other key is refused with 401 (as the real API does).
+        self.accepted_key = accepted_key
         self._state = _State()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -266,6 +269,12 @@ class FakeAnthropic:
 
     # the handler -------------------------------------------------------------------------
 
+    def _key_ok(self, headers: Mapping[str, str]) -> bool:
+        if self.accepted_key is None:
+            return True
+        sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+        return sent == self.accepted_key
+
     def refuse(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes] | None:
         """What the real API says to a request it cannot serve (a subclass's protocol hook)."""
         return _refuse(request)
@@ -322,6 +331,8 @@ class FakeAnthropic:
 
             def _answer(self, recorded: RecordedRequest) -> None:
                 refusal = fake.refuse(recorded)
+                if refusal is None and not fake._key_ok(recorded.headers):
+                    refusal = _error_response(401, "authentication_error", "invalid x-api-key")
                 if refusal is not None:
                     self._send(*refusal)
                     return
@@ -332,7 +343,30 @@ class FakeAnthropic:
                 self._send(*reply.render(recorded.body))
 
             def do_GET(self) -> None:
-                self._send(*_error_response(404, "not_found_error", "GET is not served here"))
+                """``GET /v1/models/{id}``: the free lookup a judge's pre-flight makes."""
+                path = self.path.split("?", 1)[0]
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                recorded = RecordedRequest("GET", path, headers, None, b"")
+                with fake._state.lock:
+                    fake._state.requests.append(recorded)
+                if not path.startswith("/v1/models/"):
+                    self._send(*_error_response(404, "not_found_error", f"no route {path}"))
+                    return
+                if not fake._key_ok(headers):
+                    self._send(*_error_response(401, "authentication_error", "invalid x-api-key"))
+                    return
+                model = path.removeprefix("/v1/models/")
+                self._send(
+                    *_json(
+                        200,
+                        {
+                            "type": "model",
+                            "id": model,
+                            "display_name": model,
+                            "created_at": "2025-01-01T00:00:00Z",
+                        },
+                    )
+                )
 
         return Handler
 

@@ -56,7 +56,8 @@ def test_every_reporter_renders_a_real_gate_report() -> None:
         "<!-- evalkit report config=evalkit -->\n### ❌ FAIL: 0 of 2 checks passed"
     )
     assert "| 0 / 6 / 2 |" in md
-    assert "- warning: only 8 cases: the percentile bootstrap rejects" in md
+    # the default procedure (auto) decided: its small-n caveat, not the bootstrap's
+    assert "- warning: only 8 cases: below 30 cases no procedure holds" in md
 
     text = render_terminal(report, capture=True)
     assert text is not None

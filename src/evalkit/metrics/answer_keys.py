@@ -12,6 +12,10 @@ columns in ``GoldenCase.context``):
 ``must_not_include``  phrases the answer must not contain (``excludes_forbidden``)
 ``human_grade``       an integer grade a person gave this case, on the judge's
                       scale, for judge-human agreement
+``graded_answer``     the answer text that person graded; with it, agreement
+                      compares the judge's grade of that same text (a fixed
+                      calibration set), without it the grade is taken to be of
+                      the target's current answer
 
 A single string where a list is expected is taken as a one-item list.  A value
 of the wrong type raises :class:`MetricError` naming the case and the key; it is
@@ -30,10 +34,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWERS_KEY",
+    "GRADED_ANSWER_KEY",
     "HUMAN_GRADE_KEY",
     "MUST_INCLUDE_KEY",
     "MUST_NOT_INCLUDE_KEY",
     "answer_text",
+    "graded_answer",
     "human_grade",
     "phrase_list",
     "reference_answers",
@@ -43,6 +49,7 @@ ANSWERS_KEY = "answers"
 MUST_INCLUDE_KEY = "must_include"
 MUST_NOT_INCLUDE_KEY = "must_not_include"
 HUMAN_GRADE_KEY = "human_grade"
+GRADED_ANSWER_KEY = "graded_answer"
 
 
 def phrase_list(case: GoldenCase, key: str) -> list[str] | None:
@@ -107,3 +114,20 @@ def human_grade(case: GoldenCase, scale: int | None = None) -> int | None:
             f"case {case.id!r}: {HUMAN_GRADE_KEY} {raw} is outside the judge's scale 1..{scale}"
         )
     return int(raw)
+
+
+def graded_answer(case: GoldenCase) -> str | None:
+    """The answer text the case's ``human_grade`` was given to, if the golden says."""
+    raw = case.context.get(GRADED_ANSWER_KEY)
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        raise MetricError(
+            f"case {case.id!r}: {GRADED_ANSWER_KEY} must be the graded text, got "
+            f"{type(raw).__name__}"
+        )
+    if HUMAN_GRADE_KEY not in case.context:
+        raise MetricError(
+            f"case {case.id!r}: {GRADED_ANSWER_KEY} is given without a {HUMAN_GRADE_KEY}"
+        )
+    return raw

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import ConfigError, JudgeError
+from evalkit.metrics import judge_guard
 from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
 
 __all__ = ["Grade", "LLMJudge", "TokenUsage"]
@@ -43,7 +44,14 @@ TOOL_NAME = "record_grade"
 # into every cache key and into the fingerprint, so old grades are not reused.
 PROMPT_VERSION = "1"
 DEFAULT_MAX_TOKENS = 512
-DEFAULT_MAX_RETRIES = 4  # only for the client LLMJudge builds itself
+DEFAULT_MAX_RETRIES = 2  # only for the client LLMJudge builds itself
+# The SDK waits up to 600 s per request; a grade that takes two minutes is not coming.
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+# The pre-flight probe (a free model lookup) must answer fast: one retry, short waits.
+PROBE_TIMEOUT_S = 15.0
+PROBE_RETRIES = 1
+API_KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_SCALE = 100
 _PRICE_KEYS = frozenset({"input", "output"})
 
@@ -379,7 +387,7 @@ class LLMJudge:
                 return self._record(
                     key, Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True
                 )
-        if self.cache_only:
+        if self.cache_only or judge_guard.cache_only():
             raise JudgeError(
                 f"LLM judge {self.model!r}: case {case.id!r} is not in the judge cache "
                 f"{self.cache.path if self.cache is not None else '(none)'}; rerun without "
@@ -446,6 +454,78 @@ class LLMJudge:
                     self._total = self._total + grade.usage
         return grade
 
+    # before anything runs ----------------------------------------------------------------
+
+    def preflight(self) -> None:
+        """Check once, before the target runs, what would otherwise fail on every case.
+
+        The cache must be readable and valid (and writable unless only replaying);
+        unless grading from the cache only, an API key must be set and the API must
+        answer a free model lookup.  Raises :class:`ConfigError` for what the user
+        fixes (key, cache file) and :class:`JudgeError` for an API that cannot be
+        reached.  See :mod:`evalkit.metrics.judge_guard`.
+        """
+        replay_only = self.cache_only or judge_guard.cache_only()
+        if replay_only and self.cache is None:
+            raise ConfigError(
+                f"LLM judge {self.model!r}: --judge-cache-only needs a judge cache to grade "
+                "from, but this judge has no cache_path"
+            )
+        if self.cache is not None:
+            self._check_cache(writable=not replay_only)
+        if not replay_only:
+            self._check_api()
+
+    def _check_cache(self, *, writable: bool) -> None:
+        assert self.cache is not None
+        from evalkit._atomic import check_writable
+
+        try:
+            len(self.cache)  # reads and validates every entry
+        except JudgeError as exc:
+            raise ConfigError(f"LLM judge {self.model!r}: {exc}") from None
+        if writable:
+            check_writable(self.cache.path)
+
+    def _missing_key(self) -> ConfigError:
+        return ConfigError(
+            f"LLM judge {self.model!r}: no Anthropic API key; set {API_KEY_ENV} "
+            "(or run with --judge-cache-only to grade from the judge cache alone)"
+        )
+
+    def _check_api(self) -> None:
+        if self._injected_client is None and not (
+            os.environ.get(API_KEY_ENV, "").strip() or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        ):
+            raise self._missing_key()
+        import anthropic
+
+        client = self._messages_client().with_options(
+            max_retries=PROBE_RETRIES,
+            timeout=anthropic.Timeout(PROBE_TIMEOUT_S, connect=min(PROBE_TIMEOUT_S, 5.0)),
+        )
+        try:
+            client.models.retrieve(self.model)
+        except (anthropic.AuthenticationError, anthropic.PermissionDeniedError) as exc:
+            raise ConfigError(
+                f"LLM judge {self.model!r}: the Anthropic API refused the key "
+                f"(HTTP {exc.status_code}); check {API_KEY_ENV}"
+            ) from None
+        except anthropic.APIConnectionError as exc:  # includes timeouts
+            raise JudgeError(
+                f"LLM judge {self.model!r}: cannot reach the Anthropic API at "
+                f"{client.base_url} ({_one_line(exc.message)}); check the network and "
+                "ANTHROPIC_BASE_URL, or run with --judge-cache-only"
+            ) from None
+        except TypeError as exc:
+            if "authentication" in str(exc) or "api_key" in str(exc):
+                raise self._missing_key() from None
+            raise
+        except (anthropic.APIError, ValueError):
+            # 404 (a proxy without /v1/models), 429/5xx (busy now): the lookup proves
+            # nothing either way, and each grade still reports its own failure.
+            pass
+
     # talking to the API ----------------------------------------------------------------
 
     def _messages_client(self) -> Any:
@@ -459,6 +539,10 @@ class LLMJudge:
                     import anthropic
 
                     retries = DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries
+                    overrides.setdefault(
+                        "timeout",
+                        anthropic.Timeout(DEFAULT_TIMEOUT_S, connect=DEFAULT_CONNECT_TIMEOUT_S),
+                    )
                     self._client = anthropic.Anthropic(max_retries=retries, **overrides)
                 else:
                     if self.max_retries is not None:
@@ -509,6 +593,12 @@ class LLMJudge:
             raise self._fail(
                 case, f"malformed API response body: not valid JSON ({_one_line(exc)})"
             ) from exc
+        except RecursionError as exc:  # a reply nested too deep for the SDK's parser
+            raise self._fail(case, "malformed API response body: nested too deep") from exc
+        except TypeError as exc:
+            if "authentication" in str(exc) or "api_key" in str(exc):
+                raise self._missing_key() from None
+            raise
 
     def _read_grade(self, message: Any, case: GoldenCase) -> tuple[int, str]:
         """Validate the reply; every way it can be wrong raises, naming what was wrong."""

@@ -24,21 +24,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from evalkit.errors import ConfigError, MetricError
 from evalkit.metrics.agreement import agreement, spearman, weighted_kappa
-from evalkit.metrics.answer_keys import HUMAN_GRADE_KEY, human_grade
+from evalkit.metrics.answer_keys import HUMAN_GRADE_KEY, graded_answer, human_grade
 from evalkit.registry import MetricDef, define
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenSet
+    from evalkit.goldens import GoldenCase, GoldenSet
     from evalkit.results import Row
+    from evalkit.targets.base import TargetResponse
 
 __all__ = [
     "KAPPA",
     "SPEARMAN",
+    "CheckSet",
     "JudgeAgreement",
     "agreement_names",
     "agreement_notes",
@@ -62,50 +65,106 @@ def human_grades(goldens: GoldenSet, scale: int) -> dict[str, int]:
     return out
 
 
-def _pairs(
-    rows: Sequence[Row], judge_metric: str, human: Mapping[str, int]
-) -> tuple[list[float], list[float]]:
-    judge: list[float] = []
-    people: list[float] = []
-    for row in rows:
-        if row.query_id in human and judge_metric in row.metrics:
-            judge.append(row.metrics[judge_metric])
-            people.append(float(human[row.query_id]))
-    return judge, people
+@dataclass(frozen=True)
+class CheckSet:
+    """The human-graded cases of one judge metric, and what the judge is compared on.
+
+    A case with ``graded_answer`` is compared on the judge's grade of that fixed text
+    (graded through ``judge``, so it is cached like any grade); one without is
+    compared on the judge's grade of the target's answer in the run.
+    """
+
+    judge_metric: str
+    human: Mapping[str, int]
+    fixed: Mapping[str, tuple[GoldenCase, str]]
+    judge: Callable[[TargetResponse, GoldenCase], float] | None
+
+    @classmethod
+    def of(
+        cls,
+        judge_metric: str,
+        scale: int,
+        goldens: GoldenSet,
+        judge: Callable[[TargetResponse, GoldenCase], float] | None,
+    ) -> CheckSet:
+        human = human_grades(goldens, scale)
+        fixed = {}
+        for case in goldens:
+            text = graded_answer(case)
+            if text is not None:
+                fixed[case.id] = (case, text)
+        return cls(judge_metric, human, fixed, judge)
+
+    def pairs(self, rows: Sequence[Row]) -> tuple[list[float], list[float]]:
+        """The judge's and the humans' grades, case by case (file order of the rows)."""
+        from evalkit.targets.base import TargetResponse
+
+        judge: list[float] = []
+        people: list[float] = []
+        seen: set[str] = set()
+        for row in rows:
+            seen.add(row.query_id)
+            if row.query_id in self.fixed or row.query_id not in self.human:
+                continue
+            if self.judge_metric in row.metrics:
+                judge.append(row.metrics[self.judge_metric])
+                people.append(float(self.human[row.query_id]))
+        for case_id, (case, text) in self.fixed.items():
+            if case_id not in seen or self.judge is None:
+                continue
+            response = TargetResponse(text=text)
+            # A grade already made in this process (the gate after a run) is not paid twice.
+            recorded = getattr(self.judge, "grade_of", None)
+            done = recorded(response, case) if callable(recorded) else None
+            score = getattr(done, "score", None)
+            value = float(score) if isinstance(score, int) else self.judge(response, case)
+            judge.append(float(value))
+            people.append(float(self.human[case_id]))
+        return judge, people
 
 
 class JudgeAgreement:
     """An aggregate ``(rows) -> float``: κ or ρ between a judge metric and the human grades."""
 
-    def __init__(
-        self, judge_metric: str, human: Mapping[str, int], statistic: Statistic, name: str
-    ) -> None:
-        self.judge_metric = judge_metric
-        self.human = dict(human)
+    def __init__(self, check: CheckSet, statistic: Statistic, name: str) -> None:
+        self.check = check
         self.statistic = statistic
         self.name = name
 
     @property
     def fingerprint(self) -> str:
-        # The human grades are part of the goldens, which have their own fingerprint.
+        # The human grades and graded answers are goldens, with their own fingerprint;
+        # the judge's definition is its own metric's fingerprint.
         payload = {
             "kind": "judge_agreement",
             "statistic": "kappa_quadratic" if self.statistic == "kappa" else "spearman",
-            "judge_metric": self.judge_metric,
+            "judge_metric": self.check.judge_metric,
             "version": VERSION,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
     def __call__(self, rows: Sequence[Row]) -> float:
-        judge, people = _pairs(rows, self.judge_metric, self.human)
+        judge, people = self.check.pairs(rows)
         if len(judge) < 2:
             raise MetricError(
                 f"{self.name}: {len(judge)} case(s) of this run have both a "
-                f"{self.judge_metric!r} grade and a {HUMAN_GRADE_KEY}; agreement needs at least 2"
+                f"{self.check.judge_metric!r} grade and a {HUMAN_GRADE_KEY}; "
+                "agreement needs at least 2"
             )
         if self.statistic == "kappa":
             return weighted_kappa(judge, people, "quadratic")
         return spearman(judge, people)
+
+
+def _judge_of(metric: str) -> Callable[[TargetResponse, GoldenCase], float] | None:
+    """The registered judge of ``metric``, to grade fixed answers (None if not registered)."""
+    from evalkit.registry import get_metric
+
+    try:
+        fn = get_metric(metric).fn
+    except MetricError:
+        return None
+    return fn
 
 
 def agreement_names(judge_metrics: Sequence[str]) -> dict[str, tuple[str, Statistic]]:
@@ -137,16 +196,17 @@ def register_judge_agreement(
     registered: list[str] = []
     for name, (metric, statistic) in names.items():
         try:
-            human = human_grades(goldens, scales[metric])
+            check = CheckSet.of(metric, scales[metric], goldens, _judge_of(metric))
         except MetricError as exc:
             raise ConfigError(f"{prefix}{exc}") from None
+        human = check.human
         if name in listed and len(human) < 2:
             raise ConfigError(
                 f"{prefix}metric {name!r} needs at least 2 golden cases with "
                 f"{HUMAN_GRADE_KEY} (an integer on the judge's 1..{scales[metric]} scale); "
                 f"found {len(human)}"
             )
-        fn = JudgeAgreement(metric, human, statistic, name)
+        fn = JudgeAgreement(check, statistic, name)
         define(MetricDef(name, "aggregate", fn, True, VERSION))
         registered.append(name)
     return registered
@@ -163,10 +223,10 @@ def agreement_notes(
     """One report line per judge with human grades to compare against (none otherwise)."""
     notes: list[str] = []
     for metric, scale in judges:
-        human = human_grades(goldens, scale)
-        judge, people = _pairs(rows, metric, human)
-        if not human:
+        check = CheckSet.of(metric, scale, goldens, _judge_of(metric))
+        if not check.human:
             continue
+        judge, people = check.pairs(rows)
         label = f"{metric}: "
         try:
             result = agreement(judge, people, n_resamples=n_resamples, seed=seed)

@@ -27,7 +27,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from evalkit._atomic import write_text_atomic
+from evalkit._atomic import DiskWriteError, write_text_atomic
+from evalkit._bounded import loads, read_text
 from evalkit.errors import JudgeError
 
 CACHE_FORMAT = "evalkit-judge-cache"
@@ -107,7 +108,7 @@ def _parse_entry(path: Path, key: str, entry: object) -> CachedGrade:
 def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
     """Validate a cache file's text and return its entries (raises on any deviation)."""
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except ValueError as exc:
         raise _corrupt(path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}") from None
     if not isinstance(doc, dict):
@@ -163,7 +164,7 @@ class JudgeCache:
     def _signature(self) -> _Signature | None:
         try:
             st = self.path.stat()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # not there (yet): no grades
             return None
         return (st.st_ino, st.st_size, st.st_mtime_ns)
 
@@ -172,7 +173,7 @@ class JudgeCache:
         if signature is None:
             return {}, None
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_text(self.path, encoding="utf-8")
         except FileNotFoundError:
             return {}, None
         except (OSError, UnicodeDecodeError) as exc:
@@ -236,11 +237,12 @@ class JudgeCache:
                     f"{self._lock_timeout_s:g} s; another evalkit process is writing it "
                     "(if none is running, delete the lock file)"
                 ) from None
-            except OSError as exc:
+            except (OSError, DiskWriteError) as exc:
                 # The grades stay pending in memory, so the next successful write keeps them.
+                reason = exc.reason if isinstance(exc, DiskWriteError) else exc.strerror
                 raise JudgeError(
                     f"judge cache {self.path}: could not write {len(batch)} new grade(s) "
-                    f"({exc.strerror or exc}); check free space and permissions of "
+                    f"({reason or exc}); check free space and permissions of "
                     f"{self.path.parent}"
                 ) from exc
             with self._state_lock:

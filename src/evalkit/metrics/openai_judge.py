@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalkit._bounded import loads
 from evalkit.errors import ConfigError
 from evalkit.metrics.judge import (
     DEFAULT_MAX_TOKENS,
@@ -192,6 +193,12 @@ class OpenAIJudge(LLMJudge):
             f"scale={self.scale}{cache})"
         )
 
+    # before anything runs ---------------------------------------------------------------
+
+    def _check_api(self) -> None:
+        """No Anthropic key or lookup: a key is optional here (local servers need none),
+        and each grade names the variable to set when the server answers 401."""
+
     # the request ------------------------------------------------------------------------
 
     @property
@@ -317,7 +324,7 @@ class OpenAIJudge(LLMJudge):
         """``server returned HTTP 500 server_error: boom`` plus a hint."""
         error: Any = None
         try:
-            doc = reply.json()
+            doc = loads(reply.content)
         except ValueError:
             doc = None
         if isinstance(doc, dict):
@@ -351,7 +358,7 @@ class OpenAIJudge(LLMJudge):
     def _translate(self, reply: httpx.Response, case: GoldenCase) -> _Message:
         """The Chat Completions reply as the message shape the grade is read from."""
         try:
-            doc = reply.json()
+            doc = loads(reply.content)  # bounded: a reply nested 10^5 deep is malformed
         except ValueError as exc:
             raise self._fail(
                 case, f"malformed API response body: not valid JSON ({_one_line(exc, 80)})"

@@ -23,7 +23,7 @@ def register_retrieval_metric(
     k: int,
     *,
     higher_is_better: bool,
-    version: str = "1",
+    version: str | None = None,
 ) -> str:
     """Register ``f"{name}@{k}"`` as a per-case metric computing ``fn(ids, relevant, k)``.
 

@@ -56,6 +56,8 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         "deltas": [_delta(d) for d in c.deltas],
         "correction": c.correction,
         "p_adjusted": _f(c.p_adjusted),
+        "procedure": c.procedure,
+        "tested_value": _f(c.tested_value),
     }
 
 

@@ -209,10 +209,13 @@ def multiplicity(report: GateReport) -> str | None:
     if n == 1 or report.alpha_familywise is None:
         return f"{n} vs_baseline test ran."
     fw = report.alpha_familywise
-    chance = percent(fw) if math.isfinite(fw) else NA
+    if report.familywise is not None and math.isfinite(fw):
+        chance = report.familywise.describe(report.correction)
+    else:
+        chance = f"{percent(fw) if math.isfinite(fw) else NA} (correction: {report.correction})"
     return (
         f"{n} vs_baseline tests ran: if nothing had changed, the chance that at least one "
-        f"of them raises a false alarm is {chance} (correction: {report.correction})."
+        f"of them fails falsely is {chance}."
     )
 
 

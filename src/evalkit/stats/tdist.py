@@ -10,6 +10,7 @@ precision.  Tested against ``scipy.stats`` to ~1e-12.
 
 from __future__ import annotations
 
+import functools
 import math
 from statistics import NormalDist
 from typing import Final
@@ -80,3 +81,39 @@ def normal_cdf(z: float) -> float:
 
 def normal_quantile(p: float) -> float:
     return _STANDARD_NORMAL.inv_cdf(p)
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * t_two_sided_p(t, df)
+    return 1.0 - tail if t > 0 else tail
+
+
+@functools.lru_cache(maxsize=4096)
+def t_quantile(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom (0 < q < 1).
+
+    Bisection on :func:`t_cdf` to the last representable digit: slow (~100 tail
+    evaluations) but called once per (level, df) thanks to the cache, and it keeps
+    scipy out of the runtime dependencies.
+    """
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"quantile level must lie strictly between 0 and 1, got {q}")
+    if df <= 0:
+        raise ValueError(f"degrees of freedom must be positive, got {df}")
+    if q == 0.5:
+        return 0.0
+    if q < 0.5:
+        return -t_quantile(1.0 - q, df)
+    low, high = 0.0, max(1.0, 2.0 * normal_quantile(q))
+    while t_cdf(high, df) < q:
+        low, high = high, 2.0 * high
+    for _ in range(200):
+        mid = 0.5 * (low + high)
+        if mid in (low, high):
+            break
+        if t_cdf(mid, df) < q:
+            low = mid
+        else:
+            high = mid
+    return 0.5 * (low + high)

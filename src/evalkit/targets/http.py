@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from evalkit._bounded import loads, max_input_bytes
 from evalkit.errors import InputError, TargetError
 from evalkit.retry_after import WaitBudget, retry_after_seconds
 from evalkit.targets._output import (
@@ -66,6 +67,7 @@ pool over clients of at most this many connections keeps that cost flat.
 """
 
 DEFAULT_TIMEOUT_S: Final = 30.0
+MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 METHODS: Final = ("GET", "POST", "PUT", "PATCH")
 _EXCERPT_CHARS: Final = 200
 
@@ -110,10 +112,37 @@ class Attempt:
         return f"{status}: {excerpt}" if excerpt else status
 
 
+class ResponseTooLarge(httpx.HTTPError):
+    """The reply body is over :func:`max_response_bytes` (never retried)."""
+
+
+def max_response_bytes() -> int:
+    """The largest reply body read: 64 MiB, or less when the input limit is lower."""
+    return min(MAX_RESPONSE_BYTES, max_input_bytes())
+
+
+def _read_capped(response: httpx.Response) -> None:
+    """``response.read()`` that stops once the (decoded) body passes the cap."""
+    cap = max_response_bytes()
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise ResponseTooLarge(
+            f"the reply declares {int(declared)} bytes, over the {cap} byte limit"
+        )
+    chunks: list[bytes] = []
+    total = 0
+    for chunk in response.iter_bytes():
+        total += len(chunk)
+        if total > cap:
+            raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
+        chunks.append(chunk)
+    response._content = b"".join(chunks)  # what Response.read() stores
+
+
 def send_once(client: httpx.Client, request: PreparedRequest) -> Attempt:
-    """Send ``request`` and read the whole body; an httpx failure becomes an :class:`Attempt`."""
+    """Send ``request`` and read the whole body (bounded); an httpx failure becomes an Attempt."""
     try:
-        response = client.request(
+        built = client.build_request(
             request.method,
             request.url,
             content=request.content,
@@ -121,6 +150,11 @@ def send_once(client: httpx.Client, request: PreparedRequest) -> Attempt:
             headers=request.headers,
             timeout=request.timeout,
         )
+        response = client.send(built, stream=True)
+        try:
+            _read_capped(response)
+        finally:
+            response.close()
     except httpx.HTTPError as exc:
         return Attempt(error=exc)
     return Attempt(response=response)
@@ -470,7 +504,7 @@ def _json_object(who: str, response: httpx.Response) -> dict[str, Any]:
     if not response.content:
         raise TargetError(f"{who}: HTTP {status} with an empty body; expected a JSON object")
     try:
-        body = json.loads(response.content, parse_constant=_reject_constant)
+        body = loads(response.content, parse_constant=_reject_constant)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         raise TargetError(
             f"{who}: HTTP {status} body is not valid JSON ({one_line(str(exc), 80)}; "

@@ -1,0 +1,58 @@
+"""What every paid judge honours, whoever built it: cache-only mode and a pre-flight check.
+
+Two rules hold for any LLM judge in the process, whichever provider it talks to and
+however it was registered (the ``judge:`` config block, or a plugin calling
+``register_metric(...)(LLMJudge(...))`` as the README shows):
+
+* **Cache only**: :func:`set_cache_only` (what ``--judge-cache-only`` calls) makes
+  every judge grade from its cache alone; a miss is an error, never an API call.
+  Judges read :func:`cache_only` at grading time, so one built before the switch
+  (at plugin import) obeys it too.
+* **Pre-flight**: a metric object with a ``preflight()`` method (the
+  :class:`Preflight` protocol) is asked, once, before the first case runs, to check
+  what would otherwise fail on every case after the target was paid for: missing
+  credentials, an unreachable API, a corrupt or unwritable cache.  It raises an
+  :class:`~evalkit.errors.EvalkitError` naming the problem (``ConfigError`` for the
+  user to fix, exit 2; ``JudgeError`` for an API that cannot be reached, exit 3).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Preflight", "cache_only", "run_preflights", "set_cache_only"]
+
+_lock = threading.Lock()
+_cache_only = False
+
+
+def set_cache_only(enabled: bool) -> None:
+    """Make every judge in this process grade from its cache only (or stop doing so)."""
+    global _cache_only
+    with _lock:
+        _cache_only = bool(enabled)
+
+
+def cache_only() -> bool:
+    """Whether judges must grade from their cache only (``--judge-cache-only``)."""
+    with _lock:
+        return _cache_only
+
+
+@runtime_checkable
+class Preflight(Protocol):
+    """A metric that can check, before any case runs, that it will be able to grade."""
+
+    def preflight(self) -> None: ...
+
+
+def run_preflights(metrics: Iterable[object]) -> None:
+    """Call ``preflight()`` once on each distinct metric object that has one, in order."""
+    seen: set[int] = set()
+    for fn in metrics:
+        if id(fn) in seen or not isinstance(fn, Preflight):
+            continue
+        seen.add(id(fn))
+        fn.preflight()

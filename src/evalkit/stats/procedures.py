@@ -1,0 +1,628 @@
+"""Decision procedures: the interval and the p-value a verdict shows, from one procedure.
+
+A gate verdict says three things that must never disagree: the decision, "p ≤ α",
+and "the 1 − α interval excludes the tested value".  That holds when the p-value
+is the *dual* of the interval -- the smallest α at which the interval excludes
+the tested value -- so every procedure here provides both from one computation:
+
+``t``
+    Student's paired t interval ``mean ± t(1 − α/2, n − 1)·s/√n`` and its p.
+``skew-t``
+    Hall's (1992) monotone version of Johnson's (1978) skewness-corrected t:
+    with θ = (mean − μ)/s and a = γ/3 (γ the bias-adjusted sample skewness
+    G1), ``T(μ) = √n·[θ + aθ² + a²θ³/3 + γ/(6n)]`` removes the n^-1/2
+    skewness term of the t statistic's distribution.  T is monotone in θ, so
+    ``{μ : |T(μ)| ≤ t(1 − α/2, n − 1)}`` is an interval with closed-form ends
+    (a cube root), and p = P(|t_{n-1}| ≥ |T(μ₀)|) is its dual.
+``auto`` (the gate's default)
+    ``skew-t`` unless at least half of the per-case differences are one and the
+    same value (usually 0: both systems scored the case alike), then ``t``.
+    The rule and why are measured in ``docs/calibration.md``: with
+    few untied cases the sample skewness is noise dominated by one or two
+    cases, and correcting for it over-rejects (5-6% one-sided on the tie-heavy
+    shape at n = 30-50 against 2.5%), while plain t holds its level there.
+``bootstrap``
+    The spec's percentile interval (the same resamples, hence the same numbers,
+    as :func:`evalkit.paired_bootstrap`) with the *percentile p*: the smallest α
+    at which that interval excludes the tested value.  (The spec's centred-null
+    p of ``paired_bootstrap`` stays in that function's result; it is not the
+    dual of the percentile interval, which is why a verdict never shows it.)
+``permutation``
+    The paired sign-flip test with mid-p, and the interval obtained by test
+    inversion: every shift δ for which the test on ``d − δ`` does not reject.
+    Bisection between a point known to be accepted and one known to be
+    rejected finds each end, with the tested value used as one of the bracket
+    ends, so "excludes the tested value" and "p ≤ α" agree by construction.
+
+Every function works on a batch: rows are data sets (metrics of one gate, or
+simulated evals of the calibration suite), so the code that decides a verdict
+is the very code the calibration suite simulates.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evalkit.errors import InputError
+from evalkit.stats.bootstrap import bootstrap_draws
+from evalkit.stats.compare import case_column
+from evalkit.stats.fixedpoint import to_fixed
+from evalkit.stats.names import GATE_METHODS, GateMethod
+from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
+from evalkit.stats.stream import (
+    DEFAULT_CHUNK_BYTES,
+    PURPOSE_BOOTSTRAP,
+    PURPOSE_PERMUTATION,
+    substream,
+)
+from evalkit.stats.tdist import t_quantile, t_two_sided_p
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+Procedure = Literal["t", "skew-t", "bootstrap", "permutation"]
+DEFAULT_GATE_METHOD: Final[GateMethod] = "auto"
+
+#: Procedures that draw resamples (their verdicts record ``n_resamples``).
+RESAMPLING: Final = ("bootstrap", "permutation")
+#: ``auto`` corrects for skewness only while fewer than this share of the cases tie.
+AUTO_MAX_TIED_SHARE: Final = 0.5
+
+#: Bisection steps for the permutation interval's ends (2**-64 of the bracket).
+_BISECTION_STEPS: Final = 64
+
+PROCEDURE_NAMES: Final[dict[str, str]] = {
+    "t": "paired t",
+    "skew-t": "skewness-corrected t (Hall 1992)",
+    "bootstrap": "percentile bootstrap",
+    "permutation": "sign-flip permutation (inverted)",
+}
+
+
+def _rows(data: FloatArray) -> FloatArray:
+    array = np.asarray(data, dtype=np.float64)
+    if array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2 or array.shape[1] < 2:
+        raise InputError("a procedure needs at least 2 paired cases per data set")
+    return array
+
+
+# ----------------------------------------------------------------------------- moments
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Per-row summaries every analytic procedure reads."""
+
+    n: int
+    mean: FloatArray
+    sd: FloatArray  # ddof = 1
+    skewness: FloatArray  # bias-adjusted G1; 0 when the row does not vary or n < 3
+    tied_share: FloatArray  # largest share of cases with one and the same difference
+
+    @classmethod
+    def of(cls, data: FloatArray) -> Moments:
+        d = _rows(data)
+        n = d.shape[1]
+        mean = d.mean(axis=1)
+        centred = d - mean[:, None]
+        m2 = np.mean(centred * centred, axis=1)
+        m3 = np.mean(centred * centred * centred, axis=1)
+        # Differences that only vary by rounding noise have no usable skewness.
+        varies = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g1 = np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
+        adjust = math.sqrt(n * (n - 1)) / (n - 2) if n >= 3 else 0.0
+        sd = np.sqrt(m2 * n / (n - 1))
+        sd = np.where(varies, sd, 0.0)
+        return cls(n, mean, sd, g1 * adjust, _mode_share(d))
+
+
+def _mode_share(d: FloatArray) -> FloatArray:
+    """Per row, the largest share of cases with exactly the same difference.
+
+    A shift of every case by the same amount keeps it, so the non-inferiority test
+    at −margin picks the same procedure as the test at 0 on the same data.
+    """
+    rows, n = d.shape
+    if rows <= n // 64:  # a gate's few rows: count values directly
+        counts = [int(np.unique(row, return_counts=True)[1].max()) for row in d]
+        shares: FloatArray = np.asarray(counts, dtype=np.float64) / n
+        return shares
+    ordered = np.sort(d, axis=1)
+    starts = np.ones((rows, n), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    # run lengths: distance between consecutive run starts, per row
+    best = np.ones(rows, dtype=np.int64)
+    run = np.ones(rows, dtype=np.int64)
+    for j in range(1, n):
+        run = np.where(starts[:, j], 1, run + 1)
+        best = np.maximum(best, run)
+    out: FloatArray = best / n
+    return out
+
+
+def auto_skewness(m: Moments) -> FloatArray:
+    """The skewness ``auto`` corrects for: G1, or 0 when half the cases or more share a value."""
+    out: FloatArray = np.where(m.tied_share < AUTO_MAX_TIED_SHARE, m.skewness, 0.0)
+    return out
+
+
+# ----------------------------------------------------------------------------- skew-t / t
+
+
+def _theta_from_u(a: FloatArray, u: FloatArray | float) -> FloatArray:
+    """Inverse of u = θ + aθ² + a²θ³/3, i.e. θ = (cbrt(1 + 3au) − 1)/a."""
+    x = 3.0 * a * u
+    small = np.abs(x) < 1e-5
+    safe_a = np.where(small, 1.0, a)
+    exact = (np.cbrt(1.0 + x) - 1.0) / safe_a
+    series = u - a * u * u + (5.0 / 3.0) * a * a * u * u * u
+    out: FloatArray = np.where(small, series, exact)
+    return out
+
+
+def skew_t_bounds(m: Moments, gamma: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    """Ends of the 1 − α skewness-corrected t interval (plain t where γ = 0)."""
+    q = t_quantile(1.0 - alpha / 2.0, m.n - 1)
+    root_n = math.sqrt(m.n)
+    a = gamma / 3.0
+    shift = gamma / (6.0 * m.n)
+    theta_high = _theta_from_u(a, q / root_n - shift)  # T = +q: the lower end of μ
+    theta_low = _theta_from_u(a, -q / root_n - shift)
+    low = m.mean - m.sd * theta_high
+    high = m.mean - m.sd * theta_low
+    return low, high
+
+
+def skew_t_statistic(m: Moments, gamma: FloatArray, null: float) -> FloatArray:
+    """Hall's transformed statistic T(μ₀) (the t statistic where γ = 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = (m.mean - null) / m.sd
+    a = gamma / 3.0
+    out: FloatArray = math.sqrt(m.n) * (
+        theta + a * theta * theta + a * a * theta * theta * theta / 3.0 + gamma / (6.0 * m.n)
+    )
+    return out
+
+
+def skew_t_p(m: Moments, gamma: FloatArray, null: float) -> FloatArray:
+    """Two-sided p of H0: mean difference = ``null`` (dual of :func:`skew_t_bounds`)."""
+    stat = skew_t_statistic(m, gamma, null)
+    out = np.empty(stat.shape[0])
+    rows = zip(stat.tolist(), m.sd.tolist(), m.mean.tolist(), strict=True)
+    for i, (s, sd, mean) in enumerate(rows):
+        if sd == 0.0:
+            out[i] = 1.0 if mean == null else 0.0
+        else:
+            out[i] = t_two_sided_p(s, m.n - 1)
+    return out
+
+
+# ----------------------------------------------------------------------------- bootstrap
+
+
+def percentile_bounds(resampled: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
+    """The spec's percentile interval per row of resampled mean differences (type 7)."""
+    low, high = np.quantile(resampled, [alpha / 2.0, 1.0 - alpha / 2.0], axis=1, method="linear")
+    return low, high
+
+
+def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
+    """Smallest α at which the type-7 percentile interval excludes ``null``, per row.
+
+    With the resamples sorted, ``quantile(τ) ≤ null`` exactly while the
+    interpolation position ``(B − 1)·τ`` stays at or below the point where the
+    interpolation line crosses ``null``; the lower end excludes ``null`` once
+    ``α/2`` passes that share, the upper end symmetrically.
+    """
+    r = np.sort(resampled, axis=1)
+    rows, b = r.shape
+    out = np.empty(rows)
+    for i in range(rows):
+        out[i] = _percentile_p_row(r[i], null, b)
+    return out
+
+
+def _crossing(r: FloatArray, null: float, count: int) -> float:
+    """Position h where the interpolation line through the sorted r reaches ``null``."""
+    below, above = float(r[count - 1]), float(r[count])
+    return (count - 1) + (null - below) / (above - below)
+
+
+def _percentile_p_row(r: FloatArray, null: float, b: int) -> float:
+    if b == 1:
+        return 1.0 if r[0] == null else 0.0
+    at_most = int(np.searchsorted(r, null, side="right"))  # r <= null
+    below = int(np.searchsorted(r, null, side="left"))  # r < null
+    # lower end excludes null iff alpha > 2 * tau0 (tau0: last share with quantile <= null)
+    if at_most == 0:
+        p_low = 0.0
+    elif at_most == b:
+        p_low = 2.0
+    else:
+        p_low = 2.0 * _crossing(r, null, at_most) / (b - 1)
+    # upper end excludes null iff alpha > 2 * (1 - tau1) (tau1: first share with quantile >= null)
+    if below == b:
+        p_high = 0.0
+    elif below == 0:
+        p_high = 2.0
+    else:
+        p_high = 2.0 * (1.0 - _crossing(r, null, below) / (b - 1))
+    return min(1.0, p_low, p_high)
+
+
+# ----------------------------------------------------------------------------- permutation
+
+
+#: Sign patterns held at once (float64 elements), so memory never grows with B × n.
+_FLIP_CHUNK_ELEMENTS: Final = 2**22
+
+
+@dataclass(frozen=True)
+class SignFlips:
+    """A sign-flip null shared by every row: all 2**n patterns, or B random ones.
+
+    The random patterns are drawn in chunks from a recorded seed when projected,
+    so they are never all in memory (10,000 × 10⁵ would be 8 GB).
+    """
+
+    n: int
+    total: int
+    exact: bool
+    seed: int
+
+    @classmethod
+    def draw(cls, n: int, n_resamples: int, gen: np.random.Generator) -> SignFlips:
+        exact = n <= 20 and 2**n <= n_resamples
+        seed = int(gen.integers(0, 2**63 - 1))
+        return cls(n, 2**n if exact else n_resamples, exact, seed)
+
+    def project(self, d: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """(Σ s_i d_i per row and pattern, Σ s_i per pattern)."""
+        rows = max(1, _FLIP_CHUNK_ELEMENTS // max(1, self.n))
+        gen = np.random.default_rng(self.seed)
+        sums, ones = [], []
+        for start in range(0, self.total, rows):
+            count = min(rows, self.total - start)
+            if self.exact:
+                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
+                bits = (codes >> np.arange(self.n, dtype=np.int64)) & 1
+            else:
+                bits = gen.integers(0, 2, size=(count, self.n), dtype=np.int64)
+            signs = 1.0 - 2.0 * bits.astype(np.float64)
+            sums.append(d @ signs.T)
+            ones.append(signs.sum(axis=1))
+        return np.concatenate(sums, axis=1), np.concatenate(ones)
+
+
+@dataclass(frozen=True)
+class PermutationNull:
+    """Per row: signed sums of d under every pattern, so any shift δ costs O(patterns)."""
+
+    data: FloatArray
+    flips: SignFlips
+    flipped: FloatArray  # (rows, patterns): Σ s_i d_i
+    flipped_ones: FloatArray  # (patterns,): Σ s_i
+
+    @classmethod
+    def of(cls, data: FloatArray, flips: SignFlips) -> PermutationNull:
+        d = _rows(data)
+        flipped, ones = flips.project(d)
+        return cls(d, flips, flipped, ones)
+
+    def p(self, shift: FloatArray) -> FloatArray:
+        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
+        n = self.data.shape[1]
+        observed = np.abs(self.data.sum(axis=1) - n * shift)
+        null = np.abs(self.flipped - shift[:, None] * self.flipped_ones[None, :])
+        # Sums of the same values in another order differ by rounding only: a tie is
+        # decided with a tolerance far above that noise and far below any real step.
+        tol = 1e-9 * (np.abs(self.data).sum(axis=1) + n * np.abs(shift)) + 1e-300
+        greater = np.count_nonzero(null > (observed + tol)[:, None], axis=1)
+        equal = np.count_nonzero(np.abs(null - observed[:, None]) <= tol[:, None], axis=1)
+        total = self.flipped_ones.shape[0]
+        if self.flips.exact:
+            p = (greater + 0.5 * equal) / total
+        else:
+            p = (greater + 0.5 * (equal + 1)) / (total + 1)
+        out: FloatArray = np.where(observed <= tol, 1.0, np.minimum(1.0, p))
+        return out
+
+    def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
+        """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
+        d = self.data
+        mean = d.mean(axis=1)
+        spread = np.max(d, axis=1) - np.min(d, axis=1)
+        pad = spread + 1e-9 * (1.0 + np.abs(mean))
+        far_low = np.min(d, axis=1) - pad
+        far_high = np.max(d, axis=1) + pad
+        anchor_row = np.full(mean.shape, float(anchor))
+        anchor_ok = self.p(anchor_row) > alpha
+        low = self._end(alpha, mean, far_low, anchor_row, anchor_ok, below=True)
+        high = self._end(alpha, mean, far_high, anchor_row, anchor_ok, below=False)
+        return low, high
+
+    def _end(
+        self,
+        alpha: float,
+        mean: FloatArray,
+        far: FloatArray,
+        anchor: FloatArray,
+        anchor_ok: BoolArray,
+        *,
+        below: bool,
+    ) -> FloatArray:
+        beyond = anchor < mean if below else anchor > mean
+        # accepted end: the mean (p = 1), or the anchor when it is accepted and lies on
+        # this side; rejected end: the anchor when it is rejected on this side, else far.
+        accepted = np.where(beyond & anchor_ok, anchor, mean)
+        rejected = np.where(beyond & ~anchor_ok, anchor, far)
+        reachable = self.p(far) <= alpha  # else the test never rejects on this side
+        for _ in range(_BISECTION_STEPS):
+            mid = 0.5 * (accepted + rejected)
+            ok = self.p(mid) > alpha
+            accepted = np.where(ok, mid, accepted)
+            rejected = np.where(ok, rejected, mid)
+        unbounded = ~reachable & ~(beyond & ~anchor_ok)
+        out: FloatArray = np.where(unbounded, -np.inf if below else np.inf, accepted)
+        return out
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One verdict's statistics: an interval and its dual p, from ``procedure``."""
+
+    procedure: Procedure
+    estimate: float
+    low: float
+    high: float
+    confidence: float
+    null: float  # the value tested: 0, or −margin / +margin for non-inferiority
+    p_value: float  # two-sided p of H0: Δ = null; ≤ 1 − confidence ⇔ null outside [low, high]
+
+    @property
+    def alpha(self) -> float:
+        return 1.0 - self.confidence
+
+    @property
+    def excludes_null(self) -> bool:
+        return self.low > self.null or self.high < self.null
+
+    @property
+    def name(self) -> str:
+        return PROCEDURE_NAMES[self.procedure]
+
+
+def agree(low: float, high: float, null: float, p: float, alpha: float) -> float:
+    """``p`` made to agree with the interval where float rounding puts it on the line.
+
+    The analytic p and the analytic interval are computed by different float
+    paths; exactly at the boundary (|p − α| of order 1e-15) they may disagree,
+    and the interval (the DESIGN §5 rule) wins.  Tests bound how far this moves p.
+    """
+    excluded = low > null or high < null
+    if excluded and p > alpha:
+        return alpha
+    if not excluded and p <= alpha:
+        return float(np.nextafter(alpha, 2.0))
+    return p
+
+
+class Evaluator:
+    """The state one procedure needs to give intervals at any level for one data set.
+
+    Built once per verdict; a multiplicity correction asks it again for the interval
+    at the corrected level, so the corrected verdict's interval and adjusted p stay
+    duals of each other.
+    """
+
+    def __init__(
+        self,
+        procedure: Procedure,
+        estimate: float,
+        *,
+        diffs: FloatArray | None = None,
+        resampled: FloatArray | None = None,
+        flips: SignFlips | None = None,
+    ) -> None:
+        self.procedure = procedure
+        self.estimate = estimate
+        self._moments = Moments.of(diffs) if diffs is not None else None
+        self._resampled = resampled[None, :] if resampled is not None else None
+        self._null = PermutationNull.of(diffs, flips) if diffs is not None and flips else None
+        if procedure in ("t", "skew-t") and self._moments is None:
+            raise InputError(f"procedure {procedure!r} needs per-case differences")
+        if procedure == "bootstrap" and self._resampled is None:
+            raise InputError("procedure 'bootstrap' needs the resampled differences")
+        if procedure == "permutation" and self._null is None:
+            raise InputError("procedure 'permutation' needs per-case differences and flips")
+
+    def _gamma(self) -> FloatArray:
+        assert self._moments is not None
+        if self.procedure == "t":
+            return np.zeros(1)
+        return self._moments.skewness
+
+    def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
+        """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
+        if self.procedure in ("t", "skew-t"):
+            assert self._moments is not None
+            gamma = self._gamma()
+            m = self._moments
+            if float(m.sd[0]) == 0.0:
+                mean = float(m.mean[0])
+                return mean, mean, 1.0 if mean == null else 0.0
+            low, high = skew_t_bounds(m, gamma, alpha)
+            p = skew_t_p(m, gamma, null)
+            return float(low[0]), float(high[0]), float(p[0])
+        if self.procedure == "bootstrap":
+            assert self._resampled is not None
+            low, high = percentile_bounds(self._resampled, alpha)
+            return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
+        assert self._null is not None
+        low, high = self._null.bounds(alpha, null)
+        p = self._null.p(np.array([null]))
+        return float(low[0]), float(high[0]), float(p[0])
+
+    def decide(self, alpha: float, null: float = 0.0) -> Decision:
+        low, high, p = self.raw(alpha, null)
+        p = agree(low, high, null, p, alpha)
+        return Decision(self.procedure, self.estimate, low, high, 1.0 - alpha, null, p)
+
+
+def choose_procedure(method: GateMethod, diffs: FloatArray | None) -> Procedure:
+    """The procedure a check's ``method`` runs on these differences (None: an aggregate)."""
+    if diffs is None:
+        if method == "t":
+            raise InputError("method 't' needs per-case values; an aggregate has none")
+        # Aggregates have no per-case values: only resampling can compare them
+        # (a permutation request is refused by evaluator_for with the fix).
+        return "permutation" if method == "permutation" else "bootstrap"
+    if method == "auto":
+        m = Moments.of(diffs)
+        return "skew-t" if float(auto_skewness(m)[0]) != 0.0 else "t"
+    return method
+
+
+def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
+    """The level at which the raw test decides exactly as the corrected one does.
+
+    The raw p is ≤ α·p/p_adj exactly when p_adj ≤ α, so the interval at that level
+    excludes the tested value exactly when the corrected decision rejects.  For
+    Holm's step j this is α/(k − j + 1), the level Holm tests that step at.
+    """
+    if p_adjusted <= 0.0 or p_raw <= 0.0:
+        return alpha
+    return min(alpha, alpha * p_raw / p_adjusted)
+
+
+def check_gate_method(method: object) -> GateMethod:
+    for known in GATE_METHODS:
+        if method == known:
+            return known
+    raise InputError(f"unknown method {method!r}: use one of {', '.join(GATE_METHODS)}")
+
+
+def batch_bounds(
+    method: Literal["auto", "t", "skew-t"], data: FloatArray, alpha: float
+) -> tuple[FloatArray, FloatArray]:
+    """Interval ends of an analytic procedure for every row (the calibration suite's path)."""
+    m = Moments.of(data)
+    if method == "t":
+        gamma = np.zeros_like(m.mean)
+    elif method == "skew-t":
+        gamma = m.skewness
+    else:
+        gamma = auto_skewness(m)
+    low, high = skew_t_bounds(m, gamma, alpha)
+    constant = m.sd == 0.0
+    return np.where(constant, m.mean, low), np.where(constant, m.mean, high)
+
+
+def batch_percentile(
+    data: FloatArray, n_resamples: int, gen: np.random.Generator, alpha: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Percentile bootstrap for every row, all rows sharing one set of case draws.
+
+    Returns (low, high, resampled means).  Sharing the draws across simulated data
+    sets keeps each row's interval exactly the bootstrap of that row.
+    """
+    d = _rows(data)
+    n = d.shape[1]
+    positions = gen.integers(0, n, size=(n_resamples, n), dtype=np.int64)
+    counts = np.zeros((n_resamples, n))
+    np.add.at(counts, (np.repeat(np.arange(n_resamples), n), positions.ravel()), 1.0)
+    resampled = d @ counts.T / n
+    low, high = percentile_bounds(resampled, alpha)
+    return low, high, resampled
+
+
+def as_rows(values: Sequence[float] | FloatArray) -> FloatArray:
+    return _rows(np.asarray(values, dtype=np.float64))
+
+
+# ----------------------------------------------------------------------------- from runs
+
+
+@dataclass(frozen=True)
+class PairedData:
+    """What the procedures read for one metric of two runs paired by case id."""
+
+    estimate: float  # exactly a.mean(metric) - b.mean(metric) (or the aggregates' Δ)
+    diffs: FloatArray | None  # per-case a - b in sorted case-id order; None for aggregates
+    ids: tuple[str, ...]
+
+
+def paired_data(a: RunLike, b: RunLike, metric: str) -> tuple[PairedData, Any]:
+    """Pair ``a`` and ``b`` the way :func:`evalkit.paired_bootstrap` does."""
+    paired = pair_runs(a, b)
+    data = metric_data(paired, metric)
+    if isinstance(data, CaseValues):
+        column = case_column(metric, data.kind, data.a, data.b, data.a - data.b)
+        assert column.diffs is not None
+        return PairedData(column.observed, column.diffs, tuple(paired.ids)), data
+    return PairedData(data.value_a - data.value_b, None, tuple(paired.ids)), data
+
+
+def spec_resamples(
+    paired: PairedData,
+    data: Any,
+    n_resamples: int,
+    seed: int,
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> FloatArray:
+    """The resampled Δs :func:`evalkit.paired_bootstrap` draws for one metric alone.
+
+    Same stream, same grid, same path, so the percentile interval built from them
+    is the spec's interval to the last bit (a test holds the two together).
+    """
+    gen = substream(seed, PURPOSE_BOOTSTRAP)
+    if paired.diffs is not None:
+        fixed = to_fixed([paired.diffs])
+        draws = bootstrap_draws(fixed, [], n_resamples, gen, chunk_bytes)
+        means: FloatArray = fixed.means(draws.sums)[:, 0]
+        return means
+    fixed = to_fixed(np.zeros((len(paired.ids), 0)))
+    draws = bootstrap_draws(fixed, [data], n_resamples, gen, chunk_bytes)
+    aggregates: FloatArray = draws.aggregates[:, 0]
+    return aggregates
+
+
+def evaluator_for(
+    a: RunLike,
+    b: RunLike,
+    metric: str,
+    *,
+    method: object = DEFAULT_GATE_METHOD,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+) -> tuple[Evaluator, PairedData]:
+    """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, ready to decide.
+
+    One owner for the gate and ``evalkit compare``: both show what this decides.
+    """
+    paired, data = paired_data(a, b, metric)
+    procedure = choose_procedure(check_gate_method(method), paired.diffs)
+    if procedure == "bootstrap":
+        resampled = spec_resamples(paired, data, n_resamples, seed)
+        return Evaluator(procedure, paired.estimate, resampled=resampled), paired
+    if procedure == "permutation":
+        if paired.diffs is None:
+            raise InputError(
+                f"method 'permutation' needs per-case values and {metric!r} is a whole-run "
+                "aggregate: use method 'bootstrap'"
+            )
+        flips = SignFlips.draw(len(paired.ids), n_resamples, substream(seed, PURPOSE_PERMUTATION))
+        return Evaluator(procedure, paired.estimate, diffs=paired.diffs, flips=flips), paired
+    return Evaluator(procedure, paired.estimate, diffs=paired.diffs), paired
