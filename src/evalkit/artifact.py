@@ -30,7 +30,7 @@ import os
 import subprocess
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -482,28 +482,51 @@ def _parse_row(
 def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
     """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
 
-    A schema-1 fingerprint of a metric registered right now is replaced by today's
-    fingerprint when it is exactly what schema 1 computed for today's definition
-    (the same source text is the same code).  Otherwise it is kept, and the gate
-    calls the metric incomparable, as it would any changed definition.  Built-in
-    fingerprints are the same in both schemas.
+    See :func:`schema1_fingerprint`; built-in fingerprints are the same in both schemas.
     """
-    from evalkit.registry import get_metric, source_text_fingerprint
-
     metrics = doc.get("metrics")
     if isinstance(metrics, dict):
         translated: dict[str, Any] = {}
         for name, info in metrics.items():
             if isinstance(info, dict) and isinstance(info.get("fingerprint"), str):
-                try:
-                    defn = get_metric(name)
-                except EvalkitError:  # not registered in this process: cannot vouch for it
-                    defn = None
-                if defn is not None and info["fingerprint"] == source_text_fingerprint(defn):
-                    info = {**info, "fingerprint": defn.fingerprint}
+                info = {**info, "fingerprint": schema1_fingerprint(name, info["fingerprint"])}
             translated[name] = info
         doc = {**doc, "metrics": translated}
     return {**doc, "schema_version": 2}
+
+
+def schema1_fingerprint(name: str, stored: str) -> str:
+    """Today's fingerprint for a schema-1 one, when it can be vouched for; else ``stored``.
+
+    Schema 1 hashed a client metric's source text.  When ``stored`` is exactly what
+    schema 1 computes for the metric registered right now, the text is the same, so
+    the code is, and today's fingerprint stands in.  Otherwise (another definition,
+    or a metric whose plugin is not imported yet) ``stored`` is kept and the gate
+    calls the metric incomparable rather than trusting what it cannot check.
+    """
+    from evalkit.registry import get_metric, source_text_fingerprint
+
+    try:
+        defn = get_metric(name)
+    except EvalkitError:
+        return stored
+    return defn.fingerprint if stored == source_text_fingerprint(defn) else stored
+
+
+def vouch_schema1_fingerprints(art: RunArtifact) -> RunArtifact:
+    """Apply :func:`schema1_fingerprint` again to an artefact read from schema 1.
+
+    The reader already did, with the metrics registered when it read the file; the
+    gate calls this once the config's plugins are imported, so a baseline read
+    before them is judged by the same rule.
+    """
+    if art.read_schema_version != 1:
+        return art
+    metrics = {
+        name: replace(info, fingerprint=schema1_fingerprint(name, info.fingerprint))
+        for name, info in art.metrics.items()
+    }
+    return replace(art, metrics=metrics)
 
 
 _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}

@@ -10,6 +10,6 @@ METHODS: Final[tuple[Method, ...]] = ("bootstrap", "permutation", "t")
 #: What a vs_baseline check may name; ``auto`` is the gate's calibrated default
 #: (evalkit.stats.procedures chooses the procedure).
 GateMethod = Literal["auto", "t", "bootstrap", "permutation"]
-GATE_METHODS: Final[tuple[GateMethod, ...]] = ("auto", "t", "bootstrap", "permutation")
+GATE_METHODS: Final[tuple[GateMethod, ...]] = ("auto", "bootstrap", "permutation", "t")
 Correction = Literal["none", "holm", "maxt"]
 CORRECTIONS: Final[tuple[Correction, ...]] = ("none", "holm", "maxt")
