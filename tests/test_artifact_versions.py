@@ -8,6 +8,7 @@ import json
 import shutil
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from evalkit.artifact import (
     SCHEMA_VERSION,
     artifact_from_dict,
     read_artifact,
+    vouch_schema1_fingerprints,
     write_artifact,
 )
 from evalkit.errors import ArtifactError
@@ -109,6 +111,22 @@ def test_a_schema_1_fingerprint_of_an_unregistered_metric_is_kept_as_written() -
             read_artifact(V1).metrics["first_hit"].fingerprint
             == stored_fingerprints(V1)["first_hit"]
         )
+
+
+def test_a_schema_1_baseline_read_before_its_plugin_is_vouched_for_once_it_is_imported(
+    v1_plugin: None,
+) -> None:
+    with registry.isolated():  # as the gate does: the baseline is read before plugins load
+        registry._case.pop("first_hit")
+        early = read_artifact(V1)
+    assert early.metrics["first_hit"].fingerprint == stored_fingerprints(V1)["first_hit"]
+    vouched = vouch_schema1_fingerprints(early)
+    assert vouched.metrics["first_hit"].fingerprint == get_metric("first_hit").fingerprint
+    assert vouch_schema1_fingerprints(vouched) == vouched
+    current = read_artifact(V1_RETRIEVAL)
+    assert vouch_schema1_fingerprints(replace(current, read_schema_version=2)).metrics == (
+        current.metrics
+    )
 
 
 def test_a_schema_1_retrieval_run_reads_in_full() -> None:
