@@ -239,3 +239,24 @@ def test_same_parameters_stay_comparable(tmp_path: Path) -> None:
     spec = CheckSpec(id="vs", metric="recall@1", vs_baseline="no_significant_regression")
     assert evaluate_gate([spec], a, b, FAST).verdicts[0].status == "pass"
     assert math.isclose(compare_artifacts(a, b, n_resamples=200)[0].delta, 1.0)
+
+
+def test_trec_scoring_records_relevance_level_in_the_identity(tmp_path: Path) -> None:
+    from evalkit.pipeline import score_trec_to_artifact
+
+    qrels = tmp_path / "qrels.txt"
+    run_file = tmp_path / "run.txt"
+    qrels.write_text("".join(f"q{i} 0 d{i}a {1 + i % 2}\nq{i} 0 d{i}b 1\n" for i in range(6)))
+    run_file.write_text(
+        "".join(f"q{i} Q0 d{i}a 1 2.0 sys\nq{i} Q0 d{i}b 2 1.0 sys\n" for i in range(6))
+    )
+    one = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=1)
+    two = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=2)
+    assert one.metrics["recall@1"].params == ()
+    assert two.metrics["recall@1"].params == (("relevance_level", 2),)
+    assert one.metrics["recall@1"].fingerprint != two.metrics["recall@1"].fingerprint
+    assert one.metrics["ndcg@10"].fingerprint == two.metrics["ndcg@10"].fingerprint
+    spec = CheckSpec(id="vs", metric="recall@1", vs_baseline="no_significant_regression")
+    assert evaluate_gate([spec], two, one, FAST).verdicts[0].status == "incomparable"
+    rows = {r.metric: r for r in compare_artifacts(two, one, n_resamples=200)}
+    assert rows["recall@1"].incomparable and not rows["recall@1"].significant
