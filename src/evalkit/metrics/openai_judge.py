@@ -385,7 +385,7 @@ class OpenAIJudge(LLMJudge):
                 raise self._fail(case, "malformed API response: a tool call has no function")
             arguments = function.get("arguments")
             try:
-                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+                parsed = loads(arguments) if isinstance(arguments, str) else arguments
             except ValueError:
                 raise self._fail(
                     case,
