@@ -29,7 +29,7 @@ COPY --from=builder /opt/evalkit /opt/evalkit
 
 # Ship bytecode: the slim base strips the stdlib's .pyc and PYTHONDONTWRITEBYTECODE (below,
 # so no __pycache__ lands in the mounted repository) stops Python from caching it, so
-# every start would recompile the stdlib (`import evalkit.cli` ~1 s instead of ~0.1 s).
+# every start would recompile the stdlib it imports (see docs/action.md).
 # The virtualenv was compiled by uv (UV_COMPILE_BYTECODE). Checked-hash pycs stay valid
 # whatever the files' timestamps.
 RUN python -m compileall -q -j 0 --invalidation-mode checked-hash /usr/local/lib/python3.12

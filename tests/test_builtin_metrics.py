@@ -104,6 +104,15 @@ def test_max_item_share_empty_responses_is_zero() -> None:
     assert agg("max_item_share", rows_with_ids([[], []])) == 0.0
 
 
+def test_max_item_share_leaves_unanswered_queries_out() -> None:
+    # Two of four queries showed "hero", two showed nothing: everyone who saw
+    # anything saw hero.  Counting the empty answers would halve the share and let
+    # a target that fails to answer look diverse.
+    rankings: list[list[str]] = [["hero"], ["hero", "x"], [], []]
+    assert agg("max_item_share", rows_with_ids(rankings)) == 1.0
+    assert agg("max_item_share@1", rows_with_ids([["a", "hero"], ["b", "hero"], []])) == 0.5
+
+
 def test_max_item_share_no_rows_raises() -> None:
     with pytest.raises(MetricError, match="max_item_share: the run has no rows"):
         max_item_share([])

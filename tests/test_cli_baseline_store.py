@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, evalkit, one_line_error
+from cli_process import evalkit
+from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, evalkit, one_line_error
+from cli_process import evalkit
+from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 # Nine aliases per level, nine levels: 9**9 (387 million) strings once expanded.
 BILLION_LAUGHS = (
@@ -132,7 +133,17 @@ def test_artefact_nested_under_the_parser_limit_is_still_refused(project: Path) 
     one_line_error(evalkit("show", "deepish.json", cwd=project), 2, "deepish.json", "nested deeper")
 
 
-def test_deeply_nested_checkpoint_line_is_refused_not_dropped(project: Path) -> None:
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("[" * DEEP + "]" * DEEP, "nested deeper than 100"),
+        ('{"id": "\\ud800"}', "surrogate pair"),
+    ],
+    ids=["deep", "lone-surrogate"],
+)
+def test_a_hostile_checkpoint_line_is_refused_not_dropped(
+    project: Path, line: str, needle: str
+) -> None:
     # Case "z" is unknown to the target, so it fails and the checkpoint is kept.
     goldens = project / "goldens.jsonl"
     goldens.write_text(goldens.read_text() + '{"id": "z", "query": "zeta", "relevant": ["d1"]}\n')
@@ -141,11 +152,11 @@ def test_deeply_nested_checkpoint_line_is_refused_not_dropped(project: Path) -> 
     ckpt = project / "runs" / "r.json.checkpoint.jsonl"
     # A last line that is whole but hostile is not a torn write to drop silently.
     with ckpt.open("a") as fh:
-        fh.write("[" * DEEP + "]" * DEEP + "\n")
+        fh.write(line + "\n")
     before = ckpt.read_bytes()
     result = evalkit("run", "--out", "runs/r.json", "--resume", cwd=project)
     lines = before.decode().count("\n")
-    one_line_error(result, 2, f"r.json.checkpoint.jsonl:{lines}:", "nested deeper than 100")
+    one_line_error(result, 2, f"r.json.checkpoint.jsonl:{lines}:", needle)
     assert ckpt.read_bytes() == before
 
 
@@ -185,3 +196,44 @@ def test_yaml_values_python_cannot_build_name_their_line(
 ) -> None:
     (project / "evalkit.yaml").write_text((project / "evalkit.yaml").read_text() + f"x: {value}\n")
     one_line_error(evalkit("run", cwd=project), 2, "evalkit.yaml:7:", needle)
+
+
+# ------------------------------------------------------------- text that is not text
+
+
+def test_a_lone_surrogate_escape_in_an_artefact_is_refused_at_read(project: Path) -> None:
+    good = run_ok(project)
+    (project / "odd.json").write_bytes(good.read_bytes().replace(b'"plain"', b'"\\ud800"', 1))
+    for command in (["show", "odd.json"], ["compare", "odd.json", "good.json"]):
+        one_line_error(evalkit(*command, cwd=project), 2, "odd.json", "surrogate pair")
+
+
+def test_an_escaped_backslash_before_u_is_still_text(project: Path) -> None:
+    good = run_ok(project)
+    (project / "fine.json").write_bytes(good.read_bytes().replace(b'"plain"', b'"a\\\\ud800"', 1))
+    result = evalkit("show", "fine.json", cwd=project)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [('"\\ud800"', "surrogate pair"), ('"\\U7FFFFFFF"', "not in range")],
+)
+def test_yaml_escapes_that_are_not_characters_name_their_line(
+    project: Path, value: str, needle: str
+) -> None:
+    (project / "checks.yaml").write_text(CHECKS.replace("id: floor", f"id: {value}"))
+    one_line_error(evalkit("run", cwd=project), 2, "checks.yaml:2:", needle)
+
+
+def test_a_duplicate_key_is_reported_once_with_its_line(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(CONFIG + "n_resamples: 600\n")
+    result = evalkit("run", cwd=project)
+    one_line_error(result, 2, "evalkit.yaml:7: duplicate key 'n_resamples' (first at line 6)")
+    assert result.stderr.count("evalkit.yaml") == 1
+
+
+@pytest.mark.parametrize("key", ["case_timeout_s", "rate_limit"])
+def test_an_infinite_deadline_or_rate_in_the_config_names_its_line(project: Path, key: str) -> None:
+    (project / "evalkit.yaml").write_text(CONFIG + f"{key}: .inf\n")
+    one_line_error(evalkit("run", cwd=project), 2, f"evalkit.yaml:7: {key}", "finite")

@@ -199,8 +199,8 @@ def test_failed_cases_are_listed_kept_and_retried_alone_on_resume(
     assert stdout == f"wrote {aside} ({N_CASES} cases)\n"
     lines = stderr.splitlines()
     assert lines[0] == f"evalkit: 2 of {N_CASES} case(s) failed; the rest were kept:"
-    assert lines[1].startswith("  q03: target 'search', case 'q03': extract raised")
-    assert lines[2].startswith("  q17: target 'search', case 'q17': extract raised")
+    assert lines[1].startswith("  q03: target 'search', case 'q03': extract() raised")
+    assert lines[2].startswith("  q17: target 'search', case 'q17': extract() raised")
     assert lines[3] == (
         f"evalkit: {out} is not written: a run with failed cases goes to {aside} instead "
         "(pass --allow-failed to write it anyway)"

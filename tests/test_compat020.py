@@ -307,3 +307,58 @@ def test_registered_reads_as_a_list_and_as_0_2_0_snapshot() -> None:
         assert resolve("cost_sum") is cost_sum
         with pytest.raises(RegistryError, match="unknown metric 'nope'"):
             evalkit.polarity("nope")
+
+
+def test_llm_judge_takes_0_2_0_arguments_and_errors() -> None:
+    from evalkit.metrics import JudgeError, LLMJudge
+
+    with pytest.raises(JudgeError, match="no default"):
+        LLMJudge(rubric="r", model="")
+    with pytest.raises(JudgeError, match="at least 2"):
+        LLMJudge(rubric="r", model="m", scale=1)
+    plain = LLMJudge(rubric="r", model="m")
+    strict = LLMJudge(rubric="r", model="m", system="Be strict.")
+    assert plain.fingerprint != strict.fingerprint
+    case = GoldenCase(id="a", query="q", expected="x")
+    response = TargetResponse(output="y", latency_ms=1.0)
+    assert plain.cache_key(response, case) != strict.cache_key(response, case)
+    assert plain.cache_size == 0
+
+
+def test_a_0_2_0_judge_cache_is_named_not_called_corrupt(tmp_path: Path) -> None:
+    from evalkit.errors import JudgeError
+    from evalkit.metrics import LLMJudge
+
+    old = tmp_path / "judge-cache.json"
+    old.write_text('{"9f2c": {"score": 4, "reason": "fine"}}')
+    judge = LLMJudge(rubric="r", model="m", cache_path=old)
+    with pytest.raises(JudgeError, match="written by paired-evalkit 0.2.0.*move it aside"):
+        _ = judge.cache_size
+    assert old.read_text() == '{"9f2c": {"score": 4, "reason": "fine"}}'  # left untouched
+
+
+def test_without_a_cache_file_a_repeated_grading_is_not_paid_twice() -> None:
+    from types import SimpleNamespace
+    from typing import Any
+
+    from evalkit.metrics import LLMJudge
+    from evalkit.metrics.judge import TOOL_NAME
+
+    calls: list[dict[str, Any]] = []
+
+    class Messages:
+        def create(self, **kwargs: Any) -> Any:
+            calls.append(kwargs)
+            block = SimpleNamespace(
+                type="tool_use", name=TOOL_NAME, input={"score": 4, "reason": "ok"}, id="t1"
+            )
+            return SimpleNamespace(content=[block], stop_reason="tool_use", usage=None)
+
+    judge = LLMJudge(rubric="r", model="m", client=SimpleNamespace(messages=Messages()))  # type: ignore[arg-type]
+    case = GoldenCase(id="a", query="q", expected="x")
+    first = judge.grade(TargetResponse(output="y", latency_ms=1.0), case)
+    again = judge.grade(TargetResponse(output="y", latency_ms=99.0), case)
+    assert (first["score"], first["cached"], again["score"], again["cached"]) == (4, False, 4, True)
+    assert len(calls) == 1
+    judge.grade(TargetResponse(output="z", latency_ms=1.0), case)
+    assert len(calls) == 2

@@ -200,7 +200,7 @@ def test_target_timeouts_under_load_are_retried_once_then_fail(server: SearchSer
     assert server.counts_by_case("/search") == dict.fromkeys(golden(12).ids(), 2)
     for row in result.per_query:
         assert row.error is not None
-        assert "failed after 2 attempts" in row.error
+        assert "failed after 2 attempt(s)" in row.error
         assert "ReadTimeout" in row.error
     assert wall < 1.5  # 2 rounds x 2 attempts x 80 ms, not 12 x 0.5 s
 

@@ -95,7 +95,7 @@ def test_an_exception_in_the_callable_names_target_case_and_cause() -> None:
     with pytest.raises(TargetError) as info:
         CallableTarget(broken, name="local").invoke(CASE)
     message = str(info.value)
-    assert message.startswith("target 'local', case 'q1': the callable raised ValueError")
+    assert message.startswith("target 'local', case 'q1' raised ValueError")
     assert "index shard 3 is offline" in message
     assert "\n" not in message
     assert isinstance(info.value.__cause__, ValueError)

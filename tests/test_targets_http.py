@@ -172,7 +172,7 @@ def test_503_twice_fails_after_exactly_two_requests(server: SearchServer) -> Non
     error = failure(url)
     assert server.count("/search") == 2
     message = str(error)
-    assert f"POST {url} failed after 2 attempts (1 retry)" in message
+    assert f"POST {url} returned HTTP 503 after 2 attempt(s) (1 retry)" in message
     assert "attempt 1: HTTP 503 Service Unavailable: overloaded, try later" in message
     assert "attempt 2: HTTP 503" in message
 
@@ -281,7 +281,9 @@ def test_a_json_body_that_is_not_an_object_is_refused(
     server: SearchServer, body: object, kind: str
 ) -> None:
     url = server.route("/search", Reply(json=body))
-    assert f"body is a JSON {kind}, not an object" in str(failure(url))
+    assert f"(the body is a JSON {kind}; extract and meta_keys need a top-level object)" in str(
+        failure(url)
+    )
 
 
 def test_nan_in_the_body_is_not_json(server: SearchServer) -> None:
@@ -297,20 +299,20 @@ def test_an_empty_body_is_refused(server: SearchServer) -> None:
 def test_an_extract_that_raises_names_the_error_and_shows_the_body(server: SearchServer) -> None:
     url = server.route("/search", Reply(json={"hits": []}))
     error = failure(url)
-    assert "extract raised KeyError: 'results'; body: {\"hits\": []}" in str(error)
+    assert "extract() raised KeyError: 'results'; body: {\"hits\": []}" in str(error)
     assert isinstance(error.__cause__, KeyError)
 
 
 def test_an_extract_returning_the_wrong_type_says_what_is_accepted(server: SearchServer) -> None:
     url = server.route("/search", OK)
     message = str(failure(url, extract=lambda body: body["results"]))
-    assert "extract returned a list whose item 0 is dict {'id': 'd1'}" in message
+    assert "extract() returned a list whose item 0 is dict {'id': 'd1'}" in message
 
 
 def test_an_extract_returning_none_is_refused(server: SearchServer) -> None:
     url = server.route("/search", OK)
     message = str(failure(url, extract=lambda _: None))
-    assert "case 'q1': extract returned None; return a list of ids" in message
+    assert "case 'q1': extract() returned None; return a list of ids" in message
 
 
 # -- build_payload problems are found before anything is sent ---------------------------
@@ -319,7 +321,7 @@ def test_an_extract_returning_none_is_refused(server: SearchServer) -> None:
 @pytest.mark.parametrize(
     ("build", "expected"),
     [
-        (lambda case: {"q": case.missing}, "build_payload raised AttributeError"),
+        (lambda case: {"q": case.missing}, "build_payload() raised AttributeError"),
         (lambda case: {"q": {case.query}}, "not JSON: TypeError: Object of type set"),
         (lambda _: {"q": float("nan")}, "not JSON: ValueError: Out of range float"),
     ],
@@ -511,7 +513,7 @@ def test_a_non_transport_httpx_error_is_not_retried() -> None:
     with httpx.Client(transport=httpx.MockTransport(corrupt_gzip)) as client:
         message = str(failure("http://search.test/api", client=client))
     assert len(calls) == 1
-    assert "failed (not retried): DecodingError" in message
+    assert "failed with an HTTP client error (not retried): DecodingError" in message
 
 
 def test_the_request_carries_the_timeout_even_on_an_injected_client() -> None:

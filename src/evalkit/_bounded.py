@@ -59,6 +59,22 @@ def max_input_bytes() -> int:
     return max(1, int(value * _MB))
 
 
+MAX_LINE_MB = 16
+
+
+def max_line_bytes() -> int:
+    """The longest line a line-by-line reader (TREC, corpus JSONL) accepts."""
+    return min(MAX_LINE_MB * _MB, max_input_bytes())
+
+
+def line_too_long(source: str, line_no: int) -> str:
+    """The message for a line over :func:`max_line_bytes` (a gzip bomb without newlines)."""
+    return (
+        f"{source}:{line_no}: line is longer than {_size_text(max_line_bytes())}; "
+        f"the file is not line-oriented text (set {ENV_MAX_INPUT_MB} only if it truly is)"
+    )
+
+
 def _size_text(n: int) -> str:
     return f"{n / _MB:.1f} MB" if n >= _MB else f"{n} bytes"
 
@@ -103,13 +119,14 @@ def read_text(path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def gunzip(data: bytes, path: str | os.PathLike[str]) -> bytes:
-    """Decompress gzip ``data`` (every member) without inflating past the size limit.
+def gunzip(data: bytes, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
+    """Decompress gzip ``data`` (every member) without inflating past ``limit`` bytes.
 
-    Raises :class:`InputTooLarge` for a gzip bomb, and ``zlib.error``/``EOFError``
-    (as :func:`gzip.decompress` does) for damaged or truncated data.
+    ``limit`` defaults to :func:`max_input_bytes`.  Raises :class:`InputTooLarge` for
+    a gzip bomb, and ``zlib.error``/``EOFError`` (as :func:`gzip.decompress` does) for
+    damaged or truncated data.
     """
-    limit = max_input_bytes()
+    limit = max_input_bytes() if limit is None else limit
     out: list[bytes] = []
     total = 0
     rest = data
@@ -133,8 +150,41 @@ def gunzip(data: bytes, path: str | os.PathLike[str]) -> bytes:
 # ----------------------------------------------------------------------------- JSON
 
 
-class JsonTooDeep(json.JSONDecodeError):
+class JsonRefused(json.JSONDecodeError):
+    """JSON that parses but is refused (too deep, not text): never a torn write."""
+
+
+class JsonTooDeep(JsonRefused):
     """JSON nested deeper than :data:`MAX_DEPTH` (reported like a syntax error)."""
+
+
+class JsonNotUnicode(JsonRefused):
+    """A ``\\uD800``-style escape of half a surrogate pair: JSON, but not text."""
+
+
+# A high surrogate escape followed by a low one is one character; anything else is half.
+_SURROGATE = re.compile(
+    r"\\u[dD][89aAbB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+
+
+def _lone_surrogate_at(text: str) -> int | None:
+    """Offset of the first escape of an unpaired surrogate, if any."""
+    if "\\u" not in text:
+        return None
+    for match in _SURROGATE.finditer(text):
+        if len(match.group()) == 6:  # not part of a pair
+            return match.start()
+    return None
+
+
+def _is_text(value: Any) -> bool:
+    """Whether every string in ``value`` encodes as UTF-8 (no lone surrogates)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
@@ -197,4 +247,12 @@ def loads(
         deep = not check_depth(value)
     if deep:
         raise JsonTooDeep(f"nested deeper than {MAX_DEPTH} levels", text, _too_deep_at(text))
+    lone = _lone_surrogate_at(text)
+    if lone is not None and not _is_text(value):
+        # Python would carry it until printing or writing the text fails far from here.
+        raise JsonNotUnicode(
+            f"{text[lone : lone + 6]} is half of a UTF-16 surrogate pair, not a character",
+            text,
+            lone,
+        )
     return value

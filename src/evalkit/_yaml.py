@@ -131,7 +131,17 @@ class _Loader(yaml.SafeLoader):
 
     def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
         try:
-            return super().construct_object(node, deep=deep)
+            value = super().construct_object(node, deep=deep)
+            if isinstance(value, str):
+                value.encode("utf-8")  # "\ud800" is half a surrogate pair, not text
+            return value
+        except UnicodeEncodeError:
+            raise ConstructorError(
+                None,
+                None,
+                "a \\uD800-\\uDFFF escape is half of a UTF-16 surrogate pair, not a character",
+                node.start_mark,
+            ) from None
         except yaml.YAMLError:
             raise
         except (ValueError, OverflowError, TypeError) as exc:
@@ -182,6 +192,11 @@ def parse(text: str, source: str, error: ErrorFactory) -> YamlDoc:
         raise error(f"{where}: invalid YAML: {_one_line(problem)}") from None
     except yaml.YAMLError as exc:
         raise error(f"{source}: invalid YAML: {_one_line(str(exc))}") from None
+    except InputError:
+        raise
+    except ValueError as exc:  # the scanner's chr() on an escape such as "\U7FFFFFFF"
+        line = int(loader.get_mark().line) + 1
+        raise error(f"{source}:{line}: invalid YAML: {_one_line(str(exc))}") from None
     finally:
         loader.dispose()
     return YamlDoc(data, node)

@@ -482,7 +482,7 @@ def gate(
         markdown, json_out, html, None if candidate is not None else out or cfg.output_path
     )
     if require_baseline:
-        cfg.model = cfg.model.model_copy(update={"require_baseline": True})
+        cfg = cfg.with_overrides(require_baseline=True)
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
     prepared = prepare(cfg, cache_only=judge_cache_only)

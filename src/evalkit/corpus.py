@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._bounded import line_too_long, loads, max_line_bytes
 from evalkit.errors import ConfigError, GoldenError
 
 __all__ = [
@@ -148,9 +149,12 @@ def _lines(file: Path) -> Iterator[tuple[int, str]]:
     Lines are decoded one at a time so a bad byte is reported on its own line.
     """
     number = 0
+    longest = max_line_bytes()
     try:
         with _open_binary(file) as handle:
-            for number, raw in enumerate(handle, start=1):
+            for number, raw in enumerate(iter(lambda: handle.readline(longest + 1), b""), 1):
+                if len(raw) > longest and not raw.endswith(b"\n"):
+                    raise GoldenError(line_too_long(str(file), number))
                 if number == 1:
                     raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark
                 try:
@@ -170,7 +174,7 @@ def _json_records(file: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as exc:
             raise GoldenError(
                 f"{file}:{number}: invalid JSON: {exc.msg} (column {exc.colno})"

@@ -19,7 +19,9 @@ caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
     │   └── ConfigError                   evalkit.yaml and the environment
     └── RuntimeFailure (also RuntimeError) something outside failed
         ├── TargetError                   a target could not produce a response
+        │   └── TargetConfigError (also InputError)  a target built with bad arguments
         └── JudgeError                    the LLM judge could not produce a grade
+            └── JudgeConfigError (also ConfigError)  a judge built with bad arguments
 
 The extra bases keep code written for paired-evalkit 0.2.0 working: there
 ``RegistryError`` was a ``RuntimeError``, an unknown metric or case id and a
@@ -126,6 +128,18 @@ class JudgeError(RuntimeFailure):
     """The LLM judge failed to produce a valid grade."""
 
 
+class JudgeConfigError(ConfigError, JudgeError):
+    """An LLM judge built with unusable arguments: a config error (exit 2), and the
+    ``JudgeError`` 0.2.0 raised for it."""
+
+
+class TargetConfigError(InputError, TargetError):
+    """A target built with unusable arguments (no name, a url that is not one, ...).
+
+    An input error (exit 2); also a ``TargetError``, which is what 0.2.0 raised.
+    """
+
+
 class OutputKindError(MetricError, TargetError):
     """A metric asked a response for the kind of output it does not carry.
 
@@ -142,6 +156,7 @@ __all__ = [
     "EvalkitError",
     "GoldenError",
     "InputError",
+    "JudgeConfigError",
     "JudgeError",
     "MetricError",
     "MissingMetricError",
@@ -149,6 +164,7 @@ __all__ = [
     "OutputKindError",
     "RegistryError",
     "RuntimeFailure",
+    "TargetConfigError",
     "TargetError",
     "UnknownCaseError",
     "UnknownMetricError",

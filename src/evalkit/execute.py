@@ -27,6 +27,7 @@ from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target, TargetResponse
 
 RowCallback = Callable[[int, CaseResult], None]
+MIN_RATE_PER_S = 1 / 86_400  # one case a day
 
 
 class RateLimiter:
@@ -35,6 +36,11 @@ class RateLimiter:
     def __init__(self, per_second: float) -> None:
         if not per_second > 0 or not math.isfinite(per_second):
             raise InputError(f"rate limit must be a positive number, got {per_second!r}")
+        if per_second < MIN_RATE_PER_S:  # the wait between starts would overflow sleep()
+            raise InputError(
+                f"rate limit {per_second:g} per second is less than one case a day; "
+                "give cases per second, e.g. 0.5"
+            )
         self._interval = 1.0 / per_second
         self._next = time.monotonic()
         self._lock = threading.Lock()
@@ -72,8 +78,12 @@ class RunOptions:
             raise InputError(f"concurrency must be an integer, got {self.concurrency!r}")
         if self.concurrency < 1:
             raise InputError(f"concurrency must be at least 1, got {self.concurrency}")
-        if self.case_timeout_s is not None and not self.case_timeout_s > 0:
-            raise InputError(f"case timeout must be positive, got {self.case_timeout_s!r}")
+        if self.case_timeout_s is not None and not (
+            self.case_timeout_s > 0 and math.isfinite(self.case_timeout_s)
+        ):
+            raise InputError(
+                f"case timeout must be a positive number of seconds, got {self.case_timeout_s!r}"
+            )
 
 
 def resolve_metrics(metrics: Sequence[str]) -> tuple[list[registry.MetricDef], list[str]]:
@@ -224,11 +234,14 @@ def evaluate(
         if on_row is not None:
             on_row(index, row)
 
-    if options.concurrency == 1 and options.case_timeout_s is None:
-        for index, case in todo:
-            finish(index, _invoke(target, case, case_defs, limiter))
-    else:
-        _run_pool(target, todo, case_defs, limiter, options, finish)
+    from evalkit.metrics.judge_pacing import paced_judges
+
+    with paced_judges(case_defs, options.rate_limit):
+        if options.concurrency == 1 and options.case_timeout_s is None:
+            for index, case in todo:
+                finish(index, _invoke(target, case, case_defs, limiter))
+        else:
+            _run_pool(target, todo, case_defs, limiter, options, finish)
     ordered = [rows[i] for i, _ in todo]
     return RunResult(name or target.name, ordered)
 
@@ -331,10 +344,11 @@ def _run_pool(
                 with lock:
                     oldest = min((started for _, started in running.values()), default=None)
                 # Nothing running yet (workers pacing): look again within one deadline.
-                timeout = (
+                timeout = min(
+                    threading.TIMEOUT_MAX,  # a deadline of 1e300 s is "none", not an overflow
                     deadline_s
                     if oldest is None
-                    else max(0.0, oldest + deadline_s - time.monotonic())
+                    else max(0.0, oldest + deadline_s - time.monotonic()),
                 )
             try:
                 index, outcome = results.get(timeout=timeout)

@@ -24,12 +24,13 @@ from evalkit.artifact import (
 )
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
-from evalkit.execute import RowCallback, evaluate, resolve_metrics
+from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
+from evalkit.trials import evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.shards import ShardSpec
@@ -57,13 +58,20 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     """Register each configured LLM judge as a per-case metric."""
     if not config.model.judge:
         return
+    from evalkit._bounded import read_text
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
     for judge in config.model.judge:
         if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
             try:
-                rubric = config.resolve(judge.rubric_file).read_text(encoding="utf-8")
+                rubric = read_text(rubric_path, encoding="utf-8")
+            except UnicodeDecodeError as exc:
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: not valid UTF-8 "
+                    f"(byte {exc.start}); save it as UTF-8"
+                ) from None
             except OSError as exc:
                 raise ConfigError(f"{config.path}: judge rubric_file: {exc}") from None
         else:
@@ -271,10 +279,11 @@ def run_candidate(
     cfg = prepared.config.model
     tgt = target or build_target(prepared.config)
     try:
-        return evaluate(
+        return evaluate_repeated(
             tgt,
             prepared.goldens,
             cfg.metrics,
+            repeats=cfg.repeats,
             concurrency=concurrency or cfg.concurrency,
             rate_limit=cfg.rate_limit,
             case_timeout_s=cfg.case_timeout_s,
@@ -593,6 +602,10 @@ def gate(
         rows = candidate.result.per_query
         agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
         notes = (*notes, *agreed)
+    if cfg.repeats > 1:
+        from evalkit.trials import trial_notes
+
+        notes = (*notes, *trial_notes(candidate.result.per_query, cfg.metrics))
     return evaluate_gate(
         checks.checks,
         candidate,

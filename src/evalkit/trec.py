@@ -27,6 +27,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby, repeat
@@ -37,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalkit._atomic import atomic_file
+from evalkit._bounded import line_too_long, max_line_bytes
 from evalkit.errors import InputError
 from evalkit.metrics.batch import (
     UNJUDGED,
@@ -116,12 +118,16 @@ def _open_bytes(path: Path, what: str) -> IO[bytes]:
 def _chunks(fh: IO[bytes], source: str) -> Iterator[tuple[bytes, int, int]]:
     """Whole-line chunks of the file, each ending in a newline: (chunk, first line, lines)."""
     line_no = 1
+    longest = max_line_bytes()
     while True:
         try:
             data = fh.read(_CHUNK_BYTES)
             if data and not data.endswith(b"\n"):
-                data += fh.readline()
-        except (OSError, EOFError) as exc:
+                rest = fh.readline(longest + 1)  # bounded: a bomb need not hold a newline
+                if len(rest) > longest and not rest.endswith(b"\n"):
+                    raise TrecFormatError(line_too_long(source, line_no + data.count(b"\n")))
+                data += rest
+        except (OSError, EOFError, zlib.error) as exc:
             raise TrecFormatError(f"{source}: cannot read the file: {exc}") from None
         if not data:
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -254,3 +255,37 @@ def test_action_artifact_promote_leaves_upload_folder(
     assert out["baseline-path"] == ".evalkit/action/baseline"
     promoted = job.workspace / out["promoted-path"]
     assert json.loads(promoted.read_text())["from"] == "candidate"
+
+
+def test_action_warns_when_output_dir_is_outside_the_workspace(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    job = make_job(
+        fake_github,
+        tmp_path,
+        "push",
+        push_payload(fake_github),
+        mode="promote",
+        output_dir=str(outside),
+    )
+    assert job.run(StubGate()) == 0
+    assert "output-dir outside the workspace" in job.log()
+    inside = make_job(
+        fake_github, tmp_path / "b", "push", push_payload(fake_github), mode="promote"
+    )
+    assert inside.run(StubGate()) == 0
+    assert "outside the workspace" not in inside.log()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_action_as_root_hands_its_files_to_the_workspace_owner(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    job = make_job(fake_github, tmp_path, "push", push_payload(fake_github), mode="promote")
+    os.chown(job.workspace, 1001, 1001)  # the runner user owns the checkout
+    assert job.run(StubGate()) == 0
+    written = [job.workspace / ".evalkit", *(job.workspace / ".evalkit").rglob("*")]
+    assert len(written) > 3
+    assert {p.lstat().st_uid for p in written} == {1001}
+    assert (job.workspace / "evals" / "evalkit.yaml").stat().st_uid == 0  # not ours: untouched

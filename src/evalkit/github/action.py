@@ -385,6 +385,7 @@ class _Run:
     retry: RetryPolicy
     outputs: dict[str, str] = field(default_factory=dict)
     config_name: str | None = None  # known once evalkit.yaml is read: the comment's marker
+    output_dir: Path | None = None  # known once evalkit.yaml is read
     _github: Github | None = None
     _identity: str | None = None
 
@@ -460,6 +461,8 @@ class _Run:
         self.outputs.update({name.replace("_", "-"): value for name, value in values.items()})
 
     def finish(self, exit_code: int) -> int:
+        if self.output_dir is not None:
+            hand_back(self.output_dir, self.workspace)
         self.outputs["exit-code"] = str(exit_code)
         path = env_path(self.env, "GITHUB_OUTPUT")
         if path is not None:
@@ -470,6 +473,31 @@ class _Run:
         path = env_path(self.env, "GITHUB_STEP_SUMMARY")
         if path is not None:
             append_summary(path, markdown)
+
+
+def hand_back(folder: Path, workspace: Path) -> None:
+    """Give what the action wrote under ``folder`` to the workspace's owner.
+
+    GitHub runs the container as root, so its files in the mounted workspace are
+    root-owned, and on a self-hosted runner the next job's checkout cannot clean them.
+    As root, chown ``folder`` (and the folders made for it inside the workspace) to the
+    workspace's owner; otherwise nothing to do. Best effort: a failure is not an error.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    try:
+        owner = workspace.stat()
+        root = workspace.resolve()
+        target = folder.resolve()
+        if owner.st_uid == 0 or not target.is_relative_to(root):
+            return
+        paths = [*target.rglob("*"), target]
+        paths += [p for p in target.parents if p.is_relative_to(root) and p != root]
+        for path in paths:
+            if path.lstat().st_uid == 0:
+                os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+    except OSError:
+        return
 
 
 def _exit_code_for(exc: EvalkitError) -> int:
@@ -543,8 +571,17 @@ def _store(run: _Run, settings: Settings) -> BaselineStore:
 
 def _config(run: _Run) -> Settings:
     settings = resolve_settings(run.inputs, run.workspace)
+    if not settings.output_dir.resolve().is_relative_to(run.workspace.resolve()):
+        # Only the workspace is mounted from the runner: anything else vanishes with
+        # the container, and later steps could not read the reports.
+        run.console.warning(
+            f"output-dir {settings.output_dir} is outside the workspace {run.workspace}: "
+            "its files are lost when the action's container exits; use a relative path",
+            title="evalkit: output-dir outside the workspace",
+        )
     settings.output_dir.mkdir(parents=True, exist_ok=True)
     run.config_name = settings.config_name
+    run.output_dir = settings.output_dir
     run.out(config_name=settings.config_name, report_dir=run.rel(settings.output_dir))
     return settings
 

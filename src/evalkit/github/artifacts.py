@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -59,6 +59,9 @@ from evalkit.github.client import (
     rate_limit_delay,
 )
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+
+if TYPE_CHECKING:
+    from evalkit.config import LoadedConfig
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000
@@ -454,6 +457,10 @@ class ArtifactStore:
         self._max_bytes = max_bytes
         self._now = now
         self._api_url = api_url
+
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> ArtifactStore:
+        return cls(access, name=config.baseline.name)
 
     def describe(self) -> str:
         return f"artifact {self.name!r} of push runs on the default branch"

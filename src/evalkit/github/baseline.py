@@ -13,7 +13,6 @@ exist (a typo in ``baseline.path`` must not read as "never promoted").
 
 from __future__ import annotations
 
-import json
 import re
 import zlib
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
+from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError, InputError
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from github.Repository import Repository
 
     from evalkit.artifact import RunArtifact
+    from evalkit.config import LoadedConfig
     from evalkit.github.client import RetryPolicy
 
 BaselineStatus = Literal["found", "missing", "expired"]
@@ -109,6 +110,11 @@ class BaselineStore(Protocol):
 
     kind: ClassVar[str]  # the ``baseline.store`` value naming this store
 
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BaselineStore:
+        """The store ``config``'s ``baseline`` section (defaults filled in) describes."""
+        ...
+
     def describe(self) -> str:
         """Where this store looks, for messages ("artifact 'evalkit-baseline' …")."""
         ...
@@ -141,7 +147,7 @@ def check_artefact_bytes(data: bytes, origin: str) -> None:
     """
     raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
-        document = json.loads(raw)
+        document = _bounded.loads(raw)
     except ValueError as exc:
         raise ArtifactError(f"{origin}: not valid JSON ({exc})") from None
     if not isinstance(document, dict) or "schema_version" not in document:
@@ -156,16 +162,14 @@ def gunzip_bounded(data: bytes, origin: str, limit: int = MAX_ARTEFACT_BYTES) ->
 
     (``gzip.decompress`` would inflate the whole thing first and check the size after.)
     """
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
     try:
-        raw = inflater.decompress(data, limit + 1)
+        return _bounded.gunzip(data, origin, limit)
+    except _bounded.InputTooLarge:
+        raise ArtifactError(f"{origin}: decompresses to more than {limit} bytes") from None
     except zlib.error as exc:
         raise ArtifactError(f"{origin}: not a readable gzip file ({exc})") from None
-    if len(raw) > limit or inflater.unconsumed_tail:
-        raise ArtifactError(f"{origin}: decompresses to more than {limit} bytes")
-    if not inflater.eof:
-        raise ArtifactError(f"{origin}: not a readable gzip file (truncated)")
-    return raw
+    except EOFError:
+        raise ArtifactError(f"{origin}: not a readable gzip file (truncated)") from None
 
 
 def refuse_other_config(baseline: RunArtifact, config_name: str, origin: str) -> None:
@@ -202,6 +206,12 @@ class FileStore:
         self.path = path
         self.key = key  # the setting that named the file, for the error message
 
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
+        path = config.baseline.path
+        assert path is not None  # BaselineConfig: store file needs a path
+        return cls(config.resolve(path), key="baseline.path")
+
     def describe(self) -> str:
         return f"file {self.path}"
 
@@ -234,6 +244,10 @@ class NoStore:
     """``baseline.store: none``: never a baseline (vs_baseline checks say no-baseline)."""
 
     kind: ClassVar[str] = "none"
+
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> NoStore:  # noqa: ARG003
+        return cls()
 
     def describe(self) -> str:
         return "no store (baseline.store is none)"

@@ -19,7 +19,7 @@ import base64
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit.config import DEFAULT_BASELINE_BRANCH
+from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
 from evalkit.github.baseline import (
     BaselineFetch,
     FetchRequest,
@@ -57,6 +57,10 @@ class BranchStore:
         self._retry = access.retry if access else DEFAULT_RETRY
         self._race_attempts = race_attempts
         self._sleep = sleep or self._retry.sleep
+
+    @classmethod
+    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
+        return cls(access, branch=config.baseline.branch)
 
     @property
     def _repo(self) -> Repository:

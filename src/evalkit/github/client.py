@@ -59,15 +59,14 @@ def rate_limit_delay(
     status: int | None, headers: Mapping[str, str] | None, message: str, now: float
 ) -> float | None:
     """Seconds GitHub asks us to wait when this response is a rate limit, else None."""
+    from evalkit.retry_after import retry_after_seconds
+
     if status not in (403, 429):
         return None
     lower = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
-    retry_after = lower.get("retry-after", "").strip()
-    if retry_after:
-        try:
-            return max(0.0, float(retry_after))
-        except ValueError:
-            return SECONDARY_LIMIT_WAIT
+    if "retry-after" in lower:
+        asked = retry_after_seconds(lower, now=lambda: now)
+        return SECONDARY_LIMIT_WAIT if asked is None else asked
     if lower.get("x-ratelimit-remaining", "").strip() == "0":
         try:
             return max(0.0, float(lower.get("x-ratelimit-reset", "")) - now) + 1.0
@@ -82,17 +81,21 @@ class RateLimitBudget:
     """The rate-limit waits of one call: bounded in total seconds and in count."""
 
     def __init__(self, retry: RetryPolicy) -> None:
+        from evalkit.retry_after import WaitBudget
+
         self._retry = retry
-        self.waited = 0.0
+        self._budget = WaitBudget(retry.max_rate_wait, sleep=retry.sleep)
         self.count = 0
+
+    @property
+    def waited(self) -> float:
+        return self._budget.spent_s
 
     def wait(self, delay: float) -> bool:
         """Sleep ``delay`` and return True, or False when that would exceed the budget."""
-        if self.count >= MAX_RATE_LIMIT_RETRIES or self.waited + delay > self._retry.max_rate_wait:
+        if self.count >= MAX_RATE_LIMIT_RETRIES or not self._budget.wait(delay):
             return False
         self.count += 1
-        self.waited += delay
-        self._retry.sleep(delay)
         return True
 
     def refusal(self, what: str, delay: float) -> str:

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from evalkit import _bounded
 from evalkit.errors import MetricError
 from evalkit.metrics.answer_keys import (
     MUST_INCLUDE_KEY,
@@ -374,13 +375,13 @@ class JsonSchemaMatch(AnswerMetric):
 
 def _read_schema(path: Path) -> object:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _bounded.read_text(path, encoding="utf-8")
     except FileNotFoundError:
         raise MetricError(f"json_schema: schema file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MetricError(f"json_schema: cannot read schema file {path}: {exc}") from None
     try:
-        return json.loads(text)
+        return _bounded.loads(text)
     except json.JSONDecodeError as exc:
         raise MetricError(
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON in the schema: {exc.msg}"

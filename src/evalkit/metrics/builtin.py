@@ -77,16 +77,20 @@ def _item_sets(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]
 def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     """Largest share of queries that show one same item (ids deduped per response).
 
+    The share is among queries whose response listed anything (as in
+    paired-evalkit 0.2.0): a query answered with nothing showed no one anything,
+    and counting it would let a target that fails to answer look diverse.
     Every response empty: 0.0 (no item is shown to anyone).
     """
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     sets = _item_sets(rows, name, k)
+    answered = sum(1 for items in _item_sets(rows, name, None) if items)
     counts: Counter[str] = Counter()
     for items in sets:
         counts.update(items)
     if not counts:
         return 0.0
-    return max(counts.values()) / len(sets)
+    return max(counts.values()) / answered
 
 
 def item_entropy(rows: Sequence[Row], k: int | None = None) -> float:
@@ -122,7 +126,8 @@ def _register_percentile(p: int) -> None:
 def _register_share(k: int | None) -> None:
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     share: Callable[[Sequence[Row]], float] = lambda rows: max_item_share(rows, k)  # noqa: E731
-    _builtin_aggregate(name, share, higher_is_better=False)
+    # v2: queries answered with nothing left out of the denominator (0.2.0's definition).
+    _builtin_aggregate(name, share, higher_is_better=False, version="2")
 
 
 def latency_mean(rows: Sequence[Row]) -> float:

@@ -23,11 +23,11 @@ import json
 import math
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import ConfigError, JudgeError
+from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
 from evalkit.metrics import judge_guard
 from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
 
@@ -97,6 +97,12 @@ class Grade:
     cached: bool
     usage: TokenUsage | None = None
 
+    def __getitem__(self, key: str) -> Any:
+        """``grade["score"]`` / ``["reason"]`` / ``["cached"]``: 0.2.0's dict-shaped grade."""
+        if key not in ("score", "reason", "cached"):
+            raise KeyError(key)
+        return getattr(self, key)
+
     def as_meta(self, prefix: str = "judge") -> dict[str, Any]:
         """Flat, JSON-ready fields for a row's meta (``judge_score``, ``judge_reason``, ...)."""
         meta: dict[str, Any] = {
@@ -146,7 +152,12 @@ def _output_of(response: TargetResponse) -> dict[str, Any]:
 
 def _check_str(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"LLMJudge: {name} must be a non-empty string, got {value!r}")
+        hint = (
+            " (there is no default: the judge model is part of the eval's definition)"
+            if name == "model"
+            else ""
+        )
+        raise JudgeConfigError(f"LLMJudge: {name} must be a non-empty string, got {value!r}{hint}")
     return value
 
 
@@ -155,7 +166,7 @@ def _check_prices(prices: Mapping[str, float] | None) -> dict[str, float] | None
         return None
     if not isinstance(prices, Mapping) or set(prices) != _PRICE_KEYS:
         keys = sorted(prices) if isinstance(prices, Mapping) else prices
-        raise ConfigError(
+        raise JudgeConfigError(
             "LLMJudge: prices must be a mapping with exactly the keys 'input' and 'output' "
             f"(USD per million tokens), got {keys!r}"
         )
@@ -167,7 +178,7 @@ def _check_prices(prices: Mapping[str, float] | None) -> dict[str, float] | None
             or not math.isfinite(value)
             or value < 0
         ):
-            raise ConfigError(
+            raise JudgeConfigError(
                 f"LLMJudge: prices[{key!r}] must be a finite number >= 0, got {value!r}"
             )
         checked[key] = float(value)
@@ -193,6 +204,8 @@ class LLMJudge:
     :param prices: ``{"input": usd, "output": usd}`` per million tokens, to record cost.
     :param cache_only: replay from the cache only; a miss raises instead of calling the
         API (CI without spending).
+    :param system: extra instructions for the grader (0.2.0's ``system``), sent after
+        the built-in system prompt; part of the fingerprint and the cache key.
     """
 
     def __init__(
@@ -209,16 +222,18 @@ class LLMJudge:
         timeout_s: float | None = None,
         prices: Mapping[str, float] | None = None,
         cache_only: bool = False,
+        system: str | None = None,
     ) -> None:
         self.rubric = _check_str("rubric", rubric)
         self.model = _check_str("model", model)
         if isinstance(scale, bool) or not isinstance(scale, int) or not 2 <= scale <= MAX_SCALE:
-            raise ConfigError(
-                f"LLMJudge: scale must be an integer from 2 to {MAX_SCALE}, got {scale!r}"
+            raise JudgeConfigError(
+                f"LLMJudge: scale must be an integer from 2 to {MAX_SCALE} (at least 2), "
+                f"got {scale!r}"
             )
         self.scale = scale
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 64:
-            raise ConfigError(
+            raise JudgeConfigError(
                 f"LLMJudge: max_tokens must be an integer >= 64 (room for a score and a "
                 f"reason), got {max_tokens!r}"
             )
@@ -228,14 +243,14 @@ class LLMJudge:
             or not isinstance(temperature, (int, float))
             or not 0.0 <= temperature <= 1.0
         ):
-            raise ConfigError(
+            raise JudgeConfigError(
                 f"LLMJudge: temperature must be a number from 0 to 1 or None, got {temperature!r}"
             )
         self.temperature = None if temperature is None else float(temperature)
         if max_retries is not None and (
             isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
         ):
-            raise ConfigError(
+            raise JudgeConfigError(
                 f"LLMJudge: max_retries must be an integer >= 0 or None, got {max_retries!r}"
             )
         self.max_retries = max_retries
@@ -244,20 +259,28 @@ class LLMJudge:
             or not isinstance(timeout_s, (int, float))
             or not timeout_s > 0
         ):
-            raise ConfigError(
+            raise JudgeConfigError(
                 f"LLMJudge: timeout_s must be a positive number or None, got {timeout_s!r}"
             )
         self.timeout_s = None if timeout_s is None else float(timeout_s)
         self.prices = _check_prices(prices)
+        # 0.2.0's extra grader instructions: sent after the built-in system prompt and
+        # folded into the fingerprint and every cache key (only when given, so judges
+        # without it keep their keys).
+        self.system = None if system is None else _check_str("system", system)
         if cache_only and cache_path is None:
-            raise ConfigError("LLMJudge: cache_only=True needs a cache_path to replay grades from")
+            raise JudgeConfigError(
+                "LLMJudge: cache_only=True needs a cache_path to replay grades from"
+            )
         self.cache_only = bool(cache_only)
         self.cache: JudgeCache | None = None
         if cache_path is not None:
             try:
                 self.cache = JudgeCache(cache_path)
             except JudgeError as exc:
-                raise ConfigError(str(exc)) from None
+                raise JudgeConfigError(str(exc)) from None
+        # Called before each API request (evaluate() sets it from the run's rate_limit).
+        self.pacer: Callable[[], None] | None = None
         self._injected_client = client
         self._client: Any = None
         self._client_lock = threading.Lock()
@@ -281,6 +304,7 @@ class LLMJudge:
                 "scale": self.scale,
                 "temperature": self.temperature,
                 "prompt_version": PROMPT_VERSION,
+                **self._system_identity(),
             }
         )[:16]
 
@@ -310,8 +334,12 @@ class LLMJudge:
                     "context": case.context,
                 },
                 "output": _output_of(response),
+                **self._system_identity(),
             }
         )
+
+    def _system_identity(self) -> dict[str, str]:
+        return {} if self.system is None else {"system": self.system}
 
     def __repr__(self) -> str:
         cache = f", cache_path={str(self.cache.path)!r}" if self.cache is not None else ""
@@ -387,12 +415,25 @@ class LLMJudge:
                 return self._record(
                     key, Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True
                 )
+        else:
+            # Without a cache file, a grading already paid for in this process is
+            # still not paid for twice (0.2.0 kept such an in-memory cache too).
+            with self._records_lock:
+                seen = self._by_key.get(key)
+            if seen is not None:
+                return self._record(
+                    key,
+                    Grade(case.id, seen.score, seen.reason, self.model, cached=True),
+                    cached=True,
+                )
         if self.cache_only or judge_guard.cache_only():
             raise JudgeError(
                 f"LLM judge {self.model!r}: case {case.id!r} is not in the judge cache "
                 f"{self.cache.path if self.cache is not None else '(none)'}; rerun without "
                 "--judge-cache-only to grade it (this calls the API)"
             )
+        if self.pacer is not None:
+            self.pacer()  # the run's rate_limit applies to API calls, not to cache hits
         message = self._create(response, case)
         score, reason = self._read_grade(message, case)
         usage = self._usage_of(message)
@@ -441,6 +482,11 @@ class LLMJudge:
     def cache_hits(self) -> int:
         with self._records_lock:
             return self._cache_hits
+
+    @property
+    def cache_size(self) -> int:
+        """Grades held in the cache file (0 without one), as in 0.2.0."""
+        return 0 if self.cache is None else len(self.cache)
 
     def _record(self, key: str, grade: Grade, *, cached: bool) -> Grade:
         with self._records_lock:
@@ -562,7 +608,9 @@ class LLMJudge:
             return client.messages.create(
                 model=self.model,
                 max_tokens=self.max_tokens,
-                system=SYSTEM_PROMPT,
+                system=SYSTEM_PROMPT
+                if self.system is None
+                else f"{SYSTEM_PROMPT}\n\n{self.system}",
                 messages=[{"role": "user", "content": self.prompt(response, case)}],
                 tools=[self.tool()],
                 tool_choice={

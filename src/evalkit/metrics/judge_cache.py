@@ -113,6 +113,19 @@ def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
         raise _corrupt(path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}") from None
     if not isinstance(doc, dict):
         raise _corrupt(path, f"top level is {type(doc).__name__}, not an object")
+    if (
+        "format" not in doc
+        and doc
+        and all(isinstance(v, dict) and "score" in v for v in doc.values())
+    ):
+        # paired-evalkit 0.2.0 wrote a flat {key: {score, reason}} file at the same
+        # default path; its keys hash a different prompt, so none of it can be reused.
+        raise JudgeError(
+            f"judge cache {path} was written by paired-evalkit 0.2.0: its grades were made "
+            "with a different prompt and cache key, so this release cannot reuse them; "
+            f"move it aside (e.g. to {path.name}.0.2.0) or delete it to regrade "
+            "(this calls the API again)"
+        )
     if doc.get("format") != CACHE_FORMAT:
         raise _corrupt(path, f"format is {doc.get('format')!r}, expected {CACHE_FORMAT!r}")
     version = doc.get("version")

@@ -154,7 +154,8 @@ class ItemCountAggregate:
     Each case contributes its deduplicated item set (first k ids when k is
     given).  A resample's item counts are the case weights summed over the
     cases showing each item (one weighted bincount), from which the share of
-    the most shown item (count / n) or the normalised entropy follows.  The
+    the most shown item (count over the weight of cases that showed anything)
+    or the normalised entropy follows.  The
     values equal :mod:`evalkit.metrics.builtin`'s up to the last bits of the
     entropy's floating-point sum (observed values come from the built-ins).
     """
@@ -168,12 +169,18 @@ class ItemCountAggregate:
         sets_a: Sequence[set[str]],
         sets_b: Sequence[set[str]],
         values: tuple[float, float],
+        answered: tuple[Sequence[bool], Sequence[bool]] | None = None,
     ) -> None:
         self.name = name
         self._statistic = statistic
         self.value_a, self.value_b = values
         vocabulary: dict[str, int] = {}
         self._n = len(sets_a)
+        # 1.0 for a case whose (whole) response listed anything: max_item_share's
+        # denominator counts only those.  Without it, a non-empty window stands in.
+        shown_a, shown_b = answered or ([bool(s) for s in sets_a], [bool(s) for s in sets_b])
+        self._answered_a = np.asarray(shown_a, dtype=np.float64)
+        self._answered_b = np.asarray(shown_b, dtype=np.float64)
         self._a = self._entries(sets_a, vocabulary)
         self._b = self._entries(sets_b, vocabulary)
         self._items = max(1, len(vocabulary))
@@ -197,9 +204,11 @@ class ItemCountAggregate:
         shaped: FloatArray = summed.reshape(rows, self._items).astype(np.float64, copy=False)
         return shaped
 
-    def _value(self, counts: FloatArray) -> FloatArray:
+    def _value(self, counts: FloatArray, answered: FloatArray) -> FloatArray:
         if self._statistic == "share":
-            share: FloatArray = counts.max(axis=1) / self._n
+            top = counts.max(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                share: FloatArray = np.where(top > 0, top / answered, 0.0)
             return share
         shown = np.count_nonzero(counts > 0, axis=1)
         total = counts.sum(axis=1)
@@ -221,8 +230,9 @@ class ItemCountAggregate:
         for group in self._row_groups(rows):
             counts = np.stack([np.bincount(p, minlength=n) for p in positions[group]])
             weights: FloatArray = counts.astype(np.float64)
-            a = self._value(self._counts(self._a, weights))
-            out[group] = a - self._value(self._counts(self._b, weights))
+            a = self._value(self._counts(self._a, weights), weights @ self._answered_a)
+            b = self._value(self._counts(self._b, weights), weights @ self._answered_b)
+            out[group] = a - b
         return out
 
     def swapped(self, flips: IntArray) -> FloatArray:
@@ -231,7 +241,13 @@ class ItemCountAggregate:
             flipped = flips[group].astype(np.float64)
             kept = 1.0 - flipped
             # side a shows a's items where not flipped and b's where flipped; b the reverse
-            a = self._value(self._counts(self._a, kept) + self._counts(self._b, flipped))
-            b = self._value(self._counts(self._b, kept) + self._counts(self._a, flipped))
+            answered_a = kept @ self._answered_a + flipped @ self._answered_b
+            answered_b = kept @ self._answered_b + flipped @ self._answered_a
+            a = self._value(
+                self._counts(self._a, kept) + self._counts(self._b, flipped), answered_a
+            )
+            b = self._value(
+                self._counts(self._b, kept) + self._counts(self._a, flipped), answered_b
+            )
             out[group] = a - b
         return out

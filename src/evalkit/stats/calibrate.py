@@ -46,7 +46,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.stats.correction import holm
+from evalkit.stats.correction import holm_rows
 from evalkit.stats.power import detectable_regression, mde
 from evalkit.stats.procedures import (
     Moments,
@@ -242,19 +242,35 @@ def familywise(correction: str, k: int, n: int, trials: int, rng: np.random.Gene
     when any interval lies wholly on the bad side, ``holm`` when any Holm-adjusted
     p ≤ α with the estimate on the bad side.
     """
-    fails = 0
-    for _ in range(trials):
-        data = continuous(k, n, rng)
-        m = Moments.of(data)
-        gamma = auto_skewness(m)
-        if correction == "none":
-            _, high = batch_bounds("auto", data, ALPHA)
-            fails += bool(np.any(high < 0))
-            continue
-        p = skew_t_p(m, gamma, 0.0)
-        adjusted = np.asarray(holm(p.tolist()))
-        fails += bool(np.any((adjusted <= ALPHA) & (m.mean < 0)))
-    return fails / trials
+    data = continuous(trials * k, n, rng)
+    m = Moments.of(data)
+    bad = (m.mean < 0).reshape(trials, k)
+    if correction == "none":
+        _, high = batch_bounds("auto", data, ALPHA)
+        return float(np.mean(np.any((high < 0).reshape(trials, k), axis=1)))
+    p = skew_t_p(m, auto_skewness(m), 0.0).reshape(trials, k)
+    adjusted = holm_rows(p)
+    return float(np.mean(np.any((adjusted <= ALPHA) & bad, axis=1)))
+
+
+def engine_maxt(k: int, n: int, trials: int, rng: np.random.Generator) -> tuple[float, float]:
+    """(max-T, Šidák) two-sided family-wise rates of the engine on k independent metrics."""
+    from evalkit.significance import compare_metrics
+
+    maxt = sidak = 0
+    level = 1 - (1 - ALPHA) ** (1 / k)
+    for trial in range(trials):
+        data = rng.normal(size=(n, k))
+        result = compare_metrics(
+            {f"m{j}": data[:, j] for j in range(k)},
+            n_resamples=999,
+            seed=trial,
+            method="permutation",
+            correction="maxt",
+        )
+        maxt += any(bool(r.significant_adjusted) for r in result.results)
+        sidak += any(r.p_value <= level for r in result.results)
+    return maxt / trials, sidak / trials
 
 
 # ----------------------------------------------------------------------------- report
@@ -338,12 +354,15 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
         "",
         "## Power: the reported detectable effect, realised",
         "",
-        "A verdict reports the effect it detects with 80% power "
-        "(`(t(1 − α/2, n − 1) + t(0.8, n − 1))·σ_d/√n`). Cells: share of evals with a true "
-        "regression of that size that the deciding procedure (`auto`) fails, in %; "
-        "first with σ_d the shape's true spread, then with the MDE each eval computes from "
-        f"its own data (then applied to a fresh eval). {power_trials:,} trials per cell "
-        f"(SE ±{_pct(math.sqrt(0.16 / power_trials))}). Target 80 ± 5.",
+        "Share of evals with a true regression of the claimed size that the deciding "
+        "procedure (`auto`) fails, in %. First figure: the claim of `mde()` / `evalkit "
+        "power`, the formula `(t(1 − α/2, n − 1) + t(0.8, n − 1))·σ_d/√n` with σ_d the "
+        "shape's true spread (a normal-theory figure: it cannot see skew, and on skewed "
+        "data it is off in both directions). Second figure: the claim a **verdict** "
+        "reports, `detectable_regression` computed by each eval from its own differences, "
+        "then tested on a fresh eval with that true regression. Target 80 ± 5 for the "
+        f"second. {power_trials:,} trials per cell up to n = 100 (SE "
+        f"±{_pct(math.sqrt(0.16 / power_trials))}), {power_trials // 2:,} above.",
         "",
         "| shape | " + " | ".join(f"n = {n}" for n in sizes) + " |",
         "|---|" + "---:|" * len(sizes),
@@ -351,12 +370,9 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
     for name, shape in SHAPES.items():
         row = []
         for n in sizes:
-            _, known = realised_power(
-                "auto", shape, n, power_trials, seed_for("pw", name, n), own=False
-            )
-            _, own = realised_power(
-                "auto", shape, n, power_trials, seed_for("po", name, n), own=True
-            )
+            cell = power_trials if n <= 100 else power_trials // 2
+            _, known = realised_power("auto", shape, n, cell, seed_for("pw", name, n), own=False)
+            _, own = realised_power("auto", shape, n, cell, seed_for("po", name, n), own=True)
             row.append(f"{_pct(known)} / {_pct(own)}")
         out.append(f"| {name} | " + " | ".join(row) + " |")
     print("  power done", file=sys.stderr, flush=True)
@@ -367,7 +383,9 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
         "",
         "Share of gates in which at least one `no_significant_regression` check of a "
         "higher-is-better metric fails, procedure `auto`. Without a correction the expected "
-        "rate is 1 − (1 − α/2)^k (one-sided: Šidák); with Holm it must stay ≤ α/2 = 2.5%. "
+        "rate is 1 − (1 − α/2)^k (one-sided, independent); Holm controls the two-sided "
+        "family-wise rate at α, so the one-sided rate is about α/2 = 2.5% (a step-down "
+        "rejection on the good side can relax the bad side's threshold, which adds a little). "
         f"{fw_trials:,} gates per cell (SE ±{_pct(math.sqrt(0.1 * 0.9 / fw_trials))} at "
         "10%).",
         "",
@@ -380,6 +398,23 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
             corrected = familywise("holm", k, n, fw_trials, seed_for("fwh", k, n))
             expected = 1 - (1 - ALPHA / 2) ** k
             out.append(f"| {k} | {n} | {_pct(none)} ({_pct(expected)}) | {_pct(corrected)} |")
+    maxt_trials = 2000
+    out += [
+        "",
+        '### Engine max-T (`paired_bootstrap_many(..., correction="maxt")`)',
+        "",
+        'Two-sided family-wise rate of `significant_adjusted` with `method="permutation"`, '
+        "k independent normal metrics, n = 30, 999 sign flips, nothing changed; beside it "
+        "the same tests with a Šidák correction. Each metric's max-T scale is sqrt(Σ d²) "
+        "(no sign flip changes it); with the bootstrap SE as the scale the same cells "
+        f"measured 8.7% / 9.4%. {maxt_trials:,} trials per cell (SE ±0.5).",
+        "",
+        "| k | max-T | Šidák |",
+        "|---:|---:|---:|",
+    ]
+    for k in (5, 10):
+        maxt, sidak = engine_maxt(k, 30, maxt_trials, seed_for("maxt", k))
+        out.append(f"| {k} | {_pct(maxt)} | {_pct(sidak)} |")
     out += ["", f"_Generated in {time.time() - started:.0f} s._", ""]
     return "\n".join(out)
 

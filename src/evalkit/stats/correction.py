@@ -56,12 +56,19 @@ def holm(p_values: Sequence[float]) -> list[float]:
     p = np.asarray(p_values, dtype=np.float64)
     if p.ndim != 1 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise InputError(f"p-values must be finite numbers in [0, 1], got {list(p_values)!r}")
-    k = p.shape[0]
-    order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, p[order] * (k - np.arange(k)))
-    adjusted = np.empty(k, dtype=np.float64)
-    adjusted[order] = np.maximum.accumulate(scaled)
-    return [float(x) for x in adjusted]
+    return [float(x) for x in holm_rows(p[None, :])[0]]
+
+
+def holm_rows(p: FloatArray) -> FloatArray:
+    """Holm-adjusted p-values of every row of a (rows × k) matrix (vectorised)."""
+    k = p.shape[1]
+    order = np.argsort(p, axis=1, kind="stable")
+    ordered = np.take_along_axis(p, order, axis=1)
+    scaled = np.minimum(1.0, ordered * (k - np.arange(k)))
+    stepped = np.maximum.accumulate(scaled, axis=1)
+    out = np.empty_like(p)
+    np.put_along_axis(out, order, stepped, axis=1)
+    return out
 
 
 class StepDownMaxT:

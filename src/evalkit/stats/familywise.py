@@ -29,6 +29,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit.stats.correction import holm_rows
 from evalkit.stats.stream import PURPOSE_POWER, substream
 from evalkit.stats.tdist import normal_quantile
 
@@ -103,24 +104,12 @@ def familywise_rate(
         alpha = min(active[j].alpha for j in family)
         stat = bad[:, family]
         p = 2.0 * _normal_sf(np.abs(stat))
-        fails |= np.any((_holm_rows(p) <= alpha) & (stat > 0), axis=1)
+        fails |= np.any((holm_rows(p) <= alpha) & (stat > 0), axis=1)
     return FamilywiseRate(float(np.count_nonzero(fails)) / worlds, True, worlds)
 
 
 def _normal_sf(x: FloatArray) -> FloatArray:
     out: FloatArray = 0.5 * np.vectorize(math.erfc)(x / math.sqrt(2.0))
-    return out
-
-
-def _holm_rows(p: FloatArray) -> FloatArray:
-    """Holm-adjusted p-values of every row (the same rule as :func:`holm`)."""
-    k = p.shape[1]
-    order = np.argsort(p, axis=1, kind="stable")
-    ordered = np.take_along_axis(p, order, axis=1)
-    scaled = np.minimum(1.0, ordered * (k - np.arange(k)))
-    stepped = np.maximum.accumulate(scaled, axis=1)
-    out = np.empty_like(p)
-    np.put_along_axis(out, order, stepped, axis=1)
     return out
 
 

@@ -217,7 +217,12 @@ def _item_aggregate(paired: Paired, defn: MetricDef) -> ItemCountAggregate | Non
         return None
     values = (float(defn.fn(paired.rows_a)), float(defn.fn(paired.rows_b)))
     statistic = "share" if base == "max_item_share" else "entropy"
-    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values)
+    # Which cases listed anything at all: max_item_share's denominator.
+    answered = (
+        [bool(row.response and row.response.ranked_ids) for row in paired.rows_a],
+        [bool(row.response and row.response.ranked_ids) for row in paired.rows_b],
+    )
+    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values, answered)
 
 
 def _aggregate(paired: Paired, defn: MetricDef) -> CaseValues | ResampledAggregate:

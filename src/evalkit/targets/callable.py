@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from evalkit.errors import InputError, TargetError
+from evalkit.errors import TargetConfigError, TargetError
 from evalkit.targets._output import TargetOutput, describe_exception, to_response
 from evalkit.targets.base import TargetResponse
 
@@ -35,18 +35,21 @@ class CallableTarget:
 
     def __init__(self, fn: Callable[[GoldenCase], TargetOutput], name: str | None = None) -> None:
         if not callable(fn):
-            raise InputError(
+            raise TargetConfigError(
                 f"CallableTarget needs a callable taking a GoldenCase, got {type(fn).__name__}"
             )
         if name is None:
             name = getattr(fn, "__name__", None)
             if not isinstance(name, str) or name == "<lambda>":
-                raise InputError(
+                raise TargetConfigError(
                     f"CallableTarget({fn!r}): this callable has no usable __name__; "
                     'pass name="..." so reports and artefacts can tell targets apart'
                 )
         if not isinstance(name, str) or not name.strip():
-            raise InputError(f"CallableTarget name must be a non-empty string, got {name!r}")
+            raise TargetConfigError(
+                "CallableTarget needs a non-empty name: name must be a non-empty string, "
+                f"got {name!r}"
+            )
         self.fn = fn
         self.name: str = name
 
@@ -62,7 +65,9 @@ class CallableTarget:
         try:
             output = self.fn(case)
         except Exception as exc:
-            raise TargetError(f"{culprit}: the callable raised {describe_exception(exc)}") from exc
+            raise TargetError(
+                f"{culprit} raised {describe_exception(exc)} (in the callable)"
+            ) from exc
         latency_ms = (time.perf_counter() - start) * 1000.0
         return to_response(
             output,

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from evalkit._bounded import loads, max_input_bytes
-from evalkit.errors import InputError, TargetError
+from evalkit.errors import TargetConfigError, TargetError
 from evalkit.retry_after import WaitBudget, retry_after_seconds
 from evalkit.targets._output import (
     TargetOutput,
@@ -230,7 +230,7 @@ class HttpTarget:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
-            raise InputError(f"HttpTarget name must be a non-empty string, got {name!r}")
+            raise TargetConfigError(f"HttpTarget name must be a non-empty string, got {name!r}")
         self.name: str = name
         self.url: str = _checked_url(name, url)
         self.method: str = _checked_method(name, method)
@@ -240,14 +240,14 @@ class HttpTarget:
         self.timeout_s: float = _checked_timeout(name, timeout_s)
         self.meta_keys: tuple[str, ...] = _checked_meta_keys(name, meta_keys)
         if client is not None and not isinstance(client, httpx.Client):
-            raise InputError(
+            raise TargetConfigError(
                 f"HttpTarget {name!r}: client must be an httpx.Client (synchronous), "
                 f"got {type(client).__name__}"
             )
         try:
             self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
         except ValueError as exc:
-            raise InputError(f"HttpTarget {name!r}: rate_limit_wait_s: {exc}") from None
+            raise TargetConfigError(f"HttpTarget {name!r}: rate_limit_wait_s: {exc}") from None
         self._client = client
         self._owns_client = client is None
         self._closed = False
@@ -295,7 +295,7 @@ class HttpTarget:
         No effect on a ``client=`` passed in.
         """
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-            raise InputError(
+            raise TargetConfigError(
                 f"HttpTarget {self.name!r}: concurrency must be an integer >= 1, "
                 f"got {concurrency!r}"
             )
@@ -390,7 +390,7 @@ class HttpTarget:
         try:
             payload = self.build_payload(case)
         except Exception as exc:
-            raise TargetError(f"{who}: build_payload raised {describe_exception(exc)}") from exc
+            raise TargetError(f"{who}: build_payload() raised {describe_exception(exc)}") from exc
         headers = {"accept": "application/json"}
         content: bytes | None = None
         params: dict[str, Any] | None = None
@@ -401,7 +401,7 @@ class HttpTarget:
                 content = json.dumps(payload, allow_nan=False, separators=(",", ":")).encode()
             except (TypeError, ValueError) as exc:
                 raise TargetError(
-                    f"{who}: build_payload returned a value that is not JSON: "
+                    f"{who}: build_payload() returned a value that is not JSON: "
                     f"{describe_exception(exc)}"
                 ) from exc
             headers["content-type"] = "application/json"
@@ -429,11 +429,11 @@ class HttpTarget:
             output = self.extract(body)
         except Exception as exc:
             raise TargetError(
-                f"{who}: extract raised {describe_exception(exc)}; body: {_excerpt(response)}"
+                f"{who}: extract() raised {describe_exception(exc)}; body: {_excerpt(response)}"
             ) from exc
         return to_response(
             output,
-            culprit=f"{who}: extract",
+            culprit=f"{who}: extract()",
             latency_ms=latency_ms,
             # The contract is that HttpTarget measures latency; server-reported
             # timings belong in meta (meta_keys), not in place of the measurement.
@@ -451,10 +451,16 @@ class HttpTarget:
         if len(attempts) > 1:
             steps = "; ".join(f"attempt {i}: {a.describe()}" for i, a in enumerate(attempts, 1))
             hint = self._hint(attempts)
-            return f"{where} failed after {len(attempts)} attempts (1 retry): {steps}{hint}"
+            n = len(attempts)
+            outcome = (
+                f"returned HTTP {final.response.status_code} after {n} attempt(s)"
+                if final.response is not None
+                else f"failed after {n} attempt(s)"
+            )
+            return f"{where} {outcome} (1 retry): {steps}{hint}"
         if final.error is not None:
             # Only non-transport httpx errors (e.g. a corrupt Content-Encoding) end here.
-            return f"{where} failed (not retried): {final.describe()}"
+            return f"{where} failed with an HTTP client error (not retried): {final.describe()}"
         assert final.response is not None
         status = final.response.status_code
         if status == 429:
@@ -507,15 +513,21 @@ def _json_object(who: str, response: httpx.Response) -> dict[str, Any]:
         body = loads(response.content, parse_constant=_reject_constant)
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         raise TargetError(
-            f"{who}: HTTP {status} body is not valid JSON ({one_line(str(exc), 80)}; "
-            f"content-type {content_type}): {_excerpt(response)}"
+            f"{who}: HTTP {status} body is not valid JSON (a non-JSON body: "
+            f"{one_line(str(exc), 80)}; content-type {content_type}): {_excerpt(response)}"
         ) from exc
     if not isinstance(body, dict):
         raise TargetError(
-            f"{who}: HTTP {status} body is a JSON {_json_kind(body)}, not an object; "
-            f"extract and meta_keys need a top-level object: {_excerpt(response)}"
+            f"{who}: HTTP {status} returned a JSON {_python_kind(body)}, expected an object "
+            f"(the body is a JSON {_json_kind(body)}; extract and meta_keys need a top-level "
+            f"object): {_excerpt(response)}"
         )
     return body
+
+
+def _python_kind(value: object) -> str:
+    """What ``json.loads`` made of the body, in Python's words (``list``, ``str``, ``None``)."""
+    return "None" if value is None else type(value).__name__
 
 
 def _reject_constant(token: str) -> Any:
@@ -564,14 +576,14 @@ def _safe_url(url: str) -> str:
 
 def _checked_url(name: str, url: object) -> str:
     if not isinstance(url, str):
-        raise InputError(f"HttpTarget {name!r}: url must be a string, got {type_name(url)}")
+        raise TargetConfigError(f"HttpTarget {name!r}: url must be a string, got {type_name(url)}")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018  (raises ValueError on a malformed port)
     except ValueError as exc:
-        raise InputError(f"HttpTarget {name!r}: url {url!r} is malformed ({exc})") from None
+        raise TargetConfigError(f"HttpTarget {name!r}: url {url!r} is malformed ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InputError(
+        raise TargetConfigError(
             f"HttpTarget {name!r}: url must be an absolute http:// or https:// URL, "
             f"got {url!r} (e.g. 'http://localhost:3001/api/search')"
         )
@@ -581,7 +593,7 @@ def _checked_url(name: str, url: object) -> str:
 def _checked_method(name: str, method: object) -> str:
     normalised = method.upper() if isinstance(method, str) else method
     if normalised not in METHODS:
-        raise InputError(
+        raise TargetConfigError(
             f"HttpTarget {name!r}: method must be one of {', '.join(METHODS)}, got {method!r}"
         )
     assert isinstance(normalised, str)
@@ -590,7 +602,9 @@ def _checked_method(name: str, method: object) -> str:
 
 def _checked_callable(name: str, what: str, fn: _F) -> _F:
     if not callable(fn):
-        raise InputError(f"HttpTarget {name!r}: {what} must be callable, got {type_name(fn)}")
+        raise TargetConfigError(
+            f"HttpTarget {name!r}: {what} must be callable, got {type_name(fn)}"
+        )
     return fn
 
 
@@ -598,14 +612,14 @@ def _checked_headers(name: str, headers: Mapping[str, str] | None) -> dict[str, 
     if headers is None:
         return {}
     if not isinstance(headers, Mapping):
-        raise InputError(
+        raise TargetConfigError(
             f"HttpTarget {name!r}: headers must be a mapping of str to str, "
             f"got {type_name(headers)}"
         )
     for key, value in headers.items():
         if not isinstance(key, str) or not key or not isinstance(value, str):
             # The value is not shown: headers carry credentials.
-            raise InputError(
+            raise TargetConfigError(
                 f"HttpTarget {name!r}: header {key!r} must map a non-empty str name to a str "
                 f"value, got {type_name(value)}"
             )
@@ -619,7 +633,7 @@ def _checked_timeout(name: str, timeout_s: object) -> float:
         or not math.isfinite(timeout_s)
         or timeout_s <= 0
     ):
-        raise InputError(
+        raise TargetConfigError(
             f"HttpTarget {name!r}: timeout_s must be a finite number of seconds > 0, "
             f"got {timeout_s!r}"
         )
@@ -628,12 +642,14 @@ def _checked_timeout(name: str, timeout_s: object) -> float:
 
 def _checked_meta_keys(name: str, meta_keys: object) -> tuple[str, ...]:
     if isinstance(meta_keys, str) or not isinstance(meta_keys, Sequence | frozenset | set):
-        raise InputError(
+        raise TargetConfigError(
             f"HttpTarget {name!r}: meta_keys must be a tuple of key names, got {meta_keys!r} "
             '(for one key write ("cost_usd",))'
         )
     keys = tuple(meta_keys)
     bad = [k for k in keys if not isinstance(k, str) or not k]
     if bad:
-        raise InputError(f"HttpTarget {name!r}: meta_keys must be non-empty strings, got {bad!r}")
+        raise TargetConfigError(
+            f"HttpTarget {name!r}: meta_keys must be non-empty strings, got {bad!r}"
+        )
     return keys
