@@ -413,6 +413,20 @@ def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False)
     return write_artifact(art, target)
 
 
+def run_and_write(
+    prepared: Prepared,
+    out: Path,
+    *,
+    concurrency: int | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+) -> tuple[RunArtifact, Path]:
+    """Run every case once (no checkpoint) and write the artefact with :func:`write_run`."""
+    result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name)
+    return art, write_run(art, out)
+
+
 def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:
     """OUT, else the config's output path (named per shard, so shards never collide)."""
     if out is not None:
