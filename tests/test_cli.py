@@ -130,11 +130,12 @@ def test_debug_shows_traceback(project: Path) -> None:
     assert "Traceback" in result.stderr
 
 
-@pytest.mark.parametrize("how", ["--debug", "EVALKIT_DEBUG"])
+@pytest.mark.parametrize("how", ["--debug first", "--debug last", "EVALKIT_DEBUG"])
 def test_debug_keeps_the_exit_code_of_a_bad_input(project: Path, how: str) -> None:
-    args = ["--debug"] if how == "--debug" else []
+    args = ["--debug"] if how == "--debug first" else []
     env = {"EVALKIT_DEBUG": "1"} if how == "EVALKIT_DEBUG" else {}
-    result = evalkit(*args, "gate", "--config", "missing.yaml", cwd=project, env=env)
+    command = ["gate", "--config", "missing.yaml", *(["--debug"] if how == "--debug last" else [])]
+    result = evalkit(*args, *command, cwd=project, env=env)
     assert result.returncode == 2, result.stderr
     assert "Traceback" in result.stderr
     assert result.stderr.splitlines()[-1] == (

@@ -133,7 +133,17 @@ def test_artefact_nested_under_the_parser_limit_is_still_refused(project: Path) 
     one_line_error(evalkit("show", "deepish.json", cwd=project), 2, "deepish.json", "nested deeper")
 
 
-def test_deeply_nested_checkpoint_line_is_refused_not_dropped(project: Path) -> None:
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("[" * DEEP + "]" * DEEP, "nested deeper than 100"),
+        ('{"id": "\\ud800"}', "surrogate pair"),
+    ],
+    ids=["deep", "lone-surrogate"],
+)
+def test_a_hostile_checkpoint_line_is_refused_not_dropped(
+    project: Path, line: str, needle: str
+) -> None:
     # Case "z" is unknown to the target, so it fails and the checkpoint is kept.
     goldens = project / "goldens.jsonl"
     goldens.write_text(goldens.read_text() + '{"id": "z", "query": "zeta", "relevant": ["d1"]}\n')
@@ -142,11 +152,11 @@ def test_deeply_nested_checkpoint_line_is_refused_not_dropped(project: Path) -> 
     ckpt = project / "runs" / "r.json.checkpoint.jsonl"
     # A last line that is whole but hostile is not a torn write to drop silently.
     with ckpt.open("a") as fh:
-        fh.write("[" * DEEP + "]" * DEEP + "\n")
+        fh.write(line + "\n")
     before = ckpt.read_bytes()
     result = evalkit("run", "--out", "runs/r.json", "--resume", cwd=project)
     lines = before.decode().count("\n")
-    one_line_error(result, 2, f"r.json.checkpoint.jsonl:{lines}:", "nested deeper than 100")
+    one_line_error(result, 2, f"r.json.checkpoint.jsonl:{lines}:", needle)
     assert ckpt.read_bytes() == before
 
 

@@ -126,3 +126,18 @@ def test_the_command_line_deadline_overrides_the_config(project: Path) -> None:
     )
     assert result.returncode == 3, result.stderr
     assert rows(project / "run.json")["c"]["error"] == "timed out after 0.2s"
+
+
+def test_an_absurdly_slow_rate_limit_is_refused_before_any_case(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(config({}, concurrency=1))
+    result = evalkit("run", "--out", "run.json", "--rate-limit", "1e-300", cwd=project)
+    one_line_error(result, 2, "rate limit 1e-300 per second is less than one case a day")
+    assert not (project / "scored.log").exists()
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith("run.json")) == []
+
+
+def test_an_astronomical_case_timeout_means_no_deadline_not_an_overflow(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(config({}, concurrency=2))
+    result = evalkit("run", "--out", "run.json", "--case-timeout", "1e300", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert all(row["error"] is None for row in rows(project / "run.json").values())

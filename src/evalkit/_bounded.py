@@ -150,11 +150,15 @@ def gunzip(data: bytes, path: str | os.PathLike[str], limit: int | None = None) 
 # ----------------------------------------------------------------------------- JSON
 
 
-class JsonTooDeep(json.JSONDecodeError):
+class JsonRefused(json.JSONDecodeError):
+    """JSON that parses but is refused (too deep, not text): never a torn write."""
+
+
+class JsonTooDeep(JsonRefused):
     """JSON nested deeper than :data:`MAX_DEPTH` (reported like a syntax error)."""
 
 
-class JsonNotUnicode(json.JSONDecodeError):
+class JsonNotUnicode(JsonRefused):
     """A ``\\uD800``-style escape of half a surrogate pair: JSON, but not text."""
 
 

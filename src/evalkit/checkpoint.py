@@ -76,6 +76,8 @@ def config_fingerprint(config: EvalkitConfig) -> str:
     hash and matrix jobs with different runner environments still agree.
     """
     doc = config.model_dump(mode="json", include=set(_IDENTITY_KEYS))
+    if config.repeats != 1:  # rows are means over trials; one trial keeps the old hash
+        doc["repeats"] = config.repeats
     text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -185,7 +187,7 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
         last = position == len(entries) - 1
         try:
             doc = _bounded.loads(raw.decode("utf-8"))
-        except _bounded.JsonTooDeep as exc:  # whole, not torn: refused wherever it is
+        except _bounded.JsonRefused as exc:  # whole, not torn: refused wherever it is
             raise ArtifactError(f"{p}:{number}: damaged checkpoint line ({exc.msg})") from None
         except (UnicodeDecodeError, ValueError):
             if last:  # a write cut short by a crash: that case just runs again

@@ -61,18 +61,26 @@ def _print_version(value: bool) -> None:
         raise typer.Exit(ExitCode.OK)
 
 
+def _enable_debug(ctx: typer.Context, value: bool) -> None:
+    session = ctx.find_root().obj
+    if value and isinstance(session, _Session):
+        session.debug = True
+
+
+DEBUG_HELP = "Show the traceback of an error on stderr (exit codes stay the same); EVALKIT_DEBUG=1"
+
+# Also accepted after the command (`evalkit gate … --debug`), where users type it.
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", callback=_enable_debug, hidden=True, help=DEBUG_HELP)
+]
+
+
 @app.callback()
 def _root(
-    ctx: typer.Context,
     debug: Annotated[
-        bool,
-        typer.Option(
-            "--debug",
-            help="Show the traceback of an error on stderr (exit codes stay the same); "
-            "also EVALKIT_DEBUG=1.",
-        ),
+        bool, typer.Option("--debug", callback=_enable_debug, help=DEBUG_HELP + ".")
     ] = False,
-    version: Annotated[  # noqa: ARG001 (handled by its eager callback)
+    version: Annotated[
         bool,
         typer.Option(
             "--version",
@@ -83,8 +91,6 @@ def _root(
     ] = False,
 ) -> None:
     """Per-case evals with paired significance: run, compare, and gate changes."""
-    if debug and isinstance(ctx.obj, _Session):
-        ctx.obj.debug = True
 
 
 def _discard_stdout() -> None:
@@ -190,17 +196,6 @@ class _Progress:
             self._bar = None
 
 
-def _run_with_progress(prepared: Prepared, *, concurrency: int | None = None) -> Any:
-    from evalkit.pipeline import run_candidate
-
-    progress = _Progress()
-    progress.start(len(prepared.goldens), f"running {prepared.config.name}")
-    try:
-        return run_candidate(prepared, on_row=progress.advance, concurrency=concurrency)
-    finally:
-        progress.stop()
-
-
 def _report_failed_cases(
     art: RunArtifact, requested: Path | None = None, written: Path | None = None
 ) -> None:
@@ -278,6 +273,7 @@ def run(
     relevance_level: Annotated[
         int, typer.Option(min=1, help="With --trec-run: lowest grade counted as relevant.")
     ] = 1,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Run the configured target over the golden set and write a run artefact.
 
@@ -389,10 +385,9 @@ def _score_trec(
 ) -> None:
     """``evalkit run --trec-run RUN --qrels QRELS --metrics … --out FILE``."""
     from evalkit._atomic import check_writable
-    from evalkit.artifact import build_artifact, write_artifact
+    from evalkit.artifact import write_artifact
     from evalkit.errors import ConfigError
-    from evalkit.execute import resolve_metrics
-    from evalkit.trec import score_trec_run
+    from evalkit.pipeline import score_trec_to_artifact
 
     missing = [
         flag
@@ -411,17 +406,9 @@ def _score_trec(
     if not names:
         raise ConfigError("--metrics names no metric; e.g. --metrics ndcg@10,map@100")
     check_writable(out)
-    case_defs, _ = resolve_metrics(names)
-    result = score_trec_run(
-        trec_run,
-        qrels,
-        [d.name for d in case_defs],
-        relevance_level=relevance_level,
-        name=trec_run.name,
-    )
-    art = build_artifact(result, names, target_name=trec_run.name)
+    art = score_trec_to_artifact(trec_run, qrels, names, relevance_level=relevance_level)
     path = write_artifact(art, out)
-    _say(f"wrote {path} ({len(result)} queries scored from {trec_run})")
+    _say(f"wrote {path} ({len(art.result)} queries scored from {trec_run})")
 
 
 @app.command()
@@ -434,6 +421,7 @@ def merge(
         bool,
         typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
     ] = False,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Merge the artefacts of a sharded run into one run artefact.
 
@@ -480,12 +468,13 @@ def gate(
     judge_cache_only: Annotated[
         bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
     ] = False,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Run (or load) the candidate, compare it with the baseline, and decide every check."""
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
-    from evalkit.pipeline import find_baseline, prepare, to_artifact, write_run
+    from evalkit.pipeline import find_baseline, prepare, run_and_write
     from evalkit.pipeline import gate as run_gate
 
     cfg = load_config(config)
@@ -501,9 +490,14 @@ def gate(
     if candidate is not None:
         cand = read_artifact(candidate)
     else:
-        result = _run_with_progress(prepared, concurrency=concurrency)
-        cand = to_artifact(prepared, result, result.name)
-        written = write_run(cand, out or cfg.output_path)
+        progress = _Progress()
+        progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+        try:
+            cand, written = run_and_write(
+                prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
+            )
+        finally:
+            progress.stop()
     report = run_gate(prepared, cand, base, notes=() if base is not None else (where,))
     with _stdout_may_close():
         _print_terminal(report)
@@ -513,12 +507,49 @@ def gate(
 
 
 @app.command()
+def promote(
+    run_file: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[RUN]", help="The run artefact to promote (default: the config's output)."
+        ),
+    ] = None,
+    config: ConfigOpt = Path("evalkit.yaml"),
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """Make a run the configured baseline (baseline: {path: …}), like a snapshot update.
+
+    Refuses a run with failed cases, a shard, or a run of another config; the
+    gate then compares every later candidate with this run.
+    """
+    from evalkit.config import load_config
+    from evalkit.pipeline import promote_run
+
+    done = promote_run(load_config(config), run_file)
+    art = done.artifact
+    commit = (
+        f"commit {art.git_commit[:7]}{' (dirty)' if art.git_dirty else ''}, "
+        if (art.git_commit)
+        else ""
+    )
+    _say(
+        f"promoted {done.run} to the baseline {done.baseline} "
+        f"({len(art.result)} cases, {commit}created {art.created_at})"
+    )
+    if done.replaced is not None and done.run.resolve() != done.baseline.resolve():
+        old = done.replaced
+        old_commit = f"commit {old.git_commit[:7]}, " if old.git_commit else ""
+        _say(f"it replaces the baseline of {old_commit}created {old.created_at}")
+
+
+@app.command()
 def compare(
     a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
     b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],
     n_resamples: Annotated[int, typer.Option(min=1)] = 10_000,
     seed: int = 42,
     html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Paired comparison of every metric two artefacts share (A minus B)."""
     from evalkit._atomic import check_writable
@@ -538,6 +569,7 @@ def compare(
 @app.command()
 def show(
     artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Summarise a run artefact: provenance, metric values, failed cases."""
     from evalkit.artifact import SCHEMA_VERSION, read_artifact
@@ -564,6 +596,7 @@ def power(
     alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
     seed: int = 42,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """How large a true change this eval detects, and how often (simulated and analytic)."""
     from evalkit.artifact import read_artifact
@@ -615,6 +648,7 @@ def export(
     include_output: Annotated[
         bool, typer.Option(help="Add each case's output (ids or text) as a column.")
     ] = False,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
     from evalkit._atomic import check_writable
@@ -628,7 +662,9 @@ def export(
 
 
 @app.command()
-def action() -> None:
+def action(
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
     """Entry point of the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
     from evalkit.github.action import run_action
     from evalkit.github.gate_adapter import pipeline_gate
@@ -641,6 +677,7 @@ def comment(
     from_dir: Annotated[
         Path, typer.Option("--from", help="The report bundle a fork's gate run uploaded.")
     ],
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Post a fork PR's report as the sticky comment (the workflow_run companion)."""
     from evalkit.github.action import post_comment_from_dir

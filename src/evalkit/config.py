@@ -34,7 +34,7 @@ class HttpTargetConfig(_Strict):
     timeout_s: float = Field(default=30.0, gt=0)
     meta_keys: list[str] = Field(default_factory=list)
     # Total seconds to spend waiting out 429 Retry-After replies (0: a 429 fails).
-    rate_limit_wait_s: float = Field(default=0.0, ge=0)
+    rate_limit_wait_s: float = Field(default=0.0, ge=0, allow_inf_nan=False)
 
     @field_validator("extract")
     @classmethod
@@ -82,7 +82,7 @@ class JudgeConfig(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     api_version: str | None = None
-    rate_limit_wait_s: float | None = Field(default=None, ge=0)
+    rate_limit_wait_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:
@@ -147,6 +147,8 @@ class EvalkitConfig(_Strict):
     concurrency: int = Field(default=1, ge=1)
     rate_limit: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     case_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # Run every case this many times; its value is the mean over trials (evalkit/trials.py).
+    repeats: int = Field(default=1, ge=1, le=1000, strict=True)
 
     @field_validator("judge", mode="before")
     @classmethod

@@ -27,6 +27,7 @@ from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target, TargetResponse
 
 RowCallback = Callable[[int, CaseResult], None]
+MIN_RATE_PER_S = 1 / 86_400  # one case a day
 
 
 class RateLimiter:
@@ -35,6 +36,11 @@ class RateLimiter:
     def __init__(self, per_second: float) -> None:
         if not per_second > 0 or not math.isfinite(per_second):
             raise InputError(f"rate limit must be a positive number, got {per_second!r}")
+        if per_second < MIN_RATE_PER_S:  # the wait between starts would overflow sleep()
+            raise InputError(
+                f"rate limit {per_second:g} per second is less than one case a day; "
+                "give cases per second, e.g. 0.5"
+            )
         self._interval = 1.0 / per_second
         self._next = time.monotonic()
         self._lock = threading.Lock()
@@ -338,10 +344,11 @@ def _run_pool(
                 with lock:
                     oldest = min((started for _, started in running.values()), default=None)
                 # Nothing running yet (workers pacing): look again within one deadline.
-                timeout = (
+                timeout = min(
+                    threading.TIMEOUT_MAX,  # a deadline of 1e300 s is "none", not an overflow
                     deadline_s
                     if oldest is None
-                    else max(0.0, oldest + deadline_s - time.monotonic())
+                    else max(0.0, oldest + deadline_s - time.monotonic()),
                 )
             try:
                 index, outcome = results.get(timeout=timeout)

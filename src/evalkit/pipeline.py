@@ -23,13 +23,14 @@ from evalkit.artifact import (
     write_artifact,
 )
 from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
-from evalkit.errors import ConfigError, EvalkitError, TargetError
-from evalkit.execute import RowCallback, evaluate, resolve_metrics
+from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
+from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
+from evalkit.trials import evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.shards import ShardSpec
@@ -278,10 +279,11 @@ def run_candidate(
     cfg = prepared.config.model
     tgt = target or build_target(prepared.config)
     try:
-        return evaluate(
+        return evaluate_repeated(
             tgt,
             prepared.goldens,
             cfg.metrics,
+            repeats=cfg.repeats,
             concurrency=concurrency or cfg.concurrency,
             rate_limit=cfg.rate_limit,
             case_timeout_s=cfg.case_timeout_s,
@@ -319,6 +321,26 @@ def to_artifact(
         config_fingerprint=config_fingerprint(cfg),
         shard=shard,
         truncated_ids=truncated_ids,
+    )
+
+
+def score_trec_to_artifact(
+    trec_run: Path, qrels: Path, metrics: Sequence[str], *, relevance_level: int = 1
+) -> RunArtifact:
+    """Score an existing TREC run file against qrels: the artefact, no target involved."""
+    from evalkit.trec import score_trec_run
+
+    case_defs, _ = resolve_metrics(list(metrics))
+    result = score_trec_run(
+        trec_run,
+        qrels,
+        [d.name for d in case_defs],
+        relevance_level=relevance_level,
+        name=trec_run.name,
+    )
+    # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
+    return build_artifact(
+        result, metrics, target_name=trec_run.name, params={"relevance_level": relevance_level}
     )
 
 
@@ -389,6 +411,20 @@ def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False)
     if art.failed and not allow_failed:
         target = failed_run_path(target)
     return write_artifact(art, target)
+
+
+def run_and_write(
+    prepared: Prepared,
+    out: Path,
+    *,
+    concurrency: int | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+) -> tuple[RunArtifact, Path]:
+    """Run every case once (no checkpoint) and write the artefact with :func:`write_run`."""
+    result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name)
+    return art, write_run(art, out)
 
 
 def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:
@@ -498,6 +534,59 @@ def find_baseline(
     return art, origin
 
 
+@dataclass(frozen=True)
+class Promotion:
+    """A run made the configured baseline (``evalkit promote``)."""
+
+    run: Path
+    baseline: Path
+    artifact: RunArtifact
+    replaced: RunArtifact | None  # the baseline it replaced, when there was a readable one
+
+
+def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotion:
+    """Make the run at ``run`` (default: the config's output) the configured baseline file.
+
+    Refused (exit 2, one line): a store other than a file (GitHub stores are promoted by
+    the Action), a run with failed cases (a baseline must hold every case), a shard
+    (merge the shards first), a run of another config.  The baseline is written in the
+    current schema, atomically, so a crash leaves the old baseline or the new one.
+    """
+    from evalkit.github.baseline import FileStore, refuse_other_config
+    from evalkit.github.stores import open_store
+
+    store = open_store(config)
+    if not isinstance(store, FileStore):
+        raise ConfigError(
+            f"{config.path}: baseline.store is {store.kind!r} ({store.describe()}): the "
+            "GitHub Action promotes those on the default branch (mode: promote); to keep a "
+            "baseline locally, set baseline: {path: baseline.json}"
+        )
+    source = Path(run) if run is not None else config.output_path
+    art = read_artifact(source)
+    failed = art.failed
+    if failed:
+        ids = ", ".join(row.case_id for row in failed[:5]) + (", …" if len(failed) > 5 else "")
+        raise InputError(
+            f"{source}: {len(failed)} of {len(art.result)} case(s) failed ({ids}); a baseline "
+            "must hold every case: fix the failures, `evalkit run --resume`, then promote"
+        )
+    if art.shard is not None:
+        raise InputError(
+            f"{source}: is shard {art.shard} of a run; `evalkit merge` the shards, then "
+            "promote the merged run"
+        )
+    refuse_other_config(art, config.name, str(source))
+    replaced = None
+    if store.path.is_file():
+        try:
+            replaced = read_artifact(store.path)
+        except EvalkitError:
+            replaced = None  # an unreadable baseline is not worth keeping from being replaced
+    path = write_artifact(art, store.path)
+    return Promotion(source, path, art, replaced)
+
+
 def gate(
     prepared: Prepared,
     candidate: RunArtifact,
@@ -516,6 +605,10 @@ def gate(
         rows = candidate.result.per_query
         agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
         notes = (*notes, *agreed)
+    if cfg.repeats > 1:
+        from evalkit.trials import trial_notes
+
+        notes = (*notes, *trial_notes(candidate.result.per_query, cfg.metrics))
     return evaluate_gate(
         checks.checks,
         candidate,

@@ -661,3 +661,31 @@ def test_github_e2e_comment_from_dir_refuses_a_report_for_another_commit(
     assert "evalkit: comment refused" in step.log
     assert "ffffffffffff" in step.log
     assert fake_github.comments == {}
+
+
+def test_action_e2e_other_configs_baseline_turns_the_pass_comment_into_an_error(
+    installed: Installed, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    seed_baseline(fake_github)
+    first = run_step(
+        installed, job_for(fake_github, tmp_path / "run1", "pull_request", pr_payload(fake_github))
+    )
+    assert_ok_step(first)
+    assert (first.returncode, first.outputs["comment"]) == (0, "created")
+    # A newer baseline appears, under this config's file name but recorded for another
+    # config (two configs sharing one artifact name): refused, exit 2, and the PR's PASS
+    # comment now says the gate could not decide.
+    other = json.loads(BASELINE_V1)
+    other["config_name"] = "another-config"
+    seed_baseline(fake_github, data=json.dumps(other).encode(), created_at="2024-06-01T00:00:00Z")
+    second = run_step(
+        installed, job_for(fake_github, tmp_path / "run2", "pull_request", pr_payload(fake_github))
+    )
+    assert_ok_step(second)
+    assert second.returncode == 2, second.stdout + second.stderr
+    assert (second.outputs["verdict"], second.outputs["comment"]) == ("error", "updated")
+    (body,) = fake_github.comment_bodies(7)
+    assert body.startswith(marker_for(CONFIG_NAME))
+    assert "### evalkit: error (exit 2)" in body
+    assert "'another-config', not 'recipes'" in body.replace("&#39;", "'")
+    assert "PASS" not in body

@@ -69,9 +69,7 @@ def test_non_inferiority_at_minus_margin_passes_at_most_half_alpha(shape: str, n
 
 
 POWER_CELLS: Final = [
-    (shape, n)
-    for shape in ("continuous", "binary", "tie-heavy", "left-skewed")
-    for n in ((30, 100) if FULL else (30,))
+    (shape, n) for shape in SHAPES for n in ((30, 50, 100, 300) if FULL else (30,))
 ]
 
 

@@ -212,7 +212,8 @@ def _print(console: Console, report: GateReport) -> None:
             console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
-                "Promote a run of the default branch as the baseline.",
+                "Promote a run of the default branch as the baseline "
+                "(locally: `evalkit promote RUN`).",
                 style="bold yellow",
             ),
         )

@@ -1,0 +1,192 @@
+"""Repeated trials: means over trials, cases stay the unit (level held, power rises with k)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cli_process import evalkit, write_files
+from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
+from evalkit.errors import InputError
+from evalkit.results import CaseResult, RunResult
+from evalkit.significance import paired_bootstrap
+from evalkit.targets.base import TargetResponse
+from evalkit.trials import evaluate_repeated, merge_trials, trial_notes, trial_spread
+
+
+def run(values: dict[str, float], name: str = "r") -> RunResult[CaseResult]:
+    return RunResult(
+        name, [CaseResult(c, TargetResponse(text="x"), {"m": v}) for c, v in values.items()]
+    )
+
+
+def test_merge_takes_the_mean_and_keeps_every_trial() -> None:
+    merged = merge_trials(
+        [run({"a": 1.0, "b": 0.0}), run({"a": 0.0, "b": 0.0}), run({"a": 1.0, "b": 0.0})]
+    )
+    a, b = merged.per_query
+    assert a.metrics == {"m": pytest.approx(2 / 3)}
+    assert b.metrics == {"m": 0.0}
+    assert a.response is not None
+    assert a.response.meta["trials"] == {"m": [1.0, 0.0, 1.0]}
+
+
+def test_a_case_failing_in_any_trial_fails() -> None:
+    bad = RunResult(
+        "r",
+        [
+            CaseResult("a", None, {}, error="timeout"),
+            CaseResult("b", TargetResponse(text="x"), {"m": 1.0}),
+        ],
+    )
+    merged = merge_trials([run({"a": 1.0, "b": 1.0}), bad])
+    assert merged.per_query[0].error == "trial 2: timeout"
+    assert merged.per_query[0].metrics == {}
+    with pytest.raises(InputError, match="same cases"):
+        merge_trials([run({"a": 1.0}), run({"b": 1.0})])
+
+
+def test_spread_by_hand() -> None:
+    # Case a: trials 1, 0 (variance 0.5); case b: 1, 1 (0); case c: 0, 0 (0).
+    # Mean within variance 1/6; k = 2 -> noise 1/12.  Case means 0.5, 1, 0: variance 0.25.
+    # Share = (1/12) / (1/4) = 1/3; between = 1/4 - 1/12 = 1/6;
+    # doubling trials: sqrt((1/6 + 1/24) / (1/4)) = sqrt(5/6).
+    merged = merge_trials(
+        [run({"a": 1.0, "b": 1.0, "c": 0.0}), run({"a": 0.0, "b": 1.0, "c": 0.0})]
+    )
+    spread = trial_spread(merged.per_query, "m")
+    assert spread is not None
+    assert spread.flaky == ("a",)
+    assert spread.within_share == pytest.approx(1 / 3)
+    assert spread.se_ratio_double_trials == pytest.approx(math.sqrt(5 / 6))
+    (note,) = trial_notes(merged.per_query, ["m"])
+    assert note.startswith("m: 2 trials per case, 1 of 3 case(s) flaky (a); 33% of the variance")
+    assert trial_notes(run({"a": 1.0, "b": 0.0}).per_query, ["m"]) == []
+
+
+def test_evaluate_repeated_invokes_each_case_k_times() -> None:
+    calls: dict[str, int] = {}
+
+    def answer(case: GoldenCase) -> str:
+        calls[case.id] = calls.get(case.id, 0) + 1
+        return "yes" if calls[case.id] % 2 else "no"
+
+    @register_metric("says_yes", higher_is_better=True)
+    def says_yes(response: TargetResponse, case: GoldenCase) -> float:
+        return 1.0 if response.text == "yes" else 0.0
+
+    goldens = GoldenSet(GoldenCase(id=f"c{i}", query="q") for i in range(3))
+    seen: list[str] = []
+    result = evaluate_repeated(
+        CallableTarget(answer, name="coin"),
+        goldens,
+        ["says_yes"],
+        repeats=3,
+        on_row=lambda _i, row: seen.append(row.case_id),
+    )
+    assert calls == {"c0": 3, "c1": 3, "c2": 3}
+    assert [row.metrics["says_yes"] for row in result.per_query] == [pytest.approx(2 / 3)] * 3
+    assert seen == ["c0", "c1", "c2"]
+    with pytest.raises(InputError, match="repeats"):
+        evaluate_repeated(CallableTarget(answer, name="coin"), goldens, ["says_yes"], repeats=0)
+
+
+# --- simulation: the case is the unit ---------------------------------------------------
+#
+# Each case i has a true pass rate p_i (between-case spread); a trial passes with
+# probability p_i + delta.  Under the null (delta = 0) both systems share every p_i, so a
+# valid procedure rejects about alpha of the time whatever k is; with delta > 0 the power
+# rises with k because the trial noise in each case mean shrinks.
+
+
+def _simulate(k: int, delta: float, sims: int, n: int, seed: int) -> float:
+    rng = np.random.default_rng(seed)
+    rejected = 0
+    for s in range(sims):
+        p = rng.uniform(0.2, 0.8, size=n)
+        a = rng.binomial(k, np.clip(p + delta, 0, 1)) / k
+        b = rng.binomial(k, p) / k
+        ids = [f"c{i}" for i in range(n)]
+        res = paired_bootstrap(
+            run(dict(zip(ids, a.tolist(), strict=True)), "a"),
+            run(dict(zip(ids, b.tolist(), strict=True)), "b"),
+            "m",
+            n_resamples=1000,
+            seed=s,
+            method="t",
+        )
+        rejected += res.p_value < 0.05
+    return rejected / sims
+
+
+@pytest.mark.slow
+def test_level_holds_with_one_and_five_trials_and_power_rises_with_k() -> None:
+    sims, n = 300, 60
+    fpr_1 = _simulate(1, 0.0, sims, n, seed=1)
+    fpr_5 = _simulate(5, 0.0, sims, n, seed=2)
+    # 300 simulations at a true 5%: SE 1.26 points; 3 SE either side.
+    assert 0.012 <= fpr_1 <= 0.088, fpr_1
+    assert 0.012 <= fpr_5 <= 0.088, fpr_5
+    power_1 = _simulate(1, 0.08, sims, n, seed=3)
+    power_5 = _simulate(5, 0.08, sims, n, seed=4)
+    assert power_5 > power_1 + 0.2, (power_1, power_5)
+
+
+NOISY_TARGET = """
+from evalkit import CallableTarget
+
+CALLS = {}
+
+
+def make_target():
+    def answer(case):
+        CALLS[case.id] = CALLS.get(case.id, 0) + 1
+        # case a alternates between right and wrong; case b is always right
+        return "Paris" if case.id == "b" or CALLS[case.id] % 2 else "Lyon"
+
+    return CallableTarget(answer, name="noisy")
+"""
+
+REPEATED_CONFIG = """\
+goldens: goldens.jsonl
+checks: checks.yaml
+metrics: [exact_match]
+repeats: 3
+target:
+  python: "noisy_target:make_target"
+"""
+
+
+def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
+    write_files(
+        tmp_path,
+        {
+            "noisy_target.py": NOISY_TARGET,
+            "goldens.jsonl": '{"id": "a", "query": "q?", "expected": "Paris"}\n'
+            '{"id": "b", "query": "q?", "expected": "Paris"}\n',
+            "checks.yaml": 'checks:\n  - {id: em, metric: exact_match, op: ">=", threshold: 0.5}\n',
+            "evalkit.yaml": REPEATED_CONFIG,
+        },
+    )
+    result = evalkit("gate", "--out", "run.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "exact_match: 3 trials per case, 1 of 2 case(s) flaky (a)" in result.stdout
+    rows = {r["id"]: r for r in json.loads((tmp_path / "run.json").read_text())["rows"]}
+    assert rows["a"]["metrics"]["exact_match"] == pytest.approx(2 / 3)
+    assert rows["b"]["metrics"]["exact_match"] == 1.0
+
+
+def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
+    from evalkit.checkpoint import config_fingerprint
+    from evalkit.config import EvalkitConfig
+
+    base = {"goldens": "g", "checks": "c", "metrics": ["exact_match"], "target": {"python": "a:b"}}
+    one = config_fingerprint(EvalkitConfig.model_validate(base))
+    explicit_one = config_fingerprint(EvalkitConfig.model_validate({**base, "repeats": 1}))
+    three = config_fingerprint(EvalkitConfig.model_validate({**base, "repeats": 3}))
+    assert one == explicit_one
+    assert three != one
