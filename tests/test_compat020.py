@@ -119,14 +119,16 @@ NAMES_0_2_0 = {
         "JudgeError LLMJudge entropy max_item_share ndcg_at_k percentile recall_at_k "
         "diversity latency retrieval"
     ),
-    "evalkit.metrics.core": "ndcg_at_k recall_at_k",
     "evalkit.metrics.retrieval": "DEFAULT_KS register_retrieval_metric",
     "evalkit.metrics.latency": "latency_mean latency_p50 latency_p95 latency_p99 percentile",
     "evalkit.metrics.diversity": "POLARITY entropy max_item_share register_diversity_metric",
-    "evalkit.metrics.judge": "JudgeError LLMJudge",
+    "evalkit.metrics.judge": "TOOL_NAME JudgeError LLMJudge",
+    "evalkit.metrics.core": "ndcg_at_k recall_at_k",
     "evalkit.targets": "CallableTarget HttpTarget Target TargetError TargetResponse",
     "evalkit.targets.base": "Target TargetError TargetResponse",
     "evalkit.targets.http": "DEFAULT_META_KEYS HttpTarget",
+    "evalkit.targets.callable_target": "CallableFn CallableTarget",
+    "evalkit.targets.http_target": "DEFAULT_META_KEYS BuildPayload Extract HttpTarget",
     "evalkit.runner": "DEFAULT_METRICS METRICS MetricFn QueryResult Retriever RunResult run",
     "evalkit.results": "CaseResult",
     "evalkit.significance": "BootstrapResult paired_bootstrap",

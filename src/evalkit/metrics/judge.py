@@ -310,8 +310,12 @@ class LLMJudge:
 
     @property
     def rubric_hash(self) -> str:
-        """A short hash of the rubric, for provenance in run artefacts."""
-        return hashlib.sha256(self.rubric.encode("utf-8")).hexdigest()[:16]
+        """0.2.0's name for what makes two judges' grades interchangeable: the fingerprint.
+
+        It covers the rubric, scale, model, temperature, prompt version and ``system``,
+        so a swapped model or an edited rubric never reads as the same grading.
+        """
+        return self.fingerprint
 
     def cache_key(self, response: TargetResponse, case: GoldenCase) -> str:
         """What identifies one grade: the judge, the case and the output.
@@ -347,8 +351,9 @@ class LLMJudge:
 
     # the prompt and the tool -----------------------------------------------------------
 
+    @property
     def tool(self) -> dict[str, Any]:
-        """The ``record_grade`` tool definition sent with every request.
+        """The ``record_grade`` tool definition sent with every request (a property, as in 0.2.0).
 
         The score is an ``enum`` of ``1..scale`` rather than ``minimum``/``maximum``:
         strict (grammar-constrained) tool schemas reject numeric bounds, while an enum
@@ -618,7 +623,7 @@ class LLMJudge:
                 if self.system is None
                 else f"{SYSTEM_PROMPT}\n\n{self.system}",
                 messages=[{"role": "user", "content": self.prompt(response, case)}],
-                tools=[self.tool()],
+                tools=[self.tool],
                 tool_choice={
                     "type": "tool",
                     "name": TOOL_NAME,

@@ -202,7 +202,7 @@ class OpenAIJudge(LLMJudge):
 
     def function_tool(self) -> dict[str, Any]:
         """``record_grade`` as a strict Chat Completions function tool."""
-        anthropic_tool = self.tool()
+        anthropic_tool = self.tool
         parameters = json.loads(json.dumps(anthropic_tool["input_schema"]))
         # Strict mode wants every property typed; the enum still bounds the range.
         parameters["properties"]["score"]["type"] = "integer"
