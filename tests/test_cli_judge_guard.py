@@ -230,3 +230,29 @@ def test_the_configured_judge_block_is_checked_the_same_way(
     result = evalkit("run", cwd=project, **url(api), key=None)
     one_line_error(result, 2, "claude-config-judge", "ANTHROPIC_API_KEY")
     assert target_calls(project) == []
+
+
+def test_a_hand_edited_grade_outside_the_scale_is_refused_not_replayed(
+    api: FakeAnthropic, project: Path
+) -> None:
+    assert evalkit("run", "--out", "one.json", cwd=project, **url(api)).returncode == 0
+    cache = project / CACHE
+    doc = json.loads(cache.read_text())
+    for entry in doc["entries"].values():
+        entry["score"] = 99
+    cache.write_text(json.dumps(doc))
+    result = evalkit("run", "--judge-cache-only", "--out", "two.json", cwd=project, **url(api))
+    one_line_error(result, 2, str(Path(CACHE)), "score 99", "outside 1..5")
+    assert not (project / "two.json").exists()
+
+
+def test_a_cache_saved_with_a_byte_order_mark_still_replays(
+    api: FakeAnthropic, project: Path
+) -> None:
+    assert evalkit("run", "--out", "one.json", cwd=project, **url(api)).returncode == 0
+    cache = project / CACHE
+    cache.write_bytes(b"\xef\xbb\xbf" + cache.read_bytes())
+    before = len(api.requests)
+    replay = evalkit("run", "--judge-cache-only", "--out", "two.json", cwd=project, **url(api))
+    assert replay.returncode == 0, replay.stderr
+    assert len(api.requests) == before

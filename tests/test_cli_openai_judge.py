@@ -139,3 +139,13 @@ def test_gate_blocks_when_the_judge_disagrees_with_people(api: FakeOpenAI, tmp_p
     root = agreement_project(tmp_path, api, threshold=0.95)
     result = evalkit("gate", cwd=root)
     assert result.returncode == 1, result.stdout + result.stderr
+
+
+def test_a_model_the_server_does_not_serve_stops_the_run_before_any_case(
+    api: FakeOpenAI, project: Path
+) -> None:
+    api.models = ("some-other-model",)
+    result = evalkit("run", "--out", "x.json", cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "does not serve this model" in result.stderr
+    assert api.completion_requests == []

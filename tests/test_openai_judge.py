@@ -331,3 +331,58 @@ def test_the_fake_refuses_what_the_real_service_refuses(api: FakeOpenAI) -> None
         assert http.post(url, json=loose, headers=auth).status_code == 400
         assert http.post(url, json=unknown, headers=auth).status_code == 400
         assert http.post(url, json=good).status_code == 401
+
+
+# --- pre-flight (before any case runs) -------------------------------------------------------
+
+
+def test_preflight_reads_the_model_list_once(api: FakeOpenAI) -> None:
+    api.models = ("gpt-4.1", MODEL)
+    make_judge(api).preflight()
+    assert [(r.method, r.path) for r in api.requests] == [("GET", "/v1/models")]
+    assert api.requests[0].headers["authorization"] == "Bearer test"
+
+
+def test_preflight_refuses_a_model_the_server_does_not_serve(api: FakeOpenAI) -> None:
+    api.models = ("llama3.1:8b", "qwen2.5:7b")
+    with pytest.raises(ConfigError, match=r"does not serve this model \(it lists: llama3\.1:8b"):
+        make_judge(api).preflight()
+    assert api.completion_requests == []
+
+
+def test_preflight_refuses_a_wrong_key(api: FakeOpenAI) -> None:
+    with pytest.raises(ConfigError, match=r"refused the key \(HTTP 401\); check api_key"):
+        make_judge(api, api_key="wrong").preflight()
+
+
+def test_preflight_needs_a_key_for_openai_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    judge = OpenAIJudge(RUBRIC, MODEL)  # https://api.openai.com/v1: never contacted here
+    with pytest.raises(
+        ConfigError, match=r"no API key for https://api\.openai\.com/v1; set OPENAI"
+    ):
+        judge.preflight()
+
+
+def test_preflight_on_a_keyless_local_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAI(api_key=None, models=(MODEL,)) as local:
+        make_judge(local, api_key=None).preflight()
+
+
+def test_preflight_names_an_unreachable_server() -> None:
+    url = f"http://127.0.0.1:{unused_port()}/v1"
+    with pytest.raises(JudgeError, match=r"cannot reach http://127\.0\.0\.1:\d+/v1/models"):
+        OpenAIJudge(RUBRIC, MODEL, base_url=url, api_key="k").preflight()
+
+
+def test_preflight_on_azure_checks_the_key_only(api: FakeOpenAI) -> None:
+    make_judge(api, base_url=api.azure_base_url(), api_version="2024-10-21").preflight()
+    assert api.requests == []
+
+
+def test_preflight_when_replaying_does_not_touch_the_server(
+    api: FakeOpenAI, tmp_path: Path
+) -> None:
+    make_judge(api, cache_path=tmp_path / "c.json", cache_only=True).preflight()
+    assert api.requests == []

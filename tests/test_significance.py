@@ -255,7 +255,7 @@ def test_case_results_flow_through_unchanged() -> None:
 
 def test_the_stream_is_pinned() -> None:
     """A numpy release that changed these draws would silently move every p-value."""
-    assert RESAMPLING_STREAM == "evalkit-resample/1"
+    assert RESAMPLING_STREAM == "evalkit-resample/2"
     assert substream(42, 1).integers(0, 1000, size=6, dtype=np.int64).tolist() == [
         74,
         467,
@@ -277,9 +277,9 @@ def test_results_are_pinned_bit_for_bit() -> None:
     v = compare_metrics({"m": discrete}, n_resamples=2000, seed=42)["m"]
     assert v.resampling == "multinomial"
     assert (v.ci_low, v.ci_high, v.p_value) == (
-        0.05833333333333297,
-        0.21170833333333303,
-        0.0004997501249375312,
+        0.06000000000000001,
+        0.20666666666666667,
+        0.0009995002498750624,
     )
     continuous = np.linspace(-1.0, 1.3, 100) ** 3
     w = compare_metrics({"m": continuous}, n_resamples=2000, seed=42)["m"]
@@ -287,7 +287,7 @@ def test_results_are_pinned_bit_for_bit() -> None:
     assert (w.ci_low, w.ci_high, w.p_value) == GOLDEN_CONTINUOUS
 
 
-GOLDEN_CONTINUOUS = (0.08160312120309994, 0.3396649561619655, 0.0014992503748125937)
+GOLDEN_CONTINUOUS = (0.08160312120310037, 0.33966495616196596, 0.0014992503748125937)
 
 
 @pytest.mark.parametrize("budget", [64, 1000, 10**6, 10**8])
@@ -365,8 +365,9 @@ def test_hashed_grouping_equals_exact_folding() -> None:
     assert folded is not None
     assert np.array_equal(hashed.values, folded.values)
     assert np.array_equal(hashed.counts, folded.counts)
-    assert hashed.values.shape == (20, 3)  # 5 x 4 tuples, lexicographically ascending
-    assert [tuple(v) for v in hashed.values] == sorted(tuple(v) for v in hashed.values)
+    assert hashed.values.shape == (20, 3)  # 5 x 4 tuples, in the order of their first case
+    first = [int(np.flatnonzero((v == by_metric.T).all(axis=1))[0]) for v in hashed.values]
+    assert first == sorted(first)
     assert engine.distinct_rows(by_metric.astype(np.float64), 19) is None
 
 
@@ -470,7 +471,8 @@ def test_latency_mean_is_the_mean_of_per_case_latency_differences() -> None:
     v = paired_bootstrap(latency_run("a", la), latency_run("b", lb), "latency_mean", B)
     d = compare_metrics({"latency_mean": la - lb}, n_resamples=B)["latency_mean"]
     assert v.kind == "aggregate"
-    assert v.ci == d.ci
+    # the interval is anchored at each path's observed Δ (mean(a) - mean(b) vs mean(a - b))
+    assert v.ci == pytest.approx(d.ci, abs=1e-12)
     assert v.p_value == d.p_value
     assert v.observed == pytest.approx(la.mean() - lb.mean(), abs=1e-9)
 

@@ -8,7 +8,7 @@ Layout (``schema_version`` first, then provenance, then one row per case)::
      "path": "target" | "retrieval",
      "run_name": "...", "target": {"name": "...", "description": "..."},
      "metrics": {"ndcg@10": {"kind": "case", "higher_is_better": true,
-                             "fingerprint": "...", "judge": null}, ...},
+                             "fingerprint": "...", "params": {...}?, "judge": null}, ...},
      "goldens": {"fingerprint": "...", "cases": {"q1": "..."}} | null,
      "seed": 42, "resampling_stream": "...", "config_name": "...",
      "config_fingerprint": "..." | null, "shard": "2/4" | null,
@@ -38,6 +38,7 @@ from typing import Any, Literal
 from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
+from evalkit.metric_identity import Params
 from evalkit.results import CaseResult, QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
 
@@ -64,6 +65,9 @@ class MetricInfo:
     higher_is_better: bool | None
     fingerprint: str
     judge: JudgeInfo | None = None
+    # Parameter values of this instance, defaults left out (evalkit.metric_identity);
+    # already covered by the fingerprint, kept so messages can say what differs.
+    params: Params = ()
 
 
 @dataclass(frozen=True)
@@ -139,11 +143,12 @@ def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
     return commit or env_sha, bool(status.strip())
 
 
-def metric_info(name: str) -> MetricInfo:
-    """Describe a registered metric as it is defined right now."""
-    from evalkit.registry import get_metric
+def metric_info(name: str, params: Mapping[str, object] | None = None) -> MetricInfo:
+    """Describe a registered metric as it is defined right now (with run-wide ``params``,
+    e.g. ``relevance_level``, applied to the metrics that take them)."""
+    from evalkit.registry import metric_instance
 
-    defn = get_metric(name)
+    defn = metric_instance(name, params, only_declared=True)
     judge = None
     judge_obj = defn.fn
     model = getattr(judge_obj, "model", None)
@@ -153,7 +158,7 @@ def metric_info(name: str) -> MetricInfo:
         import hashlib
 
         judge = JudgeInfo(model, hashlib.sha256(rubric.encode()).hexdigest(), scale)
-    return MetricInfo(name, defn.kind, defn.higher_is_better, defn.fingerprint, judge)
+    return MetricInfo(name, defn.kind, defn.higher_is_better, defn.fingerprint, judge, defn.params)
 
 
 def build_artifact(
@@ -170,8 +175,13 @@ def build_artifact(
     config_fingerprint: str | None = None,
     shard: str | None = None,
     truncated_ids: frozenset[str] = frozenset(),
+    params: Mapping[str, object] | None = None,
 ) -> RunArtifact:
-    """Wrap a run with provenance for the metrics it was evaluated on."""
+    """Wrap a run with provenance for the metrics it was evaluated on.
+
+    ``params`` are run-wide metric parameters (``{"relevance_level": 2}``): each
+    metric that declares one records it in its identity and fingerprint.
+    """
     from evalkit import __version__
 
     path: RunPath = (
@@ -183,7 +193,7 @@ def build_artifact(
     return RunArtifact(
         result=result,
         path=path,
-        metrics={name: metric_info(name) for name in metrics},
+        metrics={name: metric_info(name, params) for name in metrics},
         evalkit_version=__version__,
         created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         git_commit=commit,
@@ -287,6 +297,7 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
                 "kind": info.kind,
                 "higher_is_better": info.higher_is_better,
                 "fingerprint": info.fingerprint,
+                **({"params": dict(info.params)} if info.params else {}),
                 "judge": None
                 if info.judge is None
                 else {
@@ -407,8 +418,20 @@ def _parse_metrics(doc: Mapping[str, Any], where: str) -> dict[str, MetricInfo]:
             _opt(info, "higher_is_better", bool, w),
             _req(info, "fingerprint", str, w),
             judge,
+            _params(_opt(info, "params", dict, w)),
         )
     return out
+
+
+def _params(doc: dict[str, Any] | None) -> Params:
+    """A stored metric's parameters, back in canonical form."""
+    if doc is None:
+        return ()
+    out = []
+    for key in sorted(doc):
+        value = doc[key]
+        out.append((key, tuple(value) if isinstance(value, list) else value))
+    return tuple(out)
 
 
 def _parse_row(

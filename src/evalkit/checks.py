@@ -32,6 +32,11 @@ from evalkit import _bounded, _yaml
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
 
+# "auto" (the default) is the gate's calibrated procedure: evalkit.stats.procedures.
+from evalkit.stats.names import CORRECTIONS, Correction
+from evalkit.stats.names import GATE_METHODS as METHODS
+from evalkit.stats.names import GateMethod as Method
+
 __all__ = [
     "ABS_TOL",
     "LEVELS",
@@ -51,16 +56,11 @@ __all__ = [
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
 VsBaseline = Literal["no_significant_regression", "non_inferiority"]
-# "auto" (the default) is the gate's calibrated procedure: evalkit.stats.procedures.
-Method = Literal["auto", "bootstrap", "permutation", "t"]
-Correction = Literal["none", "holm", "maxt"]
 
 LEVELS: Final = ("block", "warn")
 VS_BASELINE: Final = ("no_significant_regression", "non_inferiority")
 # 0.2.0's name for the allowed vs_baseline modes (it had only the first).
 VS_BASELINE_MODES: Final = frozenset(VS_BASELINE)
-METHODS: Final = ("auto", "bootstrap", "permutation", "t")
-CORRECTIONS: Final = ("none", "holm", "maxt")
 DEFAULT_ALPHA: Final = 0.05
 DEFAULT_METHOD: Final = "auto"
 

@@ -196,17 +196,6 @@ class _Progress:
             self._bar = None
 
 
-def _run_with_progress(prepared: Prepared, *, concurrency: int | None = None) -> Any:
-    from evalkit.pipeline import run_candidate
-
-    progress = _Progress()
-    progress.start(len(prepared.goldens), f"running {prepared.config.name}")
-    try:
-        return run_candidate(prepared, on_row=progress.advance, concurrency=concurrency)
-    finally:
-        progress.stop()
-
-
 def _report_failed_cases(
     art: RunArtifact, requested: Path | None = None, written: Path | None = None
 ) -> None:
@@ -485,7 +474,7 @@ def gate(
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
-    from evalkit.pipeline import find_baseline, prepare, to_artifact, write_run
+    from evalkit.pipeline import find_baseline, prepare, run_and_write
     from evalkit.pipeline import gate as run_gate
 
     cfg = load_config(config)
@@ -501,9 +490,14 @@ def gate(
     if candidate is not None:
         cand = read_artifact(candidate)
     else:
-        result = _run_with_progress(prepared, concurrency=concurrency)
-        cand = to_artifact(prepared, result, result.name)
-        written = write_run(cand, out or cfg.output_path)
+        progress = _Progress()
+        progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+        try:
+            cand, written = run_and_write(
+                prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
+            )
+        finally:
+            progress.stop()
     report = run_gate(prepared, cand, base, notes=() if base is not None else (where,))
     with _stdout_may_close():
         _print_terminal(report)

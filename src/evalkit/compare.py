@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit import _callable_module, checks
-from evalkit.artifact import RunArtifact
+from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError
-from evalkit.gate import goldens_diff, win_loss_tie
+from evalkit.gate import goldens_diff, pair_for_gate
+from evalkit.metric_identity import describe_params
 from evalkit.results import RunResult
 
 
@@ -31,25 +32,32 @@ class CompareRow:
     losses: int
     ties: int
     note: str = ""
+    incomparable: bool = False  # the two runs' definitions of the metric differ
 
 
 def _paired_runs(a: RunArtifact, b: RunArtifact) -> tuple[RunResult[Any], RunResult[Any]]:
-    diff = goldens_diff(a, b)
-    changed = set(diff.changed)
-    b_rows = {r.query_id: r for r in b.result.per_query if not getattr(r, "error", None)}
-    a_rows = [
-        r
-        for r in a.result.per_query
-        if not getattr(r, "error", None) and r.query_id in b_rows and r.query_id not in changed
-    ]
-    if not a_rows:
+    """The gate's pairing (:func:`evalkit.gate.pair_for_gate`), so both count the same cases."""
+    match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
+    if not match.ids:
         raise ComparisonError(
             f"runs {a.name!r} and {b.name!r} share no unchanged, successful cases to pair"
         )
     return (
-        RunResult(a.name, a_rows),
-        RunResult(b.name, [b_rows[r.query_id] for r in a_rows]),
+        RunResult(a.name, [match.rows_a[i] for i in match.ids]),
+        RunResult(b.name, [match.rows_b[i] for i in match.ids]),
     )
+
+
+def _definition_note(info_a: MetricInfo, info_b: MetricInfo) -> str:
+    """Why two runs' values of a metric are not comparable, or "" when they are."""
+    if info_a.fingerprint == info_b.fingerprint:
+        return ""
+    if info_a.params != info_b.params:
+        return (
+            f"incomparable: parameters differ ({describe_params(info_b.params)} vs "
+            f"{describe_params(info_a.params)})"
+        )
+    return "incomparable: definition changed"
 
 
 def compare_artifacts(
@@ -60,7 +68,10 @@ def compare_artifacts(
     The interval, p and "REAL" come from one procedure (stats.procedures), so the
     row cannot say "REAL" beside an interval that contains 0.
     """
+    import numpy as np
+
     from evalkit.stats.procedures import evaluator_for
+    from evalkit.stats.ties import WinLossTie, case_outcomes, count
 
     run_a, run_b = _paired_runs(a, b)
     shared = [m for m in a.metrics if m in b.metrics]
@@ -69,7 +80,7 @@ def compare_artifacts(
     rows: list[CompareRow] = []
     for metric in shared:
         info_a, info_b = a.metrics[metric], b.metrics[metric]
-        note = "definition changed" if info_a.fingerprint != info_b.fingerprint else ""
+        note = _definition_note(info_a, info_b)
         hib = info_a.higher_is_better
         try:
             evaluator, paired = evaluator_for(
@@ -78,28 +89,33 @@ def compare_artifacts(
             res = evaluator.decide(0.05)
         except EvalkitError as exc:
             raise ComparisonError(f"metric {metric!r}: {exc}") from None
-        wins = losses = ties = 0
+        wlt = WinLossTie(0, 0, 0)
         if info_a.kind == "case":
             va, vb = run_a.values(metric), run_b.values(metric)
-            deltas = [x - vb[cid] for cid, x in va.items()]
-            wins, losses, ties = win_loss_tie(deltas, hib is not False)
+            ids = list(va)
+            signs = case_outcomes(
+                np.array([va[i] for i in ids]), np.array([vb[i] for i in ids]), hib
+            )
+            wlt = count(signs)
         rows.append(
             CompareRow(
                 metric=metric,
                 kind=info_a.kind,
                 higher_is_better=hib,
+                # means over the paired cases, the ones delta is computed on
                 value_a=run_a.value(metric),
                 value_b=run_b.value(metric),
                 delta=res.estimate,
                 ci_low=res.low,
                 ci_high=res.high,
                 p_value=res.p_value,
-                significant=res.excludes_null,
+                significant=res.excludes_null and not note,
                 n=len(paired.ids),
-                wins=wins,
-                losses=losses,
-                ties=ties,
+                wins=wlt.wins,
+                losses=wlt.losses,
+                ties=wlt.ties,
                 note=note,
+                incomparable=bool(note),
             )
         )
     return rows
@@ -115,7 +131,9 @@ def render_compare_table(rows: list[CompareRow], name_a: str, name_b: str) -> st
     lines.append("-" * len(header))
     for r in rows:
         verdict = "REAL" if r.significant else "not significant"
-        if r.note:
+        if r.incomparable:
+            verdict = r.note
+        elif r.note:
             verdict += f" ({r.note})"
         wlt = f"{r.wins}/{r.losses}/{r.ties}" if r.kind == "case" else "-"
         lines.append(
@@ -140,7 +158,7 @@ def render_show(art: RunArtifact) -> str:
         lines.append(f"goldens:   {art.goldens.fingerprint[:16]}")
     lines.append("")
     lines.append(f"{'metric':<20} {'kind':<9} {'better':<7} value")
-    ok_rows = [r for r in art.result.per_query if not getattr(r, "error", None)]
+    ok_rows = [r for r in art.result.per_query if r.error is None]
     ok = RunResult(art.name, ok_rows)
     for name, info in art.metrics.items():
         better = {True: "higher", False: "lower", None: "?"}[info.higher_is_better]

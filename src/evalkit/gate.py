@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
 import numpy as np
 
 from evalkit.artifact import MetricInfo, RunArtifact
+from evalkit.checks import CheckSpec
 from evalkit.errors import CheckError, EvalkitError, InputError, MetricError
 from evalkit.exit_codes import ExitCode
-from evalkit.results import CaseResult, RunResult
+from evalkit.metric_identity import describe_params
+from evalkit.results import CaseResult, Row, RunResult
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
@@ -30,11 +32,15 @@ from evalkit.stats.procedures import (
     corrected_alpha,
     evaluator_for,
 )
+from evalkit.stats.ties import case_outcomes, count
+
+if TYPE_CHECKING:
+    from evalkit.stats.pairing import CaseMatch
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
+STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 Overall = Literal["pass", "warn", "fail", "error"]
 
-TIE_TOLERANCE = 1e-12
 WORST_CASES = 10
 
 
@@ -63,7 +69,12 @@ class CaseDelta:
 
 @dataclass(frozen=True)
 class Comparison:
-    """The statistics behind a vs_baseline verdict."""
+    """The statistics behind a vs_baseline verdict.
+
+    ``baseline_value`` and ``candidate_value`` are the means over the paired
+    cases -- the same cases ``delta`` is computed on -- so before → after and Δ
+    always agree, whatever was left out of the pairing.
+    """
 
     baseline_value: float
     delta: float
@@ -91,6 +102,7 @@ class Comparison:
     procedure: str = "bootstrap"
     # The Δ the p-value tests: 0, or the margin on the bad side for non_inferiority.
     tested_value: float = 0.0
+    candidate_value: float | None = None
 
 
 @dataclass(frozen=True)
@@ -248,13 +260,13 @@ def _is_aggregate(metric: str, art: RunArtifact) -> bool:
     return get_metric(metric).kind == "aggregate"
 
 
-def _scoped_rows(spec: Any, art: RunArtifact) -> tuple[list[Any], int]:
+def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> tuple[list[Row], int]:
     """Rows a check covers; raises CheckError when any of them produced no result."""
     rows = art.result.per_query
     if spec.scope:
         selected = spec.select(rows)
         return list(selected), len(spec.scope)
-    failed = [r.query_id for r in rows if getattr(r, "error", None)]
+    failed = [r.query_id for r in rows if r.error is not None]
     if failed:
         shown = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
         raise CheckError(
@@ -286,8 +298,20 @@ def _fmt(x: float) -> str:
 # ----------------------------------------------------------------------------- threshold
 
 
-def _threshold(spec: Any, cand: RunArtifact) -> CheckVerdict:
-    base = {
+def _alpha(spec: CheckSpec) -> float:
+    """A vs_baseline check's alpha (CheckSpec fills in the default on construction)."""
+    assert spec.alpha is not None
+    return spec.alpha
+
+
+def _margin(spec: CheckSpec) -> float:
+    """A non_inferiority check's margin (CheckSpec requires one)."""
+    assert spec.margin is not None
+    return float(spec.margin)
+
+
+def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
+    base: dict[str, Any] = {
         "check_id": spec.id,
         "metric": spec.metric,
         "kind": "threshold",
@@ -305,18 +329,17 @@ def _threshold(spec: Any, cand: RunArtifact) -> CheckVerdict:
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
+    assert spec.threshold is not None  # a threshold check always has one (CheckSpec validates)
     message = f"{spec.metric} = {_fmt(observed)} {rel} {spec.op} {_fmt(spec.threshold)}"
     return CheckVerdict(
         **base, status=status, message=message, covered=len(rows), total=total, observed=observed
     )
 
 
-def _covered(spec: Any, art: RunArtifact) -> int:
+def _covered(spec: CheckSpec, art: RunArtifact) -> int:
     ids = set(spec.scope) if spec.scope else None
     return sum(
-        1
-        for r in art.result.per_query
-        if (ids is None or r.query_id in ids) and not getattr(r, "error", None)
+        1 for r in art.result.per_query if (ids is None or r.query_id in ids) and r.error is None
     )
 
 
@@ -334,6 +357,13 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
         )
     if ci.judge is not None and bi.judge is not None and ci.judge != bi.judge:
         return "judge rubric or scale changed; promote a new baseline graded with the current judge"
+    if ci.params != bi.params:
+        return (
+            f"{metric} was computed with different parameters (baseline "
+            f"{describe_params(bi.params)}, candidate {describe_params(ci.params)}); values "
+            "of different metric instances are not comparable: score both runs with the same "
+            "parameters"
+        )
     if ci.fingerprint != bi.fingerprint:
         return (
             f"the definition of {metric} changed (fingerprint {bi.fingerprint} → "
@@ -343,21 +373,8 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
     return None
 
 
-def win_loss_tie(deltas: Sequence[float], higher_is_better: bool) -> tuple[int, int, int]:
-    """Cases that moved the good way, the bad way, or not at all (within TIE_TOLERANCE)."""
-    wins = losses = ties = 0
-    for d in deltas:
-        if abs(d) <= TIE_TOLERANCE:
-            ties += 1
-        elif (d > 0) == higher_is_better:
-            wins += 1
-        else:
-            losses += 1
-    return wins, losses, ties
-
-
 def _vs_baseline(
-    spec: Any,
+    spec: CheckSpec,
     cand: RunArtifact,
     base: RunArtifact | None,
     diff: GoldensDiff | None,
@@ -408,9 +425,8 @@ def _vs_baseline(
             total=total,
             observed=observed,
         )
-    changed = set(diff.changed) if diff else set()
-    base_rows = {r.query_id: r for r in base.result.per_query if not getattr(r, "error", None)}
-    paired_ids = [r.query_id for r in rows if r.query_id in base_rows and r.query_id not in changed]
+    match = pair_for_gate(rows, cand, base, diff)
+    paired_ids = match.ids
     if not paired_ids:
         return CheckVerdict(
             **common,
@@ -420,9 +436,8 @@ def _vs_baseline(
             total=total,
             observed=observed,
         )
-    cand_by_id = {r.query_id: r for r in rows}
-    cand_run = RunResult(cand.name, [cand_by_id[i] for i in paired_ids])
-    base_run = RunResult(base.name, [base_rows[i] for i in paired_ids])
+    cand_run: RunResult[Any] = RunResult(cand.name, [match.rows_a[i] for i in paired_ids])
+    base_run: RunResult[Any] = RunResult(base.name, [match.rows_b[i] for i in paired_ids])
     pairs[spec.id] = (cand_run, base_run)
     try:
         comparison, worst, evaluators[spec.id] = _compare(
@@ -438,9 +453,7 @@ def _vs_baseline(
             observed=observed,
         )
     status, message = _decide(spec, comparison, hib)
-    excluded = len(rows) - len(paired_ids)
-    if excluded:
-        message += f" ({excluded} case(s) not in the baseline or changed since were left out)"
+    message += left_out_note(match)
     return CheckVerdict(
         **common,
         status=status,
@@ -453,8 +466,37 @@ def _vs_baseline(
     )
 
 
+def pair_for_gate(
+    rows: Sequence[Row], cand: RunArtifact, base: RunArtifact, diff: GoldensDiff | None
+) -> CaseMatch:
+    """The gate's pairing: successful cases on both sides whose golden did not change."""
+    from evalkit.stats.pairing import match_cases
+
+    return match_cases(
+        rows,
+        base.result.per_query,
+        (cand.name, base.name),
+        drop_failed=True,
+        changed=diff.changed if diff else (),
+    )
+
+
+def left_out_note(match: CaseMatch) -> str:
+    """Say which of the candidate's cases the comparison left out, and why."""
+    parts = []
+    if match.only_a:
+        parts.append(f"{len(match.only_a)} not in the baseline")
+    if match.failed_b:
+        parts.append(f"{len(match.failed_b)} failed in the baseline")
+    if match.changed:
+        parts.append(f"{len(match.changed)} with a changed golden")
+    if not parts:
+        return ""
+    return f" ({', '.join(parts)}: left out; before, after and Δ are over the paired cases)"
+
+
 def _evaluator(
-    spec: Any, cand_run: RunResult[Any], base_run: RunResult[Any], options: GateOptions
+    spec: CheckSpec, cand_run: RunResult[Any], base_run: RunResult[Any], options: GateOptions
 ) -> tuple[Evaluator, PairedData]:
     """The deciding procedure for this check, ready to give its interval at any level."""
     try:
@@ -462,7 +504,7 @@ def _evaluator(
             cand_run,
             base_run,
             spec.metric,
-            method=getattr(spec, "method", None) or DEFAULT_GATE_METHOD,
+            method=spec.method or DEFAULT_GATE_METHOD,
             n_resamples=options.n_resamples,
             seed=options.seed,
         )
@@ -470,24 +512,24 @@ def _evaluator(
         raise MetricError(f"check {spec.id!r}: {exc}") from None
 
 
-def _tested_value(spec: Any, hib: bool) -> float:
+def _tested_value(spec: CheckSpec, hib: bool) -> float:
     """The difference the check tests against: 0, or the margin on the bad side."""
     if spec.vs_baseline == "non_inferiority":
-        margin = float(spec.margin)
+        margin = _margin(spec)
         return -margin if hib else margin
     return 0.0
 
 
 def _compare(
-    spec: Any,
+    spec: CheckSpec,
     cand_run: RunResult[Any],
     base_run: RunResult[Any],
     hib: bool,
     cand: RunArtifact,
     options: GateOptions,
 ) -> tuple[Comparison, tuple[CaseDelta, ...], Evaluator]:
-    alpha = spec.alpha
-    method = getattr(spec, "method", None) or DEFAULT_GATE_METHOD
+    alpha = _alpha(spec)
+    method = spec.method or DEFAULT_GATE_METHOD
     evaluator, paired = _evaluator(spec, cand_run, base_run, options)
     decision = evaluator.decide(alpha, _tested_value(spec, hib))
     worst: tuple[CaseDelta, ...] = ()
@@ -498,8 +540,13 @@ def _compare(
         cv = cand_run.values(spec.metric)
         bv = base_run.values(spec.metric)
         deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
-        wins, losses, ties = win_loss_tie([d.delta for d in deltas], hib)
-        regressed = [d for d in deltas if abs(d.delta) > TIE_TOLERANCE and (d.delta > 0) != hib]
+        # the one polarity-aware, lattice-exact outcome (evalkit.stats.ties)
+        signs = case_outcomes(
+            np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas]), hib
+        )
+        wlt = count(signs)
+        wins, losses, ties = wlt.wins, wlt.losses, wlt.ties
+        regressed = [d for d, sign in zip(deltas, signs.tolist(), strict=True) if sign < 0]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
     if paired.diffs is not None:
@@ -518,7 +565,9 @@ def _compare(
         diffs=paired.diffs,
     )
     comparison = Comparison(
+        # both means over the paired cases, the ones delta is computed on
         baseline_value=base_run.value(spec.metric),
+        candidate_value=cand_run.value(spec.metric),
         delta=decision.estimate,
         ci_low=decision.low,
         ci_high=decision.high,
@@ -531,7 +580,7 @@ def _compare(
         losses=losses,
         ties=ties,
         mde=mde,
-        margin=getattr(spec, "margin", None),
+        margin=spec.margin,
         warnings=tuple(w.message for w in stat_warnings),
         deltas=tuple(deltas),
         procedure=evaluator.procedure,
@@ -540,7 +589,7 @@ def _compare(
     return comparison, worst, evaluator
 
 
-def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
+def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     """Status from the interval (DESIGN §5); its dual p agrees by construction."""
     level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
     ci = (
@@ -549,7 +598,7 @@ def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
     )
     bad_status: Status = "fail" if spec.level == "block" else "warn"
     if spec.vs_baseline == "non_inferiority":
-        margin = float(spec.margin)
+        margin = _margin(spec)
         worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
         within = worse_side > c.tested_value if hib else worse_side < c.tested_value
         p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}"
@@ -579,7 +628,7 @@ def _decide(spec: Any, c: Comparison, hib: bool) -> tuple[Status, str]:
 
 
 def _correct(
-    checks: Sequence[Any],
+    checks: Sequence[CheckSpec],
     verdicts: list[CheckVerdict],
     pairs: Mapping[str, tuple[RunResult[Any], RunResult[Any]]],
     evaluators: Mapping[str, Evaluator],
@@ -630,7 +679,7 @@ def _correct(
         assert v.comparison is not None
         assert v.higher_is_better is not None
         spec = specs[v.check_id]
-        level = corrected_alpha(spec.alpha, v.comparison.p_value, p_adj)
+        level = corrected_alpha(_alpha(spec), v.comparison.p_value, p_adj)
         decision = evaluators[v.check_id].decide(level, v.comparison.tested_value)
         comparison = replace(
             v.comparison,
@@ -682,7 +731,7 @@ def _maxt(
 
 
 def _familywise(
-    checks: Sequence[Any],
+    checks: Sequence[CheckSpec],
     verdicts: list[CheckVerdict],
     options: GateOptions,
 ) -> FamilywiseRate:
@@ -701,7 +750,7 @@ def _familywise(
             TestedCheck(
                 diffs=diffs,
                 procedure=c.procedure,
-                alpha=float(specs[v.check_id].alpha),
+                alpha=_alpha(specs[v.check_id]),
                 higher_is_better=v.higher_is_better,
                 tested_value=c.tested_value,
                 corrected=v.mode == "no_significant_regression",
@@ -711,7 +760,7 @@ def _familywise(
 
 
 def evaluate_gate(
-    checks: Sequence[Any],
+    checks: Sequence[CheckSpec],
     candidate: RunArtifact,
     baseline: RunArtifact | None = None,
     options: GateOptions | None = None,

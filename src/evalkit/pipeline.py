@@ -338,7 +338,10 @@ def score_trec_to_artifact(
         relevance_level=relevance_level,
         name=trec_run.name,
     )
-    return build_artifact(result, metrics, target_name=trec_run.name)
+    # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
+    return build_artifact(
+        result, metrics, target_name=trec_run.name, params={"relevance_level": relevance_level}
+    )
 
 
 # ----------------------------------------------------------------------------- a run to a file
@@ -408,6 +411,20 @@ def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False)
     if art.failed and not allow_failed:
         target = failed_run_path(target)
     return write_artifact(art, target)
+
+
+def run_and_write(
+    prepared: Prepared,
+    out: Path,
+    *,
+    concurrency: int | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+) -> tuple[RunArtifact, Path]:
+    """Run every case once (no checkpoint) and write the artefact with :func:`write_run`."""
+    result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name)
+    return art, write_run(art, out)
 
 
 def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:

@@ -21,11 +21,18 @@ import inspect
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from evalkit.errors import MetricError, NoRelevantIdsError, RegistryError, UnknownMetricError
+from evalkit.metric_identity import (
+    Params,
+    ParamValue,
+    canonical_params,
+    params_json,
+    signature_parameters,
+)
 
 if TYPE_CHECKING:
     from evalkit.goldens import GoldenCase, GoldenSet
@@ -56,6 +63,11 @@ class MetricDef:
     builtin: bool = False
     family: str | None = None
     k: int | None = None
+    # The parameters this definition can be tuned by (name -> default), and the
+    # values of this instance (canonical: sorted, defaults left out).  See
+    # evalkit.metric_identity: both are part of the metric's identity.
+    parameters: Mapping[str, ParamValue] = field(default_factory=dict)
+    params: Params = ()
 
     def __call__(self, *args: Any) -> float:
         """Compute the metric, so ``get_metric(name)(response, case)`` works as in 0.2.0."""
@@ -88,6 +100,14 @@ class RetrievalFamily:
     # Built-in families beyond the spec's recall/ndcg: the spec shows clients adding
     # their own `METRICS["precision"] = ...`, so such a name yields to the client's.
     replaceable: bool = False
+    # Parameters that change a value (name -> default); None: the function's
+    # keyword-only defaults (evalkit.metric_identity.signature_parameters).
+    parameters: Mapping[str, ParamValue] | None = None
+
+    def declared_parameters(self) -> Mapping[str, ParamValue]:
+        if self.parameters is not None:
+            return self.parameters
+        return signature_parameters(self.fn)
 
 
 def _code_identity(fn: Callable[..., Any], version: str | None) -> str:
@@ -119,6 +139,8 @@ def _definition(defn: MetricDef) -> tuple[Callable[..., Any], bool, str | None]:
 
 def _hash_identity(defn: MetricDef, identity: str) -> str:
     payload = f"{defn.name}|{defn.kind}|{defn.higher_is_better}|{identity}"
+    if defn.params:  # the default instance keeps the fingerprint it always had
+        payload += f"|params:{params_json(defn.params)}"
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
@@ -286,8 +308,13 @@ def register_family(
     version: str | None = None,
     builtin: bool = False,
     replaceable: bool = False,
+    parameters: Mapping[str, ParamValue] | None = None,
 ) -> None:
     """Register a retrieval family that claims every ``name@k``.
+
+    ``parameters`` declares what else changes its values (name -> default,
+    e.g. ``{"relevance_level": 1}``); by default, ``fn``'s keyword-only
+    arguments with defaults.  They are part of each instance's fingerprint.
 
     Registering the same function again is a no-op; a different function under
     an existing name raises, because saved results would silently change meaning.
@@ -310,7 +337,9 @@ def register_family(
         version = "1"  # built-ins always carry the version their fingerprint hashes
     existing = _families.get(name)
     if existing is not None and existing.replaceable and existing.fn is not fn:
-        _families[name] = RetrievalFamily(name, fn, higher_is_better, _version(version))
+        _families[name] = RetrievalFamily(
+            name, fn, higher_is_better, _version(version), parameters=parameters
+        )
         return
     if existing is not None:
         if existing.fn is fn:
@@ -322,6 +351,7 @@ def register_family(
                     existing.version,
                     existing.builtin,
                     existing.replaceable,
+                    existing.parameters,
                 )
                 return
             if higher_is_better is None or existing.higher_is_better == higher_is_better:
@@ -336,7 +366,7 @@ def register_family(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
     _families[name] = RetrievalFamily(
-        name, fn, higher_is_better, _version(version), builtin, replaceable
+        name, fn, higher_is_better, _version(version), builtin, replaceable, parameters
     )
 
 
@@ -365,6 +395,7 @@ def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
         builtin=family.builtin,
         family=family.name,
         k=k,
+        parameters=dict(family.declared_parameters()),
     )
 
 
@@ -399,6 +430,23 @@ def get_metric(name: str) -> MetricDef:
         f"unknown metric {name!r}; known: {', '.join(known_names()) or '(none registered)'}. "
         "Register it with register_metric/register_aggregate, or import the plugin that does"
     )
+
+
+def metric_instance(
+    name: str, params: Mapping[str, object] | None = None, *, only_declared: bool = False
+) -> MetricDef:
+    """``name`` with parameter values: the definition whose fingerprint covers them.
+
+    Unknown parameters raise :class:`MetricError` naming the metric's declared
+    ones; with ``only_declared`` they are ignored instead (one run-wide setting
+    such as ``relevance_level`` applies only to the metrics that take it).
+    """
+    defn = get_metric(name)
+    given = dict(params or {})
+    if only_declared:
+        given = {k: v for k, v in given.items() if k in defn.parameters}
+    canonical = canonical_params(name, given, defn.parameters)
+    return replace(defn, params=canonical) if canonical else defn
 
 
 def get_aggregate(name: str) -> MetricDef:

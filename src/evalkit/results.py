@@ -23,6 +23,11 @@ class Row(Protocol):
     @property
     def response(self) -> TargetResponse | None: ...
 
+    @property
+    def error(self) -> str | None:
+        """Why the case produced no result, or ``None`` when it ran."""
+        ...
+
 
 @dataclass
 class QueryResult:
@@ -37,6 +42,11 @@ class QueryResult:
     def response(self) -> TargetResponse:
         """The row seen as a target response, so aggregates work on both paths."""
         return TargetResponse(self.retrieved, latency_ms=self.latency_ms or 0.0)
+
+    @property
+    def error(self) -> None:
+        """A scored retrieval query never failed (the Row protocol's ``error``)."""
+        return None
 
 
 @dataclass

@@ -17,9 +17,10 @@
 
 An aggregate metric (``latency_p95``, a registered ``@register_aggregate``) is
 compared by recomputing it on both sides of every resample.  Several metrics
-of one comparison share a single resampling pass
-(:func:`paired_bootstrap_many`, :func:`compare_metrics`), which is also what
-the ``maxt`` correction needs.  ``method="permutation"`` or ``"t"`` swaps the
+of one comparison are compared in one call (:func:`paired_bootstrap_many`,
+:func:`compare_metrics`); each metric's interval and p depend on its own data
+and the seed only, never on its neighbours in the call, and the ``maxt``
+correction resamples them jointly on top.  ``method="permutation"`` or ``"t"`` swaps the
 test (p-value and decision) while the interval stays the bootstrap's.
 
 Power analysis (:func:`power`, :func:`mde`, :func:`n_for_effect`,
@@ -49,7 +50,13 @@ from evalkit.stats.compare import (
 )
 from evalkit.stats.correction import familywise_false_alarm, holm
 from evalkit.stats.outcome import BootstrapResult, Comparison, StatWarning
-from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
+from evalkit.stats.pairing import (
+    CaseValues,
+    RunLike,
+    metric_data,
+    pair_runs,
+    registered_polarity,
+)
 from evalkit.stats.power import (
     PowerRow,
     PowerTable,
@@ -93,6 +100,7 @@ def paired_bootstrap(
     alpha: float = 0.05,
     method: str = "bootstrap",
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    higher_is_better: bool | None = None,
 ) -> BootstrapResult:
     """Compare ``metric`` between runs ``a`` and ``b`` (Δ = a - b), paired by case id.
 
@@ -100,6 +108,8 @@ def paired_bootstrap(
     rows with ``.query_id`` and ``.metrics`` (``QueryResult``, ``CaseResult``).
     ``alpha`` sets the interval's level (``1 - alpha``); ``method`` is
     ``"bootstrap"`` (default), ``"permutation"`` or ``"t"``.
+    ``higher_is_better`` sets the direction wins/losses/ties are counted in
+    (default: the registered metric's; "a higher" wins when it has none).
     Raises :class:`~evalkit.ComparisonError` or :class:`~evalkit.MetricError`
     naming the run, case or metric at fault.
     """
@@ -112,6 +122,7 @@ def paired_bootstrap(
         alpha=alpha,
         method=method,
         chunk_bytes=chunk_bytes,
+        polarities=None if higher_is_better is None else {metric: higher_is_better},
     )
     return comparison.results[0]
 
@@ -142,12 +153,14 @@ def paired_bootstrap_many(
     method: str = "bootstrap",
     correction: str = "none",
     chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+    polarities: Mapping[str, bool] | None = None,
 ) -> Comparison:
-    """Compare several metrics of the same two runs in one shared resampling pass.
+    """Compare several metrics of the same two runs (each metric resampled on its own terms).
 
     ``correction`` is ``"none"`` (default), ``"holm"`` or ``"maxt"``; adjusted
     p-values and decisions land in each result's ``p_adjusted`` and
     ``significant_adjusted`` (and :attr:`BootstrapResult.decision`).
+    ``polarities`` overrides a metric's registered direction for wins/losses/ties.
     """
     names = _check_metrics(metrics)
     settings = check_settings(n_resamples, seed, alpha, method, correction, chunk_bytes)
@@ -156,7 +169,8 @@ def paired_bootstrap_many(
     for name in names:
         data = metric_data(paired, name)
         if isinstance(data, CaseValues):
-            columns.append(case_column(name, data.kind, data.a, data.b, data.a - data.b))
+            hib = (polarities or {}).get(name, registered_polarity(name))
+            columns.append(case_column(name, data.kind, data.a, data.b, data.a - data.b, hib))
         else:
             columns.append(aggregate_column(data))
     return compare_columns(columns, paired.n, (paired.name_a, paired.name_b), settings)

@@ -275,6 +275,23 @@ class FakeAnthropic:
         sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         return sent == self.accepted_key
 
+    def answer_get(
+        self, path: str, headers: Mapping[str, str]
+    ) -> tuple[int, dict[str, str], bytes]:
+        """A GET (a subclass's protocol hook): here the pre-flight's model lookup."""
+        if not path.startswith("/v1/models/"):
+            return _error_response(404, "not_found_error", f"no route {path}")
+        if not self._key_ok(headers):
+            return _error_response(401, "authentication_error", "invalid x-api-key")
+        model = path.removeprefix("/v1/models/")
+        body = {
+            "type": "model",
+            "id": model,
+            "display_name": model,
+            "created_at": "2025-01-01T00:00:00Z",
+        }
+        return _json(200, body)
+
     def refuse(self, request: RecordedRequest) -> tuple[int, dict[str, str], bytes] | None:
         """What the real API says to a request it cannot serve (a subclass's protocol hook)."""
         return _refuse(request)
@@ -349,24 +366,7 @@ class FakeAnthropic:
                 recorded = RecordedRequest("GET", path, headers, None, b"")
                 with fake._state.lock:
                     fake._state.requests.append(recorded)
-                if not path.startswith("/v1/models/"):
-                    self._send(*_error_response(404, "not_found_error", f"no route {path}"))
-                    return
-                if not fake._key_ok(headers):
-                    self._send(*_error_response(401, "authentication_error", "invalid x-api-key"))
-                    return
-                model = path.removeprefix("/v1/models/")
-                self._send(
-                    *_json(
-                        200,
-                        {
-                            "type": "model",
-                            "id": model,
-                            "display_name": model,
-                            "created_at": "2025-01-01T00:00:00Z",
-                        },
-                    )
-                )
+                self._send(*fake.answer_get(path, headers))
 
         return Handler
 

@@ -172,9 +172,12 @@ def _tools_problem(body: JsonObj) -> str | None:
 class FakeOpenAI(FakeAnthropic):
     """The server; ``api_key=None`` accepts requests without credentials."""
 
-    def __init__(self, *, api_key: str | None = "test", **kwargs: Any) -> None:
+    def __init__(
+        self, *, api_key: str | None = "test", models: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.api_key = api_key
+        self.models = models  # what GET /v1/models lists (empty: no list to check against)
         if "default" not in kwargs:
             self.default = grade(4, "good enough")
 
@@ -189,6 +192,22 @@ class FakeOpenAI(FakeAnthropic):
     def completion_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
+    def _authorised(self, headers: Mapping[str, str], azure: bool) -> bool:
+        if self.api_key is None:
+            return True
+        if azure:
+            return headers.get("api-key") == self.api_key
+        return headers.get("authorization") == f"Bearer {self.api_key}"
+
+    def answer_get(self, path: str, headers: Mapping[str, str]) -> Rendered:
+        """``GET /v1/models``: the model list a judge's pre-flight reads."""
+        if path != "/v1/models":
+            return _refusal(404, "not_found", f"no route {path}")
+        if not self._authorised(headers, azure=False):
+            return _refusal(401, "invalid_api_key", "Incorrect API key provided")
+        data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
+        return _json(200, {"object": "list", "data": data})
+
     def refuse(self, request: RecordedRequest) -> Rendered | None:
         azure = request.path.startswith("/openai/deployments/")
         if not (request.path == "/v1/chat/completions" or azure) or not request.path.endswith(
@@ -197,13 +216,8 @@ class FakeOpenAI(FakeAnthropic):
             return _refusal(404, "not_found", f"no route {request.path}")
         if azure and "api-version=" not in request.query:
             return _refusal(404, "404", "Resource not found (api-version is required)")
-        if self.api_key is not None:
-            if azure:
-                ok = request.headers.get("api-key") == self.api_key
-            else:
-                ok = request.headers.get("authorization") == f"Bearer {self.api_key}"
-            if not ok:
-                return _refusal(401, "invalid_api_key", "Incorrect API key provided")
+        if not self._authorised(request.headers, azure):
+            return _refusal(401, "invalid_api_key", "Incorrect API key provided")
         if request.body is None:
             return _refusal(400, "invalid_request_error", "body must be a JSON object")
         problem = _tools_problem(request.body)

@@ -57,7 +57,7 @@ def test_every_reporter_renders_a_real_gate_report() -> None:
     )
     assert "| 0 / 6 / 2 |" in md
     # the default procedure (auto) decided: its small-n caveat, not the bootstrap's
-    assert "- warning: only 8 cases: below 30 cases no procedure holds" in md
+    assert "- warning: only 8 cases: below 30 cases the false-fail rate is not" in md
 
     text = render_terminal(report, capture=True)
     assert text is not None

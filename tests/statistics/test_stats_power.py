@@ -147,7 +147,10 @@ def test_power_table_refuses_aggregates_and_missing_metrics() -> None:
         (lambda: power([0.1, 0.2], [0.1], target_power=1), r"power must lie strictly between"),
         (lambda: power([0.1, 0.2], [0.1], n_sim=-1), r"n_sim must be a non-negative integer"),
         (lambda: power([0.1, 0.2], [0.1], n_resamples=0), r"n_resamples must be a positive"),
-        (lambda: power([0.1, 0.2], [0.1], method="permutation"), r"supports method bootstrap or t"),
+        (
+            lambda: power([0.1, 0.2], [0.1], method="permutation"),
+            r"supports method auto, bootstrap or t",
+        ),
         (lambda: mde(-1.0, 10), r"σ_d must be a finite non-negative number"),
         (lambda: n_for_effect(0.2, 0.0), r"effect must be a non-zero finite number"),
     ],

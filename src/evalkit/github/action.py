@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from evalkit import _bounded
 from evalkit.config import LoadedConfig, load_config
 from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
 from evalkit.github.baseline import (
@@ -857,7 +858,7 @@ def _read_bundle(report_dir: Path) -> tuple[dict[str, Any], str]:
         if path.stat().st_size > MAX_BUNDLE_BYTES:
             raise InputError(f"{path}: larger than {MAX_BUNDLE_BYTES} bytes; refusing it")
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = _bounded.loads(meta_path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise InputError(f"{meta_path}: not valid JSON ({exc})") from None
     if not isinstance(meta, dict):

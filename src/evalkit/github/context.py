@@ -7,12 +7,12 @@ tests build one from a plain dict.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit import _bounded
 from evalkit.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -133,7 +133,7 @@ def _load_event(env: Mapping[str, str]) -> dict[str, Any]:
         return {}
     path = Path(path_text)
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = _bounded.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"GITHUB_EVENT_PATH names {path}, which does not exist") from None
     except (OSError, ValueError) as exc:

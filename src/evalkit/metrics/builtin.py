@@ -144,7 +144,8 @@ def _builtin_aggregate(
 def register_builtins() -> None:
     """Register the built-in metrics (called once, from ``evalkit.metrics``)."""
     register_family("recall", recall_at_k, higher_is_better=True, builtin=True)
-    register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True)
+    # nDCG's gains are the grades themselves: relevance_level does not change it
+    register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True, parameters={})
     # trec_eval-equal families (P_k, recip_rank cut at k, map_cut_k, success_k):
     # every name@k resolves on both paths; no concrete names are listed.
     register_family(

@@ -411,6 +411,12 @@ class LLMJudge:
         key = self.cache_key(response, case)
         if self.cache is not None:
             hit = self.cache.get(key)
+            if hit is not None and not 1 <= hit.score <= self.scale:
+                raise ConfigError(
+                    f"LLM judge {self.model!r}: judge cache {self.cache.path} holds score "
+                    f"{hit.score} for case {case.id!r}, outside 1..{self.scale}; the file was "
+                    "edited by hand: restore it, or delete the entry to regrade"
+                )
             if hit is not None:
                 return self._record(
                     key, Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True

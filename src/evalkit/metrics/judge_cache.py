@@ -110,7 +110,10 @@ def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
     try:
         doc = loads(text)
     except ValueError as exc:
-        raise _corrupt(path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}") from None
+        detail = f": {exc.msg}" if isinstance(exc, json.JSONDecodeError) else ""
+        raise _corrupt(
+            path, f"invalid JSON at line {getattr(exc, 'lineno', '?')}{detail}"
+        ) from None
     if not isinstance(doc, dict):
         raise _corrupt(path, f"top level is {type(doc).__name__}, not an object")
     if (
@@ -186,7 +189,7 @@ class JudgeCache:
         if signature is None:
             return {}, None
         try:
-            text = read_text(self.path, encoding="utf-8")
+            text = read_text(self.path, encoding="utf-8-sig")  # a BOM from an editor is fine
         except FileNotFoundError:
             return {}, None
         except (OSError, UnicodeDecodeError) as exc:

@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalkit._bounded import loads
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics.judge import (
     DEFAULT_MAX_TOKENS,
+    PROBE_TIMEOUT_S,
     SYSTEM_PROMPT,
     TOOL_NAME,
     LLMJudge,
@@ -193,12 +194,6 @@ class OpenAIJudge(LLMJudge):
             f"scale={self.scale}{cache})"
         )
 
-    # before anything runs ---------------------------------------------------------------
-
-    def _check_api(self) -> None:
-        """No Anthropic key or lookup: a key is optional here (local servers need none),
-        and each grade names the variable to set when the server answers 401."""
-
     # the request ------------------------------------------------------------------------
 
     @property
@@ -261,6 +256,63 @@ class OpenAIJudge(LLMJudge):
             if self._http is not None:
                 self._http.close()
                 self._http = None
+
+    # before anything runs ----------------------------------------------------------------
+
+    def _check_api(self) -> None:
+        """The pre-flight's API half (:meth:`LLMJudge.preflight` calls it unless replaying).
+
+        A key is required where one always is (api.openai.com, Azure); a local server
+        may need none.  Then one free ``GET {base_url}/models``: a refused key or a
+        model the server does not list is a :class:`ConfigError`, an unreachable server
+        a :class:`JudgeError`; a server without a model list (404) or busy (429/5xx)
+        proves nothing, and each grade still reports its own failure.  Azure has no
+        model list under a deployment URL, so only the key is checked there.
+        """
+        import httpx
+
+        key = self._api_key if self._api_key is not None else os.environ.get(self.api_key_env)
+        needs_key = self.base_url == DEFAULT_BASE_URL or self.api_version is not None
+        if needs_key and not (key or "").strip():
+            raise ConfigError(
+                f"LLM judge {self.model!r}: no API key for {self.base_url}; set "
+                f"{self.api_key_env} (or run with --judge-cache-only to grade from the judge "
+                "cache alone)"
+            )
+        if self.api_version is not None:
+            return
+        url = f"{self.base_url}/models"
+        try:
+            reply = self._client_http().get(url, headers=self._headers(), timeout=PROBE_TIMEOUT_S)
+        except httpx.TransportError as exc:
+            raise JudgeError(
+                f"LLM judge {self.model!r}: cannot reach {url} ({type(exc).__name__}: "
+                f"{_one_line(exc, 100)}); check the server and base_url, or run with "
+                "--judge-cache-only"
+            ) from None
+        if reply.status_code in (401, 403):
+            where = "api_key" if self._api_key is not None else self.api_key_env
+            raise ConfigError(
+                f"LLM judge {self.model!r}: {self.base_url} refused the key "
+                f"(HTTP {reply.status_code}); check {where}"
+            )
+        if reply.status_code != 200:
+            return
+        try:
+            data = reply.json().get("data")
+        except (ValueError, AttributeError):
+            return
+        served = (
+            sorted(str(m["id"]) for m in data if isinstance(m, dict) and "id" in m)
+            if isinstance(data, list)
+            else []
+        )
+        if served and self.model not in served:
+            shown = ", ".join(served[:10]) + (" ..." if len(served) > 10 else "")
+            raise ConfigError(
+                f"LLM judge {self.model!r}: {self.base_url} does not serve this model "
+                f"(it lists: {shown}); check the model name and base_url"
+            )
 
     # talking to the server --------------------------------------------------------------
 
@@ -385,7 +437,7 @@ class OpenAIJudge(LLMJudge):
                 raise self._fail(case, "malformed API response: a tool call has no function")
             arguments = function.get("arguments")
             try:
-                parsed = json.loads(arguments) if isinstance(arguments, str) else arguments
+                parsed = loads(arguments) if isinstance(arguments, str) else arguments
             except ValueError:
                 raise self._fail(
                     case,

@@ -276,27 +276,22 @@ def render_html(report: GateReport) -> str:
 
 
 def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDelta, ...]:
-    """Per-case Δ (A − B) over the cases both runs scored and whose goldens did not change."""
-    from evalkit.gate import goldens_diff
+    """Per-case Δ (A − B) over the cases ``evalkit compare`` paired (the gate's pairing)."""
+    from evalkit.gate import goldens_diff, pair_for_gate
 
-    changed = set(goldens_diff(a, b).changed)
-
-    def values(art: RunArtifact) -> dict[str, float]:
-        return {
-            r.query_id: float(r.metrics[metric])
-            for r in art.result.per_query
-            if not getattr(r, "error", None) and metric in r.metrics
-        }
-
-    va, vb = values(a), values(b)
-    return tuple(
-        CaseDelta(cid, x, vb[cid], x - vb[cid])
-        for cid, x in va.items()
-        if cid in vb and cid not in changed
-    )
+    match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
+    out = []
+    for cid in match.ids:
+        ma, mb = match.rows_a[cid].metrics, match.rows_b[cid].metrics
+        if metric in ma and metric in mb:
+            x, y = float(ma[metric]), float(mb[metric])
+            out.append(CaseDelta(cid, x, y, x - y))
+    return tuple(out)
 
 
 def _compare_status(row: CompareRow) -> str:
+    if row.incomparable:
+        return "incomparable"
     if not row.significant:
         return "pass"
     better = (row.delta > 0) == (row.higher_is_better is not False)
@@ -320,11 +315,13 @@ def render_compare_html(
     diffs: list[_Plot] = []
     for r in rows:
         status = _compare_status(r)
-        if r.significant:
+        if r.incomparable:
+            verdict = r.note
+        elif r.significant:
             verdict = "significant " + ("improvement" if status == "pass" else "regression")
         else:
             verdict = "not significant"
-        if r.note:
+        if r.note and not r.incomparable:
             verdict += f" ({r.note})"
         arrow = {True: " ↑", False: " ↓", None: ""}[r.higher_is_better]
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"

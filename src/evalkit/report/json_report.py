@@ -38,6 +38,7 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         return None
     return {
         "baseline_value": _f(c.baseline_value),
+        "candidate_value": _f(c.candidate_value),
         "delta": _f(c.delta),
         "ci_low": _f(c.ci_low),
         "ci_high": _f(c.ci_high),

@@ -304,7 +304,9 @@ def _stats(v: CheckVerdict) -> list[str]:
     c = v.comparison
     if c is not None:
         lines += [
-            f"baseline {S.num(c.baseline_value)}, Δ {S.signed(c.delta)}, "
+            f"paired means: baseline {S.num(c.baseline_value)}"
+            + (f", candidate {S.num(c.candidate_value)}" if c.candidate_value is not None else "")
+            + f", Δ {S.signed(c.delta)}, "
             f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}], "
             f"p={S.pvalue(c.p_value)}",
             f"{md(c.method, NAME_LEN)} over {c.n_paired:,} paired cases, "

@@ -95,8 +95,10 @@ def result(v: CheckVerdict) -> str:
     if c is None:
         label = "no baseline" if v.status == "no-baseline" else v.status
         return f"{num(v.observed)} ({label})"
+    # before → after over the paired cases, the ones Δ is computed on
+    after = c.candidate_value if c.candidate_value is not None else v.observed
     text = (
-        f"{num(c.baseline_value)} → {num(v.observed)}: Δ {signed(c.delta)} "
+        f"{num(c.baseline_value)} → {num(after)}: Δ {signed(c.delta)} "
         f"[{signed(c.ci_low)}, {signed(c.ci_high)}] {confidence(c.confidence)} CI, "
         f"p={pvalue(c.p_value)}"
     )

@@ -12,6 +12,8 @@ One module per job:
 * :mod:`~evalkit.stats.correction` -- Holm, Westfall-Young max-T, false-alarm chance
 * :mod:`~evalkit.stats.diagnostics` -- small-sample and skewness warnings
 * :mod:`~evalkit.stats.pairing` -- runs paired by case id, with every fail-loud rule
+* :mod:`~evalkit.stats.ties` -- wins, losses and ties (one polarity-aware definition)
+* :mod:`~evalkit.stats.names` -- the method and correction names, declared once
 * :mod:`~evalkit.stats.compare` -- one comparison end to end
 * :mod:`~evalkit.stats.outcome` -- the frozen result values
 * :mod:`~evalkit.stats.power` -- power, minimum detectable effect, cases needed
@@ -19,6 +21,15 @@ One module per job:
 
 from __future__ import annotations
 
-from evalkit.stats.stream import RESAMPLING_STREAM
+from typing import Any
 
 __all__ = ["RESAMPLING_STREAM"]
+
+
+def __getattr__(name: str) -> Any:
+    # lazy, so importing evalkit.stats.names (checks, gate) does not load numpy
+    if name == "RESAMPLING_STREAM":
+        from evalkit.stats.stream import RESAMPLING_STREAM
+
+        return RESAMPLING_STREAM
+    raise AttributeError(name)

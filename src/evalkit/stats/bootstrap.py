@@ -9,10 +9,14 @@ recomputed at the same positions.  Work and memory per chunk:
   multiply the counts matrix by the (k x n) differences matrix (BLAS, exact
   here: :func:`~evalkit.stats.fixedpoint.exact_products`), so metrics after
   the first cost a fraction of a gather each;
-* few distinct per-case difference tuples (binary metrics, graded judges,
-  rank-based metrics): draw the multinomial counts of each distinct tuple
-  directly, which is the distribution resampling cases produces, at a cost
-  that grows with the number of tuples rather than with n.
+* few distinct per-case differences of one metric (binary metrics, graded
+  judges, rank-based metrics): draw the multinomial counts of each distinct
+  value directly, which is the distribution resampling cases produces, at a
+  cost that grows with the number of values rather than with n.
+
+:func:`marginal_draws` (what comparisons use) decides that per metric, so a
+metric's statistics depend on its own data and the seed only;
+:func:`bootstrap_draws` resamples all metrics jointly (max-T, power).
 
 Chunks hold at most ``chunk_bytes`` of draws (a resample is split into pieces
 when n alone exceeds it), so memory never grows with ``n_resamples x n``; the
@@ -31,7 +35,14 @@ from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
-from evalkit.stats.stream import discrete_limit, index_blocks, plan_chunks
+from evalkit.stats.stream import (
+    PURPOSE_BOOTSTRAP,
+    PURPOSE_BOOTSTRAP_DISCRETE,
+    discrete_limit,
+    index_blocks,
+    plan_chunks,
+    substream,
+)
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -66,7 +77,12 @@ class BootstrapDraws:
 
     sums: FloatArray  # (B, k) integer-valued, in fixed-point units
     aggregates: FloatArray  # (B, j)
-    path: BootstrapPath
+    paths: tuple[BootstrapPath, ...]  # per metric, then per aggregate
+
+    @property
+    def path(self) -> BootstrapPath:
+        """``multinomial`` when every metric took the discrete path, else ``indices``."""
+        return "multinomial" if self.paths and set(self.paths) == {"multinomial"} else "indices"
 
 
 @dataclass(frozen=True)
@@ -88,18 +104,31 @@ def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
     return h
 
 
+def _first_seen(first: IntArray) -> IntArray:
+    """Group order by the position of each group's first case.
+
+    Positions are the cases sorted by id, the same on both sides, so swapping
+    the systems (which negates every tuple) keeps every group in its place and
+    the multinomial draws mirror exactly; sorting by value would reverse them.
+    """
+    order: IntArray = np.argsort(first, kind="stable").astype(np.int64)
+    return order
+
+
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
     """Group cases by their tuple of values, or ``None`` when there are more than ``limit``.
 
-    One sort of a 64-bit hash per case finds the groups; every case is then
-    compared with its group's first case, so a hash collision can never merge two
-    different tuples (on a collision the exact fold below is used instead).
+    Groups come in the order of their first case.  One sort of a 64-bit hash per
+    case finds the groups; every case is then compared with its group's first
+    case, so a hash collision can never merge two different tuples (on a
+    collision the exact fold below is used instead).
     """
     if by_metric.shape[0] == 1:
-        values, counts = np.unique(by_metric[0], return_counts=True)
+        values, first, counts = np.unique(by_metric[0], return_index=True, return_counts=True)
         if values.shape[0] > limit:
             return None
-        return DistinctRows(values[:, None], counts.astype(np.int64))
+        order = _first_seen(first)
+        return DistinctRows(values[order][:, None], counts[order].astype(np.int64))
     _, first, codes, counts = np.unique(
         _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
     )
@@ -111,7 +140,7 @@ def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
         np.array_equal(row, rep[codes]) for row, rep in zip(by_metric, representatives, strict=True)
     ):
         return _distinct_by_folding(by_metric, limit)
-    order = np.lexsort(representatives[::-1])  # column 0 is the primary key
+    order = _first_seen(first)
     return DistinctRows(representatives[:, order].T.copy(), counts[order].astype(np.int64))
 
 
@@ -130,7 +159,8 @@ def _distinct_by_folding(by_metric: FloatArray, limit: int) -> DistinctRows | No
     _, first, counts = np.unique(codes, return_index=True, return_counts=True)
     if first.shape[0] > limit:
         return None
-    return DistinctRows(by_metric[:, first].T.copy(), counts.astype(np.int64))
+    order = _first_seen(first)
+    return DistinctRows(by_metric[:, first[order]].T.copy(), counts[order].astype(np.int64))
 
 
 def bootstrap_draws(
@@ -140,17 +170,61 @@ def bootstrap_draws(
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> BootstrapDraws:
-    """Resample cases ``n_resamples`` times and return every metric's statistics."""
+    """Resample cases jointly for every metric (one stream; correlations kept).
+
+    Used where the joint distribution matters (max-T, power simulation): the
+    discrete path applies only when the *tuples* of all metrics are few.
+    """
     if fixed.k and not aggregates:
         groups = distinct_rows(fixed.by_metric, discrete_limit(fixed.n))
         if groups is not None:
-            return _multinomial(fixed.n, groups, n_resamples, gen, chunk_bytes)
+            sums = _multinomial(fixed.n, groups, n_resamples, gen, chunk_bytes)
+            discrete = tuple[BootstrapPath, ...](["multinomial"] * fixed.k)
+            return BootstrapDraws(sums, np.empty((n_resamples, 0)), discrete)
     return _generic(fixed.by_metric, aggregates, n_resamples, gen, chunk_bytes)
+
+
+def marginal_draws(
+    fixed: FixedPoint,
+    aggregates: Sequence[ResampledAggregate],
+    n_resamples: int,
+    seed: int,
+    chunk_bytes: int,
+) -> BootstrapDraws:
+    """Each metric's resampled statistics, a function of its own data and the seed only.
+
+    A metric with few distinct differences draws multinomial counts of them from
+    a fresh discrete substream; every other metric, and every aggregate, reads
+    the case positions of the shared index substream.  So a metric's interval
+    and p never depend on which other metrics share the call, and swapping the
+    systems mirrors them exactly on either path.
+    """
+    limit = discrete_limit(fixed.n)
+    sums = np.empty((n_resamples, fixed.k), dtype=np.float64)
+    paths: list[BootstrapPath] = []
+    indexed: list[int] = []
+    for j in range(fixed.k):
+        groups = distinct_rows(fixed.by_metric[j : j + 1], limit)
+        if groups is None:
+            indexed.append(j)
+            paths.append("indices")
+            continue
+        gen = substream(seed, PURPOSE_BOOTSTRAP_DISCRETE)
+        sums[:, j] = _multinomial(fixed.n, groups, n_resamples, gen, chunk_bytes)[:, 0]
+        paths.append("multinomial")
+    deltas = np.empty((n_resamples, 0), dtype=np.float64)
+    if indexed or aggregates:
+        gen = substream(seed, PURPOSE_BOOTSTRAP)
+        shared = _generic(fixed.by_metric[indexed], aggregates, n_resamples, gen, chunk_bytes)
+        sums[:, indexed] = shared.sums
+        deltas = shared.aggregates
+    shared_paths = tuple[BootstrapPath, ...](["indices"] * len(aggregates))
+    return BootstrapDraws(sums, deltas, (*paths, *shared_paths))
 
 
 def _multinomial(
     n: int, groups: DistinctRows, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
-) -> BootstrapDraws:
+) -> FloatArray:
     k = groups.values.shape[1]
     sums = np.empty((n_resamples, k), dtype=np.float64)
     probabilities = groups.counts / n
@@ -161,7 +235,7 @@ def _multinomial(
         stop = min(n_resamples, start + rows)
         counts = gen.multinomial(n, probabilities, size=stop - start).astype(np.float64)
         sums[start:stop] = exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
-    return BootstrapDraws(sums, np.empty((n_resamples, 0)), "multinomial")
+    return sums
 
 
 def _counted_sums(by_metric: FloatArray, counts: FloatArray, draws: IntArray) -> FloatArray:
@@ -198,4 +272,5 @@ def _generic(
                 sums[rows, j] += np.take(by_metric[j], draws).sum(axis=1)
         for i, aggregate in enumerate(aggregates):
             deltas[rows, i] = aggregate.bootstrap(draws)
-    return BootstrapDraws(sums, deltas, "indices")
+    indexed = tuple[BootstrapPath, ...](["indices"] * (k + len(aggregates)))
+    return BootstrapDraws(sums, deltas, indexed)

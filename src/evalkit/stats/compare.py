@@ -17,9 +17,8 @@ from numpy.typing import NDArray
 
 from evalkit.errors import InputError, MetricError
 from evalkit.stats.aggregates import ResampledAggregate
-from evalkit.stats.bootstrap import bootstrap_draws
+from evalkit.stats.bootstrap import bootstrap_draws, marginal_draws
 from evalkit.stats.correction import (
-    Correction,
     StepDownMaxT,
     check_correction,
     familywise_false_alarm,
@@ -27,8 +26,9 @@ from evalkit.stats.correction import (
 )
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.fixedpoint import FixedPoint, to_fixed
-from evalkit.stats.outcome import METHODS, BootstrapResult, Comparison, Kind, Method
-from evalkit.stats.permutation import exact_tail_counts, permutation_null
+from evalkit.stats.names import METHODS, Correction, Method
+from evalkit.stats.outcome import BootstrapResult, Comparison, Kind
+from evalkit.stats.permutation import marginal_tails, permutation_null
 from evalkit.stats.stream import (
     PURPOSE_BOOTSTRAP,
     PURPOSE_PERMUTATION,
@@ -40,6 +40,7 @@ from evalkit.stats.stream import (
 )
 from evalkit.stats.tails import TailCounter, standardise, tail_p
 from evalkit.stats.tdist import normal_quantile, t_two_sided_p
+from evalkit.stats.ties import case_signs, count
 
 FloatArray = NDArray[np.float64]
 
@@ -58,6 +59,8 @@ class Column:
     aggregate: ResampledAggregate | None = None
     value_a: float | None = None
     value_b: float | None = None
+    sides: tuple[FloatArray, FloatArray] | None = None  # both systems' values, when known
+    higher_is_better: bool | None = None  # decides wins and losses; None reads "a higher"
 
 
 @dataclass(frozen=True)
@@ -104,16 +107,25 @@ def check_settings(
 
 
 def case_column(
-    name: str, kind: Kind, a: FloatArray | None, b: FloatArray | None, diffs: FloatArray
+    name: str,
+    kind: Kind,
+    a: FloatArray | None,
+    b: FloatArray | None,
+    diffs: FloatArray,
+    higher_is_better: bool | None = None,
 ) -> Column:
+    """A per-case metric; ``observed`` is refined from the exact sum once the lattice is known."""
     n = diffs.shape[0]
     if a is not None and b is not None:
         # exactly what RunResult.mean gives, so observed == a.mean(m) - b.mean(m)
         value_a = math.fsum(a.tolist()) / n
         value_b = math.fsum(b.tolist()) / n
-        return Column(name, kind, value_a - value_b, diffs, None, value_a, value_b)
-    # bare differences: numpy's pairwise sum (relative error ~1e-16 * log2 n) is plenty
-    return Column(name, kind, float(np.sum(diffs)) / n, diffs)
+        return Column(
+            name, kind, value_a - value_b, diffs, None, value_a, value_b, (a, b), higher_is_better
+        )
+    return Column(
+        name, kind, math.fsum(diffs.tolist()) / n, diffs, None, None, None, None, higher_is_better
+    )
 
 
 def aggregate_column(aggregate: ResampledAggregate) -> Column:
@@ -133,18 +145,19 @@ class _Tests:
     """Per-column p-values (in the order case columns, then aggregate columns)."""
 
     p_values: list[float]
-    null: str
+    null: list[str]
     adjusted: list[float] | None = None
 
 
 @dataclass(frozen=True)
 class _Resampled:
-    """The shared bootstrap pass and what every test below reads from it."""
+    """The per-metric bootstrap pass and what every test below reads from it."""
 
     fixed: FixedPoint
     aggregates: list[ResampledAggregate]
+    observed: FloatArray  # per column: case columns from their exact sums, then aggregates
     observed_agg: FloatArray
-    path: str
+    paths: tuple[str, ...]
     low: FloatArray
     high: FloatArray
     se: FloatArray  # of each Δ, in the metric's units
@@ -157,43 +170,116 @@ class _Resampled:
         return np.concatenate([np.abs(self.fixed.totals), np.abs(self.observed_agg)])
 
 
+def percentile_interval(
+    x: FloatArray, alpha: float, axis: int = 0
+) -> tuple[FloatArray, FloatArray]:
+    """The spec's percentile interval (numpy "linear", type 7) of resampled Δs along ``axis``.
+
+    The upper end is minus the lower percentile of ``-x``: the same type-7
+    value, computed so that swapping the systems (which negates every resampled
+    Δ) gives exactly ``[-high, -low]``.  Every verdict built on the bootstrap
+    takes its interval from here.
+    """
+    low = np.quantile(x, alpha / 2, axis=axis, method="linear")
+    high = -np.quantile(-x, alpha / 2, axis=axis, method="linear")
+    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+
+
+def observed_on_lattice(col: Column, fixed: FixedPoint, j: int) -> float:
+    """A case column's Δ: from its exact lattice sum when the lattice is rational.
+
+    ``mean(a) - mean(b)`` of two rounded means can miss the true difference by an
+    ulp (and read 2.8e-17 for equal totals); the exact sum cannot.
+    """
+    if fixed.kinds[j] in ("rational", "zero"):
+        return fixed.exact_mean(j)
+    return col.observed
+
+
+def lattice_of(case_cols: list[Column], n: int) -> FixedPoint:
+    """The case columns' integers on their lattices (stats/fixedpoint.py)."""
+    if not case_cols:
+        return to_fixed(np.zeros((n, 0)))
+    return to_fixed(
+        [c.diffs for c in case_cols if c.diffs is not None], [c.sides for c in case_cols]
+    )
+
+
+def resampled_means(observed: FloatArray, offsets: FloatArray, scale: FloatArray) -> FloatArray:
+    """Resampled mean Δs: ``observed + (resampled sum - observed sum) / (n D)``.
+
+    The offset is an exact integer, so a constant difference resamples to exactly
+    ``observed`` (its interval is ``[observed, observed]``), and negating the data
+    negates every value exactly.
+    """
+    out: FloatArray = observed + offsets / scale
+    return out
+
+
+def single_metric_resamples(
+    col: Column, n: int, n_resamples: int, seed: int, chunk_bytes: int
+) -> tuple[float, FloatArray]:
+    """``(observed, resampled Δs)`` exactly as :func:`evalkit.paired_bootstrap` draws them."""
+    case_cols = [col] if col.diffs is not None else []
+    fixed = lattice_of(case_cols, n)
+    aggregates = [col.aggregate] if col.aggregate is not None else []
+    draws = marginal_draws(fixed, aggregates, n_resamples, seed, chunk_bytes)
+    if col.diffs is None:
+        return col.observed, draws.aggregates[:, 0]
+    observed = observed_on_lattice(col, fixed, 0)
+    offsets = draws.sums[:, 0] - fixed.totals[0]
+    scale = np.array([fixed.denominator[0] * n])
+    return observed, resampled_means(np.array([observed]), offsets[:, None], scale)[:, 0]
+
+
 def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settings) -> _Resampled:
-    fixed = (
-        to_fixed([c.diffs for c in case_cols if c.diffs is not None])
-        if case_cols
-        else to_fixed(np.zeros((n, 0)))
-    )
+    fixed = lattice_of(case_cols, n)
     aggregates = [c.aggregate for c in agg_cols if c.aggregate is not None]
-    observed_agg = np.array([c.observed for c in agg_cols], dtype=np.float64)
-    draws = bootstrap_draws(
-        fixed, aggregates, s.n_resamples, substream(s.seed, PURPOSE_BOOTSTRAP), s.chunk_bytes
+    observed_case = np.array(
+        [observed_on_lattice(c, fixed, j) for j, c in enumerate(case_cols)], dtype=np.float64
     )
-    resampled = np.hstack([fixed.means(draws.sums), draws.aggregates])
-    low, high = np.quantile(resampled, [s.alpha / 2, 1 - s.alpha / 2], axis=0, method="linear")
-    columns = len(case_cols) + len(agg_cols)
+    observed_agg = np.array([c.observed for c in agg_cols], dtype=np.float64)
+    draws = marginal_draws(fixed, aggregates, s.n_resamples, s.seed, s.chunk_bytes)
+    offsets = draws.sums - fixed.totals
+    scale_case = fixed.denominator * n
+    resampled = np.hstack([resampled_means(observed_case, offsets, scale_case), draws.aggregates])
+    low, high = percentile_interval(resampled, s.alpha)
     many = s.n_resamples > 1
-    se = resampled.std(axis=0, ddof=1) if many else np.zeros(columns)
+    k = len(case_cols)
+    sums_se = offsets.std(axis=0, ddof=1) if many else np.zeros(k)
+    agg_se = draws.aggregates.std(axis=0, ddof=1) if many else np.zeros(len(agg_cols))
     flip_invariant = np.sqrt(np.sum(fixed.by_metric * fixed.by_metric, axis=1))
     return _Resampled(
         fixed=fixed,
         aggregates=aggregates,
+        observed=np.concatenate([observed_case, observed_agg]),
         observed_agg=observed_agg,
-        path=draws.path,
+        paths=draws.paths,
         low=low,
         high=high,
-        se=se,
-        # max-T scale of a per-case metric: sqrt(Σ d_i²), which no sign flip changes.
+        se=np.concatenate([sums_se / scale_case, agg_se]),
+        # max-T scale of a per-case metric: sqrt(Σ K²), which no sign flip changes.
         # The bootstrap SE it replaces changes under the flips (it depends on the mean),
         # so the permutation max-T was anti-conservative: 8.7% / 9.4% family-wise at
         # k = 5 / 10 independent metrics, n = 30 (docs/calibration.md).
-        scale=np.concatenate([flip_invariant, se[len(case_cols) :]]),
-        centred_case=np.abs(draws.sums - fixed.totals),
+        scale=np.concatenate([flip_invariant, agg_se]),
+        centred_case=np.abs(offsets),
         centred_agg=np.abs(draws.aggregates - observed_agg),
     )
 
 
+def _joint_centred(r: _Resampled, s: Settings) -> FloatArray:
+    """Centred statistics of every column from one joint resampling (for max-T)."""
+    draws = bootstrap_draws(
+        r.fixed, r.aggregates, s.n_resamples, substream(s.seed, PURPOSE_BOOTSTRAP), s.chunk_bytes
+    )
+    return np.hstack(
+        [np.abs(draws.sums - r.fixed.totals), np.abs(draws.aggregates - r.observed_agg)]
+    )
+
+
 def _bootstrap_p(r: _Resampled, s: Settings) -> _Tests:
-    """The spec's centred-null p-value per column (and max-T over the same resamples)."""
+    """The spec's centred-null p-value per column (and max-T over joint resamples)."""
     case = TailCounter(np.abs(r.fixed.totals))
     case.update(r.centred_case)
     agg = TailCounter(np.abs(r.observed_agg))
@@ -204,10 +290,10 @@ def _bootstrap_p(r: _Resampled, s: Settings) -> _Tests:
         tail_p(int(g), int(e), s.n_resamples, exact=False, mid=False)
         for g, e in zip(greater, equal, strict=True)
     ]
-    tests = _Tests(p_values, "bootstrap-centred")
+    tests = _Tests(p_values, ["bootstrap-centred"] * len(p_values))
     if s.correction == "maxt":
         maxt = StepDownMaxT(standardise(r.observed_abs, r.scale))
-        maxt.update(standardise(np.hstack([r.centred_case, r.centred_agg]), r.scale))
+        maxt.update(standardise(_joint_centred(r, s), r.scale))
         tests.adjusted = maxt.adjusted(p_values, s.n_resamples, exact=False, mid=False)
     return tests
 
@@ -228,7 +314,7 @@ def compare_columns(
     elif settings.method == "permutation":
         tests = _permutation(resampled, settings)
     else:
-        tests = _t_tests(case_cols)
+        tests = _t_tests(resampled)
     if settings.correction == "holm":
         tests.adjusted = holm(tests.p_values)
 
@@ -263,6 +349,12 @@ def _result(
 ) -> BootstrapResult:
     a = settings.alpha
     ci_low, ci_high = float(resampled.low[i]), float(resampled.high[i])
+    observed = float(resampled.observed[i])
+    wlt = (
+        count(case_signs(resampled.fixed.by_metric[i], col.higher_is_better))
+        if col.diffs is not None
+        else None
+    )
     p = tests.p_values[i]
     # bootstrap: the spec's rule (the interval excludes 0); otherwise the test's own p
     significant = (ci_low > 0 or ci_high < 0) if settings.method == "bootstrap" else p <= a
@@ -275,7 +367,7 @@ def _result(
         metric=col.name,
         name_a=names[0],
         name_b=names[1],
-        observed=col.observed,
+        observed=observed,
         ci_low=ci_low,
         ci_high=ci_high,
         p_value=p,
@@ -287,16 +379,17 @@ def _result(
         kind=col.kind,
         value_a=col.value_a,
         value_b=col.value_b,
-        wins=int(np.count_nonzero(diffs > 0)) if diffs is not None else None,
-        losses=int(np.count_nonzero(diffs < 0)) if diffs is not None else None,
-        ties=int(np.count_nonzero(diffs == 0)) if diffs is not None else None,
+        wins=wlt.wins if wlt is not None else None,
+        losses=wlt.losses if wlt is not None else None,
+        ties=wlt.ties if wlt is not None else None,
+        higher_is_better=col.higher_is_better,
         sd_diff=sd,
         se=se,
         mde=z * (sd / math.sqrt(n) if sd is not None else se),
         seed=settings.seed,
         stream=RESAMPLING_STREAM,
-        resampling=resampled.path,
-        null=tests.null,
+        resampling=resampled.paths[i],
+        null=tests.null[i],
         warnings=warnings_for(n=n, method=settings.method, kind=col.kind, diffs=diffs),
         correction=settings.correction,
         p_adjusted=adjusted,
@@ -305,6 +398,35 @@ def _result(
 
 
 def _permutation(r: _Resampled, settings: Settings) -> _Tests:
+    tails = marginal_tails(
+        r.fixed,
+        r.aggregates,
+        np.abs(r.observed_agg),
+        settings.n_resamples,
+        settings.seed,
+        settings.chunk_bytes,
+    )
+    observed_abs = r.observed_abs
+    p_values = [
+        1.0
+        if observed_abs[i] == 0
+        else tail_p(
+            int(tails.greater[i]),
+            int(tails.equal[i]),
+            tails.totals[i],
+            exact=tails.paths[i] == "exact",
+            mid=True,
+        )
+        for i in range(observed_abs.shape[0])
+    ]
+    tests = _Tests(p_values, [f"permutation-{path}" for path in tails.paths])
+    if settings.correction == "maxt":
+        tests.adjusted = _joint_maxt(r, settings, p_values)
+    return tests
+
+
+def _joint_maxt(r: _Resampled, settings: Settings, p_values: list[float]) -> list[float]:
+    """Max-T adjusted permutation p-values from one joint sign-flip null."""
     null = permutation_null(
         r.fixed,
         r.aggregates,
@@ -312,48 +434,21 @@ def _permutation(r: _Resampled, settings: Settings) -> _Tests:
         substream(settings.seed, PURPOSE_PERMUTATION),
         settings.chunk_bytes,
     )
-    totals_abs = np.abs(r.fixed.totals)
-    case_counter = TailCounter(totals_abs)
-    agg_counter = TailCounter(np.abs(r.observed_agg))
-    observed_abs = r.observed_abs
-    maxt = (
-        StepDownMaxT(standardise(observed_abs, r.scale)) if settings.correction == "maxt" else None
-    )
-    if null.exact and not r.aggregates and maxt is None:
-        # per-metric counts only: meet in the middle instead of listing 2**n patterns
-        case_counter.greater, case_counter.equal = exact_tail_counts(r.fixed.by_metric, totals_abs)
-    else:
-        for chunk in null.chunks:
-            case_abs = np.abs(chunk.sums)
-            agg_abs = np.abs(chunk.aggregates)
-            case_counter.update(case_abs)
-            agg_counter.update(agg_abs)
-            if maxt is not None:
-                maxt.update(standardise(np.hstack([case_abs, agg_abs]), r.scale))
-    greater = np.concatenate([case_counter.greater, agg_counter.greater])
-    equal = np.concatenate([case_counter.equal, agg_counter.equal])
-    p_values = [
-        1.0
-        if observed_abs[i] == 0
-        else tail_p(int(greater[i]), int(equal[i]), null.total, exact=null.exact, mid=True)
-        for i in range(observed_abs.shape[0])
-    ]
-    tests = _Tests(p_values, f"permutation-{null.path}")
-    if maxt is not None:
-        tests.adjusted = maxt.adjusted(p_values, null.total, exact=null.exact, mid=True)
-    return tests
+    maxt = StepDownMaxT(standardise(r.observed_abs, r.scale))
+    for chunk in null.chunks:
+        maxt.update(standardise(np.hstack([np.abs(chunk.sums), np.abs(chunk.aggregates)]), r.scale))
+    return maxt.adjusted(p_values, null.total, exact=null.exact, mid=True)
 
 
-def _t_tests(case_cols: list[Column]) -> _Tests:
+def _t_tests(r: _Resampled) -> _Tests:
+    """Paired t per metric, on the exact lattice sums (so a swap only flips the sign)."""
     p_values = []
-    for col in case_cols:
-        assert col.diffs is not None
-        d = col.diffs
-        n = d.shape[0]
-        mean = float(np.mean(d))
-        sd = float(np.std(d, ddof=1))
+    n = r.fixed.n
+    for j in range(r.fixed.k):
+        mean = float(r.observed[j])
+        sd = float(np.std(r.fixed.by_metric[j], ddof=1)) / float(r.fixed.denominator[j])
         if sd == 0.0:
             p_values.append(1.0 if mean == 0.0 else 0.0)
             continue
         p_values.append(t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1))
-    return _Tests(p_values, "t")
+    return _Tests(p_values, ["t"] * len(p_values))

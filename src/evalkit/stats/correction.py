@@ -21,16 +21,13 @@ least one says "significant" is ``1 - (1 - alpha)**k`` (ten checks at 0.05:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
+from evalkit.stats.names import CORRECTIONS, Correction
 from evalkit.stats.tails import tail_p
-
-Correction = Literal["none", "holm", "maxt"]
-CORRECTIONS: Final[tuple[Correction, ...]] = ("none", "holm", "maxt")
 
 FloatArray = NDArray[np.float64]
 

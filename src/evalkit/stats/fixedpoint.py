@@ -1,45 +1,67 @@
-"""Exact resampled sums: per-case differences on a power-of-two integer grid.
+"""Exact resampled sums: per-case differences as integers on the data's own lattice.
 
-Floating-point sums depend on the order of addition, and BLAS/SIMD kernels add
-in a machine-dependent order, so a float bootstrap is not bit-for-bit
-reproducible across machines and can disagree with itself at ties (the
-centred-null count ``|r - observed| >= |observed|`` is a tie test).  Here each
-metric's per-case differences are rounded once to integers ``K = rint(d / q)``
-with ``q`` a power of two chosen so that any sum of ``n`` of them, with any
-signs, stays below 2**52 in magnitude.  Every resampled sum is then an exact
-integer whatever the summation order, kernel, FMA or threading, and ``q``
-scales back exactly.
+Every tail count of the bootstrap and permutation tests is a tie test
+(``|r - observed| >= |observed|``, ``|T| == |t|``), so resampled sums must be
+exact, whatever the summation order, BLAS kernel or threading.  Each metric's
+per-case differences are therefore turned once into integers ``K`` with
+``d = K / D`` and every resampled sum is a sum of integers, exact below 2**53
+(floats hold them: the same array feeds a gather, a BLAS product and a sort).
 
-The integers are stored as float64 (exact below 2**53), metric by metric
-(k x n, C-contiguous): the same array feeds a gather, a BLAS product and a
-sort, so no second copy of the data is ever made.
+``D`` is found from the data (see ``docs/design/lattice.md``):
 
-The rounding moves a case by at most ``q / 2 <= max|d| * n / 2**53`` (about
-1e-11 of the largest difference at n = 10**5) -- far below anything a
-confidence interval resolves.  Differences that are already on a coarser grid
-(binary metrics, judge scores, anything with a few binary digits) are exact.
+* **rational lattice** -- when every value is, within a few units in the last
+  place, a fraction with a small denominator (P@5 in fifths, P@10 in tenths,
+  recall in 1/|relevant|, judge grades, binary metrics), ``D`` is the least
+  common multiple of those denominators and ``K`` is exact: two resampled sums
+  are equal exactly when the true sums are, so ties are never missed.  When
+  both systems' values are known the lattice is found on them (each value is
+  the double nearest a fraction), else on the differences;
+* **binary grid** -- otherwise (continuous values, or denominators whose least
+  common multiple would not keep ``n * max|K|`` below 2**52), ``D`` is a power
+  of two as fine as that bound allows and ``K = rint(d * D)`` moves a case by
+  at most ``1 / (2D) <= max|d| * n / 2**53``.  Values that are already dyadic
+  are exact on it too.
+
+``rint`` and the lattice search are symmetric in sign, so swapping the two
+systems negates every ``K`` exactly.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from typing import Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
 
-_MANTISSA_SUMS = 2**52  # a sum of n values, each at most this / n, fits a double exactly
+LatticeKind = Literal["rational", "binary", "zero"]
+
+_MANTISSA_SUMS: Final = 2**52  # a sum of n values, each at most this / n, fits a double exactly
+# Rational lattices keep two more bits of headroom: K = A - B doubles the range, and
+# rint(v * D) must stay unambiguous (the product's own rounding is below 1/8 there).
+_RATIONAL_SUMS: Final = 2**50
+#: Largest denominator tried for one value; two fractions p/q, p'/q' with q, q' below it
+#: differ by at least 1/q**2 = 1e-12, far more than the matching tolerance below.
+MAX_DENOMINATOR: Final = 10**6
+#: A value matches a fraction when it is within this many units in the last place of it
+#: (a metric computed as a ratio is the double nearest the fraction, 1/2 ulp; a few
+#: more cover formulas that add a handful of such ratios).
+ULPS: Final = 4
 
 
 @dataclass(frozen=True)
 class FixedPoint:
-    """Integer-valued per-case differences, one row per metric, and each metric's grid step."""
+    """Integer-valued per-case differences, one row per metric, and each metric's lattice."""
 
     by_metric: FloatArray  # (k, n), every entry an integer with |K| <= 2**52 / n
-    step: FloatArray  # (k,) powers of two
+    denominator: FloatArray  # (k,) D: difference = K / D (an integer-valued float)
+    kinds: tuple[LatticeKind, ...] = ()
 
     @property
     def n(self) -> int:
@@ -48,6 +70,12 @@ class FixedPoint:
     @property
     def k(self) -> int:
         return int(self.by_metric.shape[0])
+
+    @property
+    def step(self) -> FloatArray:
+        """The lattice step ``1 / D`` of each metric (rounded to a double)."""
+        out: FloatArray = 1.0 / self.denominator
+        return out
 
     @property
     def units(self) -> FloatArray:
@@ -62,32 +90,127 @@ class FixedPoint:
         return totals
 
     def means(self, sums: FloatArray) -> FloatArray:
-        """Turn resampled sums (rows x k) into resampled means."""
-        scaled: FloatArray = sums * self.step / self.n
+        """Turn resampled sums (rows x k) into resampled means (correctly rounded)."""
+        scaled: FloatArray = sums / (self.denominator * self.n)
         return scaled
 
+    def exact_mean(self, j: int) -> float:
+        """Metric ``j``'s mean difference from its exact sum, correctly rounded."""
+        total = int(self.totals[j])
+        return float(Fraction(total, int(self.denominator[j]) * self.n)) if total else 0.0
 
-def to_fixed(values: FloatArray | Sequence[FloatArray]) -> FixedPoint:
-    """Round each metric (a column of an n x k array, or one 1-D array each) onto its grid."""
+
+def _tolerance(value: float, floor: float) -> float:
+    return ULPS * float(np.spacing(max(abs(value), floor)))
+
+
+def rational_denominator(values: FloatArray, n: int, *, floor: float = 0.0) -> int | None:
+    """The least common denominator of ``values`` if they lie on a usable rational lattice.
+
+    ``floor`` sets the magnitude below which the matching tolerance stops
+    shrinking (differences of values near 1 carry their rounding error).
+    ``None`` when some value is not within tolerance of a fraction with a small
+    denominator, or when the common denominator would let ``n`` terms overflow.
+    """
+    distinct = np.unique(np.abs(values))
+    largest = float(distinct[-1]) if distinct.size else 0.0
+    if largest == 0.0:
+        return 1
+    tol_max = _tolerance(largest, floor)
+    # rounding v * D must be unambiguous (error well below 1/2) and n terms must fit
+    limit = min(_RATIONAL_SUMS // max(n, 1) / max(largest, 1e-300), 0.25 / tol_max)
+    common = 1
+    for v in distinct.tolist():
+        if v == 0.0:
+            continue
+        denominator = _value_denominator(v, floor)
+        if denominator is None:
+            return None
+        common = math.lcm(common, denominator)
+        if common > limit:
+            return None
+    return common
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_denominator(v: float, floor: float) -> int | None:
+    """The denominator of the small fraction ``v`` is the double of, or ``None``.
+
+    Cached: the same few values (fifths, tenths, grades) recur across the metrics
+    of a call and the simulated evals of a power analysis.
+    """
+    exact = Fraction(v)
+    near = exact.limit_denominator(MAX_DENOMINATOR)
+    if abs(exact - near) > _tolerance(v, floor):
+        return None
+    return near.denominator
+
+
+def _maps_back(values: FloatArray, whole: FloatArray, d: float, floor: float) -> bool:
+    """Every value is within its tolerance of ``whole / d`` (the lattice really fits)."""
+    tolerance = ULPS * np.spacing(np.maximum(np.abs(values), floor))
+    return bool(np.all(np.abs(values - whole / d) <= tolerance))
+
+
+def _binary_denominator(largest: float, n: int) -> float:
+    # smallest power of two q with largest / q <= 2**52 / n; D = 1 / q
+    _, exponent = math.frexp(largest / (_MANTISSA_SUMS // max(n, 1)))
+    return math.ldexp(1.0, -exponent)
+
+
+def lattice_column(
+    diffs: FloatArray, sides: tuple[FloatArray, FloatArray] | None = None
+) -> tuple[FloatArray, float, LatticeKind]:
+    """One metric's integers ``K``, its ``D`` and which lattice was found."""
+    n = diffs.shape[0]
+    largest = float(np.max(np.abs(diffs))) if n else 0.0
+    if largest == 0.0:
+        return np.zeros(n, dtype=np.float64), 1.0, "zero"
+    if sides is not None:
+        a, b = sides
+        both = np.concatenate([a, b])
+        widest = float(np.max(np.abs(both)))
+        common = rational_denominator(both, n)
+        if common is not None and widest * common * n <= _RATIONAL_SUMS:
+            d = float(common)
+            whole_a, whole_b = np.rint(a * d), np.rint(b * d)
+            if _maps_back(a, whole_a, d, 0.0) and _maps_back(b, whole_b, d, 0.0):
+                return whole_a - whole_b + 0.0, d, "rational"
+    else:
+        common = rational_denominator(diffs, n, floor=1.0)
+        if common is not None:
+            d = float(common)
+            whole = np.rint(diffs * d)
+            if _maps_back(diffs, whole, d, 1.0):
+                return whole + 0.0, d, "rational"
+    d = _binary_denominator(largest, n)
+    # d / q is exact (a power of two); + 0.0 turns -0.0 into 0.0, so equal tuples have equal bits
+    return np.rint(diffs * d) + 0.0, d, "binary"
+
+
+def to_fixed(
+    values: FloatArray | Sequence[FloatArray],
+    sides: Sequence[tuple[FloatArray, FloatArray] | None] | None = None,
+) -> FixedPoint:
+    """Put each metric (a column of an n x k array, or one 1-D array each) on its lattice.
+
+    ``sides`` optionally gives, per metric, both systems' values (``diffs = a - b``),
+    on which the lattice is looked for.
+    """
     if isinstance(values, np.ndarray):
         n = values.shape[0]
         columns = [values[:, j] for j in range(values.shape[1])]
     else:
         columns = list(values)
         n = columns[0].shape[0] if columns else 0
-    limit = _MANTISSA_SUMS // max(n, 1)
     by_metric = np.zeros((len(columns), n), dtype=np.float64)
-    step = np.ones(len(columns), dtype=np.float64)
+    denominator = np.ones(len(columns), dtype=np.float64)
+    kinds: list[LatticeKind] = []
     for j, column in enumerate(columns):
-        largest = float(np.max(np.abs(column))) if n else 0.0
-        if largest == 0.0:
-            continue
-        # smallest power of two q with largest / q <= limit; d / q is exact (a power of two)
-        _, exponent = math.frexp(largest / limit)
-        np.rint(np.ldexp(column, -exponent), out=by_metric[j])
-        by_metric[j] += 0.0  # -0.0 -> 0.0, so equal tuples have equal bits
-        step[j] = math.ldexp(1.0, exponent)
-    return FixedPoint(by_metric, step)
+        pair = sides[j] if sides is not None else None
+        by_metric[j], denominator[j], kind = lattice_column(column, pair)
+        kinds.append(kind)
+    return FixedPoint(by_metric, denominator, tuple(kinds))
 
 
 def exact_products(left: FloatArray, right: FloatArray, *, single_thread: int) -> FloatArray:

@@ -7,9 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from evalkit.errors import MetricError
+from evalkit.stats.names import Correction, Method
 
-Method = Literal["bootstrap", "permutation", "t"]
-METHODS: tuple[Method, ...] = ("bootstrap", "permutation", "t")
 Kind = Literal["case", "aggregate"]
 
 
@@ -32,6 +31,8 @@ class BootstrapResult:
     spec's rule) ``significant`` means the interval excludes 0 and ``p_value``
     is the centred-null bootstrap p; for ``permutation`` and ``t`` both come
     from that test and ``significant`` means ``p_value <= alpha``.
+    ``wins``/``losses``/``ties`` count cases where a is better / worse / equal
+    for the metric's direction (:mod:`evalkit.stats.ties`).
     """
 
     metric: str
@@ -60,9 +61,11 @@ class BootstrapResult:
     resampling: str = ""
     null: str = ""
     warnings: tuple[StatWarning, ...] = ()
-    correction: Literal["none", "holm", "maxt"] = "none"
+    correction: Correction = "none"
     p_adjusted: float | None = None
     significant_adjusted: bool | None = None
+    # The direction wins/losses/ties were counted in (None: "a higher" is a win).
+    higher_is_better: bool | None = None
 
     @property
     def confidence(self) -> float:
@@ -114,7 +117,7 @@ class Comparison:
     n_resamples: int
     alpha: float
     method: Method
-    correction: Literal["none", "holm", "maxt"]
+    correction: Correction
     seed: int
     stream: str
     false_alarm_chance: float = field(default=0.0)

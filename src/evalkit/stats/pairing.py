@@ -94,6 +94,78 @@ def _by_id(rows: list[Row], name: str) -> dict[str, Row]:
     return out
 
 
+@dataclass(frozen=True)
+class CaseMatch:
+    """Which cases two runs share, and why the others were left out.
+
+    ``ids`` are the paired cases in ``a``'s row order; everything else is
+    accounted for in exactly one of the other fields.
+    """
+
+    ids: tuple[str, ...]
+    rows_a: dict[str, Row]
+    rows_b: dict[str, Row]
+    name_a: str
+    name_b: str
+    only_a: tuple[str, ...] = ()
+    only_b: tuple[str, ...] = ()
+    failed_a: tuple[str, ...] = ()
+    failed_b: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    @property
+    def left_out_of_a(self) -> int:
+        """Cases of ``a`` that are not paired (missing in b, failed on either side, changed)."""
+        return len(self.rows_a) - len(self.ids)
+
+    def paired(self) -> Paired:
+        """The paired rows in sorted id order (what the statistics resample)."""
+        ids = sorted(self.ids)
+        return Paired(
+            ids,
+            [self.rows_a[i] for i in ids],
+            [self.rows_b[i] for i in ids],
+            self.name_a,
+            self.name_b,
+        )
+
+
+def match_cases(
+    rows_a: Sequence[Row],
+    rows_b: Sequence[Row],
+    names: tuple[str, str],
+    *,
+    drop_failed: bool = False,
+    changed: Sequence[str] = (),
+) -> CaseMatch:
+    """Pair rows by case id: the one pairing rule of ``paired_bootstrap``, ``compare`` and the gate.
+
+    ``drop_failed`` leaves out cases that failed on either side (the gate and
+    ``evalkit compare``); ``changed`` names cases whose golden changed between
+    the runs, which are never paired.  Duplicate ids raise.
+    """
+    name_a, name_b = names
+    by_a = _by_id(list(rows_a), name_a)
+    by_b = _by_id(list(rows_b), name_b)
+    skip = set(changed)
+    failed_a = tuple(i for i, r in by_a.items() if drop_failed and r.error is not None)
+    failed_b = tuple(i for i, r in by_b.items() if drop_failed and r.error is not None)
+    bad = {*failed_a, *failed_b}
+    ids = tuple(i for i in by_a if i in by_b and i not in skip and i not in bad)
+    return CaseMatch(
+        ids=ids,
+        rows_a=by_a,
+        rows_b=by_b,
+        name_a=name_a,
+        name_b=name_b,
+        only_a=tuple(i for i in by_a if i not in by_b),
+        only_b=tuple(i for i in by_b if i not in by_a),
+        failed_a=failed_a,
+        failed_b=tuple(i for i in failed_b if i not in set(failed_a)),
+        changed=tuple(i for i in by_a if i in by_b and i in skip and i not in bad),
+    )
+
+
 def pair_runs(
     a: RunLike, b: RunLike, names: tuple[str | None, str | None] = (None, None)
 ) -> Paired:
@@ -108,11 +180,10 @@ def pair_runs(
                 f"run {name!r} has no rows (it is empty): there is nothing to compare (did every "
                 "case fail to run, or was the wrong file loaded?)"
             )
-    by_a = _by_id(rows_a, name_a)
-    by_b = _by_id(rows_b, name_b)
-    if by_a.keys() != by_b.keys():
-        only_a = sorted(by_a.keys() - by_b.keys())
-        only_b = sorted(by_b.keys() - by_a.keys())
+    match = match_cases(rows_a, rows_b, (name_a, name_b))
+    if match.only_a or match.only_b:
+        only_a = sorted(match.only_a)
+        only_b = sorted(match.only_b)
         parts = []
         if only_a:
             parts.append(f"{len(only_a)} only in {name_a!r}: {_shown(only_a)}")
@@ -123,13 +194,13 @@ def pair_runs(
             "a paired comparison needs the same cases on both sides: rerun on one golden "
             "set or drop those cases from both runs"
         )
-    ids = sorted(by_a)
-    if len(ids) < 2:
+    paired = match.paired()
+    if paired.n < 2:
         raise ComparisonError(
-            f"runs {name_a!r} and {name_b!r} share only {len(ids)} case ({_shown(ids)}): a "
+            f"runs {name_a!r} and {name_b!r} share only {paired.n} case ({_shown(paired.ids)}): a "
             "single case cannot separate a change from noise; gate it with a threshold check"
         )
-    return Paired(ids, [by_a[i] for i in ids], [by_b[i] for i in ids], name_a, name_b)
+    return paired
 
 
 def _computed(rows: list[Row]) -> str:
@@ -239,6 +310,14 @@ def _aggregate(paired: Paired, defn: MetricDef) -> CaseValues | ResampledAggrega
     return GenericAggregate(
         defn.name, defn.fn, paired.rows_a, paired.rows_b, (paired.name_a, paired.name_b)
     )
+
+
+def registered_polarity(metric: str) -> bool | None:
+    """The registered direction of ``metric``, or ``None`` when it has none or is unknown."""
+    try:
+        return get_metric(metric).higher_is_better
+    except (UnknownMetricError, MetricError):
+        return None
 
 
 def metric_data(paired: Paired, metric: str) -> CaseValues | ResampledAggregate:

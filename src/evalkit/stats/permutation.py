@@ -10,9 +10,13 @@ Three exact-in-distribution ways to produce it, chosen from the data:
 
 * ``exact``: n <= 20 -- every one of the 2**n flip patterns, no randomness
   (aggregates that are not vectorised only when 2**n <= n_resamples);
-* ``binomial``: few distinct ``|Δ|`` tuples (see ``discrete_limit``) -- the
+* ``binomial``: few distinct ``|Δ|`` values (see ``discrete_limit``) -- the
   signed count of each group is ``n_g - 2 * Binomial(n_g, 1/2)``;
 * ``flips``: Monte Carlo flips drawn case by case.
+
+:func:`marginal_tails` (what comparisons use) picks the path per metric, so a
+metric's p depends on its own data and the seed only; :func:`permutation_null`
+flips all metrics jointly (max-T needs that).
 
 Statistics arrive chunk by chunk (memory stays bounded even for 2**20
 patterns); callers count tails as they stream past.  When only per-metric tail
@@ -33,7 +37,15 @@ from numpy.typing import NDArray
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, distinct_rows
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
-from evalkit.stats.stream import discrete_limit, flip_blocks, plan_chunks
+from evalkit.stats.stream import (
+    PURPOSE_PERMUTATION,
+    PURPOSE_PERMUTATION_DISCRETE,
+    discrete_limit,
+    flip_blocks,
+    plan_chunks,
+    substream,
+)
+from evalkit.stats.tails import TailCounter
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -60,6 +72,75 @@ class PermutationNull:
     @property
     def exact(self) -> bool:
         return self.path == "exact"
+
+
+@dataclass(frozen=True)
+class MarginalTails:
+    """Per column (metrics, then aggregates): null draws beyond and level with the observed."""
+
+    greater: IntArray
+    equal: IntArray
+    totals: tuple[int, ...]  # patterns enumerated (exact) or resamples drawn
+    paths: tuple[PermutationPath, ...]
+
+
+def marginal_tails(
+    fixed: FixedPoint,
+    aggregates: Sequence[ResampledAggregate],
+    observed_agg_abs: FloatArray,
+    n_resamples: int,
+    seed: int,
+    chunk_bytes: int,
+) -> MarginalTails:
+    """Each column's tail counts from a null that depends on its own data and the seed only.
+
+    Metrics: exact (meet in the middle) for n <= 20; else the binomial path
+    from a fresh discrete substream when their ``|Δ|`` values are few; else the
+    shared flips substream, which the aggregates read too.
+    """
+    n, k = fixed.n, fixed.k
+    totals_abs = np.abs(fixed.totals)
+    greater = np.zeros(k + len(aggregates), dtype=np.int64)
+    equal = np.zeros(k + len(aggregates), dtype=np.int64)
+    totals = [n_resamples] * (k + len(aggregates))
+    paths: list[PermutationPath] = ["flips"] * (k + len(aggregates))
+    flipped: list[int] = []
+    if n <= EXACT_MAX_N:
+        greater[:k], equal[:k] = exact_tail_counts(fixed.by_metric, totals_abs)
+        totals[:k] = [2**n] * k
+        paths[:k] = ["exact"] * k
+    else:
+        for j in range(k):
+            groups = _sign_groups(fixed.by_metric[j : j + 1])
+            if groups is None:
+                flipped.append(j)
+                continue
+            counter = TailCounter(totals_abs[j : j + 1])
+            gen = substream(seed, PURPOSE_PERMUTATION_DISCRETE)
+            for chunk in _binomial(groups, n_resamples, gen, chunk_bytes):
+                counter.update(np.abs(chunk.sums))
+            greater[j], equal[j] = int(counter.greater[0]), int(counter.equal[0])
+            paths[j] = "binomial"
+    if not aggregates and not flipped:
+        return MarginalTails(greater, equal, tuple(totals), tuple(paths))
+    columns = fixed.by_metric[flipped]
+    counter = TailCounter(np.concatenate([totals_abs[flipped], observed_agg_abs]))
+    exact_aggregates = n <= EXACT_MAX_N and (
+        all(a.vectorised for a in aggregates) or 2**n <= n_resamples
+    )
+    if exact_aggregates:  # then no metric is flipped: n <= 20 made them all exact
+        chunks = _exact(columns, aggregates, chunk_bytes)
+    else:
+        gen = substream(seed, PURPOSE_PERMUTATION)
+        chunks = _flips(columns, aggregates, n_resamples, gen, chunk_bytes)
+    for chunk in chunks:
+        counter.update(np.hstack([np.abs(chunk.sums), np.abs(chunk.aggregates)]))
+    where = [*flipped, *range(k, k + len(aggregates))]
+    greater[where], equal[where] = counter.greater, counter.equal
+    if exact_aggregates:
+        for i in range(k, k + len(aggregates)):
+            totals[i], paths[i] = 2**n, "exact"
+    return MarginalTails(greater, equal, tuple(totals), tuple(paths))
 
 
 def permutation_null(

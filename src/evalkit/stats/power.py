@@ -58,7 +58,7 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-SIMULATION_METHODS: Final = ("bootstrap", "t")
+SIMULATION_METHODS: Final = ("auto", "bootstrap", "t")
 _EFFECT_MULTIPLES: Final = (0.25, 0.5, 1.0, 1.5, 2.0)
 _SINGLE_RUN_SOURCE: Final = (
     "single run: σ of the metric itself, standing in for σ_d (assumes the two systems' "
@@ -318,6 +318,26 @@ def _simulated_bootstrap(
     return [float(h) / n_sim for h in hits]
 
 
+def _simulated_analytic(
+    sims: FloatArray, effects: list[float], alpha: float, method: str
+) -> list[float]:
+    """Detection rates of the gate's analytic procedures (the default ``auto``)."""
+    from evalkit.stats.procedures import batch_bounds
+
+    worlds = np.ascontiguousarray(sims.T)
+    rates = []
+    for effect in effects:
+        low, high = batch_bounds(method, worlds + effect, alpha)  # type: ignore[arg-type]
+        if effect > 0:
+            hits = np.count_nonzero(low > 0)
+        elif effect < 0:
+            hits = np.count_nonzero(high < 0)
+        else:
+            hits = np.count_nonzero((low > 0) | (high < 0))
+        rates.append(float(hits) / worlds.shape[0])
+    return rates
+
+
 def _simulated_t(sims: FloatArray, effects: list[float], alpha: float) -> list[float]:
     n, n_sim = sims.shape
     means = sims.mean(axis=0)
@@ -346,7 +366,7 @@ def power(
     n_sim: int = 1000,
     n_resamples: int = 1000,
     seed: SeedLike = 42,
-    method: str = "bootstrap",
+    method: str = "auto",
     metric: str | None = None,
     sd_source: str = "paired differences",
 ) -> PowerTable:
@@ -354,8 +374,9 @@ def power(
 
     ``diffs`` are observed per-case differences (their shape drives the
     simulation, their SD the analytic figure); ``n`` defaults to their count.
-    ``n_sim=0`` skips the simulation.  ``method`` is the test simulated:
-    ``"bootstrap"`` (the spec's CI rule, with ``n_resamples`` per eval) or ``"t"``.
+    ``n_sim=0`` skips the simulation.  ``method`` is the test simulated: ``"auto"``
+    (default: the gate's default procedure, stats.procedures), ``"bootstrap"`` (the
+    spec's CI rule, with ``n_resamples`` per eval) or ``"t"``.
     """
     observed = _diffs(diffs)
     size = _cases(observed.shape[0] if n is None else n)
@@ -364,7 +385,8 @@ def power(
     wanted = _check_effects(effects)
     if method not in SIMULATION_METHODS:
         raise InputError(
-            f"power simulation supports method {' or '.join(SIMULATION_METHODS)}, got "
+            f"power simulation supports method {', '.join(SIMULATION_METHODS[:-1])} or "
+            f"{SIMULATION_METHODS[-1]}, got "
             f"{method!r} (a permutation test's power is close to the t-test's)"
         )
     if isinstance(n_sim, bool) or not isinstance(n_sim, int) or n_sim < 0:
@@ -379,6 +401,8 @@ def power(
         sims = centred[gen.integers(0, observed.shape[0], size=(size, n_sim), dtype=np.int64)]
         if method == "bootstrap":
             simulated = _simulated_bootstrap(sims, wanted, a, resamples, gen)
+        elif method == "auto":
+            simulated = _simulated_analytic(sims, wanted, a, method)
         else:
             simulated = _simulated_t(sims, wanted, a)
     rows = tuple(
@@ -427,7 +451,7 @@ def power_table(
     n_sim: int = 1000,
     n_resamples: int = 1000,
     seed: SeedLike = 42,
-    method: str = "bootstrap",
+    method: str = "auto",
 ) -> PowerTable:
     """The table ``evalkit power A [B] --metric M`` prints.
 

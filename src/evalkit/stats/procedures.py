@@ -51,13 +51,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
-from evalkit.stats.bootstrap import bootstrap_draws
-from evalkit.stats.compare import case_column
-from evalkit.stats.fixedpoint import to_fixed
+from evalkit.stats.compare import (
+    aggregate_column,
+    case_column,
+    lattice_of,
+    observed_on_lattice,
+    percentile_interval,
+    single_metric_resamples,
+)
+from evalkit.stats.names import GATE_METHODS, GateMethod
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
-    PURPOSE_BOOTSTRAP,
     PURPOSE_PERMUTATION,
     substream,
 )
@@ -67,9 +72,6 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
 Procedure = Literal["t", "skew-t", "bootstrap", "permutation"]
-GateMethod = Literal["auto", "t", "bootstrap", "permutation"]
-#: Methods a vs_baseline check may name; ``auto`` is the calibrated default.
-GATE_METHODS: Final[tuple[GateMethod, ...]] = ("auto", "t", "bootstrap", "permutation")
 DEFAULT_GATE_METHOD: Final[GateMethod] = "auto"
 
 #: Procedures that draw resamples (their verdicts record ``n_resamples``).
@@ -222,8 +224,7 @@ def skew_t_p(m: Moments, gamma: FloatArray, null: float) -> FloatArray:
 
 def percentile_bounds(resampled: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
     """The spec's percentile interval per row of resampled mean differences (type 7)."""
-    low, high = np.quantile(resampled, [alpha / 2.0, 1.0 - alpha / 2.0], axis=1, method="linear")
-    return low, high
+    return percentile_interval(resampled, alpha, axis=1)
 
 
 def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
@@ -582,8 +583,10 @@ def paired_data(a: RunLike, b: RunLike, metric: str) -> tuple[PairedData, Any]:
     if isinstance(data, CaseValues):
         column = case_column(metric, data.kind, data.a, data.b, data.a - data.b)
         assert column.diffs is not None
-        return PairedData(column.observed, column.diffs, tuple(paired.ids)), data
-    return PairedData(data.value_a - data.value_b, None, tuple(paired.ids)), data
+        # the engine's Δ: exact on the metric's lattice (stats/fixedpoint.py)
+        estimate = observed_on_lattice(column, lattice_of([column], paired.n), 0)
+        return PairedData(estimate, column.diffs, tuple(paired.ids)), column
+    return PairedData(data.value_a - data.value_b, None, tuple(paired.ids)), aggregate_column(data)
 
 
 def spec_resamples(
@@ -595,19 +598,11 @@ def spec_resamples(
 ) -> FloatArray:
     """The resampled Δs :func:`evalkit.paired_bootstrap` draws for one metric alone.
 
-    Same stream, same grid, same path, so the percentile interval built from them
-    is the spec's interval to the last bit (a test holds the two together).
+    The engine's own function (stats/compare.py), so the percentile interval built
+    from them is the spec's interval to the last bit (a test holds the two together).
     """
-    gen = substream(seed, PURPOSE_BOOTSTRAP)
-    if paired.diffs is not None:
-        fixed = to_fixed([paired.diffs])
-        draws = bootstrap_draws(fixed, [], n_resamples, gen, chunk_bytes)
-        means: FloatArray = fixed.means(draws.sums)[:, 0]
-        return means
-    fixed = to_fixed(np.zeros((len(paired.ids), 0)))
-    draws = bootstrap_draws(fixed, [data], n_resamples, gen, chunk_bytes)
-    aggregates: FloatArray = draws.aggregates[:, 0]
-    return aggregates
+    _, resampled = single_metric_resamples(data, len(paired.ids), n_resamples, seed, chunk_bytes)
+    return resampled
 
 
 def evaluator_for(

@@ -1,0 +1,15 @@
+"""The names a comparison can be asked for, declared once (no numpy: checks import them)."""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+#: What ``paired_bootstrap`` and ``compare_metrics`` run.
+Method = Literal["bootstrap", "permutation", "t"]
+METHODS: Final[tuple[Method, ...]] = ("bootstrap", "permutation", "t")
+#: What a vs_baseline check may name; ``auto`` is the gate's calibrated default
+#: (evalkit.stats.procedures chooses the procedure).
+GateMethod = Literal["auto", "t", "bootstrap", "permutation"]
+GATE_METHODS: Final[tuple[GateMethod, ...]] = ("auto", "bootstrap", "permutation", "t")
+Correction = Literal["none", "holm", "maxt"]
+CORRECTIONS: Final[tuple[Correction, ...]] = ("none", "holm", "maxt")

@@ -1,0 +1,50 @@
+"""Wins, losses and ties: the one polarity-aware definition every entry point uses.
+
+A case is a *tie* when its difference is exactly zero on the metric's lattice
+(:mod:`evalkit.stats.fixedpoint`): for P@5, recall, judge grades and binary
+metrics that is exact equality of the true values, so ``0.6 - 0.4`` and
+``0.4 - 0.2`` are both one step and never a tie with a float tolerance's luck.
+On the binary grid of continuous values a tie is ``|d| < 1 / (2D)``, about
+``max|d| * n * 1e-16``.  A *win* is a case that moved the good way for the
+metric's direction: up for higher-is-better, down for lower-is-better; a
+metric of unknown direction reads "a is higher" as a win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evalkit.stats.fixedpoint import lattice_column
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class WinLossTie:
+    wins: int
+    losses: int
+    ties: int
+
+
+def case_signs(units: FloatArray, higher_is_better: bool | None) -> IntArray:
+    """Per case: +1 a is better than b, -1 worse, 0 tied (``units`` on the lattice)."""
+    signs: IntArray = np.sign(units).astype(np.int64)
+    return signs if higher_is_better is not False else -signs
+
+
+def count(signs: IntArray) -> WinLossTie:
+    return WinLossTie(
+        int(np.count_nonzero(signs > 0)),
+        int(np.count_nonzero(signs < 0)),
+        int(np.count_nonzero(signs == 0)),
+    )
+
+
+def case_outcomes(a: FloatArray, b: FloatArray, higher_is_better: bool | None) -> IntArray:
+    """Per case +1 / -1 / 0 for a against b, from the values of both sides."""
+    units, _, _ = lattice_column(a - b, (a, b))
+    return case_signs(units, higher_is_better)
