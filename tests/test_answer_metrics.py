@@ -361,3 +361,16 @@ def test_register_refuses_non_metrics_and_duplicates() -> None:
         register_answer_metric("x", lambda r, c: 1.0)  # type: ignore[arg-type]
     with pytest.raises(RegistryError, match="already registered"):
         register_answer_metric("exact_match", ExactMatch("lower"))
+
+
+def test_parameters_off_the_default_are_recorded_on_the_definition() -> None:
+    from evalkit.metric_identity import instance_name
+
+    with registry.isolated():
+        cites = register_answer_metric("cites", RegexMatch(r"\[\d+\]", flags="i"))
+        shout = register_answer_metric("needs_x", ContainsAll(["x"]))
+        plain = register_answer_metric("f1_again", TokenF1())
+    assert dict(cites.params) == {"flags": "i", "mode": "search", "pattern": r"\[\d+\]"}
+    assert shout.params == (("phrases", ("x",)),)
+    assert plain.params == ()
+    assert instance_name("needs_x", shout.params) == 'needs_x[phrases=["x"]]'

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalkit import _bounded
 from evalkit.errors import MetricError
+from evalkit.metric_identity import ParamValue, canonical_params
 from evalkit.metrics.answer_keys import (
     MUST_INCLUDE_KEY,
     MUST_NOT_INCLUDE_KEY,
@@ -58,7 +59,7 @@ from evalkit.metrics.answer_text import (
     normalizer,
     tokens_f1,
 )
-from evalkit.registry import MetricDef, get_metric, register_metric
+from evalkit.registry import MetricDef, define, get_metric, register_metric
 
 if TYPE_CHECKING:
     from evalkit.goldens import GoldenCase
@@ -501,9 +502,40 @@ def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
         raise MetricError(f"register_answer_metric: expected an AnswerMetric, got {metric!r}")
     # Registered as a client metric (not builtin=True), so the registry hashes the
     # object's fingerprint attribute, which carries the parameters; a built-in's
-    # identity would be its version alone.
-    register_metric(name, higher_is_better=metric.higher_is_better, version=metric.version)(metric)
+    # identity would be its version alone.  The parameters that differ from the
+    # kind's defaults also go on the definition (evalkit.metric_identity), so the
+    # artefact records them and an incomparable verdict can say what differs.
+    defaults = _default_params(metric)
+    params = canonical_params(name, metric.params(), defaults)
+    if not params:
+        register_metric(name, higher_is_better=metric.higher_is_better, version=metric.version)(
+            metric
+        )
+        return get_metric(name)
+    register_metric(name, higher_is_better=metric.higher_is_better)  # checks name and polarity
+    define(
+        MetricDef(
+            name,
+            "case",
+            metric,
+            metric.higher_is_better,
+            metric.version,
+            parameters=defaults,
+            params=params,
+        )
+    )
     return get_metric(name)
+
+
+def _default_params(metric: AnswerMetric) -> dict[str, ParamValue]:
+    """The parameters of the kind's default instance; ``None`` for a required one."""
+    declared: dict[str, ParamValue] = dict.fromkeys(metric.params())
+    try:
+        default = type(metric)()
+    except (TypeError, MetricError):  # a required parameter (pattern, schema)
+        return declared
+    frozen = canonical_params(metric.kind, default.params(), declared)
+    return {**declared, **dict(frozen)}
 
 
 def register_answer_builtins() -> None:
