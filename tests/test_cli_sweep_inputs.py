@@ -161,4 +161,4 @@ def test_a_rubric_file_that_is_not_utf8_is_one_line(tmp_path: Path) -> None:
     with FakeAnthropic() as api:
         result = run_with_api(project, api)
         assert api.requests == []
-    one_line_error(result, 2, "rubric.txt", "not valid UTF-8 (byte 3)")
+    one_line_error(result, 2, "rubric.txt", "not valid UTF-8 (byte 0xe9 at offset 3")
