@@ -406,6 +406,17 @@ def test_export_writes_csv(project: Path) -> None:
     assert "recall@1" in lines[0]
 
 
+def test_export_csv_dash_writes_the_rows_to_stdout_and_no_file(project: Path) -> None:
+    assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
+    assert evalkit("export", "a.json", "--csv", "rows.csv", cwd=project).returncode == 0
+    before = sorted(p.name for p in project.iterdir())
+    result = evalkit("export", "a.json", "--csv", "-", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout == (project / "rows.csv").read_text()  # the CSV and nothing else
+    assert sorted(p.name for p in project.iterdir()) == before  # no file named '-'
+
+
 def test_run_scores_a_trec_run_file_without_a_target(tmp_path: Path) -> None:
     trec = REPO / "examples" / "trec"
     result = evalkit(

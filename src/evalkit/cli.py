@@ -745,7 +745,9 @@ def power(
 @app.command()
 def export(
     artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
-    csv: Annotated[Path, typer.Option("--csv", help="Write the per-case rows here as CSV.")],
+    csv: Annotated[
+        Path, typer.Option("--csv", help="Write the per-case rows here as CSV ('-': stdout).")
+    ],
     include_output: Annotated[
         bool, typer.Option(help="Add each case's output (ids or text) as a column.")
     ] = False,
@@ -756,6 +758,12 @@ def export(
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
 
+    if str(csv) == "-":  # the Unix convention: the CSV itself is the output, nothing else
+        art = read_artifact(artefact)
+        with _stdout_may_close():
+            write_csv(art.result, sys.stdout, include_output=include_output)
+            sys.stdout.flush()
+        return
     check_writable(csv)
     refuse_overwriting_inputs({"--csv": csv}, {"artefact": artefact})
     art = read_artifact(artefact)
