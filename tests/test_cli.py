@@ -95,6 +95,15 @@ def test_run_then_gate_against_itself_passes(project: Path) -> None:
     assert json.loads((project / "r.json").read_text())["verdict"] == "pass"
 
 
+def test_a_gate_report_given_where_a_run_artefact_belongs_is_named(project: Path) -> None:
+    assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
+    gate = evalkit("gate", "--baseline", "base.json", "--json", "r.json", cwd=project)
+    assert gate.returncode == 0, gate.stderr
+    for command in (("show", "r.json"), ("compare", "base.json", "r.json")):
+        result = evalkit(*command, cwd=project)
+        one_line_error(result, 2, "r.json", "is a gate report", "evalkit run --out")
+
+
 def test_gate_without_baseline_reports_no_baseline(project: Path) -> None:
     gate = evalkit("gate", cwd=project)
     assert gate.returncode == 0, gate.stderr

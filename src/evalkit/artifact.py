@@ -565,9 +565,24 @@ def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, 
     return doc, original
 
 
+def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
+    """A gate report (``gate --json``) is the usual wrong file: say what it is."""
+    if "kind" not in doc:
+        return
+    from evalkit.report.json_report import KIND as GATE_REPORT_KIND
+
+    if doc["kind"] == GATE_REPORT_KIND:
+        raise ArtifactError(
+            f"{where}: this is a gate report (written by evalkit gate --json), not a run "
+            "artefact; pass the run artefact instead (evalkit run --out, or the gate's "
+            "output: file)"
+        )
+
+
 def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
     if not isinstance(doc, dict):
         raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+    _refuse_gate_report(doc, where)
     doc, read_version = migrate(doc, where=where)
     path = _req(doc, "path", str, where)
     if path not in ("target", "retrieval"):
