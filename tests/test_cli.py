@@ -104,6 +104,14 @@ def test_a_gate_report_given_where_a_run_artefact_belongs_is_named(project: Path
         one_line_error(result, 2, "r.json", "is a gate report", "evalkit run --out")
 
 
+def test_a_mistyped_metric_name_gets_a_suggestion_before_anything_runs(project: Path) -> None:
+    config = project / "evalkit.yaml"
+    config.write_text(CONFIG.replace("ndcg@10", "ndgc@10"))
+    result = evalkit("run", "--out", "a.json", cwd=project)
+    one_line_error(result, 2, "unknown metric 'ndgc@10'", "did you mean 'ndcg@10'?")
+    assert not (project / "a.json").exists()
+
+
 def test_gate_without_baseline_reports_no_baseline(project: Path) -> None:
     gate = evalkit("gate", cwd=project)
     assert gate.returncode == 0, gate.stderr

@@ -29,6 +29,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
 from evalkit import _bounded, _yaml
+from evalkit._suggest import did_you_mean
 from evalkit._text import decode_utf8
 from evalkit.errors import CheckError, MetricError
 from evalkit.registry import split_spec
@@ -121,8 +122,7 @@ def _usable(row: object) -> bool:
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
-    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    return did_you_mean(word, choices)
 
 
 def _listed(values: Iterable[str]) -> str:

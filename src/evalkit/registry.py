@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from evalkit._suggest import did_you_mean
 from evalkit.errors import MetricError, NoRelevantIdsError, RegistryError, UnknownMetricError
 from evalkit.metric_identity import (
     Params,
@@ -426,8 +427,10 @@ def get_metric(name: str) -> MetricDef:
     base, k = split_spec(name)
     if k is not None and base in _families:
         return _family_metric(_families[base], k)
+    close = [*_case, *_aggregate, *(f"{f}@{k}" for f in _families if k is not None)]
     raise UnknownMetricError(
-        f"unknown metric {name!r}; known: {', '.join(known_names()) or '(none registered)'}. "
+        f"unknown metric {name!r}{did_you_mean(name, close)}; "
+        f"known: {', '.join(known_names()) or '(none registered)'}. "
         "Register it with register_metric/register_aggregate, or import the plugin that does"
     )
 
