@@ -85,3 +85,80 @@ def one_line_error(result: subprocess.CompletedProcess[str], code: int, *needles
     for needle in needles:
         assert needle in lines[0], (needle, lines[0])
     return lines[0]
+
+
+# ----------------------------------------------------------------- what the terminal report says
+
+SCOPED_CHECKS = """\
+checks:
+  - id: controls_hold
+    metric: recall@1
+    op: ">="
+    threshold: 0.9
+    scope: [a1, b1, b2]
+"""
+
+
+def test_a_failing_scoped_threshold_names_the_cases_that_missed(project: Path) -> None:
+    (project / "checks.yaml").write_text(SCOPED_CHECKS)
+    gate = evalkit("gate", cwd=project)
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "2 of the 3 scoped case(s) miss it on their own: b1, b2" in gate.stdout, gate.stdout
+
+
+def test_a_passing_scoped_threshold_names_no_case(project: Path) -> None:
+    (project / "checks.yaml").write_text(SCOPED_CHECKS.replace("0.9", "0.3"))
+    gate = evalkit("gate", cwd=project)
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "on their own" not in gate.stdout
+
+
+SHIFTABLE_TARGET = """
+from evalkit import CallableTarget
+
+
+def make_target(shift: bool = False):
+    def rank(case):
+        ids = case.context["ranking"].split()
+        return ids[::-1] if shift else ids
+    return CallableTarget(rank, name="shifted" if shift else "plain")
+"""
+
+
+@pytest.mark.parametrize("n_losses", [6, 11, 37])
+def test_the_count_of_losses_not_shown_is_every_loss_not_shown(
+    tmp_path: Path, n_losses: int
+) -> None:
+    """The gate keeps the 10 worst cases; "N more not shown" still counts all the losses."""
+    n_cases = n_losses + 4  # the others tie: their relevant document is in both positions
+    goldens = "".join(
+        json.dumps(
+            {
+                "id": f"c{i:02d}",
+                "query": f"q{i}",
+                "relevant": ["d1"] if i < n_losses else ["d1", "d2"],
+                "context": {"ranking": "d1 d2"},
+            }
+        )
+        + "\n"
+        for i in range(n_cases)
+    )
+    config = CONFIG.replace("ranked_target", "shiftable_target").replace(
+        "goldens:", "name: shifting\ngoldens:"
+    )
+    files = {
+        "shiftable_target.py": SHIFTABLE_TARGET,
+        "goldens.jsonl": goldens,
+        "checks.yaml": CHECKS,
+        "evalkit.yaml": config,
+        "shifted.yaml": config.replace('make_target"', 'make_target"\n  args: {shift: true}'),
+    }
+    project = write_files(tmp_path, files)
+    assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
+    gate = evalkit("gate", "-c", "shifted.yaml", "--baseline", "base.json", cwd=project)
+    assert gate.returncode == 1, gate.stderr
+    assert f"0 / {n_losses} / 4" in gate.stdout, gate.stdout  # W/L/T: every loss counted
+    assert "Most regressed for no_regression:" in gate.stdout
+    hidden = n_losses - 5
+    unit = "loss" if hidden == 1 else "losses"
+    assert f"… {hidden:,} more {unit} not shown" in gate.stdout, gate.stdout
