@@ -338,11 +338,15 @@ def run(
 
     def started(plan: RunStart) -> None:
         if plan.resumed:
-            again = f"; {plan.retried} failed case(s) run again" if plan.retried else ""
-            _err(
-                f"resuming {plan.checkpoint}: {plan.done} of {plan.total} case(s) "
-                f"already done{again}"
+            unit = "case(s)" if plan.trials == 1 else "trial(s)"
+            again = f"; {plan.retried} failed {unit} run again" if plan.retried else ""
+            done = (
+                f"{plan.done} of {plan.total} case(s)"
+                if plan.trials == 1
+                else f"{plan.trials_done} of {plan.total * plan.trials} trial(s) "
+                f"({plan.done} of {plan.total} case(s) complete)"
             )
+            _err(f"resuming {plan.checkpoint}: {done} already done{again}")
         elif plan.resume_requested:
             _err(f"nothing to resume at {plan.checkpoint}; running every case")
         progress.start(plan.to_run, f"running {prepared.config.name}")
@@ -361,7 +365,7 @@ def run(
         progress.stop()
         if stop.saved:
             _err(
-                f"interrupted: {stop.saved} of {stop.total} case(s) are saved in "
+                f"interrupted: {stop.saved} of {stop.total} {stop.unit} are saved in "
                 f"{stop.checkpoint}; rerun with --resume to run only the rest"
             )
         else:

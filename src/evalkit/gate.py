@@ -7,6 +7,7 @@ lives in :mod:`evalkit.report`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
@@ -365,9 +366,31 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     rel = "meets" if ok else "misses"
     assert spec.threshold is not None  # a threshold check always has one (CheckSpec validates)
     message = f"{spec.metric} = {_fmt(observed)} {rel} {spec.op} {_fmt(spec.threshold)}"
+    if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
+        message += _missed_cases(spec, rows)
     return CheckVerdict(
         **base, status=status, message=message, covered=len(rows), total=total, observed=observed
     )
+
+
+MISSED_SHOWN = 10
+
+
+def _missed_cases(spec: CheckSpec, rows: Sequence[Row]) -> str:
+    """Name the scoped cases whose own value misses the line: the ones to look at first."""
+    missed = [
+        r.query_id
+        for r in rows
+        if isinstance(value := r.metrics.get(spec.metric), int | float)
+        and math.isfinite(value)
+        and not spec.compare(value)
+    ]
+    if not missed:
+        return ""
+    shown = ", ".join(missed[:MISSED_SHOWN])
+    if len(missed) > MISSED_SHOWN:
+        shown += f" and {len(missed) - MISSED_SHOWN} more"
+    return f"; {len(missed)} of the {len(rows)} scoped case(s) miss it on their own: {shown}"
 
 
 def _covered(spec: CheckSpec, art: RunArtifact) -> int:

@@ -321,8 +321,11 @@ def _print_worst(console: Console, report: GateReport) -> None:
             line.append(_t(d.case_id, ID_LEN))
             line.append(f"  {S.num(d.baseline)} → {S.num(d.candidate)} ({S.signed(d.delta)})")
             _say(console, line)
-        if len(v.worst_cases) > SHOW_WORST:
-            _say(console, _more(len(v.worst_cases) - SHOW_WORST))
+        shown = min(len(v.worst_cases), SHOW_WORST)
+        # every loss counts, not only the few the gate kept as the worst (gate.WORST_CASES)
+        losses = v.comparison.losses if v.comparison is not None else len(v.worst_cases)
+        if losses > shown:
+            _say(console, _more(losses - shown, "losses" if losses - shown > 1 else "loss"))
 
 
 __all__ = ["render_terminal"]
