@@ -497,6 +497,10 @@ def gate(
     baseline: Annotated[
         Path | None, typer.Option(help="Baseline artefact (default: the config's baseline).")
     ] = None,
+    reference: Annotated[
+        Path | None,
+        typer.Option(help="Reference artefact for drift (vs_reference) checks; docs/drift.md."),
+    ] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write the markdown report here.")] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the JSON report here.")
@@ -507,6 +511,9 @@ def gate(
     ] = None,
     require_baseline: Annotated[
         bool, typer.Option(help="Fail vs_baseline checks when there is no baseline.")
+    ] = False,
+    require_reference: Annotated[
+        bool, typer.Option(help="Block on drift checks when there is no reference.")
     ] = False,
     concurrency: Annotated[
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
@@ -520,6 +527,7 @@ def gate(
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
+    from evalkit.drift import find_reference, refuse_unused
     from evalkit.errors import InputError
     from evalkit.pipeline import find_baseline, prepare, run_and_write
     from evalkit.pipeline import gate as run_gate
@@ -557,20 +565,24 @@ def gate(
             **_config_inputs(cfg),
             "candidate": candidate,
             "baseline": chosen_baseline,
+            "reference": reference,
         },
     )
-    if (
-        candidate is not None
-        and chosen_baseline is not None
-        and os.path.realpath(candidate) == os.path.realpath(chosen_baseline)
-    ):
-        raise InputError(
-            f"the baseline {chosen_baseline} is the candidate itself; a run compared with "
-            "itself always passes: pass the baseline made from the code you compare against"
-        )
+    for role, other in (("baseline", chosen_baseline), ("reference", reference)):
+        if (
+            candidate is not None
+            and other is not None
+            and os.path.realpath(candidate) == os.path.realpath(other)
+        ):
+            raise InputError(
+                f"the {role} {other} is the candidate itself; a run compared with "
+                f"itself always passes: pass the {role} made from the code you compare against"
+            )
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
+    ref = find_reference(cfg, reference)
     prepared = prepare(cfg, cache_only=judge_cache_only)
+    refuse_unused(ref, prepared.checks.checks)  # before a (paid) run
     written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
@@ -590,6 +602,9 @@ def gate(
         notes=() if base is not None else (where,),
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
+        reference=ref,
+        reference_chosen=reference is not None,
+        require_reference=require_reference,
     )
     with _stdout_may_close():
         _print_terminal(report)
