@@ -22,10 +22,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
-from evalkit.errors import ConfigError
+from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.baseline import (
     BaselineFetch,
     FetchRequest,
@@ -300,7 +301,7 @@ class BranchStore:
             parts.append(f"{lost} listed but deleted from the branch")
         return History(tuple(entries), "branch", "; ".join(parts), lost)
 
-    def _legacy_latest(self, config_name: str, folder: Any) -> HistoryEntry | None:
+    def _legacy_latest(self, config_name: str, folder: Path) -> HistoryEntry | None:
         for name in (f"{config_name}.json", f"{config_name}.json.gz"):
             data = self._read(f"latest/{name}")
             if data is None:
@@ -324,10 +325,25 @@ class BranchStore:
                 f"{self._without_access('history')}: pin it with the Action's mode: pin"
             )
         config_name = request.config_name
-        history = self.history(HistoryRequest(config_name, request.dest_dir, limit=0))
-        chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+        index_path = self._index_path(config_name)
+        records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
+        if records:
+            # Choose from the index, then read only the chosen promotion.
+            listed = [r.entry(Path(r.file)) for r in records]
+            chosen, why = select_pinned(listed, request.spec, request.resolve_tag)
+            where = chosen.path.as_posix()
+            kept = self._read(where)
+            if kept is None:
+                raise ArtifactError(
+                    f"branch {self.branch}:{where} is listed in {index_path} but was deleted; "
+                    "pin another promotion"
+                )
+            data = kept
+        else:
+            history = self.history(HistoryRequest(config_name, request.dest_dir, limit=0))
+            chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+            data = chosen.path.read_bytes()
         record = PinRecord.of(chosen, request.spec, why, request.moment())
-        data = chosen.path.read_bytes()
         name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
         other = f"{config_name}.json" if name.endswith(".gz") else f"{config_name}.json.gz"
         blob: Any = call_github(
