@@ -20,6 +20,7 @@ again, a bounded number of times.
 from __future__ import annotations
 
 import base64
+import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,6 +68,38 @@ DEFAULT_BRANCH_STORE = DEFAULT_BASELINE_BRANCH
 RACE_ATTEMPTS = 5
 
 
+class LocalBranch:
+    """The store branch as the local clone has it (``origin/<branch>``, else ``<branch>``)."""
+
+    def __init__(self, root: Path, branch: str) -> None:
+        self.root = root
+        self.branch = branch
+        self._rev: str | bool | None = False  # False: not looked up yet
+
+    def _git(self, *args: str) -> bytes | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=self.root, capture_output=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None  # no git here: as if the branch were not fetched
+        return done.stdout if done.returncode == 0 else None
+
+    def rev(self) -> str | None:
+        """The ref read from, or None when the clone has no copy of the branch."""
+        if self._rev is False:
+            self._rev = None
+            for ref in (f"refs/remotes/origin/{self.branch}", f"refs/heads/{self.branch}"):
+                if self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
+                    self._rev = ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+                    break
+        return self._rev if isinstance(self._rev, str) else None
+
+    def read(self, path: str) -> bytes | None:
+        rev = self.rev()
+        return self._git("cat-file", "blob", f"{rev}:{path}") if rev else None
+
+
 class BranchStore:
     """Read and write baselines on a dedicated branch of the repository."""
 
@@ -80,8 +113,12 @@ class BranchStore:
         race_attempts: int = RACE_ATTEMPTS,
         sleep: Callable[[float], None] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        git_root: Path | None = None,
     ) -> None:
         self._access = access
+        # Without GitHub (the CLI), history and the reference are read from a fetched copy
+        # of the store branch in the local clone, when there is one.
+        self._local = LocalBranch(git_root, branch) if access is None and git_root else None
         self.branch = branch
         self._retry = access.retry if access else DEFAULT_RETRY
         self._race_attempts = race_attempts
@@ -90,7 +127,7 @@ class BranchStore:
 
     @classmethod
     def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
-        return cls(access, branch=config.baseline.branch)
+        return cls(access, branch=config.baseline.branch, git_root=config.root)
 
     @property
     def _repo(self) -> Repository:
@@ -104,6 +141,8 @@ class BranchStore:
 
     def _read(self, path: str, ref: str | None = None) -> bytes | None:
         """The file's bytes on the store branch (or at commit ``ref``), None if absent."""
+        if self._access is None:
+            return self._local.read(path) if self._local else None
         at = ref or self.branch
         try:
             content: Any = call_github(
@@ -262,11 +301,21 @@ class BranchStore:
             "Action reads"
         )
 
+    def _fetch_hint(self) -> str:
+        return (
+            f" (or a local copy: `git fetch origin {self.branch}` makes "
+            f"origin/{self.branch} readable here)"
+        )
+
+    def _where(self) -> str:
+        rev = self._local.rev() if self._access is None and self._local else None
+        return f"{self.branch} (local {rev})" if rev else self.branch
+
     def history(self, request: HistoryRequest) -> History:
         """Every promotion in the branch's index (newest ``limit``), fetched locally."""
         config_name = request.config_name
-        if self._access is None:
-            return History((), "branch", self._without_access("history"))
+        if self._access is None and not (self._local and self._local.rev()):
+            return History((), "branch", self._without_access("history") + self._fetch_hint())
         index_path = self._index_path(config_name)
         records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
         folder = request.dest_dir / f"history-{config_name}"
@@ -294,7 +343,7 @@ class BranchStore:
                     f"branch {self.branch} has no {index_path} (promoted before evalkit kept "
                     "a history): only latest is listed; the next promotion starts the history",
                 )
-        parts = [f"{len(entries)} promotion(s) from branch {self.branch}:{index_path}"]
+        parts = [f"{len(entries)} promotion(s) from branch {self._where()}:{index_path}"]
         if older:
             parts.append(f"{older} older one(s) not fetched (limit {request.limit})")
         if lost:
@@ -375,12 +424,13 @@ class BranchStore:
 
     def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
         config_name = request.config_name
-        if self._access is None:
+        if self._access is None and not (self._local and self._local.rev()):
             return BaselineFetch(
                 "missing",
                 None,
                 "branch",
                 self._without_access("pinned reference")
+                + self._fetch_hint()
                 + "; pass --reference PATH to compare with a local file",
             )
         pin_path = f"reference/{config_name}.pin.json"
@@ -461,4 +511,4 @@ class BranchStore:
         return str(commit.sha)
 
 
-__all__ = ["DEFAULT_BRANCH_STORE", "RACE_ATTEMPTS", "BranchStore"]
+__all__ = ["DEFAULT_BRANCH_STORE", "RACE_ATTEMPTS", "BranchStore", "LocalBranch"]
