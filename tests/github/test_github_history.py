@@ -346,3 +346,28 @@ def test_branch_pin_of_a_deleted_promotion_is_refused(
     assert [e.sha for e in history.entries] == [sha(2)]
     assert history.lost == 1
     assert "1 listed but deleted" in history.detail
+
+
+def test_a_reference_artifact_without_its_pin_record_is_not_read_with_a_stale_one(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    record = PinRecord("0 promotions ago", "the latest promotion", sha(1), T0, None, NOW)
+    good = make_zip(
+        {f"{CONFIG}.json": artefact_bytes(1), f"{CONFIG}.pin.json": record.to_json().encode()}
+    )
+    fake_github.add_artifact(
+        good, name="evalkit-baseline-reference", created_at="2024-05-01T00:00:00Z"
+    )
+    store = artifact_store(fake_github)
+    request = FetchRequest(CONFIG, tmp_path)
+    assert store.fetch_reference(request).sha == sha(1)
+    # a newer upload lacking the record: the older, complete one is used, not its left-over
+    fake_github.add_artifact(
+        make_zip({f"{CONFIG}.json": artefact_bytes(2)}),
+        name="evalkit-baseline-reference",
+        created_at="2024-05-02T00:00:00Z",
+    )
+    ref = store.fetch_reference(request)
+    assert ref.sha == sha(1)
+    assert ref.path is not None
+    assert json.loads(ref.path.read_bytes())["n"] == 1

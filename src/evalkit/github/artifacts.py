@@ -812,8 +812,11 @@ class ArtifactStore:
         final = dest_dir / f"{stem}{suffix}"
         write_atomic(final, data)
         pins = [f for f in files if f.name == f"{config_name}{PIN_SUFFIX}"]
+        pin_copy = final.with_name(f"{config_name}{PIN_SUFFIX}")
         if len(pins) == 1:
-            write_atomic(final.with_name(f"{config_name}{PIN_SUFFIX}"), pins[0].read_bytes())
+            write_atomic(pin_copy, pins[0].read_bytes())
+        else:
+            pin_copy.unlink(missing_ok=True)  # never another download's record
         shutil.rmtree(work, ignore_errors=True)
         return final
 
