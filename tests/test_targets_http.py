@@ -38,6 +38,14 @@ def server() -> Iterator[SearchServer]:
         yield running
 
 
+@pytest.fixture(autouse=True, params=["wire", "httpx"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on both sending paths: the lean http:// one and httpx (https, client=)."""
+    if request.param == "httpx":
+        monkeypatch.setattr("evalkit.targets.http.wire_eligible", lambda url, has_client: False)
+    return str(request.param)
+
+
 def target(url: str, **kwargs: Any) -> HttpTarget:
     kwargs.setdefault("timeout_s", 2.0)
     kwargs.setdefault("build_payload", payload)
@@ -338,15 +346,28 @@ def test_a_payload_that_cannot_be_sent_is_a_target_error(
 # -- the connection pool: ours is closed by us, yours is not ---------------------------
 
 
-def test_the_with_block_closes_the_pool_and_later_invokes_refuse(server: SearchServer) -> None:
+def test_the_with_block_closes_the_pool_and_later_invokes_refuse(
+    server: SearchServer, path: str
+) -> None:
     url = server.route("/search", OK)
     with target(url) as t:
         t.invoke(CASE)
-        own = t._client
-        assert own is not None
-        closed_inside = own.is_closed
+        if path == "wire":
+            assert t._wire is not None
+            (conn,) = t._wire._idle
+
+            def is_closed() -> bool:
+                return conn.sock.fileno() == -1
+        else:
+            own = t._client
+            assert own is not None
+
+            def is_closed() -> bool:
+                return own.is_closed
+
+        closed_inside = is_closed()
     assert not closed_inside
-    assert own.is_closed
+    assert is_closed()
     assert t.closed
     with pytest.raises(TargetError, match="target 'prod' is closed; create a new HttpTarget"):
         t.invoke(CASE)
