@@ -131,6 +131,13 @@ def test_get_sends_the_payload_as_query_parameters(server: SearchServer) -> None
     assert seen.body == b""
 
 
+def test_get_parameters_replace_the_urls_own_query_on_both_paths(server: SearchServer) -> None:
+    url = server.route("/search", OK)
+    invoke(url + "?tenant=acme&q=old", method="GET", build_payload=lambda case: {"q": "new x"})
+    [seen] = server.requests("/search")
+    assert seen.query == {"q": ["new x"]}  # httpx's rule, kept by the lean path
+
+
 def test_get_with_a_payload_that_is_not_a_mapping_is_refused_before_sending(
     server: SearchServer,
 ) -> None:

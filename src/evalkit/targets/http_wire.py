@@ -122,6 +122,8 @@ class WirePool:
         default_port = parts.port is None or parts.port == 80
         host = f"[{self.host}]" if ":" in self.host else self.host
         self.host_header = host if default_port else f"{host}:{self.port}"
+        self._url = httpx.URL(url)
+        self._raw_path = self._url.raw_path  # parsed once: httpx.URL costs ~15% of a request
         self.keepalive = DEFAULT_IDLE
         self.opened = 0
         self._idle: list[_Connection] = []
@@ -210,7 +212,12 @@ class WirePool:
         headers.extend((k.lower(), v) for k, v in request.headers.items())
         if request.content is not None:
             headers.append(("content-length", str(len(request.content))))
-        target = _raw_target(request)
+        # As httpx's build_request does: GET parameters replace the url's own query.
+        target = (
+            self._url.copy_with(params=request.params).raw_path
+            if request.params
+            else self._raw_path
+        )
         try:
             out = h.send(h11.Request(method=request.method, target=target, headers=headers))
             if request.content:
@@ -270,13 +277,6 @@ class WirePool:
 def _timeout_s(timeout: httpx.Timeout) -> float:
     values = [t for t in (timeout.connect, timeout.read, timeout.write) if t is not None]
     return min(values) if values else 3600.0
-
-
-def _raw_target(request: PreparedRequest) -> bytes:
-    url = (
-        httpx.URL(request.url, params=request.params) if request.params else httpx.URL(request.url)
-    )
-    return url.raw_path
 
 
 def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
