@@ -163,8 +163,8 @@ class Server:
     name: str
     url: str
 
-    def own_latencies_ms(self) -> list[float]:
-        """Milliseconds the server spent on each request since the last call."""
+    def own_latencies_ms(self, expect: int) -> list[float]:
+        """Milliseconds the server spent on each of the ``expect`` requests since the last call."""
         raise NotImplementedError
 
 
@@ -175,12 +175,20 @@ class NginxServer(Server):
     log: Path
     offset: int = 0
 
-    def own_latencies_ms(self) -> list[float]:
-        with self.log.open("rb") as f:
-            f.seek(self.offset)
-            data = f.read()
-        self.offset += len(data)
-        return [float(line) * 1000 for line in data.split()]
+    def own_latencies_ms(self, expect: int) -> list[float]:
+        # nginx logs a request after its reply went out: the last lines may lag a moment.
+        deadline = time.monotonic() + 10
+        while True:
+            with self.log.open("rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+            lines = data.splitlines(keepends=True)
+            if len(lines) >= expect or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        taken = lines[:expect]
+        self.offset += sum(len(line) for line in taken)
+        return [float(line) * 1000 for line in taken]
 
 
 @dataclass
@@ -189,7 +197,7 @@ class PythonServer(Server):
     url: str
     proc: subprocess.Popen[str]
 
-    def own_latencies_ms(self) -> list[float]:
+    def own_latencies_ms(self, expect: int) -> list[float]:  # noqa: ARG002  (wait_idle suffices)
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
         self.proc.stdin.write("stats\n")
@@ -288,7 +296,6 @@ def make_target(url: str) -> HttpTarget:
 
 
 def measure(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
-    server.own_latencies_ms()  # forget the warm-up and earlier rows
     with make_target(server.url) as target, warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ClientSaturationWarning)
         start = time.perf_counter()
@@ -302,7 +309,7 @@ def measure(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
     if result.mean("recall@1") != 1.0:
         raise SystemExit("bench_runner: rows were mixed up between cases")
     latencies = [row.response.latency_ms for row in result.per_query if row.response]
-    own = server.own_latencies_ms()
+    own = server.own_latencies_ms(len(gs))
     if len(own) != len(gs):
         raise SystemExit(f"bench_runner: {server.name} logged {len(own)} requests, not {len(gs)}")
     n = len(gs)
@@ -344,6 +351,7 @@ def show(server: str, row: dict[str, Any]) -> str:
 def run_rows(server: Server, gs: GoldenSet) -> list[dict[str, Any]]:
     with make_target(server.url) as warm:  # the server's first request pays its imports
         warm.invoke(gs[0])
+    server.own_latencies_ms(1)  # the warm-up is not a row's
     rows = []
     for concurrency in CONCURRENCIES:
         row = measure(server, gs, concurrency)

@@ -68,12 +68,43 @@ def wire_eligible(url: str, has_client: bool) -> bool:
     return bool(host)
 
 
+_TIMEVAL: Final = struct.Struct("@ll")
+
+
+def _kernel_timeouts(sock: socket.socket, timeout_s: float) -> None:
+    """Let the kernel time out each send and receive (SO_SNDTIMEO / SO_RCVTIMEO).
+
+    A Python-level timeout makes every send and receive a poll() plus the call,
+    each releasing and retaking the interpreter lock: under concurrency those
+    handoffs, not the HTTP work, were most of the client's CPU per request.
+    A blocking socket with kernel timeouts makes one call; a timed-out call
+    raises ``BlockingIOError`` (see :func:`_io`).  Where the options are not
+    available (or the timeval layout is not Linux's), Python's timeout stays.
+    """
+    if sys.platform != "linux":
+        sock.settimeout(timeout_s)
+        return
+    seconds = int(timeout_s)
+    micros = round((timeout_s - seconds) * 1e6)
+    if seconds == 0 and micros == 0:
+        micros = 1  # 0 would mean "never time out"
+    timeval = _TIMEVAL.pack(seconds, micros)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
+    except OSError:
+        sock.settimeout(timeout_s)
+        return
+    sock.settimeout(None)
+
+
 class _Connection:
     """One keep-alive HTTP/1.1 connection, used by one request at a time."""
 
     def __init__(self, host: str, port: int, timeout_s: float) -> None:
         self.sock = socket.create_connection((host, port), timeout_s)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        _kernel_timeouts(self.sock, timeout_s)
         self.stamped = False
         if SO_TIMESTAMPNS is not None and _ANCILLARY:
             with contextlib.suppress(OSError):
@@ -151,10 +182,8 @@ class WirePool:
             if conn.stale():
                 self._drop(conn)
                 continue
-            conn.sock.settimeout(timeout_s)
             return conn
         conn = _Connection(self.host, self.port, timeout_s)
-        conn.sock.settimeout(timeout_s)
         with self._lock:
             self.opened += 1
             self._live.add(conn)
@@ -294,7 +323,7 @@ def _io(
     """``call()`` with socket failures as the httpx exceptions httpx itself would raise."""
     try:
         return call()
-    except TimeoutError as exc:
-        raise on_timeout(str(exc) or "timed out") from exc
+    except (TimeoutError, BlockingIOError) as exc:  # BlockingIOError: SO_RCVTIMEO/SO_SNDTIMEO
+        raise on_timeout("timed out") from exc
     except OSError as exc:
         raise on_error(str(exc)) from exc
