@@ -34,6 +34,7 @@ from evalkit.targets.base import Target
 from evalkit.trials import TrialCallback, evaluate_repeated
 
 if TYPE_CHECKING:
+    from evalkit.drift import Reference
     from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
@@ -624,6 +625,7 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
         except EvalkitError:
             replaced = None  # an unreadable baseline is not worth keeping from being replaced
     path = write_artifact(art, store.path)
+    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
     return Promotion(source, path, art, replaced)
 
 
@@ -634,12 +636,18 @@ def gate(
     *,
     notes: Sequence[str] = (),
     baseline_chosen: bool = False,
+    reference: Reference | None = None,
+    reference_chosen: bool = False,
+    require_reference: bool = False,
 ) -> GateReport:
     """Validate the inputs against the goldens (:mod:`evalkit.gate_inputs`), then decide.
 
     ``baseline_chosen``: the user pointed at this baseline (``--baseline``, the
     config's file store), so one that cannot be paired is an input error.
+    ``reference`` is what drift checks compare with (:mod:`evalkit.drift`), and
+    ``reference_chosen`` says the user pointed at it (``--reference``).
     """
+    from evalkit.drift import check_reference
     from evalkit.gate_inputs import check_baseline, check_candidate
 
     cfg = prepared.config.model
@@ -650,6 +658,7 @@ def gate(
     check_candidate(candidate, prepared.goldens, checks.checks, config_name=prepared.config.name)
     if baseline is not None and baseline_chosen:
         check_baseline(baseline, candidate, checks.checks)
+    reference = check_reference(reference, candidate, checks.checks, chosen=reference_chosen)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
@@ -668,12 +677,15 @@ def gate(
         checks.checks,
         candidate,
         baseline,
-        GateOptions(
+        reference=reference,
+        options=GateOptions(
             n_resamples=cfg.n_resamples,
             seed=cfg.seed,
             require_baseline=cfg.require_baseline
             or bool(getattr(checks, "require_baseline", False)),
             correction=getattr(checks, "correction", "none") or "none",
             extra_notes=tuple(n for n in notes if n),
+            require_reference=require_reference
+            or bool(getattr(checks, "require_reference", False)),
         ),
     )
