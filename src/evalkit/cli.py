@@ -650,6 +650,52 @@ def promote(
 
 
 @app.command()
+def history(
+    config: ConfigOpt = Path("evalkit.yaml"),
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Metric to trend (repeatable; default: checked)."),
+    ] = None,
+    candidate: Annotated[
+        Path | None, typer.Option(help="A run artefact drawn as the trend's last point.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=0, help="Newest promotions shown (0: all).")] = 20,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write promotions and trends as JSON here.")
+    ] = None,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """List the baseline's promotions and each checked metric's trend (Δ and CI per step)."""
+    from evalkit.config import load_config
+    from evalkit.promotions import history_json, history_view, render_history
+
+    view = history_view(load_config(config), metrics=metric, candidate=candidate, limit=limit)
+    _say(render_history(view))
+    if json_out is not None:
+        _write_text(json_out, history_json(view))
+
+
+@app.command()
+def pin(
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="REF",
+            help="A tag or release (v1.2), a date (2026-11-30) or '3 promotions ago'.",
+        ),
+    ],
+    config: ConfigOpt = Path("evalkit.yaml"),
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """Pin a promotion as the drift checks' reference, kept until pinned again."""
+    from evalkit.config import load_config
+    from evalkit.promotions import pin_reference
+
+    done = pin_reference(load_config(config), ref)
+    _say(f"pinned the reference: {done.detail}")
+
+
+@app.command()
 def compare(
     a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
     b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],

@@ -24,9 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from evalkit import _bounded
+from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, InputError
+
+if TYPE_CHECKING:
+    from evalkit.github.baseline import BaselineFetch
 
 PinKind = Literal["ago", "date", "tag"]
 
@@ -271,6 +276,193 @@ class PinRecord:
         return f"{commit} promoted {promoted}, pinned {_iso(self.pinned_at)} as {self.why}"
 
 
+# ----------------------------------------------------------------------------- the index
+
+
+@dataclass(frozen=True)
+class PromotionRecord:
+    """One promotion as a store's index records it (``file`` is relative to the store)."""
+
+    file: str
+    sha: str | None
+    promoted_at: datetime | None
+    config_fingerprint: str | None
+
+    def entry(self, path: Path) -> HistoryEntry:
+        return make_entry(
+            path,
+            sha=self.sha,
+            promoted_at=self.promoted_at,
+            config_fingerprint=self.config_fingerprint,
+        )
+
+
+INDEX_VERSION = 1
+
+
+def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
+    """The history index a store keeps (oldest promotion first)."""
+    doc = {
+        "evalkit_history": INDEX_VERSION,
+        "config": config_name,
+        "promotions": [
+            {
+                "file": r.file,
+                "sha": r.sha,
+                "promoted_at": _iso(r.promoted_at),
+                "config_fingerprint": r.config_fingerprint,
+            }
+            for r in records
+        ],
+    }
+    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+
+
+def index_loads(data: bytes | None, origin: str) -> list[PromotionRecord]:
+    """Read :func:`index_dumps`'s output; no index (None) is an empty history."""
+    if data is None:
+        return []
+    try:
+        doc: Any = _bounded.loads(data)
+    except ValueError as exc:
+        raise ArtifactError(f"{origin}: the history index is not valid JSON ({exc})") from None
+    promotions = doc.get("promotions") if isinstance(doc, dict) else None
+    if not isinstance(promotions, list) or doc.get("evalkit_history") != INDEX_VERSION:
+        raise ArtifactError(
+            f"{origin}: not an evalkit history index (version {INDEX_VERSION}); move it away "
+            "and promote again to start a new history"
+        )
+    records = []
+    for i, item in enumerate(promotions):
+        if not isinstance(item, dict) or not isinstance(item.get("file"), str):
+            raise ArtifactError(f"{origin}: promotions[{i}] has no 'file'")
+        records.append(
+            PromotionRecord(
+                file=item["file"],
+                sha=_opt_str(item.get("sha")),
+                promoted_at=parse_time(item.get("promoted_at")),
+                config_fingerprint=_opt_str(item.get("config_fingerprint")),
+            )
+        )
+    return records
+
+
+def promotion_stem(sha: str | None, promoted_at: datetime) -> str:
+    """``20261130T101500Z-a1b2c3d4e5f6``: sortable, one per promotion."""
+    stamp = promoted_at.astimezone(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{stamp}-{sha[:12] if sha else 'no-commit'}"
+
+
+def artefact_facts(data: bytes, origin: str) -> tuple[str | None, str | None]:
+    """``(git commit, config fingerprint)`` an artefact recorded (gzip or plain JSON)."""
+    from evalkit.github.baseline import gunzip_bounded
+
+    raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
+    try:
+        doc: Any = _bounded.loads(raw)
+    except ValueError as exc:
+        raise ArtifactError(f"{origin}: not valid JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{origin}: not an evalkit run artefact")
+    git = doc.get("git")
+    commit = git.get("commit") if isinstance(git, dict) else None
+    return _opt_str(commit), _opt_str(doc.get("config_fingerprint"))
+
+
+def reference_found(path: Path, record: PinRecord, source: str, where: str) -> BaselineFetch:
+    from evalkit.github.baseline import BaselineFetch
+
+    return BaselineFetch(
+        status="found",
+        path=path,
+        source=source,
+        sha=record.sha,
+        detail=f"{where}: {record.describe()}",
+    )
+
+
+def no_reference(source: str, where: str, how: str) -> BaselineFetch:
+    from evalkit.github.baseline import BaselineFetch
+
+    return BaselineFetch(
+        status="missing",
+        path=None,
+        source=source,
+        detail=f"no reference pinned ({where}); pin one with {how}",
+    )
+
+
+# ----------------------------------------------------------------------------- local store
+
+
+class LocalHistory:
+    """The local file store's history: ``.evalkit/history/<config>/`` beside evalkit.yaml.
+
+    ``index.json`` lists the promotions, each artefact is copied beside it as
+    ``<time>-<commit>.json``, and the pinned reference is ``reference.json`` with its
+    record ``reference.pin.json`` (a copy, so pruning the history never loses it).
+    """
+
+    INDEX = "index.json"
+    REFERENCE = "reference.json"
+    PIN = "reference.pin.json"
+
+    def __init__(self, root: Path, config_name: str) -> None:
+        self.root = root
+        self.config_name = config_name
+
+    def _records(self) -> list[PromotionRecord]:
+        index = self.root / self.INDEX
+        return index_loads(index.read_bytes() if index.is_file() else None, str(index))
+
+    def record(
+        self, data: bytes, *, sha: str | None, config_fingerprint: str | None, now: datetime
+    ) -> HistoryEntry:
+        """Keep one more promotion (the artefact's bytes as promoted)."""
+        suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
+        name = promotion_stem(sha, now) + suffix
+        self.root.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(self.root / name, data)
+        record = PromotionRecord(name, sha, now, config_fingerprint)
+        records = [*self._records(), record]
+        write_bytes_atomic(self.root / self.INDEX, index_dumps(self.config_name, records))
+        return record.entry(self.root / name)
+
+    def history(self) -> History:
+        kept: list[HistoryEntry] = []
+        lost = 0
+        for record in self._records():
+            path = self.root / record.file
+            if path.is_file():
+                kept.append(record.entry(path))
+            else:
+                lost += 1
+        gone = f"; {lost} promotion(s) listed there were deleted" if lost else ""
+        return History(
+            tuple(kept), "file", f"{len(kept)} promotion(s) kept in {self.root}{gone}", lost
+        )
+
+    def pin(
+        self,
+        spec: PinSpec,
+        *,
+        resolve_tag: Callable[[str], TaggedCommit | None] | None,
+        now: datetime,
+    ) -> PinRecord:
+        chosen, why = select_pinned(self.history().entries, spec, resolve_tag)
+        record = PinRecord.of(chosen, spec, why, now)
+        write_bytes_atomic(self.root / self.REFERENCE, chosen.path.read_bytes())
+        write_bytes_atomic(self.root / self.PIN, record.to_json().encode("utf-8"))
+        return record
+
+    def fetch_reference(self) -> BaselineFetch:
+        pin, reference = self.root / self.PIN, self.root / self.REFERENCE
+        if not pin.is_file() or not reference.is_file():
+            return no_reference("file", str(reference), "`evalkit pin` (e.g. '3 promotions ago')")
+        record = PinRecord.from_json(pin.read_bytes(), str(pin))
+        return reference_found(reference, record, "file", str(reference))
+
+
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="seconds") if moment else None
 
@@ -291,16 +483,25 @@ def parse_time(value: object) -> datetime | None:
 
 
 __all__ = [
+    "INDEX_VERSION",
     "LOCAL_HISTORY_DIR",
     "History",
     "HistoryEntry",
+    "LocalHistory",
     "PinKind",
     "PinRecord",
     "PinSpec",
+    "PromotionRecord",
     "TaggedCommit",
+    "artefact_facts",
     "entry_label",
+    "index_dumps",
+    "index_loads",
     "make_entry",
+    "no_reference",
     "parse_pin",
     "parse_time",
+    "promotion_stem",
+    "reference_found",
     "select_pinned",
 ]

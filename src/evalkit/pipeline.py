@@ -625,6 +625,7 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
         except EvalkitError:
             replaced = None  # an unreadable baseline is not worth keeping from being replaced
     path = write_artifact(art, store.path)
+    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
     return Promotion(source, path, art, replaced)
 
 

@@ -165,10 +165,9 @@ def render_trend(trend: MetricTrend) -> str:
     better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
     level = f"{trend.confidence:.0%}"
     lines = [f"{trend.metric}{f' ({better})' if better else ''}"]
-    header = (
-        f"  {'promotion':<22} {'value':>9} {'Δ vs previous':>14}  {level + ' CI of Δ':<22} {'n':>5}"
+    lines.append(
+        f"  {'promotion':<18} {'value':>8} {'Δ vs prev':>9}  {level + ' CI of Δ':<20} {'n':>5}"
     )
-    lines.append(header)
     for point in trend.points:
         step = point.step
         if step is None:
@@ -182,9 +181,8 @@ def render_trend(trend: MetricTrend) -> str:
             note = "  significant" if step.significant else ""
             if step.note:
                 note += f"  ({step.note})"
-        lines.append(
-            f"  {point.label:<22} {_fmt(point.value, '.4f'):>9} {delta:>14}  {ci:<22} {n:>5}{note}"
-        )
+        row = f"  {point.label:<18} {_fmt(point.value, '.4f'):>8} {delta:>9}  {ci:<20} {n:>5}"
+        lines.append((row + note).rstrip())
     return "\n".join(lines)
 
 
