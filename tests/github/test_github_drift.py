@@ -42,10 +42,9 @@ def pin_record() -> bytes:
     return record.to_json().encode()
 
 
-def test_the_pinned_branch_reference_reaches_the_gate(
-    fake_github: FakeGitHub, tmp_path: Path
-) -> None:
-    fake_github.git.commit_files(
+def pin_on_branch(fake: FakeGitHub) -> None:
+    """A branch store with a baseline and a pinned reference, as mode: pin leaves it."""
+    fake.git.commit_files(
         "evalkit-baselines",
         {
             f"latest/{CONFIG}.json": ARTEFACT,
@@ -53,6 +52,12 @@ def test_the_pinned_branch_reference_reaches_the_gate(
             f"reference/{CONFIG}.pin.json": pin_record(),
         },
     )
+
+
+def test_the_pinned_branch_reference_reaches_the_gate(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    pin_on_branch(fake_github)
     job = make_job(
         fake_github,
         tmp_path,
@@ -96,14 +101,7 @@ def test_an_expired_reference_artifact_reaches_the_gate_as_an_answer(
 
 
 def test_no_drift_check_fetches_no_reference(fake_github: FakeGitHub, tmp_path: Path) -> None:
-    fake_github.git.commit_files(
-        "evalkit-baselines",
-        {
-            f"latest/{CONFIG}.json": ARTEFACT,
-            f"reference/{CONFIG}.json": REFERENCE,
-            f"reference/{CONFIG}.pin.json": pin_record(),
-        },
-    )
+    pin_on_branch(fake_github)
     job = make_job(
         fake_github, tmp_path, "pull_request", pr_payload(fake_github), baseline_store="branch"
     )
