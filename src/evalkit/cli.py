@@ -580,9 +580,10 @@ def gate(
             )
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
-    ref = find_reference(cfg, reference)
     prepared = prepare(cfg, cache_only=judge_cache_only)
-    refuse_unused(ref, prepared.checks.checks)  # before a (paid) run
+    # Before the (paid) run: the reference file is read, and one no check uses is refused.
+    ref = find_reference(cfg, reference, prepared.checks.checks)
+    refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
