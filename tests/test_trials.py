@@ -211,3 +211,29 @@ def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
     three = config_fingerprint(EvalkitConfig.model_validate({**base, "repeats": 3}))
     assert one == explicit_one
     assert three != one
+
+
+def test_a_gate_run_reports_progress_per_trial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.config import load_config
+    from evalkit.pipeline import prepare, run_and_write
+
+    write_files(
+        tmp_path,
+        {
+            "noisy_target.py": NOISY_TARGET,
+            "goldens.jsonl": '{"id": "a", "query": "q?", "expected": "Paris"}\n'
+            '{"id": "b", "query": "q?", "expected": "Paris"}\n',
+            "checks.yaml": 'checks:\n  - {id: em, metric: exact_match, op: ">=", threshold: 0.5}\n',
+            "evalkit.yaml": REPEATED_CONFIG,
+        },
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen: list[str] = []
+    prepared = prepare(load_config(tmp_path / "evalkit.yaml"))
+    art, _ = run_and_write(
+        prepared, tmp_path / "run.json", on_row=lambda _i, r: seen.append(r.case_id)
+    )
+    assert seen == ["a", "b"] * 3  # every trial, as it finishes (pass by pass)
+    assert len(art.result) == 2
