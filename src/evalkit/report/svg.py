@@ -216,7 +216,7 @@ def difference_plot(deltas: Sequence[CaseDelta], higher_is_better: bool | None, 
     return "\n".join(out)
 
 
-TREND_LABELS = 8  # x-axis labels drawn at most (every point has its own tooltip)
+CHAR_W = 6.6  # an upper estimate of one 11px tick character's width, to keep labels apart
 
 
 def _band(prev: float | None, point: TrendPoint) -> tuple[float, float] | None:
@@ -242,10 +242,28 @@ def _tip(point: TrendPoint, confidence: float) -> str:
     return text
 
 
-def _shown_labels(n: int, keep: set[int]) -> set[int]:
-    """Indices whose x label is drawn: evenly spaced, plus the first, last and ``keep``."""
-    every = max(1, math.ceil(n / TREND_LABELS))
-    return {i for i in range(n) if i % every == 0} | {0, n - 1} | keep
+def _spans(xs: list[float], labels: list[str], last_anchor_end: bool) -> list[tuple[float, float]]:
+    spans = []
+    for i, (x, text) in enumerate(zip(xs, labels, strict=True)):
+        w = len(text) * CHAR_W
+        end = last_anchor_end and i == len(xs) - 1
+        spans.append((x - w, x) if end else (x - w / 2, x + w / 2))
+    return spans
+
+
+def _shown_labels(xs: list[float], labels: list[str], keep: int | None) -> set[int]:
+    """Indices whose x label is drawn, none overlapping: the last (the candidate) and
+    ``keep`` first, then left to right whatever still fits (every point has a tooltip)."""
+    n = len(xs)
+    spans = _spans(xs, labels, n > 1)
+    chosen: list[int] = []
+    for i in [n - 1, *([keep] if keep is not None else []), *range(n)]:
+        if i in chosen or i < 0:
+            continue
+        lo, hi = spans[i]
+        if all(hi + 8 <= spans[j][0] or spans[j][1] + 8 <= lo for j in chosen):
+            chosen.append(i)
+    return set(chosen)
 
 
 def trend_plot(
@@ -330,7 +348,8 @@ def trend_plot(
         if len(run) > 1:
             out.append(f'<polyline class="line" points="{" ".join(run)}"/>')
         run = []
-    labels = _shown_labels(n, {ref_index} if ref_index is not None else set())
+    texts = [html_text(p.label, 40) for p in points]
+    labels = _shown_labels([x(i) for i in range(n)], [p.label[:40] for p in points], ref_index)
     for i, (point, v) in enumerate(zip(points, values, strict=True)):
         tip = html_text(_tip(point, trend.confidence), 300)
         if v is not None:
@@ -347,10 +366,10 @@ def trend_plot(
                     f'fill="#1f2328"{ring}><title>{tip}</title></circle>'
                 )
         if i in labels:
-            anchor = "start" if i == 0 and n > 1 else ("end" if i == n - 1 and n > 1 else "middle")
+            anchor = "end" if i == n - 1 and n > 1 else "middle"
             out.append(
                 f'<text x="{_f(x(i))}" y="{height - bottom + 18}" text-anchor="{anchor}" '
-                f'class="tick">{html_text(point.label, 40)}</text>'
+                f'class="tick">{texts[i]}</text>'
             )
     out.append(
         f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle" class="axis">'
