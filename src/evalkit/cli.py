@@ -899,6 +899,7 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit._signals import handle_sigterm_like_sigint, terminated
 
     handle_sigterm_like_sigint()
+    _show_run_warnings()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
@@ -919,6 +920,23 @@ def main(argv: list[str] | None = None) -> int:
     if code == ExitCode.INTERRUPTED and terminated():
         return ExitCode.TERMINATED
     return int(code) if isinstance(code, int) else ExitCode.OK
+
+
+def _show_run_warnings() -> None:
+    """A run's own warnings (client saturation) as ``evalkit: warning: ...`` on stderr."""
+    import warnings
+
+    from evalkit.client_load import ClientSaturationWarning
+
+    default = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, ClientSaturationWarning):
+            _err(f"warning: {message}")
+        else:
+            default(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
 
 
 def _report_error(exc: Exception) -> ExitCode:
