@@ -141,8 +141,15 @@ def test_the_pinned_reference_of_the_file_store_is_used_without_a_flag(project: 
         assert done.returncode == 0, done.stderr
     pinned = evalkit("pin", "1 promotions ago", cwd=project)
     assert pinned.returncode == 0, pinned.stdout + pinned.stderr
-    result = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    result = evalkit(
+        "gate", "--candidate", "full.json", "--json", "r.json", "--html", "r.html", cwd=project
+    )
     assert result.returncode == 1, result.stdout + result.stderr
+    page = (project / "r.html").read_text()
+    trend = page.split('<svg class="trend"', 1)[1].split("</svg>", 1)[0]
+    assert trend.count("<circle") == 3  # two promotions, then the candidate
+    assert 'class="candidate"' in trend
+    assert 'class="reference"' in trend  # the pinned promotion's level
     data = report(project)
     assert verdict(data, "no_regression")["status"] == "pass"  # the last promotion: no change
     assert verdict(data, "no_drift")["status"] == "fail"  # the pinned one: a slide

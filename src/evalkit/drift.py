@@ -33,6 +33,7 @@ from evalkit.gate import (
     Against,
     CheckVerdict,
     GateOptions,
+    GateReport,
     GoldensDiff,
     ReferenceReport,
     _summary,
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from evalkit.github.baseline import BaselineFetch, BaselineStore
     from evalkit.results import RunResult
     from evalkit.stats.procedures import Evaluator
+    from evalkit.trend import MetricTrend
 
 __all__ = ["NO_REFERENCE_GIVEN", "Reference", "reference_from_fetch"]
 
@@ -68,6 +70,7 @@ class Reference:
     detail: str = ""  # one sentence: where it came from, or why there is none
     source: str = "none"  # the store: "file", "branch", "artifact", "local" or "none"
     sha: str | None = None  # the commit the reference was made from, when known
+    path: Path | None = None  # the file it was read from, when it was read from one
 
     def __post_init__(self) -> None:
         if (self.status == "found") != (self.artifact is not None):
@@ -100,7 +103,8 @@ def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -
         art = read_artifact(Path(fetch.path))
         if config_name is not None:
             refuse_other_config(art, config_name, f"reference ({fetch.detail})")
-        return Reference("found", art, fetch.detail, fetch.source, fetch.sha or art.git_commit)
+        sha = fetch.sha or art.git_commit
+        return Reference("found", art, fetch.detail, fetch.source, sha, Path(fetch.path))
     status: ReferenceStatus = "expired" if fetch.status == "expired" else "missing"
     return Reference(status, None, fetch.detail, fetch.source, fetch.sha)
 
@@ -225,7 +229,7 @@ def find_reference(
         origin = f"reference {override}"
         art = read_artifact(override)
         refuse_other_config(art, config.name, origin)
-        return Reference("found", art, origin, "file", art.git_commit)
+        return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
     fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.root))
@@ -286,3 +290,55 @@ def refuse_unused(reference: Reference | None, checks: Sequence[CheckSpec]) -> N
         f"{reference.detail}: no check compares with the reference; add a drift check "
         "(`vs_reference: no_significant_regression`, docs/drift.md) or drop --reference"
     )
+
+
+# ----------------------------------------------------------------------------- trend
+
+
+@dataclass(frozen=True)
+class DriftTrend:
+    """What the HTML report draws under the drift checks."""
+
+    trends: Sequence[MetricTrend] = ()
+    note: str | None = None  # why there is no trend
+    reference_at: int | None = None  # the pinned reference's point, when it is a promotion
+
+
+def report_trends(
+    config: LoadedConfig,
+    report: GateReport,
+    candidate: Path | None,
+    reference: Reference | None,
+) -> DriftTrend:
+    """The HTML report's trend of each drift-checked metric, the candidate last.
+
+    The store's promotions (``evalkit history``'s own view and steps, from
+    :mod:`evalkit.promotions`); a history that cannot be read is a note on the page,
+    never a failed gate: the verdicts are already decided.  The reference is the
+    promotion whose artefact has the same bytes (a pin is a copy), if there is one.
+    """
+    from evalkit.errors import EvalkitError
+    from evalkit.promotions import history_view
+
+    if report.reference is None:
+        return DriftTrend()
+    metrics = list(dict.fromkeys(v.metric for v in report.verdicts if v.kind == "vs_reference"))
+    try:
+        view = history_view(config, metrics=metrics, candidate=candidate)
+    except EvalkitError as exc:
+        return DriftTrend(note=f"trend across promotions not drawn: {exc}")
+    entries = view.history.entries
+    if not entries:
+        return DriftTrend(note=f"trend across promotions not drawn: {view.history.detail}")
+    pinned = _digest(reference.path) if reference is not None and reference.path else None
+    at = next((i for i, e in enumerate(entries) if pinned and _digest(e.path) == pinned), None)
+    return DriftTrend(view.trends, None, at)
+
+
+def _digest(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
