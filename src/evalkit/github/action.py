@@ -112,6 +112,7 @@ class GateRequest:
     require_baseline: bool
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
     details_url: str | None = None  # this workflow run's page, for the report's link
+    reference: BaselineFetch | None = None  # the pinned reference, when a drift check wants it
 
 
 @dataclass(frozen=True)
@@ -650,6 +651,8 @@ def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
 
 
 def _gate_mode(run: _Run, gate: GateRunner) -> int:
+    from evalkit.drift import fetch_for_action
+
     ctx, console = run.ctx, run.console
     settings = _config(run)
     config_name, output_dir = settings.config_name, settings.output_dir
@@ -665,6 +668,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         # Only the GitHub stores keep baselines per commit (a file store needs no API).
         preferred = preferred_commits(run) if store.kind in ("artifact", "branch") else []
         baseline = store.fetch(FetchRequest(config_name, settings.output_dir, preferred))
+        reference = fetch_for_action(store, settings.config, settings.output_dir / "reference-in")
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
         run.out(baseline_status="error")
@@ -706,6 +710,15 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: no baseline",
         )
 
+    if reference is not None:
+        if reference.found:
+            console.notice(f"evalkit reference: {reference.detail}")
+        else:
+            console.warning(
+                f"no reference ({reference.status}): {reference.detail}; drift checks report "
+                "no-reference",
+                title="evalkit: no reference",
+            )
     request = GateRequest(
         config_path=settings.config_path,
         config_name=config_name,
@@ -716,6 +729,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         require_baseline=settings.require_baseline,
         output_dir=output_dir,
         details_url=run.details_url,
+        reference=reference,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
