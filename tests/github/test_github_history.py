@@ -371,3 +371,32 @@ def test_a_reference_artifact_without_its_pin_record_is_not_read_with_a_stale_on
     assert ref.sha == sha(1)
     assert ref.path is not None
     assert json.loads(ref.path.read_bytes())["n"] == 1
+
+
+def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The Action hands its own store (with GitHub access) to evalkit history's view."""
+    from evalkit.artifact import write_artifact
+    from evalkit.config import load_config
+    from evalkit.promotions import history_view
+    from history_runs import run
+
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - id: d\n    metric: ndcg@10\n    vs_baseline: no_significant_regression\n"
+    )
+    (tmp_path / "evalkit.yaml").write_text(
+        "name: evalkit\ngoldens: g.jsonl\nchecks: checks.yaml\nmetrics: [ndcg@10]\n"
+        "target:\n  python: 'x:y'\nbaseline: {store: branch}\n"
+    )
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
+    for k in range(3):
+        values = {f"c{i}": {"ndcg@10": 0.5 + 0.01 * k + 0.01 * (i % 3)} for i in range(9)}
+        path = write_artifact(run(f"r{k}", values, sha=sha(k + 1)), tmp_path / f"r{k}.json")
+        store.promote(PromoteRequest(path, CONFIG, sha(k + 1), tmp_path))
+    view = history_view(
+        load_config(tmp_path / "evalkit.yaml"), store=store, work=tmp_path / "w", n_resamples=200
+    )
+    assert [e.sha for e in view.history.entries] == [sha(1), sha(2), sha(3)]
+    (trend,) = view.trends
+    deltas = [p.step.delta for p in trend.points if p.step is not None]
+    assert deltas == pytest.approx([0.01, 0.01], abs=1e-12)
+    assert view.reference.status == "missing"
