@@ -255,6 +255,9 @@ def test_artifact_store_pin_leaves_an_upload_and_reads_it_back(
     assert store.fetch_reference(request).status == "missing"
     result = pin(store, tmp_path, "1 promotion ago")
     assert result.record.sha == sha(3)
+    assert result.record.config_fingerprint == "cfg3"
+    # chosen from the listing: only the pinned promotion is downloaded
+    assert len(fake_github.api_calls("GET", "/zip")) == 1
     assert result.upload_name == "evalkit-baseline-reference"
     assert result.upload_dir is not None
     files = sorted(p.name for p in result.upload_dir.iterdir())
