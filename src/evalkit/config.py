@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit import _bounded, _yaml
+from evalkit._suggest import closest, did_you_mean
 from evalkit._text import decode_utf8
 from evalkit.errors import ConfigError
 from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES
@@ -285,11 +286,43 @@ def _line_for(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
+def _plain_loc(error: Mapping[str, Any]) -> tuple[int | str, ...]:
+    """The error's key path without pydantic's validator tags (``function-after[…]``)."""
+    return tuple(p for p in error.get("loc", ()) if not (isinstance(p, str) and "[" in p))
+
+
+def _section_model(annotation: Any) -> type[BaseModel] | None:
+    """The settings model an annotation holds (``X``, ``X | None``, ``list[X]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _section_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def allowed_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
+    """The keys the mapping at key path ``loc`` of ``evalkit.yaml`` accepts (``()``: any)."""
+    model: type[BaseModel] | None = EvalkitConfig
+    for part in loc:
+        if model is None:
+            return ()
+        if isinstance(part, str):
+            field = model.model_fields.get(part)
+            model = None if field is None else _section_model(field.annotation)
+        # an int indexes a list of the section model found for its key: stay on it
+    return tuple(model.model_fields) if model is not None else ()
+
+
 def _describe(error: Mapping[str, Any]) -> tuple[str, str]:
-    loc = tuple(p for p in error.get("loc", ()) if not (isinstance(p, str) and "[" in p))
+    loc = _plain_loc(error)
     path = ".".join(str(p) for p in loc) or "(top level)"
     kind = error.get("type", "")
     if kind == "extra_forbidden":
+        hint = did_you_mean(str(loc[-1]), allowed_keys(loc[:-1])) if loc else ""
+        if hint:
+            return path, f"unknown key {path!r}{hint}"
         return path, f"unknown key {path!r}; remove it or check its spelling"
     if kind == "missing":
         return path, f"missing required key {path!r}"
@@ -313,14 +346,37 @@ def load_config(path: str | Path) -> LoadedConfig:
     try:
         model = EvalkitConfig.model_validate(_yaml.plain(doc.data))
     except ValidationError as exc:
-        first = exc.errors()[0]
+        errors = _first_cause_first(exc.errors())
+        first = errors[0]
         loc = tuple(first.get("loc", ()))
         _, message = _describe(first)
         line = _line_for(doc.node, tuple(x for x in loc if isinstance(x, int | str)))
-        more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
         where = f"{p}:{line}" if line else str(p)
         raise ConfigError(f"{where}: {message}{more}") from None
     return LoadedConfig(model, p, doc.node)
+
+
+def _first_cause_first(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The errors to report, an unknown key first: a typo (``chekcs:``) explains the rest.
+
+    A required key reported missing beside an unknown key that is its likely misspelling
+    is the same mistake, so it is not counted again.
+    """
+    unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
+    meant: set[tuple[int | str, ...]] = set()
+    for error in unknown:
+        loc = _plain_loc(error)
+        word = closest(str(loc[-1]), allowed_keys(loc[:-1])) if loc else None
+        if word is not None:
+            meant.add((*loc[:-1], word))
+    rest = [
+        e
+        for e in errors
+        if e.get("type") != "extra_forbidden"
+        and not (e.get("type") == "missing" and _plain_loc(e) in meant)
+    ]
+    return [*unknown, *rest]
 
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

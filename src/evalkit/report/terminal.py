@@ -29,6 +29,7 @@ STATUS_STYLE = {
     "warn": "yellow",
     "error": "bold magenta",
     "no-baseline": "yellow",
+    "no-reference": "bold yellow",
     "incomparable": "bold red",
 }
 VERDICT_STYLE = {
@@ -43,6 +44,7 @@ STATUS_MARK = {
     "warn": "!",
     "error": "✗",
     "no-baseline": "?",
+    "no-reference": "?",
     "incomparable": "≠",
 }
 NAME_LEN = 80
@@ -200,6 +202,19 @@ def _why(v: CheckVerdict) -> Text:
     return line
 
 
+def _say_reference(console: Console, report: GateReport) -> None:
+    """The drift checks' reference (a run line), or the loud line saying there is none."""
+    ref = report.reference
+    if ref is not None and ref.run is not None:
+        _say(console, _run_line("Reference", ref.run))
+    missing = S.no_reference(report)
+    if missing is not None:
+        text = _t(f"{missing.lead()}: ", MESSAGE_LEN, style="bold yellow")
+        text.append(_t(missing.detail, MESSAGE_LEN))
+        text.append(_t(f". {missing.consequence()}", MESSAGE_LEN, style="bold yellow"))
+        _say(console, text)
+
+
 def _print(console: Console, report: GateReport) -> None:
     from rich.text import Text
 
@@ -217,6 +232,7 @@ def _print(console: Console, report: GateReport) -> None:
                 style="bold yellow",
             ),
         )
+    _say_reference(console, report)
     line = S.multiplicity(report)
     if line is not None:
         _say(console, line)
@@ -305,8 +321,11 @@ def _print_worst(console: Console, report: GateReport) -> None:
             line.append(_t(d.case_id, ID_LEN))
             line.append(f"  {S.num(d.baseline)} → {S.num(d.candidate)} ({S.signed(d.delta)})")
             _say(console, line)
-        if len(v.worst_cases) > SHOW_WORST:
-            _say(console, _more(len(v.worst_cases) - SHOW_WORST))
+        shown = min(len(v.worst_cases), SHOW_WORST)
+        # every loss counts, not only the few the gate kept as the worst (gate.WORST_CASES)
+        losses = v.comparison.losses if v.comparison is not None else len(v.worst_cases)
+        if losses > shown:
+            _say(console, _more(losses - shown, "losses" if losses - shown > 1 else "loss"))
 
 
 __all__ = ["render_terminal"]
