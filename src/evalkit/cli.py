@@ -689,7 +689,11 @@ def history(
     ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """List the baseline's promotions and each checked metric's trend (Δ and CI per step)."""
+    """List the baseline's promotions and each checked metric's trend.
+
+    Per metric and promotion: its value, and the change from the promotion
+    before with its confidence interval.
+    """
     from evalkit.config import load_config
     from evalkit.promotions import history_json, history_view, render_history
 
@@ -711,7 +715,7 @@ def pin(
     config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Pin a promotion as the drift checks' reference, kept until pinned again."""
+    """Pin a promotion as the drift checks' reference (until re-pinned)."""
     from evalkit.config import load_config
     from evalkit.promotions import pin_reference
 
