@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -215,7 +216,8 @@ def render_text(table: CompareTable) -> str:
     lines += _draw_text(_grid(table, esc, repeat_metric=False))
     notes = _footnotes(table, esc)
     if notes:
-        lines += ["", *notes]
+        lines.append("")
+        lines += [textwrap.fill(n, 88, break_on_hyphens=False) for n in notes]
     return "\n".join(lines)
 
 
