@@ -14,30 +14,14 @@ import math
 
 import numpy as np
 
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact
+from compare_artefacts import artefact
+from evalkit.artifact import RunArtifact
 from evalkit.compare import NO_CHANGE, compare_runs
-from evalkit.results import CaseResult, RunResult
-from evalkit.targets.base import TargetResponse
 
 K = 3  # compared runs per world
 N = 40  # cases
 WORLDS = 1000
 ALPHA = 0.05
-
-
-def artefact(name: str, values: np.ndarray) -> RunArtifact:
-    ids = [f"c{i:03d}" for i in range(len(values))]
-    rows = [
-        CaseResult(cid, TargetResponse([cid], latency_ms=1.0), {"ndcg@10": float(v)})
-        for cid, v in zip(ids, values, strict=True)
-    ]
-    return build_artifact(
-        RunResult(name, rows),
-        ["ndcg@10"],
-        goldens=GoldensInfo("set", {cid: f"fp-{cid}" for cid in ids}),
-        git=("abc", False),
-        seed=1,
-    )
 
 
 def world(rng: np.random.Generator, shifts: list[float]) -> tuple[RunArtifact, list[RunArtifact]]:
