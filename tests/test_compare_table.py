@@ -15,26 +15,17 @@ from evalkit.compare import (
     LOWER,
     NO_CHANGE,
     WORSE,
-    CompareRow,
     compare_runs,
 )
 from evalkit.compare_render import render_markdown, render_text
 
-ROW = CompareRow(
-    metric="m",
-    kind="case",
-    higher_is_better=True,
-    value_a=0.6,
-    value_b=0.5,
-    delta=0.1,
-    ci_low=0.05,
-    ci_high=0.15,
-    p_value=0.01,
-    significant=True,
-    n=10,
-    wins=5,
-    losses=1,
-    ties=4,
+# a real row (any values); each test sets the fields it is about
+ROW = (
+    compare_runs(
+        [artefact("a", np.linspace(0.2, 0.9, 12))], artefact("b", np.linspace(0.1, 0.8, 12))
+    )
+    .comparisons[0]
+    .rows[0]
 )
 
 
