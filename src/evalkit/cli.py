@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
+    from evalkit.drift import DriftTrend
     from evalkit.gate import GateReport
     from evalkit.pipeline import Prepared
 
@@ -156,7 +157,9 @@ def _write_reports(
     markdown: Path | None,
     json_path: Path | None,
     html: Path | None,
+    trend: Callable[[], DriftTrend] | None = None,
 ) -> None:
+    """``trend``: the drift trend for the HTML page, computed only when one is written."""
     if markdown is not None:
         from evalkit.report.markdown import render_markdown
 
@@ -168,7 +171,8 @@ def _write_reports(
     if html is not None:
         from evalkit.report.html import render_html
 
-        _write_text(html, render_html(report))
+        drawn = trend() if trend is not None else None
+        _write_text(html, render_html(report, trend=drawn))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -550,7 +554,7 @@ def gate(
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
-    from evalkit.drift import find_reference, refuse_unused
+    from evalkit.drift import find_reference, refuse_unused, report_trends
     from evalkit.errors import InputError
     from evalkit.pipeline import find_baseline, prepare, run_and_write
     from evalkit.pipeline import gate as run_gate
@@ -603,15 +607,17 @@ def gate(
             )
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
-    ref = find_reference(cfg, reference)
     prepared = prepare(cfg, cache_only=judge_cache_only)
-    refuse_unused(ref, prepared.checks.checks)  # before a (paid) run
+    # Before the (paid) run: the reference file is read, and one no check uses is refused.
+    ref = find_reference(cfg, reference, prepared.checks.checks)
+    refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
     else:
         progress = _Progress()
-        progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+        invocations = len(prepared.goldens) * cfg.model.repeats  # each trial advances it
+        progress.start(invocations, f"running {prepared.config.name}")
         try:
             cand, written = run_and_write(
                 prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
@@ -631,7 +637,12 @@ def gate(
     )
     with _stdout_may_close():
         _print_terminal(report)
-    _write_reports(report, cfg.name, markdown, json_out, html)
+    drawn = candidate or written
+
+    def trend() -> DriftTrend:
+        return report_trends(cfg, report, drawn, ref)
+
+    _write_reports(report, cfg.name, markdown, json_out, html, trend)
     _report_failed_cases(cand, out or cfg.output_path, written)
     raise typer.Exit(report.exit_code)
 
@@ -1009,6 +1020,7 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit._signals import handle_sigterm_like_sigint, terminated
 
     handle_sigterm_like_sigint()
+    _show_run_warnings()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
@@ -1029,6 +1041,23 @@ def main(argv: list[str] | None = None) -> int:
     if code == ExitCode.INTERRUPTED and terminated():
         return ExitCode.TERMINATED
     return int(code) if isinstance(code, int) else ExitCode.OK
+
+
+def _show_run_warnings() -> None:
+    """A run's own warnings (client saturation) as ``evalkit: warning: ...`` on stderr."""
+    import warnings
+
+    from evalkit.client_load import ClientSaturationWarning
+
+    default = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, ClientSaturationWarning):
+            _err(f"warning: {message}")
+        else:
+            default(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
 
 
 def _report_error(exc: Exception) -> ExitCode:
