@@ -154,3 +154,25 @@ def test_show_without_case_still_summarises_the_run(ranked: Path) -> None:
     assert lines[0] == "flaky.json: artefact schema_version 2 (current)"
     assert "  c00: " in "\n".join(lines)
     assert json.loads((ranked / "flaky.json").read_text())["run_name"] == "flaky"
+
+
+def test_a_scored_trec_query_is_shown_against_its_qrels(tmp_path: Path) -> None:
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 2\nq1 0 d2 1\nq1 0 d5 0\nq2 0 d3 1\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 d2 1 2.0 sys\nq1 Q0 d9 2 1.0 sys\nq2 Q0 d3 1 1.0 s\n")
+    scored = evalkit(
+        "run", "--trec-run", "run.txt", "--qrels", "qrels.txt", "--metrics", "recall@1",
+        "--out", "trec.json", cwd=tmp_path,
+    )  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    lines = show(tmp_path, "trec.json", "--case", "q1", "--qrels", "qrels.txt")
+    assert field(lines, "qrels") == "qrels.txt"
+    ranks = [line.split() for line in lines if line.strip()[:2] in ("1.", "2.")]
+    assert ranks == [["1.", "d2", "grade", "1"], ["2.", "d9"]]
+    assert field(lines, "relevant") == "d1 (grade 2), d2 (grade 1)"  # grade 0 is not relevant
+    assert "1 of 2 retrieved; not retrieved: d1" in "\n".join(lines)
+    assert not any(line.startswith(("query:", "latency:")) for line in lines)
+    both = evalkit(
+        "show", "trec.json", "--case", "q1", "--qrels", "qrels.txt", "--goldens", "g.jsonl",
+        cwd=tmp_path,
+    )  # fmt: skip
+    one_line_error(both, 2, "--goldens or --qrels")

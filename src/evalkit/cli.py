@@ -808,6 +808,9 @@ def show(
         Path | None,
         typer.Option(help="With --case: the golden file (default: the config's goldens)."),
     ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help="With --case: TREC qrels (for a scored TREC run).")
+    ] = None,
     config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -818,13 +821,14 @@ def show(
     metric values, latency and error.
     """
     from evalkit.artifact import SCHEMA_VERSION, read_artifact
-    from evalkit.show import find_row, lookup_golden, render_case, render_show
+    from evalkit.show import find_row, lookup_golden, lookup_qrels, render_case, render_show
 
     if case is None:
         from evalkit.errors import InputError
 
         for flag, given in (
             ("--goldens", goldens is not None),
+            ("--qrels", qrels is not None),
             ("--config", config != Path("evalkit.yaml")),
         ):
             if given:
@@ -843,9 +847,16 @@ def show(
         _say(render_show(art))
         return
     find_row(art, case)  # an unknown id fails before any golden file is read
-    golden = lookup_golden(
-        case, goldens=goldens, config=config, config_given=config != Path("evalkit.yaml")
-    )
+    if qrels is not None and goldens is not None:
+        from evalkit.errors import InputError
+
+        raise InputError("give --goldens or --qrels, not both: one says what was expected")
+    if qrels is not None:
+        golden = lookup_qrels(case, qrels)
+    else:
+        golden = lookup_golden(
+            case, goldens=goldens, config=config, config_given=config != Path("evalkit.yaml")
+        )
     _say(render_case(art, case, golden))
 
 

@@ -65,6 +65,7 @@ class GoldenLookup:
     case: GoldenCase | None
     source: str  # the golden file, or "" when none was read
     why_not: str = ""  # set when ``case`` is None
+    from_qrels: bool = False  # judgements only: no query, no fingerprint to check
 
 
 def find_row(art: RunArtifact, case_id: str) -> Row:
@@ -160,7 +161,9 @@ def render_case(art: RunArtifact, case_id: str, golden: GoldenLookup) -> str:
         f"run:       {one_line(art.name)}" + (f" ({one_line(art.source)})" if art.source else ""),
         f"case:      {one_line(case_id)}" + ("  FAILED (error below)" if error else ""),
     ]
-    if golden.case is not None:
+    if golden.case is not None and golden.from_qrels:
+        lines.append(f"qrels:     {one_line(golden.source)}")
+    elif golden.case is not None:
         lines.append(f"query:     {one_line(golden.case.query, 500)}")
         lines.append(f"golden:    {one_line(golden.source)}")
         stored = None if art.goldens is None else art.goldens.cases.get(case_id)
@@ -202,6 +205,17 @@ def render_case(art: RunArtifact, case_id: str, golden: GoldenLookup) -> str:
     if error:
         lines.append(f"error:     {one_line(error)}")
     return "\n".join(lines)
+
+
+def lookup_qrels(case_id: str, qrels: Path) -> GoldenLookup:
+    """A TREC query's judgements from a qrels file, as a case with graded relevance."""
+    from evalkit.trec import read_qrels
+
+    judged = read_qrels(qrels).get(case_id)
+    if not judged:
+        return GoldenLookup(None, str(qrels), f"no judgement of query {case_id!r} in {qrels}")
+    case = GoldenCase(case_id, case_id, grades={doc: g for doc, g in judged.items() if g > 0})
+    return GoldenLookup(case, str(qrels), from_qrels=True)
 
 
 def lookup_golden(
