@@ -122,6 +122,14 @@ def test_extract_may_return_a_response_and_still_gets_the_measured_latency(
     assert response.latency_ms < 9999.0  # the target measures latency, extract cannot
 
 
+def test_a_custom_header_replaces_a_default_of_the_same_name(server: SearchServer) -> None:
+    url = server.route("/search", OK)
+    invoke(url, headers={"User-Agent": "probe/1", "Host": f"search.internal:{server.port}"})
+    [seen] = server.requests("/search")
+    assert seen.headers["user-agent"] == "probe/1"
+    assert seen.headers["host"] == f"search.internal:{server.port}"
+
+
 def test_get_sends_the_payload_as_query_parameters(server: SearchServer) -> None:
     url = server.route("/search", OK)
     invoke(url, method="get")

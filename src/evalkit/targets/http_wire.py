@@ -236,11 +236,13 @@ class WirePool:
         from evalkit.targets.http import ResponseTooLarge
 
         h = conn.h11
-        headers = [("host", self.host_header), ("user-agent", USER_AGENT)]
-        headers.append(("accept-encoding", "gzip, deflate"))
-        headers.extend((k.lower(), v) for k, v in request.headers.items())
+        # The defaults httpx would send; a header of the same name from the target replaces one.
+        fields = {"host": self.host_header, "user-agent": USER_AGENT}
+        fields["accept-encoding"] = "gzip, deflate"
+        fields.update((k.lower(), v) for k, v in request.headers.items())
         if request.content is not None:
-            headers.append(("content-length", str(len(request.content))))
+            fields["content-length"] = str(len(request.content))
+        headers = list(fields.items())
         # As httpx's build_request does: GET parameters replace the url's own query.
         target = (
             self._url.copy_with(params=request.params).raw_path
