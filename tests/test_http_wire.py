@@ -262,3 +262,29 @@ def test_the_cli_shows_a_saturation_warning_as_one_evalkit_line(
             ClientSaturationWarning("the client's own CPU limited this run"), stacklevel=1
         )
     assert capsys.readouterr().err == "evalkit: warning: the client's own CPU limited this run\n"
+
+
+def test_closing_the_target_wakes_a_call_still_waiting_for_its_reply(
+    server: SearchServer,
+) -> None:
+    server.route("/search", Reply(json=RESULTS, delay_s=30.0))
+    target = target_of(server)
+    outcome: list[BaseException | object] = []
+
+    def call() -> None:
+        try:
+            outcome.append(target.invoke(CASE))
+        except BaseException as exc:  # the TargetError this test expects
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    deadline = time.monotonic() + 10
+    while server.count("/search") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the request is in the server, waiting
+    target.close()
+    caller.join(10)  # far less than the server's 30 s or the target's 30 s timeout
+    assert not caller.is_alive()
+    (error,) = outcome
+    assert isinstance(error, Exception)
+    assert "target 'prod', case 'q1'" in str(error)

@@ -133,6 +133,10 @@ class _Connection:
         return data, stamp
 
     def close(self) -> None:
+        # shutdown() first: it wakes a thread still blocked reading this socket (an
+        # abandoned, timed-out case), which close() alone would leave waiting.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.sock.close()
 
