@@ -115,6 +115,10 @@ class _Connection:
     def stale(self) -> bool:
         """An idle connection the server closed (or wrote to unasked) must not be reused."""
         try:
+            if hasattr(select, "poll"):  # select() refuses descriptors above 1023
+                poller = select.poll()
+                poller.register(self.sock, select.POLLIN)
+                return bool(poller.poll(0))
             readable, _, _ = select.select([self.sock], [], [], 0)
         except (OSError, ValueError):
             return True
