@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
+    from evalkit.drift import DriftTrend
     from evalkit.gate import GateReport
     from evalkit.pipeline import Prepared
 
@@ -155,7 +156,9 @@ def _write_reports(
     markdown: Path | None,
     json_path: Path | None,
     html: Path | None,
+    trend: Callable[[], DriftTrend] | None = None,
 ) -> None:
+    """``trend``: the drift trend for the HTML page, computed only when one is written."""
     if markdown is not None:
         from evalkit.report.markdown import render_markdown
 
@@ -167,7 +170,8 @@ def _write_reports(
     if html is not None:
         from evalkit.report.html import render_html
 
-        _write_text(html, render_html(report))
+        drawn = trend() if trend is not None else None
+        _write_text(html, render_html(report, trend=drawn))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -527,7 +531,7 @@ def gate(
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.config import load_config
-    from evalkit.drift import find_reference, refuse_unused
+    from evalkit.drift import find_reference, refuse_unused, report_trends
     from evalkit.errors import InputError
     from evalkit.pipeline import find_baseline, prepare, run_and_write
     from evalkit.pipeline import gate as run_gate
@@ -580,15 +584,17 @@ def gate(
             )
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
-    ref = find_reference(cfg, reference)
     prepared = prepare(cfg, cache_only=judge_cache_only)
-    refuse_unused(ref, prepared.checks.checks)  # before a (paid) run
+    # Before the (paid) run: the reference file is read, and one no check uses is refused.
+    ref = find_reference(cfg, reference, prepared.checks.checks)
+    refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
     else:
         progress = _Progress()
-        progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+        invocations = len(prepared.goldens) * cfg.model.repeats  # each trial advances it
+        progress.start(invocations, f"running {prepared.config.name}")
         try:
             cand, written = run_and_write(
                 prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
@@ -608,7 +614,12 @@ def gate(
     )
     with _stdout_may_close():
         _print_terminal(report)
-    _write_reports(report, cfg.name, markdown, json_out, html)
+    drawn = candidate or written
+
+    def trend() -> DriftTrend:
+        return report_trends(cfg, report, drawn, ref)
+
+    _write_reports(report, cfg.name, markdown, json_out, html, trend)
     _report_failed_cases(cand, out or cfg.output_path, written)
     raise typer.Exit(report.exit_code)
 
