@@ -223,23 +223,34 @@ def find_nginx() -> tuple[str, str] | str:
     return f"nginx found ({binary}) but not its echo module; {INSTALL_HINT}"
 
 
+class PortTaken(Exception):
+    """Another process bound the free port between our probe and nginx's bind."""
+
+
 @contextlib.contextmanager
 def nginx_server(binary: str, module: str) -> Iterator[NginxServer]:
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-nginx-") as tmp:
         prefix = Path(tmp)
-        port = free_port()
-        conf = prefix / "nginx.conf"
-        conf.write_text(
-            _NGINX_CONF.format(module=module, prefix=prefix, port=port, delay=LATENCY_MS / 1000)
-        )
-        proc = subprocess.Popen(
-            [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        for attempt in range(3):
+            port = free_port()
+            conf = prefix / "nginx.conf"
+            conf.write_text(
+                _NGINX_CONF.format(module=module, prefix=prefix, port=port, delay=LATENCY_MS / 1000)
+            )
+            proc = subprocess.Popen(
+                [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                _wait_listening(port, proc, prefix / "error.log")
+            except PortTaken:
+                if attempt == 2:
+                    raise SystemExit("bench_runner: no free loopback port for nginx") from None
+                continue
+            break
         try:
-            _wait_listening(port, proc, prefix / "error.log")
             yield NginxServer("nginx", f"http://127.0.0.1:{port}/search", prefix / "access.log")
         finally:
             proc.terminate()
@@ -257,9 +268,12 @@ def _wait_listening(port: int, proc: subprocess.Popen[str], error_log: Path) -> 
             err = (proc.stderr.read() if proc.stderr else "") or (
                 error_log.read_text() if error_log.exists() else ""
             )
+            if "Address already in use" in err:
+                raise PortTaken(err)
             raise SystemExit(f"bench_runner: nginx exited at start: {err.strip()}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
+            if proc.poll() is None:  # ours answered, not whoever may have the port
+                return
         time.sleep(0.05)
     proc.kill()
     raise SystemExit(f"bench_runner: nginx did not listen on 127.0.0.1:{port} within 10 s")
