@@ -18,6 +18,7 @@ import pytest
 import evalkit.targets.http as http
 from evalkit.client_load import ClientSaturationWarning
 from evalkit.goldens import GoldenCase
+from evalkit.targets import http_wire
 from evalkit.targets.http import Attempt, HttpTarget, run_attempts
 from evalkit.targets.http_wire import _Connection, wire_eligible
 from servers.search import Reply, SearchServer
@@ -288,3 +289,23 @@ def test_closing_the_target_wakes_a_call_still_waiting_for_its_reply(
     (error,) = outcome
     assert isinstance(error, Exception)
     assert "target 'prod', case 'q1'" in str(error)
+
+
+def test_expecting_a_run_holds_timestamps_on_until_the_target_closes(
+    server: SearchServer,
+) -> None:
+    target = target_of(server)
+
+    def keeper_of(t: HttpTarget) -> socket.socket | None:
+        assert t._wire is not None
+        return t._wire._keeper
+
+    assert keeper_of(target) is None  # nothing is opened before a run is expected
+    target.expect_concurrency(8)
+    keeper = keeper_of(target)
+    if keeper is None:
+        pytest.skip("this platform gives no SO_TIMESTAMPNS receive times")
+    assert keeper.getsockopt(socket.SOL_SOCKET, http_wire.SO_TIMESTAMPNS or 0) == 1
+    target.close()
+    assert keeper.fileno() == -1
+    assert keeper_of(target) is None
