@@ -958,8 +958,11 @@ def _pin_mode(run: _Run) -> int:
         run.outputs["reference-path"] = run.rel(pinned.upload_dir)
         run.outputs["reference-name"] = pinned.upload_name or ""
         location = run.rel(Path(pinned.location))
-    else:
+    elif pinned.source == "file":
+        location = run.rel(Path(pinned.location))
         run.outputs["reference-path"] = location
+    else:
+        run.outputs["reference-path"] = location  # branch:path
     run.out(reference_source=pinned.source, reference_sha=pinned.record.sha or "")
     console.line(f"evalkit: pinned the reference ({location}): {pinned.detail}")
     run.summary(f"### evalkit: reference pinned\n\n{_md_text(pinned.detail)}\n")
