@@ -149,12 +149,17 @@ class PreparedReference:
         """Failed reference cases never turn a drift check green (gate_inputs' one rule)."""
         return account_for_failed_baseline(verdict, spec, candidate, self.reference.artifact)
 
-    def notes(self) -> list[str]:
+    def notes(self, baseline: RunArtifact | None = None) -> list[str]:
         """Report-level lines: what still pairs with the reference, what failed in it."""
         out: list[str] = []
         r = self.report
         if r.run is not None and not self.diff.empty:
             out.append(comparable_note(r))
+        if r.run is not None and baseline is not None and r.run == _summary(baseline):
+            out.append(
+                "the reference is the current baseline, so each drift check repeats its "
+                "per-PR comparison until later promotions land"
+            )
         failed = failed_baseline_note(self.reference.artifact, "reference")
         if failed:
             out.append(failed)
