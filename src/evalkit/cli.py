@@ -593,7 +593,8 @@ def gate(
         cand = read_artifact(candidate)
     else:
         progress = _Progress()
-        progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+        invocations = len(prepared.goldens) * cfg.model.repeats  # each trial advances it
+        progress.start(invocations, f"running {prepared.config.name}")
         try:
             cand, written = run_and_write(
                 prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance

@@ -445,8 +445,21 @@ def run_and_write(
     on_row: RowCallback | None = None,
     target: Target | None = None,
 ) -> tuple[RunArtifact, Path]:
-    """Run every case once (no checkpoint) and write the artefact with :func:`write_run`."""
-    result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
+    """Run every case (no checkpoint) and write the artefact with :func:`write_run`.
+
+    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
+    then counts cases × repeats), so it moves from the first trial on.
+    """
+    if on_row is not None and prepared.config.model.repeats > 1:
+        seen = on_row
+        result = run_candidate(
+            prepared,
+            target=target,
+            concurrency=concurrency,
+            on_trial=lambda _trial, index, row: seen(index, row),
+        )
+    else:
+        result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
     art = to_artifact(prepared, result, result.name)
     return art, write_run(art, out)
 
