@@ -51,7 +51,21 @@ if TYPE_CHECKING:
     from evalkit.stats.procedures import Evaluator
     from evalkit.trend import MetricTrend
 
-__all__ = ["NO_REFERENCE_GIVEN", "Reference", "reference_from_fetch"]
+__all__ = [
+    "NO_REFERENCE_GIVEN",
+    "DriftTrend",
+    "PreparedReference",
+    "Reference",
+    "check_reference",
+    "comparable_note",
+    "fetch_for_action",
+    "find_reference",
+    "prepare",
+    "reference_from_fetch",
+    "refuse_unused",
+    "report_trends",
+    "wants_reference",
+]
 
 ReferenceStatus = Literal["found", "missing", "expired"]
 
@@ -68,7 +82,7 @@ class Reference:
     status: ReferenceStatus
     artifact: RunArtifact | None = None
     detail: str = ""  # one sentence: where it came from, or why there is none
-    source: str = "none"  # the store: "file", "branch", "artifact", "local" or "none"
+    source: str = "none"  # the store that answered: "file", "branch", "artifact" or "none"
     sha: str | None = None  # the commit the reference was made from, when known
     path: Path | None = None  # the file it was read from, when it was read from one
 
