@@ -711,9 +711,20 @@ def history(
     before with its confidence interval.
     """
     from evalkit.config import load_config
-    from evalkit.promotions import history_json, history_view, render_history
+    from evalkit.promotions import (
+        github_access_from_env,
+        history_json,
+        history_view,
+        render_history,
+    )
 
-    view = history_view(load_config(config), metrics=metric, candidate=candidate, limit=limit)
+    view = history_view(
+        load_config(config),
+        metrics=metric,
+        candidate=candidate,
+        limit=limit,
+        access=github_access_from_env(os.environ),
+    )
     _say(render_history(view))
     if json_out is not None:
         _write_text(json_out, history_json(view))
