@@ -189,38 +189,6 @@ def test_concurrency_is_bounded_and_fully_used(server: SearchServer) -> None:
     assert server.max_in_flight == 6
 
 
-@pytest.mark.parametrize(
-    ("concurrency", "cases"), [(2, 4), (3, 9), (5, 5), (7, 14), (13, 26), (9, 4)]
-)
-def test_exactly_the_slots_asked_for_run_at_once_on_their_own_threads(
-    concurrency: int, cases: int
-) -> None:
-    # Workers start one another as a tree: every slot must still get exactly one thread.
-    slots = min(concurrency, cases)
-    barrier = threading.Barrier(slots, timeout=HOLD_S)
-    lock = threading.Lock()
-    threads: set[int] = set()
-    in_flight = peak = 0
-
-    def answer_ids(case: GoldenCase) -> list[str]:
-        nonlocal in_flight, peak
-        with lock:
-            in_flight += 1
-            peak = max(peak, in_flight)
-            threads.add(threading.get_ident())
-        barrier.wait()  # breaks (the case fails) unless `slots` cases run at once
-        with lock:
-            in_flight -= 1
-        return [f"doc-{case.id}"]
-
-    result = evaluate(
-        CallableTarget(answer_ids, name="t"), golden(cases), ["recall@1"], concurrency=concurrency
-    )
-    assert all(row.ok for row in result.per_query)
-    assert peak == slots
-    assert len(threads) == slots
-
-
 def test_latency_excludes_waiting_for_a_free_slot(server: SearchServer) -> None:
     # 8 cases of 50 ms through 2 slots: the last pair waits ~150 ms for a slot.  The
     # latency clock runs inside invoke, and invoke starts only once a slot is free.

@@ -334,21 +334,7 @@ def _run_pool(
     stop = threading.Event()
     deadline_s = options.case_timeout_s
 
-    def work(workers: int = 1) -> None:
-        # This worker starts ``workers - 1`` others first, as a binary tree: Thread.start()
-        # waits until the new thread has run, and one thread starting 128 in turn, each
-        # start waiting for the interpreter lock behind the cases already running, took
-        # 100-330 ms against nginx (the whole c=128 ideal is 156 ms); the tree takes ~7 such
-        # waits in sequence instead of 128.
-        rest = workers - 1
-        try:
-            if rest:
-                spawn((rest + 1) // 2)
-            if rest // 2:
-                spawn(rest // 2)
-        except BaseException as exc:  # e.g. "can't start new thread": raised on the calling thread
-            results.put((-1, exc))
-            return
+    def work() -> None:
         while not stop.is_set():
             if limiter is not None:
                 limiter.acquire()
@@ -384,10 +370,11 @@ def _run_pool(
                 outcome = timed_out(case, deadline_s)  # late: its answer is discarded
             results.put((index, outcome))
 
-    def spawn(workers: int = 1) -> None:
-        threading.Thread(target=work, args=(workers,), name="evalkit-case", daemon=True).start()
+    def spawn() -> None:
+        threading.Thread(target=work, name="evalkit-case", daemon=True).start()
 
-    spawn(min(options.concurrency, len(todo)))
+    for _ in range(min(options.concurrency, len(todo))):
+        spawn()
     pending = len(todo)
     try:
         while pending:
