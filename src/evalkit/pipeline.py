@@ -70,7 +70,14 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
-    for judge in config.model.judge:
+    for index, judge in enumerate(config.model.judge):
+        if cache_only and judge.cache_path and not config.resolve(judge.cache_path).exists():
+            # Every grade would miss: refuse before the target is called even once.
+            raise ConfigError(
+                f"{config.where('judge', index, 'cache_path')}: --judge-cache-only, but the "
+                f"judge cache {config.resolve(judge.cache_path)} does not exist; run once "
+                "without --judge-cache-only to record it, or fix cache_path"
+            )
         if judge.rubric_file is not None:
             rubric_path = config.resolve(judge.rubric_file)
             try:
