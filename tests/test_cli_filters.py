@@ -162,3 +162,23 @@ def test_the_count_of_losses_not_shown_is_every_loss_not_shown(
     hidden = n_losses - 5
     unit = "loss" if hidden == 1 else "losses"
     assert f"… {hidden:,} more {unit} not shown" in gate.stdout, gate.stdout
+
+
+@pytest.mark.parametrize("columns", [50, 72, 100])
+def test_warnings_are_wrapped_at_word_boundaries(project: Path, columns: int) -> None:
+    assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
+    gate = evalkit("gate", "--baseline", "base.json", cwd=project, env={"COLUMNS": str(columns)})
+    assert gate.returncode == 0, gate.stderr
+    lines = gate.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("⚠ read with care"))
+    warning = []
+    for line in lines[start:]:
+        assert len(line) <= columns, line
+        warning.append(line)
+        if line.rstrip().endswith("undecided"):
+            break
+    assert len(warning) > 1  # long enough to need wrapping at every width tested
+    # every break fell between words: re-joined with spaces, the sentence is whole again
+    text = " ".join(part.strip() for part in warning)
+    assert "only 6 cases: below 30 cases the false-fail rate is not guaranteed" in text, text
+    assert "treat a borderline result as undecided" in text, text

@@ -117,6 +117,11 @@ def _say(console: Console, line: RenderableType) -> None:
     console.print(line, soft_wrap=True)
 
 
+def _prose(console: Console, line: RenderableType) -> None:
+    """A sentence for reading (a warning, a note): wrapped at word boundaries to the width."""
+    console.print(line, soft_wrap=False, overflow="fold")
+
+
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
     from rich.text import Text
 
@@ -208,7 +213,7 @@ def _print(console: Console, report: GateReport) -> None:
     if report.baseline is not None:
         _say(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        _say(
+        _prose(
             console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
@@ -219,9 +224,9 @@ def _print(console: Console, report: GateReport) -> None:
         )
     line = S.multiplicity(report)
     if line is not None:
-        _say(console, line)
+        _prose(console, line)
     for note in report.notes:
-        _say(console, _t(note, MESSAGE_LEN, style="dim"))
+        _prose(console, _t(note, MESSAGE_LEN, style="dim"))
     bad = S.non_finite_fields(report)
     if bad:
         _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
@@ -234,7 +239,7 @@ def _print(console: Console, report: GateReport) -> None:
             _say(console, _why(v))
     for warning, checks in S.caveats(report):
         text = f"⚠ read with care ({', '.join(checks)}): {warning}"
-        _say(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
+        _prose(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
     _print_failed(console, report)
     _print_goldens(console, report)
     _print_worst(console, report)
