@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -182,3 +183,32 @@ def test_warnings_are_wrapped_at_word_boundaries(project: Path, columns: int) ->
     text = " ".join(part.strip() for part in warning)
     assert "only 6 cases: below 30 cases the false-fail rate is not guaranteed" in text, text
     assert "treat a borderline result as undecided" in text, text
+
+
+LATENCY_CHECKS = """\
+checks:
+  - id: p95_ceiling
+    metric: latency_p95
+    op: "<="
+    threshold: 0
+  - id: mean_latency
+    metric: latency_mean
+    vs_baseline: no_significant_regression
+"""
+
+
+def test_latency_is_printed_with_its_unit(project: Path) -> None:
+    (project / "checks.yaml").write_text(LATENCY_CHECKS)
+    config = project / "evalkit.yaml"
+    config.write_text(CONFIG.replace("[recall@1, ndcg@10]", "[latency_p95, latency_mean]"))
+    assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
+    gate = evalkit("gate", "--baseline", "base.json", "--markdown", "r.md", cwd=project)
+    assert gate.returncode == 1, gate.stdout + gate.stderr  # no latency is <= 0 ms
+    number = r"[-+]?\d[\d.e+-]*"
+    out = gate.stdout
+    assert re.search(rf"{number} ms \(needs ≤ 0\.0000 ms\)", out), out  # the table
+    assert re.search(rf"latency_p95 = {number} ms misses <= 0 ms", out), out  # why it failed
+    # before → after, Δ and its interval, in the table and the markdown report alike
+    compared = rf"{number} ms → {number} ms: Δ {number} ms \[{number}, {number}\] ms"
+    assert re.search(compared, out), out
+    assert re.search(compared, (project / "r.md").read_text())

@@ -35,6 +35,7 @@ from evalkit.stats.procedures import (
     evaluator_for,
 )
 from evalkit.stats.ties import case_outcomes, count
+from evalkit.units import suffix
 
 if TYPE_CHECKING:
     from evalkit.stats.pairing import CaseMatch
@@ -332,7 +333,8 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
     assert spec.threshold is not None  # a threshold check always has one (CheckSpec validates)
-    message = f"{spec.metric} = {_fmt(observed)} {rel} {spec.op} {_fmt(spec.threshold)}"
+    u = suffix(spec.metric)
+    message = f"{spec.metric} = {_fmt(observed)}{u} {rel} {spec.op} {_fmt(spec.threshold)}{u}"
     if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
         message += _missed_cases(spec, rows)
     return CheckVerdict(
@@ -616,8 +618,9 @@ def _compare(
 def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     """Status from the interval (DESIGN §5); its dual p agrees by construction."""
     level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
+    u = suffix(spec.metric)
     ci = (
-        f"Δ {c.delta:+.4g}, {level} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}] "
+        f"Δ {c.delta:+.4g}{u}, {level} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}]{u} "
         f"({PROCEDURE_NAMES.get(c.procedure, c.procedure)})"
     )
     bad_status: Status = "fail" if spec.level == "block" else "warn"
@@ -625,14 +628,14 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
         margin = _margin(spec)
         worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
         within = worse_side > c.tested_value if hib else worse_side < c.tested_value
-        p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}"
+        p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}{u}"
         if within:
             return "pass", (
-                f"{ci}, {p_text}: the worst plausible change is within the margin ±{margin:g}"
+                f"{ci}, {p_text}: the worst plausible change is within the margin ±{margin:g}{u}"
             )
         return bad_status, (
-            f"{ci}, {p_text}: a drop larger than the margin {margin:g} cannot be ruled out "
-            f"(bound {worse_side:+.4g})"
+            f"{ci}, {p_text}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
+            f"(bound {worse_side:+.4g}{u})"
         )
     p_text = f"p={c.p_value:.4f}"
     if c.p_adjusted is not None:

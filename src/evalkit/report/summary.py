@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evalkit.gate import CaseDelta, CheckVerdict, GateReport
+from evalkit.units import suffix, unit_of
 
 STATUS_ICON = {
     "pass": "✅",
@@ -31,25 +32,29 @@ def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def num(x: float | None) -> str:
-    """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite."""
+def num(x: float | None, unit: str = "") -> str:
+    """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite.
+
+    ``unit`` (:func:`evalkit.units.unit_of`, e.g. ``"ms"``) follows a finite value.
+    """
     if x is None or not math.isfinite(x):
         return NA
+    after = f" {unit}" if unit else ""
     if x == 0:
-        return "0.0000"
+        return "0.0000" + after
     if abs(x) >= 1e6 or abs(x) < 1e-4:
-        return f"{x:.3e}"
+        return f"{x:.3e}{after}"
     if abs(x) >= 100:  # latencies, counts: a tenth is plenty and four decimals are noise
-        return f"{x:.1f}"
-    return f"{x:.4f}"
+        return f"{x:.1f}{after}"
+    return f"{x:.4f}{after}"
 
 
-def signed(x: float | None) -> str:
+def signed(x: float | None, unit: str = "") -> str:
     if x is None or not math.isfinite(x):
         return NA
     if x == 0:
-        return "+0.0000"
-    return ("+" if x > 0 else "") + num(x)
+        return "+0.0000" + (f" {unit}" if unit else "")
+    return ("+" if x > 0 else "") + num(x, unit)
 
 
 def pvalue(p: float | None) -> str:
@@ -86,24 +91,26 @@ def status_word(v: CheckVerdict) -> str:
 def result(v: CheckVerdict) -> str:
     """The verdict's numbers in one line: observed vs threshold, or Δ with its CI and p."""
     c = v.comparison
+    u = unit_of(v.metric)
     if v.status == "error":
         return "error (see below)"
     if v.kind == "threshold":
         sym = op_symbol(v.op)
-        need = f"needs {sym} {num(v.threshold)}" if sym else f"threshold {num(v.threshold)}"
-        return f"{num(v.observed)} ({need})"
+        line = num(v.threshold, u)
+        need = f"needs {sym} {line}" if sym else f"threshold {line}"
+        return f"{num(v.observed, u)} ({need})"
     if c is None:
         label = "no baseline" if v.status == "no-baseline" else v.status
-        return f"{num(v.observed)} ({label})"
+        return f"{num(v.observed, u)} ({label})"
     # before → after over the paired cases, the ones Δ is computed on
     after = c.candidate_value if c.candidate_value is not None else v.observed
     text = (
-        f"{num(c.baseline_value)} → {num(after)}: Δ {signed(c.delta)} "
-        f"[{signed(c.ci_low)}, {signed(c.ci_high)}] {confidence(c.confidence)} CI, "
-        f"p={pvalue(c.p_value)}"
+        f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
+        f"[{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)} "
+        f"{confidence(c.confidence)} CI, p={pvalue(c.p_value)}"
     )
     if c.margin is not None:
-        text += f", margin {num(c.margin)}"
+        text += f", margin {num(c.margin, u)}"
     return text
 
 
@@ -116,7 +123,7 @@ def wlt(v: CheckVerdict) -> str:
 
 def mde(v: CheckVerdict) -> str:
     c = v.comparison
-    return num(c.mde) if c is not None and c.mde is not None else "—"
+    return num(c.mde, unit_of(v.metric)) if c is not None and c.mde is not None else "—"
 
 
 def direction(v: CheckVerdict) -> str:

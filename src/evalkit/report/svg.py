@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from evalkit.gate import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
+from evalkit.units import suffix, unit_of
 
 MAX_BARS = 1_000
 WIDTH = 900
@@ -130,13 +131,15 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
             f'<text x="{_f(plot_x0 - 8)}" y="{_f(cy + 4)}" text-anchor="end" class="label">'
             f"{html_text(row.label, 40)}</text>"
         )
+        u = unit_of(row.metric)
         out.append(
-            f'<text x="{_f(plot_x0)}" y="{_f(y + row_h - 2)}" class="tick">{S.signed(-m)}</text>'
+            f'<text x="{_f(plot_x0)}" y="{_f(y + row_h - 2)}" class="tick">{S.signed(-m, u)}</text>'
             f'<text x="{_f(plot_x1)}" y="{_f(y + row_h - 2)}" text-anchor="end" class="tick">'
-            f"{S.signed(m)}</text>"
+            f"{S.signed(m, u)}</text>"
         )
         stats = (
-            f"Δ {S.signed(row.delta)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}] "
+            f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
+            f"{suffix(row.metric)} "
             f"{S.confidence(row.confidence)}, p={S.pvalue(row.p_value)}"
         )
         out.append(
