@@ -212,3 +212,100 @@ def test_latency_is_printed_with_its_unit(project: Path) -> None:
     compared = rf"{number} ms → {number} ms: Δ {number} ms \[{number}, {number}\] ms"
     assert re.search(compared, out), out
     assert re.search(compared, (project / "r.md").read_text())
+
+
+# ----------------------------------------------------------------- -k / --case: a few cases
+
+
+def test_run_with_k_runs_only_the_matching_cases_and_says_so(project: Path) -> None:
+    run = evalkit("run", "-k", "B", cwd=project)  # ignoring case, like pytest -k
+    assert run.returncode == 0, run.stderr
+    written = project / ".evalkit" / "runs" / "evalkit.subset.json"
+    assert f"wrote {written.relative_to(project)} (3 cases of 6, subset: -k B)" in run.stdout
+    doc = json.loads(written.read_text())
+    assert [row["id"] for row in doc["rows"]] == ["b1", "b2", "b3"]
+    assert doc["subset"] == "-k B"
+    # the whole run's artefact is not replaced by a subset
+    assert not (project / ".evalkit" / "runs" / "evalkit.json").exists()
+
+
+def test_a_subset_run_is_never_a_baseline(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(CONFIG + "baseline: {path: baseline.json}\n")
+    assert evalkit("run", "--case", "a1", "--out", "one.json", cwd=project).returncode == 0
+    one_line_error(
+        evalkit("promote", "one.json", cwd=project), 2, "--case a1", "a baseline must hold every"
+    )
+    assert not (project / "baseline.json").exists()
+
+
+def gate_json(project: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], dict]:  # type: ignore[type-arg]
+    gate = evalkit("gate", *args, "--json", "r.json", "--markdown", "r.md", cwd=project)
+    report = json.loads((project / "r.json").read_text()) if (project / "r.json").exists() else {}
+    return gate, report
+
+
+def test_a_gate_on_a_subset_that_passes_is_incomplete_not_a_pass(project: Path) -> None:
+    assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
+    gate, report = gate_json(project, "-k", "a", "--baseline", "base.json")
+    assert gate.returncode == 4, gate.stdout + gate.stderr  # ExitCode.INCOMPLETE
+    assert gate.stdout.startswith("INCOMPLETE: 2 of 2 checks passed on 3 of 6 cases only")
+    assert "Coverage: 3 of 6 cases (subset: -k a): not a verdict on the whole golden set" in (
+        gate.stdout
+    )
+    assert report["verdict"] == "incomplete"
+    assert report["exit_code"] == 4
+    assert report["subset"] == {"selection": "-k a", "cases": ["a1", "a2", "a3"], "n_total": 6}
+    assert "Coverage: 3 of 6 cases (subset: -k a)" in (project / "r.md").read_text()
+    # the same cases through an existing run of every case: the same answer
+    again = evalkit("gate", "--candidate", "base.json", "--case", "a1", "--case", "a2", cwd=project)
+    assert again.returncode == 4, again.stdout + again.stderr
+    assert "2 of 6 cases (subset: --case a1 --case a2)" in again.stdout
+
+
+def test_a_blocking_failure_on_a_subset_fails_the_gate(project: Path) -> None:
+    gate, report = gate_json(project, "-k", "b", "--case", "a1")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert gate.stdout.startswith("FAIL: 0 of 2 checks passed on 4 of 6 cases only")
+    assert report["verdict"] == "fail"
+    assert report["subset"]["cases"] == ["a1", "b1", "b2", "b3"]
+
+
+def test_a_subset_artefact_cannot_pass_a_gate_of_the_whole_set(project: Path) -> None:
+    assert evalkit("run", "-k", "a", "--out", "some.json", cwd=project).returncode == 0
+    result = evalkit("gate", "--candidate", "some.json", cwd=project)
+    one_line_error(result, 2, "no row for 3 of the 6 golden case(s)")
+
+
+def test_a_scoped_check_outside_the_subset_is_not_decided_and_says_so(project: Path) -> None:
+    (project / "checks.yaml").write_text(SCOPED_CHECKS + CHECKS.removeprefix("checks:\n"))
+    gate = evalkit("gate", "-k", "a2", cwd=project)
+    assert gate.returncode == 4, gate.stdout + gate.stderr
+    assert "check 'controls_hold' not decided: none of its 3 scoped case(s) is in the" in (
+        " ".join(gate.stdout.split())
+    )
+    # a scope the subset cuts is decided on the cases of both
+    narrowed = evalkit("gate", "-k", "1", cwd=project)  # a1, b1: controls_hold over a1, b1
+    assert narrowed.returncode == 1, narrowed.stdout
+    assert "controls_hold" in narrowed.stdout
+    assert "1 of the 2 scoped case(s) miss it on their own: b1" in narrowed.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needles"),
+    [
+        (("--case", "a10"), ("--case a10", "has no case 'a10'", "(did you mean 'a1'?)")),
+        (("-k", "zz"), ("-k zz matches none of the 6 case(s)",)),
+        (("-k", " "), ("-k needs a non-empty part of a case id",)),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "gate"])
+def test_a_filter_that_keeps_nothing_is_refused_before_anything_runs(
+    project: Path, command: str, args: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    one_line_error(evalkit(command, *args, cwd=project), 2, *needles)
+    assert not (project / ".evalkit" / "runs").exists()
+
+
+def test_a_shard_of_a_subset_is_refused(project: Path) -> None:
+    result = evalkit("run", "--shard", "1/2", "-k", "a", cwd=project)
+    one_line_error(result, 2, "--shard 1/2 and -k a both pick cases")

@@ -44,6 +44,20 @@ ConfigOpt = Annotated[
 ]
 
 
+KeywordOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-k",
+        metavar="WORD",
+        help="Only the cases whose id contains WORD (ignoring case); repeatable.",
+    ),
+]
+CaseOpt = Annotated[
+    list[str] | None,
+    typer.Option("--case", metavar="ID", help="Only the case with this id; repeatable."),
+]
+
+
 @dataclass
 class _Session:
     """Process-wide options, set by the root callback before any command runs."""
@@ -287,6 +301,8 @@ def run(
     relevance_level: Annotated[
         int, typer.Option(min=1, help="With --trec-run: lowest grade counted as relevant.")
     ] = 1,
+    keyword: KeywordOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Run the configured target over the golden set and write a run artefact.
@@ -296,8 +312,12 @@ def run(
     A run with failed cases never replaces OUT: it is written beside it
     (base.json -> base.failed.json) unless --allow-failed.
     With --trec-run, score an existing TREC run file against --qrels instead.
+    -k/--case run only some cases (default OUT: the config's output + .subset).
     """
+    from evalkit.case_filter import CaseFilter
     from evalkit.errors import ConfigError
+
+    cases = CaseFilter.of(keyword, case)
 
     if trec_run is not None or qrels is not None:
         # Scoring a file runs no target: a target flag here would be silently ignored.
@@ -310,6 +330,7 @@ def run(
             ("--shard", shard is not None),
             ("--judge-cache-only", judge_cache_only),
             ("--allow-failed", allow_failed),
+            ("-k/--case", cases is not None),
         ):
             if given:
                 raise ConfigError(
@@ -325,14 +346,15 @@ def run(
             "--relevance-level goes with --trec-run; a target run's metrics take their "
             "parameters from the config"
         )
-    from evalkit.pipeline import RunInterrupted, RunStart, run_to_artifact
+    from evalkit.pipeline import RunInterrupted, RunStart, run_output_path, run_to_artifact
     from evalkit.shards import parse_shard
 
     spec = parse_shard(shard) if shard is not None else None
     prepared = _prepare_run(config, concurrency, rate_limit, case_timeout, judge_cache_only)
     out_flag = "--out" if out is not None else f"output ({prepared.config.path})"
     refuse_overwriting_inputs(
-        {out_flag: out or prepared.config.output_path}, _config_inputs(prepared.config)
+        {out_flag: run_output_path(prepared.config, out, spec, cases)},
+        _config_inputs(prepared.config),
     )
     progress = _Progress()
 
@@ -356,6 +378,7 @@ def run(
             allow_failed=allow_failed,
             on_start=started,
             on_row=progress.advance,
+            cases=cases,
         )
     except RunInterrupted as stop:
         progress.stop()
@@ -371,6 +394,8 @@ def run(
         progress.stop()
     art = outcome.artifact
     where = f", shard {spec}" if spec is not None else ""
+    if art.subset is not None:
+        where = f" of {len(prepared.goldens)}, subset: {art.subset}"
     _say(f"wrote {outcome.path} ({len(art.result)} cases{where})")
     _report_failed_cases(art, outcome.requested, outcome.path)
     if not art.failed:
@@ -510,15 +535,30 @@ def gate(
     judge_cache_only: Annotated[
         bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
     ] = False,
+    keyword: KeywordOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Run (or load) the candidate, compare it with the baseline, and decide every check."""
+    """Run (or load) the candidate, compare it with the baseline, and decide every check.
+
+    -k/--case decide on some cases only: the verdict is then "incomplete" (exit 4)
+    unless a blocking check failed (exit 1), never a pass of the whole golden set.
+    """
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
+    from evalkit.case_filter import CaseFilter
     from evalkit.config import load_config
     from evalkit.errors import InputError
-    from evalkit.pipeline import find_baseline, prepare, run_and_write
+    from evalkit.pipeline import (
+        find_baseline,
+        prepare,
+        run_and_write,
+        run_output_path,
+        select_cases,
+    )
     from evalkit.pipeline import gate as run_gate
+
+    cases = CaseFilter.of(keyword, case)
 
     if candidate is not None:
         for flag, value in (("--out", out), ("--concurrency", concurrency)):
@@ -528,9 +568,8 @@ def gate(
                     f"{candidate} nothing is run: drop {flag}, or drop --candidate"
                 )
     cfg = load_config(config)
-    check_writable(
-        markdown, json_out, html, None if candidate is not None else out or cfg.output_path
-    )
+    run_out = run_output_path(cfg, out, None, cases)
+    check_writable(markdown, json_out, html, None if candidate is not None else run_out)
     if require_baseline:
         cfg = cfg.with_overrides(require_baseline=True)
     stored = cfg.model.baseline
@@ -547,7 +586,7 @@ def gate(
             "--html": html,
             ("--out" if out is not None else f"output ({cfg.path})"): None
             if candidate is not None
-            else (out or cfg.output_path),
+            else run_out,
         },
         {
             **_config_inputs(cfg),
@@ -567,15 +606,16 @@ def gate(
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
     prepared = prepare(cfg, cache_only=judge_cache_only)
+    chosen, subset = select_cases(prepared, cases)  # before the run: a bad -k is exit 2
     written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
     else:
         progress = _Progress()
-        progress.start(len(prepared.goldens), f"running {prepared.config.name}")
+        progress.start(len(chosen.goldens), f"running {prepared.config.name}")
         try:
             cand, written = run_and_write(
-                prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
+                prepared, run_out, concurrency=concurrency, on_row=progress.advance, cases=cases
             )
         finally:
             progress.stop()
@@ -586,11 +626,12 @@ def gate(
         notes=() if base is not None else (where,),
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
+        subset=subset,
     )
     with _stdout_may_close():
         _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
-    _report_failed_cases(cand, out or cfg.output_path, written)
+    _report_failed_cases(cand, run_out, written)
     raise typer.Exit(report.exit_code)
 
 

@@ -38,11 +38,13 @@ from evalkit.stats.ties import case_outcomes, count
 from evalkit.units import suffix
 
 if TYPE_CHECKING:
+    from evalkit.case_filter import Subset
     from evalkit.stats.pairing import CaseMatch
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
-Overall = Literal["pass", "warn", "fail", "error"]
+# "incomplete": decided on a subset of the cases (-k/--case) with nothing blocking.
+Overall = Literal["pass", "warn", "fail", "error", "incomplete"]
 
 WORST_CASES = 10
 
@@ -160,6 +162,8 @@ class GateReport:
     notes: tuple[str, ...] = ()
     # How alpha_familywise was obtained (estimated for this gate's decision, or a bound).
     familywise: FamilywiseRate | None = None
+    # Set when the gate ran on some cases only (-k/--case): never a pass of the whole.
+    subset: Subset | None = None
 
     @property
     def blocking_failures(self) -> list[CheckVerdict]:
@@ -167,11 +171,13 @@ class GateReport:
 
     @property
     def verdict(self) -> Overall:
-        """The headline: error (the run broke), fail, warn, or pass."""
+        """The headline: error (the run broke), fail, incomplete (a subset), warn, or pass."""
         if self.candidate.failed:
             return "error"
         if self.blocking_failures:
             return "fail"
+        if self.subset is not None:
+            return "incomplete"
         if any(v.status in ("fail", "warn", "error", "incomparable") for v in self.verdicts):
             return "warn"
         return "pass"
@@ -179,7 +185,7 @@ class GateReport:
     @property
     def exit_code(self) -> ExitCode:
         """OK on pass or warn, CHECK_FAILED when a blocking check failed, RUNTIME when
-        cases of the candidate run failed."""
+        cases of the candidate run failed, INCOMPLETE when nothing blocked on a subset."""
         return _EXIT_CODES[self.verdict]
 
 
@@ -188,6 +194,7 @@ _EXIT_CODES: dict[Overall, ExitCode] = {
     "warn": ExitCode.OK,
     "fail": ExitCode.CHECK_FAILED,
     "error": ExitCode.RUNTIME,
+    "incomplete": ExitCode.INCOMPLETE,
 }
 
 

@@ -34,6 +34,7 @@ from evalkit.targets.base import Target
 from evalkit.trials import evaluate_repeated
 
 if TYPE_CHECKING:
+    from evalkit.case_filter import CaseFilter, Subset
     from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
@@ -313,6 +314,7 @@ def to_artifact(
     *,
     shard: str | None = None,
     truncated_ids: frozenset[str] = frozenset(),
+    subset: str | None = None,
 ) -> RunArtifact:
     """The run's artefact, with the provenance of the whole prepared eval (even for a shard)."""
     from evalkit import significance
@@ -331,6 +333,7 @@ def to_artifact(
         config_fingerprint=config_fingerprint(cfg),
         shard=shard,
         truncated_ids=truncated_ids,
+        subset=subset,
     )
 
 
@@ -430,19 +433,41 @@ def run_and_write(
     concurrency: int | None = None,
     on_row: RowCallback | None = None,
     target: Target | None = None,
+    cases: CaseFilter | None = None,
 ) -> tuple[RunArtifact, Path]:
-    """Run every case once (no checkpoint) and write the artefact with :func:`write_run`."""
-    result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
-    art = to_artifact(prepared, result, result.name)
+    """Run every case (or those ``cases`` keeps) once, no checkpoint; :func:`write_run` it."""
+    todo, subset = select_cases(prepared, cases)
+    result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name, subset=_selection(subset))
     return art, write_run(art, out)
 
 
-def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:
-    """OUT, else the config's output path (named per shard, so shards never collide)."""
+def select_cases(prepared: Prepared, cases: CaseFilter | None) -> tuple[Prepared, Subset | None]:
+    """The eval of the cases ``-k``/``--case`` keep (all of them without a filter)."""
+    if cases is None:
+        return prepared, None
+    goldens, subset = cases.select(prepared.goldens)
+    return replace(prepared, goldens=goldens), subset
+
+
+def _selection(subset: Subset | None) -> str | None:
+    return None if subset is None else subset.selection
+
+
+def run_output_path(
+    config: LoadedConfig,
+    out: Path | None,
+    shard: ShardSpec | None = None,
+    cases: CaseFilter | None = None,
+) -> Path:
+    """OUT, else the config's output path, named per shard or subset so none overwrites
+    the whole run's artefact."""
     if out is not None:
         return out
-    default = prepared.config.output_path
-    return default if shard is None else with_infix(default, shard.slug)
+    default = config.output_path
+    if shard is not None:
+        return with_infix(default, shard.slug)
+    return default if cases is None else with_infix(default, "subset")
 
 
 def run_to_artifact(
@@ -455,6 +480,7 @@ def run_to_artifact(
     on_start: Callable[[RunStart], None] | None = None,
     on_row: RowCallback | None = None,
     target: Target | None = None,
+    cases: CaseFilter | None = None,
 ) -> RunOutcome:
     """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
 
@@ -469,13 +495,20 @@ def run_to_artifact(
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.shards import select_shard
 
-    todo = prepared
+    if shard is not None and cases is not None:
+        raise InputError(
+            f"--shard {shard} and {cases.describe()} both pick cases: a shard of a subset "
+            "is neither; drop one of them"
+        )
+    todo, subset = select_cases(prepared, cases)
     if shard is not None:
         todo = replace(prepared, goldens=select_shard(prepared.goldens, shard))
-    requested = run_output_path(prepared, out, shard)
-    identity = run_identity(
-        prepared.config.model, prepared.goldens, None if shard is None else str(shard)
-    )
+    requested = run_output_path(prepared.config, out, shard, cases)
+    # The checkpoint belongs to one selection: resuming with another is refused.
+    part = str(shard) if shard is not None else None
+    if subset is not None:
+        part = f"cases {subset.selection}"
+    identity = run_identity(prepared.config.model, prepared.goldens, part)
     ckpt_path = checkpoint_path(requested)
     check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
@@ -512,8 +545,9 @@ def run_to_artifact(
             prepared,
             result,
             result.name,
-            shard=identity.shard,
+            shard=None if shard is None else str(shard),
             truncated_ids=frozenset(ckpt.truncated_ids),
+            subset=_selection(subset),
         )
         path = write_run(art, requested, allow_failed=allow_failed)
         if not art.failed:
@@ -586,6 +620,11 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
             f"{source}: is shard {art.shard} of a run; `evalkit merge` the shards, then "
             "promote the merged run"
         )
+    if art.subset is not None:
+        raise InputError(
+            f"{source}: holds only the cases {art.subset} keeps; a baseline must hold every "
+            "case: run without -k/--case, then promote"
+        )
     refuse_other_config(art, config.name, str(source))
     replaced = None
     if store.path.is_file():
@@ -604,34 +643,45 @@ def gate(
     *,
     notes: Sequence[str] = (),
     baseline_chosen: bool = False,
+    subset: Subset | None = None,
 ) -> GateReport:
     """Validate the inputs against the goldens (:mod:`evalkit.gate_inputs`), then decide.
 
     ``baseline_chosen``: the user pointed at this baseline (``--baseline``, the
     config's file store), so one that cannot be paired is an input error.
+    ``subset`` (``-k``/``--case``): decide on those cases only; the report says so and
+    its verdict is never ``pass`` (:mod:`evalkit.case_filter`).
     """
     from evalkit.gate_inputs import check_baseline, check_candidate
 
     cfg = prepared.config.model
     checks = prepared.checks
+    specs = list(checks.checks)
+    goldens = prepared.goldens
+    if subset is not None:
+        candidate = subset.only(candidate)
+        baseline = None if baseline is None else subset.only(baseline)
+        goldens = subset.goldens(goldens)
+        specs, left_out = subset.checks(specs)
+        notes = (*notes, *left_out)
     # Runs read from schema 1, perhaps before the plugins were imported: vouch now.
     candidate = vouch_schema1_fingerprints(candidate)
     baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
-    check_candidate(candidate, prepared.goldens, checks.checks, config_name=prepared.config.name)
+    check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
     if baseline is not None and baseline_chosen:
-        check_baseline(baseline, candidate, checks.checks)
+        check_baseline(baseline, candidate, specs)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
         rows = candidate.result.per_query
-        agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
+        agreed = agreement_notes(rows, _judges(prepared.config), goldens, seed=cfg.seed)
         notes = (*notes, *agreed)
     if cfg.repeats > 1:
         from evalkit.trials import trial_notes
 
         notes = (*notes, *trial_notes(candidate.result.per_query, cfg.metrics))
-    return evaluate_gate(
-        checks.checks,
+    report = evaluate_gate(
+        specs,
         candidate,
         baseline,
         GateOptions(
@@ -643,3 +693,4 @@ def gate(
             extra_notes=tuple(n for n in notes if n),
         ),
     )
+    return report if subset is None else replace(report, subset=subset)

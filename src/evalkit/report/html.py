@@ -41,7 +41,7 @@ h3 { font-size: 15px; margin: 18px 0 6px; }
          font-weight: 700; letter-spacing: .03em; }
 .pass { background: #2e7d32; } .fail { background: #c62828; } .warn { background: #ef6c00; }
 .error { background: #6a1b9a; } .no-baseline { background: #757575; }
-.incomparable { background: #c62828; }
+.incomparable { background: #c62828; } .incomplete { background: #ef6c00; }
 .muted, .prov { color: var(--muted); }
 .alert { border-left: 4px solid #ef6c00; background: #fff4e5; padding: 8px 12px; margin: 12px 0; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
@@ -118,6 +118,11 @@ def _header(report: GateReport) -> list[str]:
         names = ", ".join(f'<span class="id">{html_text(n, 80)}</span>' for n in h.named)
         more = f" and {h.more} more" if h.more else ""
         line += f"; {h.named_label}: {names}{more}"
+    coverage = S.coverage_line(report)
+    if coverage is not None:
+        before, selection, after = coverage
+        line += f'</p><p class="alert">{html_text(before)}{html_text(selection, 80)}'
+        line += html_text(after)
     out = [
         f"<h1>evalkit gate {_badge(h.verdict, h.word)}</h1>",
         f"<p>{line}</p>",

@@ -123,6 +123,10 @@ def _run_line(label: str, run: RunSummary) -> str:
 
 def _provenance(report: GateReport) -> str:
     lines = [_run_line("Candidate", report.candidate)]
+    coverage = S.coverage_line(report)
+    if coverage is not None:
+        before, selection, after = coverage
+        lines.append(f"**{before}{md(selection, NAME_LEN)}{after}**")
     if report.baseline is not None:
         lines.append(_run_line("Baseline", report.baseline))
         return "  \n".join(lines) + "\n\n"

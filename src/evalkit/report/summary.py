@@ -22,7 +22,7 @@ STATUS_ICON = {
     "no-baseline": "❔",
     "incomparable": "🚫",
 }
-VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥"}
+VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
 OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
 NA = "n/a"
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
@@ -175,9 +175,12 @@ class Headline:
     named_label: str  # "blocking" or "not blocking"
     named: tuple[str, ...]  # check ids, at most HEADLINE_NAMES
     more: int  # further ids not named
+    subset: tuple[int, int] | None = None  # (cases decided, cases in the golden set)
 
     def counts(self) -> str:
         text = f"{self.passed} of {self.n_checks} checks passed"
+        if self.subset is not None:
+            text += f" on {self.subset[0]:,} of {self.subset[1]:,} cases only"
         if self.failed_cases:
             text = f"{self.failed_cases:,} of {self.n_cases:,} cases failed to run; " + text
         return text
@@ -185,6 +188,7 @@ class Headline:
 
 def headline(report: GateReport) -> Headline:
     verdict = report.verdict
+    sub = report.subset
     blocking = [v.check_id for v in report.blocking_failures]
     if blocking:
         label, ids = "blocking", blocking
@@ -202,6 +206,25 @@ def headline(report: GateReport) -> Headline:
         named_label=label,
         named=tuple(ids[:HEADLINE_NAMES]),
         more=max(len(ids) - HEADLINE_NAMES, 0),
+        subset=None if sub is None else (sub.n_selected, sub.n_total),
+    )
+
+
+SUBSET_WARNING = "not a verdict on the whole golden set; run the gate without -k/--case for one"
+
+
+def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
+    """For a gate on a subset: (text before the selection, the selection, text after).
+
+    The selection is what the user typed (-k …): each reporter escapes it its own way.
+    """
+    sub = report.subset
+    if sub is None:
+        return None
+    return (
+        f"Coverage: {sub.n_selected:,} of {sub.n_total:,} cases (subset: ",
+        sub.selection,
+        f"): {SUBSET_WARNING}",
     )
 
 

@@ -36,6 +36,7 @@ VERDICT_STYLE = {
     "warn": "bold yellow",
     "fail": "bold red",
     "error": "bold magenta",
+    "incomplete": "bold yellow",
 }
 STATUS_MARK = {
     "pass": "✓",
@@ -210,6 +211,10 @@ def _print(console: Console, report: GateReport) -> None:
 
     _say(console, _headline(report))
     _say(console, _run_line("Candidate", report.candidate))
+    coverage = S.coverage_line(report)
+    if coverage is not None:
+        before, selection, after = coverage
+        _prose(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
         _say(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
