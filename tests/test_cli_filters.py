@@ -309,3 +309,60 @@ def test_a_filter_that_keeps_nothing_is_refused_before_anything_runs(
 def test_a_shard_of_a_subset_is_refused(project: Path) -> None:
     result = evalkit("run", "--shard", "1/2", "-k", "a", cwd=project)
     one_line_error(result, 2, "--shard 1/2 and -k a both pick cases")
+
+
+# ----------------------------------------------------------------- checkpoint and lock files
+
+BOOM_METRIC = """
+import os
+
+from evalkit import register_metric
+
+
+@register_metric("boom", higher_is_better=True)
+def boom(response, case):
+    if case.id == os.environ.get("BOOM_ON", ""):
+        raise ValueError("cannot score this one")
+    return 1.0
+"""
+
+
+def test_checkpoint_and_lock_live_under_dot_evalkit_and_no_lock_outlives_a_metric_error(
+    project: Path,
+) -> None:
+    (project / "boom_metric.py").write_text(BOOM_METRIC)
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, ndcg@10, boom]")
+        + "plugins: [boom_metric]\n"
+    )
+    (project / "out").mkdir()
+    stopped = evalkit("run", "--out", "out/run.json", cwd=project, env={"BOOM_ON": "b1"})
+    assert stopped.returncode in (2, 3), stopped.stderr
+    assert "metric 'boom' raised ValueError on case 'b1'" in stopped.stderr
+    assert list((project / "out").iterdir()) == []  # nothing beside the output
+    left = sorted(p.name for p in (project / ".evalkit" / "checkpoints").iterdir())
+    assert len(left) == 1, left  # the checkpoint of a1..a3, and no stale lock
+    assert left[0].startswith("run.json-")
+    assert left[0].endswith(".checkpoint.jsonl")
+    # resume finds it: only the cases not yet done run, and a finished run leaves nothing
+    resumed = evalkit("run", "--out", "out/run.json", "--resume", cwd=project)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "3 of 6 case(s) already done" in resumed.stderr
+    assert list((project / ".evalkit" / "checkpoints").iterdir()) == []
+    assert [p.name for p in (project / "out").iterdir()] == ["run.json"]
+
+
+def test_a_refused_run_leaves_no_lock(project: Path) -> None:
+    (project / "boom_metric.py").write_text(BOOM_METRIC)
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, ndcg@10, boom]")
+        + "plugins: [boom_metric]\n"
+    )
+    assert evalkit("run", cwd=project, env={"BOOM_ON": "a3"}).returncode != 0
+    # a plain run refuses to discard the finished cases: still no lock left behind
+    again = evalkit("run", cwd=project)
+    assert again.returncode == 2, again.stderr
+    assert "rerun with --resume" in again.stderr
+    names = [p.name for p in (project / ".evalkit" / "checkpoints").iterdir()]
+    assert len(names) == 1, names
+    assert not any(name.endswith(".lock") for name in names)

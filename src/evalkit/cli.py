@@ -307,8 +307,8 @@ def run(
 ) -> None:
     """Run the configured target over the golden set and write a run artefact.
 
-    Each finished case is saved at once in OUT.checkpoint.jsonl; after an
-    interruption or failed cases, --resume runs only the cases not yet done.
+    Each finished case is saved at once in a checkpoint under .evalkit/checkpoints/;
+    after an interruption or failed cases, --resume runs only the cases not yet done.
     A run with failed cases never replaces OUT: it is written beside it
     (base.json -> base.failed.json) unless --allow-failed.
     With --trec-run, score an existing TREC run file against --qrels instead.

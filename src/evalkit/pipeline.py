@@ -484,9 +484,10 @@ def run_to_artifact(
 ) -> RunOutcome:
     """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
 
-    Every finished case is appended to the checkpoint beside the output the
-    moment it finishes; ``resume=True`` keeps a matching checkpoint's finished
-    cases and runs only the rest.  The artefact lists the cases in golden-set
+    Every finished case is appended to the checkpoint (under the config folder's
+    ``.evalkit/``, :func:`evalkit.checkpoint.checkpoint_path`) the moment it
+    finishes; ``resume=True`` keeps a matching checkpoint's finished cases and
+    runs only the rest.  The artefact lists the cases in golden-set
     order.  A run with failed cases keeps its checkpoint and is written by
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
@@ -509,7 +510,7 @@ def run_to_artifact(
     if subset is not None:
         part = f"cases {subset.selection}"
     identity = run_identity(prepared.config.model, prepared.goldens, part)
-    ckpt_path = checkpoint_path(requested)
+    ckpt_path = checkpoint_path(requested, prepared.config.root)
     check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
