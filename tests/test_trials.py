@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cli_process import evalkit, write_files
-from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
+from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric, registry
 from evalkit.errors import InputError
 from evalkit.results import CaseResult, RunResult
-from evalkit.significance import paired_bootstrap
 from evalkit.targets.base import TargetResponse
 from evalkit.trials import evaluate_repeated, merge_trials, trial_notes, trial_spread
 
@@ -97,40 +97,61 @@ def test_evaluate_repeated_invokes_each_case_k_times() -> None:
 
 # --- simulation: the case is the unit ---------------------------------------------------
 #
-# Each case i has a true pass rate p_i (between-case spread); a trial passes with
-# probability p_i + delta.  Under the null (delta = 0) both systems share every p_i, so a
-# valid procedure rejects about alpha of the time whatever k is; with delta > 0 the power
-# rises with k because the trial noise in each case mean shrinks.
+# A stochastic target whose noise is known by construction: case i has a true pass rate
+# p_i (between-case spread, uniform on [0.2, 0.8]); each trial passes with probability
+# p_i + delta, drawn from the target's own random stream.  Both systems are run through
+# evaluate_repeated (k trials per case, merged into case means), and the verdict is the
+# gate's own deciding procedure (DEFAULT_GATE_METHOD, two-sided 95% interval excluding 0).
+# Under the null (delta = 0) both systems share every p_i, so a valid procedure flags a
+# change about alpha of the time whatever k is; with delta > 0 the power rises with k
+# because the trial noise in each case mean shrinks.  EVALKIT_CALIBRATION=full runs 2000
+# simulations per cell instead of 300.
+
+FULL_CALIBRATION = os.environ.get("EVALKIT_CALIBRATION", "").lower() == "full"
+ALPHA = 0.05
+
+
+def _passes(response: TargetResponse, case: GoldenCase) -> float:
+    return 1.0 if response.text == "pass" else 0.0
 
 
 def _simulate(k: int, delta: float, sims: int, n: int, seed: int) -> float:
+    """The share of ``sims`` runs in which the gate's procedure flags a change."""
+    from evalkit.stats.procedures import DEFAULT_GATE_METHOD, evaluator_for
+
     rng = np.random.default_rng(seed)
-    rejected = 0
-    for s in range(sims):
-        p = rng.uniform(0.2, 0.8, size=n)
-        a = rng.binomial(k, np.clip(p + delta, 0, 1)) / k
-        b = rng.binomial(k, p) / k
-        ids = [f"c{i}" for i in range(n)]
-        res = paired_bootstrap(
-            run(dict(zip(ids, a.tolist(), strict=True)), "a"),
-            run(dict(zip(ids, b.tolist(), strict=True)), "b"),
-            "m",
-            n_resamples=1000,
-            seed=s,
-            method="t",
-        )
-        rejected += res.p_value < 0.05
-    return rejected / sims
+    goldens = GoldenSet(GoldenCase(id=f"c{i}", query="q") for i in range(n))
+
+    def system(rates: dict[str, float], name: str) -> CallableTarget:
+        def answer(case: GoldenCase) -> str:
+            return "pass" if rng.random() < rates[case.id] else "fail"
+
+        return CallableTarget(answer, name=name)
+
+    flagged = 0
+    with registry.isolated():
+        register_metric("passes", higher_is_better=True)(_passes)
+        for s in range(sims):
+            p = rng.uniform(0.2, 0.8, size=n)
+            base = dict(zip(goldens.ids(), p.tolist(), strict=True))
+            cand = dict(zip(goldens.ids(), np.clip(p + delta, 0, 1).tolist(), strict=True))
+            a = evaluate_repeated(system(cand, "a"), goldens, ["passes"], repeats=k)
+            b = evaluate_repeated(system(base, "b"), goldens, ["passes"], repeats=k)
+            evaluator, _ = evaluator_for(a, b, "passes", method=DEFAULT_GATE_METHOD, seed=s)
+            decision = evaluator.decide(ALPHA)
+            flagged += decision.low > 0 or decision.high < 0
+    return flagged / sims
 
 
 @pytest.mark.slow
 def test_level_holds_with_one_and_five_trials_and_power_rises_with_k() -> None:
-    sims, n = 300, 60
+    sims, n = (2000 if FULL_CALIBRATION else 300), 60
+    se = math.sqrt(ALPHA * (1 - ALPHA) / sims)
     fpr_1 = _simulate(1, 0.0, sims, n, seed=1)
     fpr_5 = _simulate(5, 0.0, sims, n, seed=2)
     # 300 simulations at a true 5%: SE 1.26 points; 3 SE either side.
-    assert 0.012 <= fpr_1 <= 0.088, fpr_1
-    assert 0.012 <= fpr_5 <= 0.088, fpr_5
+    assert abs(fpr_1 - ALPHA) <= 3 * se, fpr_1
+    assert abs(fpr_5 - ALPHA) <= 3 * se, fpr_5
     power_1 = _simulate(1, 0.08, sims, n, seed=3)
     power_5 = _simulate(5, 0.08, sims, n, seed=4)
     assert power_5 > power_1 + 0.2, (power_1, power_5)

@@ -28,6 +28,12 @@ format (:func:`evalkit.artifact._row_dict`)::
   or stopped by an error such as a metric that raised).
 * When the run completes with no failed case the checkpoint is deleted; when
   cases failed it stays, so ``--resume`` retries exactly those.
+* **Trials** (``repeats: k``): each trial of a case is its own line, the
+  trial's row plus ``"trial": t`` (1-based), written the moment that trial
+  finishes, so a resume invokes only the missing (case, trial) pairs.  Lines
+  without ``trial`` are single-trial rows (the format of ``repeats: 1``, which
+  is unchanged).  The trial count is part of the config fingerprint, so a
+  checkpoint is never resumed with another ``repeats``.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
 CHECKPOINT_FORMAT = "evalkit-checkpoint"
 CHECKPOINT_VERSION = 1
 CHECKPOINT_SUFFIX = ".checkpoint.jsonl"
+TRIAL_KEY = "trial"
 
 # The parts of evalkit.yaml that decide what a row contains.  Concurrency, rate
 # limit, timeouts, checks, baseline and output do not, so they may change
@@ -160,6 +167,8 @@ class CheckpointContents:
     truncated_ids: set[str] = field(default_factory=set)
     good_bytes: int = 0  # length of the file up to the end of its last intact line
     torn: bool = False
+    # repeats: k -- case id -> trial number -> that trial's row (latest line wins)
+    trials: dict[str, dict[int, CaseResult]] = field(default_factory=dict)
 
     @property
     def completed(self) -> dict[str, CaseResult]:
@@ -169,6 +178,39 @@ class CheckpointContents:
     @property
     def failed(self) -> dict[str, CaseResult]:
         return {cid: row for cid, row in self.rows.items() if row.error is not None}
+
+    @property
+    def completed_trials(self) -> dict[str, dict[int, CaseResult]]:
+        """Trials that succeeded, per case: the (case, trial) pairs a resume does not run."""
+        return _succeeded(self.trials)
+
+    @property
+    def failed_trials(self) -> int:
+        return sum(row.error is not None for rows in self.trials.values() for row in rows.values())
+
+    @property
+    def saved(self) -> int:
+        """Finished results kept: succeeded rows, or succeeded trials of a repeated run."""
+        return len(self.completed) + sum(len(t) for t in self.completed_trials.values())
+
+
+def _succeeded(trials: Mapping[str, Mapping[int, CaseResult]]) -> dict[str, dict[int, CaseResult]]:
+    out: dict[str, dict[int, CaseResult]] = {}
+    for cid, rows in trials.items():
+        good = {t: row for t, row in rows.items() if row.error is None}
+        if good:
+            out[cid] = good
+    return out
+
+
+def _trial_number(doc: object, where: str) -> int | None:
+    """The ``trial`` of a checkpoint line (removed from ``doc``), or None for a plain row."""
+    if not isinstance(doc, dict) or TRIAL_KEY not in doc:
+        return None
+    trial = doc.pop(TRIAL_KEY)
+    if isinstance(trial, bool) or not isinstance(trial, int) or trial < 1:
+        raise ArtifactError(f"{where}: 'trial' must be an integer >= 1, got {trial!r}")
+    return trial
 
 
 def read_checkpoint(path: str | Path) -> CheckpointContents | None:
@@ -212,16 +254,27 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
         if contents is None:
             contents = CheckpointContents(_parse_header(doc, f"{p}:{number}"), good_bytes=end)
             continue
+        trial = _trial_number(doc, f"{p}:{number}")
         row, truncated = _parse_row(doc, position - 1, "target", f"{p}:{number}")
         assert isinstance(row, CaseResult)
+        if trial is not None:
+            contents.trials.setdefault(row.case_id, {})[trial] = row
+            if trial == 1:  # the merged row shows the first trial's output
+                _mark(contents.truncated_ids, row.case_id, truncated)
+            contents.good_bytes = end
+            continue
         contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
         contents.rows[row.case_id] = row
-        if truncated:
-            contents.truncated_ids.add(row.case_id)
-        else:
-            contents.truncated_ids.discard(row.case_id)
+        _mark(contents.truncated_ids, row.case_id, truncated)
         contents.good_bytes = end
     return contents
+
+
+def _mark(ids: set[str], case_id: str, truncated: bool) -> None:
+    if truncated:
+        ids.add(case_id)
+    else:
+        ids.discard(case_id)
 
 
 def _parse_header(doc: object, where: str) -> RunIdentity:
@@ -292,8 +345,13 @@ class Checkpoint:
         self.failed_before: dict[str, CaseResult] = {
             cid: row for cid, row in previous_rows.items() if row.error is not None
         }
+        self.completed_trials: dict[str, dict[int, CaseResult]] = (
+            previous.completed_trials if previous is not None else {}
+        )
+        self.failed_trials_before = previous.failed_trials if previous is not None else 0
+        kept = self.completed.keys() | {c for c, t in self.completed_trials.items() if 1 in t}
         self.truncated_ids: set[str] = (
-            {cid for cid in previous.truncated_ids if cid in self.completed} if previous else set()
+            {cid for cid in previous.truncated_ids if cid in kept} if previous else set()
         )
         self.resumed = previous is not None
         self.appended = 0
@@ -322,13 +380,18 @@ class Checkpoint:
             ) from None
         try:
             previous = read_checkpoint(p)
-            if previous is not None and not resume and previous.completed:
+            if previous is not None and not resume and previous.saved:
+                what = (
+                    f"{len(previous.completed)} finished case(s)"
+                    if previous.completed
+                    else f"{previous.saved} finished trial(s)"
+                )
                 raise ArtifactError(
-                    f"{p} holds {len(previous.completed)} finished case(s) from a run that did "
+                    f"{p} holds {what} from a run that did "
                     "not complete; rerun with --resume to keep them and run only the rest, or "
                     "delete the file to start over"
                 )
-            if previous is not None and not previous.completed:
+            if previous is not None and not previous.saved:
                 previous = None  # only failures (or nothing): no finished work to keep
             if previous is not None and resume:
                 changed = previous.identity.differences(identity)
@@ -366,13 +429,18 @@ class Checkpoint:
 
     # -- writing -------------------------------------------------------------------
 
-    def append(self, row: CaseResult) -> None:
-        """Write one finished row and make it durable (flush + fsync) before returning."""
+    def append(self, row: CaseResult, *, trial: int | None = None) -> None:
+        """Write one finished row and make it durable (flush + fsync) before returning.
+
+        ``trial`` (1-based) marks the row as one trial of a repeated run.
+        """
         if self._fd is None:
             raise RuntimeFailure(
                 f"{self.path}: checkpoint is closed; cannot record {row.case_id!r}"
             )
         doc = _row_dict(row, str(self.path))
+        if trial is not None:
+            doc = {TRIAL_KEY: trial, **doc}
         try:
             line = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
         except (TypeError, ValueError) as exc:
@@ -402,7 +470,13 @@ class Checkpoint:
     @property
     def empty(self) -> bool:
         """True when the checkpoint holds no row at all: nothing to resume from."""
-        return not self.completed and not self.failed_before and self.appended == 0
+        return (
+            not self.completed
+            and not self.failed_before
+            and not self.completed_trials
+            and not self.failed_trials_before
+            and self.appended == 0
+        )
 
     def discard(self) -> None:
         """Delete the checkpoint (the run's artefact now holds every row) and unlock."""

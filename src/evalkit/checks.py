@@ -1,7 +1,8 @@
 """Checks: what the gate enforces, read from YAML and refused at load when ambiguous.
 
-A check is either a fixed line (``op`` + ``threshold``) or a comparison with
-the stored baseline (``vs_baseline``) — never both, never neither.  Every rule
+A check is either a fixed line (``op`` + ``threshold``), a comparison with
+the stored baseline (``vs_baseline``) or a drift check against the pinned
+reference (``vs_reference``, docs/drift.md) — exactly one of the three.  Every rule
 the spec lists is enforced when the file is read, so a config error surfaces
 before a scored run has been paid for:
 
@@ -89,6 +90,7 @@ CHECK_KEYS: Final = (
     "op",
     "threshold",
     "vs_baseline",
+    "vs_reference",
     "alpha",
     "margin",
     "method",
@@ -96,7 +98,7 @@ CHECK_KEYS: Final = (
     "scope",
     "description",
 )
-FILE_KEYS: Final = ("checks", "correction", "require_baseline")
+FILE_KEYS: Final = ("checks", "correction", "require_baseline", "require_reference")
 
 _KEY_ATTR = "_evalkit_check_key"
 
@@ -162,7 +164,9 @@ class CheckSpec:
     Threshold checks carry ``op`` and ``threshold``; vs_baseline checks carry
     ``vs_baseline`` with ``alpha`` (default 0.05) and ``method`` (default
     ``auto``, the calibrated procedure of :mod:`evalkit.stats.procedures`), plus
-    ``margin`` for ``non_inferiority``.  ``scope`` is
+    ``margin`` for ``non_inferiority``.  ``vs_reference`` takes the same modes
+    and settings and compares with the pinned reference instead (a drift check,
+    docs/drift.md).  ``scope`` is
     ``None`` (every case) or a tuple of case ids.  ``source`` records where
     the check was declared (``file:line``) and is not part of equality.
     """
@@ -179,6 +183,8 @@ class CheckSpec:
     scope: tuple[str, ...] | None = None
     description: str | None = None
     source: str | None = field(default=None, compare=False)
+    # Last, so 0.2.0's positional order above is unchanged.
+    vs_reference: VsBaseline | None = None
 
     def __post_init__(self) -> None:
         ident: object = self.id
@@ -191,21 +197,29 @@ class CheckSpec:
         description: object = self.description
         if description is not None and not isinstance(description, str):
             raise self._error("description must be text", "description")
-        has_threshold = self.threshold is not None
-        has_baseline = self.vs_baseline is not None
-        if has_threshold and has_baseline:
-            raise self._error(
-                "declares both threshold and vs_baseline; a check is either a threshold or "
-                "a baseline comparison and gets one verdict — split it into two checks"
+        declared = [
+            key
+            for key, value in (
+                ("threshold", self.threshold),
+                ("vs_baseline", self.vs_baseline),
+                ("vs_reference", self.vs_reference),
             )
-        if not has_threshold and not has_baseline:
+            if value is not None
+        ]
+        if len(declared) > 1:
+            raise self._error(
+                f"declares both {' and '.join(declared)}; a check is a threshold, a baseline "
+                "comparison or a drift check against the reference, and gets one verdict — "
+                "split it into separate checks"
+            )
+        if not declared:
             op_note = " (it has an op but no threshold)" if self.op is not None else ""
             raise self._error(
                 f"declares neither threshold nor vs_baseline{op_note}, so it would gate "
                 "nothing; add either 'op' + 'threshold', or "
                 "'vs_baseline: no_significant_regression'"
             )
-        if has_threshold:
+        if declared == ["threshold"]:
             self._check_threshold_kind()
         else:
             self._check_baseline_kind()
@@ -250,28 +264,34 @@ class CheckSpec:
             raise self._error(f"unknown op {op!r}; allowed: {_listed(OPS)}", "op")
         if self.alpha is not None:
             raise self._error(
-                "alpha applies only to vs_baseline checks; a threshold check has no "
-                "significance test to apply it to — remove alpha",
+                "alpha applies only to vs_baseline checks and vs_reference checks; a threshold "
+                "check has no significance test to apply it to — remove alpha",
                 "alpha",
             )
         if self.method is not None:
-            raise self._error("method applies only to vs_baseline checks — remove it", "method")
+            raise self._error(
+                "method applies only to vs_baseline and vs_reference checks — remove it",
+                "method",
+            )
         if self.margin is not None:
             raise self._error(
-                "margin applies only to 'vs_baseline: non_inferiority' — remove it", "margin"
+                "margin applies only to 'vs_baseline: non_inferiority' (or vs_reference) "
+                "— remove it",
+                "margin",
             )
 
     def _check_baseline_kind(self) -> None:
-        kind: object = self.vs_baseline
+        against = "vs_baseline" if self.vs_baseline is not None else "vs_reference"
+        kind: object = self.vs_baseline if self.vs_baseline is not None else self.vs_reference
         if kind not in VS_BASELINE:
             raise self._error(
-                f"unknown vs_baseline {kind!r}; allowed: {_listed(VS_BASELINE)}"
+                f"unknown {against} {kind!r}; allowed: {_listed(VS_BASELINE)}"
                 + (_suggest(kind, VS_BASELINE) if isinstance(kind, str) else ""),
-                "vs_baseline",
+                against,
             )
         if self.op is not None:
             raise self._error(
-                "op has no meaning on a vs_baseline check (the metric's registered "
+                f"op has no meaning on a {against} check (the metric's registered "
                 "polarity decides which direction is a regression) — remove op",
                 "op",
             )
@@ -286,9 +306,9 @@ class CheckSpec:
         if kind == "non_inferiority":
             if self.margin is None:
                 raise self._error(
-                    "'vs_baseline: non_inferiority' needs 'margin' (the largest loss, in "
+                    f"'{against}: non_inferiority' needs 'margin' (the largest loss, in "
                     "the metric's units, that still counts as not worse)",
-                    "vs_baseline",
+                    against,
                 )
             margin = self._number("margin", self.margin)
             if margin <= 0:
@@ -296,7 +316,7 @@ class CheckSpec:
             object.__setattr__(self, "margin", margin)
         elif self.margin is not None:
             raise self._error(
-                "margin applies only to 'vs_baseline: non_inferiority' — remove it", "margin"
+                f"margin applies only to '{against}: non_inferiority' — remove it", "margin"
             )
 
     def _check_scope(self) -> None:
@@ -363,6 +383,16 @@ class CheckSpec:
         return self.vs_baseline is not None
 
     @property
+    def is_vs_reference(self) -> bool:
+        """A drift check: compared with the pinned reference, not the latest baseline."""
+        return self.vs_reference is not None
+
+    @property
+    def mode(self) -> VsBaseline | None:
+        """The comparison mode, whichever side it compares with (None: a threshold)."""
+        return self.vs_baseline if self.vs_baseline is not None else self.vs_reference
+
+    @property
     def is_blocking(self) -> bool:
         return self.level == "block"
 
@@ -389,7 +419,8 @@ class CheckSpec:
                 settings.append(f"margin={self.margin:g}")
             if self.method not in (None, DEFAULT_METHOD):
                 settings.append(f"method={self.method}")
-            condition = f"{self.metric} {self.vs_baseline} ({', '.join(settings)})"
+            against = "" if self.vs_reference is None else "vs_reference "
+            condition = f"{self.metric} {against}{self.mode} ({', '.join(settings)})"
         where = "" if self.scope is None else f" over {len(self.scope)} case(s)"
         return f"{self.id}: {condition}{where} [{self.level}]"
 
@@ -490,15 +521,18 @@ class CheckSpec:
 class ChecksFile:
     """A whole checks file: the checks plus file-wide settings.
 
-    ``correction`` (``none`` | ``holm`` | ``maxt``) adjusts vs_baseline
-    p-values for testing several checks at once; ``require_baseline`` makes
-    a missing baseline block instead of reporting ``no-baseline``.
+    ``correction`` (``none`` | ``holm`` | ``maxt``) adjusts vs_baseline (and
+    vs_reference) p-values for testing several checks at once, as one family;
+    ``require_baseline`` makes a missing baseline block instead of reporting
+    ``no-baseline``, ``require_reference`` makes a missing or expired reference
+    block (it is reported as ``no-reference`` either way, never as a pass).
     """
 
     checks: tuple[CheckSpec, ...]
     correction: Correction = "none"
     require_baseline: bool = False
     source: str | None = field(default=None, compare=False)
+    require_reference: bool = False
 
     def __post_init__(self) -> None:
         where = f"{self.source}: " if self.source else ""
@@ -516,6 +550,7 @@ class ChecksFile:
         for problem in (
             _correction_problem(self.correction),
             _require_problem(self.require_baseline),
+            _require_problem(self.require_reference, "require_reference"),
         ):
             if problem:
                 raise CheckError(f"{where}{problem}")
@@ -549,7 +584,8 @@ def load_checks(
 def load_checks_file(
     path: str | os.PathLike[str], *, known_case_ids: Iterable[str] | None = None
 ) -> ChecksFile:
-    """Read a checks YAML file: ``checks:`` plus optional ``correction`` and ``require_baseline``.
+    """Read a checks YAML file: ``checks:`` plus optional ``correction``, ``require_baseline``
+    and ``require_reference``.
 
     With ``known_case_ids`` (e.g. ``goldens.ids()``), a scope naming an
     unknown case raises here, before anything is run.
@@ -632,14 +668,18 @@ def _build_file(
         specs.append(spec)
     correction = _yaml.plain(data.get("correction", "none"))
     require = data.get("require_baseline", False)
+    require_reference = data.get("require_reference", False)
     for key, problem in (
         ("correction", _correction_problem(correction)),
         ("require_baseline", _require_problem(require)),
+        ("require_reference", _require_problem(require_reference, "require_reference")),
     ):
         if problem:
             line = _yaml.line_of(nodes[key][0]) if key in nodes else None
             raise CheckError(f"{_at(source, line)}{problem}")
-    return ChecksFile(tuple(specs), correction, require, source=source)
+    return ChecksFile(
+        tuple(specs), correction, require, source=source, require_reference=require_reference
+    )
 
 
 def _bare_list_as_mapping(node: Any) -> Any:
@@ -657,10 +697,10 @@ def _correction_problem(value: object) -> str | None:
     return f"unknown correction {value!r}{hint}; allowed: {_listed(CORRECTIONS)}"
 
 
-def _require_problem(value: object) -> str | None:
+def _require_problem(value: object, key: str = "require_baseline") -> str | None:
     if isinstance(value, bool):
         return None
-    return f"require_baseline must be true or false, got {value!r}"
+    return f"{key} must be true or false, got {value!r}"
 
 
 def _at(source: str, line: int | None) -> str:

@@ -360,11 +360,15 @@ def run(
 
     def started(plan: RunStart) -> None:
         if plan.resumed:
-            again = f"; {plan.retried} failed case(s) run again" if plan.retried else ""
-            _err(
-                f"resuming {plan.checkpoint}: {plan.done} of {plan.total} case(s) "
-                f"already done{again}"
+            unit = "case(s)" if plan.trials == 1 else "trial(s)"
+            again = f"; {plan.retried} failed {unit} run again" if plan.retried else ""
+            done = (
+                f"{plan.done} of {plan.total} case(s)"
+                if plan.trials == 1
+                else f"{plan.trials_done} of {plan.total * plan.trials} trial(s) "
+                f"({plan.done} of {plan.total} case(s) complete)"
             )
+            _err(f"resuming {plan.checkpoint}: {done} already done{again}")
         elif plan.resume_requested:
             _err(f"nothing to resume at {plan.checkpoint}; running every case")
         progress.start(plan.to_run, f"running {prepared.config.name}")
@@ -384,7 +388,7 @@ def run(
         progress.stop()
         if stop.saved:
             _err(
-                f"interrupted: {stop.saved} of {stop.total} case(s) are saved in "
+                f"interrupted: {stop.saved} of {stop.total} {stop.unit} are saved in "
                 f"{stop.checkpoint}; rerun with --resume to run only the rest"
             )
         else:
@@ -518,6 +522,10 @@ def gate(
     baseline: Annotated[
         Path | None, typer.Option(help="Baseline artefact (default: the config's baseline).")
     ] = None,
+    reference: Annotated[
+        Path | None,
+        typer.Option(help="Reference artefact for drift (vs_reference) checks; docs/drift.md."),
+    ] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write the markdown report here.")] = None,
     json_out: Annotated[
         Path | None, typer.Option("--json", help="Write the JSON report here.")
@@ -528,6 +536,9 @@ def gate(
     ] = None,
     require_baseline: Annotated[
         bool, typer.Option(help="Fail vs_baseline checks when there is no baseline.")
+    ] = False,
+    require_reference: Annotated[
+        bool, typer.Option(help="Block on drift checks when there is no reference.")
     ] = False,
     concurrency: Annotated[
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
@@ -548,6 +559,7 @@ def gate(
     from evalkit.artifact import read_artifact
     from evalkit.case_filter import CaseFilter
     from evalkit.config import load_config
+    from evalkit.drift import find_reference, refuse_unused
     from evalkit.errors import InputError
     from evalkit.pipeline import (
         find_baseline,
@@ -592,21 +604,25 @@ def gate(
             **_config_inputs(cfg),
             "candidate": candidate,
             "baseline": chosen_baseline,
+            "reference": reference,
         },
     )
-    if (
-        candidate is not None
-        and chosen_baseline is not None
-        and os.path.realpath(candidate) == os.path.realpath(chosen_baseline)
-    ):
-        raise InputError(
-            f"the baseline {chosen_baseline} is the candidate itself; a run compared with "
-            "itself always passes: pass the baseline made from the code you compare against"
-        )
+    for role, other in (("baseline", chosen_baseline), ("reference", reference)):
+        if (
+            candidate is not None
+            and other is not None
+            and os.path.realpath(candidate) == os.path.realpath(other)
+        ):
+            raise InputError(
+                f"the {role} {other} is the candidate itself; a run compared with "
+                f"itself always passes: pass the {role} made from the code you compare against"
+            )
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, baseline)
+    ref = find_reference(cfg, reference)
     prepared = prepare(cfg, cache_only=judge_cache_only)
     chosen, subset = select_cases(prepared, cases)  # before the run: a bad -k is exit 2
+    refuse_unused(ref, prepared.checks.checks)  # before a (paid) run
     written: Path | None = None
     if candidate is not None:
         cand = read_artifact(candidate)
@@ -627,6 +643,9 @@ def gate(
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
         subset=subset,
+        reference=ref,
+        reference_chosen=reference is not None,
+        require_reference=require_reference,
     )
     with _stdout_may_close():
         _print_terminal(report)
@@ -669,6 +688,52 @@ def promote(
         old = done.replaced
         old_commit = f"commit {old.git_commit[:7]}, " if old.git_commit else ""
         _say(f"it replaces the baseline of {old_commit}created {old.created_at}")
+
+
+@app.command()
+def history(
+    config: ConfigOpt = Path("evalkit.yaml"),
+    metric: Annotated[
+        list[str] | None,
+        typer.Option("--metric", "-m", help="Metric to trend (repeatable; default: checked)."),
+    ] = None,
+    candidate: Annotated[
+        Path | None, typer.Option(help="A run artefact drawn as the trend's last point.")
+    ] = None,
+    limit: Annotated[int, typer.Option(min=0, help="Newest promotions shown (0: all).")] = 20,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write promotions and trends as JSON here.")
+    ] = None,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """List the baseline's promotions and each checked metric's trend (Δ and CI per step)."""
+    from evalkit.config import load_config
+    from evalkit.promotions import history_json, history_view, render_history
+
+    view = history_view(load_config(config), metrics=metric, candidate=candidate, limit=limit)
+    _say(render_history(view))
+    if json_out is not None:
+        _write_text(json_out, history_json(view))
+
+
+@app.command()
+def pin(
+    ref: Annotated[
+        str,
+        typer.Argument(
+            metavar="REF",
+            help="A tag or release (v1.2), a date (2026-11-30) or '3 promotions ago'.",
+        ),
+    ],
+    config: ConfigOpt = Path("evalkit.yaml"),
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """Pin a promotion as the drift checks' reference, kept until pinned again."""
+    from evalkit.config import load_config
+    from evalkit.promotions import pin_reference
+
+    done = pin_reference(load_config(config), ref)
+    _say(f"pinned the reference: {done.detail}")
 
 
 @app.command()

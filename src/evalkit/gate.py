@@ -1,4 +1,4 @@
-"""The gate: checks × candidate run × optional baseline → one verdict per check.
+"""The gate: checks × candidate run × optional baseline (and reference) → one verdict per check.
 
 A pure function of its inputs (no files, network or clock), so every decision
 can be reproduced from the two artefacts and the checks file.  Presentation
@@ -39,9 +39,10 @@ from evalkit.units import suffix
 
 if TYPE_CHECKING:
     from evalkit.case_filter import Subset
+    from evalkit.drift import Reference
     from evalkit.stats.pairing import CaseMatch
 
-Status = Literal["pass", "fail", "warn", "no-baseline", "incomparable", "error"]
+Status = Literal["pass", "fail", "warn", "no-baseline", "no-reference", "incomparable", "error"]
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 # "incomplete": decided on a subset of the cases (-k/--case) with nothing blocking.
 Overall = Literal["pass", "warn", "fail", "error", "incomplete"]
@@ -116,7 +117,8 @@ class CheckVerdict:
 
     check_id: str
     metric: str
-    kind: Literal["threshold", "vs_baseline"]
+    # vs_reference: a drift check, compared with the pinned reference (evalkit.drift)
+    kind: Literal["threshold", "vs_baseline", "vs_reference"]
     level: Literal["block", "warn"]
     status: Status
     message: str
@@ -129,6 +131,8 @@ class CheckVerdict:
     higher_is_better: bool | None = None
     comparison: Comparison | None = None
     worst_cases: tuple[CaseDelta, ...] = ()
+    # A no-reference verdict blocks only when the checks file sets require_reference.
+    required: bool = False
 
     @property
     def coverage(self) -> str:
@@ -137,7 +141,11 @@ class CheckVerdict:
     @property
     def blocking(self) -> bool:
         """True when this verdict stops the merge."""
-        return self.level == "block" and self.status in ("fail", "error", "incomparable")
+        if self.level != "block":
+            return False
+        return self.status in ("fail", "error", "incomparable") or (
+            self.status == "no-reference" and self.required
+        )
 
 
 @dataclass(frozen=True)
@@ -148,6 +156,25 @@ class RunSummary:
     git_commit: str | None
     created_at: str
     config_name: str | None
+
+
+@dataclass(frozen=True)
+class ReferenceReport:
+    """The drift checks' side of the report: what the reference was and what still pairs.
+
+    ``status`` is the store's answer (found / missing / expired); ``comparable`` counts
+    the candidate's cases present in the reference with an unchanged golden, out of
+    ``n_cases`` (the candidate's), so a report can say how many remain comparable.
+    """
+
+    status: str
+    detail: str
+    source: str
+    run: RunSummary | None = None
+    goldens_diff: GoldensDiff = field(default_factory=GoldensDiff)
+    comparable: int = 0
+    n_cases: int = 0
+    sha: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +189,8 @@ class GateReport:
     notes: tuple[str, ...] = ()
     # How alpha_familywise was obtained (estimated for this gate's decision, or a bound).
     familywise: FamilywiseRate | None = None
+    # Set when a check compares with the reference (vs_reference): evalkit.drift.
+    reference: ReferenceReport | None = None
     # Set when the gate ran on some cases only (-k/--case): never a pass of the whole.
     subset: Subset | None = None
 
@@ -178,7 +207,8 @@ class GateReport:
             return "fail"
         if self.subset is not None:
             return "incomplete"
-        if any(v.status in ("fail", "warn", "error", "incomparable") for v in self.verdicts):
+        # A drift check that could not run is never green (docs/drift.md).
+        if any(v.status in _NOT_GREEN for v in self.verdicts):
             return "warn"
         return "pass"
 
@@ -188,6 +218,8 @@ class GateReport:
         cases of the candidate run failed, INCOMPLETE when nothing blocked on a subset."""
         return _EXIT_CODES[self.verdict]
 
+
+_NOT_GREEN: Final = ("fail", "warn", "error", "incomparable", "no-reference")
 
 _EXIT_CODES: dict[Overall, ExitCode] = {
     "pass": ExitCode.OK,
@@ -205,6 +237,7 @@ class GateOptions:
     require_baseline: bool = False
     correction: str = "none"
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
+    require_reference: bool = False
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -379,6 +412,55 @@ def _covered(spec: CheckSpec, art: RunArtifact) -> int:
 # ----------------------------------------------------------------------------- vs baseline
 
 
+@dataclass(frozen=True)
+class Against:
+    """The stored run a comparison check is decided against, and how its verdict reads.
+
+    One evaluation (:func:`_vs_baseline`) decides vs_baseline and vs_reference checks
+    alike; this says which side it is, so the words and the missing case differ and
+    nothing else can.
+    """
+
+    kind: Literal["vs_baseline", "vs_reference"] = "vs_baseline"
+    word: str = "baseline"
+    # vs_reference only: why there is no reference (the store's own sentence)
+    missing_detail: str = ""
+
+    def missing(self, spec: CheckSpec, options: GateOptions) -> dict[str, Any]:
+        """Status, message and blocking of a check with nothing to compare against."""
+        if self.kind == "vs_reference":
+            required = options.require_reference
+            return {
+                "status": "no-reference",
+                "required": required,
+                "message": f"no reference to compare against: {self.missing_detail}"
+                + (
+                    "; require_reference is set, so this blocks"
+                    if required and spec.level == "block"
+                    else "; not a pass: pin one (docs/drift.md)"
+                ),
+            }
+        blocking = options.require_baseline
+        return {
+            "status": "fail" if blocking and spec.level == "block" else "no-baseline",
+            "message": "no baseline to compare against"
+            + (
+                " and require_baseline is set"
+                if blocking
+                else "; promote one from the default branch"
+            ),
+        }
+
+    def none_paired(self, options: GateOptions) -> dict[str, Any]:
+        """Status (and blocking) when no case in scope pairs with the stored run."""
+        if self.kind == "vs_reference":
+            return {"status": "no-reference", "required": options.require_reference}
+        return {"status": "no-baseline"}
+
+
+BASELINE: Final = Against()
+
+
 def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> str | None:
     ci, bi = cand.metrics.get(metric), base.metrics.get(metric)
     if ci is None or bi is None:
@@ -414,14 +496,15 @@ def _vs_baseline(
     options: GateOptions,
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
     evaluators: dict[str, Evaluator],
+    against: Against = BASELINE,
 ) -> CheckVerdict:
-    mode = spec.vs_baseline
+    """Decide one comparison check against ``base`` (the baseline, or the reference)."""
     common: dict[str, Any] = {
         "check_id": spec.id,
         "metric": spec.metric,
-        "kind": "vs_baseline",
+        "kind": against.kind,
         "level": spec.level,
-        "mode": mode,
+        "mode": spec.mode,
     }
     total = len(spec.scope) if spec.scope else len(cand.result)
     try:
@@ -434,16 +517,9 @@ def _vs_baseline(
         )
     common["higher_is_better"] = hib
     if base is None:
-        blocking = options.require_baseline
         return CheckVerdict(
             **common,
-            status="fail" if blocking and spec.level == "block" else "no-baseline",
-            message="no baseline to compare against"
-            + (
-                " and require_baseline is set"
-                if blocking
-                else "; promote one from the default branch"
-            ),
+            **against.missing(spec, options),
             covered=len(rows),
             total=total,
             observed=observed,
@@ -463,8 +539,9 @@ def _vs_baseline(
     if not paired_ids:
         return CheckVerdict(
             **common,
-            status="no-baseline",
-            message=f"none of the {len(rows)} case(s) in scope exist unchanged in the baseline",
+            **against.none_paired(options),
+            message=f"none of the {len(rows)} case(s) in scope exist unchanged in the "
+            f"{against.word}",
             covered=0,
             total=total,
             observed=observed,
@@ -486,7 +563,7 @@ def _vs_baseline(
             observed=observed,
         )
     status, message = _decide(spec, comparison, hib)
-    message += left_out_note(match)
+    message += left_out_note(match, against.word)
     return CheckVerdict(
         **common,
         status=status,
@@ -514,13 +591,13 @@ def pair_for_gate(
     )
 
 
-def left_out_note(match: CaseMatch) -> str:
+def left_out_note(match: CaseMatch, word: str = "baseline") -> str:
     """Say which of the candidate's cases the comparison left out, and why."""
     parts = []
     if match.only_a:
-        parts.append(f"{len(match.only_a)} not in the baseline")
+        parts.append(f"{len(match.only_a)} not in the {word}")
     if match.failed_b:
-        parts.append(f"{len(match.failed_b)} failed in the baseline")
+        parts.append(f"{len(match.failed_b)} failed in the {word}")
     if match.changed:
         parts.append(f"{len(match.changed)} with a changed golden")
     if not parts:
@@ -547,7 +624,7 @@ def _evaluator(
 
 def _tested_value(spec: CheckSpec, hib: bool) -> float:
     """The difference the check tests against: 0, or the margin on the bad side."""
-    if spec.vs_baseline == "non_inferiority":
+    if spec.mode == "non_inferiority":
         margin = _margin(spec)
         return -margin if hib else margin
     return 0.0
@@ -631,7 +708,7 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
         f"({PROCEDURE_NAMES.get(c.procedure, c.procedure)})"
     )
     bad_status: Status = "fail" if spec.level == "block" else "warn"
-    if spec.vs_baseline == "non_inferiority":
+    if spec.mode == "non_inferiority":
         margin = _margin(spec)
         worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
         within = worse_side > c.tested_value if hib else worse_side < c.tested_value
@@ -677,7 +754,9 @@ def _correct(
     shows the adjusted p and the interval at the level at which its own procedure
     decides exactly as the adjusted p does (:func:`corrected_alpha`), so the line
     still cannot contradict itself.  Non-inferiority checks are decided by their
-    interval and margin, and are not adjusted.  Returns notes for the report.
+    interval and margin, and are not adjusted.  Drift checks (vs_reference) are tests
+    in the same gate decision, so they are in the same family (docs/drift.md).
+    Returns notes for the report.
     """
     specs = {spec.id: spec for spec in checks}
     tested = [
@@ -696,8 +775,8 @@ def _correct(
         if joint is None:
             method = "holm"
             notes.append(
-                "correction maxt needs every tested check to pair the same cases on a "
-                "per-case metric, each metric once; Holm's correction was used instead"
+                "correction maxt needs every tested check to pair the same cases of the same "
+                "run on a per-case metric, each metric once; Holm's correction was used instead"
             )
         else:
             # max-T's inflation of its own null's p, applied to the deciding procedure's p
@@ -725,7 +804,8 @@ def _correct(
         )
         status, message = _decide(spec, comparison, v.higher_is_better)
         if v.covered < v.total:
-            message += f" ({v.total - v.covered} case(s) not in the baseline or changed since)"
+            word = "reference" if v.kind == "vs_reference" else "baseline"
+            message += f" ({v.total - v.covered} case(s) not in the {word} or changed since)"
         verdicts[i] = replace(v, status=status, message=message, comparison=comparison)
     return notes
 
@@ -742,7 +822,9 @@ def _maxt(
     keys = {tuple(pairs[verdicts[i].check_id][0].ids()) for i in tested}
     metrics = [verdicts[i].metric for i in tested]
     per_case = all(verdicts[i].comparison.deltas for i in tested)  # type: ignore[union-attr]
-    if len(keys) != 1 or len(set(metrics)) != len(metrics) or not per_case:
+    # one shared null needs one other side: drift checks pair with another run
+    one_side = len({verdicts[i].kind for i in tested}) == 1
+    if len(keys) != 1 or len(set(metrics)) != len(metrics) or not per_case or not one_side:
         return None
     cand_run, base_run = pairs[verdicts[tested[0]].check_id]
     methods = {verdicts[i].comparison.procedure for i in tested}  # type: ignore[union-attr]
@@ -798,25 +880,41 @@ def evaluate_gate(
     candidate: RunArtifact,
     baseline: RunArtifact | None = None,
     options: GateOptions | None = None,
+    *,
+    reference: Reference | None = None,
 ) -> GateReport:
-    """Decide every check.  Never raises for a check's own problem: it becomes ``error``."""
+    """Decide every check.  Never raises for a check's own problem: it becomes ``error``.
+
+    ``reference`` is what vs_reference (drift) checks compare with
+    (:mod:`evalkit.drift`); without one they are ``no-reference``, never a pass.
+    """
+    from evalkit import drift
+
     opts = options or GateOptions()
     diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
+    ref = drift.prepare(checks, candidate, reference)
     verdicts: list[CheckVerdict] = []
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]] = {}
     evaluators: dict[str, Evaluator] = {}
     for spec in checks:
-        if spec.vs_baseline is not None:
+        if spec.vs_reference is not None:
+            assert ref is not None  # prepared whenever a check compares with the reference
+            verdicts.append(ref.verdict(spec, candidate, opts, pairs, evaluators))
+        elif spec.vs_baseline is not None:
             verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs, evaluators))
         else:
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, evaluators, opts)
     verdicts = [
         account_for_failed_baseline(v, spec, candidate, baseline)
+        if v.kind != "vs_reference" or ref is None
+        else ref.account_for_failed(v, spec, candidate)
         for v, spec in zip(verdicts, checks, strict=True)
     ]
     if any(spec.vs_baseline is not None for spec in checks):
         notes.extend(filter(None, [failed_baseline_note(baseline)]))
+    if ref is not None:
+        notes.extend(ref.notes())
     tests = [v for v in verdicts if v.comparison is not None]
     familywise = _familywise(checks, verdicts, opts) if tests else None
     return GateReport(
@@ -829,4 +927,5 @@ def evaluate_gate(
         correction=opts.correction,
         familywise=familywise,
         notes=(*opts.extra_notes, *notes),
+        reference=None if ref is None else ref.report,
     )

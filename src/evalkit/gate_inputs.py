@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 SHOWN_IDS = 10
 
+# What to do about a stored run that cannot serve, per role (the reference is pinned).
+_REMAKE = {"baseline": "make a new baseline", "reference": "pin a newer reference"}
+
 
 def shown(ids: Sequence[str], limit: int = SHOWN_IDS) -> str:
     """``a, b, c (+7 more)``: a bounded list of ids for a one-line message."""
@@ -186,52 +189,58 @@ def check_baseline(
     baseline: RunArtifact,
     candidate: RunArtifact,
     checks: Sequence[Any],
+    *,
+    role: str = "baseline",
 ) -> None:
     """Refuse a baseline the user chose that no vs_baseline check could be paired with.
 
     Called for a baseline the user pointed at (``--baseline``, the config's file
     store): "no baseline" would read as "nothing to compare yet" when the truth
-    is "the file you gave cannot be compared".
+    is "the file you gave cannot be compared".  ``role="reference"`` does the same
+    for a reference the user chose (``--reference``) and the vs_reference checks.
     """
     where = label(baseline)
+    compared = [
+        spec
+        for spec in checks
+        if (spec.vs_reference if role == "reference" else spec.vs_baseline) is not None
+    ]
+    remake = _REMAKE[role]
     # Another config's baseline is refused where it is found (github.baseline.refuse_other_config).
     if baseline.path != candidate.path:
         raise ComparisonError(
-            f"{where}: a {baseline.path} run cannot be the baseline of a {candidate.path} run "
+            f"{where}: a {baseline.path} run cannot be the {role} of a {candidate.path} run "
             f"({label(candidate)})"
         )
-    if baseline.goldens is None and any(spec.vs_baseline is not None for spec in checks):
+    if baseline.goldens is None and compared:
         raise ArtifactError(
-            f"{where}: the baseline records no golden-case fingerprints, so the gate cannot "
+            f"{where}: the {role} records no golden-case fingerprints, so the gate cannot "
             "tell which cases changed since it was made; make it with `evalkit run`"
         )
     base_rows = {r.query_id: r for r in baseline.result.per_query}
     changed = _changed_ids(candidate, baseline)
-    for spec in checks:
-        if spec.vs_baseline is None:
-            continue
-        _check_metric_recorded(spec, baseline, "baseline")
+    for spec in compared:
+        _check_metric_recorded(spec, baseline, role)
         scope = list(spec.scope) if spec.scope else candidate.result.ids()
         shared = [i for i in scope if i in base_rows]
         if not shared:
             raise ComparisonError(
-                f"{where}: check {spec.id!r}: the baseline shares none of the {len(scope)} "
-                f"case(s) it covers (the baseline's cases: {shown(list(base_rows))}); it was "
-                "made from another golden set: pass the baseline of this one"
+                f"{where}: check {spec.id!r}: the {role} shares none of the {len(scope)} "
+                f"case(s) it covers (the {role}'s cases: {shown(list(base_rows))}); it was "
+                f"made from another golden set: pass the {role} of this one"
             )
         unchanged = [i for i in shared if i not in changed]
         if not unchanged:
             raise ComparisonError(
                 f"{where}: check {spec.id!r}: every one of the {len(shared)} shared case(s) "
-                f"changed in the goldens since the baseline was made: {shown(shared)}; "
-                "make a new baseline from the current goldens"
+                f"changed in the goldens since the {role} was made: {shown(shared)}; "
+                f"{remake} from the current goldens"
             )
         usable = [i for i in unchanged if not getattr(base_rows[i], "error", None)]
         if not usable:
             raise ComparisonError(
-                f"{where}: check {spec.id!r}: {len(unchanged)} baseline case(s) failed, so "
-                f"none can be paired: {shown(unchanged)}; make the baseline again once the "
-                "target answers"
+                f"{where}: check {spec.id!r}: {len(unchanged)} {role} case(s) failed, so "
+                f"none can be paired: {shown(unchanged)}; {remake} once the target answers"
             )
 
 
@@ -264,18 +273,20 @@ def account_for_failed_baseline(
       ``no-baseline`` with that reason (the pipeline refuses such a baseline
       outright when the user chose the file: :func:`check_baseline`).
     """
-    if baseline is None or verdict.kind != "vs_baseline" or verdict.status == "error":
+    compared = verdict.kind in ("vs_baseline", "vs_reference")
+    if baseline is None or not compared or verdict.status == "error":
         return verdict
     failed = set(_failed_ids(baseline))
     if not failed:
         return verdict
+    role = "reference" if verdict.kind == "vs_reference" else "baseline"
     scope = list(spec.scope) if spec.scope else candidate.result.ids()
     cand_failed = set(_failed_ids(candidate))
     hit = [i for i in scope if i in failed and i not in cand_failed]
     if not hit:
         return verdict
-    reason = f"{len(hit)} baseline case(s) failed: {shown(hit)}"
-    if verdict.comparison is None and verdict.status == "no-baseline":
+    reason = f"{len(hit)} {role} case(s) failed: {shown(hit)}"
+    if verdict.comparison is None and verdict.status in ("no-baseline", "no-reference"):
         return replace(
             verdict,
             message=f"{reason}; no case in scope could be paired, so nothing was compared",
@@ -287,19 +298,21 @@ def account_for_failed_baseline(
         return replace(
             verdict,
             status="warn",
-            message=f"{verdict.message}; {decided} — not a pass: re-make the baseline",
+            message=f"{verdict.message}; {decided} — not a pass: "
+            + ("re-pin the reference" if role == "reference" else "re-make the baseline"),
         )
     return replace(verdict, message=f"{verdict.message}; {decided}")
 
 
-def failed_baseline_note(baseline: RunArtifact | None) -> str | None:
+def failed_baseline_note(baseline: RunArtifact | None, role: str = "baseline") -> str | None:
     """A report-level line naming the baseline's failed cases (None when there are none)."""
     if baseline is None:
         return None
     failed = _failed_ids(baseline)
     if not failed:
         return None
+    fix = "re-pin a reference" if role == "reference" else "re-make the baseline"
     return (
-        f"{len(failed)} baseline case(s) failed and could not be paired: {shown(failed)} "
-        f"({label(baseline)}); re-make the baseline so every case is compared"
+        f"{len(failed)} {role} case(s) failed and could not be paired: {shown(failed)} "
+        f"({label(baseline)}); {fix} so every case is compared"
     )

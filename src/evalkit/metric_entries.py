@@ -9,6 +9,9 @@
       - name: valid_order
         kind: json_schema
         schema_path: schemas/order.json   # relative to evalkit.yaml
+      - name: strict_recall@10      # a retrieval metric with its relevance level
+        kind: recall@10
+        relevance_level: 2          # graded goldens: only grades >= 2 count as relevant
 
 A declared entry is a :class:`DeclaredMetric`: a ``str`` (its name, so every
 consumer of ``config.metrics`` keeps working) that also carries its kind and
@@ -58,12 +61,37 @@ def _entry(value: object) -> str:
     if isinstance(value, Mapping):
         from evalkit.metrics.answers import check_declaration
 
-        name, kind, params = check_declaration(value)
+        kind = value.get("kind")
+        if isinstance(kind, str) and "@" in kind:
+            name, kind, params = _check_retrieval(value)
+        else:
+            name, kind, params = check_declaration(value)
         return DeclaredMetric(name, kind, params)
     raise ValueError(
         "a metric is a name, or a mapping with 'name', 'kind' and the kind's parameters, "
         f"got {type(value).__name__}"
     )
+
+
+def _check_retrieval(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """A ``{name, kind: family@k, relevance_level}`` entry, checked as far as it can be now.
+
+    A family a plugin registers is not known yet when the config is read; it is
+    checked when the entry is registered (:func:`register_declared_metrics`).
+    """
+    from evalkit.errors import EvalkitError, MetricError
+    from evalkit.registry import families, family_instance, split_spec
+
+    name, kind = entry.get("name"), str(entry.get("kind"))
+    if not isinstance(name, str) or not name.strip():
+        raise MetricError(f"a declared metric needs a 'name' (text), got {name!r}")
+    params = {k: v for k, v in entry.items() if k not in ("name", "kind")}
+    try:
+        if split_spec(kind)[0] in families():
+            family_instance(name, kind, params)
+    except EvalkitError as exc:
+        raise MetricError(f"metric {name!r}: {exc}") from None
+    return name, kind, params
 
 
 def _dump(value: str) -> object:
@@ -81,11 +109,20 @@ def register_declared_metrics(
     ``resolve`` maps a path parameter to a file (relative to the config);
     ``where`` (the config path) prefixes any error.
     """
+    from evalkit.errors import EvalkitError, MetricError
     from evalkit.metrics.answers import build_answer_metric, register_answer_metric
+    from evalkit.registry import define, family_instance
 
     names: list[str] = []
     for entry in entries:
         if not isinstance(entry, DeclaredMetric):
+            continue
+        if "@" in entry.kind:  # a retrieval metric with its relevance level
+            try:
+                define(family_instance(str(entry), entry.kind, entry.params))
+            except EvalkitError as exc:
+                raise MetricError(f"{where}: metric {str(entry)!r}: {exc}") from None
+            names.append(str(entry))
             continue
         params = dict(entry.params)
         for key in _PATH_PARAMS:

@@ -31,10 +31,11 @@ from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
-from evalkit.trials import evaluate_repeated
+from evalkit.trials import TrialCallback, evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.case_filter import CaseFilter, Subset
+    from evalkit.drift import Reference
     from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
@@ -286,9 +287,15 @@ def run_candidate(
     on_row: RowCallback | None = None,
     skip: Sequence[str] = (),
     concurrency: int | None = None,
+    on_trial: TrialCallback | None = None,
+    done_trials: Mapping[str, Mapping[int, CaseResult]] | None = None,
 ) -> RunResult[CaseResult]:
+    """Run the prepared eval (``repeats`` trials per case: :func:`evaluate_repeated`)."""
     cfg = prepared.config.model
     tgt = target or build_target(prepared.config)
+    per_trial: dict[str, Any] = {}
+    if cfg.repeats > 1:
+        per_trial = {"on_trial": on_trial, "done_trials": done_trials}
     try:
         return evaluate_repeated(
             tgt,
@@ -300,6 +307,7 @@ def run_candidate(
             case_timeout_s=cfg.case_timeout_s,
             on_row=on_row,
             skip=skip,
+            **per_trial,
         )
     finally:
         close = getattr(tgt, "close", None)
@@ -370,9 +378,14 @@ class RunStart:
     retried: int  # cases that failed in the checkpointed run and run again
     resumed: bool  # a checkpoint with finished cases was picked up
     resume_requested: bool
+    trials: int = 1  # repeats: k -- each case runs k times
+    trials_done: int = 0  # finished trials kept from the checkpoint (repeats > 1)
 
     @property
     def to_run(self) -> int:
+        """Target invocations still to make: cases, or (case, trial) pairs when repeated."""
+        if self.trials > 1:
+            return self.total * self.trials - self.trials_done
         return self.total - self.done
 
 
@@ -402,11 +415,12 @@ class RunInterrupted(KeyboardInterrupt):
     Still a ``KeyboardInterrupt``, so a caller's ``except Exception`` never swallows it.
     """
 
-    def __init__(self, checkpoint: Path, saved: int, total: int) -> None:
-        super().__init__(f"interrupted: {saved} of {total} case(s) saved in {checkpoint}")
+    def __init__(self, checkpoint: Path, saved: int, total: int, unit: str = "case(s)") -> None:
+        super().__init__(f"interrupted: {saved} of {total} {unit} saved in {checkpoint}")
         self.checkpoint = checkpoint
         self.saved = saved
         self.total = total
+        self.unit = unit  # "trial(s)" for a repeated run: what the checkpoint counts
 
 
 def failed_run_path(path: str | Path) -> Path:
@@ -513,17 +527,22 @@ def run_to_artifact(
     ckpt_path = checkpoint_path(requested, prepared.config.root)
     check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
+    repeats = prepared.config.model.repeats
     with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
         done = ckpt.completed
+        trials_done = ckpt.completed_trials  # repeats > 1: resumed per (case, trial)
         if on_start is not None:
             on_start(
                 RunStart(
                     checkpoint=ckpt_path,
                     total=total,
-                    done=len(done),
-                    retried=len(ckpt.failed_before.keys() - done.keys()),
+                    done=len(done) + sum(len(t) >= repeats for t in trials_done.values()),
+                    retried=len(ckpt.failed_before.keys() - done.keys())
+                    + ckpt.failed_trials_before,
                     resumed=ckpt.resumed,
                     resume_requested=resume,
+                    trials=repeats,
+                    trials_done=sum(len(t) for t in trials_done.values()),
                 )
             )
 
@@ -532,12 +551,24 @@ def run_to_artifact(
             if on_row is not None:
                 on_row(index, row)
 
+        def record_trial(trial: int, index: int, row: CaseResult) -> None:
+            ckpt.append(row, trial=trial)
+            if on_row is not None:
+                on_row(index, row)
+
         try:
-            fresh = run_candidate(todo, target=target, skip=list(done), on_row=record)
+            if repeats > 1:
+                fresh = run_candidate(
+                    todo, target=target, on_trial=record_trial, done_trials=trials_done
+                )
+            else:
+                fresh = run_candidate(todo, target=target, skip=list(done), on_row=record)
         except KeyboardInterrupt:
             # Count from the file: the signal may land between a row's write and its tally.
             saved = read_checkpoint(ckpt_path)
-            kept = len(saved.completed) if saved is not None else 0
+            kept = saved.saved if saved is not None else 0
+            if repeats > 1:
+                raise RunInterrupted(ckpt_path, kept, total * repeats, "trial(s)") from None
             raise RunInterrupted(ckpt_path, kept, total) from None
         new_rows = {row.case_id: row for row in fresh.per_query}
         rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
@@ -634,6 +665,7 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
         except EvalkitError:
             replaced = None  # an unreadable baseline is not worth keeping from being replaced
     path = write_artifact(art, store.path)
+    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
     return Promotion(source, path, art, replaced)
 
 
@@ -645,6 +677,9 @@ def gate(
     notes: Sequence[str] = (),
     baseline_chosen: bool = False,
     subset: Subset | None = None,
+    reference: Reference | None = None,
+    reference_chosen: bool = False,
+    require_reference: bool = False,
 ) -> GateReport:
     """Validate the inputs against the goldens (:mod:`evalkit.gate_inputs`), then decide.
 
@@ -652,7 +687,10 @@ def gate(
     config's file store), so one that cannot be paired is an input error.
     ``subset`` (``-k``/``--case``): decide on those cases only; the report says so and
     its verdict is never ``pass`` (:mod:`evalkit.case_filter`).
+    ``reference`` is what drift checks compare with (:mod:`evalkit.drift`), and
+    ``reference_chosen`` says the user pointed at it (``--reference``).
     """
+    from evalkit.drift import check_reference
     from evalkit.gate_inputs import check_baseline, check_candidate
 
     cfg = prepared.config.model
@@ -671,6 +709,9 @@ def gate(
     check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
     if baseline is not None and baseline_chosen:
         check_baseline(baseline, candidate, specs)
+    if subset is not None and reference is not None and reference.artifact is not None:
+        reference = replace(reference, artifact=subset.only(reference.artifact))
+    reference = check_reference(reference, candidate, specs, chosen=reference_chosen)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
@@ -678,20 +719,27 @@ def gate(
         agreed = agreement_notes(rows, _judges(prepared.config), goldens, seed=cfg.seed)
         notes = (*notes, *agreed)
     if cfg.repeats > 1:
+        from evalkit.metrics.judge_consistency import consistency_notes
         from evalkit.trials import trial_notes
 
-        notes = (*notes, *trial_notes(candidate.result.per_query, cfg.metrics))
+        rows = candidate.result.per_query
+        notes = (*notes, *trial_notes(rows, cfg.metrics))
+        judged = [metric for metric, _ in _judges(prepared.config)]
+        notes = (*notes, *consistency_notes(rows, judged, seed=cfg.seed))
     report = evaluate_gate(
         specs,
         candidate,
         baseline,
-        GateOptions(
+        reference=reference,
+        options=GateOptions(
             n_resamples=cfg.n_resamples,
             seed=cfg.seed,
             require_baseline=cfg.require_baseline
             or bool(getattr(checks, "require_baseline", False)),
             correction=getattr(checks, "correction", "none") or "none",
             extra_notes=tuple(n for n in notes if n),
+            require_reference=require_reference
+            or bool(getattr(checks, "require_reference", False)),
         ),
     )
     return report if subset is None else replace(report, subset=subset)

@@ -371,7 +371,7 @@ def register_family(
     )
 
 
-def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
+def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) -> MetricDef:
     def score(response: TargetResponse, case: GoldenCase) -> float:
         # Grades when the golden carries them (a set means grade 1); the
         # relevance module hands set-only formulas the ids graded >= 1.
@@ -384,7 +384,9 @@ def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
                 f"case {case.id!r}: {family.name}@{k} needs relevant ids, and this case "
                 "lists none (give it `relevant`, or score it with a text metric)"
             )
-        return call_retrieval_fn(family.fn, response.ranked_ids, judged, k)
+        return call_retrieval_fn(
+            family.fn, response.ranked_ids, judged, k, relevance_level=relevance_level
+        )
 
     score.__qualname__ = f"{family.name}@{k}"
     return MetricDef(
@@ -398,6 +400,30 @@ def _family_metric(family: RetrievalFamily, k: int) -> MetricDef:
         k=k,
         parameters=dict(family.declared_parameters()),
     )
+
+
+def family_instance(name: str, spec: str, params: Mapping[str, object]) -> MetricDef:
+    """``spec`` (``ndcg@10``) scored with ``params`` (``relevance_level``), named ``name``.
+
+    What a ``{name, kind: ndcg@10, relevance_level: 2}`` entry in evalkit.yaml
+    registers: the definition's function applies the level, and its canonical
+    parameters are part of its fingerprint (so two levels are incomparable).
+    """
+    from evalkit.relevance import check_level
+
+    base, k = split_spec(spec)
+    family = _families.get(base)
+    if k is None or family is None:
+        raise MetricError(
+            f"{spec!r} is not a retrieval metric (family@k); known families: "
+            f"{', '.join(sorted(_families)) or '(none)'}"
+        )
+    unknown = sorted(set(params) - {"relevance_level"})
+    if unknown:
+        raise MetricError(f"{spec} takes one parameter, relevance_level; got {unknown[0]!r}")
+    canonical = canonical_params(spec, params, dict(family.declared_parameters()))
+    defn = _family_metric(family, k, check_level(params.get("relevance_level", 1)))
+    return replace(defn, name=_check_name(name), params=canonical)
 
 
 def register_concrete_family_metric(family: str, k: int) -> MetricDef:

@@ -17,19 +17,31 @@ from which :func:`trial_notes` reports
   standard error compared with doubling the cases.
 
 A case that fails in any trial fails (no partial mean).  Latency and meta of
-the row are the first trial's.  Not done here: checkpointing and resuming per
-trial (a resumed run repeats every trial of an unfinished case).
+the row are the first trial's.
+
+Checkpointing and resuming work per trial: ``on_trial(trial, index, row)`` is
+called the moment each trial of a case finishes (``evalkit run`` writes it to
+the checkpoint), and ``done_trials`` (case id -> trial number -> row) holds the
+trials a resumed run keeps, so only the missing (case, trial) pairs are
+invoked.  Pass ``t`` runs every case still missing trial ``t``.
+
+When a case is graded by an LLM judge, its first trial is graded twice: the
+second grade is a separate judge call with its own cache key
+(:func:`evalkit.metrics.judge_consistency.regrading`), so the judge's
+self-consistency can be reported beside the trial spread.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import InputError
 from evalkit.results import CaseResult, RunResult
+
+TrialCallback = Callable[[int, int, CaseResult], None]  # (trial, case index, row)
 
 if TYPE_CHECKING:
     from evalkit.execute import RowCallback
@@ -37,7 +49,14 @@ if TYPE_CHECKING:
     from evalkit.results import Row
     from evalkit.targets.base import Target
 
-__all__ = ["TRIALS_KEY", "TrialSpread", "evaluate_repeated", "merge_trials", "trial_notes"]
+__all__ = [
+    "TRIALS_KEY",
+    "TrialCallback",
+    "TrialSpread",
+    "evaluate_repeated",
+    "merge_trials",
+    "trial_notes",
+]
 
 TRIALS_KEY = "trials"
 
@@ -52,23 +71,25 @@ def merge_trials(
     for run in runs[1:]:
         if run.ids() != ids:
             raise InputError("the trials of a repeated run must cover the same cases in order")
-    merged: list[CaseResult] = []
-    for index, case_id in enumerate(ids):
-        trials = [run.per_query[index] for run in runs]
-        failed = next(((t, row) for t, row in enumerate(trials, 1) if row.error), None)
-        if failed is not None:
-            number, row = failed
-            merged.append(
-                CaseResult(case_id, row.response, {}, error=f"trial {number}: {row.error}")
-            )
-            continue
-        values = {m: [row.metrics[m] for row in trials] for m in trials[0].metrics}
-        first = trials[0].response
-        if first is not None:
-            first.meta[TRIALS_KEY] = values
-        means = {m: math.fsum(v) / len(v) for m, v in values.items()}
-        merged.append(CaseResult(case_id, first, means))
+    merged = [
+        merge_case(case_id, [run.per_query[index] for run in runs])
+        for index, case_id in enumerate(ids)
+    ]
     return RunResult(name or runs[0].name, merged)
+
+
+def merge_case(case_id: str, trials: Sequence[CaseResult]) -> CaseResult:
+    """One case's row from its trials (in trial order): the mean, or the first failure."""
+    failed = next(((t, row) for t, row in enumerate(trials, 1) if row.error), None)
+    if failed is not None:
+        number, row = failed
+        return CaseResult(case_id, row.response, {}, error=f"trial {number}: {row.error}")
+    values = {m: [row.metrics[m] for row in trials] for m in trials[0].metrics}
+    first = trials[0].response
+    if first is not None:
+        first.meta[TRIALS_KEY] = values
+    means = {m: math.fsum(v) / len(v) for m, v in values.items()}
+    return CaseResult(case_id, first, means)
 
 
 def evaluate_repeated(
@@ -78,25 +99,57 @@ def evaluate_repeated(
     *,
     repeats: int,
     on_row: RowCallback | None = None,
+    on_trial: TrialCallback | None = None,
+    done_trials: Mapping[str, Mapping[int, CaseResult]] | None = None,
     **options: Any,
 ) -> RunResult[CaseResult]:
-    """:func:`evalkit.evaluate` ``repeats`` times, merged by :func:`merge_trials`.
+    """:func:`evalkit.evaluate` ``repeats`` times, one row per case (:func:`merge_case`).
 
-    ``on_row`` sees the merged rows (after the last trial), never a single trial's.
+    ``on_trial(trial, index, row)`` sees each trial's row as it finishes;
+    ``on_row`` sees a case's merged row once its last missing trial finishes.
+    ``done_trials`` are trials already finished (a resume): they are not invoked
+    again, and the result still has a row for every case.  With ``repeats=1``
+    this is plain :func:`evalkit.evaluate` (``on_trial``/``done_trials`` unused).
     """
     from evalkit.execute import evaluate
+    from evalkit.metrics.judge_consistency import regrading
 
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise InputError(f"repeats must be an integer >= 1, got {repeats!r}")
     cases = list(goldens)
     if repeats == 1:
         return evaluate(target, cases, metrics, on_row=on_row, **options)
-    runs = [evaluate(target, cases, metrics, **options) for _ in range(repeats)]
-    result = merge_trials(runs)
-    if on_row is not None:
-        for index, row in enumerate(result.per_query):
-            on_row(index, row)
-    return result
+    if options.get("skip"):
+        raise InputError("a repeated run resumes per trial: pass done_trials, not skip")
+    options.pop("skip", None)
+    trials: dict[str, dict[int, CaseResult]] = {
+        case.id: {t: row for t, row in (done_trials or {}).get(case.id, {}).items() if t <= repeats}
+        for case in cases
+    }
+
+    def finished(trial: int, index: int, row: CaseResult) -> None:
+        have = trials[row.case_id]
+        have[trial] = row
+        if on_trial is not None:
+            on_trial(trial, index, row)
+        if on_row is not None and len(have) == repeats:
+            on_row(index, merge_case(row.case_id, [have[t] for t in range(1, repeats + 1)]))
+
+    name = None
+    for trial in range(1, repeats + 1):
+        skip = [case.id for case in cases if trial in trials[case.id]]
+        if len(skip) == len(cases):
+            continue
+
+        def record(index: int, row: CaseResult, trial: int = trial) -> None:
+            finished(trial, index, row)
+
+        # The first trial of a judged case is graded twice (judge self-consistency).
+        with regrading(metrics, on=trial == 1):
+            ran = evaluate(target, cases, metrics, skip=skip, on_row=record, **options)
+        name = ran.name
+    rows = [merge_case(c.id, [trials[c.id][t] for t in range(1, repeats + 1)]) for c in cases]
+    return RunResult(name or options.get("name") or target.name, rows)
 
 
 @dataclass(frozen=True)

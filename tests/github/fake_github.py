@@ -115,7 +115,8 @@ class GitStore:
         return sha
 
     def file_at(self, branch: str, path: str) -> bytes | None:
-        commit = self.refs.get(f"heads/{branch}")
+        # like the contents API, ``ref`` may be a branch name or a commit sha
+        commit = self.refs.get(f"heads/{branch}") or (branch if branch in self.commits else None)
         if commit is None:
             return None
         blob = self.trees[self.commits[commit]["tree"]].get(path)
@@ -599,6 +600,8 @@ def _create_tree(fake: FakeGitHub, m: re.Match[str], q: dict[str, list[str]], b:
     for item in b["tree"]:
         if item.get("content") is not None:
             entries[item["path"]] = fake.git.put_blob(item["content"].encode())
+        elif "sha" in item and item["sha"] is None:
+            entries.pop(item["path"], None)  # sha null deletes the path
         elif item.get("sha") in fake.git.blobs:
             entries[item["path"]] = item["sha"]
         else:

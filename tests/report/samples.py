@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from typing import Any
 
@@ -11,6 +12,7 @@ from evalkit.gate import (
     Comparison,
     GateReport,
     GoldensDiff,
+    ReferenceReport,
     RunSummary,
 )
 
@@ -126,6 +128,7 @@ def report(
     baseline: RunSummary | None = BASELINE,
     diff: GoldensDiff | None = None,
     notes: tuple[str, ...] = (),
+    reference: ReferenceReport | None = None,
 ) -> GateReport:
     tests = [v for v in verdicts if v.comparison is not None]
     fw = None
@@ -143,6 +146,7 @@ def report(
         n_vs_baseline_tests=len(tests),
         alpha_familywise=fw,
         notes=notes,
+        reference=reference,
     )
 
 
@@ -372,6 +376,107 @@ def big(n: int = 5_000) -> GateReport:
     return report(verdicts, candidate=cand, diff=diff)
 
 
+REFERENCE = dataclasses.replace(
+    BASELINE,
+    git_commit="abcdef0123456789abcdef0123456789abcdef01",
+    created_at="2026-09-01T10:00:00Z",
+)
+
+
+def drift() -> GateReport:
+    """Each PR passes its own check; the drift check against the pinned reference fails."""
+    step = comparison(
+        deltas(100, -0.01, seed=5), delta=-0.006, ci_low=-0.015, ci_high=0.003, p_value=0.19
+    )
+    slide = comparison(
+        deltas(96, -0.06, seed=6),
+        baseline_value=0.7702,
+        delta=-0.031,
+        ci_low=-0.048,
+        ci_high=-0.014,
+        p_value=0.0004,
+        mde=0.0161,
+    )
+    ref = ReferenceReport(
+        status="found",
+        detail="pinned: release v1.4 (2026-09-01), 6 promotions ago",
+        source="branch",
+        run=REFERENCE,
+        goldens_diff=GoldensDiff(changed=("q0007", "q0031", "q0058", "q0090")),
+        comparable=96,
+        n_cases=100,
+        sha=REFERENCE.git_commit,
+    )
+    return report(
+        [
+            vs_baseline(
+                "no_ndcg_regression",
+                "ndcg@10",
+                "pass",
+                step,
+                message="Δ -0.006, 95% CI [-0.015, +0.003], p=0.1900: no significant regression",
+            ),
+            vs_baseline(
+                "no_ndcg_drift",
+                "ndcg@10",
+                "fail",
+                slide,
+                kind="vs_reference",
+                covered=96,
+                observed=0.7392,
+                message=(
+                    "Δ -0.031, 95% CI [-0.048, -0.014], p=0.0004: significant regression "
+                    "(4 with a changed golden: left out; before, after and Δ are over the "
+                    "paired cases)"
+                ),
+            ),
+        ],
+        reference=ref,
+        notes=(
+            "goldens changed since the reference (4 changed): 96 of 100 case(s) remain "
+            "comparable, and drift checks are decided on those; changed: q0007, q0031, "
+            "q0058, q0090",
+        ),
+    )
+
+
+def no_reference() -> GateReport:
+    """A drift check whose pinned reference expired: loud, never a pass."""
+    step = comparison(
+        deltas(100, 0.0, seed=7), delta=0.001, ci_low=-0.008, ci_high=0.01, p_value=0.81
+    )
+    ref = ReferenceReport(
+        status="expired",
+        detail="artifact 'evalkit-baseline' of the pinned commit abcdef0 expired on 2026-11-30",
+        source="artifact",
+        n_cases=100,
+    )
+    return report(
+        [
+            vs_baseline(
+                "no_ndcg_regression",
+                "ndcg@10",
+                "pass",
+                step,
+                message="Δ +0.001, 95% CI [-0.008, +0.01], p=0.8100: no significant regression",
+            ),
+            vs_baseline(
+                "no_ndcg_drift",
+                "ndcg@10",
+                "no-reference",
+                None,
+                kind="vs_reference",
+                message=(
+                    "no reference to compare against: expired (artifact 'evalkit-baseline' of "
+                    "the pinned commit abcdef0 expired on 2026-11-30); not a pass: pin one "
+                    "(docs/drift.md)"
+                ),
+            ),
+        ],
+        reference=ref,
+    )
+
+
 SCENARIOS = {
     "passing": passing,
     "failing": failing,
@@ -379,4 +484,6 @@ SCENARIOS = {
     "incomparable": incomparable,
     "error": errored,
     "warn": warned,
+    "drift": drift,
+    "no_reference": no_reference,
 }

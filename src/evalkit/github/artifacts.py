@@ -30,7 +30,8 @@ import time
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -39,12 +40,15 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from evalkit.errors import ArtifactError
+from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.baseline import (
     MAX_ARTEFACT_BYTES,
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PinResult,
     PromoteRequest,
     PromoteResult,
     artefact_file_names,
@@ -59,6 +63,16 @@ from evalkit.github.client import (
     rate_limit_delay,
 )
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+from evalkit.history import (
+    History,
+    HistoryEntry,
+    PinRecord,
+    artefact_facts,
+    make_entry,
+    no_reference,
+    reference_found,
+    select_pinned,
+)
 
 if TYPE_CHECKING:
     from evalkit.config import LoadedConfig
@@ -68,6 +82,11 @@ MAX_ZIP_MEMBERS = 1000
 MAX_REDIRECTS = 3
 # How many candidate runs we are willing to look up to find a push run.
 MAX_RUN_LOOKUPS = 20
+# The pinned reference: artifact "<baseline name>-reference" holding <config>.json and
+# <config>.pin.json, uploaded by a mode: pin run (a push or a manual workflow_dispatch).
+REFERENCE_SUFFIX = "-reference"
+PIN_SUFFIX = ".pin.json"
+PIN_EVENTS = ("push", "workflow_dispatch")
 
 
 class ArtifactGone(GitHubApiError):
@@ -469,13 +488,14 @@ class ArtifactStore:
     def _retry(self) -> RetryPolicy:
         return self._access.retry if self._access else DEFAULT_RETRY
 
-    def list_artifacts(self) -> list[ArtifactInfo]:
-        """Every artifact with our name, across all pages."""
+    def list_artifacts(self, name: str | None = None) -> list[ArtifactInfo]:
+        """Every artifact with our name (or ``name``), across all pages."""
         assert self._access is not None
         repo = self._access.repo()
+        wanted = name or self.name
         return call_github(
-            f"list artifacts named {self.name!r}",
-            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=self.name)],
+            f"list artifacts named {wanted!r}",
+            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=wanted)],
             retry=self._retry,
         )
 
@@ -489,6 +509,65 @@ class ArtifactStore:
         )
         return str(data.get("event") or "")
 
+    def _select(self, name: str, prefer: Sequence[str]) -> tuple[Selection, str]:
+        assert self._access is not None
+        repository_id, default_branch = self._access.repo_facts()
+        selection = select_candidates(
+            self.list_artifacts(name),
+            name=name,
+            repository_id=repository_id,
+            default_branch=default_branch,
+            prefer=prefer,
+            now=self._now(),
+        )
+        return selection, default_branch
+
+    def _downloads(
+        self,
+        selection: Selection,
+        config_name: str,
+        dest_dir: Path,
+        *,
+        events: Sequence[str] = ("push",),
+        max_lookups: int = MAX_RUN_LOOKUPS,
+        naming: Callable[[ArtifactInfo], str] | None = None,
+        unusable: list[str],
+    ) -> Generator[tuple[ArtifactInfo, Path]]:
+        """Each candidate made by an ``events`` run that downloads and unpacks, in order.
+
+        Why the others were passed over is counted in ``selection.ignored`` (and the
+        corrupt ones' messages appended to ``unusable``).
+        """
+        assert self._access is not None
+        ignored = selection.ignored
+        own_http = self._access.http is None
+        http = self._access.http or httpx.Client(timeout=60)
+        try:
+            for lookups, artifact in enumerate(selection.candidates):
+                if lookups >= max_lookups:
+                    ignored["not examined (too many candidates)"] += 1
+                    continue
+                assert artifact.run_id is not None  # select_candidates guarantees it
+                event = self._run_event(artifact.run_id)
+                if event not in events:
+                    ignored[f"made by a {event or 'unknown'} run, not a {' or '.join(events)}"] += 1
+                    continue
+                stem = naming(artifact) if naming else f"baseline-{config_name}"
+                try:
+                    path = self._download(http, artifact, config_name, dest_dir, stem)
+                except ArtifactGone:
+                    ignored["gone when downloaded"] += 1
+                    continue
+                except ArtifactError as exc:
+                    # Corrupt, or another config's upload under our name: try the next one.
+                    unusable.append(str(exc))
+                    ignored["unusable (corrupt, or no file for this config)"] += 1
+                    continue
+                yield artifact, path
+        finally:
+            if own_http:
+                http.close()
+
     def fetch(self, request: FetchRequest) -> BaselineFetch:
         """Find, download, unpack and sanity-check the baseline artefact."""
         if self._access is None:
@@ -501,61 +580,170 @@ class ArtifactStore:
                     "Action can read; pass --baseline PATH to compare with a local file"
                 ),
             )
-        repository_id, default_branch = self._access.repo_facts()
         preferred = {p.sha: p.why for p in request.preferred}
-        selection = select_candidates(
-            self.list_artifacts(),
-            name=self.name,
-            repository_id=repository_id,
-            default_branch=default_branch,
-            prefer=[p.sha for p in request.preferred],
-            now=self._now(),
-        )
-        ignored = selection.ignored
+        selection, default_branch = self._select(self.name, [p.sha for p in request.preferred])
         unusable: list[str] = []
-        own_http = self._access.http is None
-        http = self._access.http or httpx.Client(timeout=60)
-        try:
-            for lookups, artifact in enumerate(selection.candidates):
-                if lookups >= MAX_RUN_LOOKUPS:
-                    ignored["not examined (too many candidates)"] += 1
-                    continue
-                assert artifact.run_id is not None  # select_candidates guarantees it
-                event = self._run_event(artifact.run_id)
-                if event != "push":
-                    ignored[f"made by a {event or 'unknown'} run, not a push"] += 1
-                    continue
-                try:
-                    path = self._download(http, artifact, request.config_name, request.dest_dir)
-                except ArtifactGone:
-                    ignored["gone when downloaded"] += 1
-                    continue
-                except ArtifactError as exc:
-                    # Corrupt, or another config's upload under our name: try the next one.
-                    unusable.append(str(exc))
-                    ignored["unusable (corrupt, or no file for this config)"] += 1
-                    continue
-                sha = artifact.run_head_sha
-                why = f" ({preferred[sha]})" if sha in preferred else ""
-                skipped = f"; passed over first: {unusable[0]}" if unusable else ""
-                return BaselineFetch(
-                    status="found",
-                    path=path,
-                    source="artifact",
-                    sha=sha,
-                    detail=(
-                        f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
-                        f"on {default_branch} at {(sha or '?')[:12]}{why}{skipped}"
-                    ),
-                )
-        finally:
-            if own_http:
-                http.close()
+        downloads = self._downloads(
+            selection, request.config_name, request.dest_dir, unusable=unusable
+        )
+        with closing(downloads):
+            found = next(downloads, None)
+        if found is not None:
+            artifact, path = found
+            sha = artifact.run_head_sha
+            why = f" ({preferred[sha]})" if sha in preferred else ""
+            skipped = f"; passed over first: {unusable[0]}" if unusable else ""
+            return BaselineFetch(
+                status="found",
+                path=path,
+                source="artifact",
+                sha=sha,
+                detail=(
+                    f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
+                    f"on {default_branch} at {(sha or '?')[:12]}{why}{skipped}"
+                ),
+            )
         if unusable and not selection.expired:
             raise ArtifactError(
                 f"no usable baseline artifact {self.name!r}: " + "; ".join(unusable[:3])
             )
         return self._no_baseline(selection, default_branch)
+
+    # -- history and the pinned reference ---------------------------------------------
+
+    @property
+    def reference_name(self) -> str:
+        """The artifact the pinned reference is uploaded as (mode: pin)."""
+        return f"{self.name}{REFERENCE_SUFFIX}"
+
+    def history(self, request: HistoryRequest) -> History:
+        """The promotions GitHub still holds: retention deletes artifacts, so says how many."""
+        if self._access is None:
+            return History(
+                (),
+                "artifact",
+                f"baseline.store is artifact ({self.describe()}), whose history only the "
+                "GitHub Action can read",
+            )
+        selection, default_branch = self._select(self.name, ())
+        unusable: list[str] = []
+        limit = request.limit or len(selection.candidates)
+        folder = request.dest_dir / f"history-{request.config_name}"
+        entries: list[HistoryEntry] = []
+        for artifact, path in self._downloads(
+            selection,
+            request.config_name,
+            folder,
+            max_lookups=limit,
+            naming=lambda a: f"artifact-{a.id}",
+            unusable=unusable,
+        ):
+            _, fingerprint = artefact_facts(path.read_bytes(), str(path))
+            entries.append(
+                make_entry(
+                    path,
+                    sha=artifact.run_head_sha,
+                    promoted_at=artifact.created_at,
+                    config_fingerprint=fingerprint,
+                )
+            )
+        entries.sort(key=lambda e: e.promoted_at or datetime.min.replace(tzinfo=UTC))
+        lost = len(selection.expired)
+        parts = [
+            f"{len(entries)} promotion(s) held as artifact {self.name!r} on {default_branch}; "
+            "the artifact store keeps only what GitHub's artifact retention allows (90 days "
+            "by default)"
+        ]
+        if lost:
+            newest = selection.expired[0]
+            when = newest.expires_at.date().isoformat() if newest.expires_at else "unknown"
+            parts.append(f"{lost} older promotion(s) expired (the newest of them on {when})")
+        if selection.ignored:
+            passed = ", ".join(f"{n} {why}" for why, n in sorted(selection.ignored.items()))
+            parts.append(f"passed over: {passed}")
+        parts.append("use baseline-store: branch to keep every promotion")
+        return History(tuple(entries), "artifact", "; ".join(parts), lost)
+
+    def pin(self, request: PinRequest) -> PinResult:
+        """Leave the chosen promotion and its pin record for ``actions/upload-artifact``."""
+        if self._access is None:
+            raise ConfigError(
+                f"baseline.store is artifact ({self.describe()}): pin it with the Action's "
+                "mode: pin"
+            )
+        history = self.history(HistoryRequest(request.config_name, request.dest_dir, limit=0))
+        chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+        record = PinRecord.of(chosen, request.spec, why, request.moment())
+        upload_dir = request.output_dir / "reference"
+        if upload_dir.exists():
+            shutil.rmtree(upload_dir)
+        data = chosen.path.read_bytes()
+        suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
+        target = upload_dir / f"{request.config_name}{suffix}"
+        write_atomic(target, data)
+        write_atomic(
+            upload_dir / f"{request.config_name}{PIN_SUFFIX}", record.to_json().encode("utf-8")
+        )
+        return PinResult(
+            record,
+            "artifact",
+            str(target),
+            (
+                f"upload it with actions/upload-artifact as {self.reference_name!r} (it expires "
+                f"with the artifact retention, then re-pin): {record.describe()}"
+            ),
+            upload_dir=upload_dir,
+            upload_name=self.reference_name,
+        )
+
+    def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
+        """The newest pinned reference artifact (push or workflow_dispatch runs only)."""
+        name = self.reference_name
+        if self._access is None:
+            return BaselineFetch(
+                "missing",
+                None,
+                "artifact",
+                f"baseline.store is artifact: the reference {name!r} only the GitHub Action "
+                "can read; pass --reference PATH to compare with a local file",
+            )
+        selection, default_branch = self._select(name, ())
+        unusable: list[str] = []
+        downloads = self._downloads(
+            selection,
+            request.config_name,
+            request.dest_dir,
+            events=PIN_EVENTS,
+            naming=lambda _a: f"reference-{request.config_name}",
+            unusable=unusable,
+        )
+        with closing(downloads):
+            for artifact, path in downloads:
+                pin = path.with_name(f"{request.config_name}{PIN_SUFFIX}")
+                origin = f"artifact {name!r} #{artifact.id}"
+                if not pin.is_file():
+                    unusable.append(f"{origin} holds no {request.config_name}{PIN_SUFFIX}")
+                    continue
+                record = PinRecord.from_json(pin.read_bytes(), origin)
+                return reference_found(path, record, "artifact", origin)
+        if selection.expired:
+            newest = selection.expired[0]
+            when = newest.expires_at.date().isoformat() if newest.expires_at else "an unknown date"
+            return BaselineFetch(
+                "expired",
+                None,
+                "artifact",
+                f"the pinned reference (artifact {name!r}) expired on {when} (artifact "
+                "retention); re-pin it with mode: pin, or use baseline-store: branch, which "
+                "keeps it until re-pinned",
+            )
+        if unusable:
+            raise ArtifactError(
+                f"no usable reference artifact {name!r}: " + "; ".join(unusable[:3])
+            )
+        return no_reference(
+            "artifact", f"no artifact {name!r} from {default_branch}", "the Action's mode: pin"
+        )
 
     def _no_baseline(self, selection: Selection, default_branch: str) -> BaselineFetch:
         passed_over = "; ".join(f"{n} {why}" for why, n in sorted(selection.ignored.items()))
@@ -585,10 +773,19 @@ class ArtifactStore:
         )
 
     def _download(
-        self, http: httpx.Client, artifact: ArtifactInfo, config_name: str, dest_dir: Path
+        self,
+        http: httpx.Client,
+        artifact: ArtifactInfo,
+        config_name: str,
+        dest_dir: Path,
+        stem: str,
     ) -> Path:
+        """Download, unpack and check one artifact: ``dest_dir/<stem>.json[.gz]``.
+
+        A pin record (``<config>.pin.json``) in the archive is kept beside it.
+        """
         assert self._access is not None
-        origin = f"artifact {self.name!r} #{artifact.id}"
+        origin = f"artifact {artifact.name!r} #{artifact.id}"
         if artifact.size_in_bytes > self._max_bytes:
             raise ArtifactError(
                 f"{origin}: {artifact.size_in_bytes} bytes, more than the {self._max_bytes} cap"
@@ -612,8 +809,11 @@ class ArtifactStore:
         data = chosen.read_bytes()
         check_artefact_bytes(data, f"{origin} ({chosen.name})")
         suffix = ".json.gz" if chosen.name.endswith(".gz") else ".json"
-        final = dest_dir / f"baseline-{config_name}{suffix}"
+        final = dest_dir / f"{stem}{suffix}"
         write_atomic(final, data)
+        pins = [f for f in files if f.name == f"{config_name}{PIN_SUFFIX}"]
+        if len(pins) == 1:
+            write_atomic(final.with_name(f"{config_name}{PIN_SUFFIX}"), pins[0].read_bytes())
         shutil.rmtree(work, ignore_errors=True)
         return final
 
@@ -637,6 +837,8 @@ __all__ = [
     "ArtifactGone",
     "ArtifactInfo",
     "ArtifactStore",
+    "PIN_EVENTS",
+    "REFERENCE_SUFFIX",
     "Selection",
     "download_archive",
     "pick_artefact_file",

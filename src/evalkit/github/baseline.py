@@ -17,6 +17,7 @@ import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.config import LoadedConfig
     from evalkit.github.client import RetryPolicy
+    from evalkit.history import History, LocalHistory, PinRecord, PinSpec, TaggedCommit
 
 BaselineStatus = Literal["found", "missing", "expired"]
 
@@ -95,6 +97,42 @@ class PromoteResult:
 
 
 @dataclass(frozen=True)
+class HistoryRequest:
+    """Every promotion of ``config_name`` the store still holds, fetched into ``dest_dir``."""
+
+    config_name: str
+    dest_dir: Path
+    limit: int = 50  # the newest this many (each may be one download)
+
+
+@dataclass(frozen=True)
+class PinRequest:
+    """Pin the promotion ``spec`` names as ``config_name``'s reference, until re-pinned."""
+
+    config_name: str
+    spec: PinSpec
+    dest_dir: Path  # where the history is fetched to choose from
+    output_dir: Path  # the artifact store leaves its upload folder here
+    resolve_tag: Callable[[str], TaggedCommit | None] | None = None
+    now: datetime | None = None  # default: the current time
+
+    def moment(self) -> datetime:
+        return self.now or datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class PinResult:
+    """What was pinned, and where the reference now lives."""
+
+    record: PinRecord
+    source: str
+    location: str
+    detail: str
+    upload_dir: Path | None = None  # store artifact: upload this folder ...
+    upload_name: str | None = None  # ... under this artifact name
+
+
+@dataclass(frozen=True)
 class GitHubAccess:
     """What the GitHub-backed stores need; the CLI has none (those stores then say so)."""
 
@@ -122,6 +160,18 @@ class BaselineStore(Protocol):
     def fetch(self, request: FetchRequest) -> BaselineFetch: ...
 
     def promote(self, request: PromoteRequest) -> PromoteResult: ...
+
+    def history(self, request: HistoryRequest) -> History:
+        """Every promotion the store still holds, oldest first (evalkit history)."""
+        ...
+
+    def pin(self, request: PinRequest) -> PinResult:
+        """Pin one promotion as the reference (evalkit pin, the Action's mode: pin)."""
+        ...
+
+    def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
+        """The pinned reference: found, or missing/expired (an answer, never an error)."""
+        ...
 
 
 def validate_config_name(name: str) -> str:
@@ -202,15 +252,28 @@ class FileStore:
 
     kind: ClassVar[str] = "file"
 
-    def __init__(self, path: Path, *, key: str = "baseline.path") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        key: str = "baseline.path",
+        history: LocalHistory | None = None,
+    ) -> None:
+        from evalkit.history import LOCAL_HISTORY_DIR, LocalHistory
+
         self.path = path
         self.key = key  # the setting that named the file, for the error message
+        # evalkit.yaml's folder and config name decide it (open); a bare file its own folder.
+        self.log = history or LocalHistory(path.parent / LOCAL_HISTORY_DIR / path.stem, path.stem)
 
     @classmethod
     def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
+        from evalkit.history import LOCAL_HISTORY_DIR, LocalHistory
+
         path = config.baseline.path
         assert path is not None  # BaselineConfig: store file needs a path
-        return cls(config.resolve(path), key="baseline.path")
+        log = LocalHistory(config.root / LOCAL_HISTORY_DIR / config.name, config.name)
+        return cls(config.resolve(path), key="baseline.path", history=log)
 
     def describe(self) -> str:
         return f"file {self.path}"
@@ -235,9 +298,34 @@ class FileStore:
         if artefact.resolve() != self.path.resolve():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             write_bytes_atomic(self.path, artefact.read_bytes())
+        self.keep(request.sha or None)
         return PromoteResult(
             source="file", location=str(self.path), detail=f"baseline written to {self.path}"
         )
+
+    def keep(self, sha: str | None = None, now: datetime | None = None) -> None:
+        """Add the baseline file as it is now to the history (after every promotion)."""
+        from evalkit.history import artefact_facts
+
+        data = self.path.read_bytes()
+        commit, fingerprint = artefact_facts(data, str(self.path))
+        self.log.record(
+            data,
+            sha=sha or commit,
+            config_fingerprint=fingerprint,
+            now=now or datetime.now(UTC),
+        )
+
+    def history(self, request: HistoryRequest | None = None) -> History:  # noqa: ARG002
+        return self.log.history()
+
+    def pin(self, request: PinRequest) -> PinResult:
+        record = self.log.pin(request.spec, resolve_tag=request.resolve_tag, now=request.moment())
+        where = self.log.root / self.log.REFERENCE
+        return PinResult(record, "file", str(where), f"reference {where}: {record.describe()}")
+
+    def fetch_reference(self, request: FetchRequest | None = None) -> BaselineFetch:  # noqa: ARG002
+        return self.log.fetch_reference()
 
 
 class NoStore:
@@ -258,6 +346,17 @@ class NoStore:
     def promote(self, request: PromoteRequest) -> PromoteResult:  # noqa: ARG002
         raise ConfigError("mode: promote needs a baseline store (artifact, branch or file)")
 
+    def history(self, request: HistoryRequest) -> History:  # noqa: ARG002
+        from evalkit.history import History
+
+        return History((), "none", "baseline.store is none: no promotion is kept")
+
+    def pin(self, request: PinRequest) -> PinResult:  # noqa: ARG002
+        raise ConfigError("pinning a reference needs a baseline store (artifact, branch or file)")
+
+    def fetch_reference(self, request: FetchRequest) -> BaselineFetch:  # noqa: ARG002
+        return BaselineFetch("missing", None, "none", "baseline.store is none: no reference")
+
 
 __all__ = [
     "MAX_ARTEFACT_BYTES",
@@ -267,7 +366,10 @@ __all__ = [
     "FetchRequest",
     "FileStore",
     "GitHubAccess",
+    "HistoryRequest",
     "NoStore",
+    "PinRequest",
+    "PinResult",
     "Preferred",
     "PromoteRequest",
     "PromoteResult",

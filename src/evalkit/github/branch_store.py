@@ -6,10 +6,14 @@ orphan branch so it shares no history with the code)::
     latest/<config>.json        the baseline a PR is compared with by default
     latest/<config>.sha         the default-branch commit it was made from
     <sha>/<config>.json         one per promoted commit, so a PR can use its exact base
+    history/<config>.json       every promotion, oldest first: file, commit, time, config
+                                fingerprint (evalkit history; the branch keeps them all)
+    reference/<config>.json     the pinned reference (mode: pin), a copy, until re-pinned
+    reference/<config>.pin.json what was pinned, when and why
 
 One promotion is one commit made through the Git Data API (blob -> tree -> commit ->
-ref), so ``latest`` and ``<sha>`` always change together. Two jobs promoting at once
-race on the ref update; the loser gets 409/422, re-reads the branch head and tries
+ref), so ``latest``, ``<sha>`` and the history index always change together. Two jobs
+promoting at once race on the ref update; the loser gets 409/422, re-reads the branch head and tries
 again, a bounded number of times.
 """
 
@@ -17,13 +21,18 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
+from evalkit.errors import ConfigError
 from evalkit.github.baseline import (
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PinResult,
     PromoteRequest,
     PromoteResult,
     check_artefact_bytes,
@@ -31,9 +40,27 @@ from evalkit.github.baseline import (
 )
 from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
 from evalkit.github.errors import GitHubApiError
+from evalkit.history import (
+    History,
+    HistoryEntry,
+    PinRecord,
+    PromotionRecord,
+    artefact_facts,
+    index_dumps,
+    index_loads,
+    make_entry,
+    no_reference,
+    promotion_stem,
+    reference_found,
+    select_pinned,
+)
 
 if TYPE_CHECKING:
     from github.Repository import Repository
+
+# A function of the parent commit (None: the branch does not exist yet) giving the files
+# one commit writes: the history index must be extended from the commit it replaces.
+TreeBuilder = Callable[[str | None], list[Any]]
 
 DEFAULT_BRANCH_STORE = DEFAULT_BASELINE_BRANCH
 RACE_ATTEMPTS = 5
@@ -51,12 +78,14 @@ class BranchStore:
         branch: str = DEFAULT_BRANCH_STORE,
         race_attempts: int = RACE_ATTEMPTS,
         sleep: Callable[[float], None] | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._access = access
         self.branch = branch
         self._retry = access.retry if access else DEFAULT_RETRY
         self._race_attempts = race_attempts
         self._sleep = sleep or self._retry.sleep
+        self._now = now
 
     @classmethod
     def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
@@ -72,12 +101,13 @@ class BranchStore:
 
     # -- reading -------------------------------------------------------------------
 
-    def _read(self, path: str) -> bytes | None:
-        """The file's bytes on the store branch, or None if it (or the branch) is absent."""
+    def _read(self, path: str, ref: str | None = None) -> bytes | None:
+        """The file's bytes on the store branch (or at commit ``ref``), None if absent."""
+        at = ref or self.branch
         try:
             content: Any = call_github(
                 f"read {path} on branch {self.branch}",
-                lambda: self._repo.get_contents(path, ref=self.branch),
+                lambda: self._repo.get_contents(path, ref=at),
                 retry=self._retry,
             )
         except GitHubApiError as exc:
@@ -162,24 +192,49 @@ class BranchStore:
         artefact, config_name, sha = request.artefact, request.config_name, request.sha
         data = artefact.read_bytes()
         check_artefact_bytes(data, str(artefact))
+        _, fingerprint = artefact_facts(data, str(artefact))
         file_name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
         blob: Any = call_github(
             f"create blob for {file_name} on {self.branch}",
             lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
             retry=self._retry,
         )
+        promoted_at = self._now()
+        kept_at = (
+            f"{sha}/{file_name}"
+            if sha
+            else f"promotions/{promotion_stem(None, promoted_at)}/{file_name}"
+        )
         elements = [
             InputGitTreeElement(f"latest/{file_name}", "100644", "blob", sha=blob.sha),
             InputGitTreeElement(f"latest/{config_name}.sha", "100644", "blob", content=sha + "\n"),
+            InputGitTreeElement(kept_at, "100644", "blob", sha=blob.sha),
         ]
-        if sha:
-            elements.append(
-                InputGitTreeElement(f"{sha}/{file_name}", "100644", "blob", sha=blob.sha)
+        record = PromotionRecord(kept_at, sha or None, promoted_at, fingerprint)
+
+        def build(parent: str | None) -> list[Any]:
+            index_path = self._index_path(config_name)
+            records = index_loads(
+                self._read(index_path, parent) if parent else None,
+                f"branch {self.branch}:{index_path}",
             )
+            index = index_dumps(config_name, [*records, record]).decode("utf-8")
+            return [*elements, InputGitTreeElement(index_path, "100644", "blob", content=index)]
+
         message = f"evalkit: baseline {config_name} from {sha[:12] or 'unknown commit'}"
+        commit_sha = self._commit(build, message)
+        return PromoteResult(
+            source="branch",
+            location=f"{self.branch}:latest/{file_name}",
+            sha=sha or None,
+            detail=f"committed {commit_sha[:12]} to {self.branch} (latest/{file_name})",
+        )
+
+    def _commit(self, build: TreeBuilder, message: str) -> str:
+        """One commit on the store branch, retried when another job moved the branch."""
         for attempt in range(1, self._race_attempts + 1):
             try:
-                commit_sha = self._commit_once(elements, message)
+                return self._commit_once(build, message)
             except GitHubApiError as exc:
                 if status_of(exc) in (409, 422) and attempt < self._race_attempts:
                     # Another job moved (or created) the branch between our read and write.
@@ -192,13 +247,145 @@ class BranchStore:
                         status=exc.status,
                     ) from None
                 raise
-            return PromoteResult(
-                source="branch",
-                location=f"{self.branch}:latest/{file_name}",
-                sha=sha or None,
-                detail=f"committed {commit_sha[:12]} to {self.branch} (latest/{file_name})",
-            )
         raise AssertionError("unreachable: the loop returns or raises")
+
+    # -- history and the pinned reference ---------------------------------------------
+
+    @staticmethod
+    def _index_path(config_name: str) -> str:
+        return f"history/{config_name}.json"
+
+    def _without_access(self, what: str) -> str:
+        return (
+            f"baseline.store is branch ({self.describe()}), whose {what} only the GitHub "
+            "Action reads"
+        )
+
+    def history(self, request: HistoryRequest) -> History:
+        """Every promotion in the branch's index (newest ``limit``), fetched locally."""
+        config_name = request.config_name
+        if self._access is None:
+            return History((), "branch", self._without_access("history"))
+        index_path = self._index_path(config_name)
+        records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
+        folder = request.dest_dir / f"history-{config_name}"
+        entries: list[HistoryEntry] = []
+        lost = 0
+        for record in records[-request.limit :] if request.limit else records:
+            data = self._read(record.file)
+            if data is None:
+                lost += 1
+                continue
+            suffix = ".json.gz" if record.file.endswith(".gz") else ".json"
+            stem = promotion_stem(record.sha, record.promoted_at or datetime.fromtimestamp(0, UTC))
+            path = folder / f"{stem}{suffix}"
+            write_atomic(path, data)
+            entries.append(record.entry(path))
+        older = (
+            len(records) - request.limit if request.limit and len(records) > request.limit else 0
+        )
+        if not records:
+            legacy = self._legacy_latest(config_name, folder)
+            if legacy is not None:
+                return History(
+                    (legacy,),
+                    "branch",
+                    f"branch {self.branch} has no {index_path} (promoted before evalkit kept "
+                    "a history): only latest is listed; the next promotion starts the history",
+                )
+        parts = [f"{len(entries)} promotion(s) from branch {self.branch}:{index_path}"]
+        if older:
+            parts.append(f"{older} older one(s) not fetched (limit {request.limit})")
+        if lost:
+            parts.append(f"{lost} listed but deleted from the branch")
+        return History(tuple(entries), "branch", "; ".join(parts), lost)
+
+    def _legacy_latest(self, config_name: str, folder: Any) -> HistoryEntry | None:
+        for name in (f"{config_name}.json", f"{config_name}.json.gz"):
+            data = self._read(f"latest/{name}")
+            if data is None:
+                continue
+            sha_bytes = self._read(f"latest/{config_name}.sha")
+            sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
+            _, fingerprint = artefact_facts(data, f"branch {self.branch}:latest/{name}")
+            path = folder / f"latest-{name}"
+            write_atomic(path, data)
+            return make_entry(
+                path, sha=sha or None, promoted_at=None, config_fingerprint=fingerprint
+            )
+        return None
+
+    def pin(self, request: PinRequest) -> PinResult:
+        """Commit a copy of the chosen promotion and its pin record under ``reference/``."""
+        from github import InputGitTreeElement
+
+        if self._access is None:
+            raise ConfigError(
+                f"{self._without_access('history')}: pin it with the Action's mode: pin"
+            )
+        config_name = request.config_name
+        history = self.history(HistoryRequest(config_name, request.dest_dir, limit=0))
+        chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+        record = PinRecord.of(chosen, request.spec, why, request.moment())
+        data = chosen.path.read_bytes()
+        name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
+        other = f"{config_name}.json" if name.endswith(".gz") else f"{config_name}.json.gz"
+        blob: Any = call_github(
+            f"create blob for reference/{name} on {self.branch}",
+            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
+            retry=self._retry,
+        )
+        elements = [
+            InputGitTreeElement(f"reference/{name}", "100644", "blob", sha=blob.sha),
+            InputGitTreeElement(
+                f"reference/{config_name}.pin.json", "100644", "blob", content=record.to_json()
+            ),
+        ]
+
+        def build(parent: str | None) -> list[Any]:
+            # a reference of the other compression must not outlive a re-pin
+            stale = parent is not None and self._read(f"reference/{other}", parent) is not None
+            gone = [InputGitTreeElement(f"reference/{other}", "100644", "blob", sha=None)]
+            return [*elements, *(gone if stale else [])]
+
+        commit_sha = self._commit(build, f"evalkit: pin {config_name} reference to {why}")
+        location = f"{self.branch}:reference/{name}"
+        return PinResult(
+            record,
+            "branch",
+            location,
+            f"committed {commit_sha[:12]} to {self.branch}: reference {record.describe()}",
+        )
+
+    def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
+        config_name = request.config_name
+        if self._access is None:
+            return BaselineFetch(
+                "missing",
+                None,
+                "branch",
+                self._without_access("pinned reference")
+                + "; pass --reference PATH to compare with a local file",
+            )
+        pin_path = f"reference/{config_name}.pin.json"
+        where = f"branch {self.branch}:reference/{config_name}.json"
+        pin = self._read(pin_path)
+        if pin is None:
+            return no_reference("branch", where, "the Action's mode: pin")
+        record = PinRecord.from_json(pin, f"branch {self.branch}:{pin_path}")
+        for name in (f"{config_name}.json", f"{config_name}.json.gz"):
+            data = self._read(f"reference/{name}")
+            if data is None:
+                continue
+            origin = f"branch {self.branch}:reference/{name}"
+            check_artefact_bytes(data, origin)
+            suffix = ".json.gz" if name.endswith(".gz") else ".json"
+            final = request.dest_dir / f"reference-{config_name}{suffix}"
+            write_atomic(final, data)
+            return reference_found(final, record, "branch", origin)
+        return no_reference(
+            "branch", f"{where} is gone though {pin_path} exists", "the Action's mode: pin"
+        )
 
     def _loaded_ref(self, ref_name: str) -> Any:
         # PyGithub builds the ref lazily; touching .object fetches it now (so a missing
@@ -207,7 +394,7 @@ class BranchStore:
         _ = ref.object.sha
         return ref
 
-    def _commit_once(self, elements: list[Any], message: str) -> str:
+    def _commit_once(self, build: TreeBuilder, message: str) -> str:
         ref_name = f"heads/{self.branch}"
         try:
             ref: Any = call_github(
@@ -218,8 +405,9 @@ class BranchStore:
                 raise
             ref = None
         if ref is None:
+            fresh = build(None)
             tree: Any = call_github(
-                "create tree", lambda: self._repo.create_git_tree(elements), retry=self._retry
+                "create tree", lambda: self._repo.create_git_tree(fresh), retry=self._retry
             )
             commit: Any = call_github(
                 "create commit",
@@ -233,6 +421,7 @@ class BranchStore:
             )
             return str(commit.sha)
         parent_sha = str(ref.object.sha)
+        elements = build(parent_sha)
         parent: Any = call_github(
             f"read commit {parent_sha[:12]}",
             lambda: self._repo.get_git_commit(parent_sha),

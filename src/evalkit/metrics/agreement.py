@@ -174,14 +174,14 @@ class Agreement:
     n_resamples: int
     seed: int
 
-    def line(self) -> str:
+    def line(self, what: str = "judge-human agreement") -> str:
         """One report line, naming the weights and the interval."""
         pct = f"{self.confidence * 100:g}%"
         stats = (self.kappa_quadratic, self.kappa_linear, self.spearman)
         dropped = self.n_resamples - min(s.usable_resamples for s in stats)
         undefined = f", up to {dropped:,} with no variation dropped" if dropped else ""
         return (
-            f"judge-human agreement on {self.n} case(s): weighted κ (quadratic) "
+            f"{what} on {self.n} case(s): weighted κ (quadratic) "
             f"{self.kappa_quadratic.text()}, κ (linear) {self.kappa_linear.text()}, "
             f"Spearman ρ {self.spearman.text()} ({pct} percentile bootstrap over cases, "
             f"{self.n_resamples:,} resamples{undefined})"

@@ -478,7 +478,8 @@ def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
         raise MetricError(f"a declared metric needs a 'name' (text), got {name!r}")
     if not isinstance(kind, str) or kind not in _KINDS:
         raise MetricError(
-            f"metric {name!r}: 'kind' must be one of {', '.join(sorted(_KINDS))}, got {kind!r}"
+            f"metric {name!r}: 'kind' must be one of {', '.join(sorted(_KINDS))}, or a "
+            f"retrieval metric such as recall@10 (with relevance_level), got {kind!r}"
         )
     params = {k: v for k, v in entry.items() if k not in ("name", "kind")}
     if "schema_path" in params:

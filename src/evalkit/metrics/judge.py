@@ -53,6 +53,7 @@ PROBE_TIMEOUT_S = 15.0
 PROBE_RETRIES = 1
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 MAX_SCALE = 100
+REGRADE_SUFFIX = "_regrade"  # meta keys of the second grade: ``<metric>_regrade_score``
 _PRICE_KEYS = frozenset({"input", "output"})
 
 SYSTEM_PROMPT = (
@@ -96,6 +97,9 @@ class Grade:
     model: str
     cached: bool
     usage: TokenUsage | None = None
+    # The same case graded a second time (a separate call, its own cache entry), when
+    # the run measures the judge's self-consistency (repeats > 1).
+    regrade: Grade | None = None
 
     def __getitem__(self, key: str) -> Any:
         """``grade["score"]`` / ``["reason"]`` / ``["cached"]``: 0.2.0's dict-shaped grade."""
@@ -116,6 +120,8 @@ class Grade:
             meta[f"{prefix}_output_tokens"] = self.usage.output_tokens
             if self.usage.cost_usd is not None:
                 meta[f"{prefix}_cost_usd"] = self.usage.cost_usd
+        if self.regrade is not None:
+            meta.update(self.regrade.as_meta(prefix=f"{prefix}{REGRADE_SUFFIX}"))
         return meta
 
 
@@ -281,6 +287,8 @@ class LLMJudge:
                 raise JudgeConfigError(str(exc)) from None
         # Called before each API request (evaluate() sets it from the run's rate_limit).
         self.pacer: Callable[[], None] | None = None
+        # Grade every case twice (judge_consistency.regrading sets it for a repeated run).
+        self.regrade = False
         self._injected_client = client
         self._client: Any = None
         self._client_lock = threading.Lock()
@@ -317,14 +325,18 @@ class LLMJudge:
         """
         return self.fingerprint
 
-    def cache_key(self, response: TargetResponse, case: GoldenCase) -> str:
+    def cache_key(self, response: TargetResponse, case: GoldenCase, attempt: int = 1) -> str:
         """What identifies one grade: the judge, the case and the output.
 
         Latency and meta are deliberately left out: they change on every run without
-        changing what the judge is shown.
+        changing what the judge is shown.  ``attempt`` 2 is the second grading of the
+        same output (self-consistency): its own cache entry, so it is paid for once,
+        replays like any grade, and never returns the first grade's cached answer.
+        Attempt 1 keeps the key it always had.
         """
         return _digest(
             {
+                **({} if attempt == 1 else {"attempt": attempt}),
                 "prompt_version": PROMPT_VERSION,
                 "model": self.model,
                 "rubric": self.rubric,
@@ -412,8 +424,31 @@ class LLMJudge:
         return float(self.grade(response, case).score)
 
     def grade(self, response: TargetResponse, case: GoldenCase) -> Grade:
-        """Grade one case: from the cache when it holds this exact grading, else the API."""
-        key = self.cache_key(response, case)
+        """Grade one case: from the cache when it holds this exact grading, else the API.
+
+        With :attr:`regrade` set, the same output is graded a second time (its own
+        call and cache entry) and that grade rides along as :attr:`Grade.regrade`.
+        """
+        first = self._grade_attempt(response, case, 1)
+        if not self.regrade:
+            return first
+        second = self._grade_attempt(response, case, 2)
+        both = Grade(
+            first.case_id,
+            first.score,
+            first.reason,
+            first.model,
+            first.cached,
+            first.usage,
+            regrade=second,
+        )
+        with self._records_lock:
+            self._last[case.id] = both
+        return both
+
+    def _grade_attempt(self, response: TargetResponse, case: GoldenCase, attempt: int) -> Grade:
+        key = self.cache_key(response, case, attempt)
+        first = attempt == 1
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None and not 1 <= hit.score <= self.scale:
@@ -424,7 +459,10 @@ class LLMJudge:
                 )
             if hit is not None:
                 return self._record(
-                    key, Grade(case.id, hit.score, hit.reason, self.model, cached=True), cached=True
+                    key,
+                    Grade(case.id, hit.score, hit.reason, self.model, cached=True),
+                    cached=True,
+                    last=first,
                 )
         else:
             # Without a cache file, a grading already paid for in this process is
@@ -436,10 +474,12 @@ class LLMJudge:
                     key,
                     Grade(case.id, seen.score, seen.reason, self.model, cached=True),
                     cached=True,
+                    last=first,
                 )
         if self.cache_only or judge_guard.cache_only():
+            which = "" if first else f" (grade {attempt}, for self-consistency)"
             raise JudgeError(
-                f"LLM judge {self.model!r}: case {case.id!r} is not in the judge cache "
+                f"LLM judge {self.model!r}: case {case.id!r}{which} is not in the judge cache "
                 f"{self.cache.path if self.cache is not None else '(none)'}; rerun without "
                 "--judge-cache-only to grade it (this calls the API)"
             )
@@ -461,7 +501,7 @@ class LLMJudge:
                 ),
             )
         return self._record(
-            key, Grade(case.id, score, reason, self.model, False, usage), cached=False
+            key, Grade(case.id, score, reason, self.model, False, usage), cached=False, last=first
         )
 
     def grade_of(self, response: TargetResponse, case: GoldenCase) -> Grade | None:
@@ -499,9 +539,10 @@ class LLMJudge:
         """Grades held in the cache file (0 without one), as in 0.2.0."""
         return 0 if self.cache is None else len(self.cache)
 
-    def _record(self, key: str, grade: Grade, *, cached: bool) -> Grade:
+    def _record(self, key: str, grade: Grade, *, cached: bool, last: bool = True) -> Grade:
         with self._records_lock:
-            self._last[grade.case_id] = grade
+            if last:  # a second grading never stands in for the case's grade
+                self._last[grade.case_id] = grade
             self._by_key[key] = grade
             if cached:
                 self._cache_hits += 1

@@ -182,10 +182,10 @@ class OpenAIJudge(LLMJudge):
     def fingerprint(self) -> str:
         return _digest({"judge": super().fingerprint, **self._wire()})[:16]
 
-    def cache_key(self, response: TargetResponse, case: GoldenCase) -> str:
+    def cache_key(self, response: TargetResponse, case: GoldenCase, attempt: int = 1) -> str:
         # The Anthropic key (model, rubric, scale, case, output) plus where the grade
         # came from: the same model name on another server is another judge.
-        return _digest({"grade": super().cache_key(response, case), **self._wire()})
+        return _digest({"grade": super().cache_key(response, case, attempt), **self._wire()})
 
     def __repr__(self) -> str:
         cache = f", cache_path={str(self.cache.path)!r}" if self.cache is not None else ""

@@ -41,6 +41,7 @@ h3 { font-size: 15px; margin: 18px 0 6px; }
          font-weight: 700; letter-spacing: .03em; }
 .pass { background: #2e7d32; } .fail { background: #c62828; } .warn { background: #ef6c00; }
 .error { background: #6a1b9a; } .no-baseline { background: #757575; }
+.no-reference { background: #b26a00; }
 .incomparable { background: #c62828; } .incomplete { background: #ef6c00; }
 .muted, .prov { color: var(--muted); }
 .alert { border-left: 4px solid #ef6c00; background: #fff4e5; padding: 8px 12px; margin: 12px 0; }
@@ -128,15 +129,23 @@ def _header(report: GateReport) -> list[str]:
         f"<p>{line}</p>",
         f'<p class="prov">{_run_line("Candidate", report.candidate)}<br>',
     ]
+    ref = report.reference
     if report.baseline is not None:
-        out[-1] += f"{_run_line('Baseline', report.baseline)}</p>"
-    else:
-        out[-1] += "</p>"
-        if any(v.kind == "vs_baseline" for v in report.verdicts):
-            out.append(
-                '<p class="alert"><strong>No baseline</strong>: vs_baseline checks had nothing '
-                "to compare against. Promote a run of the default branch as the baseline.</p>"
-            )
+        out[-1] += f"{_run_line('Baseline', report.baseline)}"
+    if ref is not None and ref.run is not None:
+        out[-1] += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, 400)}"
+    out[-1] += "</p>"
+    if report.baseline is None and any(v.kind == "vs_baseline" for v in report.verdicts):
+        out.append(
+            '<p class="alert"><strong>No baseline</strong>: vs_baseline checks had nothing '
+            "to compare against. Promote a run of the default branch as the baseline.</p>"
+        )
+    missing = S.no_reference(report)
+    if missing is not None:
+        out.append(
+            f'<p class="alert"><strong>{html_text(missing.lead())}</strong>: '
+            f"{html_text(missing.detail, 400)}. {html_text(missing.consequence())}</p>"
+        )
     multi = S.multiplicity(report)
     if multi:
         out.append(f"<p>{html_text(multi)}</p>")

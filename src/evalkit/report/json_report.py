@@ -13,7 +13,15 @@ import json
 import math
 from typing import Any
 
-from evalkit.gate import CaseDelta, CheckVerdict, Comparison, GateReport, RunSummary
+from evalkit.gate import (
+    CaseDelta,
+    CheckVerdict,
+    Comparison,
+    GateReport,
+    GoldensDiff,
+    ReferenceReport,
+    RunSummary,
+)
 from evalkit.report.summary import headline, non_finite_fields
 
 SCHEMA_VERSION = 1
@@ -78,6 +86,7 @@ def _check(v: CheckVerdict) -> dict[str, Any]:
         "higher_is_better": v.higher_is_better,
         "comparison": _comparison(v.comparison),
         "worst_cases": [_delta(d) for d in v.worst_cases],
+        "required": v.required,
     }
 
 
@@ -94,13 +103,31 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
     }
 
 
+def _diff(diff: GoldensDiff) -> dict[str, Any]:
+    return {"added": list(diff.added), "removed": list(diff.removed), "changed": list(diff.changed)}
+
+
+def _reference(ref: ReferenceReport | None) -> dict[str, Any] | None:
+    if ref is None:
+        return None
+    return {
+        "status": ref.status,
+        "detail": ref.detail,
+        "source": ref.source,
+        "sha": ref.sha,
+        "run": _run(ref.run),
+        "goldens_diff": _diff(ref.goldens_diff),
+        "comparable": ref.comparable,
+        "n_cases": ref.n_cases,
+    }
+
+
 def render_json(report: GateReport) -> dict[str, Any]:
     """The report as plain JSON data (see docs/report-schema.md)."""
     h = headline(report)
     by_status: dict[str, int] = {}
     for v in report.verdicts:
         by_status[v.status] = by_status.get(v.status, 0) + 1
-    diff = report.goldens_diff
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
@@ -122,11 +149,8 @@ def render_json(report: GateReport) -> dict[str, Any]:
         },
         "candidate": _run(report.candidate),
         "baseline": _run(report.baseline),
-        "goldens_diff": {
-            "added": list(diff.added),
-            "removed": list(diff.removed),
-            "changed": list(diff.changed),
-        },
+        "reference": _reference(report.reference),
+        "goldens_diff": _diff(report.goldens_diff),
         "multiplicity": {
             "n_vs_baseline_tests": report.n_vs_baseline_tests,
             "alpha_familywise": _f(report.alpha_familywise),

@@ -121,7 +121,25 @@ def _run_line(label: str, run: RunSummary) -> str:
     return " · ".join(bits)
 
 
+def _reference(report: GateReport) -> str:
+    """The drift checks' reference: its run line, or a loud warning that there is none."""
+    ref = report.reference
+    if ref is not None and ref.run is not None:
+        return _run_line("Reference", ref.run) + f" · {md(ref.detail, NOTE_LEN)}\n\n"
+    missing = S.no_reference(report)
+    if missing is None:
+        return ""
+    return (
+        f"> [!{'CAUTION' if missing.blocking else 'WARNING'}]\n"
+        f"> **{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {missing.consequence()}\n\n"
+    )
+
+
 def _provenance(report: GateReport) -> str:
+    return _baseline_provenance(report) + _reference(report)
+
+
+def _baseline_provenance(report: GateReport) -> str:
     lines = [_run_line("Candidate", report.candidate)]
     coverage = S.coverage_line(report)
     if coverage is not None:
@@ -133,6 +151,8 @@ def _provenance(report: GateReport) -> str:
     text = "  \n".join(lines) + "\n\n"
     n_vs = sum(1 for v in report.verdicts if v.kind == "vs_baseline")
     if n_vs == 0:
+        if report.reference is not None:
+            return text
         return text + "No baseline (no check compares against one).\n\n"
     blocking = any(v.kind == "vs_baseline" and v.blocking for v in report.verdicts)
     consequence = (

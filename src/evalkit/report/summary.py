@@ -20,6 +20,7 @@ STATUS_ICON = {
     "warn": "⚠️",
     "error": "💥",
     "no-baseline": "❔",
+    "no-reference": "❓",  # louder than no-baseline: a drift check that did not run
     "incomparable": "🚫",
 }
 VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
@@ -81,11 +82,21 @@ def op_symbol(op: str | None) -> str | None:
     return OP_SYMBOL.get(op or "")
 
 
+_WORDS = {"no-baseline": "no baseline", "no-reference": "no reference"}
+
+
 def status_word(v: CheckVerdict) -> str:
-    word: str = "no baseline" if v.status == "no-baseline" else v.status
+    word: str = _WORDS.get(v.status, v.status)
     if v.level == "warn" and v.status in ("fail", "error", "incomparable"):
         word += " (non-blocking)"
+    elif v.status == "no-reference":
+        word += " (blocking)" if v.blocking else " (not a pass)"
     return word
+
+
+def against(v: CheckVerdict) -> str:
+    """What a comparison check compared with: ``baseline`` or ``reference`` (a drift check)."""
+    return "reference" if v.kind == "vs_reference" else "baseline"
 
 
 def result(v: CheckVerdict) -> str:
@@ -100,11 +111,11 @@ def result(v: CheckVerdict) -> str:
         need = f"needs {sym} {line}" if sym else f"threshold {line}"
         return f"{num(v.observed, u)} ({need})"
     if c is None:
-        label = "no baseline" if v.status == "no-baseline" else v.status
-        return f"{num(v.observed, u)} ({label})"
+        return f"{num(v.observed, u)} ({_WORDS.get(v.status, v.status)})"
     # before → after over the paired cases, the ones Δ is computed on
     after = c.candidate_value if c.candidate_value is not None else v.observed
-    text = (
+    text = "vs reference: " if v.kind == "vs_reference" else ""
+    text += (
         f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
         f"[{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)} "
         f"{confidence(c.confidence)} CI, p={pvalue(c.p_value)}"
@@ -228,7 +239,38 @@ def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
     )
 
 
-_ATTENTION = ("fail", "warn", "error", "incomparable")
+_ATTENTION = ("fail", "warn", "error", "incomparable", "no-reference")
+
+
+@dataclass(frozen=True)
+class NoReference:
+    """The loud line for drift checks with no reference; ``detail`` is untrusted text."""
+
+    status: str  # missing | expired
+    detail: str
+    n_checks: int
+    blocking: bool
+
+    def lead(self) -> str:
+        return f"No reference ({self.status})"
+
+    def consequence(self) -> str:
+        checks = plural(self.n_checks, "drift check", "drift checks")
+        if self.blocking:
+            return f"{checks} could not run, and `require_reference` makes that a blocking failure."
+        return (
+            f"{checks} could not run, which is not a pass. Pin a reference "
+            "(`evalkit pin`, docs/drift.md)."
+        )
+
+
+def no_reference(report: GateReport) -> NoReference | None:
+    """Set when drift checks were configured but there was no reference to compare with."""
+    ref = report.reference
+    if ref is None or ref.run is not None:
+        return None
+    drift = [v for v in report.verdicts if v.kind == "vs_reference"]
+    return NoReference(ref.status, ref.detail, len(drift), any(v.blocking for v in drift))
 
 
 def multiplicity(report: GateReport) -> str | None:
@@ -236,15 +278,18 @@ def multiplicity(report: GateReport) -> str | None:
     n = report.n_vs_baseline_tests
     if n == 0:
         return None
+    drift = sum(1 for v in report.verdicts if v.kind == "vs_reference" and v.comparison)
+    # Drift tests are in the same family as the vs_baseline ones (docs/drift.md).
+    what = f"{n - drift} vs_baseline + {drift} vs_reference" if drift else f"{n} vs_baseline"
     if n == 1 or report.alpha_familywise is None:
-        return f"{n} vs_baseline test ran."
+        return f"{what} test ran."
     fw = report.alpha_familywise
     if report.familywise is not None and math.isfinite(fw):
         chance = report.familywise.describe(report.correction)
     else:
         chance = f"{percent(fw) if math.isfinite(fw) else NA} (correction: {report.correction})"
     return (
-        f"{n} vs_baseline tests ran: if nothing had changed, the chance that at least one "
+        f"{what} tests ran: if nothing had changed, the chance that at least one "
         f"of them fails falsely is {chance}."
     )
 

@@ -42,6 +42,7 @@ STATUS_COLOURS = {
     "warn": "#ef6c00",
     "error": "#6a1b9a",
     "no-baseline": "#757575",
+    "no-reference": "#b26a00",
     "incomparable": "#c62828",
 }
 

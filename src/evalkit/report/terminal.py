@@ -29,6 +29,7 @@ STATUS_STYLE = {
     "warn": "yellow",
     "error": "bold magenta",
     "no-baseline": "yellow",
+    "no-reference": "bold yellow",
     "incomparable": "bold red",
 }
 VERDICT_STYLE = {
@@ -44,6 +45,7 @@ STATUS_MARK = {
     "warn": "!",
     "error": "✗",
     "no-baseline": "?",
+    "no-reference": "?",
     "incomparable": "≠",
 }
 NAME_LEN = 80
@@ -206,6 +208,19 @@ def _why(v: CheckVerdict) -> Text:
     return line
 
 
+def _say_reference(console: Console, report: GateReport) -> None:
+    """The drift checks' reference (a run line), or the loud line saying there is none."""
+    ref = report.reference
+    if ref is not None and ref.run is not None:
+        _say(console, _run_line("Reference", ref.run))
+    missing = S.no_reference(report)
+    if missing is not None:
+        text = _t(f"{missing.lead()}: ", MESSAGE_LEN, style="bold yellow")
+        text.append(_t(missing.detail, MESSAGE_LEN))
+        text.append(_t(f". {missing.consequence()}", MESSAGE_LEN, style="bold yellow"))
+        _say(console, text)
+
+
 def _print(console: Console, report: GateReport) -> None:
     from rich.text import Text
 
@@ -227,6 +242,7 @@ def _print(console: Console, report: GateReport) -> None:
                 style="bold yellow",
             ),
         )
+    _say_reference(console, report)
     line = S.multiplicity(report)
     if line is not None:
         _prose(console, line)

@@ -1,0 +1,105 @@
+"""Judge self-consistency: the same answer graded twice by the same judge.
+
+A judge whose grade of one fixed answer changes from call to call adds noise
+to every comparison it takes part in, and no amount of repeated *target*
+trials removes it.  So a repeated run (``repeats: k``, k > 1) grades the first
+trial of every judged case twice: the second grade is a separate API call
+with its own cache entry (:meth:`LLMJudge.cache_key` with ``attempt=2``), so
+it is paid for once and replays under ``--judge-cache-only`` like any grade.
+
+Both grades land in the row's meta (``<metric>_score`` and
+``<metric>_regrade_score``), and :func:`consistency_notes` reports, per judge,
+how often the two grades are equal and their agreement (weighted κ and
+Spearman's ρ with bootstrap intervals, :func:`evalkit.metrics.agreement.agreement`,
+the same statistics as judge-human agreement).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from evalkit.errors import MetricError
+from evalkit.metrics.agreement import agreement
+
+if TYPE_CHECKING:
+    from evalkit.results import Row
+
+__all__ = ["consistency_notes", "regrade_pairs", "regrading"]
+
+
+@contextmanager
+def regrading(metrics: Sequence[str], *, on: bool = True) -> Iterator[None]:
+    """Within the block, every LLM judge among ``metrics`` grades each case twice."""
+    from evalkit.metrics.judge import LLMJudge
+    from evalkit.registry import get_metric
+
+    judges = []
+    if on:
+        for name in metrics:
+            try:
+                fn = get_metric(name).fn
+            except MetricError:
+                continue  # evaluate() reports the unknown name
+            if isinstance(fn, LLMJudge) and not fn.regrade:
+                judges.append(fn)
+    for judge in judges:
+        judge.regrade = True
+    try:
+        yield
+    finally:
+        for judge in judges:
+            judge.regrade = False
+
+
+def _grade(meta: object, key: str) -> float | None:
+    value = meta.get(key) if isinstance(meta, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def regrade_pairs(rows: Sequence[Row], metric: str) -> tuple[list[float], list[float]]:
+    """(first grades, second grades) of the rows graded twice by ``metric``'s judge."""
+    from evalkit.metrics.judge import REGRADE_SUFFIX
+
+    first: list[float] = []
+    second: list[float] = []
+    for row in rows:
+        response = row.response
+        if response is None or row.error is not None:
+            continue
+        a = _grade(response.meta, f"{metric}_score")
+        b = _grade(response.meta, f"{metric}{REGRADE_SUFFIX}_score")
+        if a is not None and b is not None:
+            first.append(a)
+            second.append(b)
+    return first, second
+
+
+def consistency_notes(
+    rows: Sequence[Row],
+    judge_metrics: Sequence[str],
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+) -> list[str]:
+    """One report line per judge whose cases were graded twice (none otherwise)."""
+    notes: list[str] = []
+    for metric in judge_metrics:
+        first, second = regrade_pairs(rows, metric)
+        if not first:
+            continue
+        same = sum(a == b for a, b in zip(first, second, strict=True))
+        label = (
+            f"{metric}: judge self-consistency (the first trial's answer graded twice, "
+            f"{same} of {len(first)} grade(s) identical): "
+        )
+        try:
+            result = agreement(first, second, n_resamples=n_resamples, seed=seed)
+        except MetricError as exc:
+            notes.append(f"{label}κ and ρ not computed ({exc})")
+            continue
+        notes.append(label + result.line(what="agreement of the two grades"))
+    return notes

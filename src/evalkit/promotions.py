@@ -1,0 +1,211 @@
+"""``evalkit history`` and ``evalkit pin``: a config's promotions, their trend, its reference.
+
+The store keeps the promotions (:mod:`evalkit.history`); the trend of each checked metric
+is :mod:`evalkit.trend`; this module only asks them and lays out the answer.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evalkit.config import LoadedConfig
+    from evalkit.github.baseline import BaselineFetch, PinResult
+    from evalkit.history import History, TaggedCommit
+    from evalkit.trend import MetricTrend
+
+#: How many promotions ``evalkit history`` shows by default (the newest).
+DEFAULT_LIMIT = 20
+
+
+def _git(root: Path, *args: str) -> str | None:
+    """``git ARGS`` in ``root``: its output, or None when it refuses (no such tag)."""
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        raise ConfigError(
+            f"cannot resolve a tag here: git is not available in {root}; pin by date or "
+            "'N promotions ago' instead"
+        ) from None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_tag_resolver(root: Path) -> Callable[[str], TaggedCommit | None]:
+    """Resolve a tag with the local git repository (``evalkit pin v1.2``)."""
+    from evalkit.history import TaggedCommit, parse_time
+
+    def resolve(tag: str) -> TaggedCommit | None:
+        # refs/tags/… : never read as an option, never a branch of the same name
+        sha = _git(root, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
+        if not sha:
+            return None
+        return TaggedCommit(sha, parse_time(_git(root, "show", "-s", "--format=%cI", sha)))
+
+    return resolve
+
+
+def checked_metrics(config: LoadedConfig) -> list[str]:
+    """The metrics the checks file compares (vs_baseline or vs_reference), in file order.
+
+    When no check compares runs, every metric of the config's checks.
+    """
+    from evalkit.checks import load_checks_file
+
+    checks = load_checks_file(config.resolve(config.model.checks)).checks
+    compared = [
+        c.metric
+        for c in checks
+        if getattr(c, "vs_baseline", None) or getattr(c, "vs_reference", None)
+    ]
+    return list(dict.fromkeys(compared or [c.metric for c in checks]))
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    """What ``evalkit history`` prints."""
+
+    config_name: str
+    store: str  # the store's describe()
+    history: History
+    reference: BaselineFetch
+    trends: Sequence[MetricTrend]
+
+
+def history_view(
+    config: LoadedConfig,
+    *,
+    metrics: Sequence[str] | None = None,
+    candidate: Path | None = None,
+    limit: int = DEFAULT_LIMIT,
+    n_resamples: int | None = None,
+) -> HistoryView:
+    """The config's promotions (newest ``limit``), its reference, and each metric's trend."""
+    from evalkit.github.baseline import FetchRequest, HistoryRequest
+    from evalkit.github.stores import open_store
+    from evalkit.history import History
+    from evalkit.trend import metric_trends
+
+    store = open_store(config)
+    work = config.root / ".evalkit" / "fetched"
+    history = store.history(HistoryRequest(config.name, work, limit=limit))
+    shown = history.entries[-limit:] if limit else history.entries
+    if len(shown) < len(history.entries):
+        older = len(history.entries) - len(shown)
+        history = History(
+            tuple(shown),
+            history.source,
+            f"{history.detail}; the newest {len(shown)} shown ({older} older: --limit)",
+            history.lost,
+        )
+    reference = store.fetch_reference(FetchRequest(config.name, work))
+    wanted = list(metrics) if metrics else checked_metrics(config)
+    trends = (
+        metric_trends(
+            history.entries,
+            wanted,
+            candidate=candidate,
+            n_resamples=n_resamples or config.model.n_resamples,
+            seed=config.model.seed,
+        )
+        if history.entries or candidate is not None
+        else []
+    )
+    return HistoryView(config.name, store.describe(), history, reference, trends)
+
+
+def render_history(view: HistoryView) -> str:
+    from evalkit.trend import render_trend
+
+    history = view.history
+    lines = [f"history of config {view.config_name!r} ({view.store}): {history.detail}"]
+    if history.entries:
+        lines.append(f"  {'#':>3}  {'promoted (UTC)':<20} {'commit':<12} config fingerprint")
+        for i, entry in enumerate(history.entries, 1):
+            when = (
+                entry.promoted_at.strftime("%Y-%m-%d %H:%M:%S") if entry.promoted_at else "unknown"
+            )
+            lines.append(
+                f"  {i:>3}  {when:<20} {(entry.sha or 'unknown')[:12]:<12} "
+                f"{(entry.config_fingerprint or '-')[:16]}"
+            )
+    else:
+        lines.append("  no promotion kept yet")
+    ref = view.reference
+    lines.append("")
+    lines.append(
+        f"reference: {ref.detail}" if ref.found else f"reference: {ref.status}: {ref.detail}"
+    )
+    for trend in view.trends:
+        lines.append("")
+        lines.append(render_trend(trend))
+    return "\n".join(lines)
+
+
+def history_json(view: HistoryView) -> str:
+    """``evalkit history --json``: the promotions, the reference and the trends."""
+    import json
+
+    from evalkit.trend import trends_as_dicts
+
+    ref = view.reference
+    doc = {
+        "config": view.config_name,
+        "store": view.store,
+        "detail": view.history.detail,
+        "lost": view.history.lost,
+        "promotions": [
+            {
+                "label": e.label,
+                "sha": e.sha,
+                "promoted_at": e.promoted_at.isoformat() if e.promoted_at else None,
+                "config_fingerprint": e.config_fingerprint,
+            }
+            for e in view.history.entries
+        ],
+        "reference": {"status": ref.status, "sha": ref.sha, "detail": ref.detail},
+        "trends": trends_as_dicts(view.trends),
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def pin_reference(config: LoadedConfig, text: str) -> PinResult:
+    """Pin the promotion ``text`` names as the config's reference (the local file store).
+
+    The GitHub stores are pinned by the Action (``mode: pin``), which can write to them.
+    """
+    from evalkit.github.baseline import FileStore, PinRequest
+    from evalkit.github.stores import open_store
+    from evalkit.history import parse_pin
+
+    spec = parse_pin(text, where="evalkit pin")
+    store = open_store(config)
+    if not isinstance(store, FileStore):
+        raise ConfigError(
+            f"{config.path}: baseline.store is {store.kind!r} ({store.describe()}): the "
+            "GitHub Action pins that store's reference (mode: pin, with the pin input); "
+            "`evalkit pin` pins the local file store's (baseline: {path: …})"
+        )
+    work = config.root / ".evalkit" / "fetched"
+    return store.pin(
+        PinRequest(config.name, spec, work, work, resolve_tag=git_tag_resolver(config.root))
+    )
+
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "HistoryView",
+    "checked_metrics",
+    "git_tag_resolver",
+    "history_json",
+    "history_view",
+    "pin_reference",
+    "render_history",
+]

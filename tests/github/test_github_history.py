@@ -1,0 +1,309 @@
+"""Promotion history, pinning and the reference, per store, against the fake GitHub."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
+    FakeGitHub,
+    fake_github_fixture,
+    github_factory_for_tests,
+    make_zip,
+)
+
+from evalkit.errors import InputError
+from evalkit.github.artifacts import ArtifactStore
+from evalkit.github.baseline import (
+    FetchRequest,
+    GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PromoteRequest,
+)
+from evalkit.github.branch_store import BranchStore
+from evalkit.github.client import NO_DELAY
+from evalkit.history import (
+    PinRecord,
+    PinSpec,
+    PromotionRecord,
+    TaggedCommit,
+    index_dumps,
+    index_loads,
+    parse_pin,
+)
+
+CONFIG = "evalkit"
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def sha(i: int) -> str:
+    return f"{i:x}" * 40
+
+
+def artefact_bytes(i: int) -> bytes:
+    return json.dumps(
+        {"schema_version": 4, "n": i, "git": {"commit": sha(i)}, "config_fingerprint": f"cfg{i}"}
+    ).encode()
+
+
+def access_for(fake: FakeGitHub) -> GitHubAccess:
+    repo = github_factory_for_tests(fake.api_url, fake.token).get_repo(fake.full_name)
+    return GitHubAccess(
+        repo=lambda: repo,
+        repo_facts=lambda: (fake.repo_id, "main"),
+        token=fake.token,
+        retry=NO_DELAY,
+    )
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.at = T0
+
+    def __call__(self) -> datetime:
+        moment = self.at
+        self.at += timedelta(days=1)
+        return moment
+
+
+def promoted_branch(fake: FakeGitHub, tmp_path: Path, n: int) -> BranchStore:
+    store = BranchStore(access_for(fake), sleep=lambda _s: None, now=Clock())
+    for i in range(1, n + 1):
+        path = tmp_path / f"run{i}.json"
+        path.write_bytes(artefact_bytes(i))
+        store.promote(PromoteRequest(path, CONFIG, sha(i), tmp_path))
+    return store
+
+
+def pin(store: BranchStore | ArtifactStore, tmp_path: Path, text: str, **kw: object):  # type: ignore[no-untyped-def]
+    return store.pin(
+        PinRequest(
+            CONFIG,
+            parse_pin(text),
+            tmp_path / "dl",
+            tmp_path / "out",
+            now=NOW,
+            **kw,  # type: ignore[arg-type]
+        )
+    )
+
+
+# ----------------------------------------------------------------------------- branch
+
+
+def test_branch_store_keeps_every_promotion_with_commit_time_and_fingerprint(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    store = promoted_branch(fake_github, tmp_path, 4)
+    history = store.history(HistoryRequest(CONFIG, tmp_path / "h"))
+    assert [e.sha for e in history.entries] == [sha(i) for i in range(1, 5)]
+    assert [e.promoted_at for e in history.entries] == [T0 + timedelta(days=i) for i in range(4)]
+    assert [e.config_fingerprint for e in history.entries] == [f"cfg{i}" for i in range(1, 5)]
+    assert [json.loads(e.path.read_bytes())["n"] for e in history.entries] == [1, 2, 3, 4]
+    assert history.entries[0].label == f"{sha(1)[:7]} 2026-11-01"
+    assert history.lost == 0
+    # limit: the newest ones, and it says how many older ones it did not fetch
+    newest = store.history(HistoryRequest(CONFIG, tmp_path / "h2", limit=2))
+    assert [e.sha for e in newest.entries] == [sha(3), sha(4)]
+    assert "2 older one(s) not fetched" in newest.detail
+
+
+def test_branch_store_history_survives_a_race(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    store = promoted_branch(fake_github, tmp_path, 1)
+    # another job promotes between our read of the head and our ref update
+    git = fake_github.git
+
+    def other_job() -> None:
+        index = index_loads(git.file_at("evalkit-baselines", "history/evalkit.json"), "index")
+        theirs = PromotionRecord(f"{sha(9)}/evalkit.json", sha(9), T0, "cfg9")
+        git.commit_files(
+            "evalkit-baselines",
+            {
+                f"{sha(9)}/evalkit.json": artefact_bytes(9),
+                "history/evalkit.json": index_dumps(CONFIG, [*index, theirs]),
+            },
+        )
+
+    fake_github.before("PATCH", r"/git/refs/heads/evalkit-baselines$", other_job)
+    mine = tmp_path / "mine.json"
+    mine.write_bytes(artefact_bytes(2))
+    store.promote(PromoteRequest(mine, CONFIG, sha(2), tmp_path))
+    history = store.history(HistoryRequest(CONFIG, tmp_path / "h"))
+    assert [e.sha for e in history.entries] == [sha(1), sha(9), sha(2)]
+
+
+def test_branch_store_pin_repin_and_reference(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    store = promoted_branch(fake_github, tmp_path, 5)
+    request = FetchRequest(CONFIG, tmp_path / "ref")
+    before = store.fetch_reference(request)
+    assert before.status == "missing"
+    assert before.path is None
+    assert "no reference pinned" in before.detail
+    assert "mode: pin" in before.detail
+
+    result = pin(store, tmp_path, "3 promotions ago")
+    assert result.record.sha == sha(2)
+    assert result.location == "evalkit-baselines:reference/evalkit.json"
+    ref = store.fetch_reference(request)
+    assert ref.found
+    assert ref.sha == sha(2)
+    assert ref.path is not None
+    assert json.loads(ref.path.read_bytes())["n"] == 2
+    assert "3 promotion(s) ago" in ref.detail
+
+    # a later promotion does not move the pin ...
+    path = tmp_path / "run6.json"
+    path.write_bytes(artefact_bytes(6))
+    store.promote(PromoteRequest(path, CONFIG, sha(6), tmp_path))
+    assert store.fetch_reference(request).sha == sha(2)
+    # ... re-pinning does
+    pin(store, tmp_path, "2026-11-04")
+    again = store.fetch_reference(request)
+    assert again.sha == sha(4)
+    assert again.path is not None
+    assert json.loads(again.path.read_bytes())["n"] == 4
+    record = PinRecord.from_json(
+        fake_github.git.file_at("evalkit-baselines", "reference/evalkit.pin.json") or b"", "pin"
+    )
+    assert record.spec == "2026-11-04"
+    assert record.pinned_at == NOW
+
+
+def test_branch_store_pins_a_tag(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    store = promoted_branch(fake_github, tmp_path, 3)
+    tags = {"v1.0": TaggedCommit(sha(2), None)}
+    result = pin(store, tmp_path, "v1.0", resolve_tag=tags.get)
+    assert result.record.sha == sha(2)
+    with pytest.raises(InputError, match="does not exist"):
+        pin(store, tmp_path, "v9", resolve_tag=tags.get)
+
+
+def test_branch_store_without_a_history_yet(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None)
+    history = store.history(HistoryRequest(CONFIG, tmp_path))
+    assert history.entries == ()
+    with pytest.raises(InputError, match="no promotion is recorded yet"):
+        pin(store, tmp_path, "0")
+    # promoted before evalkit kept an index: latest alone is listed, and it says so
+    fake_github.git.commit_files(
+        "evalkit-baselines",
+        {"latest/evalkit.json": artefact_bytes(7), "latest/evalkit.sha": (sha(7) + "\n").encode()},
+    )
+    legacy = store.history(HistoryRequest(CONFIG, tmp_path))
+    assert [e.sha for e in legacy.entries] == [sha(7)]
+    assert "only latest is listed" in legacy.detail
+
+
+def test_branch_store_without_github_says_so(tmp_path: Path) -> None:
+    store = BranchStore(None)
+    assert store.history(HistoryRequest(CONFIG, tmp_path)).entries == ()
+    ref = store.fetch_reference(FetchRequest(CONFIG, tmp_path))
+    assert ref.status == "missing"
+    assert "--reference PATH" in ref.detail
+
+
+# ----------------------------------------------------------------------------- artifact
+
+
+def artifact_store(fake: FakeGitHub, now: datetime = NOW) -> ArtifactStore:
+    return ArtifactStore(
+        access_for(fake), name="evalkit-baseline", now=lambda: now, api_url=fake.api_url
+    )
+
+
+def seed_promotions(fake: FakeGitHub, n: int, *, expired: int = 0) -> None:
+    for i in range(1, n + 1):
+        created = (T0 + timedelta(days=i - 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        fake.add_artifact(
+            make_zip({f"{CONFIG}.json": artefact_bytes(i)}),
+            head_sha=sha(i),
+            created_at=created,
+            expired=i <= expired,
+            expires_at="2026-11-20T00:00:00Z" if i <= expired else "2999-01-01T00:00:00Z",
+        )
+
+
+def test_artifact_store_history_is_what_retention_left_and_says_so(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    seed_promotions(fake_github, 5, expired=2)
+    # a fork's and a PR's upload under the same name are never history
+    fake_github.add_artifact(make_zip({f"{CONFIG}.json": artefact_bytes(8)}), event="pull_request")
+    fake_github.add_artifact(
+        make_zip({f"{CONFIG}.json": artefact_bytes(9)}), head_repository_id=999
+    )
+    history = artifact_store(fake_github).history(HistoryRequest(CONFIG, tmp_path))
+    assert [e.sha for e in history.entries] == [sha(3), sha(4), sha(5)]
+    assert [e.config_fingerprint for e in history.entries] == ["cfg3", "cfg4", "cfg5"]
+    assert history.entries[0].promoted_at == T0 + timedelta(days=2)
+    assert history.lost == 2
+    assert "2 older promotion(s) expired" in history.detail
+    assert "artifact retention" in history.detail
+    assert "baseline-store: branch" in history.detail
+
+
+def test_artifact_store_pin_leaves_an_upload_and_reads_it_back(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    seed_promotions(fake_github, 4)
+    store = artifact_store(fake_github)
+    request = FetchRequest(CONFIG, tmp_path / "ref")
+    assert store.fetch_reference(request).status == "missing"
+    result = pin(store, tmp_path, "1 promotion ago")
+    assert result.record.sha == sha(3)
+    assert result.upload_name == "evalkit-baseline-reference"
+    assert result.upload_dir is not None
+    files = sorted(p.name for p in result.upload_dir.iterdir())
+    assert files == ["evalkit.json", "evalkit.pin.json"]
+    # what actions/upload-artifact would upload, from a manual (workflow_dispatch) run
+    archive = make_zip({p.name: p.read_bytes() for p in result.upload_dir.iterdir()})
+    fake_github.add_artifact(
+        archive, name="evalkit-baseline-reference", event="workflow_dispatch", head_sha=sha(9)
+    )
+    ref = store.fetch_reference(request)
+    assert ref.found
+    assert ref.sha == sha(3)  # the pinned promotion's commit, not the pinning run's
+    assert ref.path is not None
+    assert json.loads(ref.path.read_bytes())["n"] == 3
+
+
+def test_artifact_reference_from_a_pr_run_is_never_used(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    pinned = make_zip(
+        {
+            f"{CONFIG}.json": artefact_bytes(1),
+            f"{CONFIG}.pin.json": PinRecord("0 promotions ago", "x", sha(1), T0, None, NOW)
+            .to_json()
+            .encode(),
+        }
+    )
+    fake_github.add_artifact(pinned, name="evalkit-baseline-reference", event="pull_request")
+    fake_github.add_artifact(pinned, name="evalkit-baseline-reference", head_branch="feature")
+    ref = artifact_store(fake_github).fetch_reference(FetchRequest(CONFIG, tmp_path))
+    assert ref.status == "missing"
+
+
+def test_an_expired_reference_is_an_answer(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    pinned = make_zip({f"{CONFIG}.json": artefact_bytes(1)})
+    fake_github.add_artifact(
+        pinned,
+        name="evalkit-baseline-reference",
+        event="workflow_dispatch",
+        expired=True,
+        expires_at="2026-11-20T00:00:00Z",
+    )
+    ref = artifact_store(fake_github).fetch_reference(FetchRequest(CONFIG, tmp_path))
+    assert ref.status == "expired"
+    assert ref.path is None
+    assert "expired on 2026-11-20" in ref.detail
+    assert "re-pin" in ref.detail
+
+
+def test_pin_spec_reads_back_from_the_record() -> None:
+    record = PinRecord(PinSpec("ago", ago=2).text(), "why", None, None, None, NOW)
+    assert parse_pin(record.spec) == PinSpec("ago", ago=2)

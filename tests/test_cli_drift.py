@@ -1,0 +1,132 @@
+"""`evalkit gate --reference PATH`: drift checks through the CLI (issue #16).
+
+The six-case project of test_cli_gate_inputs, with a drift check added; the
+reference is a real run artefact, edited where a test needs it to differ.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli_process import evalkit
+from test_cli import CHECKS, one_line_error
+from test_cli_gate_inputs import _write_project, derive, refused
+from test_cli_gate_inputs import made as made  # the module-scoped run fixture
+
+DRIFT = (
+    CHECKS + "  - id: no_drift\n    metric: ndcg@10\n    vs_reference: no_significant_regression\n"
+)
+AGAINST_REF = ("gate", "--candidate", "full.json", "--reference", "ref.json", "--json", "r.json")
+
+
+@pytest.fixture
+def project(tmp_path: Path, made: Path) -> Path:
+    _write_project(tmp_path)
+    (tmp_path / "checks.yaml").write_text(DRIFT)
+    (tmp_path / "full.json").write_bytes(made.read_bytes())
+    return tmp_path
+
+
+def report(project: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((project / "r.json").read_text())
+    return data
+
+
+def verdict(data: dict[str, Any], check_id: str) -> dict[str, Any]:
+    return next(c for c in data["checks"] if c["id"] == check_id)
+
+
+def lower(doc: dict[str, Any]) -> None:
+    """A reference whose ndcg@10 was higher on every case: the candidate slid below it."""
+    for row in doc["rows"]:
+        row["metrics"]["ndcg@10"] = row["metrics"]["ndcg@10"] + 0.3 + 0.01 * len(row["id"])
+
+
+def test_a_reference_file_decides_the_drift_check(project: Path) -> None:
+    derive(project, "ref.json", lambda d: None)
+    same = evalkit(*AGAINST_REF, cwd=project)
+    assert same.returncode == 0, same.stdout + same.stderr
+    data = report(project)
+    v = verdict(data, "no_drift")
+    assert (v["kind"], v["status"]) == ("vs_reference", "pass")
+    assert data["reference"]["status"] == "found"
+    assert data["reference"]["detail"] == "reference ref.json"
+    assert "Reference " in same.stdout
+
+    derive(project, "ref.json", lower)
+    slid = evalkit(*AGAINST_REF, cwd=project)
+    assert slid.returncode == 1, slid.stdout + slid.stderr
+    v = verdict(report(project), "no_drift")
+    assert v["status"] == "fail"
+    assert "significant regression" in v["message"]
+
+
+def test_no_reference_is_a_loud_warning_and_require_reference_blocks(project: Path) -> None:
+    result = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = report(project)
+    assert data["verdict"] == "warn"
+    assert verdict(data, "no_drift")["status"] == "no-reference"
+    assert data["reference"]["status"] == "missing"
+    assert "No reference (missing)" in result.stdout
+    required = evalkit(
+        "gate", "--candidate", "full.json", "--require-reference", "--json", "r.json", cwd=project
+    )
+    assert required.returncode == 1, required.stdout + required.stderr
+    assert report(project)["summary"]["blocking_failures"] == ["no_drift"]
+    (project / "checks.yaml").write_text("require_reference: true\n" + DRIFT)
+    from_file = evalkit("gate", "--candidate", "full.json", cwd=project)
+    assert from_file.returncode == 1, from_file.stdout + from_file.stderr
+
+
+def test_a_reference_no_check_uses_is_refused(project: Path) -> None:
+    (project / "checks.yaml").write_text(CHECKS)
+    derive(project, "ref.json", lambda d: None)
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "full.json",
+        "--reference",
+        "ref.json",
+        needles=("reference ref.json", "no check compares with the reference", "vs_reference"),
+    )
+
+
+def test_the_candidate_as_its_own_reference_is_refused(project: Path) -> None:
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "full.json",
+        "--reference",
+        "./full.json",
+        needles=("the reference full.json is the candidate itself",),
+    )
+
+
+def test_a_reference_sharing_no_case_is_refused_naming_the_reference(project: Path) -> None:
+    def other_set(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            row["id"] = "x-" + row["id"]
+        doc["goldens"]["cases"] = {"x-" + k: v for k, v in doc["goldens"]["cases"].items()}
+
+    derive(project, "ref.json", other_set)
+    refused(
+        project,
+        "gate",
+        "--candidate",
+        "full.json",
+        "--reference",
+        "ref.json",
+        needles=("ref.json", "no_drift", "the reference shares none of the 6 case(s)"),
+    )
+
+
+def test_a_missing_reference_file_is_an_input_error(project: Path) -> None:
+    result = evalkit("gate", "--candidate", "full.json", "--reference", "nope.json", cwd=project)
+    one_line_error(result, 2, "nope.json")

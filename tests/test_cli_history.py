@@ -1,0 +1,118 @@
+"""`evalkit history` and `evalkit pin` over the local file store's promotions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cli_process import evalkit, write_files
+from evalkit.artifact import write_artifact
+from history_runs import run, sha_of
+from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
+
+WITH_BASELINE = CONFIG + "baseline: {path: baseline.json}\n"
+IDS = [f"c{i:02d}" for i in range(12)]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    files = {"tiny_target.py": TARGET_MODULE, "goldens.jsonl": GOLDENS, "checks.yaml": CHECKS}
+    return write_files(tmp_path, {**files, "evalkit.yaml": WITH_BASELINE})
+
+
+def promote(project: Path, k: int, sha: str | None = None) -> None:
+    """Promote a run whose every case scores 0.01·k more than run 0 (so each Δ is +0.01)."""
+    values = {cid: {"ndcg@10": 0.3 + 0.05 * (i % 4) + 0.01 * k} for i, cid in enumerate(IDS)}
+    path = write_artifact(run(f"r{k}", values, sha=sha or sha_of(k)), project / f"r{k}.json")
+    done = evalkit("promote", path.name, cwd=project)
+    assert done.returncode == 0, done.stderr
+
+
+def test_history_lists_promotions_and_the_checked_metrics_trend(project: Path) -> None:
+    empty = evalkit("history", cwd=project)
+    assert empty.returncode == 0, empty.stderr
+    assert "no promotion kept yet" in empty.stdout
+    assert "reference: missing: no reference pinned" in empty.stdout
+    for k in range(3):
+        promote(project, k)
+    shown = evalkit("history", "--json", "h.json", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    out = shown.stdout
+    assert "3 promotion(s) kept in" in out
+    for k in range(3):
+        assert sha_of(k)[:12] in out
+    # the checks file compares ndcg@10 with the baseline: that is the trend shown
+    assert "ndcg@10 (higher is better)" in out
+    assert "recall@1" not in out.split("ndcg@10 (higher", 1)[1]
+    assert out.count("+0.0100  [+0.0100, +0.0100]") == 2
+    doc = json.loads((project / "h.json").read_text())
+    assert [p["sha"] for p in doc["promotions"]] == [sha_of(k) for k in range(3)]
+    assert [p["config_fingerprint"] for p in doc["promotions"]] == ["cfg-1"] * 3
+    steps = [p["step"] for p in doc["trends"][0]["points"]]
+    assert steps[0] is None
+    assert [s["delta"] for s in steps[1:]] == pytest.approx([0.01, 0.01], abs=1e-12)
+    kept = sorted(p.name for p in (project / ".evalkit" / "history" / "evalkit").iterdir())
+    assert "index.json" in kept
+    assert len([k for k in kept if k.endswith(f"{sha_of(1)[:12]}.json")]) == 1
+
+
+def test_pin_repin_and_pinning_what_is_not_kept(project: Path) -> None:
+    for k in range(3):
+        promote(project, k)
+    pinned = evalkit("pin", "1 promotion ago", cwd=project)
+    assert pinned.returncode == 0, pinned.stderr
+    assert sha_of(1)[:12] in pinned.stdout
+    promote(project, 3)  # a promotion does not move the pin
+    shown = evalkit("history", "--candidate", "r0.json", cwd=project)
+    assert "reference: .evalkit/history/evalkit/reference.json: " in shown.stdout
+    assert sha_of(1)[:12] in shown.stdout.split("reference:", 1)[1].splitlines()[0]
+    # the candidate is the trend's last point: run 0 after run 3 is -0.03
+    assert "candidate" in shown.stdout
+    assert "-0.0300  [-0.0300, -0.0300]" in shown.stdout
+    repinned = evalkit("pin", "0", cwd=project)
+    assert repinned.returncode == 0, repinned.stderr
+    assert sha_of(3)[:12] in repinned.stdout
+    reference = project / ".evalkit" / "history" / "evalkit" / "reference.json"
+    assert json.loads(reference.read_text())["git"]["commit"] == sha_of(3)
+    too_far = evalkit("pin", "9 promotions ago", cwd=project)
+    one_line_error(too_far, 2, "cannot pin 9 promotions ago: only 4 promotion(s) are kept")
+    nonsense = evalkit("pin", "next tuesday", cwd=project)
+    one_line_error(nonsense, 2, "evalkit pin: 'next tuesday' is neither")
+
+
+def git(project: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def test_pin_a_tag_of_the_local_repository(project: Path) -> None:
+    git(project, "init", "-q")
+    git(project, "commit", "-q", "--allow-empty", "-m", "one")
+    git(project, "tag", "-a", "v1.0", "-m", "release 1.0")
+    tagged = git(project, "rev-parse", "HEAD")
+    promote(project, 0, sha=tagged)
+    promote(project, 1)
+    pinned = evalkit("pin", "v1.0", cwd=project)
+    assert pinned.returncode == 0, pinned.stderr
+    assert f"the promotion of tag v1.0 ({tagged[:12]})" in pinned.stdout
+    missing = evalkit("pin", "tag:v2.0", cwd=project)
+    one_line_error(missing, 2, "tag or release 'v2.0' does not exist")
+
+
+def test_github_stores_are_pinned_by_the_action(project: Path) -> None:
+    (project / "evalkit.yaml").write_text(CONFIG + "baseline: {store: branch}\n")
+    refused = evalkit("pin", "0", cwd=project)
+    one_line_error(refused, 2, "baseline.store is 'branch'", "mode: pin")
+    shown = evalkit("history", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "only the GitHub Action reads" in shown.stdout
+    assert "reference: missing" in shown.stdout

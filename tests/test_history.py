@@ -1,0 +1,127 @@
+"""Promotion history records and choosing the pinned reference."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from evalkit.errors import ArtifactError, InputError
+from evalkit.history import (
+    HistoryEntry,
+    PinRecord,
+    PinSpec,
+    TaggedCommit,
+    entry_label,
+    make_entry,
+    parse_pin,
+    select_pinned,
+)
+from history_runs import T0, sha_of
+
+
+@pytest.mark.parametrize(
+    ("text", "spec"),
+    [
+        ("0", PinSpec("ago", ago=0)),
+        ("3", PinSpec("ago", ago=3)),
+        ("~3", PinSpec("ago", ago=3)),
+        ("3 ago", PinSpec("ago", ago=3)),
+        ("3 promotions ago", PinSpec("ago", ago=3)),
+        ("1 Promotion ago", PinSpec("ago", ago=1)),
+        ("2026-11-30", PinSpec("date", day=date(2026, 11, 30))),
+        ("date:2026-11-30", PinSpec("date", day=date(2026, 11, 30))),
+        ("v1.2.0", PinSpec("tag", tag="v1.2.0")),
+        ("tag:v1.2.0", PinSpec("tag", tag="v1.2.0")),
+        ("release:release/2026-11", PinSpec("tag", tag="release/2026-11")),
+    ],
+)
+def test_parse_pin(text: str, spec: PinSpec) -> None:
+    assert parse_pin(text) == spec
+    assert parse_pin(spec.text()) == spec  # what is stored reads back the same
+
+
+@pytest.mark.parametrize("text", ["", "  ", "2026-13-01", "a..b", "-v1", "tag:", "x y"])
+def test_parse_pin_refuses_with_the_forms(text: str) -> None:
+    with pytest.raises(InputError) as err:
+        parse_pin(text, where="evalkit pin")
+    assert str(err.value).startswith("evalkit pin: ")
+
+
+def entries(n: int) -> list[HistoryEntry]:
+    return [
+        make_entry(
+            Path(f"p{i}.json"),
+            sha=sha_of(i),
+            promoted_at=T0 + timedelta(days=i),
+            config_fingerprint="cfg",
+        )
+        for i in range(n)
+    ]
+
+
+def test_label() -> None:
+    assert entry_label("abcdef123456", T0) == "abcdef1 2026-11-01"
+    assert entry_label(None, None) == "no-commit undated"
+
+
+def test_n_promotions_ago_counts_from_the_newest() -> None:
+    kept = entries(5)
+    for n in range(5):
+        chosen, _ = select_pinned(kept, PinSpec("ago", ago=n))
+        assert chosen is kept[4 - n]
+    with pytest.raises(InputError, match=r"only 5 promotion\(s\) are kept.*0-4"):
+        select_pinned(kept, PinSpec("ago", ago=5))
+
+
+def test_nothing_to_pin() -> None:
+    with pytest.raises(InputError, match="no promotion is recorded yet"):
+        select_pinned([], PinSpec("ago", ago=0))
+
+
+def test_a_date_pins_the_baseline_in_effect_that_day() -> None:
+    kept = entries(5)  # promoted Nov 1..5 at 12:00 UTC
+    for day in range(1, 6):
+        chosen, why = select_pinned(kept, PinSpec("date", day=date(2026, 11, day)))
+        assert chosen is kept[day - 1]
+        assert "in effect on" in why
+    chosen, _ = select_pinned(kept, PinSpec("date", day=date(2027, 1, 1)))
+    assert chosen is kept[-1]
+    with pytest.raises(InputError, match="no promotion on or before 2026-10-31"):
+        select_pinned(kept, PinSpec("date", day=date(2026, 10, 31)))
+
+
+def test_a_tag_pins_its_commit_or_the_baseline_in_effect_then() -> None:
+    kept = entries(5)
+    tags = {
+        "v1": TaggedCommit(sha_of(2), None),
+        # a tag on a commit that was never promoted, made after the 4th promotion
+        "v2": TaggedCommit("f" * 40, T0 + timedelta(days=3, hours=1)),
+        "v0": TaggedCommit("e" * 40, T0 - timedelta(days=1)),
+    }
+    chosen, why = select_pinned(kept, PinSpec("tag", tag="v1"), tags.get)
+    assert chosen is kept[2]
+    assert sha_of(2)[:12] in why
+    chosen, why = select_pinned(kept, PinSpec("tag", tag="v2"), tags.get)
+    assert chosen is kept[3]
+    assert "in effect when tag v2" in why
+    with pytest.raises(InputError, match="no promotion matches tag 'v0'"):
+        select_pinned(kept, PinSpec("tag", tag="v0"), tags.get)
+    with pytest.raises(InputError, match="'nope' does not exist"):
+        select_pinned(kept, PinSpec("tag", tag="nope"), tags.get)
+
+
+def test_pin_record_round_trip() -> None:
+    kept = entries(3)
+    spec = PinSpec("ago", ago=1)
+    chosen, why = select_pinned(kept, spec)
+    now = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+    record = PinRecord.of(chosen, spec, why, now)
+    assert PinRecord.from_json(record.to_json(), "pin.json") == record
+    assert record.sha == sha_of(1)
+    assert "pinned 2026-12-01T09:30:00+00:00" in record.describe()
+    with pytest.raises(ArtifactError, match="pin.json: not valid JSON"):
+        PinRecord.from_json("{", "pin.json")
+    with pytest.raises(ArtifactError, match="not an evalkit pin record"):
+        PinRecord.from_json("[]", "pin.json")
