@@ -366,3 +366,17 @@ def test_a_refused_run_leaves_no_lock(project: Path) -> None:
     names = [p.name for p in (project / ".evalkit" / "checkpoints").iterdir()]
     assert len(names) == 1, names
     assert not any(name.endswith(".lock") for name in names)
+
+
+# ----------------------------------------------------------------- the Action's exit codes
+
+
+def test_the_action_outside_github_exits_2_and_says_so_in_its_outputs(project: Path) -> None:
+    """`evalkit action` itself: the bad-environment path reports ExitCode.INPUT everywhere."""
+    outputs = project / "outputs.txt"
+    env = {"INPUT_CONFIG": "evalkit.yaml", "GITHUB_OUTPUT": str(outputs), "GITHUB_REPOSITORY": ""}
+    result = evalkit("action", cwd=project, env=env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "must run inside GitHub Actions" in result.stdout + result.stderr
+    lines = outputs.read_text().splitlines()
+    assert lines[lines.index("exit-code<<" + lines[0].split("<<")[1]) + 1] == "2"
