@@ -380,3 +380,48 @@ def test_the_action_outside_github_exits_2_and_says_so_in_its_outputs(project: P
     assert "must run inside GitHub Actions" in result.stdout + result.stderr
     lines = outputs.read_text().splitlines()
     assert lines[lines.index("exit-code<<" + lines[0].split("<<")[1]) + 1] == "2"
+
+
+# ----------------------------------------------------------------- cli.py is a shell
+
+# Modules that run, resume, pair or fetch: the pipeline uses them, the command line never
+# does (it parses options, calls one pipeline function per command, and prints).
+RUN_MODULES = {
+    "evalkit.runner",
+    "evalkit.execute",
+    "evalkit.trials",
+    "evalkit.checkpoint",
+    "evalkit.gate_inputs",
+    "evalkit.drift",
+    "evalkit.github.stores",
+    "evalkit.github.baseline",
+    "evalkit.stats",
+}
+
+
+def test_cli_py_holds_no_run_logic() -> None:
+    import ast
+
+    import evalkit.cli
+
+    tree = ast.parse(Path(evalkit.cli.__file__).read_text())
+    imported = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    leaks = {m for m in imported if any(m == r or m.startswith(r + ".") for r in RUN_MODULES)}
+    assert not leaks, f"cli.py imports run logic {sorted(leaks)}: move it into evalkit.pipeline"
+    # the gate command hands its whole decision to the pipeline
+    gate_source = ast.get_source_segment(
+        Path(evalkit.cli.__file__).read_text(),
+        next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "gate"),
+    )
+    assert gate_source is not None
+    assert "gate_config(" in gate_source
+    assert "find_baseline" not in gate_source

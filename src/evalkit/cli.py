@@ -212,15 +212,6 @@ class _Progress:
             self._bar = None
 
 
-def _config_inputs(cfg: Any) -> dict[str, Path | None]:
-    """The files a config reads: no command may write over them."""
-    return {
-        "config": cfg.path,
-        "goldens file": cfg.resolve(cfg.model.goldens),
-        "checks file": cfg.resolve(cfg.model.checks),
-    }
-
-
 def _report_failed_cases(
     art: RunArtifact, requested: Path | None = None, written: Path | None = None
 ) -> None:
@@ -346,7 +337,13 @@ def run(
             "--relevance-level goes with --trec-run; a target run's metrics take their "
             "parameters from the config"
         )
-    from evalkit.pipeline import RunInterrupted, RunStart, run_output_path, run_to_artifact
+    from evalkit.pipeline import (
+        RunInterrupted,
+        RunStart,
+        config_inputs,
+        run_output_path,
+        run_to_artifact,
+    )
     from evalkit.shards import parse_shard
 
     spec = parse_shard(shard) if shard is not None else None
@@ -354,7 +351,7 @@ def run(
     out_flag = "--out" if out is not None else f"output ({prepared.config.path})"
     refuse_overwriting_inputs(
         {out_flag: run_output_path(prepared.config, out, spec, cases)},
-        _config_inputs(prepared.config),
+        config_inputs(prepared.config),
     )
     progress = _Progress()
 
@@ -555,102 +552,38 @@ def gate(
     -k/--case decide on some cases only: the verdict is then "incomplete" (exit 4)
     unless a blocking check failed (exit 1), never a pass of the whole golden set.
     """
-    from evalkit._atomic import check_writable
-    from evalkit.artifact import read_artifact
     from evalkit.case_filter import CaseFilter
     from evalkit.config import load_config
-    from evalkit.drift import find_reference, refuse_unused
-    from evalkit.errors import InputError
-    from evalkit.pipeline import (
-        find_baseline,
-        prepare,
-        run_and_write,
-        run_output_path,
-        select_cases,
-    )
-    from evalkit.pipeline import gate as run_gate
+    from evalkit.pipeline import GateAsk, gate_config
 
-    cases = CaseFilter.of(keyword, case)
-
-    if candidate is not None:
-        for flag, value in (("--out", out), ("--concurrency", concurrency)):
-            if value is not None:
-                raise InputError(
-                    f"{flag} applies when the gate runs the target; with --candidate "
-                    f"{candidate} nothing is run: drop {flag}, or drop --candidate"
-                )
     cfg = load_config(config)
-    run_out = run_output_path(cfg, out, None, cases)
-    check_writable(markdown, json_out, html, None if candidate is not None else run_out)
-    if require_baseline:
-        cfg = cfg.with_overrides(require_baseline=True)
-    stored = cfg.model.baseline
-    configured_baseline = (
-        cfg.resolve(stored.path)
-        if stored is not None and stored.kind == "file" and stored.path is not None
-        else None
-    )
-    chosen_baseline = baseline if baseline is not None else configured_baseline
-    refuse_overwriting_inputs(
-        {
-            "--markdown": markdown,
-            "--json": json_out,
-            "--html": html,
-            ("--out" if out is not None else f"output ({cfg.path})"): None
-            if candidate is not None
-            else run_out,
-        },
-        {
-            **_config_inputs(cfg),
-            "candidate": candidate,
-            "baseline": chosen_baseline,
-            "reference": reference,
-        },
-    )
-    for role, other in (("baseline", chosen_baseline), ("reference", reference)):
-        if (
-            candidate is not None
-            and other is not None
-            and os.path.realpath(candidate) == os.path.realpath(other)
-        ):
-            raise InputError(
-                f"the {role} {other} is the candidate itself; a run compared with "
-                f"itself always passes: pass the {role} made from the code you compare against"
-            )
-    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
-    base, where = find_baseline(cfg, baseline)
-    ref = find_reference(cfg, reference)
-    prepared = prepare(cfg, cache_only=judge_cache_only)
-    chosen, subset = select_cases(prepared, cases)  # before the run: a bad -k is exit 2
-    refuse_unused(ref, prepared.checks.checks)  # before a (paid) run
-    written: Path | None = None
-    if candidate is not None:
-        cand = read_artifact(candidate)
-    else:
-        progress = _Progress()
-        progress.start(len(chosen.goldens), f"running {prepared.config.name}")
-        try:
-            cand, written = run_and_write(
-                prepared, run_out, concurrency=concurrency, on_row=progress.advance, cases=cases
-            )
-        finally:
-            progress.stop()
-    report = run_gate(
-        prepared,
-        cand,
-        base,
-        notes=() if base is not None else (where,),
-        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
-        baseline_chosen=chosen_baseline is not None,
-        subset=subset,
-        reference=ref,
-        reference_chosen=reference is not None,
+    ask = GateAsk(
+        candidate=candidate,
+        baseline=baseline,
+        reference=reference,
+        out=out,
+        concurrency=concurrency,
+        cache_only=judge_cache_only,
+        cases=CaseFilter.of(keyword, case),
+        require_baseline=require_baseline,
         require_reference=require_reference,
+        reports={"--markdown": markdown, "--json": json_out, "--html": html},
     )
+    progress = _Progress()
+    try:
+        done = gate_config(
+            cfg,
+            ask,
+            on_start=lambda total: progress.start(total, f"running {cfg.name}"),
+            on_row=progress.advance,
+        )
+    finally:
+        progress.stop()
+    report = done.report
     with _stdout_may_close():
         _print_terminal(report)
     _write_reports(report, cfg.name, markdown, json_out, html)
-    _report_failed_cases(cand, run_out, written)
+    _report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
 
 

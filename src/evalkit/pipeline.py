@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -743,3 +743,127 @@ def gate(
         ),
     )
     return report if subset is None else replace(report, subset=subset)
+
+
+# ----------------------------------------------------------------------------- the gate command
+
+
+def config_inputs(config: LoadedConfig) -> dict[str, Path | None]:
+    """The files a config reads: no command may write over them."""
+    return {
+        "config": config.path,
+        "goldens file": config.resolve(config.model.goldens),
+        "checks file": config.resolve(config.model.checks),
+    }
+
+
+@dataclass(frozen=True)
+class GateAsk:
+    """What ``evalkit gate`` was asked: the files to use and how to run the candidate."""
+
+    candidate: Path | None = None  # a run artefact to gate instead of running the target
+    baseline: Path | None = None  # else the configured store's
+    reference: Path | None = None  # for drift checks (evalkit.drift)
+    out: Path | None = None  # where the candidate run goes (else the config's output)
+    concurrency: int | None = None
+    cache_only: bool = False
+    cases: CaseFilter | None = None  # -k/--case
+    require_baseline: bool = False
+    require_reference: bool = False
+    reports: Mapping[str, Path | None] = field(default_factory=dict)  # flag -> report file
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """A decided gate: the report, the candidate, and where its run went (if it ran)."""
+
+    report: GateReport
+    candidate: RunArtifact
+    run_out: Path  # where a run of the candidate was asked to go
+    written: Path | None  # where it went (None: --candidate, nothing ran)
+
+
+def gate_config(
+    config: LoadedConfig,
+    ask: GateAsk,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_row: RowCallback | None = None,
+) -> GateRun:
+    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input.
+
+    Refused before anything runs (exit 2): an output that is an input or unwritable, a
+    candidate that is its own baseline or reference, a configured baseline file that is
+    missing, a reference no check uses, a filter that keeps nothing.  ``on_start`` gets
+    the number of cases about to run; ``on_row`` each finished one.
+    """
+    from evalkit._atomic import check_writable
+    from evalkit._paths import refuse_overwriting_inputs
+    from evalkit.drift import find_reference, refuse_unused
+
+    if ask.candidate is not None:
+        for flag, value in (("--out", ask.out), ("--concurrency", ask.concurrency)):
+            if value is not None:
+                raise InputError(
+                    f"{flag} applies when the gate runs the target; with --candidate "
+                    f"{ask.candidate} nothing is run: drop {flag}, or drop --candidate"
+                )
+    cfg = config.with_overrides(require_baseline=True) if ask.require_baseline else config
+    run_out = run_output_path(cfg, ask.out, None, ask.cases)
+    ran_to = None if ask.candidate is not None else run_out
+    check_writable(*ask.reports.values(), ran_to)
+    stored = cfg.model.baseline
+    configured = (
+        cfg.resolve(stored.path)
+        if stored is not None and stored.kind == "file" and stored.path is not None
+        else None
+    )
+    chosen_baseline = ask.baseline if ask.baseline is not None else configured
+    out_flag = "--out" if ask.out is not None else f"output ({cfg.path})"
+    refuse_overwriting_inputs(
+        {**ask.reports, out_flag: ran_to},
+        {
+            **config_inputs(cfg),
+            "candidate": ask.candidate,
+            "baseline": chosen_baseline,
+            "reference": ask.reference,
+        },
+    )
+    for role, other in (("baseline", chosen_baseline), ("reference", ask.reference)):
+        if (
+            ask.candidate is not None
+            and other is not None
+            and os.path.realpath(ask.candidate) == os.path.realpath(other)
+        ):
+            raise InputError(
+                f"the {role} {other} is the candidate itself; a run compared with "
+                f"itself always passes: pass the {role} made from the code you compare against"
+            )
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, ask.baseline)
+    ref = find_reference(cfg, ask.reference)
+    prepared = prepare(cfg, cache_only=ask.cache_only)
+    chosen, subset = select_cases(prepared, ask.cases)  # a bad -k is exit 2 here too
+    refuse_unused(ref, prepared.checks.checks)
+    written: Path | None = None
+    if ask.candidate is not None:
+        candidate = read_artifact(ask.candidate)
+    else:
+        if on_start is not None:
+            on_start(len(chosen.goldens))
+        candidate, written = run_and_write(
+            prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
+        )
+    report = gate(
+        prepared,
+        candidate,
+        base,
+        notes=() if base is not None else (where,),
+        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
+        baseline_chosen=chosen_baseline is not None,
+        subset=subset,
+        reference=ref,
+        reference_chosen=ask.reference is not None,
+        require_reference=ask.require_reference,
+    )
+    return GateRun(report, candidate, run_out, written)
