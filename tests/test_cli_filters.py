@@ -425,3 +425,17 @@ def test_cli_py_holds_no_run_logic() -> None:
     assert gate_source is not None
     assert "gate_config(" in gate_source
     assert "find_baseline" not in gate_source
+
+
+def test_the_latency_trend_of_evalkit_history_says_its_unit(project: Path) -> None:
+    (project / "checks.yaml").write_text(LATENCY_CHECKS.split("  - id: mean_latency")[0])
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, latency_p95]")
+        + "baseline: {path: baseline.json}\n"
+    )
+    for _ in range(2):
+        assert evalkit("run", cwd=project).returncode == 0
+        assert evalkit("promote", cwd=project).returncode == 0
+    history = evalkit("history", cwd=project)
+    assert history.returncode == 0, history.stderr
+    assert "latency_p95 (lower is better; values in ms)" in history.stdout, history.stdout
