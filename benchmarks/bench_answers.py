@@ -7,13 +7,15 @@ Generates seeded cases (one to three reference answers, required and forbidden
 phrases, answers that are exact, paraphrased, padded with articles and
 punctuation, empty, or JSON), then times, in the same process:
 
-* **evalkit**: every registered answer metric object called as the runner
-  calls it, ``metric(response, case)``: exact_match, token_f1, contains_all,
-  excludes_forbidden, regex_match, json_valid, answer_length;
-* **reference**: the same seven numbers from a plain loop: the SQuAD v1.1
+* **evalkit**: every answer metric kind called as the runner calls it,
+  ``metric(response, case)``: exact_match, token_f1, contains_all,
+  contains_any, excludes_forbidden, regex_match, json_valid, json_schema,
+  answer_length;
+* **reference**: the same nine numbers from a plain loop: the SQuAD v1.1
   evaluation functions as written in ``tests/answer_reference`` (the official
   script's formulas), lower-cased substring tests, ``re.search``,
-  ``json.loads`` and ``len(text.split())``.
+  ``json.loads``, the schema's rules written out as ``isinstance`` checks, and
+  ``len(text.split())``.
 
 Every value is compared (they must agree exactly).  The last line printed is
 one JSON object with ``evalkit_s``, ``reference_s`` and ``ratio``
@@ -40,8 +42,10 @@ from evalkit.metrics.answers import (
     AnswerLength,
     AnswerMetric,
     ContainsAll,
+    ContainsAny,
     ExactMatch,
     ExcludesPhrases,
+    JsonSchemaMatch,
     JsonValid,
     RegexMatch,
     TokenF1,
@@ -75,6 +79,12 @@ WORDS = [
     "million",
 ]
 PATTERN = r"\b(18|19|20)\d\d\b"
+# The JSON answers are {"answer": text, "year": int}; some break the schema on purpose.
+SCHEMA = {
+    "type": "object",
+    "required": ["answer"],
+    "properties": {"answer": {"type": "string"}, "year": {"type": "integer"}},
+}
 Case = tuple[GoldenCase, TargetResponse]
 
 
@@ -90,8 +100,10 @@ def generate(n: int, seed: int) -> list[Case]:
             answer = f"The {refs[0].title()}, built in {rng.randint(1700, 2025)}."
         elif style < 0.8:
             answer = " ".join(rng.choices([*WORDS, "a", "the", "an"], k=rng.randint(3, 25)))
-        elif style < 0.9:
+        elif style < 0.85:
             answer = json.dumps({"answer": refs[0], "year": rng.randint(1800, 2020)})
+        elif style < 0.9:  # JSON that breaks the schema: a missing answer or a text year
+            answer = json.dumps(rng.choice([{"year": 1900}, {"answer": refs[0], "year": "1900"}]))
         else:
             answer = ""
         must = rng.sample(WORDS, k=rng.randint(0, 2))
@@ -111,9 +123,11 @@ def metrics() -> list[AnswerMetric]:
         ExactMatch(),
         TokenF1(),
         ContainsAll(),
+        ContainsAny(),
         ExcludesPhrases(),
         RegexMatch(PATTERN),
         JsonValid(),
+        JsonSchemaMatch(SCHEMA),
         AnswerLength(),
     ]
 
@@ -123,12 +137,20 @@ def run_evalkit(cases: list[Case]) -> list[list[float]]:
     return [[metric(response, case) for metric in scorers] for case, response in cases]
 
 
-def _json_ok(text: str) -> float:
+def _json_doc(text: str) -> tuple[bool, object]:
     try:
-        json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
+        doc = json.loads(text, parse_constant=lambda name: (_ for _ in ()).throw(ValueError(name)))
     except ValueError:
+        return False, None
+    return True, doc
+
+
+def _schema_ok(doc: object) -> float:
+    """SCHEMA written out by hand: an object with a string answer and, if any, an int year."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("answer", 0), str):
         return 0.0
-    return 1.0
+    year = doc.get("year", 0)
+    return 1.0 if isinstance(year, int) and not isinstance(year, bool) else 0.0
 
 
 def run_reference(cases: list[Case]) -> list[list[float]]:
@@ -137,16 +159,19 @@ def run_reference(cases: list[Case]) -> list[list[float]]:
         text = response.text or ""
         refs = [case.expected or "", *case.context["answers"]]
         low = " ".join(text.lower().split())
-        must = case.context["must_include"]
+        must = [" ".join(p.lower().split()) for p in case.context["must_include"]]
         never = case.context["must_not_include"]
+        parsed, doc = _json_doc(text)
         out.append(
             [
                 best(em, text, refs),
                 best(f1, text, refs),
-                1.0 if all(" ".join(p.lower().split()) in low for p in must) else 0.0,
+                1.0 if all(p in low for p in must) else 0.0,
+                1.0 if any(p in low for p in must) else 0.0,
                 0.0 if any(" ".join(p.lower().split()) in low for p in never) else 1.0,
                 1.0 if re.search(PATTERN, text) else 0.0,
-                _json_ok(text),
+                1.0 if parsed else 0.0,
+                _schema_ok(doc) if parsed else 0.0,
                 float(len(text.split())),
             ]
         )

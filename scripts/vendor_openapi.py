@@ -55,6 +55,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("/repos/{owner}/{repo}/git/ref/{ref}", "get"),
     ("/repos/{owner}/{repo}/git/refs", "post"),
     ("/repos/{owner}/{repo}/git/refs/{ref}", "patch"),
+    ("/repos/{owner}/{repo}/git/tags/{tag_sha}", "get"),
     ("/user", "get"),
 )
 

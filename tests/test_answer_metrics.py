@@ -152,7 +152,17 @@ def test_answers_key_of_the_wrong_type_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "metric",
-    [ExactMatch(), TokenF1(), ContainsAll(["x"]), JsonValid(), AnswerLength(), RegexMatch("x")],
+    [
+        ExactMatch(),
+        TokenF1(),
+        ContainsAll(["x"]),
+        ContainsAny(["x"]),
+        ExcludesPhrases(["x"]),
+        JsonValid(),
+        JsonSchemaMatch({"type": "object"}),
+        AnswerLength(),
+        RegexMatch("x"),
+    ],
     ids=repr,
 )
 def test_a_ranking_where_text_is_expected_is_an_error_not_zero(metric: Any) -> None:
@@ -173,8 +183,10 @@ def test_empty_output_scores_as_an_answer() -> None:
     assert ExactMatch()(empty, golden) == 0.0
     assert TokenF1()(empty, golden) == 0.0
     assert ContainsAll()(empty, golden) == 0.0
+    assert ContainsAny()(empty, golden) == 0.0
     assert ExcludesPhrases()(empty, golden) == 1.0
     assert JsonValid()(empty, golden) == 0.0
+    assert JsonSchemaMatch({"type": "object"})(empty, golden) == 0.0  # "" is not JSON
     assert AnswerLength()(empty, golden) == 0.0
     assert RegexMatch("^$")(empty, golden) == 1.0
 

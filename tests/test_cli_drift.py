@@ -130,3 +130,47 @@ def test_a_reference_sharing_no_case_is_refused_naming_the_reference(project: Pa
 def test_a_missing_reference_file_is_an_input_error(project: Path) -> None:
     result = evalkit("gate", "--candidate", "full.json", "--reference", "nope.json", cwd=project)
     one_line_error(result, 2, "nope.json")
+
+
+def test_the_pinned_reference_of_the_file_store_is_used_without_a_flag(project: Path) -> None:
+    config = project / "evalkit.yaml"
+    config.write_text(config.read_text() + "baseline: {path: base.json}\n")
+    derive(project, "older.json", lower)  # an older, better promotion
+    for promoted in ("older.json", "full.json"):
+        done = evalkit("promote", promoted, cwd=project)
+        assert done.returncode == 0, done.stderr
+    pinned = evalkit("pin", "1 promotions ago", cwd=project)
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    result = evalkit(
+        "gate", "--candidate", "full.json", "--json", "r.json", "--html", "r.html", cwd=project
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    page = (project / "r.html").read_text()
+    trend = page.split('<svg class="trend"', 1)[1].split("</svg>", 1)[0]
+    assert trend.count("<circle") == 3  # two promotions, then the candidate
+    assert 'class="candidate"' in trend
+    assert 'class="reference"' in trend  # the pinned promotion's level
+    data = report(project)
+    assert verdict(data, "no_regression")["status"] == "pass"  # the last promotion: no change
+    assert verdict(data, "no_drift")["status"] == "fail"  # the pinned one: a slide
+    assert data["reference"]["status"] == "found"
+    assert data["reference"]["source"] == "file"
+    assert "Reference " in result.stdout
+    # an explicit --reference wins over the pin
+    derive(project, "ref.json", lambda d: None)
+    again = evalkit(*AGAINST_REF, cwd=project)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert verdict(report(project), "no_drift")["status"] == "pass"
+    assert report(project)["reference"]["detail"] == "reference ref.json"
+
+
+def test_without_a_pin_the_file_store_says_how_to_pin(project: Path) -> None:
+    config = project / "evalkit.yaml"
+    config.write_text(config.read_text() + "baseline: {path: base.json}\n")
+    assert evalkit("promote", "full.json", cwd=project).returncode == 0
+    result = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = report(project)
+    assert verdict(data, "no_drift")["status"] == "no-reference"
+    assert data["verdict"] == "warn"
+    assert "evalkit pin" in verdict(data, "no_drift")["message"]

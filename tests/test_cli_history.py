@@ -116,3 +116,55 @@ def test_github_stores_are_pinned_by_the_action(project: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "only the GitHub Action reads" in shown.stdout
     assert "reference: missing" in shown.stdout
+
+
+def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from evalkit.history import PinRecord, PromotionRecord, index_dumps
+    from history_runs import T0
+
+    (project / "evalkit.yaml").write_text(CONFIG + "baseline: {store: branch}\n")
+    git(project, "init", "-q")
+    git(project, "commit", "-q", "--allow-empty", "-m", "code")
+    # the store branch as the Action left it, in another clone
+    store = tmp_path / "store-clone"
+    store.mkdir()
+    git(store, "init", "-q", "-b", "evalkit-baselines")
+    records = []
+    for k in range(3):
+        values = {cid: {"ndcg@10": 0.4 + 0.02 * k} for cid in IDS}
+        path = write_artifact(run(f"r{k}", values, sha=sha_of(k)), store / "x.json")
+        (store / sha_of(k)).mkdir()
+        path.rename(store / sha_of(k) / "evalkit.json")
+        records.append(
+            PromotionRecord(f"{sha_of(k)}/evalkit.json", sha_of(k), T0 + timedelta(days=k), "f")
+        )
+    (store / "history").mkdir()
+    (store / "history" / "evalkit.json").write_bytes(index_dumps("evalkit", records))
+    (store / "reference").mkdir()
+    (store / "reference" / "evalkit.json").write_bytes(
+        (store / sha_of(0) / "evalkit.json").read_bytes()
+    )
+    pin = PinRecord("2 promotions ago", "2 promotion(s) ago", sha_of(0), T0, "f", T0)
+    (store / "reference" / "evalkit.pin.json").write_text(pin.to_json())
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "promotions")
+    before = evalkit("history", cwd=project)
+    assert "git fetch origin evalkit-baselines" in before.stdout
+    git(
+        project,
+        "fetch",
+        "-q",
+        str(store),
+        "evalkit-baselines:refs/remotes/origin/evalkit-baselines",
+    )
+    shown = evalkit("history", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    assert "3 promotion(s) from branch evalkit-baselines (local origin/evalkit-baselines)" in (
+        shown.stdout
+    )
+    assert shown.stdout.count("+0.0200  [+0.0200, +0.0200]") == 2
+    assert f"reference: branch evalkit-baselines:reference/evalkit.json: {sha_of(0)[:12]}" in (
+        shown.stdout
+    )

@@ -16,9 +16,11 @@ import anthropic
 import pytest
 
 from evalkit import GoldenCase, TargetResponse, register_metric
+from evalkit.config import load_config
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics import Grade, LLMJudge, TokenUsage
 from evalkit.metrics.judge_cache import JudgeCache
+from evalkit.pipeline import prepare
 from evalkit.registry import get_metric
 from fakes import (
     FakeAnthropic,
@@ -661,3 +663,107 @@ def test_judge_threads_share_one_lazily_built_client(
     with ThreadPoolExecutor(max_workers=6) as pool:
         assert list(pool.map(work, range(6))) == [4.0] * 6
     assert len(built) == 1
+
+
+# --- 429: waited out within rate_limit_wait_s (opt-in), like the OpenAI-compatible judge ---
+# The SDK client has max_retries=0, so only the judge's own loop waits; waits are recorded,
+# never slept, so no test depends on timing.
+
+
+def limited(retry_after: str | None) -> Reply:
+    headers = {} if retry_after is None else {"retry-after": retry_after}
+    return error(
+        429, "rate_limit_error", "Number of requests has exceeded your rate limit", headers
+    )
+
+
+class Sleeps(list[float]):
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def judge(client: anthropic.Anthropic, sleeps: Sleeps, budget: float = 0.0) -> LLMJudge:
+    return make_judge(client, rate_limit_wait_s=budget, sleep=sleeps)
+
+
+def test_a_429_fails_at_once_by_default_and_says_how_to_opt_in(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    api.script(limited("7"))
+    sleeps = Sleeps()
+    with pytest.raises(JudgeError) as info:
+        judge(client, sleeps).grade(ANSWER, CASE)
+    text = str(info.value)
+    assert "\n" not in text
+    assert "HTTP 429 rate_limit_error" in text
+    assert "it asked to wait 7 s: set rate_limit_wait_s" in text
+    assert sleeps == []
+    assert len(api.message_requests) == 1
+
+
+def test_retry_after_is_waited_out_within_the_budget(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    api.script(limited("7"), limited("7"), grade(5, "right"))
+    sleeps = Sleeps()
+    grader = judge(client, sleeps, budget=20)
+    assert grader.grade(ANSWER, CASE).score == 5
+    assert sleeps == [7.0, 7.0]
+    assert len(api.message_requests) == 3
+    assert grader.rate_limit_budget.left_s == 6.0
+
+
+def test_a_wait_that_does_not_fit_is_not_started(
+    api: FakeAnthropic, client: anthropic.Anthropic
+) -> None:
+    api.script(limited("7"), limited("7"))
+    sleeps = Sleeps()
+    with pytest.raises(JudgeError, match=r"only 3 s of rate_limit_wait_s \(10 s\) is left"):
+        judge(client, sleeps, budget=10).grade(ANSWER, CASE)
+    assert sleeps == [7.0]
+
+
+def test_a_bare_429_is_not_guessed_at(api: FakeAnthropic, client: anthropic.Anthropic) -> None:
+    api.script(limited(None))
+    sleeps = Sleeps()
+    with pytest.raises(JudgeError, match="gave no Retry-After"):
+        judge(client, sleeps, budget=60).grade(ANSWER, CASE)
+    assert sleeps == []
+
+
+def test_other_errors_are_never_waited_out(api: FakeAnthropic, client: anthropic.Anthropic) -> None:
+    api.script(error(400, "invalid_request_error", "bad", {"retry-after": "1"}))
+    sleeps = Sleeps()
+    with pytest.raises(JudgeError, match="HTTP 400"):
+        judge(client, sleeps, budget=60).grade(ANSWER, CASE)
+    assert sleeps == []
+
+
+CONFIG = """\
+goldens: goldens.jsonl
+checks: checks.yaml
+metrics: [helpfulness]
+target: {{python: "qa:make_target"}}
+judge:
+  metric: helpfulness
+  model: claude-test
+  rubric: "5 if right"
+{extra}"""
+
+
+def test_the_config_opts_in_on_the_anthropic_provider(tmp_path: Path) -> None:
+    (tmp_path / "goldens.jsonl").write_text('{"id": "a", "query": "q", "expected": "x"}\n')
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - {id: h, metric: helpfulness, op: '>=', threshold: 1}\n"
+    )
+    config = tmp_path / "evalkit.yaml"
+    config.write_text(CONFIG.format(extra="  rate_limit_wait_s: 30\n"))
+    prepare(load_config(config))
+    fn = get_metric("helpfulness").fn
+    assert isinstance(fn, LLMJudge)
+    assert fn.rate_limit_budget.total_s == 30.0
+    config.write_text(CONFIG.format(extra="  base_url: http://127.0.0.1:9\n"))
+    with pytest.raises(ConfigError, match="base_url applies to provider 'openai' only"):
+        load_config(config)
+    with pytest.raises(ConfigError, match="LLMJudge: rate_limit_wait_s"):
+        LLMJudge("r", "m", rate_limit_wait_s=-1)

@@ -44,6 +44,18 @@ def test_the_aggregates_equal_the_hand_worked_values() -> None:
     assert registry.get_metric("judge_agreement_spearman").fn(rows(JUDGE)) == pytest.approx(RHO)
 
 
+def test_a_repeated_run_is_compared_on_the_first_trials_grade_not_the_mean() -> None:
+    register_judge_agreement([("helpfulness", 5)], goldens(dict(HUMAN)))
+    repeated = []
+    for cid, grade in JUDGE.items():
+        # two trials: the first graded as JUDGE says, the second 3; the row holds the mean
+        meta = {"helpfulness_score": int(grade), "trials": {"helpfulness": [grade, 3.0]}}
+        response = TargetResponse(text="x", meta=meta)
+        repeated.append(CaseResult(cid, response, {"helpfulness": (grade + 3.0) / 2}))
+    kappa = registry.get_metric("judge_agreement_kappa").fn(repeated)
+    assert kappa == pytest.approx(KAPPA, abs=1e-12)
+
+
 def test_cases_without_a_human_grade_are_left_out() -> None:
     human: dict[str, object] = {**HUMAN, "e": None}
     register_judge_agreement([("helpfulness", 5)], goldens(human))

@@ -38,6 +38,14 @@ def server() -> Iterator[SearchServer]:
         yield running
 
 
+@pytest.fixture(autouse=True, params=["wire", "httpx"])
+def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on both sending paths: the lean http:// one and httpx (https, client=)."""
+    if request.param == "httpx":
+        monkeypatch.setattr("evalkit.targets.http.wire_eligible", lambda url, has_client: False)
+    return str(request.param)
+
+
 def target(url: str, **kwargs: Any) -> HttpTarget:
     kwargs.setdefault("timeout_s", 2.0)
     kwargs.setdefault("build_payload", payload)
@@ -121,6 +129,13 @@ def test_get_sends_the_payload_as_query_parameters(server: SearchServer) -> None
     assert seen.method == "GET"
     assert seen.query == {"q": ["cheap flights"], "id": ["q1"]}
     assert seen.body == b""
+
+
+def test_get_parameters_replace_the_urls_own_query_on_both_paths(server: SearchServer) -> None:
+    url = server.route("/search", OK)
+    invoke(url + "?tenant=acme&q=old", method="GET", build_payload=lambda case: {"q": "new x"})
+    [seen] = server.requests("/search")
+    assert seen.query == {"q": ["new x"]}  # httpx's rule, kept by the lean path
 
 
 def test_get_with_a_payload_that_is_not_a_mapping_is_refused_before_sending(
@@ -338,15 +353,28 @@ def test_a_payload_that_cannot_be_sent_is_a_target_error(
 # -- the connection pool: ours is closed by us, yours is not ---------------------------
 
 
-def test_the_with_block_closes_the_pool_and_later_invokes_refuse(server: SearchServer) -> None:
+def test_the_with_block_closes_the_pool_and_later_invokes_refuse(
+    server: SearchServer, path: str
+) -> None:
     url = server.route("/search", OK)
     with target(url) as t:
         t.invoke(CASE)
-        own = t._client
-        assert own is not None
-        closed_inside = own.is_closed
+        if path == "wire":
+            assert t._wire is not None
+            (conn,) = t._wire._idle
+
+            def is_closed() -> bool:
+                return conn.sock.fileno() == -1
+        else:
+            own = t._client
+            assert own is not None
+
+            def is_closed() -> bool:
+                return own.is_closed
+
+        closed_inside = is_closed()
     assert not closed_inside
-    assert own.is_closed
+    assert is_closed()
     assert t.closed
     with pytest.raises(TargetError, match="target 'prod' is closed; create a new HttpTarget"):
         t.invoke(CASE)

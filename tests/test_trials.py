@@ -182,9 +182,9 @@ target:
 """
 
 
-def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
+def repeated_project(root: Path) -> None:
     write_files(
-        tmp_path,
+        root,
         {
             "noisy_target.py": NOISY_TARGET,
             "goldens.jsonl": '{"id": "a", "query": "q?", "expected": "Paris"}\n'
@@ -193,6 +193,10 @@ def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
             "evalkit.yaml": REPEATED_CONFIG,
         },
     )
+
+
+def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
+    repeated_project(tmp_path)
     result = evalkit("gate", "--out", "run.json", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "exact_match: 3 trials per case, 1 of 2 case(s) flaky (a)" in result.stdout
@@ -211,3 +215,20 @@ def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
     three = config_fingerprint(EvalkitConfig.model_validate({**base, "repeats": 3}))
     assert one == explicit_one
     assert three != one
+
+
+def test_a_gate_run_reports_progress_per_trial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.config import load_config
+    from evalkit.pipeline import prepare, run_and_write
+
+    repeated_project(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen: list[str] = []
+    prepared = prepare(load_config(tmp_path / "evalkit.yaml"))
+    art, _ = run_and_write(
+        prepared, tmp_path / "run.json", on_row=lambda _i, r: seen.append(r.case_id)
+    )
+    assert seen == ["a", "b"] * 3  # every trial, as it finishes (pass by pass)
+    assert len(art.result) == 2

@@ -133,6 +133,8 @@ def make_target():
     stop_after = int(os.environ.get("TRIAL_STOP_AFTER", "0"))
     stop_with = getattr(signal, os.environ.get("TRIAL_STOP_WITH", "SIGKILL"))
     base = int(os.environ.get("TRIAL_BASE", "0"))
+    fail_case = os.environ.get("TRIAL_FAIL_CASE")  # that case's second call raises
+    seen = {}
 
     def answer(case):
         global CALLS
@@ -140,8 +142,11 @@ def make_target():
             os.kill(os.getpid(), stop_with)
             time.sleep(60)  # never reached for SIGKILL; SIGINT interrupts the sleep
         CALLS += 1
+        seen[case.id] = seen.get(case.id, 0) + 1
         with open(log, "a") as fh:
             fh.write(f"{base + CALLS} {case.id}\\n")
+        if case.id == fail_case and seen[case.id] == 2:
+            raise RuntimeError("flaky backend")
         # The answer's length names the call, so the artefact shows which calls it kept.
         return " ".join(["w"] * (base + CALLS))
 
@@ -159,6 +164,22 @@ target:
 """
 
 
+def write_project(root: Path) -> None:
+    goldens = "".join(
+        json.dumps({"id": f"c{i}", "query": "q", "expected": "x"}) + "\n" for i in range(N_CASES)
+    )
+    write_files(
+        root,
+        {
+            "counted_target.py": TARGET,
+            "goldens.jsonl": goldens,
+            "checks.yaml": "checks:\n  - {id: short, metric: answer_length, op: '<=', "
+            "threshold: 10000}\n",
+            "evalkit.yaml": CONFIG,
+        },
+    )
+
+
 def calls(log: Path) -> list[tuple[int, str]]:
     if not log.exists():
         return []
@@ -169,19 +190,7 @@ def calls(log: Path) -> list[tuple[int, str]]:
 def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
     tmp_path: Path, how: str
 ) -> None:
-    goldens = "".join(
-        json.dumps({"id": f"c{i}", "query": "q", "expected": "x"}) + "\n" for i in range(N_CASES)
-    )
-    write_files(
-        tmp_path,
-        {
-            "counted_target.py": TARGET,
-            "goldens.jsonl": goldens,
-            "checks.yaml": "checks:\n  - {id: short, metric: answer_length, op: '<=', "
-            "threshold: 10000}\n",
-            "evalkit.yaml": CONFIG,
-        },
-    )
+    write_project(tmp_path)
     log = tmp_path / "calls.log"
     out = tmp_path / "run.json"
     ckpt = checkpoint_path(out, tmp_path)
@@ -231,3 +240,30 @@ def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
         trials = r["meta"][TRIALS_KEY]["answer_length"]
         assert len(trials) == REPEATS
         assert r["metrics"]["answer_length"] == pytest.approx(sum(trials) / REPEATS)
+
+
+def test_a_failed_trial_fails_its_case_and_is_retried_alone(tmp_path: Path) -> None:
+    write_project(tmp_path)
+    log = tmp_path / "calls.log"
+    out = tmp_path / "run.json"
+    env = {"TRIAL_LOG": str(log), "TRIAL_FAIL_CASE": "c1"}
+    first = evalkit("run", "--out", out, cwd=tmp_path, env=env)
+    assert first.returncode == 3, first.stderr
+    assert "c1: trial 2: target 'counted', case 'c1' raised RuntimeError: flaky" in first.stderr
+    assert len(calls(log)) == N_CASES * REPEATS  # every other trial still ran
+    saved = read_checkpoint(checkpoint_path(out, tmp_path))
+    assert saved is not None
+    assert saved.failed_trials == 1
+    assert sorted(saved.completed_trials["c1"]) == [1, 3]
+
+    before = len(calls(log))
+    resumed = evalkit("run", "--out", out, "--resume", cwd=tmp_path, env={"TRIAL_LOG": str(log)})
+    assert resumed.returncode == 0, resumed.stderr
+    assert (
+        "14 of 15 trial(s) (4 of 5 case(s) complete) already done; 1 failed trial(s) run again"
+        in resumed.stderr
+    )
+    assert [cid for _, cid in calls(log)[before:]] == ["c1"]  # only the failed trial
+    rows = {r["id"]: r for r in json.loads(out.read_text())["rows"]}
+    assert rows["c1"]["error"] is None
+    assert len(rows["c1"]["meta"][TRIALS_KEY]["answer_length"]) == REPEATS

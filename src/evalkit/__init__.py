@@ -48,6 +48,7 @@ from evalkit.targets.callable import CallableTarget
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact, read_artifact, write_artifact
     from evalkit.checks import compare
+    from evalkit.drift import Reference
     from evalkit.export import to_dataframe, write_csv
     from evalkit.gate import GateReport, evaluate_gate
     from evalkit.significance import (
@@ -71,6 +72,8 @@ _LAZY = {
     # so ``from evalkit import compare`` works whichever was loaded first.
     "compare": "evalkit.checks",
     "RunArtifact": "evalkit.artifact",
+    # what drift (vs_reference) checks compare with: evaluate_gate(..., reference=)
+    "Reference": "evalkit.drift",
     "evaluate_gate": "evalkit.gate",
     "mde": "evalkit.significance",
     "paired_bootstrap": "evalkit.significance",
@@ -130,6 +133,7 @@ __all__ = [
     "MetricFn",
     "Query",
     "QueryResult",
+    "Reference",
     "RegistryError",
     "Retriever",
     "RunArtifact",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
+    from evalkit.drift import DriftTrend
     from evalkit.gate import GateReport
     from evalkit.pipeline import Prepared
 
@@ -169,7 +170,9 @@ def _write_reports(
     markdown: Path | None,
     json_path: Path | None,
     html: Path | None,
+    trend: Callable[[], DriftTrend] | None = None,
 ) -> None:
+    """``trend``: the drift trend for the HTML page, computed only when one is written."""
     if markdown is not None:
         from evalkit.report.markdown import render_markdown
 
@@ -181,7 +184,8 @@ def _write_reports(
     if html is not None:
         from evalkit.report.html import render_html
 
-        _write_text(html, render_html(report))
+        drawn = trend() if trend is not None else None
+        _write_text(html, render_html(report, trend=drawn))
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -582,7 +586,7 @@ def gate(
     report = done.report
     with _stdout_may_close():
         _print_terminal(report)
-    _write_reports(report, cfg.name, markdown, json_out, html)
+    _write_reports(report, cfg.name, markdown, json_out, html, lambda: done.trend(cfg))
     _report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
 
@@ -863,6 +867,7 @@ def main(argv: list[str] | None = None) -> int:
     from evalkit._signals import handle_sigterm_like_sigint, terminated
 
     handle_sigterm_like_sigint()
+    _show_run_warnings()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
@@ -883,6 +888,23 @@ def main(argv: list[str] | None = None) -> int:
     if code == ExitCode.INTERRUPTED and terminated():
         return ExitCode.TERMINATED
     return int(code) if isinstance(code, int) else ExitCode.OK
+
+
+def _show_run_warnings() -> None:
+    """A run's own warnings (client saturation) as ``evalkit: warning: ...`` on stderr."""
+    import warnings
+
+    from evalkit.client_load import ClientSaturationWarning
+
+    default = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, ClientSaturationWarning):
+            _err(f"warning: {message}")
+        else:
+            default(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
 
 
 def _report_error(exc: Exception) -> ExitCode:

@@ -103,9 +103,9 @@ class JudgeConfig(_Strict):
         if (self.rubric is None) == (self.rubric_file is None):
             raise ValueError("give exactly one of 'rubric' or 'rubric_file'")
         if self.provider == "anthropic":
-            from evalkit.metrics.judge_providers import WIRE_SETTINGS
+            from evalkit.metrics.judge_providers import OPENAI_ONLY
 
-            wire = [key for key in WIRE_SETTINGS if getattr(self, key) is not None]
+            wire = [key for key in OPENAI_ONLY if getattr(self, key) is not None]
             if wire:
                 raise ValueError(f"{wire[0]} applies to provider 'openai' only")
         return self

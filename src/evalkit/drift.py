@@ -33,6 +33,7 @@ from evalkit.gate import (
     Against,
     CheckVerdict,
     GateOptions,
+    GateReport,
     GoldensDiff,
     ReferenceReport,
     _summary,
@@ -45,9 +46,10 @@ if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.checks import CheckSpec
     from evalkit.config import LoadedConfig
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.github.baseline import BaselineFetch, BaselineStore
     from evalkit.results import RunResult
     from evalkit.stats.procedures import Evaluator
+    from evalkit.trend import MetricTrend
 
 __all__ = ["NO_REFERENCE_GIVEN", "Reference", "reference_from_fetch"]
 
@@ -68,6 +70,7 @@ class Reference:
     detail: str = ""  # one sentence: where it came from, or why there is none
     source: str = "none"  # the store: "file", "branch", "artifact", "local" or "none"
     sha: str | None = None  # the commit the reference was made from, when known
+    path: Path | None = None  # the file it was read from, when it was read from one
 
     def __post_init__(self) -> None:
         if (self.status == "found") != (self.artifact is not None):
@@ -87,13 +90,21 @@ class Reference:
         return cls("missing", None, detail)
 
 
-def reference_from_fetch(fetch: BaselineFetch) -> Reference:
-    """The gate's :class:`Reference` for a store's answer (reads the artefact when found)."""
+def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -> Reference:
+    """The gate's :class:`Reference` for a store's answer (reads the artefact when found).
+
+    With ``config_name``, a reference recorded for another config is refused (exit 2),
+    as a baseline is: it would gate one config against the other's numbers.
+    """
     from evalkit.artifact import read_artifact
+    from evalkit.github.baseline import refuse_other_config
 
     if fetch.status == "found" and fetch.path is not None:
         art = read_artifact(Path(fetch.path))
-        return Reference("found", art, fetch.detail, fetch.source, fetch.sha or art.git_commit)
+        if config_name is not None:
+            refuse_other_config(art, config_name, f"reference ({fetch.detail})")
+        sha = fetch.sha or art.git_commit
+        return Reference("found", art, fetch.detail, fetch.source, sha, Path(fetch.path))
     status: ReferenceStatus = "expired" if fetch.status == "expired" else "missing"
     return Reference(status, None, fetch.detail, fetch.source, fetch.sha)
 
@@ -170,7 +181,7 @@ def prepare(
     checks: Sequence[CheckSpec], candidate: RunArtifact, reference: Reference | None
 ) -> PreparedReference | None:
     """The reference side of one gate, or None when no check compares with a reference."""
-    if not any(spec.vs_reference is not None for spec in checks):
+    if not wants_reference(checks):
         return None
     ref = reference if reference is not None else Reference.none()
     n = len(candidate.result)
@@ -195,21 +206,55 @@ def prepare(
 # ----------------------------------------------------------------------------- inputs
 
 
-def find_reference(config: LoadedConfig, override: str | Path | None) -> Reference | None:
-    """The reference a local gate compares drift checks with (None: none was asked for).
+def wants_reference(checks: Sequence[CheckSpec]) -> bool:
+    """Whether any check is a drift check (only then is a reference fetched: its cost)."""
+    return any(spec.vs_reference is not None for spec in checks)
+
+
+def find_reference(
+    config: LoadedConfig, override: str | Path | None, checks: Sequence[CheckSpec]
+) -> Reference | None:
+    """The reference a local gate compares drift checks with (None: no check needs one).
 
     ``override`` is ``evalkit gate --reference PATH``: that file, refused when it is
-    another config's run (like ``--baseline``).
+    another config's run (like ``--baseline``).  Otherwise the configured store's
+    pinned reference (``evalkit pin``); a GitHub store, which only the Action reads,
+    answers ``missing`` and says so.
     """
     from evalkit.artifact import read_artifact
-    from evalkit.github.baseline import refuse_other_config
+    from evalkit.github.baseline import FetchRequest, refuse_other_config
+    from evalkit.github.stores import open_store
 
-    if override is None:
+    if override is not None:
+        origin = f"reference {override}"
+        art = read_artifact(override)
+        refuse_other_config(art, config.name, origin)
+        return Reference("found", art, origin, "file", art.git_commit, Path(override))
+    if not wants_reference(checks):
         return None
-    origin = f"reference {override}"
-    art = read_artifact(override)
-    refuse_other_config(art, config.name, origin)
-    return Reference("found", art, origin, "file", art.git_commit)
+    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.root))
+    return reference_from_fetch(fetched, config.name)
+
+
+def fetch_for_action(
+    store: BaselineStore, config: LoadedConfig, dest_dir: Path
+) -> BaselineFetch | None:
+    """The Action's reference fetch: the store's pinned reference, when a check needs it.
+
+    A checks file that does not load is left for the gate to report (None here).
+    """
+    from evalkit.checks import load_checks_file
+    from evalkit.errors import CheckError
+    from evalkit.github.baseline import FetchRequest
+
+    try:
+        checks = load_checks_file(config.resolve(config.model.checks)).checks
+    except CheckError:
+        return None
+    if not wants_reference(checks):
+        return None
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    return store.fetch_reference(FetchRequest(config.name, dest_dir))
 
 
 def check_reference(
@@ -239,9 +284,61 @@ def check_reference(
 
 def refuse_unused(reference: Reference | None, checks: Sequence[CheckSpec]) -> None:
     """A reference the user named but no check compares with is a mistake (exit 2)."""
-    if reference is None or any(spec.vs_reference is not None for spec in checks):
+    if reference is None or wants_reference(checks):
         return
     raise InputError(
         f"{reference.detail}: no check compares with the reference; add a drift check "
         "(`vs_reference: no_significant_regression`, docs/drift.md) or drop --reference"
     )
+
+
+# ----------------------------------------------------------------------------- trend
+
+
+@dataclass(frozen=True)
+class DriftTrend:
+    """What the HTML report draws under the drift checks."""
+
+    trends: Sequence[MetricTrend] = ()
+    note: str | None = None  # why there is no trend
+    reference_at: int | None = None  # the pinned reference's point, when it is a promotion
+
+
+def report_trends(
+    config: LoadedConfig,
+    report: GateReport,
+    candidate: Path | None,
+    reference: Reference | None,
+) -> DriftTrend:
+    """The HTML report's trend of each drift-checked metric, the candidate last.
+
+    The store's promotions (``evalkit history``'s own view and steps, from
+    :mod:`evalkit.promotions`); a history that cannot be read is a note on the page,
+    never a failed gate: the verdicts are already decided.  The reference is the
+    promotion whose artefact has the same bytes (a pin is a copy), if there is one.
+    """
+    from evalkit.errors import EvalkitError
+    from evalkit.promotions import history_view
+
+    if report.reference is None:
+        return DriftTrend()
+    metrics = list(dict.fromkeys(v.metric for v in report.verdicts if v.kind == "vs_reference"))
+    try:
+        view = history_view(config, metrics=metrics, candidate=candidate)
+    except EvalkitError as exc:
+        return DriftTrend(note=f"trend across promotions not drawn: {exc}")
+    entries = view.history.entries
+    if not entries:
+        return DriftTrend(note=f"trend across promotions not drawn: {view.history.detail}")
+    pinned = _digest(reference.path) if reference is not None and reference.path else None
+    at = next((i for i, e in enumerate(entries) if pinned and _digest(e.path) == pinned), None)
+    return DriftTrend(view.trends, None, at)
+
+
+def _digest(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None

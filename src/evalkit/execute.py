@@ -15,11 +15,13 @@ import math
 import queue
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from evalkit import registry
+from evalkit.client_load import ClientLoad, ClientSaturationWarning, saturation_warning
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics.judge_guard import run_preflights
@@ -29,11 +31,31 @@ from evalkit.targets.base import Target, TargetResponse
 RowCallback = Callable[[int, CaseResult], None]
 MIN_RATE_PER_S = 1 / 86_400  # one case a day
 
+# The clocks of the client-saturation check (module attributes so tests inject them).
+_wall_clock: Callable[[], float] = time.perf_counter
+_cpu_clock: Callable[[], float] = time.process_time
+
+__all__ = [
+    "ClientSaturationWarning",
+    "RateLimiter",
+    "RowCallback",
+    "RunOptions",
+    "evaluate",
+    "resolve_metrics",
+    "score_case",
+]
+
 
 class RateLimiter:
     """Spaces request starts at least ``1/rate`` seconds apart, across threads."""
 
-    def __init__(self, per_second: float) -> None:
+    def __init__(
+        self,
+        per_second: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         if not per_second > 0 or not math.isfinite(per_second):
             raise InputError(f"rate limit must be a positive number, got {per_second!r}")
         if per_second < MIN_RATE_PER_S:  # the wait between starts would overflow sleep()
@@ -42,23 +64,25 @@ class RateLimiter:
                 "give cases per second, e.g. 0.5"
             )
         self._interval = 1.0 / per_second
-        self._next = time.monotonic()
+        self._clock = clock
+        self._sleep = sleep
+        self._next = clock()
         self._lock = threading.Lock()
 
     def acquire(self) -> None:
         """Block until this caller may start (reserves its slot first, so callers queue fairly)."""
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             start = max(now, self._next)
             self._next = start + self._interval
-        delay = start - time.monotonic()
+        delay = start - self._clock()
         if delay > 0:
-            time.sleep(delay)
+            self._sleep(delay)
 
     def try_acquire(self) -> float:
         """Take a start now and return 0, or return the seconds until one is free."""
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             if now < self._next:
                 return self._next - now
             self._next = now + self._interval
@@ -215,6 +239,10 @@ def evaluate(
     Aggregates among ``metrics`` are checked to exist and computed later from
     the rows.  ``skip`` names cases already done (resume); ``on_row`` is called
     for each finished row, in completion order, from the calling thread.
+
+    When this process's own CPU limited the run (``evalkit.client_load``), a
+    :class:`ClientSaturationWarning` says so and names a concurrency that would
+    measure the target honestly.
     """
     options = RunOptions(concurrency, rate_limit, case_timeout_s)
     case_defs, _ = resolve_metrics(metrics)
@@ -236,6 +264,7 @@ def evaluate(
 
     from evalkit.metrics.judge_pacing import paced_judges
 
+    wall_start, cpu_start = _wall_clock(), _cpu_clock()
     with paced_judges(case_defs, options.rate_limit):
         if options.concurrency == 1 and options.case_timeout_s is None:
             for index, case in todo:
@@ -243,6 +272,16 @@ def evaluate(
         else:
             _run_pool(target, todo, case_defs, limiter, options, finish)
     ordered = [rows[i] for i, _ in todo]
+    load = ClientLoad(
+        cases=len(todo),
+        concurrency=options.concurrency,
+        wall_s=_wall_clock() - wall_start,
+        cpu_s=_cpu_clock() - cpu_start,
+        latencies_ms=[row.response.latency_ms for row in ordered if row.response is not None],
+    )
+    message = saturation_warning(load)
+    if message is not None:
+        warnings.warn(ClientSaturationWarning(message), stacklevel=2)
     return RunResult(name or target.name, ordered)
 
 

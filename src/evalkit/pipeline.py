@@ -35,7 +35,7 @@ from evalkit.trials import TrialCallback, evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.case_filter import CaseFilter, Subset
-    from evalkit.drift import Reference
+    from evalkit.drift import DriftTrend, Reference
     from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
@@ -449,9 +449,22 @@ def run_and_write(
     target: Target | None = None,
     cases: CaseFilter | None = None,
 ) -> tuple[RunArtifact, Path]:
-    """Run every case (or those ``cases`` keeps) once, no checkpoint; :func:`write_run` it."""
+    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it.
+
+    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
+    then counts cases × repeats), so it moves from the first trial on.
+    """
     todo, subset = select_cases(prepared, cases)
-    result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
+    if on_row is not None and prepared.config.model.repeats > 1:
+        seen = on_row
+        result = run_candidate(
+            todo,
+            target=target,
+            concurrency=concurrency,
+            on_trial=lambda _trial, index, row: seen(index, row),
+        )
+    else:
+        result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
     art = to_artifact(prepared, result, result.name, subset=_selection(subset))
     return art, write_run(art, out)
 
@@ -781,6 +794,14 @@ class GateRun:
     candidate: RunArtifact
     run_out: Path  # where a run of the candidate was asked to go
     written: Path | None  # where it went (None: --candidate, nothing ran)
+    reference: Reference | None  # what drift checks compared with (evalkit.drift)
+    candidate_file: Path | None  # the candidate's artefact: --candidate, or the run written
+
+    def trend(self, config: LoadedConfig) -> DriftTrend:
+        """The HTML report's drift trend, the candidate's artefact last (evalkit.drift)."""
+        from evalkit.drift import report_trends
+
+        return report_trends(config, self.report, self.candidate_file, self.reference)
 
 
 def gate_config(
@@ -841,16 +862,17 @@ def gate_config(
             )
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, ask.baseline)
-    ref = find_reference(cfg, ask.reference)
     prepared = prepare(cfg, cache_only=ask.cache_only)
     chosen, subset = select_cases(prepared, ask.cases)  # a bad -k is exit 2 here too
+    # Before the (paid) run: the reference file is read, and one no check uses is refused.
+    ref = find_reference(cfg, ask.reference, prepared.checks.checks)
     refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     else:
-        if on_start is not None:
-            on_start(len(chosen.goldens))
+        if on_start is not None:  # each trial advances the progress
+            on_start(len(chosen.goldens) * cfg.model.repeats)
         candidate, written = run_and_write(
             prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
         )
@@ -866,4 +888,4 @@ def gate_config(
         reference_chosen=ask.reference is not None,
         require_reference=ask.require_reference,
     )
-    return GateRun(report, candidate, run_out, written)
+    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written)

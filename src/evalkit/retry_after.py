@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
-__all__ = ["WaitBudget", "retry_after_seconds"]
+__all__ = ["WaitBudget", "rate_limit_advice", "retry_after_seconds"]
 
 
 def retry_after_seconds(
@@ -94,3 +94,18 @@ class WaitBudget:
         if seconds > 0:
             self._sleep(seconds)
         return True
+
+
+def rate_limit_advice(budget: WaitBudget, wait: float | None, setting: str) -> str:
+    """Why a 429 was not waited out, and what to set (``setting``: the budget's name)."""
+    if wait is None:
+        return "the server gave no Retry-After, so there is nothing to wait out"
+    if not budget.enabled:
+        return (
+            f"it asked to wait {wait:g} s: set {setting} to wait out rate limits, or lower "
+            "concurrency / rate_limit"
+        )
+    return (
+        f"it asked to wait {wait:g} s but only {budget.left_s:g} s of {setting} "
+        f"({budget.total_s:g} s) is left"
+    )

@@ -139,15 +139,24 @@ def text_only(text: str = "I think this deserves a 4.") -> Reply:
     return message([{"type": "text", "text": text}], stop_reason="end_turn")
 
 
-def error(status: int, error_type: str, message_text: str | None = None) -> Reply:
-    """An API error with the Messages API's JSON error body, e.g. 529 ``overloaded_error``."""
+def error(
+    status: int,
+    error_type: str,
+    message_text: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> Reply:
+    """An API error with the Messages API's JSON error body, e.g. 529 ``overloaded_error``.
+
+    ``headers`` replace the default ``retry-after-ms: 1`` (e.g. a 429's ``retry-after``).
+    """
     body = {
         "type": "error",
         "error": {"type": error_type, "message": message_text or f"{error_type} (fake)"},
     }
     # retry-after-ms keeps SDK retries (when a test enables them) from sleeping.
-    headers = {"retry-after-ms": "1", "request-id": f"req_fake_{_next_id()}"}
-    return Reply(lambda _request: _json(status, body, headers))
+    sent = {"retry-after-ms": "1"} if headers is None else dict(headers)
+    sent["request-id"] = f"req_fake_{_next_id()}"
+    return Reply(lambda _request: _json(status, body, sent))
 
 
 def overloaded() -> Reply:

@@ -98,6 +98,8 @@ class GitStore:
     trees: dict[str, dict[str, str]] = field(default_factory=dict)
     commits: dict[str, dict[str, Any]] = field(default_factory=dict)
     refs: dict[str, str] = field(default_factory=dict)  # "heads/x" -> commit sha
+    # annotated tags: tag object sha -> {"tag": name, "object": {"type": ..., "sha": ...}}
+    tag_objects: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def put_blob(self, data: bytes) -> str:
         sha = _sha1(b"blob %d\0" % len(data) + data)
@@ -112,6 +114,13 @@ class GitStore:
     def put_commit(self, message: str, tree: str, parents: list[str]) -> str:
         sha = _sha1(json.dumps([message, tree, parents, len(self.commits)]).encode())
         self.commits[sha] = {"message": message, "tree": tree, "parents": parents}
+        return sha
+
+    def annotated_tag(self, name: str, target: str, target_type: str = "commit") -> str:
+        """``git tag -a name target``: a tag object, and refs/tags/name pointing at it."""
+        sha = _sha1(json.dumps(["tag", name, target]).encode())
+        self.tag_objects[sha] = {"tag": name, "object": {"type": target_type, "sha": target}}
+        self.refs[f"tags/{name}"] = sha
         return sha
 
     def file_at(self, branch: str, path: str) -> bytes | None:
@@ -664,8 +673,40 @@ def _ref_body(fake: FakeGitHub, name: str) -> dict[str, Any]:
         "ref": f"refs/{name}",
         "node_id": f"R_{name}",
         "url": fake.repo_url(f"/git/refs/{name}"),
-        "object": {"type": "commit", "sha": sha, "url": fake.repo_url(f"/git/commits/{sha}")},
+        "object": {
+            "type": "tag" if sha in fake.git.tag_objects else "commit",
+            "sha": sha,
+            "url": fake.repo_url(
+                f"/git/tags/{sha}" if sha in fake.git.tag_objects else f"/git/commits/{sha}"
+            ),
+        },
     }
+
+
+def _get_tag(fake: FakeGitHub, m: re.Match[str], q: dict[str, list[str]], b: Any) -> Any:
+    sha = m.group("sha")
+    tag = fake.git.tag_objects.get(sha)
+    if tag is None:
+        return 404, {}, _error("Not Found")
+    target = tag["object"]
+    kind = "tags" if target["type"] == "tag" else "commits"
+    body = {
+        "node_id": f"T_{sha[:8]}",
+        "sha": sha,
+        "url": fake.repo_url(f"/git/tags/{sha}"),
+        "tag": tag["tag"],
+        "message": "release",
+        "tagger": {"date": "2024-05-01T00:00:00Z", "email": "t@example.invalid", "name": "t"},
+        "object": {**target, "url": fake.repo_url(f"/git/{kind}/{target['sha']}")},
+        "verification": {
+            "verified": False,
+            "reason": "unsigned",
+            "signature": None,
+            "payload": None,
+            "verified_at": None,
+        },
+    }
+    return 200, {}, body
 
 
 def _get_ref(fake: FakeGitHub, m: re.Match[str], q: dict[str, list[str]], b: Any) -> Any:
@@ -713,6 +754,7 @@ _ROUTES: list[tuple[str, str, Route]] = [
     (r"/git/commits", "POST", _create_commit),
     (r"/git/commits/(?P<sha>[0-9a-f]+)", "GET", _get_commit),
     (r"/git/ref/(?P<ref>.+)", "GET", _get_ref),
+    (r"/git/tags/(?P<sha>[0-9a-f]+)", "GET", _get_tag),
     (r"/git/refs", "POST", _create_ref),
     (r"/git/refs/(?P<ref>.+)", "PATCH", _update_ref),
 ]

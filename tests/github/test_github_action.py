@@ -351,7 +351,7 @@ def test_action_unexpected_exception_still_writes_outputs_and_exits_3(
 @pytest.mark.parametrize(
     ("name", "value", "message"),
     [
-        ("mode", "deploy", "input mode: expected one of gate, promote, comment, got 'deploy'"),
+        ("mode", "deploy", "input mode: expected one of gate, promote, comment, pin, got 'deploy'"),
         ("comment", "maybe", "input comment: expected true or false, got 'maybe'"),
         ("baseline-store", "s3", "input baseline-store: expected one of"),
         ("config-name", "../etc", "config name '../etc'"),

@@ -14,7 +14,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
-from evalkit.errors import InputError
+from evalkit.errors import ArtifactError, InputError
 from evalkit.github.artifacts import ArtifactStore
 from evalkit.github.baseline import (
     FetchRequest,
@@ -307,3 +307,42 @@ def test_an_expired_reference_is_an_answer(fake_github: FakeGitHub, tmp_path: Pa
 def test_pin_spec_reads_back_from_the_record() -> None:
     record = PinRecord(PinSpec("ago", ago=2).text(), "why", None, None, None, NOW)
     assert parse_pin(record.spec) == PinSpec("ago", ago=2)
+
+
+def test_branch_repin_across_compression_leaves_one_reference(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    import gzip
+
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
+    packed = tmp_path / "run1.json.gz"
+    packed.write_bytes(gzip.compress(artefact_bytes(1)))
+    store.promote(PromoteRequest(packed, CONFIG, sha(1), tmp_path))
+    plain = tmp_path / "run2.json"
+    plain.write_bytes(artefact_bytes(2))
+    store.promote(PromoteRequest(plain, CONFIG, sha(2), tmp_path))
+    git = fake_github.git
+    pin(store, tmp_path, "1 promotion ago")
+    assert git.file_at("evalkit-baselines", "reference/evalkit.json.gz") is not None
+    pin(store, tmp_path, "0")
+    assert git.file_at("evalkit-baselines", "reference/evalkit.json.gz") is None
+    assert git.file_at("evalkit-baselines", "reference/evalkit.json") == artefact_bytes(2)
+    ref = store.fetch_reference(FetchRequest(CONFIG, tmp_path / "ref"))
+    assert ref.sha == sha(2)
+
+
+def test_branch_pin_of_a_deleted_promotion_is_refused(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    store = promoted_branch(fake_github, tmp_path, 2)
+    git = fake_github.git
+    head = git.refs["heads/evalkit-baselines"]
+    entries = dict(git.trees[git.commits[head]["tree"]])
+    del entries[f"{sha(1)}/evalkit.json"]
+    git.refs["heads/evalkit-baselines"] = git.put_commit("prune", git.put_tree(entries), [head])
+    with pytest.raises(ArtifactError, match="listed in history/evalkit.json but was deleted"):
+        pin(store, tmp_path, "1")
+    history = store.history(HistoryRequest(CONFIG, tmp_path / "h"))
+    assert [e.sha for e in history.entries] == [sha(2)]
+    assert history.lost == 1
+    assert "1 listed but deleted" in history.detail

@@ -58,6 +58,21 @@ def test_gate_report_loads_without_console_errors(browser: Browser, tmp_path: Pa
     assert '"width":0' not in box
 
 
+def test_drift_trend_is_drawn_in_the_browser(browser: Browser, tmp_path: Path) -> None:
+    from evalkit.drift import DriftTrend
+
+    from .samples import drift
+    from .test_report_trend import make_trend
+
+    trend = make_trend([0.77 - 0.004 * i for i in range(11)])
+    _open(browser, render_html(drift(), trend=DriftTrend([trend], None, 0)), tmp_path)
+    assert browser.problems() == []
+    assert browser.evaluate("document.querySelectorAll('svg.trend circle').length") == 11
+    assert browser.evaluate("document.querySelectorAll('svg.trend polygon.band').length") == 10
+    box = browser.evaluate("JSON.stringify(document.querySelector('svg.trend polyline').getBBox())")
+    assert '"width":0' not in box
+
+
 def test_screenshot_is_not_blank(browser: Browser, tmp_path: Path) -> None:
     _open(browser, render_html(warned()), tmp_path)
     image = png.decode(browser.screenshot(scale=0.25))

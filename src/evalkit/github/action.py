@@ -16,6 +16,11 @@ this module owns only the GitHub side of the job:
 ``comment`` mode (the ``workflow_run`` companion for fork PRs)
     post the comment a fork run left behind, after checking it belongs to the PR.
 
+``pin`` mode (a push or a manual run on the default branch)
+    pin one promotion (the ``pin`` input: a tag/release, a date, "N promotions ago") as
+    the drift checks' reference, kept until pinned again: a commit on the store branch,
+    or a folder for ``actions/upload-artifact`` (artifact ``<baseline-name>-reference``).
+
 Exit codes follow the gate: 0 pass, 1 blocking failure, 2 usage/config error,
 3 runtime/infrastructure error. Failing to *comment* never changes the exit code (the
 verdict is already in the summary and outputs); failing to *fetch the baseline* from
@@ -78,9 +83,11 @@ if TYPE_CHECKING:
     import httpx
     from github.Repository import Repository
 
+    from evalkit.history import TaggedCommit
     from github import Github
 
-Mode = Literal["gate", "promote", "comment"]
+Mode = Literal["gate", "promote", "comment", "pin"]
+MODES: tuple[Mode, ...] = ("gate", "promote", "comment", "pin")
 Store = Literal["artifact", "branch", "file", "none"]
 
 COMMENT_BODY_FILE = "comment.md"
@@ -106,6 +113,7 @@ class GateRequest:
     require_baseline: bool
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
     details_url: str | None = None  # this workflow run's page, for the report's link
+    reference: BaselineFetch | None = None  # the pinned reference, when a drift check wants it
 
 
 @dataclass(frozen=True)
@@ -180,10 +188,11 @@ class ActionInputs:
     require_baseline: bool | None
     output_dir: str
     report_dir: str
+    pin: str | None = None  # mode: pin - which promotion becomes the reference
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
-        mode = _choice(env, "mode", "gate", ("gate", "promote", "comment"))
+        mode = _choice(env, "mode", "gate", MODES)
         store = _input(env, "baseline-store") and _choice(
             env, "baseline-store", "", ("artifact", "branch", "file", "none")
         )
@@ -194,6 +203,16 @@ class ActionInputs:
         if mode == "comment" and not report_dir:
             raise ConfigError("input report-dir is required with mode: comment")
         require = _input(env, "require-baseline")
+        pin = _input(env, "pin") or None
+        if mode == "pin" and pin is None:
+            raise ConfigError(
+                "input pin is required with mode: pin: a tag or release (v1.2), a date "
+                "(2026-11-30) or 'N promotions ago'"
+            )
+        if pin is not None:
+            from evalkit.history import parse_pin
+
+            parse_pin(pin, where="input pin")
         return cls(
             config=_input(env, "config", "evalkit.yaml"),
             config_name=config_name,
@@ -208,6 +227,7 @@ class ActionInputs:
             require_baseline=_bool_input(env, "require-baseline", False) if require else None,
             output_dir=_input(env, "output-dir", DEFAULT_OUTPUT_DIR),
             report_dir=report_dir,
+            pin=pin,
         )
 
 
@@ -628,6 +648,8 @@ def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
 
 
 def _gate_mode(run: _Run, gate: GateRunner) -> int:
+    from evalkit.drift import fetch_for_action
+
     ctx, console = run.ctx, run.console
     settings = _config(run)
     config_name, output_dir = settings.config_name, settings.output_dir
@@ -643,6 +665,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         # Only the GitHub stores keep baselines per commit (a file store needs no API).
         preferred = preferred_commits(run) if store.kind in ("artifact", "branch") else []
         baseline = store.fetch(FetchRequest(config_name, settings.output_dir, preferred))
+        reference = fetch_for_action(store, settings.config, settings.output_dir / "reference-in")
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
         run.out(baseline_status="error")
@@ -684,6 +707,15 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: no baseline",
         )
 
+    if reference is not None:
+        if reference.found:
+            console.notice(f"evalkit reference: {reference.detail}")
+        else:
+            console.warning(
+                f"no reference ({reference.status}): {reference.detail}; drift checks report "
+                "no-reference",
+                title="evalkit: no reference",
+            )
     request = GateRequest(
         config_path=settings.config_path,
         config_name=config_name,
@@ -694,6 +726,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         require_baseline=settings.require_baseline,
         output_dir=output_dir,
         details_url=run.details_url,
+        reference=reference,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
@@ -839,6 +872,95 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     console.line(f"evalkit: {detail}")
     run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
     return run.finish(ExitCode.OK)
+
+
+# -- pinning the reference -----------------------------------------------------------------
+
+
+def _tag_object(run: _Run, sha: str) -> dict[str, Any]:
+    data: dict[str, Any] = call_github(
+        f"read tag object {sha[:12]}",
+        lambda: run.repo().get_git_tag(sha).raw_data,
+        retry=run.retry,
+    )
+    return data
+
+
+def api_tag_resolver(run: _Run) -> Callable[[str], TaggedCommit | None]:
+    """Resolve a tag (or a release's tag) to its commit and time with the REST API."""
+    from evalkit.history import TaggedCommit, parse_time
+
+    def resolve(tag: str) -> TaggedCommit | None:
+        try:
+            ref: dict[str, Any] = call_github(
+                f"read tag {tag}",
+                lambda: run.repo().get_git_ref(f"tags/{tag}").raw_data,
+                retry=run.retry,
+            )
+        except GitHubApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+        target = ref.get("object") or {}
+        for _ in range(5):  # an annotated tag points at a tag object (maybe of a tag)
+            if target.get("type") != "tag":
+                break
+            target = _tag_object(run, str(target.get("sha"))).get("object") or {}
+        if target.get("type") != "commit" or not isinstance(target.get("sha"), str):
+            return None
+        sha = str(target["sha"])
+        commit: dict[str, Any] = call_github(
+            f"read commit {sha[:12]} of tag {tag}",
+            lambda: run.repo().get_git_commit(sha).raw_data,
+            retry=run.retry,
+        )
+        return TaggedCommit(sha, parse_time((commit.get("committer") or {}).get("date")))
+
+    return resolve
+
+
+def _pin_mode(run: _Run) -> int:
+    from evalkit.github.baseline import PinRequest
+    from evalkit.history import parse_pin
+
+    ctx, console = run.ctx, run.console
+    settings = _config(run)
+    assert run.inputs.pin is not None  # ActionInputs requires it with mode: pin
+    spec = parse_pin(run.inputs.pin, where="input pin")
+    store = _store(run, settings)
+    if store.kind == "none":
+        raise ConfigError("mode: pin needs a baseline-store (artifact, branch or file)")
+    if store.kind in ("artifact", "branch"):
+        _, default_branch = run.repo_facts()
+        on_default = ctx.ref == f"refs/heads/{default_branch}"
+        if not (on_default and ctx.event_name in ("push", "workflow_dispatch")):
+            # The reference judges every PR: only the default branch's own runs may move it.
+            raise ConfigError(
+                f"mode: pin runs only on {default_branch} (a push or a workflow_dispatch run; "
+                f"this run is a {ctx.event_name or 'unknown'} event on "
+                f"{ctx.ref or 'an unknown ref'})"
+            )
+    work = settings.output_dir / "history"
+    pinned = store.pin(
+        PinRequest(
+            settings.config_name,
+            spec,
+            work,
+            settings.output_dir,
+            resolve_tag=api_tag_resolver(run),
+        )
+    )
+    location = pinned.location
+    if pinned.upload_dir is not None:
+        run.outputs["reference-path"] = run.rel(pinned.upload_dir)
+        run.outputs["reference-name"] = pinned.upload_name or ""
+        location = run.rel(Path(pinned.location))
+    else:
+        run.outputs["reference-path"] = location
+    run.out(reference_source=pinned.source, reference_sha=pinned.record.sha or "")
+    console.line(f"evalkit: pinned the reference ({location}): {pinned.detail}")
+    run.summary(f"### evalkit: reference pinned\n\n{_md_text(pinned.detail)}\n")
+    return run.finish(0)
 
 
 # -- the fork companion --------------------------------------------------------------------
@@ -1049,6 +1171,8 @@ def run_action(
             _export_host_gateway(env)
         if run.inputs.mode == "promote":
             return _promote_mode(run, gate)
+        if run.inputs.mode == "pin":
+            return _pin_mode(run)
         if run.inputs.mode == "comment":
             return _post_from_dir(run, run.resolve(run.inputs.report_dir))
         return _gate_mode(run, gate)
@@ -1098,7 +1222,9 @@ def _no_gate(_request: GateRequest) -> GateOutcome:
 
 __all__ = [
     "ActionInputs",
+    "MODES",
     "Settings",
+    "api_tag_resolver",
     "FailingCheck",
     "GateOutcome",
     "GateRequest",

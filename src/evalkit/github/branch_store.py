@@ -20,12 +20,14 @@ again, a bounded number of times.
 from __future__ import annotations
 
 import base64
+import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
-from evalkit.errors import ConfigError
+from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.baseline import (
     BaselineFetch,
     FetchRequest,
@@ -66,6 +68,38 @@ DEFAULT_BRANCH_STORE = DEFAULT_BASELINE_BRANCH
 RACE_ATTEMPTS = 5
 
 
+class LocalBranch:
+    """The store branch as the local clone has it (``origin/<branch>``, else ``<branch>``)."""
+
+    def __init__(self, root: Path, branch: str) -> None:
+        self.root = root
+        self.branch = branch
+        self._rev: str | bool | None = False  # False: not looked up yet
+
+    def _git(self, *args: str) -> bytes | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=self.root, capture_output=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None  # no git here: as if the branch were not fetched
+        return done.stdout if done.returncode == 0 else None
+
+    def rev(self) -> str | None:
+        """The ref read from, or None when the clone has no copy of the branch."""
+        if self._rev is False:
+            self._rev = None
+            for ref in (f"refs/remotes/origin/{self.branch}", f"refs/heads/{self.branch}"):
+                if self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
+                    self._rev = ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+                    break
+        return self._rev if isinstance(self._rev, str) else None
+
+    def read(self, path: str) -> bytes | None:
+        rev = self.rev()
+        return self._git("cat-file", "blob", f"{rev}:{path}") if rev else None
+
+
 class BranchStore:
     """Read and write baselines on a dedicated branch of the repository."""
 
@@ -79,8 +113,12 @@ class BranchStore:
         race_attempts: int = RACE_ATTEMPTS,
         sleep: Callable[[float], None] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        git_root: Path | None = None,
     ) -> None:
         self._access = access
+        # Without GitHub (the CLI), history and the reference are read from a fetched copy
+        # of the store branch in the local clone, when there is one.
+        self._local = LocalBranch(git_root, branch) if access is None and git_root else None
         self.branch = branch
         self._retry = access.retry if access else DEFAULT_RETRY
         self._race_attempts = race_attempts
@@ -89,7 +127,7 @@ class BranchStore:
 
     @classmethod
     def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
-        return cls(access, branch=config.baseline.branch)
+        return cls(access, branch=config.baseline.branch, git_root=config.root)
 
     @property
     def _repo(self) -> Repository:
@@ -103,6 +141,8 @@ class BranchStore:
 
     def _read(self, path: str, ref: str | None = None) -> bytes | None:
         """The file's bytes on the store branch (or at commit ``ref``), None if absent."""
+        if self._access is None:
+            return self._local.read(path) if self._local else None
         at = ref or self.branch
         try:
             content: Any = call_github(
@@ -261,11 +301,21 @@ class BranchStore:
             "Action reads"
         )
 
+    def _fetch_hint(self) -> str:
+        return (
+            f" (or a local copy: `git fetch origin {self.branch}` makes "
+            f"origin/{self.branch} readable here)"
+        )
+
+    def _where(self) -> str:
+        rev = self._local.rev() if self._access is None and self._local else None
+        return f"{self.branch} (local {rev})" if rev else self.branch
+
     def history(self, request: HistoryRequest) -> History:
         """Every promotion in the branch's index (newest ``limit``), fetched locally."""
         config_name = request.config_name
-        if self._access is None:
-            return History((), "branch", self._without_access("history"))
+        if self._access is None and not (self._local and self._local.rev()):
+            return History((), "branch", self._without_access("history") + self._fetch_hint())
         index_path = self._index_path(config_name)
         records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
         folder = request.dest_dir / f"history-{config_name}"
@@ -293,14 +343,14 @@ class BranchStore:
                     f"branch {self.branch} has no {index_path} (promoted before evalkit kept "
                     "a history): only latest is listed; the next promotion starts the history",
                 )
-        parts = [f"{len(entries)} promotion(s) from branch {self.branch}:{index_path}"]
+        parts = [f"{len(entries)} promotion(s) from branch {self._where()}:{index_path}"]
         if older:
             parts.append(f"{older} older one(s) not fetched (limit {request.limit})")
         if lost:
             parts.append(f"{lost} listed but deleted from the branch")
         return History(tuple(entries), "branch", "; ".join(parts), lost)
 
-    def _legacy_latest(self, config_name: str, folder: Any) -> HistoryEntry | None:
+    def _legacy_latest(self, config_name: str, folder: Path) -> HistoryEntry | None:
         for name in (f"{config_name}.json", f"{config_name}.json.gz"):
             data = self._read(f"latest/{name}")
             if data is None:
@@ -324,10 +374,25 @@ class BranchStore:
                 f"{self._without_access('history')}: pin it with the Action's mode: pin"
             )
         config_name = request.config_name
-        history = self.history(HistoryRequest(config_name, request.dest_dir, limit=0))
-        chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+        index_path = self._index_path(config_name)
+        records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
+        if records:
+            # Choose from the index, then read only the chosen promotion.
+            listed = [r.entry(Path(r.file)) for r in records]
+            chosen, why = select_pinned(listed, request.spec, request.resolve_tag)
+            where = chosen.path.as_posix()
+            kept = self._read(where)
+            if kept is None:
+                raise ArtifactError(
+                    f"branch {self.branch}:{where} is listed in {index_path} but was deleted; "
+                    "pin another promotion"
+                )
+            data = kept
+        else:
+            history = self.history(HistoryRequest(config_name, request.dest_dir, limit=0))
+            chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+            data = chosen.path.read_bytes()
         record = PinRecord.of(chosen, request.spec, why, request.moment())
-        data = chosen.path.read_bytes()
         name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
         other = f"{config_name}.json" if name.endswith(".gz") else f"{config_name}.json.gz"
         blob: Any = call_github(
@@ -359,12 +424,13 @@ class BranchStore:
 
     def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
         config_name = request.config_name
-        if self._access is None:
+        if self._access is None and not (self._local and self._local.rev()):
             return BaselineFetch(
                 "missing",
                 None,
                 "branch",
                 self._without_access("pinned reference")
+                + self._fetch_hint()
                 + "; pass --reference PATH to compare with a local file",
             )
         pin_path = f"reference/{config_name}.pin.json"
@@ -445,4 +511,4 @@ class BranchStore:
         return str(commit.sha)
 
 
-__all__ = ["DEFAULT_BRANCH_STORE", "RACE_ATTEMPTS", "BranchStore"]
+__all__ = ["DEFAULT_BRANCH_STORE", "RACE_ATTEMPTS", "BranchStore", "LocalBranch"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.artifact import read_artifact, write_artifact
+from evalkit.drift import reference_from_fetch
 from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
 from evalkit.github.baseline import refuse_other_config
 from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
@@ -30,13 +31,18 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     if baseline is not None:
         # Before running the target: another config's baseline is refused, not compared.
         refuse_other_config(baseline, cfg.name, request.baseline_detail or "baseline")
+    # The store's pinned reference, when a drift check asked for one (evalkit.drift).
+    fetched = request.reference
+    reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
     prepared = prepare(cfg)
     result = run_candidate(prepared)
     candidate = to_artifact(prepared, result, result.name)
     out = request.output_dir
     out.mkdir(parents=True, exist_ok=True)
     candidate_path = write_artifact(candidate, out / f"candidate-{request.config_name}.json")
-    report = gate(prepared, candidate, baseline, notes=(request.baseline_detail,))
+    report = gate(
+        prepared, candidate, baseline, notes=(request.baseline_detail,), reference=reference
+    )
     markdown = render_markdown(
         report, config_name=request.config_name, details_url=request.details_url
     )

@@ -23,6 +23,7 @@ import json
 import math
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
 from evalkit.metrics import judge_guard
 from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
+from evalkit.retry_after import WaitBudget, rate_limit_advice, retry_after_seconds
 
 __all__ = ["Grade", "LLMJudge", "TokenUsage"]
 
@@ -212,6 +214,10 @@ class LLMJudge:
         API (CI without spending).
     :param system: extra instructions for the grader (0.2.0's ``system``), sent after
         the built-in system prompt; part of the fingerprint and the cache key.
+    :param rate_limit_wait_s: total seconds this judge may spend waiting out 429
+        replies that say how long to wait (``retry-after`` / ``retry-after-ms``),
+        across all threads (default 0: off).  The SDK's own ``max_retries`` come first.
+    :param sleep: how to wait (tests pass a recorder instead of sleeping).
     """
 
     def __init__(
@@ -229,6 +235,8 @@ class LLMJudge:
         prices: Mapping[str, float] | None = None,
         cache_only: bool = False,
         system: str | None = None,
+        rate_limit_wait_s: float = 0.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.rubric = _check_str("rubric", rubric)
         self.model = _check_str("model", model)
@@ -285,6 +293,12 @@ class LLMJudge:
                 self.cache = JudgeCache(cache_path)
             except JudgeError as exc:
                 raise JudgeConfigError(str(exc)) from None
+        try:
+            # 429s are waited out within this total (metrics/judge.py and openai_judge.py)
+            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
+        except ValueError as exc:
+            name = type(self).__name__
+            raise JudgeConfigError(f"{name}: rate_limit_wait_s: {exc}") from None
         # Called before each API request (evaluate() sets it from the run's rate_limit).
         self.pacer: Callable[[], None] | None = None
         # Grade every case twice (judge_consistency.regrading sets it for a repeated run).
@@ -653,6 +667,20 @@ class LLMJudge:
         return JudgeError(f"LLM judge {self.model!r} on case {case.id!r}: {what}")
 
     def _create(self, response: TargetResponse, case: GoldenCase) -> Any:
+        import anthropic
+
+        while True:
+            try:
+                return self._request(response, case)
+            except anthropic.RateLimitError as exc:
+                # Past the SDK's own retries: wait out what the API asked, within the budget.
+                wait = retry_after_seconds(exc.response.headers)
+                if wait is not None and self.rate_limit_budget.wait(wait):
+                    continue
+                advice = rate_limit_advice(self.rate_limit_budget, wait, "rate_limit_wait_s")
+                raise self._fail(case, f"{_describe_status_error(exc)}; {advice}") from exc
+
+    def _request(self, response: TargetResponse, case: GoldenCase) -> Any:
         client = self._messages_client()
         import anthropic
 
@@ -678,6 +706,8 @@ class LLMJudge:
                     else {"extra_body": {"temperature": self.temperature}}
                 ),
             )
+        except anthropic.RateLimitError:
+            raise  # _create decides whether to wait it out
         except anthropic.APIStatusError as exc:
             raise self._fail(case, _describe_status_error(exc)) from exc
         except anthropic.APIConnectionError as exc:

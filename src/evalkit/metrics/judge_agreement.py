@@ -107,7 +107,7 @@ class CheckSet:
             if row.query_id in self.fixed or row.query_id not in self.human:
                 continue
             if self.judge_metric in row.metrics:
-                judge.append(row.metrics[self.judge_metric])
+                judge.append(_judge_grade(row, self.judge_metric))
                 people.append(float(self.human[row.query_id]))
         for case_id, (case, text) in self.fixed.items():
             if case_id not in seen or self.judge is None:
@@ -121,6 +121,22 @@ class CheckSet:
             judge.append(float(value))
             people.append(float(self.human[case_id]))
         return judge, people
+
+
+def _judge_grade(row: Row, metric: str) -> float:
+    """The judge's grade of the row's answer.
+
+    A repeated run's metric value is the mean over k different answers (not a grade
+    on the scale); its first trial's own grade (``<metric>_score`` in the meta, the
+    answer the row shows) is what a person's grade is compared with.
+    """
+    from evalkit.trials import TRIALS_KEY
+
+    meta = row.response.meta if row.response is not None else {}
+    first = meta.get(f"{metric}_score")
+    if TRIALS_KEY in meta and isinstance(first, int) and not isinstance(first, bool):
+        return float(first)
+    return row.metrics[metric]
 
 
 class JudgeAgreement:

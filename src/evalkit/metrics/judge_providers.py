@@ -4,8 +4,9 @@
 over the Messages API; ``provider: openai`` is
 :class:`~evalkit.metrics.openai_judge.OpenAIJudge` over any OpenAI-compatible
 Chat Completions server (``base_url``).  The wire-only settings (``base_url``,
-``api_key_env``, ``api_version``, ``rate_limit_wait_s``) apply to ``openai``
-alone; the config refuses them on ``anthropic`` rather than ignore them.
+``api_key_env``, ``api_version``) apply to ``openai`` alone; the config refuses
+them on ``anthropic`` rather than ignore them.  ``rate_limit_wait_s`` (waiting
+out 429s within a total budget) applies to both.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from typing import Any, Literal
 
 from evalkit.metrics.judge import LLMJudge
 
-__all__ = ["PROVIDERS", "WIRE_SETTINGS", "Provider", "build_judge"]
+__all__ = ["OPENAI_ONLY", "PROVIDERS", "WIRE_SETTINGS", "Provider", "build_judge"]
 
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
 # Settings that only the OpenAI-compatible wire understands.
-WIRE_SETTINGS = ("base_url", "api_key_env", "api_version", "rate_limit_wait_s")
+OPENAI_ONLY = ("base_url", "api_key_env", "api_version")
+# What build_judge takes besides the common settings (None: not set).
+WIRE_SETTINGS = (*OPENAI_ONLY, "rate_limit_wait_s")
 
 
 def build_judge(
@@ -44,9 +47,9 @@ def build_judge(
         "cache_only": cache_only,
         "prices": prices,
     }
+    given = {k: v for k, v in wire.items() if v is not None}
     if provider == "anthropic":
-        return LLMJudge(**common)
+        return LLMJudge(**common, **given)  # the config refused OPENAI_ONLY settings
     from evalkit.metrics.openai_judge import OpenAIJudge
 
-    given = {k: v for k, v in wire.items() if v is not None}
     return OpenAIJudge(**common, **given)

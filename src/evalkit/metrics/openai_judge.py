@@ -51,7 +51,7 @@ from evalkit.metrics.judge import (
     _digest,
     _one_line,
 )
-from evalkit.retry_after import WaitBudget, retry_after_seconds
+from evalkit.retry_after import rate_limit_advice, retry_after_seconds
 
 if TYPE_CHECKING:
     import httpx
@@ -147,6 +147,8 @@ class OpenAIJudge(LLMJudge):
             timeout_s=timeout_s,
             prices=prices,
             cache_only=cache_only,
+            rate_limit_wait_s=rate_limit_wait_s,
+            sleep=sleep,
         )
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigError(
@@ -165,10 +167,6 @@ class OpenAIJudge(LLMJudge):
                 f"got {token_limit_key!r}"
             )
         self.token_limit_key = token_limit_key
-        try:
-            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
-        except ValueError as exc:
-            raise ConfigError(f"OpenAIJudge: rate_limit_wait_s: {exc}") from None
         self._sleep = sleep
         self._http: httpx.Client | None = http_client
         self._http_lock = threading.Lock()
@@ -359,18 +357,7 @@ class OpenAIJudge(LLMJudge):
 
     def _rate_limited(self, reply: httpx.Response, wait: float | None) -> str:
         text = self._describe(reply, attempts=1)
-        budget = self.rate_limit_budget
-        if wait is None:
-            return f"{text}; the server gave no Retry-After, so there is nothing to wait out"
-        if not budget.enabled:
-            return (
-                f"{text}; it asked to wait {wait:g} s: set rate_limit_wait_s to wait out "
-                "rate limits, or lower concurrency / rate_limit"
-            )
-        return (
-            f"{text}; it asked to wait {wait:g} s but only {budget.left_s:g} s of "
-            f"rate_limit_wait_s ({budget.total_s:g} s) is left"
-        )
+        return f"{text}; {rate_limit_advice(self.rate_limit_budget, wait, 'rate_limit_wait_s')}"
 
     def _describe(self, reply: httpx.Response, *, attempts: int) -> str:
         """``server returned HTTP 500 server_error: boom`` plus a hint."""

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING
 from evalkit.gate import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
-from evalkit.report.svg import ForestRow, difference_plot, forest_plot
+from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.compare import CompareRow
+    from evalkit.drift import DriftTrend
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SHOW_FAILED = 200
@@ -60,6 +61,10 @@ svg .stats { font-family: ui-monospace, monospace; font-size: 11px; }
 svg .stripe { fill: #f6f8fa; } svg .badside { fill: #fdecea; }
 svg .zero { stroke: #59636e; stroke-width: 1; }
 svg .margin { stroke: #ef6c00; stroke-width: 1.5; stroke-dasharray: 4 3; }
+svg .grid { stroke: #eaeef2; stroke-width: 1; }
+svg .band { fill: #1565c0; fill-opacity: .16; } svg .band.worse { fill: #c62828; fill-opacity: .3; }
+svg .line { fill: none; stroke: #1f2328; stroke-width: 2; }
+svg .reference { stroke: #ef6c00; stroke-width: 1.5; stroke-dasharray: 6 4; }
 ul.ids { columns: 3; font-family: ui-monospace, monospace; font-size: 12px; }
 footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 """
@@ -247,8 +252,33 @@ def _failed_and_goldens(report: GateReport) -> list[str]:
     return out
 
 
-def render_html(report: GateReport) -> str:
-    """One self-contained HTML page for a gate report (no script, no external resource)."""
+_WORST_FIRST = ("fail", "error", "incomparable", "warn", "no-reference", "pass")
+
+
+def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
+    """Each drift-checked metric across promotions, the candidate last (drift.md)."""
+    if report.reference is None or drawn is None or (not drawn.trends and drawn.note is None):
+        return []
+    out = ["<h2>Trend across promotions</h2>"]
+    if drawn.note:
+        out.append(f'<p class="muted">{html_text(drawn.note, 400)}</p>')
+    for trend in drawn.trends:
+        statuses = [
+            v.status
+            for v in report.verdicts
+            if v.kind == "vs_reference" and v.metric == trend.metric
+        ]
+        worst = min(statuses, key=_WORST_FIRST.index, default=None)
+        out.append(trend_plot(trend, reference_at=drawn.reference_at, candidate_status=worst))
+    return out
+
+
+def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
+    """One self-contained HTML page for a gate report (no script, no external resource).
+
+    ``trend`` (:func:`evalkit.drift.report_trends`: each drift-checked metric across
+    promotions, the candidate last) is drawn under the checks when drift checks ran.
+    """
     forest: list[ForestRow] = []
     diffs: list[_Plot] = []
     worst: list[str] = []
@@ -279,7 +309,13 @@ def render_html(report: GateReport) -> str:
             )
             worst.append(_delta_table(v.worst_cases, v.higher_is_better))
     h = S.headline(report)
-    body = [*_header(report), "<h2>Checks</h2>", *_checks_table(report), *_plots(forest, diffs)]
+    body = [
+        *_header(report),
+        "<h2>Checks</h2>",
+        *_checks_table(report),
+        *_trends(report, trend),
+        *_plots(forest, diffs),
+    ]
     if worst:
         body += ["<h2>Most regressed cases</h2>", *worst]
     body += _failed_and_goldens(report)

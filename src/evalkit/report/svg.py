@@ -7,6 +7,10 @@ Two plots:
   Each row has its own symmetric scale (labelled at both ends), because the rows are
   different metrics in different units: one shared axis would make a latency Δ of 12 ms
   dwarf an nDCG Δ of 0.02.
+- :func:`trend_plot` — a metric across promotions (oldest first, the candidate last) as a
+  line, with each step's confidence interval of Δ drawn as a band opening from the
+  previous point (where that point could plausibly have landed), the pinned reference's
+  value as a dashed level, and the candidate coloured by its drift check's status.
 - :func:`difference_plot` — every paired case's Δ, sorted, as a bar from zero, coloured
   win / loss / tie by the metric's polarity; hovering a bar shows the case (SVG
   ``<title>``, so no script is needed).  Above :data:`MAX_BARS` cases, bars are taken at
@@ -20,11 +24,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from evalkit.gate import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 from evalkit.units import suffix, unit_of
+
+if TYPE_CHECKING:
+    from evalkit.trend import MetricTrend, TrendPoint
 
 MAX_BARS = 1_000
 WIDTH = 900
@@ -211,4 +219,167 @@ def difference_plot(deltas: Sequence[CaseDelta], higher_is_better: bool | None, 
     return "\n".join(out)
 
 
-__all__ = ["MAX_BARS", "ForestRow", "difference_plot", "forest_plot"]
+CHAR_W = 6.6  # an upper estimate of one 11px tick character's width, to keep labels apart
+
+
+def _band(prev: float | None, point: TrendPoint) -> tuple[float, float] | None:
+    """Where ``point`` could plausibly be, given the previous value and this step's CI."""
+    step = point.step
+    if prev is None or step is None or step.ci_low is None or step.ci_high is None:
+        return None
+    if not (math.isfinite(step.ci_low) and math.isfinite(step.ci_high) and math.isfinite(prev)):
+        return None
+    return prev + step.ci_low, prev + step.ci_high
+
+
+def _tip(point: TrendPoint, confidence: float) -> str:
+    step = point.step
+    text = f"{point.label}: {S.num(point.value)}"
+    if step is not None and step.compared:
+        text += (
+            f" (Δ {S.signed(step.delta)} vs previous, {S.confidence(confidence)} CI "
+            f"[{S.signed(step.ci_low)}, {S.signed(step.ci_high)}], n={step.n_paired})"
+        )
+    elif step is not None:
+        text += f" (not compared: {step.note})"
+    return text
+
+
+def _spans(xs: list[float], labels: list[str], last_anchor_end: bool) -> list[tuple[float, float]]:
+    spans = []
+    for i, (x, text) in enumerate(zip(xs, labels, strict=True)):
+        w = len(text) * CHAR_W
+        end = last_anchor_end and i == len(xs) - 1
+        spans.append((x - w, x) if end else (x - w / 2, x + w / 2))
+    return spans
+
+
+def _shown_labels(xs: list[float], labels: list[str], keep: int | None) -> set[int]:
+    """Indices whose x label is drawn, none overlapping: the last (the candidate) and
+    ``keep`` first, then left to right whatever still fits (every point has a tooltip)."""
+    n = len(xs)
+    spans = _spans(xs, labels, n > 1)
+    chosen: list[int] = []
+    for i in [n - 1, *([keep] if keep is not None else []), *range(n)]:
+        if i in chosen or i < 0:
+            continue
+        lo, hi = spans[i]
+        if all(hi + 8 <= spans[j][0] or spans[j][1] + 8 <= lo for j in chosen):
+            chosen.append(i)
+    return set(chosen)
+
+
+def trend_plot(
+    trend: MetricTrend,
+    *,
+    reference_at: int | None = None,
+    candidate_status: str | None = None,
+) -> str:
+    """One metric across promotions, the candidate last; ``trend``'s labels are untrusted.
+
+    ``reference_at``: the index of the pinned reference's point, ringed and drawn as a level.
+    """
+    points = trend.points
+    n = len(points)
+    height, top, bottom, left, right = 270, 34, 56, 76, 24
+    plot_w, plot_h = WIDTH - left - right, height - top - bottom
+    values = [p.value if p.value is not None and math.isfinite(p.value) else None for p in points]
+    bands = [_band(values[i - 1] if i else None, p) for i, p in enumerate(points)]
+    seen = [v for v in values if v is not None] + [e for b in bands if b for e in b]
+    lo, hi = (min(seen), max(seen)) if seen else (0.0, 1.0)
+    pad = (hi - lo) * 0.08 or max(abs(hi) * 0.01, 1e-3)
+    lo, hi = lo - pad, hi + pad
+
+    def x(i: int) -> float:
+        return left + (plot_w / 2 if n == 1 else i * plot_w / (n - 1))
+
+    def y(v: float) -> float:
+        return top + (hi - v) / (hi - lo) * plot_h
+
+    ref_index = reference_at if reference_at is not None and 0 <= reference_at < n else None
+    better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
+    title = (
+        f"{trend.metric}{f' ({better})' if better else ''} across {n - 1 if n else 0} step(s); "
+        f"band: each step's {S.confidence(trend.confidence)} CI of Δ from the previous point"
+    )
+    out = [
+        f'<svg class="trend" role="img" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
+        f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>Trend across promotions: {html_text(trend.metric, 120)}</title>",
+        f'<text x="{left}" y="16" class="axis"><tspan class="label">'
+        f"{html_text(title, 200)}</tspan></text>",
+    ]
+    for tick in (hi - pad, (hi + lo) / 2, lo + pad):
+        out.append(
+            f'<line x1="{left}" y1="{_f(y(tick))}" x2="{WIDTH - right}" y2="{_f(y(tick))}" '
+            'class="grid"/>'
+            f'<text x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end" class="tick">'
+            f"{S.num(tick)}</text>"
+        )
+    for i, band in enumerate(bands):
+        if band is None or values[i - 1] is None:
+            continue
+        prev = values[i - 1]
+        assert prev is not None
+        step = points[i].step
+        worse = (
+            step is not None
+            and step.significant
+            and step.delta is not None
+            and trend.higher_is_better is not None
+            and (step.delta < 0) == trend.higher_is_better
+        )
+        out.append(
+            f'<polygon class="band{" worse" if worse else ""}" points="'
+            f"{_f(x(i - 1))},{_f(y(prev))} {_f(x(i))},{_f(y(band[1]))} "
+            f'{_f(x(i))},{_f(y(band[0]))}"/>'
+        )
+    if ref_index is not None and values[ref_index] is not None:
+        level = values[ref_index]
+        assert level is not None
+        out.append(
+            f'<line x1="{left}" y1="{_f(y(level))}" x2="{WIDTH - right}" y2="{_f(y(level))}" '
+            'class="reference"/>'
+            f'<text x="{WIDTH - right}" y="{_f(y(level) - 4)}" text-anchor="end" class="tick">'
+            "reference</text>"
+        )
+    run: list[str] = []
+    for i, v in enumerate([*values, None]):  # a None ends a stretch of the line
+        if v is not None:
+            run.append(f"{_f(x(i))},{_f(y(v))}")
+            continue
+        if len(run) > 1:
+            out.append(f'<polyline class="line" points="{" ".join(run)}"/>')
+        run = []
+    texts = [html_text(p.label, 40) for p in points]
+    labels = _shown_labels([x(i) for i in range(n)], [p.label[:40] for p in points], ref_index)
+    for i, (point, v) in enumerate(zip(points, values, strict=True)):
+        tip = html_text(_tip(point, trend.confidence), 300)
+        if v is not None:
+            if point.is_candidate:
+                colour = STATUS_COLOURS.get(candidate_status or "", "#1565c0")
+                out.append(
+                    f'<circle class="candidate" cx="{_f(x(i))}" cy="{_f(y(v))}" r="7" '
+                    f'fill="{colour}"><title>{tip}</title></circle>'
+                )
+            else:
+                ring = ' stroke="#ef6c00" stroke-width="3"' if i == ref_index else ""
+                out.append(
+                    f'<circle class="point" cx="{_f(x(i))}" cy="{_f(y(v))}" r="4.5" '
+                    f'fill="#1f2328"{ring}><title>{tip}</title></circle>'
+                )
+        if i in labels:
+            anchor = "end" if i == n - 1 and n > 1 else "middle"
+            out.append(
+                f'<text x="{_f(x(i))}" y="{height - bottom + 18}" text-anchor="{anchor}" '
+                f'class="tick">{texts[i]}</text>'
+            )
+    out.append(
+        f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle" class="axis">'
+        "promotions, oldest first; the candidate is the last point</text>"
+    )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+__all__ = ["MAX_BARS", "ForestRow", "difference_plot", "forest_plot", "trend_plot"]

@@ -1,0 +1,329 @@
+"""HttpTarget's lean path for plain ``http://``: blocking sockets, h11, kernel receive times.
+
+Why not httpx here: under concurrency httpx costs the client 0.55-0.65 ms of CPU
+per request (its pool bookkeeping under one lock, request/URL/header models),
+and ``httpx.AsyncClient`` more (1.2-5 ms at c=32-64), so at c=64 against a 20 ms
+service the client's own CPU, not the service, set the pace and the latencies
+(``docs/design/concurrency.md``).  This path sends the same request over a
+pooled keep-alive socket, parses the reply with h11 (about 0.1 ms per request
+under load) and keeps httpx's contract: an :class:`~evalkit.targets.http.Attempt`
+holding an ``httpx.Response`` (decoded and size-capped the same way) or the same
+httpx exception types, so retry, error wording and ``interpret`` do not change.
+
+The end of a case's latency is the moment the kernel received the reply's last
+bytes (``SO_TIMESTAMPNS`` on Linux), not the moment the worker thread was
+scheduled again to read them: a client busy with other cases no longer adds its
+own queueing to the target's latency.  Where the kernel gives no timestamp the
+attempt carries none and the caller's clock is used.
+
+It is used only when it means exactly what httpx would do: ``http://`` without
+credentials in the URL, no ``client=`` passed, and no proxy set for the host in
+the environment (httpx would honour it).  Everything else goes through httpx.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import struct
+import sys
+import threading
+import urllib.request
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, TypeVar
+from urllib.parse import urlsplit
+
+import h11
+import httpx
+
+if TYPE_CHECKING:
+    from evalkit.targets.http import Attempt, PreparedRequest
+
+_T = TypeVar("_T")
+
+__all__ = ["WirePool", "wire_eligible"]
+
+# Linux's SO_TIMESTAMPNS (SO_TIMESTAMPNS_OLD: a struct timespec of two longs);
+# Python's socket module does not export it.  Elsewhere: no kernel timestamps.
+SO_TIMESTAMPNS: Final[int | None] = getattr(
+    socket, "SO_TIMESTAMPNS", 35 if sys.platform == "linux" else None
+)
+_TIMESPEC: Final = struct.Struct("@qq")
+_ANCILLARY: Final = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
+_READ: Final = 65536
+USER_AGENT: Final = "evalkit (http_wire; h11)"
+DEFAULT_IDLE: Final = 20  # idle connections kept before expect_concurrency sizes the pool
+
+
+def wire_eligible(url: str, has_client: bool) -> bool:
+    """True when the lean path sends exactly what httpx would (see the module doc)."""
+    parts = urlsplit(url)
+    if has_client or parts.scheme != "http" or parts.username or parts.password:
+        return False
+    host = parts.hostname or ""
+    proxies = urllib.request.getproxies_environment()
+    if ("http" in proxies or "all" in proxies) and not urllib.request.proxy_bypass(host):
+        return False
+    return bool(host)
+
+
+_TIMEVAL: Final = struct.Struct("@ll")
+
+
+def _kernel_timeouts(sock: socket.socket, timeout_s: float) -> None:
+    """Let the kernel time out each send and receive (SO_SNDTIMEO / SO_RCVTIMEO).
+
+    A Python-level timeout makes every send and receive a poll() plus the call,
+    each releasing and retaking the interpreter lock: under concurrency those
+    handoffs, not the HTTP work, were most of the client's CPU per request.
+    A blocking socket with kernel timeouts makes one call; a timed-out call
+    raises ``BlockingIOError`` (see :func:`_io`).  Where the options are not
+    available (or the timeval layout is not Linux's), Python's timeout stays.
+    """
+    if sys.platform != "linux":
+        sock.settimeout(timeout_s)
+        return
+    seconds = int(timeout_s)
+    micros = round((timeout_s - seconds) * 1e6)
+    if seconds == 0 and micros == 0:
+        micros = 1  # 0 would mean "never time out"
+    timeval = _TIMEVAL.pack(seconds, micros)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, timeval)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, timeval)
+    except OSError:
+        sock.settimeout(timeout_s)
+        return
+    sock.settimeout(None)
+
+
+class _Connection:
+    """One keep-alive HTTP/1.1 connection, used by one request at a time."""
+
+    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+        self.sock = socket.create_connection((host, port), timeout_s)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        _kernel_timeouts(self.sock, timeout_s)
+        self.stamped = False
+        if SO_TIMESTAMPNS is not None and _ANCILLARY:
+            with contextlib.suppress(OSError):
+                self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+                self.stamped = True
+        self.h11 = h11.Connection(h11.CLIENT)
+
+    def stale(self) -> bool:
+        """An idle connection the server closed (or wrote to unasked) must not be reused."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):
+            return True
+        return bool(readable)
+
+    def recv(self) -> tuple[bytes, float | None]:
+        """The next bytes, and when the kernel received them (epoch seconds) if it says."""
+        if not self.stamped:
+            return self.sock.recv(_READ), None
+        data, ancillary, _flags, _addr = self.sock.recvmsg(_READ, _ANCILLARY)
+        stamp = None
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                seconds, nanos = _TIMESPEC.unpack(payload[: _TIMESPEC.size])
+                stamp = seconds + nanos / 1e9
+        return data, stamp
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+class WirePool:
+    """Keep-alive connections to one ``http://`` origin, handed out one request at a time.
+
+    The most recently used idle connection goes first (it is the one most likely
+    still open).  At most ``keepalive`` idle connections are kept; the number in
+    use is not capped (the executor caps requests in flight, as for httpx).
+    """
+
+    def __init__(self, url: str, timeout_s: float) -> None:
+        parts = urlsplit(url)
+        self.host: str = parts.hostname or ""
+        self.port: int = parts.port or 80
+        self.timeout_s = timeout_s
+        default_port = parts.port is None or parts.port == 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        self.host_header = host if default_port else f"{host}:{self.port}"
+        self._url = httpx.URL(url)
+        self._raw_path = self._url.raw_path  # parsed once: httpx.URL costs ~15% of a request
+        self.keepalive = DEFAULT_IDLE
+        self.opened = 0
+        self._idle: list[_Connection] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._live: set[_Connection] = set()
+
+    def expect(self, concurrency: int) -> None:
+        with self._lock:
+            self.keepalive = max(self.keepalive, concurrency)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            live, self._live, self._idle = list(self._live), set(), []
+        for conn in live:
+            conn.close()
+
+    def _acquire(self, timeout_s: float) -> _Connection:
+        while True:
+            with self._lock:
+                conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                break
+            if conn.stale():
+                self._drop(conn)
+                continue
+            return conn
+        conn = _Connection(self.host, self.port, timeout_s)
+        with self._lock:
+            self.opened += 1
+            self._live.add(conn)
+            closed = self._closed
+        if closed:  # closed while connecting: do not leave it open
+            self._drop(conn)
+        return conn
+
+    def _release(self, conn: _Connection) -> None:
+        h = conn.h11
+        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+            with self._lock:
+                if not self._closed and len(self._idle) < self.keepalive:
+                    self._idle.append(conn)
+                    return
+        self._drop(conn)
+
+    def _drop(self, conn: _Connection) -> None:
+        with self._lock:
+            self._live.discard(conn)
+        conn.close()
+
+    def send(self, request: PreparedRequest, cap: int) -> Attempt:
+        """Send ``request``; an :class:`Attempt` like :func:`~evalkit.targets.http.send_once`'s."""
+        from evalkit.targets.http import Attempt, _read_capped  # http imports this module
+
+        timeout_s = _timeout_s(request.timeout)
+        try:
+            conn = self._acquire(timeout_s)
+        except TimeoutError as exc:
+            return Attempt(error=httpx.ConnectTimeout(str(exc) or "timed out"))
+        except OSError as exc:
+            return Attempt(error=httpx.ConnectError(str(exc)))
+        try:
+            response, received_at = self._exchange(conn, request, cap)
+            _read_capped(response)  # decodes (gzip, deflate) and caps, as for httpx
+        except httpx.HTTPError as exc:
+            self._drop(conn)
+            return Attempt(error=exc)
+        except BaseException:
+            self._drop(conn)
+            raise
+        self._release(conn)
+        return Attempt(response=response, received_at=received_at)
+
+    def _exchange(
+        self, conn: _Connection, request: PreparedRequest, cap: int
+    ) -> tuple[httpx.Response, float | None]:
+        from evalkit.targets.http import ResponseTooLarge
+
+        h = conn.h11
+        headers = [("host", self.host_header), ("user-agent", USER_AGENT)]
+        headers.append(("accept-encoding", "gzip, deflate"))
+        headers.extend((k.lower(), v) for k, v in request.headers.items())
+        if request.content is not None:
+            headers.append(("content-length", str(len(request.content))))
+        # As httpx's build_request does: GET parameters replace the url's own query.
+        target = (
+            self._url.copy_with(params=request.params).raw_path
+            if request.params
+            else self._raw_path
+        )
+        try:
+            out = h.send(h11.Request(method=request.method, target=target, headers=headers))
+            if request.content:
+                out += h.send(h11.Data(data=request.content))
+            out += h.send(h11.EndOfMessage())
+        except h11.LocalProtocolError as exc:
+            raise httpx.LocalProtocolError(str(exc)) from exc
+        assert out is not None
+        _io(lambda: conn.sock.sendall(out), httpx.WriteTimeout, httpx.WriteError)
+        status = 0
+        reason = b""
+        raw_headers: list[tuple[bytes, bytes]] = []
+        chunks: list[bytes] = []
+        total = 0
+        received_at: float | None = None
+        while True:
+            try:
+                event = h.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise httpx.RemoteProtocolError(str(exc)) from exc
+            if event is h11.NEED_DATA:
+                data, stamp = _io(conn.recv, httpx.ReadTimeout, httpx.ReadError)
+                if stamp is not None:
+                    received_at = stamp
+                h.receive_data(data)
+            elif isinstance(event, h11.Response):
+                status, reason = event.status_code, event.reason
+                raw_headers = list(event.headers)
+                declared = _content_length(raw_headers)
+                if declared is not None and declared > cap:
+                    raise ResponseTooLarge(
+                        f"the reply declares {declared} bytes, over the {cap} byte limit"
+                    )
+            elif isinstance(event, h11.Data):
+                total += len(event.data)
+                if total > cap:
+                    raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
+                chunks.append(bytes(event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                raise httpx.RemoteProtocolError(
+                    "Server disconnected without sending a response."
+                    if status == 0
+                    else "peer closed connection without sending complete message body"
+                )
+            # h11.InformationalResponse (100 Continue): nothing to do.
+        response = httpx.Response(
+            status,
+            headers=raw_headers,
+            stream=httpx.ByteStream(b"".join(chunks)),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
+        )
+        return response, received_at
+
+
+def _timeout_s(timeout: httpx.Timeout) -> float:
+    values = [t for t in (timeout.connect, timeout.read, timeout.write) if t is not None]
+    return min(values) if values else 3600.0
+
+
+def _content_length(headers: list[tuple[bytes, bytes]]) -> int | None:
+    for name, value in headers:
+        if name == b"content-length" and value.isdigit():
+            return int(value)
+    return None
+
+
+def _io(
+    call: Callable[[], _T],
+    on_timeout: type[httpx.TimeoutException],
+    on_error: type[httpx.HTTPError],
+) -> _T:
+    """``call()`` with socket failures as the httpx exceptions httpx itself would raise."""
+    try:
+        return call()
+    except (TimeoutError, BlockingIOError) as exc:  # BlockingIOError: SO_RCVTIMEO/SO_SNDTIMEO
+        raise on_timeout("timed out") from exc
+    except OSError as exc:
+        raise on_error(str(exc)) from exc

@@ -1,0 +1,161 @@
+"""The Action fetches the pinned reference for drift checks, and only for them (issue #16).
+
+Against the fake GitHub: the reference the store pinned reaches the gate as a
+``BaselineFetch``; an expired or missing one reaches it too (the gate makes it a loud
+``no-reference``), with a warning in the job log; a checks file with no drift check
+costs no reference fetch at all.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from actions_job import CHECKS, DEFAULT_FILES, make_job, pr_payload
+from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
+    FakeGitHub,
+    fake_github_fixture,
+    make_zip,
+)
+from test_github_action import ARTEFACT, StubGate
+
+from evalkit.config import load_config
+from evalkit.github.action import GateRequest
+from evalkit.github.baseline import BaselineFetch
+from evalkit.history import PinRecord
+
+CONFIG = "evals-evalkit"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_client"
+DRIFT_CHECKS = CHECKS + (
+    "\n  - id: no_ndcg_drift\n    metric: ndcg@10\n    vs_reference: no_significant_regression\n"
+)
+WITH_DRIFT = {**DEFAULT_FILES, "evals/checks.yaml": DRIFT_CHECKS}
+REFERENCE = b'{"schema_version": 1, "rows": [], "from": "the pinned reference"}'
+T0 = datetime(2026, 9, 1, 10, 0, tzinfo=UTC)
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def pin_record() -> bytes:
+    record = PinRecord("3 promotions ago", "release v1.4", "a" * 40, T0, None, NOW)
+    return record.to_json().encode()
+
+
+def pin_on_branch(fake: FakeGitHub) -> None:
+    """A branch store with a baseline and a pinned reference, as mode: pin leaves it."""
+    fake.git.commit_files(
+        "evalkit-baselines",
+        {
+            f"latest/{CONFIG}.json": ARTEFACT,
+            f"reference/{CONFIG}.json": REFERENCE,
+            f"reference/{CONFIG}.pin.json": pin_record(),
+        },
+    )
+
+
+def test_the_pinned_branch_reference_reaches_the_gate(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    pin_on_branch(fake_github)
+    job = make_job(
+        fake_github,
+        tmp_path,
+        "pull_request",
+        pr_payload(fake_github),
+        files=WITH_DRIFT,
+        baseline_store="branch",
+    )
+    gate = StubGate()
+    assert job.run(gate) == 0, job.log()
+    fetched = gate.requests[0].reference
+    assert fetched is not None
+    assert (fetched.status, fetched.source) == ("found", "branch")
+    assert fetched.path is not None
+    assert fetched.path.read_bytes() == REFERENCE
+    assert fetched.path != gate.requests[0].baseline_path  # its own file, beside the baseline
+    assert "evalkit reference: " in job.log()
+
+
+def test_an_expired_reference_artifact_reaches_the_gate_as_an_answer(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    fake_github.add_artifact(make_zip({f"{CONFIG}.json": ARTEFACT}), head_sha="f" * 40)
+    fake_github.add_artifact(
+        make_zip({f"{CONFIG}.json": REFERENCE, f"{CONFIG}.pin.json": pin_record()}),
+        name="evalkit-baseline-reference",
+        event="workflow_dispatch",
+        expired=True,
+        expires_at="2026-11-20T00:00:00Z",
+    )
+    job = make_job(fake_github, tmp_path, "pull_request", pr_payload(fake_github), files=WITH_DRIFT)
+    gate = StubGate()
+    assert job.run(gate) == 0, job.log()
+    fetched = gate.requests[0].reference
+    assert fetched is not None
+    assert (fetched.status, fetched.path) == ("expired", None)
+    assert "expired on 2026-11-20" in fetched.detail
+    log = job.log()
+    assert "no reference (expired)" in log
+    assert "drift checks report no-reference" in log
+
+
+def test_no_drift_check_fetches_no_reference(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    pin_on_branch(fake_github)
+    job = make_job(
+        fake_github, tmp_path, "pull_request", pr_payload(fake_github), baseline_store="branch"
+    )
+    gate = StubGate()
+    assert job.run(gate) == 0, job.log()
+    assert gate.requests[0].reference is None
+    assert fake_github.api_calls(contains="reference") == []
+
+
+# -- the real gate behind the Action (github.gate_adapter) ---------------------------------
+
+
+def adapter_request(tmp_path: Path, reference: BaselineFetch | None) -> GateRequest:
+    """The recipe example (ranker v2) with a drift check; the committed v1 run as baseline."""
+    example = tmp_path / "example"
+    shutil.copytree(EXAMPLE, example)
+    checks = example / "checks.yaml"
+    checks.write_text(
+        checks.read_text()
+        + "\n  - id: no_ndcg_drift\n    metric: ndcg@10\n"
+        + "    vs_reference: no_significant_regression\n"
+    )
+    config = load_config(example / "evalkit.yaml")
+    return GateRequest(
+        config_path=config.path,
+        config_name=config.name,
+        config=config,
+        baseline_path=example / "baseline.json",
+        baseline_status="found",
+        baseline_detail="the committed v1 run",
+        require_baseline=False,
+        output_dir=tmp_path / "out",
+        reference=reference,
+    )
+
+
+def test_the_action_gate_decides_drift_checks_on_the_fetched_reference(tmp_path: Path) -> None:
+    from evalkit.github.gate_adapter import pipeline_gate
+
+    v1 = EXAMPLE / "baseline.json"
+    found = BaselineFetch("found", v1, "branch", "pinned: release v1 (3 promotions ago)", None)
+    outcome = pipeline_gate(adapter_request(tmp_path / "found", found))
+    report = json.loads(outcome.report_paths["json"].read_text())
+    drift = next(c for c in report["checks"] if c["id"] == "no_ndcg_drift")
+    per_pr = next(c for c in report["checks"] if c["id"] == "no_ndcg_regression")
+    assert drift["kind"] == "vs_reference"
+    assert drift["comparison"] == per_pr["comparison"]  # v1 is both baseline and reference
+    assert report["reference"]["detail"] == "pinned: release v1 (3 promotions ago)"
+    assert "**Reference** " in outcome.markdown
+
+    gone = BaselineFetch("expired", None, "artifact", "the pinned reference expired on 11-20")
+    outcome = pipeline_gate(adapter_request(tmp_path / "gone", gone))
+    report = json.loads(outcome.report_paths["json"].read_text())
+    drift = next(c for c in report["checks"] if c["id"] == "no_ndcg_drift")
+    assert drift["status"] == "no-reference"
+    assert report["verdict"] != "pass"
+    assert "No reference (expired)" in outcome.markdown
