@@ -442,3 +442,24 @@ def test_the_latency_trend_of_evalkit_history_says_its_unit(project: Path) -> No
     history = evalkit("history", cwd=project)
     assert history.returncode == 0, history.stderr
     assert "latency_p95 (lower is better; values in ms)" in history.stdout, history.stdout
+
+
+def test_the_html_trend_of_a_latency_drift_check_says_its_unit(project: Path) -> None:
+    (project / "checks.yaml").write_text(
+        "checks:\n  - id: latency_drift\n    metric: latency_mean\n"
+        "    vs_reference: no_significant_regression\n"
+    )
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, latency_mean]")
+        + "baseline: {path: baseline.json}\n"
+    )
+    for _ in range(2):
+        assert evalkit("run", cwd=project).returncode == 0
+        assert evalkit("promote", cwd=project).returncode == 0
+    assert evalkit("pin", "1 promotions ago", cwd=project).returncode == 0
+    gate = evalkit("gate", "--html", "r.html", cwd=project)
+    assert gate.returncode in (0, 1), gate.stdout + gate.stderr
+    page = (project / "r.html").read_text()
+    trend = page.split('<svg class="trend"', 1)[1].split("</svg>", 1)[0]
+    assert "latency_mean (lower is better; values in ms)" in trend
+    assert re.search(r'class="tick">[-+]?\d[\d.e+-]* ms</text>', trend), trend

@@ -20,3 +20,9 @@ def suffix(metric: str) -> str:
     """What follows a printed value of ``metric``: ``" ms"`` or nothing."""
     unit = unit_of(metric)
     return f" {unit}" if unit else ""
+
+
+def reading(metric: str, direction: str) -> str:
+    """How to read a plot or table of ``metric``: ``"lower is better; values in ms"``."""
+    unit = unit_of(metric)
+    return "; ".join(part for part in (direction, f"values in {unit}" if unit else "") if part)
