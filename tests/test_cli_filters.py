@@ -430,32 +430,30 @@ def test_cli_py_holds_no_run_logic() -> None:
     assert "find_baseline" not in gate_source
 
 
-def test_the_latency_trend_of_evalkit_history_says_its_unit(project: Path) -> None:
-    (project / "checks.yaml").write_text(LATENCY_CHECKS.split("  - id: mean_latency")[0])
+def promote_twice(project: Path, metric: str, checks: str) -> None:
+    """Two promotions of a run computing ``metric`` into the local file store."""
+    (project / "checks.yaml").write_text(checks)
     (project / "evalkit.yaml").write_text(
-        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, latency_p95]")
+        CONFIG.replace("[recall@1, ndcg@10]", f"[recall@1, {metric}]")
         + "baseline: {path: baseline.json}\n"
     )
     for _ in range(2):
         assert evalkit("run", cwd=project).returncode == 0
         assert evalkit("promote", cwd=project).returncode == 0
+
+
+def test_the_latency_trend_of_evalkit_history_says_its_unit(project: Path) -> None:
+    promote_twice(project, "latency_p95", LATENCY_CHECKS.split("  - id: mean_latency")[0])
     history = evalkit("history", cwd=project)
     assert history.returncode == 0, history.stderr
     assert "latency_p95 (lower is better; values in ms)" in history.stdout, history.stdout
 
 
 def test_the_html_trend_of_a_latency_drift_check_says_its_unit(project: Path) -> None:
-    (project / "checks.yaml").write_text(
-        "checks:\n  - id: latency_drift\n    metric: latency_mean\n"
-        "    vs_reference: no_significant_regression\n"
+    drift = (
+        "checks:\n  - {id: drift, metric: latency_mean, vs_reference: no_significant_regression}\n"
     )
-    (project / "evalkit.yaml").write_text(
-        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, latency_mean]")
-        + "baseline: {path: baseline.json}\n"
-    )
-    for _ in range(2):
-        assert evalkit("run", cwd=project).returncode == 0
-        assert evalkit("promote", cwd=project).returncode == 0
+    promote_twice(project, "latency_mean", drift)
     assert evalkit("pin", "1 promotions ago", cwd=project).returncode == 0
     gate = evalkit("gate", "--html", "r.html", cwd=project)
     assert gate.returncode in (0, 1), gate.stdout + gate.stderr
