@@ -461,3 +461,19 @@ def test_the_html_trend_of_a_latency_drift_check_says_its_unit(project: Path) ->
     trend = page.split('<svg class="trend"', 1)[1].split("</svg>", 1)[0]
     assert "latency_mean (lower is better; values in ms)" in trend
     assert re.search(r'class="tick">[-+]?\d[\d.e+-]* ms</text>', trend), trend
+
+
+def test_a_subset_run_resumes_only_with_its_own_selection(project: Path) -> None:
+    (project / "boom_metric.py").write_text(BOOM_METRIC)
+    (project / "evalkit.yaml").write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, ndcg@10, boom]")
+        + "plugins: [boom_metric]\n"
+    )
+    stopped = evalkit("run", "-k", "a", "-k", "b1", cwd=project, env={"BOOM_ON": "b1"})
+    assert stopped.returncode != 0  # a1..a3 are checkpointed, b1 stopped the run
+    other = evalkit("run", "-k", "a", "--resume", cwd=project)
+    one_line_error(other, 2, "cannot resume", "cases -k a -k b1", "cases -k a")
+    same = evalkit("run", "-k", "a", "-k", "b1", "--resume", cwd=project)
+    assert same.returncode == 0, same.stderr
+    assert "3 of 4 case(s) already done" in same.stderr
+    assert "(4 cases of 6, subset: -k a -k b1)" in same.stdout
