@@ -121,7 +121,7 @@ def _say(console: Console, line: RenderableType) -> None:
 
 
 def _prose(console: Console, line: RenderableType) -> None:
-    """A sentence for reading (a warning, a note): wrapped at word boundaries to the width."""
+    """A warning to read, not to copy: wrapped at word boundaries to the width."""
     console.print(line, soft_wrap=False, overflow="fold")
 
 
@@ -245,9 +245,9 @@ def _print(console: Console, report: GateReport) -> None:
     _say_reference(console, report)
     line = S.multiplicity(report)
     if line is not None:
-        _prose(console, line)
+        _say(console, line)
     for note in report.notes:
-        _prose(console, _t(note, MESSAGE_LEN, style="dim"))
+        _say(console, _t(note, MESSAGE_LEN, style="dim"))
     bad = S.non_finite_fields(report)
     if bad:
         _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
