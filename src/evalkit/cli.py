@@ -38,6 +38,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 ConfigOpt = Annotated[
@@ -266,7 +267,10 @@ def run(
     ] = None,
     resume: Annotated[
         bool,
-        typer.Option(help="Keep the cases an interrupted run finished; run only the rest."),
+        typer.Option(
+            show_default=False,
+            help="Keep the cases an interrupted run finished; run only the rest.",
+        ),
     ] = False,
     shard: Annotated[
         str | None,
@@ -276,11 +280,17 @@ def run(
         ),
     ] = None,
     judge_cache_only: Annotated[
-        bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
+        bool,
+        typer.Option(
+            show_default=False, help="Grade only from the judge cache; a miss is an error."
+        ),
     ] = False,
     allow_failed: Annotated[
         bool,
-        typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
+        typer.Option(
+            show_default=False,
+            help="Write OUT even when cases failed (else: OUT's name + .failed).",
+        ),
     ] = False,
     trec_run: Annotated[
         Path | None,
@@ -300,7 +310,7 @@ def run(
     case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Run the configured target over the golden set and write a run artefact.
+    """Run the target over the golden set and write a run artefact.
 
     Each finished case is saved at once in a checkpoint under .evalkit/checkpoints/;
     after an interruption or failed cases, --resume runs only the cases not yet done.
@@ -483,12 +493,18 @@ def _score_trec(
 @app.command()
 def merge(
     shards: Annotated[
-        list[Path], typer.Argument(help="Every shard's artefact (from `evalkit run --shard i/N`).")
+        list[Path],
+        typer.Argument(
+            metavar="SHARD", help="Every shard's artefact (from `evalkit run --shard i/N`)."
+        ),
     ],
     out: Annotated[Path, typer.Option(help="Where to write the merged run artefact.")],
     allow_failed: Annotated[
         bool,
-        typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
+        typer.Option(
+            show_default=False,
+            help="Write OUT even when cases failed (else: OUT's name + .failed).",
+        ),
     ] = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -536,7 +552,8 @@ def gate(
         Path | None, typer.Option(help="Where to write the candidate's run artefact.")
     ] = None,
     require_baseline: Annotated[
-        bool, typer.Option(help="Fail vs_baseline checks when there is no baseline.")
+        bool,
+        typer.Option(show_default=False, help="Fail vs_baseline checks when there is no baseline."),
     ] = False,
     require_reference: Annotated[
         bool, typer.Option(help="Block on drift checks when there is no reference.")
@@ -545,16 +562,20 @@ def gate(
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
     ] = None,
     judge_cache_only: Annotated[
-        bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
+        bool,
+        typer.Option(
+            show_default=False, help="Grade only from the judge cache; a miss is an error."
+        ),
     ] = False,
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Run (or load) the candidate, compare it with the baseline, and decide every check.
+    """Decide every check: the candidate against the baseline.
 
-    -k/--case decide on some cases only: the verdict is then "incomplete" (exit 4)
-    unless a blocking check failed (exit 1), never a pass of the whole golden set.
+    The candidate is run from the config, or read from --candidate. -k/--case decide
+    on some cases only: the verdict is then "incomplete" (exit 4) unless a blocking
+    check failed (exit 1), never a pass of the whole golden set.
     """
     from evalkit.case_filter import CaseFilter
     from evalkit.config import load_config
@@ -596,16 +617,17 @@ def promote(
     run_file: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[RUN]", help="The run artefact to promote (default: the config's output)."
+            metavar="RUN", help="The run artefact to promote (default: the config's output)."
         ),
     ] = None,
     config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Make a run the configured baseline (baseline: {path: …}), like a snapshot update.
+    """Make a run the configured baseline file, like a snapshot update.
 
-    Refuses a run with failed cases, a shard, or a run of another config; the
-    gate then compares every later candidate with this run.
+    The file is the config's baseline: {path: …}.  Refuses a run with failed
+    cases, a shard, or a run of another config; the gate then compares every
+    later candidate with this run.
     """
     from evalkit.config import load_config
     from evalkit.pipeline import promote_run
@@ -643,7 +665,11 @@ def history(
     ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """List the baseline's promotions and each checked metric's trend (Δ and CI per step)."""
+    """List the baseline's promotions and each checked metric's trend.
+
+    Per metric and promotion: its value, and the change from the promotion
+    before with its confidence interval.
+    """
     from evalkit.config import load_config
     from evalkit.promotions import history_json, history_view, render_history
 
@@ -665,7 +691,7 @@ def pin(
     config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Pin a promotion as the drift checks' reference, kept until pinned again."""
+    """Pin a promotion as the drift checks' reference (until re-pinned)."""
     from evalkit.config import load_config
     from evalkit.promotions import pin_reference
 
@@ -675,62 +701,155 @@ def pin(
 
 @app.command()
 def compare(
-    a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
-    b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],
-    n_resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 10_000,
-    seed: Annotated[int, typer.Option(min=0)] = 42,
-    html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN",
+            help="Run artefacts; the last is the reference unless --reference names one.",
+        ),
+    ],
+    reference: Annotated[
+        Path | None,
+        typer.Option(
+            "--reference", "-r", metavar="RUN", help="The run every other run is compared with."
+        ),
+    ] = None,
+    correction: Annotated[
+        str, typer.Option(help="Across each metric's comparisons: holm or none.")
+    ] = "holm",
+    fmt: Annotated[
+        str, typer.Option("--format", help="text, markdown (for a PR) or csv (for a paper).")
+    ] = "text",
+    n_resamples: Annotated[
+        int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 42,
+    html: Annotated[
+        Path | None, typer.Option(help="Write an HTML report here (two runs only).")
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Paired comparison of every metric two artefacts share (A minus B)."""
+    """Paired table of every metric: runs against a reference run.
+
+    compare A B is A against B (delta = A - B).  With more runs, each is compared
+    with the reference on the cases every run shares, and each metric's
+    p-values are Holm-adjusted across its comparisons (--correction none: not).
+    Each row says better, worse or no detectable change.
+    """
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
-    from evalkit.compare import compare_artifacts, render_compare_table
+    from evalkit.compare import choose_reference, compare_runs
+    from evalkit.compare_render import check_format, render_compare_table
 
+    check_format(fmt)
+    compared, ref = choose_reference(runs, reference, html=html)
     check_writable(html)
-    refuse_overwriting_inputs({"--html": html}, {"candidate": a, "baseline": b})
-    cand, base = read_artifact(a), read_artifact(b)
-    rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
-    _say(render_compare_table(rows, cand.name, base.name))
+    refuse_overwriting_inputs(
+        {"--html": html},
+        {f"reference run {ref}": ref, **{f"compared run {p}": p for p in compared}},
+    )
+    arts = [read_artifact(path) for path in compared]
+    base = read_artifact(ref)
+    table = compare_runs(arts, base, correction=correction, n_resamples=n_resamples, seed=seed)
+    text = render_compare_table(table, fmt)
+    with _stdout_may_close():
+        typer.echo(text, nl=not text.endswith("\n"))
     if html is not None:
         from evalkit.report.html import render_compare_html
 
-        _write_text(html, render_compare_html(rows, cand, base))
+        _write_text(html, render_compare_html(list(table.comparisons[0].rows), arts[0], base))
 
 
 @app.command()
 def show(
-    artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+    artefact: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
+    ],
+    case: Annotated[
+        str | None,
+        typer.Option("--case", metavar="ID", help="Show this case: output, expected, metrics."),
+    ] = None,
+    goldens: Annotated[
+        Path | None,
+        typer.Option(help="With --case: the golden file (default: the config's goldens)."),
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help="With --case: TREC qrels (for a scored TREC run).")
+    ] = None,
+    config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Summarise a run artefact: provenance, metric values, failed cases."""
-    from evalkit.artifact import SCHEMA_VERSION, read_artifact
-    from evalkit.compare import render_show
+    """Summarise a run artefact: provenance, metrics, failed cases.
 
+    With --case ID: that case's output against the expected answer or the
+    relevant ids (read from --goldens, or the config's golden file), its
+    metric values, latency and error.
+    """
+    from evalkit.artifact import SCHEMA_VERSION, read_artifact
+    from evalkit.show import find_row, lookup_golden, lookup_qrels, render_case, render_show
+
+    if case is None:
+        from evalkit.errors import InputError
+
+        for flag, given in (
+            ("--goldens", goldens is not None),
+            ("--qrels", qrels is not None),
+            ("--config", config != Path("evalkit.yaml")),
+        ):
+            if given:
+                raise InputError(
+                    f"{flag} goes with --case ID (it is where the expected answers are read)"
+                )
     art = read_artifact(artefact)
-    version = art.read_schema_version
-    how = "current" if version == SCHEMA_VERSION else f"read through migration to {SCHEMA_VERSION}"
-    _say(f"{artefact}: artefact schema_version {version} ({how})")
-    _say(render_show(art))
+    if case is None:
+        version = art.read_schema_version
+        how = (
+            "current"
+            if version == SCHEMA_VERSION
+            else f"read through migration to {SCHEMA_VERSION}"
+        )
+        _say(f"{artefact}: artefact schema_version {version} ({how})")
+        _say(render_show(art))
+        return
+    find_row(art, case)  # an unknown id fails before any golden file is read
+    if qrels is not None and goldens is not None:
+        from evalkit.errors import InputError
+
+        raise InputError("give --goldens or --qrels, not both: one says what was expected")
+    if qrels is not None:
+        golden = lookup_qrels(case, qrels)
+    else:
+        golden = lookup_golden(
+            case, goldens=goldens, config=config, config_given=config != Path("evalkit.yaml")
+        )
+    _say(render_case(art, case, golden))
 
 
 @app.command()
 def power(
-    artefact: Annotated[Path, typer.Argument(help="A run artefact (the candidate).")],
+    artefact: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run artefact (the candidate).")
+    ],
     baseline: Annotated[
-        Path | None, typer.Argument(help="Baseline artefact: pairs cases for the real σ_d.")
+        Path | None,
+        typer.Argument(metavar="BASELINE", help="Baseline artefact: pairs cases for the real σ_d."),
     ] = None,
     metric: Annotated[str, typer.Option(help="Per-case metric to analyse.")] = "ndcg@10",
     effects: Annotated[
         str | None, typer.Option(help="Comma-separated true effects, e.g. 0.02,0.05,0.1.")
     ] = None,
     n: Annotated[int | None, typer.Option(min=2, help="Eval size to plan for.")] = None,
-    alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Two-sided significance level.")
+    ] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
-    seed: Annotated[int, typer.Option(min=0)] = 42,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the simulations.")] = 42,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """How large a true change this eval detects, and how often (simulated and analytic)."""
+    """How large a true change this eval detects, and how often.
+
+    Both simulated (--n-sim evals per effect) and analytic (normal approximation).
+    """
     from evalkit.artifact import read_artifact
     from evalkit.errors import ConfigError, InputError
     from evalkit.significance import power_table
@@ -787,16 +906,19 @@ def power(
 
 @app.command()
 def export(
-    artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+    artefact: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
+    ],
     csv: Annotated[
         Path, typer.Option("--csv", help="Write the per-case rows here as CSV ('-': stdout).")
     ],
     include_output: Annotated[
-        bool, typer.Option(help="Add each case's output (ids or text) as a column.")
+        bool,
+        typer.Option(show_default=False, help="Add each case's output (ids or text) as a column."),
     ] = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
+    """Write a run's per-case rows as CSV: id, metrics, latency, error."""
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
@@ -818,7 +940,7 @@ def export(
 def action(
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Entry point of the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
+    """Entry point of the GitHub Action (reads INPUT_*, GITHUB_*)."""
     from evalkit.github.action import run_action
     from evalkit.github.gate_adapter import pipeline_gate
 
@@ -832,7 +954,10 @@ def comment(
     ],
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Post a fork PR's report as the sticky comment (the workflow_run companion)."""
+    """Post a fork PR's report as the sticky comment.
+
+    The workflow_run companion of a gate run on a fork's pull request.
+    """
     from evalkit.github.action import post_comment_from_dir
 
     raise typer.Exit(post_comment_from_dir(from_dir, os.environ))
@@ -848,8 +973,12 @@ def _usage_problem(exc: BaseException) -> str | None:
     format_message = getattr(exc, "format_message", None)
     if not callable(format_message) or not hasattr(exc, "exit_code"):
         return None
-    # click's "no arguments, so here is the help" error has no message of its own.
-    message = " ".join(str(format_message()).split()) or "no command given"
+    # click's "no arguments, so here is the help" error carries the whole help as its
+    # message (plain help) or none (rich help): either way, one line says what is wrong.
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        message = "no command given"
+    else:
+        message = " ".join(str(format_message()).split()) or "no command given"
     ctx = getattr(exc, "ctx", None)
     command_path = getattr(ctx, "command_path", None)
     if command_path:

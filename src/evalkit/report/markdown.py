@@ -281,7 +281,8 @@ def _goldens(report: GateReport) -> list[Part]:
     return [head, Section(lists, P_GOLDENS, "Goldens diff lists omitted to fit the comment.\n\n")]
 
 
-_DELTA_HEAD = "| case | baseline | candidate | Δ |\n|---|---|---|---|\n"
+def _delta_head(v: CheckVerdict) -> str:
+    return f"| case | {S.against(v)} | candidate | Δ |\n|---|---|---|---|\n"
 
 
 def _delta_row(d: CaseDelta) -> str:
@@ -301,7 +302,7 @@ def _most_regressed(report: GateReport) -> list[Part]:
             f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}, {md(v.metric, NAME_LEN)}: "
             f"{'the' if n == 1 else n} most regressed {'case' if n == 1 else 'cases'}{losses}"
         )
-        rows = Rows([_delta_row(d) for d in v.worst_cases], P_WORST, head=_DELTA_HEAD, floor=10)
+        rows = Rows([_delta_row(d) for d in v.worst_cases], P_WORST, head=_delta_head(v), floor=10)
         blocks.append(_collapsible(summary, rows, open_=v.status != "pass"))
     if not blocks:
         return []
@@ -330,7 +331,7 @@ def _stats(v: CheckVerdict) -> list[str]:
     c = v.comparison
     if c is not None:
         lines += [
-            f"paired means: baseline {S.num(c.baseline_value, u)}"
+            f"paired means: {S.against(v)} {S.num(c.baseline_value, u)}"
             + (
                 f", candidate {S.num(c.candidate_value, u)}"
                 if c.candidate_value is not None
@@ -367,7 +368,7 @@ def _details(report: GateReport) -> list[Part]:
             floor=0,
             soft=100,
             opening="".join(_stats(v)) + ("\n" if deltas else ""),
-            head="| case | baseline | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
+            head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
         blocks.append(_collapsible(summary, rows))
     if not blocks:
