@@ -477,3 +477,30 @@ def test_a_subset_run_resumes_only_with_its_own_selection(project: Path) -> None
     assert same.returncode == 0, same.stderr
     assert "3 of 4 case(s) already done" in same.stderr
     assert "(4 cases of 6, subset: -k a -k b1)" in same.stdout
+
+
+def test_compare_and_show_print_latency_with_its_unit(project: Path) -> None:
+    (project / "checks.yaml").write_text(LATENCY_CHECKS)
+    config = project / "evalkit.yaml"
+    config.write_text(
+        CONFIG.replace("[recall@1, ndcg@10]", "[recall@1, latency_p95, latency_mean]")
+    )
+    for out in ("a.json", "b.json"):
+        assert evalkit("run", "--out", out, cwd=project).returncode == 0
+    for fmt in ("text", "markdown"):
+        compared = evalkit("compare", "a.json", "b.json", "--format", fmt, cwd=project)
+        assert compared.returncode == 0, compared.stderr
+        rows = [line for line in compared.stdout.splitlines() if "latency" in line]
+        assert len(rows) == 2, compared.stdout  # latency_p95 and latency_mean (markdown: &#95;)
+        assert all(re.search(r"latency(_|&#95;)(p95|mean) \(ms\)", row) for row in rows), rows
+        assert not any(
+            "recall@" in line and "(ms)" in line for line in compared.stdout.splitlines()
+        )
+    html = evalkit("compare", "a.json", "b.json", "--html", "c.html", cwd=project)
+    assert html.returncode == 0, html.stderr
+    page = (project / "c.html").read_text()
+    assert re.search(r'<td class="num">[-+]?\d[\d.e+-]* ms</td>', page), page
+    shown = evalkit("show", "a.json", cwd=project)
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [ln for ln in shown.stdout.splitlines() if ln.startswith("latency_p95")]
+    assert line.endswith(" ms"), line

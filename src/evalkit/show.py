@@ -19,6 +19,7 @@ from evalkit.gate_inputs import label, shown
 from evalkit.goldens import GoldenCase
 from evalkit.report.escape import one_line, visible
 from evalkit.results import Row, RunResult
+from evalkit.units import suffix
 
 #: Ranked ids listed in full before "… and N more".
 SHOWN_RANKS = 20
@@ -45,7 +46,7 @@ def render_show(art: RunArtifact) -> str:
     for name, info in art.metrics.items():
         better = {True: "higher", False: "lower", None: "?"}[info.higher_is_better]
         try:
-            value = f"{ok.value(name):.4f}" if ok_rows else "-"
+            value = f"{ok.value(name):.4f}{suffix(name)}" if ok_rows else "-"
         except EvalkitError as exc:
             value = f"unavailable ({exc})"
         lines.append(f"{name:<20} {info.kind:<9} {better:<7} {value}")

@@ -19,6 +19,7 @@ from evalkit.gate import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
+from evalkit.units import suffix, unit_of
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
@@ -377,10 +378,12 @@ def render_compare_html(
             verdict += f" ({r.note})"
         arrow = {True: " ↑", False: " ↓", None: ""}[r.higher_is_better]
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"
+        u = unit_of(r.metric)
         body.append(
-            f'<tr><td>{html_text(r.metric, 80)}{arrow}</td><td class="num">{S.num(r.value_b)}</td>'
-            f'<td class="num">{S.num(r.value_a)}</td><td class="num">{S.signed(r.delta)}</td>'
-            f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]</td>'
+            f"<tr><td>{html_text(r.metric, 80)}{arrow}</td>"
+            f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
+            f'<td class="num">{S.signed(r.delta, u)}</td>'
+            f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]{suffix(r.metric)}</td>'
             f'<td class="num">{S.pvalue(r.p_value)}</td><td class="num">{wlt}</td>'
             f"<td>{_badge(status, verdict)}</td></tr>"
         )
