@@ -227,6 +227,8 @@ def test_run_with_k_runs_only_the_matching_cases_and_says_so(project: Path) -> N
     assert doc["subset"] == "-k B"
     # the whole run's artefact is not replaced by a subset
     assert not (project / ".evalkit" / "runs" / "evalkit.json").exists()
+    shown = evalkit("show", written, cwd=project)
+    assert "subset:    -k B (only these cases: never a baseline)" in shown.stdout, shown.stdout
 
 
 def test_a_subset_run_is_never_a_baseline(project: Path) -> None:

@@ -39,6 +39,8 @@ def render_show(art: RunArtifact) -> str:
         lines.append(f"config:    {one_line(art.config_name)}")
     if art.goldens is not None:
         lines.append(f"goldens:   {art.goldens.fingerprint[:16]}")
+    if art.subset is not None:
+        lines.append(f"subset:    {one_line(art.subset)} (only these cases: never a baseline)")
     lines.append("")
     lines.append(f"{'metric':<20} {'kind':<9} {'better':<7} value")
     ok_rows = [r for r in art.result.per_query if r.error is None]
