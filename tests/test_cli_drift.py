@@ -132,7 +132,7 @@ def test_a_missing_reference_file_is_an_input_error(project: Path) -> None:
     one_line_error(result, 2, "nope.json")
 
 
-def test_the_pinned_reference_of_the_file_store_is_used_without_a_flag(project: Path) -> None:
+def test_the_pinned_reference_is_used_until_re_pinned(project: Path) -> None:
     config = project / "evalkit.yaml"
     config.write_text(config.read_text() + "baseline: {path: base.json}\n")
     derive(project, "older.json", lower)  # an older, better promotion
@@ -156,11 +156,17 @@ def test_the_pinned_reference_of_the_file_store_is_used_without_a_flag(project: 
     assert data["reference"]["status"] == "found"
     assert data["reference"]["source"] == "file"
     assert "Reference " in result.stdout
-    # an explicit --reference wins over the pin
-    derive(project, "ref.json", lambda d: None)
-    again = evalkit(*AGAINST_REF, cwd=project)
-    assert again.returncode == 0, again.stdout + again.stderr
+    # re-pinned to the last promotion, the same candidate no longer slid from it
+    repinned = evalkit("pin", "0 promotions ago", cwd=project)
+    assert repinned.returncode == 0, repinned.stdout + repinned.stderr
+    after = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    assert after.returncode == 0, after.stdout + after.stderr
     assert verdict(report(project), "no_drift")["status"] == "pass"
+    # an explicit --reference wins over the pin
+    derive(project, "ref.json", lower)
+    again = evalkit(*AGAINST_REF, cwd=project)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert verdict(report(project), "no_drift")["status"] == "fail"
     assert report(project)["reference"]["detail"] == "reference ref.json"
 
 

@@ -18,6 +18,7 @@ import pytest
 import evalkit.targets.http as http
 from evalkit.client_load import ClientSaturationWarning
 from evalkit.goldens import GoldenCase
+from evalkit.targets import http_wire
 from evalkit.targets.http import Attempt, HttpTarget, run_attempts
 from evalkit.targets.http_wire import _Connection, wire_eligible
 from servers.search import Reply, SearchServer
@@ -262,3 +263,49 @@ def test_the_cli_shows_a_saturation_warning_as_one_evalkit_line(
             ClientSaturationWarning("the client's own CPU limited this run"), stacklevel=1
         )
     assert capsys.readouterr().err == "evalkit: warning: the client's own CPU limited this run\n"
+
+
+def test_closing_the_target_wakes_a_call_still_waiting_for_its_reply(
+    server: SearchServer,
+) -> None:
+    server.route("/search", Reply(json=RESULTS, delay_s=30.0))
+    target = target_of(server)
+    outcome: list[BaseException | object] = []
+
+    def call() -> None:
+        try:
+            outcome.append(target.invoke(CASE))
+        except BaseException as exc:  # the TargetError this test expects
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    deadline = time.monotonic() + 10
+    while server.count("/search") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the request is in the server, waiting
+    target.close()
+    caller.join(10)  # far less than the server's 30 s or the target's 30 s timeout
+    assert not caller.is_alive()
+    (error,) = outcome
+    assert isinstance(error, Exception)
+    assert "target 'prod', case 'q1'" in str(error)
+
+
+def test_expecting_a_run_holds_timestamps_on_until_the_target_closes(
+    server: SearchServer,
+) -> None:
+    target = target_of(server)
+
+    def keeper_of(t: HttpTarget) -> socket.socket | None:
+        assert t._wire is not None
+        return t._wire._keeper
+
+    assert keeper_of(target) is None  # nothing is opened before a run is expected
+    target.expect_concurrency(8)
+    keeper = keeper_of(target)
+    if keeper is None:
+        pytest.skip("this platform gives no SO_TIMESTAMPNS receive times")
+    assert keeper.getsockopt(socket.SOL_SOCKET, http_wire.SO_TIMESTAMPNS or 0) == 1
+    target.close()
+    assert keeper.fileno() == -1
+    assert keeper_of(target) is None

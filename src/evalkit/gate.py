@@ -904,7 +904,7 @@ def evaluate_gate(
     if any(spec.vs_baseline is not None for spec in checks):
         notes.extend(filter(None, [failed_baseline_note(baseline)]))
     if ref is not None:
-        notes.extend(ref.notes())
+        notes.extend(ref.notes(baseline))
     tests = [v for v in verdicts if v.comparison is not None]
     familywise = _familywise(checks, verdicts, opts) if tests else None
     return GateReport(

@@ -16,7 +16,7 @@ from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
     from evalkit.config import LoadedConfig
-    from evalkit.github.baseline import BaselineFetch, PinResult
+    from evalkit.github.baseline import BaselineFetch, BaselineStore, PinResult
     from evalkit.history import History, TaggedCommit
     from evalkit.trend import MetricTrend
 
@@ -86,15 +86,21 @@ def history_view(
     candidate: Path | None = None,
     limit: int = DEFAULT_LIMIT,
     n_resamples: int | None = None,
+    store: BaselineStore | None = None,
+    work: Path | None = None,
 ) -> HistoryView:
-    """The config's promotions (newest ``limit``), its reference, and each metric's trend."""
+    """The config's promotions (newest ``limit``), its reference, and each metric's trend.
+
+    ``store`` defaults to the config's, opened without GitHub access (the CLI); the
+    Action passes its own (with access), and ``work`` where fetched artefacts go.
+    """
     from evalkit.github.baseline import FetchRequest, HistoryRequest
     from evalkit.github.stores import open_store
     from evalkit.history import History
     from evalkit.trend import metric_trends
 
-    store = open_store(config)
-    work = config.root / ".evalkit" / "fetched"
+    store = store or open_store(config)
+    work = work or config.root / ".evalkit" / "fetched"
     history = store.history(HistoryRequest(config.name, work, limit=limit))
     shown = history.entries[-limit:] if limit else history.entries
     if len(shown) < len(history.entries):

@@ -159,3 +159,24 @@ def test_the_action_gate_decides_drift_checks_on_the_fetched_reference(tmp_path:
     assert drift["status"] == "no-reference"
     assert report["verdict"] != "pass"
     assert "No reference (expired)" in outcome.markdown
+
+
+def test_a_github_outage_while_fetching_the_reference_is_a_runtime_error_naming_it(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """Like the baseline: an outage is never read as "no reference" (exit 3, not a pass)."""
+    pin_on_branch(fake_github)
+    fake_github.fail("GET", r"/contents/reference/", 503, times=20)
+    job = make_job(
+        fake_github,
+        tmp_path,
+        "pull_request",
+        pr_payload(fake_github),
+        files=WITH_DRIFT,
+        baseline_store="branch",
+    )
+    gate = StubGate()
+    assert job.run(gate) == 3, job.log()
+    assert gate.requests == []  # the gate never ran on a missing reference
+    assert "could not fetch the reference from GitHub" in job.log()
+    assert job.outputs().get("baseline-status") != "error"  # the baseline itself was fetched

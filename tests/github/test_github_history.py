@@ -255,6 +255,9 @@ def test_artifact_store_pin_leaves_an_upload_and_reads_it_back(
     assert store.fetch_reference(request).status == "missing"
     result = pin(store, tmp_path, "1 promotion ago")
     assert result.record.sha == sha(3)
+    assert result.record.config_fingerprint == "cfg3"
+    # chosen from the listing: only the pinned promotion is downloaded
+    assert len(fake_github.api_calls("GET", "/zip")) == 1
     assert result.upload_name == "evalkit-baseline-reference"
     assert result.upload_dir is not None
     files = sorted(p.name for p in result.upload_dir.iterdir())
@@ -346,3 +349,57 @@ def test_branch_pin_of_a_deleted_promotion_is_refused(
     assert [e.sha for e in history.entries] == [sha(2)]
     assert history.lost == 1
     assert "1 listed but deleted" in history.detail
+
+
+def test_a_reference_artifact_without_its_pin_record_is_not_read_with_a_stale_one(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    record = PinRecord("0 promotions ago", "the latest promotion", sha(1), T0, None, NOW)
+    good = make_zip(
+        {f"{CONFIG}.json": artefact_bytes(1), f"{CONFIG}.pin.json": record.to_json().encode()}
+    )
+    fake_github.add_artifact(
+        good, name="evalkit-baseline-reference", created_at="2024-05-01T00:00:00Z"
+    )
+    store = artifact_store(fake_github)
+    request = FetchRequest(CONFIG, tmp_path)
+    assert store.fetch_reference(request).sha == sha(1)
+    # a newer upload lacking the record: the older, complete one is used, not its left-over
+    fake_github.add_artifact(
+        make_zip({f"{CONFIG}.json": artefact_bytes(2)}),
+        name="evalkit-baseline-reference",
+        created_at="2024-05-02T00:00:00Z",
+    )
+    ref = store.fetch_reference(request)
+    assert ref.sha == sha(1)
+    assert ref.path is not None
+    assert json.loads(ref.path.read_bytes())["n"] == 1
+
+
+def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The Action hands its own store (with GitHub access) to evalkit history's view."""
+    from evalkit.artifact import write_artifact
+    from evalkit.config import load_config
+    from evalkit.promotions import history_view
+    from history_runs import run
+
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - id: d\n    metric: ndcg@10\n    vs_baseline: no_significant_regression\n"
+    )
+    (tmp_path / "evalkit.yaml").write_text(
+        "name: evalkit\ngoldens: g.jsonl\nchecks: checks.yaml\nmetrics: [ndcg@10]\n"
+        "target:\n  python: 'x:y'\nbaseline: {store: branch}\n"
+    )
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
+    for k in range(3):
+        values = {f"c{i}": {"ndcg@10": 0.5 + 0.01 * k + 0.01 * (i % 3)} for i in range(9)}
+        path = write_artifact(run(f"r{k}", values, sha=sha(k + 1)), tmp_path / f"r{k}.json")
+        store.promote(PromoteRequest(path, CONFIG, sha(k + 1), tmp_path))
+    view = history_view(
+        load_config(tmp_path / "evalkit.yaml"), store=store, work=tmp_path / "w", n_resamples=200
+    )
+    assert [e.sha for e in view.history.entries] == [sha(1), sha(2), sha(3)]
+    (trend,) = view.trends
+    deltas = [p.step.delta for p in trend.points if p.step is not None]
+    assert deltas == pytest.approx([0.01, 0.01], abs=1e-12)
+    assert view.reference.status == "missing"

@@ -663,24 +663,28 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             "plus the workflow_run companion for forks",
             title="evalkit: unsafe trigger",
         )
+    what = "baseline"  # which fetch failed, for the error
     try:
         store = _store(run, settings)
         # Only the GitHub stores keep baselines per commit (a file store needs no API).
         preferred = preferred_commits(run) if store.kind in ("artifact", "branch") else []
         baseline = store.fetch(FetchRequest(config_name, settings.output_dir, preferred))
+        what = "reference"  # the drift checks' pinned reference, when one is needed
         reference = fetch_for_action(store, settings.config, settings.output_dir / "reference-in")
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
-        run.out(baseline_status="error")
+        if what == "baseline":
+            run.out(baseline_status="error")
         return _error_state(
             run,
-            f"could not fetch the baseline from GitHub: {exc}{hint}",
+            f"could not fetch the {what} from GitHub: {exc}{hint}",
             3,
-            title="evalkit: baseline unavailable",
+            title=f"evalkit: {what} unavailable",
         )
     except InputError as exc:
-        run.out(baseline_status="error")
-        return _error_state(run, str(exc), 2, title="evalkit: unusable baseline")
+        if what == "baseline":
+            run.out(baseline_status="error")
+        return _error_state(run, str(exc), 2, title=f"evalkit: unusable {what}")
 
     relation = _merge_base_relation(baseline, preferred)
     detail = baseline.detail
@@ -958,8 +962,11 @@ def _pin_mode(run: _Run) -> int:
         run.outputs["reference-path"] = run.rel(pinned.upload_dir)
         run.outputs["reference-name"] = pinned.upload_name or ""
         location = run.rel(Path(pinned.location))
-    else:
+    elif pinned.source == "file":
+        location = run.rel(Path(pinned.location))
         run.outputs["reference-path"] = location
+    else:
+        run.outputs["reference-path"] = location  # branch:path
     run.out(reference_source=pinned.source, reference_sha=pinned.record.sha or "")
     console.line(f"evalkit: pinned the reference ({location}): {pinned.detail}")
     run.summary(f"### evalkit: reference pinned\n\n{_md_text(pinned.detail)}\n")

@@ -182,7 +182,9 @@ def _checks_table(report: GateReport) -> list[str]:
     return out
 
 
-def _delta_table(deltas: Sequence[CaseDelta], higher_is_better: bool | None) -> str:
+def _delta_table(
+    deltas: Sequence[CaseDelta], higher_is_better: bool | None, against: str = "baseline"
+) -> str:
     rows = "".join(
         f'<tr><td class="id">{html_text(d.case_id, 120)}</td>'
         f'<td class="num">{S.num(d.baseline)}</td>'
@@ -191,7 +193,7 @@ def _delta_table(deltas: Sequence[CaseDelta], higher_is_better: bool | None) -> 
         for d in deltas
     )
     return (
-        "<table><thead><tr><th>case</th><th>baseline</th><th>candidate</th><th>Δ</th>"
+        f"<table><thead><tr><th>case</th><th>{against}</th><th>candidate</th><th>Δ</th>"
         f"<th>outcome</th></tr></thead><tbody>{rows}</tbody></table>"
     )
 
@@ -302,7 +304,7 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
                 f'<h3><span class="id">{html_text(v.check_id, 80)}</span> '
                 f"({html_text(v.metric, 80)}) {_badge(v.status)}</h3>"
             )
-            worst.append(_delta_table(v.worst_cases, v.higher_is_better))
+            worst.append(_delta_table(v.worst_cases, v.higher_is_better, S.against(v)))
     h = S.headline(report)
     body = [
         *_header(report),

@@ -276,7 +276,8 @@ def _goldens(report: GateReport) -> list[Part]:
     return [head, Section(lists, P_GOLDENS, "Goldens diff lists omitted to fit the comment.\n\n")]
 
 
-_DELTA_HEAD = "| case | baseline | candidate | Δ |\n|---|---|---|---|\n"
+def _delta_head(v: CheckVerdict) -> str:
+    return f"| case | {S.against(v)} | candidate | Δ |\n|---|---|---|---|\n"
 
 
 def _delta_row(d: CaseDelta) -> str:
@@ -296,7 +297,7 @@ def _most_regressed(report: GateReport) -> list[Part]:
             f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}, {md(v.metric, NAME_LEN)}: "
             f"{'the' if n == 1 else n} most regressed {'case' if n == 1 else 'cases'}{losses}"
         )
-        rows = Rows([_delta_row(d) for d in v.worst_cases], P_WORST, head=_DELTA_HEAD, floor=10)
+        rows = Rows([_delta_row(d) for d in v.worst_cases], P_WORST, head=_delta_head(v), floor=10)
         blocks.append(_collapsible(summary, rows, open_=v.status != "pass"))
     if not blocks:
         return []
@@ -324,7 +325,7 @@ def _stats(v: CheckVerdict) -> list[str]:
     c = v.comparison
     if c is not None:
         lines += [
-            f"paired means: baseline {S.num(c.baseline_value)}"
+            f"paired means: {S.against(v)} {S.num(c.baseline_value)}"
             + (f", candidate {S.num(c.candidate_value)}" if c.candidate_value is not None else "")
             + f", Δ {S.signed(c.delta)}, "
             f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}], "
@@ -356,7 +357,7 @@ def _details(report: GateReport) -> list[Part]:
             floor=0,
             soft=100,
             opening="".join(_stats(v)) + ("\n" if deltas else ""),
-            head="| case | baseline | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
+            head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
         blocks.append(_collapsible(summary, rows))
     if not blocks:

@@ -206,7 +206,10 @@ def _say_reference(console: Console, report: GateReport) -> None:
     """The drift checks' reference (a run line), or the loud line saying there is none."""
     ref = report.reference
     if ref is not None and ref.run is not None:
-        _say(console, _run_line("Reference", ref.run))
+        line = _run_line("Reference", ref.run)
+        line.append(" · ")
+        line.append(_t(ref.detail, MESSAGE_LEN))
+        _say(console, line)
     missing = S.no_reference(report)
     if missing is not None:
         text = _t(f"{missing.lead()}: ", MESSAGE_LEN, style="bold yellow")

@@ -5,8 +5,10 @@ per request (its pool bookkeeping under one lock, request/URL/header models),
 and ``httpx.AsyncClient`` more (1.2-5 ms at c=32-64), so at c=64 against a 20 ms
 service the client's own CPU, not the service, set the pace and the latencies
 (``docs/design/concurrency.md``).  This path sends the same request over a
-pooled keep-alive socket, parses the reply with h11 (about 0.1 ms per request
-under load) and keeps httpx's contract: an :class:`~evalkit.targets.http.Attempt`
+pooled keep-alive socket and parses the reply with h11: a whole case, payload to
+scored row, then costs the client about 0.3 ms of CPU under load against
+0.5-0.6 ms through httpx (``benchmarks/bench_runner.py`` prints both).  It keeps
+httpx's contract: an :class:`~evalkit.targets.http.Attempt`
 holding an ``httpx.Response`` (decoded and size-capped the same way) or the same
 httpx exception types, so retry, error wording and ``interpret`` do not change.
 
@@ -16,9 +18,10 @@ scheduled again to read them: a client busy with other cases no longer adds its
 own queueing to the target's latency.  Where the kernel gives no timestamp the
 attempt carries none and the caller's clock is used.
 
-It is used only when it means exactly what httpx would do: ``http://`` without
-credentials in the URL, no ``client=`` passed, and no proxy set for the host in
-the environment (httpx would honour it).  Everything else goes through httpx.
+It is used only where it sends what httpx would (the same request line, body
+and headers, with its own User-Agent): ``http://`` without credentials in the
+URL, no ``client=`` passed, and no proxy set for the host in the environment
+(httpx would honour it).  Everything else goes through httpx.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ DEFAULT_IDLE: Final = 20  # idle connections kept before expect_concurrency size
 
 
 def wire_eligible(url: str, has_client: bool) -> bool:
-    """True when the lean path sends exactly what httpx would (see the module doc)."""
+    """True when the lean path sends what httpx would (see the module doc)."""
     parts = urlsplit(url)
     if has_client or parts.scheme != "http" or parts.username or parts.password:
         return False
@@ -115,6 +118,10 @@ class _Connection:
     def stale(self) -> bool:
         """An idle connection the server closed (or wrote to unasked) must not be reused."""
         try:
+            if hasattr(select, "poll"):  # select() refuses descriptors above 1023
+                poller = select.poll()
+                poller.register(self.sock, select.POLLIN)
+                return bool(poller.poll(0))
             readable, _, _ = select.select([self.sock], [], [], 0)
         except (OSError, ValueError):
             return True
@@ -133,8 +140,25 @@ class _Connection:
         return data, stamp
 
     def close(self) -> None:
+        # shutdown() first: it wakes a thread still blocked reading this socket (an
+        # abandoned, timed-out case), which close() alone would leave waiting.
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self.sock.close()
+
+
+def _timestamp_keeper() -> socket.socket | None:
+    """A socket asking for receive timestamps, so the kernel keeps them on; or ``None``."""
+    if SO_TIMESTAMPNS is None:
+        return None
+    keeper = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        keeper.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    except OSError:
+        keeper.close()
+        return None
+    return keeper
 
 
 class WirePool:
@@ -161,17 +185,30 @@ class WirePool:
         self._lock = threading.Lock()
         self._closed = False
         self._live: set[_Connection] = set()
+        self._keeper: socket.socket | None = None  # see expect()
 
     def expect(self, concurrency: int) -> None:
+        """Keep ``concurrency`` idle connections; switch kernel timestamps on ahead of the run.
+
+        The kernel turns packet timestamping on shortly *after* a socket first asks
+        (deferred work), and off again once no socket wants it, so without this a run's
+        first round of replies (a whole round at c=128) would carry no receive time.
+        One stamped UDP socket, held until :meth:`close`, asks before any case starts.
+        """
         with self._lock:
             self.keepalive = max(self.keepalive, concurrency)
+            if self._keeper is None and not self._closed:
+                self._keeper = _timestamp_keeper()
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
             live, self._live, self._idle = list(self._live), set(), []
+            keeper, self._keeper = self._keeper, None
         for conn in live:
             conn.close()
+        if keeper is not None:
+            keeper.close()
 
     def _acquire(self, timeout_s: float) -> _Connection:
         while True:
@@ -236,11 +273,13 @@ class WirePool:
         from evalkit.targets.http import ResponseTooLarge
 
         h = conn.h11
-        headers = [("host", self.host_header), ("user-agent", USER_AGENT)]
-        headers.append(("accept-encoding", "gzip, deflate"))
-        headers.extend((k.lower(), v) for k, v in request.headers.items())
+        # The defaults httpx would send; a header of the same name from the target replaces one.
+        fields = {"host": self.host_header, "user-agent": USER_AGENT}
+        fields["accept-encoding"] = "gzip, deflate"
+        fields.update((k.lower(), v) for k, v in request.headers.items())
         if request.content is not None:
-            headers.append(("content-length", str(len(request.content))))
+            fields["content-length"] = str(len(request.content))
+        headers = list(fields.items())
         # As httpx's build_request does: GET parameters replace the url's own query.
         target = (
             self._url.copy_with(params=request.params).raw_path
