@@ -70,6 +70,9 @@ def test_pin_repin_and_pinning_what_is_not_kept(project: Path) -> None:
     assert "reference: .evalkit/history/evalkit/reference.json: " in shown.stdout
     assert sha_of(1)[:12] in shown.stdout.split("reference:", 1)[1].splitlines()[0]
     # the candidate is the trend's last point: run 0 after run 3 is -0.03
+    marked = [line for line in shown.stdout.splitlines() if line.endswith("<- reference")]
+    assert len(marked) == 1
+    assert sha_of(1)[:12] in marked[0]
     assert "candidate" in shown.stdout
     assert "-0.0300  [-0.0300, -0.0300]" in shown.stdout
     repinned = evalkit("pin", "0", cwd=project)

@@ -689,7 +689,12 @@ def history(
     config: ConfigOpt = Path("evalkit.yaml"),
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Metric to trend (repeatable; default: checked)."),
+        typer.Option(
+            "--metric",
+            "-m",
+            metavar="<metric>",
+            help="Metric to trend (repeatable; default: the checked ones).",
+        ),
     ] = None,
     candidate: Annotated[
         Path | None, typer.Option(help="A run artefact drawn as the trend's last point.")

@@ -138,10 +138,12 @@ def render_history(view: HistoryView) -> str:
             when = (
                 entry.promoted_at.strftime("%Y-%m-%d %H:%M:%S") if entry.promoted_at else "unknown"
             )
-            lines.append(
+            pinned = view.reference.found and entry.sha and entry.sha == view.reference.sha
+            row = (
                 f"  {i:>3}  {when:<20} {(entry.sha or 'unknown')[:12]:<12} "
-                f"{(entry.config_fingerprint or '-')[:16]}"
+                f"{(entry.config_fingerprint or '-')[:16]:<18}{'  <- reference' if pinned else ''}"
             )
+            lines.append(row.rstrip())
     else:
         lines.append("  no promotion kept yet")
     ref = view.reference
