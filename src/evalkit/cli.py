@@ -766,10 +766,13 @@ def compare(
         ),
     ] = None,
     correction: Annotated[
-        str, typer.Option(help="Across each metric's comparisons: holm or none.")
+        str, typer.Option(metavar="holm|none", help="Across each metric's comparisons.")
     ] = "holm",
     fmt: Annotated[
-        str, typer.Option("--format", help="text, markdown (for a PR) or csv (for a paper).")
+        str,
+        typer.Option(
+            "--format", metavar="text|markdown|csv", help="markdown: for a PR; csv: for a paper."
+        ),
     ] = "text",
     n_resamples: Annotated[
         int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")
