@@ -12,6 +12,9 @@ servers in their own processes:
   the benchmark says how to install it.
 * **nginx/httpx**: the baseline, in the same run: the same nginx through
   HttpTarget's httpx path (what every ``http://`` target used before #17).
+* **nginx/async** (``--asyncio``): the road not taken, in the same run:
+  coroutines on one ``httpx.AsyncClient`` against the same nginx, with no evalkit
+  in the loop (the best an asyncio path on httpx could do).
 * **python**: the tests' threaded ``SearchServer``, which competes with the
   client for the same cores (the row the benchmark used to have alone).
 
@@ -20,6 +23,7 @@ Run::
     uv run python benchmarks/bench_runner.py            # 1,000 cases per row
     uv run python benchmarks/bench_runner.py --quick    # 400 cases per row
     uv run python benchmarks/bench_runner.py --strict   # exit 1 when an nginx target is missed
+    uv run python benchmarks/bench_runner.py --asyncio  # + the same nginx from httpx.AsyncClient
 
 Per server and concurrency it prints: the wall time of ``evaluate`` (connections
 opened on the way included) and the ideal ``n * L / c``; the p50/p95 latency the
@@ -36,7 +40,7 @@ The last line of output is one JSON object::
 
     {"n": 1000, "latency_ms": 20, "cpus": 2, "loadavg_before": [...], "loadavg_after": [...],
      "servers": {"nginx": {"available": true, "detail": "...", "results": [ROW, ...]},
-                 "nginx_httpx": {...}, "python": {...}},
+                 "nginx_httpx": {...}, "python": {...}},   # + "nginx_asyncio" with --asyncio
      "targets": [{"concurrency": 32, "wall_ratio_max": 1.3, "p50_excess_ms_max": 2, "met": true},
                  ...]}
 
@@ -326,12 +330,26 @@ def measure(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
     if result.mean("recall@1") != 1.0:
         raise SystemExit("bench_runner: rows were mixed up between cases")
     latencies = [row.response.latency_ms for row in result.per_query if row.response]
+    saturation = [str(w.message) for w in caught if issubclass(w.category, ClientSaturationWarning)]
+    return summarise(
+        server, gs, concurrency, wall, cpu, latencies, saturation[0] if saturation else None
+    )
+
+
+def summarise(
+    server: Server,
+    gs: GoldenSet,
+    concurrency: int,
+    wall: float,
+    cpu: float,
+    latencies: list[float],
+    saturation: str | None,
+) -> dict[str, Any]:
     own = server.own_latencies_ms(len(gs))
     if len(own) != len(gs):
         raise SystemExit(f"bench_runner: {server.name} logged {len(own)} requests, not {len(gs)}")
     n = len(gs)
     ideal = n * LATENCY_MS / 1000 / concurrency
-    saturation = [str(w.message) for w in caught if issubclass(w.category, ClientSaturationWarning)]
     return {
         "concurrency": concurrency,
         "wall_s": round(wall, 3),
@@ -342,7 +360,7 @@ def measure(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
         "server_p50_ms": round(nearest_rank(own, 50), 2),
         "server_p95_ms": round(nearest_rank(own, 95), 2),
         "client_cpu_s_per_request": round(cpu / n, 6),
-        "saturation": saturation[0] if saturation else None,
+        "saturation": saturation,
     }
 
 
@@ -365,10 +383,45 @@ def show(server: str, row: dict[str, Any]) -> str:
     return line
 
 
+def measure_asyncio(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
+    """The road not taken: ``concurrency`` coroutines on one ``httpx.AsyncClient``.
+
+    No evalkit in the loop (no target, scoring or rows): the best an asyncio path on
+    httpx could do.  Latency is timed around each request as a coroutine sees it.
+    """
+    import asyncio
+
+    import httpx
+
+    latencies: list[float] = []
+
+    async def run() -> None:
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=concurrency)
+        async with httpx.AsyncClient(limits=limits, timeout=10.0) as client:
+            cases = iter(gs)
+
+            async def worker() -> None:
+                for case in cases:
+                    began = time.perf_counter()
+                    reply = await client.get(server.url, params={"id": case.id})
+                    latencies.append((time.perf_counter() - began) * 1000)
+                    if reply.json()["results"][0]["id"] != f"doc-{case.id}":
+                        raise SystemExit("bench_runner: asyncio rows were mixed up")
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    asyncio.run(run())
+    cpu = time.process_time() - cpu_start
+    wall = time.perf_counter() - start
+    return summarise(server, gs, concurrency, wall, cpu, latencies, None)
+
+
 @contextlib.contextmanager
 def sending_path(path: str) -> Iterator[None]:
     """``lean``: HttpTarget as shipped; ``httpx``: its httpx path, the runner before #17."""
-    if path == "lean":
+    if path in ("lean", "asyncio"):
         yield
         return
     with mock.patch("evalkit.targets.http.wire_eligible", return_value=False):
@@ -382,7 +435,10 @@ def run_rows(server: Server, gs: GoldenSet, label: str, path: str = "lean") -> l
         server.own_latencies_ms(1)  # the warm-up is not a row's
         rows = []
         for concurrency in CONCURRENCIES:
-            row = measure(server, gs, concurrency)
+            if path == "asyncio":
+                row = measure_asyncio(server, gs, concurrency)
+            else:
+                row = measure(server, gs, concurrency)
             rows.append(row)
             print(show(label, row), flush=True)
     return rows
@@ -414,6 +470,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--strict", action="store_true", help="exit 1 when an nginx target is missed"
     )
+    parser.add_argument(
+        "--asyncio",
+        action="store_true",
+        help="also run the same nginx from coroutines on one httpx.AsyncClient (slow at c>=64)",
+    )
     args = parser.parse_args(argv)
     n = 400 if args.quick else 1000
     gs = goldens(n)
@@ -442,6 +503,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "detail": "baseline: the same nginx, HttpTarget's httpx path (the runner before)",
                 "results": run_rows(nginx, gs, "nginx/httpx", path="httpx"),
             }
+            if args.asyncio:
+                servers["nginx_asyncio"] = {
+                    "available": True,
+                    "detail": "baseline: the same nginx, coroutines on one httpx.AsyncClient",
+                    "results": run_rows(nginx, gs, "nginx/async", path="asyncio"),
+                }
     with python_server() as python:
         servers["python"] = {
             "available": True,

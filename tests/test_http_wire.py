@@ -71,19 +71,30 @@ def test_the_latency_ends_when_the_kernel_received_the_reply(
     assert measured == pytest.approx(latency_ms)
 
 
+def test_the_latency_starts_when_the_request_began_sending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Handed a connection 5 ms after the call began (the pool, the interpreter lock):
+    # that is the client's time, not the target's.
+    fake_time(monkeypatch, wall=1000.0, perf=[0.0, 1.0])
+    attempt = Attempt(response=httpx.Response(200), started_at=1000.005, received_at=1000.025)
+    _, measured = run_attempts(lambda: attempt)
+    assert measured == pytest.approx(20.0)
+
+
 def test_a_retried_case_runs_from_the_first_send_to_the_final_receipt(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake_time(monkeypatch, wall=1000.0, perf=[0.0, 1.0])
     outcomes = iter(
         [
-            Attempt(response=httpx.Response(503), received_at=1000.010),
-            Attempt(response=httpx.Response(200), received_at=1000.055),
+            Attempt(response=httpx.Response(503), started_at=1000.002, received_at=1000.010),
+            Attempt(response=httpx.Response(200), started_at=1000.011, received_at=1000.055),
         ]
     )
     attempts, measured = run_attempts(lambda: next(outcomes))
     assert len(attempts) == 2
-    assert measured == pytest.approx(55.0)
+    assert measured == pytest.approx(53.0)  # the first send to the final receipt
 
 
 class OneWriteServer:

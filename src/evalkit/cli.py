@@ -654,7 +654,12 @@ def history(
     config: ConfigOpt = Path("evalkit.yaml"),
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Metric to trend (repeatable; default: checked)."),
+        typer.Option(
+            "--metric",
+            "-m",
+            metavar="<metric>",
+            help="Metric to trend (repeatable; default: the checked ones).",
+        ),
     ] = None,
     candidate: Annotated[
         Path | None, typer.Option(help="A run artefact drawn as the trend's last point.")
@@ -671,9 +676,20 @@ def history(
     before with its confidence interval.
     """
     from evalkit.config import load_config
-    from evalkit.promotions import history_json, history_view, render_history
+    from evalkit.promotions import (
+        github_access_from_env,
+        history_json,
+        history_view,
+        render_history,
+    )
 
-    view = history_view(load_config(config), metrics=metric, candidate=candidate, limit=limit)
+    view = history_view(
+        load_config(config),
+        metrics=metric,
+        candidate=candidate,
+        limit=limit,
+        access=github_access_from_env(os.environ),
+    )
     _say(render_history(view))
     if json_out is not None:
         _write_text(json_out, history_json(view))
@@ -715,10 +731,13 @@ def compare(
         ),
     ] = None,
     correction: Annotated[
-        str, typer.Option(help="Across each metric's comparisons: holm or none.")
+        str, typer.Option(metavar="holm|none", help="Across each metric's comparisons.")
     ] = "holm",
     fmt: Annotated[
-        str, typer.Option("--format", help="text, markdown (for a PR) or csv (for a paper).")
+        str,
+        typer.Option(
+            "--format", metavar="text|markdown|csv", help="markdown: for a PR; csv: for a paper."
+        ),
     ] = "text",
     n_resamples: Annotated[
         int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")

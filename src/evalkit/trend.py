@@ -36,6 +36,7 @@ class TrendStep:
     significant: bool  # the interval excludes 0 (and the metric is comparable)
     n_paired: int
     note: str = ""  # why the step is not comparable, or what was left out
+    confidence: float = 0.95  # the level of [ci_low, ci_high], as compare decided it
 
     @property
     def compared(self) -> bool:
@@ -107,6 +108,7 @@ def _steps(
             significant=row.significant,
             n_paired=row.n,
             note=row.note,
+            confidence=row.confidence,
         )
     return steps
 
@@ -145,7 +147,9 @@ def metric_trends(
             TrendPoint(label, entry, _run_value(art, metric), step.get(metric) if i else None)
             for i, ((label, entry, art), step) in enumerate(zip(runs, steps, strict=True))
         )
-        trends.append(MetricTrend(metric, _polarity(metric, [r[2] for r in runs]), 0.95, points))
+        levels = [p.step.confidence for p in points if p.step is not None and p.step.compared]
+        polarity = _polarity(metric, [r[2] for r in runs])
+        trends.append(MetricTrend(metric, polarity, levels[0] if levels else 0.95, points))
     return trends
 
 

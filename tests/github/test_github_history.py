@@ -403,3 +403,55 @@ def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: 
     deltas = [p.step.delta for p in trend.points if p.step is not None]
     assert deltas == pytest.approx([0.01, 0.01], abs=1e-12)
     assert view.reference.status == "missing"
+
+
+def test_cli_history_reads_the_artifact_store_with_a_token(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """GITHUB_TOKEN + GITHUB_REPOSITORY (+ GITHUB_API_URL): evalkit history asks the API."""
+    from cli_process import evalkit
+    from evalkit.artifact import write_artifact
+    from history_runs import run
+
+    for i in range(1, 4):
+        values = {f"c{k}": {"ndcg@10": 0.5 + 0.01 * i + 0.01 * (k % 3)} for k in range(9)}
+        art = run(f"r{i}", values, sha=sha(i), config_fingerprint=f"cfg{i}")
+        path = write_artifact(art, tmp_path / f"r{i}.json")
+        fake_github.add_artifact(
+            make_zip({f"{CONFIG}.json": path.read_bytes()}),
+            head_sha=sha(i),
+            created_at=f"2026-11-0{i}T12:00:00Z",
+            expired=i == 1,
+            expires_at="2026-11-20T00:00:00Z" if i == 1 else "2999-01-01T00:00:00Z",
+        )
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - {id: d, metric: ndcg@10, vs_baseline: no_significant_regression}\n"
+    )
+    (tmp_path / "evalkit.yaml").write_text(
+        f"name: {CONFIG}\ngoldens: g.jsonl\nchecks: checks.yaml\nmetrics: [ndcg@10]\n"
+        "target:\n  python: 'x:y'\n"
+    )
+    env = {
+        "GITHUB_TOKEN": fake_github.token,
+        "GH_TOKEN": "",
+        "GITHUB_REPOSITORY": fake_github.full_name,
+        "GITHUB_API_URL": fake_github.api_url,
+    }
+    shown = evalkit("history", "--json", "h.json", cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "1 older promotion(s) expired" in shown.stdout
+    doc = json.loads((tmp_path / "h.json").read_text())
+    assert [p["sha"] for p in doc["promotions"]] == [sha(2), sha(3)]
+    assert [p["config_fingerprint"] for p in doc["promotions"]] == ["cfg2", "cfg3"]
+    assert doc["lost"] == 1
+    assert doc["reference"]["status"] == "missing"
+    (trend,) = doc["trends"]
+    assert trend["points"][1]["step"]["delta"] == pytest.approx(0.01, abs=1e-12)
+    # without the variables it says where it would look, and calls nothing
+    calls = len(fake_github.requests)
+    offline = evalkit(
+        "history", cwd=tmp_path, env={"GITHUB_TOKEN": "", "GH_TOKEN": "", "GITHUB_REPOSITORY": ""}
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert "only the GitHub Action can read" in offline.stdout
+    assert len(fake_github.requests) == calls

@@ -885,7 +885,10 @@ class ArtifactStore:
             source="artifact",
             location=str(target),
             sha=request.sha or None,
-            detail=f"upload it with actions/upload-artifact as {self.name!r}",
+            detail=(
+                f"upload it with actions/upload-artifact as {self.name!r}; the history keeps "
+                "it as long as the artifact retention does (baseline-store: branch keeps all)"
+            ),
             upload_dir=upload_dir,
         )
 

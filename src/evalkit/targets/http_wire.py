@@ -32,6 +32,7 @@ import socket
 import struct
 import sys
 import threading
+import time
 import urllib.request
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, TypeVar
@@ -105,6 +106,9 @@ class _Connection:
     """One keep-alive HTTP/1.1 connection, used by one request at a time."""
 
     def __init__(self, host: str, port: int, timeout_s: float) -> None:
+        self.opened_at = time.time()  # a fresh connection's first request is timed from here
+        self.sent_at: float | None = None  # when the current request started (wall clock)
+        self.used = False
         self.sock = socket.create_connection((host, port), timeout_s)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         _kernel_timeouts(self.sock, timeout_s)
@@ -260,12 +264,12 @@ class WirePool:
             _read_capped(response)  # decodes (gzip, deflate) and caps, as for httpx
         except httpx.HTTPError as exc:
             self._drop(conn)
-            return Attempt(error=exc)
+            return Attempt(error=exc, started_at=conn.sent_at)
         except BaseException:
             self._drop(conn)
             raise
         self._release(conn)
-        return Attempt(response=response, received_at=received_at)
+        return Attempt(response=response, started_at=conn.sent_at, received_at=received_at)
 
     def _exchange(
         self, conn: _Connection, request: PreparedRequest, cap: int
@@ -294,6 +298,11 @@ class WirePool:
         except h11.LocalProtocolError as exc:
             raise httpx.LocalProtocolError(str(exc)) from exc
         assert out is not None
+        # The clock starts here, not before the pool hand-out: waiting for the
+        # interpreter lock around that is the client's time (a new connection's
+        # connect is the target's, as with httpx).
+        conn.sent_at = time.time() if conn.used else conn.opened_at
+        conn.used = True
         _io(lambda: conn.sock.sendall(out), httpx.WriteTimeout, httpx.WriteError)
         status = 0
         reason = b""
