@@ -213,6 +213,11 @@ class LoadedConfig:
         return self.model.name or self.path.stem
 
     @property
+    def fetched_dir(self) -> Path:
+        """Where copies fetched from a baseline store go: never beside the user's files."""
+        return self.root / ".evalkit" / "fetched"
+
+    @property
     def baseline(self) -> BaselineConfig:
         """The baseline section with every default filled in (absent: the defaults)."""
         return self.model.baseline or BaselineConfig()

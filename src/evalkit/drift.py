@@ -251,7 +251,7 @@ def find_reference(
         return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
-    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.root))
+    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.fetched_dir))
     return reference_from_fetch(fetched, config.name)
 
 

@@ -615,7 +615,7 @@ def find_baseline(
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        fetched = open_store(config).fetch(FetchRequest(config.name, config.root))
+        fetched = open_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
