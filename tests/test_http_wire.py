@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import select
 import socket
+import string
 import threading
 import time
 import warnings
@@ -320,3 +322,49 @@ def test_expecting_a_run_holds_timestamps_on_until_the_target_closes(
     target.close()
     assert keeper.fileno() == -1
     assert keeper_of(target) is None
+
+
+def _random_params(rnd: random.Random) -> dict[str, object]:
+    alphabet = string.printable + "é☃/?&=#%+ "
+
+    def text(most: int) -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(most)))
+
+    def value() -> object:
+        kind = rnd.randrange(6)
+        if kind == 0:
+            return rnd.randrange(-1000, 1000)
+        if kind == 1:
+            return rnd.random() * 10 ** rnd.randrange(-5, 20)
+        if kind == 2:
+            return rnd.choice([True, False])
+        if kind == 3:
+            return [text(5) for _ in range(rnd.randrange(3))]  # [] encodes to nothing
+        if kind == 4:
+            return tuple(rnd.choice([1, 2.5, "a b", False]) for _ in range(rnd.randrange(3)))
+        return text(8)
+
+    return {text(5) or "k": value() for _ in range(rnd.randrange(4))}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h/search",
+        "http://h/se%20arch?x=1",
+        "http://h",
+        "http://h:81/a/b?c=d#frag",
+        "http://h/p;q",
+        "http://h/a?",
+        "http://h/ä ö",
+    ],
+)
+def test_the_request_target_is_what_httpx_would_send(url: str) -> None:
+    pool = http_wire.WirePool(url, 1.0)
+    rnd = random.Random(url)
+    for _ in range(2000):
+        params = _random_params(rnd)
+        parsed = httpx.URL(url)
+        want = parsed.copy_with(params=params).raw_path if params else parsed.raw_path
+        assert pool.request_target(params) == want, params
+    assert pool.request_target(None) == httpx.URL(url).raw_path
