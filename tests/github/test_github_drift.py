@@ -180,3 +180,54 @@ def test_a_github_outage_while_fetching_the_reference_is_a_runtime_error_naming_
     assert gate.requests == []  # the gate never ran on a missing reference
     assert "could not fetch the reference from GitHub" in job.log()
     assert job.outputs().get("baseline-status") != "error"  # the baseline itself was fetched
+
+
+def test_the_actions_html_report_draws_the_trend_from_the_actions_store(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The HTML trend reads the promotions through the Action's store (GitHub access).
+
+    Two promotions of the example's v1 run on the fake's branch store, the older one
+    pinned; the real gate runs v2 in the Action: the page draws three points (two
+    promotions, the candidate last), not "not drawn" for want of GitHub access.
+    """
+    from test_github_history import Clock, access_for
+
+    from evalkit.github.baseline import PinRequest, PromoteRequest
+    from evalkit.github.branch_store import BranchStore
+    from evalkit.github.gate_adapter import pipeline_gate
+    from evalkit.history import parse_pin
+
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
+    for k in (1, 2):
+        store.promote(PromoteRequest(EXAMPLE / "baseline.json", "recipes", f"{k}" * 40, tmp_path))
+    pinned = store.pin(PinRequest("recipes", parse_pin("1"), tmp_path / "w", tmp_path / "w"))
+    assert pinned is not None
+    files = {
+        f"evals/{p.name}": p.read_text()
+        for p in EXAMPLE.iterdir()
+        if p.is_file() and p.suffix in (".py", ".yaml", ".jsonl", ".json")
+    }
+    files["evals/checks.yaml"] += (
+        "\n  - id: no_ndcg_drift\n    metric: ndcg@10\n"
+        "    vs_reference: no_significant_regression\n"
+    )
+    job = make_job(
+        fake_github,
+        tmp_path,
+        "pull_request",
+        pr_payload(fake_github),
+        files=files,
+        baseline_store="branch",
+        comment="false",
+    )
+    code = job.run(pipeline_gate)
+    assert code in (0, 1), job.log()
+    html = (job.workspace / job.outputs()["report-html"]).read_text()
+    assert "Trend across promotions" in html
+    assert "not drawn" not in html
+    (plot,) = [part for part in html.split("<svg")[1:] if part.startswith(' class="trend"')]
+    assert plot.count('<circle class="point"') == 2  # the two promotions ...
+    assert plot.count('<circle class="candidate"') == 1  # ... and the candidate last
+    assert 'stroke="#ef6c00"' in plot  # the pinned reference is ringed
+    assert fake_github.api_calls(contains="history/recipes.json")

@@ -113,6 +113,8 @@ class GateRequest:
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
     details_url: str | None = None  # this workflow run's page, for the report's link
     reference: BaselineFetch | None = None  # the pinned reference, when a drift check wants it
+    # The Action's store (with GitHub access): the HTML report's drift trend reads its history.
+    store: BaselineStore | None = None
 
 
 @dataclass(frozen=True)
@@ -734,6 +736,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         output_dir=output_dir,
         details_url=run.details_url,
         reference=reference,
+        store=store,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
