@@ -27,7 +27,10 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     # The config the action read once, its inputs merged in (input wins): an explicit
     # `require-baseline: false` switches off the file's `require_baseline: true`, and a
     # promotion (always False) must not fail for lack of the baseline it is creating.
-    cfg = request.config.with_overrides(require_baseline=request.require_baseline)
+    # The same for `require-reference` and `require_reference`.
+    cfg = request.config.with_overrides(
+        require_baseline=request.require_baseline, require_reference=request.require_reference
+    )
     baseline = read_artifact(request.baseline_path) if request.baseline_path else None
     if baseline is not None:
         # Before running the target: another config's baseline is refused, not compared.
