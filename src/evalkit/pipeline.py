@@ -752,6 +752,7 @@ def gate(
             correction=getattr(checks, "correction", "none") or "none",
             extra_notes=tuple(n for n in notes if n),
             require_reference=require_reference
+            or cfg.require_reference
             or bool(getattr(checks, "require_reference", False)),
         ),
     )

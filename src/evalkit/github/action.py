@@ -114,6 +114,9 @@ class GateRequest:
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
     details_url: str | None = None  # this workflow run's page, for the report's link
     reference: BaselineFetch | None = None  # the pinned reference, when a drift check wants it
+    require_reference: bool = False  # a missing/expired reference blocks the drift checks
+    # The Action's store (with GitHub access): the HTML report's drift trend reads its history.
+    store: BaselineStore | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,7 @@ class ActionInputs:
     output_dir: str
     report_dir: str
     pin: str | None = None  # mode: pin - which promotion becomes the reference
+    require_reference: bool | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -203,6 +207,7 @@ class ActionInputs:
         if mode == "comment" and not report_dir:
             raise ConfigError("input report-dir is required with mode: comment")
         require = _input(env, "require-baseline")
+        require_ref = _input(env, "require-reference")
         pin = _input(env, "pin") or None
         if mode == "pin" and pin is None:
             raise ConfigError(
@@ -228,6 +233,7 @@ class ActionInputs:
             output_dir=_input(env, "output-dir", DEFAULT_OUTPUT_DIR),
             report_dir=report_dir,
             pin=pin,
+            require_reference=_bool_input(env, "require-reference", False) if require_ref else None,
         )
 
 
@@ -265,6 +271,10 @@ class Settings:
     def require_baseline(self) -> bool:
         return self.config.model.require_baseline
 
+    @property
+    def require_reference(self) -> bool:
+        return self.config.model.require_reference
+
 
 def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
     """Decide config name, baseline store and output folder for this run."""
@@ -286,6 +296,7 @@ def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
     merged = loaded.with_overrides(
         name=inputs.config_name,
         require_baseline=inputs.require_baseline,
+        require_reference=inputs.require_reference,
         baseline_store=inputs.baseline_store,
         baseline_name=inputs.baseline_name,
         baseline_branch=inputs.baseline_branch,
@@ -670,8 +681,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         reference = fetch_for_action(store, settings.config, settings.output_dir / "reference-in")
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
-        if what == "baseline":
-            run.out(baseline_status="error")
+        run.out(**{f"{what}_status": "error"})
         return _error_state(
             run,
             f"could not fetch the {what} from GitHub: {exc}{hint}",
@@ -679,8 +689,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title=f"evalkit: {what} unavailable",
         )
     except InputError as exc:
-        if what == "baseline":
-            run.out(baseline_status="error")
+        run.out(**{f"{what}_status": "error"})
         return _error_state(run, str(exc), exc.exit_code, title=f"evalkit: unusable {what}")
 
     relation = _merge_base_relation(baseline, preferred)
@@ -711,13 +720,19 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: no baseline",
         )
 
+    run.out(
+        reference_status="none" if reference is None else reference.status,
+        reference_source=reference.source if reference is not None and reference.found else "none",
+        reference_sha=(reference.sha or "") if reference is not None else "",
+    )
     if reference is not None:
         if reference.found:
             console.notice(f"evalkit reference: {reference.detail}")
         else:
+            blocking = " — blocking: require-reference is on" if settings.require_reference else ""
             console.warning(
                 f"no reference ({reference.status}): {reference.detail}; drift checks report "
-                "no-reference",
+                f"no-reference{blocking}",
                 title="evalkit: no reference",
             )
     request = GateRequest(
@@ -731,6 +746,8 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         output_dir=output_dir,
         details_url=run.details_url,
         reference=reference,
+        store=store,
+        require_reference=settings.require_reference,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
@@ -827,7 +844,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         config_path=settings.config_path,
         config_name=config_name,
         # A promotion must not fail for lack of the baseline it is creating.
-        config=settings.config.with_overrides(require_baseline=False),
+        config=settings.config.with_overrides(require_baseline=False, require_reference=False),
         baseline_path=None,
         baseline_status="none",
         baseline_detail="promotion runs the candidate without a baseline",
