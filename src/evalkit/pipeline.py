@@ -241,7 +241,9 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     set_cache_only(cache_only)
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
-    register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
+    register_declared_metrics(
+        config.model.metrics, config.resolve, lambda index: config.where("metrics", index)
+    )
     goldens = load_goldens(config.resolve(config.model.goldens))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
