@@ -10,6 +10,11 @@ servers in their own processes:
   itself (own prefix, config, pid and logs in a temp dir, a free loopback port,
   ``load_module`` for the echo module).  Without nginx the row is skipped and
   the benchmark says how to install it.
+* **nginx/httpx**: the baseline, in the same run: the same nginx through
+  HttpTarget's httpx path (what every ``http://`` target used before #17).
+* **nginx/async** (``--asyncio``): the road not taken, in the same run:
+  coroutines on one ``httpx.AsyncClient`` against the same nginx, with no evalkit
+  in the loop (the best an asyncio path on httpx could do).
 * **python**: the tests' threaded ``SearchServer``, which competes with the
   client for the same cores (the row the benchmark used to have alone).
 
@@ -18,6 +23,7 @@ Run::
     uv run python benchmarks/bench_runner.py            # 1,000 cases per row
     uv run python benchmarks/bench_runner.py --quick    # 400 cases per row
     uv run python benchmarks/bench_runner.py --strict   # exit 1 when an nginx target is missed
+    uv run python benchmarks/bench_runner.py --asyncio  # + the same nginx from httpx.AsyncClient
 
 Per server and concurrency it prints: the wall time of ``evaluate`` (connections
 opened on the way included) and the ideal ``n * L / c``; the p50/p95 latency the
@@ -34,7 +40,7 @@ The last line of output is one JSON object::
 
     {"n": 1000, "latency_ms": 20, "cpus": 2, "loadavg_before": [...], "loadavg_after": [...],
      "servers": {"nginx": {"available": true, "detail": "...", "results": [ROW, ...]},
-                 "python": {...}},
+                 "nginx_httpx": {...}, "python": {...}},   # + "nginx_asyncio" with --asyncio
      "targets": [{"concurrency": 32, "wall_ratio_max": 1.3, "p50_excess_ms_max": 2, "met": true},
                  ...]}
 
@@ -61,6 +67,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from evalkit.execute import ClientSaturationWarning, evaluate
 from evalkit.goldens import GoldenCase, GoldenSet
@@ -220,23 +227,34 @@ def find_nginx() -> tuple[str, str] | str:
     return f"nginx found ({binary}) but not its echo module; {INSTALL_HINT}"
 
 
+class PortTaken(Exception):
+    """Another process bound the free port between our probe and nginx's bind."""
+
+
 @contextlib.contextmanager
 def nginx_server(binary: str, module: str) -> Iterator[NginxServer]:
     with tempfile.TemporaryDirectory(prefix="evalkit-bench-nginx-") as tmp:
         prefix = Path(tmp)
-        port = free_port()
-        conf = prefix / "nginx.conf"
-        conf.write_text(
-            _NGINX_CONF.format(module=module, prefix=prefix, port=port, delay=LATENCY_MS / 1000)
-        )
-        proc = subprocess.Popen(
-            [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        for attempt in range(3):
+            port = free_port()
+            conf = prefix / "nginx.conf"
+            conf.write_text(
+                _NGINX_CONF.format(module=module, prefix=prefix, port=port, delay=LATENCY_MS / 1000)
+            )
+            proc = subprocess.Popen(
+                [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                _wait_listening(port, proc, prefix / "error.log")
+            except PortTaken:
+                if attempt == 2:
+                    raise SystemExit("bench_runner: no free loopback port for nginx") from None
+                continue
+            break
         try:
-            _wait_listening(port, proc, prefix / "error.log")
             yield NginxServer("nginx", f"http://127.0.0.1:{port}/search", prefix / "access.log")
         finally:
             proc.terminate()
@@ -254,9 +272,12 @@ def _wait_listening(port: int, proc: subprocess.Popen[str], error_log: Path) -> 
             err = (proc.stderr.read() if proc.stderr else "") or (
                 error_log.read_text() if error_log.exists() else ""
             )
+            if "Address already in use" in err:
+                raise PortTaken(err)
             raise SystemExit(f"bench_runner: nginx exited at start: {err.strip()}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-            return
+            if proc.poll() is None:  # ours answered, not whoever may have the port
+                return
         time.sleep(0.05)
     proc.kill()
     raise SystemExit(f"bench_runner: nginx did not listen on 127.0.0.1:{port} within 10 s")
@@ -309,12 +330,26 @@ def measure(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
     if result.mean("recall@1") != 1.0:
         raise SystemExit("bench_runner: rows were mixed up between cases")
     latencies = [row.response.latency_ms for row in result.per_query if row.response]
+    saturation = [str(w.message) for w in caught if issubclass(w.category, ClientSaturationWarning)]
+    return summarise(
+        server, gs, concurrency, wall, cpu, latencies, saturation[0] if saturation else None
+    )
+
+
+def summarise(
+    server: Server,
+    gs: GoldenSet,
+    concurrency: int,
+    wall: float,
+    cpu: float,
+    latencies: list[float],
+    saturation: str | None,
+) -> dict[str, Any]:
     own = server.own_latencies_ms(len(gs))
     if len(own) != len(gs):
         raise SystemExit(f"bench_runner: {server.name} logged {len(own)} requests, not {len(gs)}")
     n = len(gs)
     ideal = n * LATENCY_MS / 1000 / concurrency
-    saturation = [str(w.message) for w in caught if issubclass(w.category, ClientSaturationWarning)]
     return {
         "concurrency": concurrency,
         "wall_s": round(wall, 3),
@@ -325,12 +360,12 @@ def measure(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
         "server_p50_ms": round(nearest_rank(own, 50), 2),
         "server_p95_ms": round(nearest_rank(own, 95), 2),
         "client_cpu_s_per_request": round(cpu / n, 6),
-        "saturation": saturation[0] if saturation else None,
+        "saturation": saturation,
     }
 
 
 HEADER = (
-    f"{'server':>6} {'c':>4} {'wall_s':>7} {'ideal_s':>7} {'ratio':>5}  "
+    f"{'server':>11} {'c':>4} {'wall_s':>7} {'ideal_s':>7} {'ratio':>5}  "
     f"{'p50 client/server ms':>20}  {'p95 client/server ms':>20}  {'cpu ms/req':>10}"
 )
 
@@ -340,23 +375,72 @@ def show(server: str, row: dict[str, Any]) -> str:
     p95 = f"{row['p95_ms']:.2f} / {row['server_p95_ms']:.2f}"
     cpu_ms = row["client_cpu_s_per_request"] * 1000
     line = (
-        f"{server:>6} {row['concurrency']:>4} {row['wall_s']:>7.3f} {row['ideal_s']:>7.3f} "
+        f"{server:>11} {row['concurrency']:>4} {row['wall_s']:>7.3f} {row['ideal_s']:>7.3f} "
         f"{row['ratio']:>5.2f}  {p50:>20}  {p95:>20}  {cpu_ms:>10.3f}"
     )
     if row["saturation"]:
-        line += f"\n{'':>12}warning: {row['saturation']}"
+        line += f"\n{'':>17}warning: {row['saturation']}"
     return line
 
 
-def run_rows(server: Server, gs: GoldenSet) -> list[dict[str, Any]]:
-    with make_target(server.url) as warm:  # the server's first request pays its imports
-        warm.invoke(gs[0])
-    server.own_latencies_ms(1)  # the warm-up is not a row's
-    rows = []
-    for concurrency in CONCURRENCIES:
-        row = measure(server, gs, concurrency)
-        rows.append(row)
-        print(show(server.name, row), flush=True)
+def measure_asyncio(server: Server, gs: GoldenSet, concurrency: int) -> dict[str, Any]:
+    """The road not taken: ``concurrency`` coroutines on one ``httpx.AsyncClient``.
+
+    No evalkit in the loop (no target, scoring or rows): the best an asyncio path on
+    httpx could do.  Latency is timed around each request as a coroutine sees it.
+    """
+    import asyncio
+
+    import httpx
+
+    latencies: list[float] = []
+
+    async def run() -> None:
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=concurrency)
+        async with httpx.AsyncClient(limits=limits, timeout=10.0) as client:
+            cases = iter(gs)
+
+            async def worker() -> None:
+                for case in cases:
+                    began = time.perf_counter()
+                    reply = await client.get(server.url, params={"id": case.id})
+                    latencies.append((time.perf_counter() - began) * 1000)
+                    if reply.json()["results"][0]["id"] != f"doc-{case.id}":
+                        raise SystemExit("bench_runner: asyncio rows were mixed up")
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    start = time.perf_counter()
+    cpu_start = time.process_time()
+    asyncio.run(run())
+    cpu = time.process_time() - cpu_start
+    wall = time.perf_counter() - start
+    return summarise(server, gs, concurrency, wall, cpu, latencies, None)
+
+
+@contextlib.contextmanager
+def sending_path(path: str) -> Iterator[None]:
+    """``lean``: HttpTarget as shipped; ``httpx``: its httpx path, the runner before #17."""
+    if path in ("lean", "asyncio"):
+        yield
+        return
+    with mock.patch("evalkit.targets.http.wire_eligible", return_value=False):
+        yield
+
+
+def run_rows(server: Server, gs: GoldenSet, label: str, path: str = "lean") -> list[dict[str, Any]]:
+    with sending_path(path):
+        with make_target(server.url) as warm:  # the server's first request pays its imports
+            warm.invoke(gs[0])
+        server.own_latencies_ms(1)  # the warm-up is not a row's
+        rows = []
+        for concurrency in CONCURRENCIES:
+            if path == "asyncio":
+                row = measure_asyncio(server, gs, concurrency)
+            else:
+                row = measure(server, gs, concurrency)
+            rows.append(row)
+            print(show(label, row), flush=True)
     return rows
 
 
@@ -386,6 +470,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--strict", action="store_true", help="exit 1 when an nginx target is missed"
     )
+    parser.add_argument(
+        "--asyncio",
+        action="store_true",
+        help="also run the same nginx from coroutines on one httpx.AsyncClient (slow at c>=64)",
+    )
     args = parser.parse_args(argv)
     n = 400 if args.quick else 1000
     gs = goldens(n)
@@ -399,20 +488,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     servers: dict[str, dict[str, Any]] = {}
     found = find_nginx()
     if isinstance(found, str):
-        print(f" nginx: skipped: {found}")
+        print(f"      nginx: skipped: {found}")
         servers["nginx"] = {"available": False, "detail": found, "results": []}
+        servers["nginx_httpx"] = {"available": False, "detail": found, "results": []}
     else:
         with nginx_server(*found) as nginx:
             servers["nginx"] = {
                 "available": True,
                 "detail": found[0],
-                "results": run_rows(nginx, gs),
+                "results": run_rows(nginx, gs, "nginx"),
             }
+            servers["nginx_httpx"] = {
+                "available": True,
+                "detail": "baseline: the same nginx, HttpTarget's httpx path (the runner before)",
+                "results": run_rows(nginx, gs, "nginx/httpx", path="httpx"),
+            }
+            if args.asyncio:
+                servers["nginx_asyncio"] = {
+                    "available": True,
+                    "detail": "baseline: the same nginx, coroutines on one httpx.AsyncClient",
+                    "results": run_rows(nginx, gs, "nginx/async", path="asyncio"),
+                }
     with python_server() as python:
         servers["python"] = {
             "available": True,
             "detail": "tests/servers/search.py, threaded, its own process",
-            "results": run_rows(python, gs),
+            "results": run_rows(python, gs, "python"),
         }
     load_after = [round(x, 2) for x in os.getloadavg()]
     targets = check_targets(servers["nginx"]["results"]) if servers["nginx"]["available"] else []

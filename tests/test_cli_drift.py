@@ -83,6 +83,21 @@ def test_no_reference_is_a_loud_warning_and_require_reference_blocks(project: Pa
     assert from_file.returncode == 1, from_file.stdout + from_file.stderr
 
 
+def test_require_reference_in_evalkit_yaml_makes_no_reference_block(project: Path) -> None:
+    config = project / "evalkit.yaml"
+    config.write_text(config.read_text() + "require_reference: true\n")
+    blocked = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    data = report(project)
+    assert verdict(data, "no_drift")["status"] == "no-reference"
+    assert data["summary"]["blocking_failures"] == ["no_drift"]
+    # like require_baseline it is a boolean, named with its line when it is not
+    config.write_text(config.read_text().replace("require_reference: true", "require_reference: 1"))
+    bad = evalkit("gate", "--candidate", "full.json", cwd=project)
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    assert "require_reference" in bad.stderr
+
+
 def test_a_reference_no_check_uses_is_refused(project: Path) -> None:
     (project / "checks.yaml").write_text(CHECKS)
     derive(project, "ref.json", lambda d: None)
@@ -132,7 +147,7 @@ def test_a_missing_reference_file_is_an_input_error(project: Path) -> None:
     one_line_error(result, 2, "nope.json")
 
 
-def test_the_pinned_reference_of_the_file_store_is_used_without_a_flag(project: Path) -> None:
+def test_the_pinned_reference_is_used_until_re_pinned(project: Path) -> None:
     config = project / "evalkit.yaml"
     config.write_text(config.read_text() + "baseline: {path: base.json}\n")
     derive(project, "older.json", lower)  # an older, better promotion
@@ -156,11 +171,17 @@ def test_the_pinned_reference_of_the_file_store_is_used_without_a_flag(project: 
     assert data["reference"]["status"] == "found"
     assert data["reference"]["source"] == "file"
     assert "Reference " in result.stdout
-    # an explicit --reference wins over the pin
-    derive(project, "ref.json", lambda d: None)
-    again = evalkit(*AGAINST_REF, cwd=project)
-    assert again.returncode == 0, again.stdout + again.stderr
+    # re-pinned to the last promotion, the same candidate no longer slid from it
+    repinned = evalkit("pin", "0 promotions ago", cwd=project)
+    assert repinned.returncode == 0, repinned.stdout + repinned.stderr
+    after = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    assert after.returncode == 0, after.stdout + after.stderr
     assert verdict(report(project), "no_drift")["status"] == "pass"
+    # an explicit --reference wins over the pin
+    derive(project, "ref.json", lower)
+    again = evalkit(*AGAINST_REF, cwd=project)
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert verdict(report(project), "no_drift")["status"] == "fail"
     assert report(project)["reference"]["detail"] == "reference ref.json"
 
 

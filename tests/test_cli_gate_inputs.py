@@ -381,7 +381,7 @@ def test_gate_refuses_run_flags_with_a_candidate(project: Path) -> None:
     ("args", "needles"),
     [
         (("export", "full.json", "--csv", "./full.json"), ("--csv", "the artefact")),
-        (("compare", "full.json", "full.json", "--html", "full.json"), ("--html", "candidate")),
+        (("compare", "full.json", "full.json", "--html", "full.json"), ("--html", "run full.json")),
         (("run", "--out", "goldens.jsonl"), ("--out", "goldens file")),
         (("run", "--out", "checks.yaml"), ("--out", "checks file")),
         (("gate", "--candidate", "full.json", "--json", "full.json"), ("--json", "candidate")),

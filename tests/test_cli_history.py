@@ -14,6 +14,8 @@ from history_runs import run, sha_of
 from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 WITH_BASELINE = CONFIG + "baseline: {path: baseline.json}\n"
+# A CI job's own GitHub variables must not make these runs call GitHub.
+NO_GITHUB = {"GITHUB_TOKEN": "", "GH_TOKEN": "", "GITHUB_REPOSITORY": ""}
 IDS = [f"c{i:02d}" for i in range(12)]
 
 
@@ -32,13 +34,13 @@ def promote(project: Path, k: int, sha: str | None = None) -> None:
 
 
 def test_history_lists_promotions_and_the_checked_metrics_trend(project: Path) -> None:
-    empty = evalkit("history", cwd=project)
+    empty = evalkit("history", cwd=project, env=NO_GITHUB)
     assert empty.returncode == 0, empty.stderr
     assert "no promotion kept yet" in empty.stdout
     assert "reference: missing: no reference pinned" in empty.stdout
     for k in range(3):
         promote(project, k)
-    shown = evalkit("history", "--json", "h.json", cwd=project)
+    shown = evalkit("history", "--json", "h.json", cwd=project, env=NO_GITHUB)
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
     assert "3 promotion(s) kept in" in out
@@ -66,10 +68,13 @@ def test_pin_repin_and_pinning_what_is_not_kept(project: Path) -> None:
     assert pinned.returncode == 0, pinned.stderr
     assert sha_of(1)[:12] in pinned.stdout
     promote(project, 3)  # a promotion does not move the pin
-    shown = evalkit("history", "--candidate", "r0.json", cwd=project)
+    shown = evalkit("history", "--candidate", "r0.json", cwd=project, env=NO_GITHUB)
     assert "reference: .evalkit/history/evalkit/reference.json: " in shown.stdout
     assert sha_of(1)[:12] in shown.stdout.split("reference:", 1)[1].splitlines()[0]
     # the candidate is the trend's last point: run 0 after run 3 is -0.03
+    marked = [line for line in shown.stdout.splitlines() if line.endswith("<- reference")]
+    assert len(marked) == 1
+    assert sha_of(1)[:12] in marked[0]
     assert "candidate" in shown.stdout
     assert "-0.0300  [-0.0300, -0.0300]" in shown.stdout
     repinned = evalkit("pin", "0", cwd=project)
@@ -112,13 +117,14 @@ def test_github_stores_are_pinned_by_the_action(project: Path) -> None:
     (project / "evalkit.yaml").write_text(CONFIG + "baseline: {store: branch}\n")
     refused = evalkit("pin", "0", cwd=project)
     one_line_error(refused, 2, "baseline.store is 'branch'", "mode: pin")
-    shown = evalkit("history", cwd=project)
+    shown = evalkit("history", cwd=project, env=NO_GITHUB)
     assert shown.returncode == 0, shown.stderr
     assert "only the GitHub Action reads" in shown.stdout
     assert "reference: missing" in shown.stdout
 
 
-def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> None:
+def make_store_branch(project: Path, tmp_path: Path) -> Path:
+    """Three promotions and a pin on branch evalkit-baselines, as the Action leaves it."""
     from datetime import timedelta
 
     from evalkit.history import PinRecord, PromotionRecord, index_dumps
@@ -150,7 +156,12 @@ def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> 
     (store / "reference" / "evalkit.pin.json").write_text(pin.to_json())
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "promotions")
-    before = evalkit("history", cwd=project)
+    return store
+
+
+def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> None:
+    store = make_store_branch(project, tmp_path)
+    before = evalkit("history", cwd=project, env=NO_GITHUB)
     assert "git fetch origin evalkit-baselines" in before.stdout
     git(
         project,
@@ -159,7 +170,7 @@ def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> 
         str(store),
         "evalkit-baselines:refs/remotes/origin/evalkit-baselines",
     )
-    shown = evalkit("history", cwd=project)
+    shown = evalkit("history", cwd=project, env=NO_GITHUB)
     assert shown.returncode == 0, shown.stderr
     assert "3 promotion(s) from branch evalkit-baselines (local origin/evalkit-baselines)" in (
         shown.stdout
@@ -168,3 +179,23 @@ def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> 
     assert f"reference: branch evalkit-baselines:reference/evalkit.json: {sha_of(0)[:12]}" in (
         shown.stdout
     )
+
+
+def test_the_gate_writes_a_fetched_reference_under_evalkit_fetched(
+    project: Path, tmp_path: Path
+) -> None:
+    store = make_store_branch(project, tmp_path)
+    (project / "checks.yaml").write_text(
+        CHECKS + "  - id: drift\n    metric: ndcg@10\n    vs_reference: no_significant_regression\n"
+    )
+    fetch = ("fetch", "-q", str(store), "evalkit-baselines:refs/remotes/origin/evalkit-baselines")
+    git(project, *fetch)
+    before = sorted(p.name for p in project.iterdir())
+    gated = evalkit("gate", cwd=project, env=NO_GITHUB)
+    assert gated.returncode in (0, 1), gated.stderr
+    assert "branch evalkit-baselines:reference/evalkit.json" in gated.stdout
+    # nothing beside the user's files but the run artefact the gate always writes
+    added = sorted({p.name for p in project.iterdir()} - set(before))
+    assert [name for name in added if "reference" in name] == []
+    fetched = project / ".evalkit" / "fetched" / "reference-evalkit.json"
+    assert fetched.read_bytes() == (store / "reference" / "evalkit.json").read_bytes()

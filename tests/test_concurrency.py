@@ -455,9 +455,17 @@ def test_the_judge_grades_concurrently_within_the_same_slots(
     judge = LLMJudge(
         "Score 5 if right.", "claude-haiku-4-5", cache_path=tmp_path / "cache.json", client=sdk
     )
+    # Each group of 6 gradings must be in the API at once to pass the barrier.
+    barrier = threading.Barrier(6, timeout=HOLD_S)
+
+    def respond(request: dict[str, Any]) -> Reply:
+        barrier.wait()
+        return grade(4, "fine")
+
+    api.responder = respond
     result = judged_run(judge, 24, concurrency=6)
     assert [row.metrics for row in result.per_query] == [{"helpfulness": 4.0}] * 24
-    assert 2 <= api.max_in_flight <= 6  # concurrent, and never beyond the run's bound
+    assert api.max_in_flight == 6  # concurrent, and never beyond the run's bound
     assert len(api.message_requests) == 24
     assert len(judge.cache or []) == 24  # every grade persisted by concurrent writers
 

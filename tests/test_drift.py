@@ -524,3 +524,18 @@ def test_a_verdict_built_in_code_defaults_to_not_required() -> None:
     v = CheckVerdict("x", "m", "vs_reference", "block", "no-reference", "none", 1, 1)
     assert not v.blocking
     assert dataclasses.replace(v, required=True).blocking
+
+
+def test_a_reference_that_is_the_baseline_says_the_drift_check_repeats_it() -> None:
+    base = values(20, 0.0, 0.0, 1)
+    art = run("main", base)
+    report = evaluate_gate(
+        [per_pr(), drift()],
+        run("cand", values(20, 0.0, 0.01, 2, base)),
+        art,
+        FAST,
+        reference=Reference.of(art),
+    )
+    assert any("the reference is the current baseline" in n for n in report.notes)
+    other = gate([per_pr(), drift()], base, baseline=base, reference=found(values(20, 0.0, 0.0, 3)))
+    assert not any("the reference is the current baseline" in n for n in other.notes)

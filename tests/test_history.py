@@ -125,3 +125,44 @@ def test_pin_record_round_trip() -> None:
         PinRecord.from_json("{", "pin.json")
     with pytest.raises(ArtifactError, match="not an evalkit pin record"):
         PinRecord.from_json("[]", "pin.json")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_select_pinned_agrees_with_brute_force_on_generated_histories(seed: int) -> None:
+    """Random promotion times (several a day, gaps of days) and every kind of spec."""
+    import random
+
+    rng = random.Random(seed)
+    moment, kept = T0, []
+    for i in range(rng.randint(1, 12)):
+        moment += timedelta(hours=rng.choice([1, 5, 20, 50, 200]))
+        kept.append(
+            make_entry(Path(f"p{i}"), sha=sha_of(i), promoted_at=moment, config_fingerprint=None)
+        )
+    newest_first = kept[::-1]
+    for n in range(len(kept) + 2):
+        if n < len(kept):
+            assert select_pinned(kept, PinSpec("ago", ago=n))[0] is newest_first[n]
+        else:
+            with pytest.raises(InputError):
+                select_pinned(kept, PinSpec("ago", ago=n))
+    first_day = kept[0].promoted_at.date()  # type: ignore[union-attr]
+    for offset in range(-1, 20):
+        day = first_day + timedelta(days=offset)
+        # brute force: the last promotion whose UTC day is on or before ``day``
+        on_or_before = [e for e in kept if e.promoted_at.date() <= day]  # type: ignore[union-attr]
+        if on_or_before:
+            assert select_pinned(kept, PinSpec("date", day=day))[0] is on_or_before[-1]
+        else:
+            with pytest.raises(InputError):
+                select_pinned(kept, PinSpec("date", day=day))
+    # a tag on a promoted commit is that promotion; on another commit, the one in effect then
+    target = rng.randrange(len(kept))
+    tags = {"t": TaggedCommit(sha_of(target), None)}
+    assert select_pinned(kept, PinSpec("tag", tag="t"), tags.get)[0] is kept[target]
+    promoted = kept[target].promoted_at
+    assert promoted is not None
+    when = promoted + timedelta(minutes=30)
+    later = {"u": TaggedCommit("f" * 40, when)}
+    in_effect = [e for e in kept if e.promoted_at is not None and e.promoted_at <= when][-1]
+    assert select_pinned(kept, PinSpec("tag", tag="u"), later.get)[0] is in_effect

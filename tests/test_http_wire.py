@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import random
 import select
 import socket
+import string
 import threading
 import time
 import warnings
@@ -18,6 +20,7 @@ import pytest
 import evalkit.targets.http as http
 from evalkit.client_load import ClientSaturationWarning
 from evalkit.goldens import GoldenCase
+from evalkit.targets import http_wire
 from evalkit.targets.http import Attempt, HttpTarget, run_attempts
 from evalkit.targets.http_wire import _Connection, wire_eligible
 from servers.search import Reply, SearchServer
@@ -70,19 +73,30 @@ def test_the_latency_ends_when_the_kernel_received_the_reply(
     assert measured == pytest.approx(latency_ms)
 
 
+def test_the_latency_starts_when_the_request_began_sending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Handed a connection 5 ms after the call began (the pool, the interpreter lock):
+    # that is the client's time, not the target's.
+    fake_time(monkeypatch, wall=1000.0, perf=[0.0, 1.0])
+    attempt = Attempt(response=httpx.Response(200), started_at=1000.005, received_at=1000.025)
+    _, measured = run_attempts(lambda: attempt)
+    assert measured == pytest.approx(20.0)
+
+
 def test_a_retried_case_runs_from_the_first_send_to_the_final_receipt(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake_time(monkeypatch, wall=1000.0, perf=[0.0, 1.0])
     outcomes = iter(
         [
-            Attempt(response=httpx.Response(503), received_at=1000.010),
-            Attempt(response=httpx.Response(200), received_at=1000.055),
+            Attempt(response=httpx.Response(503), started_at=1000.002, received_at=1000.010),
+            Attempt(response=httpx.Response(200), started_at=1000.011, received_at=1000.055),
         ]
     )
     attempts, measured = run_attempts(lambda: next(outcomes))
     assert len(attempts) == 2
-    assert measured == pytest.approx(55.0)
+    assert measured == pytest.approx(53.0)  # the first send to the final receipt
 
 
 class OneWriteServer:
@@ -262,3 +276,95 @@ def test_the_cli_shows_a_saturation_warning_as_one_evalkit_line(
             ClientSaturationWarning("the client's own CPU limited this run"), stacklevel=1
         )
     assert capsys.readouterr().err == "evalkit: warning: the client's own CPU limited this run\n"
+
+
+def test_closing_the_target_wakes_a_call_still_waiting_for_its_reply(
+    server: SearchServer,
+) -> None:
+    server.route("/search", Reply(json=RESULTS, delay_s=30.0))
+    target = target_of(server)
+    outcome: list[BaseException | object] = []
+
+    def call() -> None:
+        try:
+            outcome.append(target.invoke(CASE))
+        except BaseException as exc:  # the TargetError this test expects
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
+    caller.start()
+    deadline = time.monotonic() + 10
+    while server.count("/search") == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the request is in the server, waiting
+    target.close()
+    caller.join(10)  # far less than the server's 30 s or the target's 30 s timeout
+    assert not caller.is_alive()
+    (error,) = outcome
+    assert isinstance(error, Exception)
+    assert "target 'prod', case 'q1'" in str(error)
+
+
+def test_expecting_a_run_holds_timestamps_on_until_the_target_closes(
+    server: SearchServer,
+) -> None:
+    target = target_of(server)
+
+    def keeper_of(t: HttpTarget) -> socket.socket | None:
+        assert t._wire is not None
+        return t._wire._keeper
+
+    assert keeper_of(target) is None  # nothing is opened before a run is expected
+    target.expect_concurrency(8)
+    keeper = keeper_of(target)
+    if keeper is None:
+        pytest.skip("this platform gives no SO_TIMESTAMPNS receive times")
+    assert keeper.getsockopt(socket.SOL_SOCKET, http_wire.SO_TIMESTAMPNS or 0) == 1
+    target.close()
+    assert keeper.fileno() == -1
+    assert keeper_of(target) is None
+
+
+def _random_params(rnd: random.Random) -> dict[str, object]:
+    alphabet = string.printable + "é☃/?&=#%+ "
+
+    def text(most: int) -> str:
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(most)))
+
+    def value() -> object:
+        kind = rnd.randrange(6)
+        if kind == 0:
+            return rnd.randrange(-1000, 1000)
+        if kind == 1:
+            return rnd.random() * 10 ** rnd.randrange(-5, 20)
+        if kind == 2:
+            return rnd.choice([True, False])
+        if kind == 3:
+            return [text(5) for _ in range(rnd.randrange(3))]  # [] encodes to nothing
+        if kind == 4:
+            return tuple(rnd.choice([1, 2.5, "a b", False]) for _ in range(rnd.randrange(3)))
+        return text(8)
+
+    return {text(5) or "k": value() for _ in range(rnd.randrange(4))}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://h/search",
+        "http://h/se%20arch?x=1",
+        "http://h",
+        "http://h:81/a/b?c=d#frag",
+        "http://h/p;q",
+        "http://h/a?",
+        "http://h/ä ö",
+    ],
+)
+def test_the_request_target_is_what_httpx_would_send(url: str) -> None:
+    pool = http_wire.WirePool(url, 1.0)
+    rnd = random.Random(url)
+    for _ in range(2000):
+        params = _random_params(rnd)
+        parsed = httpx.URL(url)
+        want = parsed.copy_with(params=params).raw_path if params else parsed.raw_path
+        assert pool.request_target(params) == want, params
+    assert pool.request_target(None) == httpx.URL(url).raw_path

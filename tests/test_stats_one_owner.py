@@ -18,7 +18,8 @@ import pytest
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
 from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, read_artifact, write_artifact
 from evalkit.checks import CheckSpec
-from evalkit.compare import compare_artifacts, render_compare_table
+from evalkit.compare import compare_artifacts, compare_runs
+from evalkit.compare_render import render_text
 from evalkit.gate import GateOptions, evaluate_gate
 from evalkit.registry import get_metric, isolated, metric_instance
 from evalkit.report.html import render_compare_html
@@ -225,8 +226,16 @@ def test_different_relevance_levels_are_incomparable_in_the_gate_and_compare(
     assert not rows["ndcg@10"].incomparable
     page = render_compare_html(list(rows.values()), two, one)
     assert 'class="badge incomparable">incomparable: parameters differ' in page
-    table = render_compare_table(list(rows.values()), two.name, one.name)
-    assert "REAL" not in table.splitlines()[3 + list(rows).index("recall@1")]
+    (line,) = [
+        x
+        for x in render_text(compare_runs([two], one, n_resamples=500)).splitlines()
+        if x.startswith("recall@1 ")
+    ]
+    assert line.endswith(
+        "incomparable: parameters differ (default parameters vs relevance_level=2)"
+    )
+    assert "better" not in line
+    assert "worse" not in line
 
 
 def test_same_parameters_stay_comparable(tmp_path: Path) -> None:

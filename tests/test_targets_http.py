@@ -38,6 +38,11 @@ def server() -> Iterator[SearchServer]:
         yield running
 
 
+# On the lean path a latency ends at the kernel's receive time, a wall-clock reading
+# that may differ from time.time()'s by tens of microseconds (seen in a VM).
+SKEW_MS = 1.0
+
+
 @pytest.fixture(autouse=True, params=["wire", "httpx"])
 def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test runs on both sending paths: the lean http:// one and httpx (https, client=)."""
@@ -122,6 +127,14 @@ def test_extract_may_return_a_response_and_still_gets_the_measured_latency(
     assert response.latency_ms < 9999.0  # the target measures latency, extract cannot
 
 
+def test_a_custom_header_replaces_a_default_of_the_same_name(server: SearchServer) -> None:
+    url = server.route("/search", OK)
+    invoke(url, headers={"User-Agent": "probe/1", "Host": f"search.internal:{server.port}"})
+    [seen] = server.requests("/search")
+    assert seen.headers["user-agent"] == "probe/1"
+    assert seen.headers["host"] == f"search.internal:{server.port}"
+
+
 def test_get_sends_the_payload_as_query_parameters(server: SearchServer) -> None:
     url = server.route("/search", OK)
     invoke(url, method="get")
@@ -173,13 +186,13 @@ def test_latency_spans_both_attempts(server: SearchServer) -> None:
     start = time.perf_counter()
     response = invoke(url)
     elapsed_ms = (time.perf_counter() - start) * 1000
-    assert 100.0 <= response.latency_ms <= elapsed_ms
+    assert 100.0 - SKEW_MS <= response.latency_ms <= elapsed_ms
     assert server.count("/search") == 2
 
 
 def test_latency_includes_reading_a_slow_body(server: SearchServer) -> None:
     url = server.route("/search", Reply(json=RESULTS, chunks=3, chunk_delay_s=0.03))
-    assert invoke(url).latency_ms >= 90.0
+    assert invoke(url).latency_ms >= 90.0 - SKEW_MS
 
 
 def test_503_twice_fails_after_exactly_two_requests(server: SearchServer) -> None:
@@ -230,10 +243,9 @@ def test_connection_resets_on_both_attempts_fail_with_the_transport_error(
 
 
 def test_a_timeout_is_retried_then_fails(server: SearchServer) -> None:
-    url = server.route("/search", Reply(json=RESULTS, delay_s=1.0))
-    start = time.perf_counter()
+    # The server would answer after 5 s: a client that waited would not say ReadTimeout.
+    url = server.route("/search", Reply(json=RESULTS, delay_s=5.0))
     error = failure(url, timeout_s=0.1)
-    assert time.perf_counter() - start < 0.9  # two 0.1 s timeouts, not the server's 1 s
     assert server.count("/search") == 2
     message = str(error)
     assert "attempt 1: ReadTimeout" in message

@@ -48,6 +48,7 @@ from evalkit.targets.callable import CallableTarget
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact, read_artifact, write_artifact
     from evalkit.checks import compare
+    from evalkit.client_load import ClientSaturationWarning
     from evalkit.drift import Reference
     from evalkit.export import to_dataframe, write_csv
     from evalkit.gate import GateReport, evaluate_gate
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
 # numpy and httpx in programs that never need them.
 _LAZY = {
     "BootstrapResult": "evalkit.significance",
+    "ClientSaturationWarning": "evalkit.client_load",
     "GateReport": "evalkit.gate",
     "HttpTarget": "evalkit.targets.http",
     # 0.2.0's threshold comparison.  Lazy because ``evalkit.compare`` is also a
@@ -114,6 +116,7 @@ __all__ = [
     "CheckError",
     "CheckSpec",
     "ChecksFile",
+    "ClientSaturationWarning",
     "ComparisonError",
     "ConfigError",
     "DEFAULT_METRICS",

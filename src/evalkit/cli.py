@@ -38,10 +38,25 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 ConfigOpt = Annotated[
     Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
+]
+
+
+KeywordOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-k",
+        metavar="WORD",
+        help="Only the cases whose id contains WORD (ignoring case); repeatable.",
+    ),
+]
+CaseOpt = Annotated[
+    list[str] | None,
+    typer.Option("--case", metavar="ID", help="Only the case with this id; repeatable."),
 ]
 
 
@@ -202,15 +217,6 @@ class _Progress:
             self._bar = None
 
 
-def _config_inputs(cfg: Any) -> dict[str, Path | None]:
-    """The files a config reads: no command may write over them."""
-    return {
-        "config": cfg.path,
-        "goldens file": cfg.resolve(cfg.model.goldens),
-        "checks file": cfg.resolve(cfg.model.checks),
-    }
-
-
 def _report_failed_cases(
     art: RunArtifact, requested: Path | None = None, written: Path | None = None
 ) -> None:
@@ -261,7 +267,10 @@ def run(
     ] = None,
     resume: Annotated[
         bool,
-        typer.Option(help="Keep the cases an interrupted run finished; run only the rest."),
+        typer.Option(
+            show_default=False,
+            help="Keep the cases an interrupted run finished; run only the rest.",
+        ),
     ] = False,
     shard: Annotated[
         str | None,
@@ -271,11 +280,17 @@ def run(
         ),
     ] = None,
     judge_cache_only: Annotated[
-        bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
+        bool,
+        typer.Option(
+            show_default=False, help="Grade only from the judge cache; a miss is an error."
+        ),
     ] = False,
     allow_failed: Annotated[
         bool,
-        typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
+        typer.Option(
+            show_default=False,
+            help="Write OUT even when cases failed (else: OUT's name + .failed).",
+        ),
     ] = False,
     trec_run: Annotated[
         Path | None,
@@ -291,17 +306,23 @@ def run(
     relevance_level: Annotated[
         int, typer.Option(min=1, help="With --trec-run: lowest grade counted as relevant.")
     ] = 1,
+    keyword: KeywordOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Run the configured target over the golden set and write a run artefact.
+    """Run the target over the golden set and write a run artefact.
 
-    Each finished case is saved at once in OUT.checkpoint.jsonl; after an
-    interruption or failed cases, --resume runs only the cases not yet done.
+    Each finished case is saved at once in a checkpoint under .evalkit/checkpoints/;
+    after an interruption or failed cases, --resume runs only the cases not yet done.
     A run with failed cases never replaces OUT: it is written beside it
     (base.json -> base.failed.json) unless --allow-failed.
     With --trec-run, score an existing TREC run file against --qrels instead.
+    -k/--case run only some cases (default OUT: the config's output + .subset).
     """
+    from evalkit.case_filter import CaseFilter
     from evalkit.errors import ConfigError
+
+    cases = CaseFilter.of(keyword, case)
 
     if trec_run is not None or qrels is not None:
         # Scoring a file runs no target: a target flag here would be silently ignored.
@@ -314,6 +335,7 @@ def run(
             ("--shard", shard is not None),
             ("--judge-cache-only", judge_cache_only),
             ("--allow-failed", allow_failed),
+            ("-k/--case", cases is not None),
         ):
             if given:
                 raise ConfigError(
@@ -329,14 +351,21 @@ def run(
             "--relevance-level goes with --trec-run; a target run's metrics take their "
             "parameters from the config"
         )
-    from evalkit.pipeline import RunInterrupted, RunStart, run_to_artifact
+    from evalkit.pipeline import (
+        RunInterrupted,
+        RunStart,
+        config_inputs,
+        run_output_path,
+        run_to_artifact,
+    )
     from evalkit.shards import parse_shard
 
     spec = parse_shard(shard) if shard is not None else None
     prepared = _prepare_run(config, concurrency, rate_limit, case_timeout, judge_cache_only)
     out_flag = "--out" if out is not None else f"output ({prepared.config.path})"
     refuse_overwriting_inputs(
-        {out_flag: out or prepared.config.output_path}, _config_inputs(prepared.config)
+        {out_flag: run_output_path(prepared.config, out, spec, cases)},
+        config_inputs(prepared.config),
     )
     progress = _Progress()
 
@@ -364,6 +393,7 @@ def run(
             allow_failed=allow_failed,
             on_start=started,
             on_row=progress.advance,
+            cases=cases,
         )
     except RunInterrupted as stop:
         progress.stop()
@@ -379,6 +409,8 @@ def run(
         progress.stop()
     art = outcome.artifact
     where = f", shard {spec}" if spec is not None else ""
+    if art.subset is not None:
+        where = f" of {len(prepared.goldens)}, subset: {art.subset}"
     _say(f"wrote {outcome.path} ({len(art.result)} cases{where})")
     _report_failed_cases(art, outcome.requested, outcome.path)
     if not art.failed:
@@ -461,12 +493,18 @@ def _score_trec(
 @app.command()
 def merge(
     shards: Annotated[
-        list[Path], typer.Argument(help="Every shard's artefact (from `evalkit run --shard i/N`).")
+        list[Path],
+        typer.Argument(
+            metavar="SHARD", help="Every shard's artefact (from `evalkit run --shard i/N`)."
+        ),
     ],
     out: Annotated[Path, typer.Option(help="Where to write the merged run artefact.")],
     allow_failed: Annotated[
         bool,
-        typer.Option(help="Write OUT even when cases failed (else: OUT's name + .failed)."),
+        typer.Option(
+            show_default=False,
+            help="Write OUT even when cases failed (else: OUT's name + .failed).",
+        ),
     ] = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -514,7 +552,8 @@ def gate(
         Path | None, typer.Option(help="Where to write the candidate's run artefact.")
     ] = None,
     require_baseline: Annotated[
-        bool, typer.Option(help="Fail vs_baseline checks when there is no baseline.")
+        bool,
+        typer.Option(show_default=False, help="Fail vs_baseline checks when there is no baseline."),
     ] = False,
     require_reference: Annotated[
         bool, typer.Option(help="Block on drift checks when there is no reference.")
@@ -523,104 +562,53 @@ def gate(
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
     ] = None,
     judge_cache_only: Annotated[
-        bool, typer.Option(help="Grade only from the judge cache; a miss is an error.")
+        bool,
+        typer.Option(
+            show_default=False, help="Grade only from the judge cache; a miss is an error."
+        ),
     ] = False,
+    keyword: KeywordOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Run (or load) the candidate, compare it with the baseline, and decide every check."""
-    from evalkit._atomic import check_writable
-    from evalkit.artifact import read_artifact
-    from evalkit.config import load_config
-    from evalkit.drift import find_reference, refuse_unused, report_trends
-    from evalkit.errors import InputError
-    from evalkit.pipeline import find_baseline, prepare, run_and_write
-    from evalkit.pipeline import gate as run_gate
+    """Decide every check: the candidate against the baseline.
 
-    if candidate is not None:
-        for flag, value in (("--out", out), ("--concurrency", concurrency)):
-            if value is not None:
-                raise InputError(
-                    f"{flag} applies when the gate runs the target; with --candidate "
-                    f"{candidate} nothing is run: drop {flag}, or drop --candidate"
-                )
+    The candidate is run from the config, or read from --candidate. -k/--case decide
+    on some cases only: the verdict is then "incomplete" (exit 4) unless a blocking
+    check failed (exit 1), never a pass of the whole golden set.
+    """
+    from evalkit.case_filter import CaseFilter
+    from evalkit.config import load_config
+    from evalkit.pipeline import GateAsk, gate_config
+
     cfg = load_config(config)
-    check_writable(
-        markdown, json_out, html, None if candidate is not None else out or cfg.output_path
-    )
-    if require_baseline:
-        cfg = cfg.with_overrides(require_baseline=True)
-    stored = cfg.model.baseline
-    configured_baseline = (
-        cfg.resolve(stored.path)
-        if stored is not None and stored.kind == "file" and stored.path is not None
-        else None
-    )
-    chosen_baseline = baseline if baseline is not None else configured_baseline
-    refuse_overwriting_inputs(
-        {
-            "--markdown": markdown,
-            "--json": json_out,
-            "--html": html,
-            ("--out" if out is not None else f"output ({cfg.path})"): None
-            if candidate is not None
-            else (out or cfg.output_path),
-        },
-        {
-            **_config_inputs(cfg),
-            "candidate": candidate,
-            "baseline": chosen_baseline,
-            "reference": reference,
-        },
-    )
-    for role, other in (("baseline", chosen_baseline), ("reference", reference)):
-        if (
-            candidate is not None
-            and other is not None
-            and os.path.realpath(candidate) == os.path.realpath(other)
-        ):
-            raise InputError(
-                f"the {role} {other} is the candidate itself; a run compared with "
-                f"itself always passes: pass the {role} made from the code you compare against"
-            )
-    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
-    base, where = find_baseline(cfg, baseline)
-    prepared = prepare(cfg, cache_only=judge_cache_only)
-    # Before the (paid) run: the reference file is read, and one no check uses is refused.
-    ref = find_reference(cfg, reference, prepared.checks.checks)
-    refuse_unused(ref, prepared.checks.checks)
-    written: Path | None = None
-    if candidate is not None:
-        cand = read_artifact(candidate)
-    else:
-        progress = _Progress()
-        invocations = len(prepared.goldens) * cfg.model.repeats  # each trial advances it
-        progress.start(invocations, f"running {prepared.config.name}")
-        try:
-            cand, written = run_and_write(
-                prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
-            )
-        finally:
-            progress.stop()
-    report = run_gate(
-        prepared,
-        cand,
-        base,
-        notes=() if base is not None else (where,),
-        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
-        baseline_chosen=chosen_baseline is not None,
-        reference=ref,
-        reference_chosen=reference is not None,
+    ask = GateAsk(
+        candidate=candidate,
+        baseline=baseline,
+        reference=reference,
+        out=out,
+        concurrency=concurrency,
+        cache_only=judge_cache_only,
+        cases=CaseFilter.of(keyword, case),
+        require_baseline=require_baseline,
         require_reference=require_reference,
+        reports={"--markdown": markdown, "--json": json_out, "--html": html},
     )
+    progress = _Progress()
+    try:
+        done = gate_config(
+            cfg,
+            ask,
+            on_start=lambda total: progress.start(total, f"running {cfg.name}"),
+            on_row=progress.advance,
+        )
+    finally:
+        progress.stop()
+    report = done.report
     with _stdout_may_close():
         _print_terminal(report)
-    drawn = candidate or written
-
-    def trend() -> DriftTrend:
-        return report_trends(cfg, report, drawn, ref)
-
-    _write_reports(report, cfg.name, markdown, json_out, html, trend)
-    _report_failed_cases(cand, out or cfg.output_path, written)
+    _write_reports(report, cfg.name, markdown, json_out, html, lambda: done.trend(cfg))
+    _report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
 
 
@@ -629,16 +617,17 @@ def promote(
     run_file: Annotated[
         Path | None,
         typer.Argument(
-            metavar="[RUN]", help="The run artefact to promote (default: the config's output)."
+            metavar="RUN", help="The run artefact to promote (default: the config's output)."
         ),
     ] = None,
     config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Make a run the configured baseline (baseline: {path: …}), like a snapshot update.
+    """Make a run the configured baseline file, like a snapshot update.
 
-    Refuses a run with failed cases, a shard, or a run of another config; the
-    gate then compares every later candidate with this run.
+    The file is the config's baseline: {path: …}.  Refuses a run with failed
+    cases, a shard, or a run of another config; the gate then compares every
+    later candidate with this run.
     """
     from evalkit.config import load_config
     from evalkit.pipeline import promote_run
@@ -665,7 +654,12 @@ def history(
     config: ConfigOpt = Path("evalkit.yaml"),
     metric: Annotated[
         list[str] | None,
-        typer.Option("--metric", "-m", help="Metric to trend (repeatable; default: checked)."),
+        typer.Option(
+            "--metric",
+            "-m",
+            metavar="<metric>",
+            help="Metric to trend (repeatable; default: the checked ones).",
+        ),
     ] = None,
     candidate: Annotated[
         Path | None, typer.Option(help="A run artefact drawn as the trend's last point.")
@@ -676,11 +670,26 @@ def history(
     ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """List the baseline's promotions and each checked metric's trend (Δ and CI per step)."""
-    from evalkit.config import load_config
-    from evalkit.promotions import history_json, history_view, render_history
+    """List the baseline's promotions and each checked metric's trend.
 
-    view = history_view(load_config(config), metrics=metric, candidate=candidate, limit=limit)
+    Per metric and promotion: its value, and the change from the promotion
+    before with its confidence interval.
+    """
+    from evalkit.config import load_config
+    from evalkit.promotions import (
+        github_access_from_env,
+        history_json,
+        history_view,
+        render_history,
+    )
+
+    view = history_view(
+        load_config(config),
+        metrics=metric,
+        candidate=candidate,
+        limit=limit,
+        access=github_access_from_env(os.environ),
+    )
     _say(render_history(view))
     if json_out is not None:
         _write_text(json_out, history_json(view))
@@ -698,7 +707,7 @@ def pin(
     config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Pin a promotion as the drift checks' reference, kept until pinned again."""
+    """Pin a promotion as the drift checks' reference (until re-pinned)."""
     from evalkit.config import load_config
     from evalkit.promotions import pin_reference
 
@@ -708,62 +717,158 @@ def pin(
 
 @app.command()
 def compare(
-    a: Annotated[Path, typer.Argument(help="Candidate run artefact.")],
-    b: Annotated[Path, typer.Argument(help="Baseline run artefact.")],
-    n_resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 10_000,
-    seed: Annotated[int, typer.Option(min=0)] = 42,
-    html: Annotated[Path | None, typer.Option(help="Write an HTML report here.")] = None,
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN",
+            help="Run artefacts; the last is the reference unless --reference names one.",
+        ),
+    ],
+    reference: Annotated[
+        Path | None,
+        typer.Option(
+            "--reference", "-r", metavar="RUN", help="The run every other run is compared with."
+        ),
+    ] = None,
+    correction: Annotated[
+        str, typer.Option(metavar="holm|none", help="Across each metric's comparisons.")
+    ] = "holm",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="text|markdown|csv", help="markdown: for a PR; csv: for a paper."
+        ),
+    ] = "text",
+    n_resamples: Annotated[
+        int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 42,
+    html: Annotated[
+        Path | None, typer.Option(help="Write an HTML report here (two runs only).")
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Paired comparison of every metric two artefacts share (A minus B)."""
+    """Paired table of every metric: runs against a reference run.
+
+    compare A B is A against B (delta = A - B).  With more runs, each is compared
+    with the reference on the cases every run shares, and each metric's
+    p-values are Holm-adjusted across its comparisons (--correction none: not).
+    Each row says better, worse or no detectable change.
+    """
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
-    from evalkit.compare import compare_artifacts, render_compare_table
+    from evalkit.compare import choose_reference, compare_runs
+    from evalkit.compare_render import check_format, render_compare_table
 
+    check_format(fmt)
+    compared, ref = choose_reference(runs, reference, html=html)
     check_writable(html)
-    refuse_overwriting_inputs({"--html": html}, {"candidate": a, "baseline": b})
-    cand, base = read_artifact(a), read_artifact(b)
-    rows = compare_artifacts(cand, base, n_resamples=n_resamples, seed=seed)
-    _say(render_compare_table(rows, cand.name, base.name))
+    refuse_overwriting_inputs(
+        {"--html": html},
+        {f"reference run {ref}": ref, **{f"compared run {p}": p for p in compared}},
+    )
+    arts = [read_artifact(path) for path in compared]
+    base = read_artifact(ref)
+    table = compare_runs(arts, base, correction=correction, n_resamples=n_resamples, seed=seed)
+    text = render_compare_table(table, fmt)
+    with _stdout_may_close():
+        typer.echo(text, nl=not text.endswith("\n"))
     if html is not None:
         from evalkit.report.html import render_compare_html
 
-        _write_text(html, render_compare_html(rows, cand, base))
+        _write_text(html, render_compare_html(list(table.comparisons[0].rows), arts[0], base))
 
 
 @app.command()
 def show(
-    artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+    artefact: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
+    ],
+    case: Annotated[
+        str | None,
+        typer.Option("--case", metavar="ID", help="Show this case: output, expected, metrics."),
+    ] = None,
+    goldens: Annotated[
+        Path | None,
+        typer.Option(help="With --case: the golden file (default: the config's goldens)."),
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help="With --case: TREC qrels (for a scored TREC run).")
+    ] = None,
+    config: ConfigOpt = Path("evalkit.yaml"),
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Summarise a run artefact: provenance, metric values, failed cases."""
-    from evalkit.artifact import SCHEMA_VERSION, read_artifact
-    from evalkit.compare import render_show
+    """Summarise a run artefact: provenance, metrics, failed cases.
 
+    With --case ID: that case's output against the expected answer or the
+    relevant ids (read from --goldens, or the config's golden file), its
+    metric values, latency and error.
+    """
+    from evalkit.artifact import SCHEMA_VERSION, read_artifact
+    from evalkit.show import find_row, lookup_golden, lookup_qrels, render_case, render_show
+
+    if case is None:
+        from evalkit.errors import InputError
+
+        for flag, given in (
+            ("--goldens", goldens is not None),
+            ("--qrels", qrels is not None),
+            ("--config", config != Path("evalkit.yaml")),
+        ):
+            if given:
+                raise InputError(
+                    f"{flag} goes with --case ID (it is where the expected answers are read)"
+                )
     art = read_artifact(artefact)
-    version = art.read_schema_version
-    how = "current" if version == SCHEMA_VERSION else f"read through migration to {SCHEMA_VERSION}"
-    _say(f"{artefact}: artefact schema_version {version} ({how})")
-    _say(render_show(art))
+    if case is None:
+        version = art.read_schema_version
+        how = (
+            "current"
+            if version == SCHEMA_VERSION
+            else f"read through migration to {SCHEMA_VERSION}"
+        )
+        _say(f"{artefact}: artefact schema_version {version} ({how})")
+        _say(render_show(art))
+        return
+    find_row(art, case)  # an unknown id fails before any golden file is read
+    if qrels is not None and goldens is not None:
+        from evalkit.errors import InputError
+
+        raise InputError("give --goldens or --qrels, not both: one says what was expected")
+    if qrels is not None:
+        golden = lookup_qrels(case, qrels)
+    else:
+        golden = lookup_golden(
+            case, goldens=goldens, config=config, config_given=config != Path("evalkit.yaml")
+        )
+    _say(render_case(art, case, golden))
 
 
 @app.command()
 def power(
-    artefact: Annotated[Path, typer.Argument(help="A run artefact (the candidate).")],
+    artefact: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run artefact (the candidate).")
+    ],
     baseline: Annotated[
-        Path | None, typer.Argument(help="Baseline artefact: pairs cases for the real σ_d.")
+        Path | None,
+        typer.Argument(metavar="BASELINE", help="Baseline artefact: pairs cases for the real σ_d."),
     ] = None,
     metric: Annotated[str, typer.Option(help="Per-case metric to analyse.")] = "ndcg@10",
     effects: Annotated[
         str | None, typer.Option(help="Comma-separated true effects, e.g. 0.02,0.05,0.1.")
     ] = None,
     n: Annotated[int | None, typer.Option(min=2, help="Eval size to plan for.")] = None,
-    alpha: Annotated[float, typer.Option(min=0.0, max=1.0)] = 0.05,
+    alpha: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Two-sided significance level.")
+    ] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
-    seed: Annotated[int, typer.Option(min=0)] = 42,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the simulations.")] = 42,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """How large a true change this eval detects, and how often (simulated and analytic)."""
+    """How large a true change this eval detects, and how often.
+
+    Both simulated (--n-sim evals per effect) and analytic (normal approximation).
+    """
     from evalkit.artifact import read_artifact
     from evalkit.errors import ConfigError, InputError
     from evalkit.significance import power_table
@@ -820,16 +925,19 @@ def power(
 
 @app.command()
 def export(
-    artefact: Annotated[Path, typer.Argument(help="A run artefact (.json or .json.gz).")],
+    artefact: Annotated[
+        Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
+    ],
     csv: Annotated[
         Path, typer.Option("--csv", help="Write the per-case rows here as CSV ('-': stdout).")
     ],
     include_output: Annotated[
-        bool, typer.Option(help="Add each case's output (ids or text) as a column.")
+        bool,
+        typer.Option(show_default=False, help="Add each case's output (ids or text) as a column."),
     ] = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Export a run's per-case rows (id, every metric, latency, error) as CSV."""
+    """Write a run's per-case rows as CSV: id, metrics, latency, error."""
     from evalkit._atomic import check_writable
     from evalkit.artifact import read_artifact
     from evalkit.export import write_csv
@@ -851,7 +959,7 @@ def export(
 def action(
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Entry point of the GitHub Action (reads INPUT_* and GITHUB_* from the environment)."""
+    """Entry point of the GitHub Action (reads INPUT_*, GITHUB_*)."""
     from evalkit.github.action import run_action
     from evalkit.github.gate_adapter import pipeline_gate
 
@@ -865,7 +973,10 @@ def comment(
     ],
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
-    """Post a fork PR's report as the sticky comment (the workflow_run companion)."""
+    """Post a fork PR's report as the sticky comment.
+
+    The workflow_run companion of a gate run on a fork's pull request.
+    """
     from evalkit.github.action import post_comment_from_dir
 
     raise typer.Exit(post_comment_from_dir(from_dir, os.environ))
@@ -881,8 +992,12 @@ def _usage_problem(exc: BaseException) -> str | None:
     format_message = getattr(exc, "format_message", None)
     if not callable(format_message) or not hasattr(exc, "exit_code"):
         return None
-    # click's "no arguments, so here is the help" error has no message of its own.
-    message = " ".join(str(format_message()).split()) or "no command given"
+    # click's "no arguments, so here is the help" error carries the whole help as its
+    # message (plain help) or none (rich help): either way, one line says what is wrong.
+    if type(exc).__name__ == "NoArgsIsHelpError":
+        message = "no command given"
+    else:
+        message = " ".join(str(format_message()).split()) or "no command given"
     ctx = getattr(exc, "ctx", None)
     command_path = getattr(ctx, "command_path", None)
     if command_path:

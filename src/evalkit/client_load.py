@@ -3,10 +3,11 @@
 Every case costs this process some CPU (sending, parsing, scoring, judging).
 Python runs that work on one core at a time, so when a run keeps the process
 busy for most of its wall time, cases queue for the client rather than for the
-target: the run is slower than the target allows and, on the httpx path, the
-measured latencies include that queueing.  The run then says so and names a
-concurrency that keeps the client at most half busy, where it measures the
-target rather than itself.
+target: the run is slower than the target allows and, where the latency is
+timed by the client's clock rather than the kernel's receive time (the httpx
+path: https, a ``client=``), the measured latencies include that queueing.
+The run then says so and names a concurrency that keeps the client at most
+half busy, where it measures the target rather than itself.
 
 The rule (pure, so tests inject the measurements):
 
@@ -92,8 +93,9 @@ def saturation_warning(load: ClientLoad) -> str | None:
         f"the client's own CPU limited this run at concurrency {load.concurrency}: "
         f"this process was busy {load.busy:.0%} of the wall time "
         f"({load.cpu_ms_per_case:.2f} ms of CPU per case), so cases queued for the client, "
-        "not only for the target, and the run took longer than the target needed "
-        "(latencies measured by the client's clock include that wait); "
+        "not only for the target: the run took longer than the target needed, and "
+        "latencies timed by the client's own clock (https, a client= of yours, or no kernel "
+        "receive times) include that wait; "
         f"concurrency {honest} or less would measure the target honestly "
         "(or give the client more CPU)"
     )

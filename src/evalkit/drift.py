@@ -51,7 +51,21 @@ if TYPE_CHECKING:
     from evalkit.stats.procedures import Evaluator
     from evalkit.trend import MetricTrend
 
-__all__ = ["NO_REFERENCE_GIVEN", "Reference", "reference_from_fetch"]
+__all__ = [
+    "NO_REFERENCE_GIVEN",
+    "DriftTrend",
+    "PreparedReference",
+    "Reference",
+    "check_reference",
+    "comparable_note",
+    "fetch_for_action",
+    "find_reference",
+    "prepare",
+    "reference_from_fetch",
+    "refuse_unused",
+    "report_trends",
+    "wants_reference",
+]
 
 ReferenceStatus = Literal["found", "missing", "expired"]
 
@@ -68,7 +82,7 @@ class Reference:
     status: ReferenceStatus
     artifact: RunArtifact | None = None
     detail: str = ""  # one sentence: where it came from, or why there is none
-    source: str = "none"  # the store: "file", "branch", "artifact", "local" or "none"
+    source: str = "none"  # the store that answered: "file", "branch", "artifact" or "none"
     sha: str | None = None  # the commit the reference was made from, when known
     path: Path | None = None  # the file it was read from, when it was read from one
 
@@ -149,12 +163,17 @@ class PreparedReference:
         """Failed reference cases never turn a drift check green (gate_inputs' one rule)."""
         return account_for_failed_baseline(verdict, spec, candidate, self.reference.artifact)
 
-    def notes(self) -> list[str]:
+    def notes(self, baseline: RunArtifact | None = None) -> list[str]:
         """Report-level lines: what still pairs with the reference, what failed in it."""
         out: list[str] = []
         r = self.report
         if r.run is not None and not self.diff.empty:
             out.append(comparable_note(r))
+        if r.run is not None and baseline is not None and r.run == _summary(baseline):
+            out.append(
+                "the reference is the current baseline, so each drift check repeats its "
+                "per-PR comparison until later promotions land"
+            )
         failed = failed_baseline_note(self.reference.artifact, "reference")
         if failed:
             out.append(failed)
@@ -232,7 +251,7 @@ def find_reference(
         return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
-    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.root))
+    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.fetched_dir))
     return reference_from_fetch(fetched, config.name)
 
 
@@ -309,6 +328,9 @@ def report_trends(
     report: GateReport,
     candidate: Path | None,
     reference: Reference | None,
+    *,
+    store: BaselineStore | None = None,
+    work: Path | None = None,
 ) -> DriftTrend:
     """The HTML report's trend of each drift-checked metric, the candidate last.
 
@@ -316,6 +338,8 @@ def report_trends(
     :mod:`evalkit.promotions`); a history that cannot be read is a note on the page,
     never a failed gate: the verdicts are already decided.  The reference is the
     promotion whose artefact has the same bytes (a pin is a copy), if there is one.
+    ``store``/``work``: the Action's store (with GitHub access) and where it fetches
+    the promotions; the CLI leaves them to the config (no GitHub access).
     """
     from evalkit.errors import EvalkitError
     from evalkit.promotions import history_view
@@ -324,7 +348,7 @@ def report_trends(
         return DriftTrend()
     metrics = list(dict.fromkeys(v.metric for v in report.verdicts if v.kind == "vs_reference"))
     try:
-        view = history_view(config, metrics=metrics, candidate=candidate)
+        view = history_view(config, metrics=metrics, candidate=candidate, store=store, work=work)
     except EvalkitError as exc:
         return DriftTrend(note=f"trend across promotions not drawn: {exc}")
     entries = view.history.entries

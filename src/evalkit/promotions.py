@@ -7,7 +7,7 @@ is :mod:`evalkit.trend`; this module only asks them and lays out the answer.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,7 +16,7 @@ from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
     from evalkit.config import LoadedConfig
-    from evalkit.github.baseline import BaselineFetch, PinResult
+    from evalkit.github.baseline import BaselineFetch, BaselineStore, GitHubAccess, PinResult
     from evalkit.history import History, TaggedCommit
     from evalkit.trend import MetricTrend
 
@@ -50,6 +50,38 @@ def git_tag_resolver(root: Path) -> Callable[[str], TaggedCommit | None]:
         return TaggedCommit(sha, parse_time(_git(root, "show", "-s", "--format=%cI", sha)))
 
     return resolve
+
+
+def github_access_from_env(env: Mapping[str, str]) -> GitHubAccess | None:
+    """Read-only GitHub access for the CLI, when ``GITHUB_TOKEN`` and ``GITHUB_REPOSITORY``
+    are set (as in any Actions step; ``GITHUB_API_URL`` for GHES): then ``evalkit history``
+    lists the artifact and branch stores' promotions too."""
+    from evalkit.github.baseline import GitHubAccess
+    from evalkit.github.client import DEFAULT_RETRY, call_github, default_github_factory
+
+    token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or ""
+    name = env.get("GITHUB_REPOSITORY") or ""
+    if not token or "/" not in name:
+        return None
+    github = default_github_factory(env.get("GITHUB_API_URL") or "https://api.github.com", token)
+    facts: list[tuple[int, str]] = []
+
+    def repo_facts() -> tuple[int, str]:
+        if not facts:
+            raw = call_github(
+                f"get repository {name}",
+                lambda: github.get_repo(name).raw_data,
+                retry=DEFAULT_RETRY,
+            )
+            facts.append((int(raw["id"]), str(raw["default_branch"])))
+        return facts[0]
+
+    return GitHubAccess(
+        repo=lambda: github.get_repo(name),
+        repo_facts=repo_facts,
+        token=token,
+        retry=DEFAULT_RETRY,
+    )
 
 
 def checked_metrics(config: LoadedConfig) -> list[str]:
@@ -86,15 +118,22 @@ def history_view(
     candidate: Path | None = None,
     limit: int = DEFAULT_LIMIT,
     n_resamples: int | None = None,
+    store: BaselineStore | None = None,
+    work: Path | None = None,
+    access: GitHubAccess | None = None,
 ) -> HistoryView:
-    """The config's promotions (newest ``limit``), its reference, and each metric's trend."""
+    """The config's promotions (newest ``limit``), its reference, and each metric's trend.
+
+    ``store`` defaults to the config's, opened with ``access`` (None: without GitHub, the
+    CLI); the Action passes its own store, and ``work`` where fetched artefacts go.
+    """
     from evalkit.github.baseline import FetchRequest, HistoryRequest
     from evalkit.github.stores import open_store
     from evalkit.history import History
     from evalkit.trend import metric_trends
 
-    store = open_store(config)
-    work = config.root / ".evalkit" / "fetched"
+    store = store or open_store(config, access)
+    work = work or config.fetched_dir
     history = store.history(HistoryRequest(config.name, work, limit=limit))
     shown = history.entries[-limit:] if limit else history.entries
     if len(shown) < len(history.entries):
@@ -132,10 +171,12 @@ def render_history(view: HistoryView) -> str:
             when = (
                 entry.promoted_at.strftime("%Y-%m-%d %H:%M:%S") if entry.promoted_at else "unknown"
             )
-            lines.append(
+            pinned = view.reference.found and entry.sha and entry.sha == view.reference.sha
+            row = (
                 f"  {i:>3}  {when:<20} {(entry.sha or 'unknown')[:12]:<12} "
-                f"{(entry.config_fingerprint or '-')[:16]}"
+                f"{(entry.config_fingerprint or '-')[:16]:<18}{'  <- reference' if pinned else ''}"
             )
+            lines.append(row.rstrip())
     else:
         lines.append("  no promotion kept yet")
     ref = view.reference
@@ -193,7 +234,7 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
             "GitHub Action pins that store's reference (mode: pin, with the pin input); "
             "`evalkit pin` pins the local file store's (baseline: {path: …})"
         )
-    work = config.root / ".evalkit" / "fetched"
+    work = config.fetched_dir
     return store.pin(
         PinRequest(config.name, spec, work, work, resolve_tag=git_tag_resolver(config.root))
     )
@@ -204,6 +245,7 @@ __all__ = [
     "HistoryView",
     "checked_metrics",
     "git_tag_resolver",
+    "github_access_from_env",
     "history_json",
     "history_view",
     "pin_reference",

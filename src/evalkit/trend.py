@@ -19,6 +19,7 @@ from evalkit.artifact import RunArtifact, read_artifact
 from evalkit.errors import EvalkitError
 from evalkit.history import HistoryEntry
 from evalkit.results import RunResult
+from evalkit.units import reading
 
 #: The label of the candidate when it is appended as the trend's last point.
 CANDIDATE_LABEL = "candidate"
@@ -35,6 +36,7 @@ class TrendStep:
     significant: bool  # the interval excludes 0 (and the metric is comparable)
     n_paired: int
     note: str = ""  # why the step is not comparable, or what was left out
+    confidence: float = 0.95  # the level of [ci_low, ci_high], as compare decided it
 
     @property
     def compared(self) -> bool:
@@ -106,6 +108,7 @@ def _steps(
             significant=row.significant,
             n_paired=row.n,
             note=row.note,
+            confidence=row.confidence,
         )
     return steps
 
@@ -144,7 +147,9 @@ def metric_trends(
             TrendPoint(label, entry, _run_value(art, metric), step.get(metric) if i else None)
             for i, ((label, entry, art), step) in enumerate(zip(runs, steps, strict=True))
         )
-        trends.append(MetricTrend(metric, _polarity(metric, [r[2] for r in runs]), 0.95, points))
+        levels = [p.step.confidence for p in points if p.step is not None and p.step.compared]
+        polarity = _polarity(metric, [r[2] for r in runs])
+        trends.append(MetricTrend(metric, polarity, levels[0] if levels else 0.95, points))
     return trends
 
 
@@ -164,7 +169,8 @@ def render_trend(trend: MetricTrend) -> str:
     """A plain-text table of one metric's trend (``evalkit history``)."""
     better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
     level = f"{trend.confidence:.0%}"
-    lines = [f"{trend.metric}{f' ({better})' if better else ''}"]
+    said = reading(trend.metric, better)  # latency: the values and Δs below are in ms
+    lines = [f"{trend.metric}{f' ({said})' if said else ''}"]
     lines.append(
         f"  {'promotion':<18} {'value':>8} {'Δ vs prev':>9}  {level + ' CI of Δ':<20} {'n':>5}"
     )

@@ -592,6 +592,32 @@ def test_action_e2e_promote_on_push_commits_branch_store_the_next_pr_uses(
     assert fake_github.api_calls("GET", "/actions/artifacts") == []
 
 
+def test_action_e2e_pin_on_the_default_branch_pins_the_promotion(
+    installed: Installed, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    push = run_step(installed, promote_job(fake_github, tmp_path / "push", baseline_store="branch"))
+    assert push.returncode == 0, push.stdout + push.stderr
+    job = job_for(
+        fake_github,
+        tmp_path / "pin",
+        "workflow_dispatch",
+        push_payload(fake_github),
+        mode="pin",
+        pin="0 promotions ago",
+        baseline_store="branch",
+    )
+    job.env["GITHUB_REF"] = "refs/heads/main"
+    pin = run_step(installed, job)
+    assert_ok_step(pin)
+    assert pin.returncode == 0, pin.stdout + pin.stderr
+    assert pin.outputs["reference-sha"] == PUSH_SHA
+    assert pin.outputs["reference-path"] == f"evalkit-baselines:reference/{CONFIG_NAME}.json"
+    git = fake_github.git
+    pinned = git.file_at("evalkit-baselines", f"reference/{CONFIG_NAME}.json")
+    assert pinned == git.file_at("evalkit-baselines", f"latest/{CONFIG_NAME}.json")
+    assert "reference pinned" in pin.summary
+
+
 def fork_bundle(installed: Installed, fake: FakeGitHub, tmp: Path, dest: Path) -> None:
     """Run a fork PR's gate; put its report bundle where download-artifact would, at dest."""
     seed_baseline(fake)

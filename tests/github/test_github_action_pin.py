@@ -144,3 +144,29 @@ def test_pin_with_nothing_promoted_is_an_input_error(
     assert job.run(StubGate()) == 2
     assert "no promotion is recorded yet" in job.log().replace("%3A", ":")
     assert job.outputs()["exit-code"] == "2"
+
+
+def test_pin_on_the_file_store(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    workspace: Path | None = None  # one workspace for every job, as a cache would restore it
+    for i in range(2):
+        job = make_job(
+            fake_github,
+            tmp_path / f"push{i}",
+            "push",
+            push_payload(fake_github),
+            mode="promote",
+            baseline_store="file",
+            baseline_path="evals/baseline.json",
+        )
+        workspace = workspace or job.workspace
+        job.env["GITHUB_WORKSPACE"] = str(workspace)
+        job.env["GITHUB_SHA"] = f"{i + 1}" * 40
+        assert job.run(StubGate()) == 0, job.log()
+    pin = pin_job(fake_github, tmp_path / "pin", "1 promotion ago", store="file")
+    pin.env["GITHUB_WORKSPACE"] = str(workspace)
+    pin.env["INPUT_BASELINE-PATH"] = "evals/baseline.json"
+    assert pin.run(StubGate()) == 0, pin.log()
+    out = pin.outputs()
+    assert out["reference-sha"] == "1" * 40
+    assert out["reference-source"] == "file"
+    assert out["reference-path"] == f"evals/.evalkit/history/{CONFIG}/reference.json"

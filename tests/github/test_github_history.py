@@ -255,6 +255,9 @@ def test_artifact_store_pin_leaves_an_upload_and_reads_it_back(
     assert store.fetch_reference(request).status == "missing"
     result = pin(store, tmp_path, "1 promotion ago")
     assert result.record.sha == sha(3)
+    assert result.record.config_fingerprint == "cfg3"
+    # chosen from the listing: only the pinned promotion is downloaded
+    assert len(fake_github.api_calls("GET", "/zip")) == 1
     assert result.upload_name == "evalkit-baseline-reference"
     assert result.upload_dir is not None
     files = sorted(p.name for p in result.upload_dir.iterdir())
@@ -346,3 +349,109 @@ def test_branch_pin_of_a_deleted_promotion_is_refused(
     assert [e.sha for e in history.entries] == [sha(2)]
     assert history.lost == 1
     assert "1 listed but deleted" in history.detail
+
+
+def test_a_reference_artifact_without_its_pin_record_is_not_read_with_a_stale_one(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    record = PinRecord("0 promotions ago", "the latest promotion", sha(1), T0, None, NOW)
+    good = make_zip(
+        {f"{CONFIG}.json": artefact_bytes(1), f"{CONFIG}.pin.json": record.to_json().encode()}
+    )
+    fake_github.add_artifact(
+        good, name="evalkit-baseline-reference", created_at="2024-05-01T00:00:00Z"
+    )
+    store = artifact_store(fake_github)
+    request = FetchRequest(CONFIG, tmp_path)
+    assert store.fetch_reference(request).sha == sha(1)
+    # a newer upload lacking the record: the older, complete one is used, not its left-over
+    fake_github.add_artifact(
+        make_zip({f"{CONFIG}.json": artefact_bytes(2)}),
+        name="evalkit-baseline-reference",
+        created_at="2024-05-02T00:00:00Z",
+    )
+    ref = store.fetch_reference(request)
+    assert ref.sha == sha(1)
+    assert ref.path is not None
+    assert json.loads(ref.path.read_bytes())["n"] == 1
+
+
+def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: Path) -> None:
+    """The Action hands its own store (with GitHub access) to evalkit history's view."""
+    from evalkit.artifact import write_artifact
+    from evalkit.config import load_config
+    from evalkit.promotions import history_view
+    from history_runs import run
+
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - id: d\n    metric: ndcg@10\n    vs_baseline: no_significant_regression\n"
+    )
+    (tmp_path / "evalkit.yaml").write_text(
+        "name: evalkit\ngoldens: g.jsonl\nchecks: checks.yaml\nmetrics: [ndcg@10]\n"
+        "target:\n  python: 'x:y'\nbaseline: {store: branch}\n"
+    )
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
+    for k in range(3):
+        values = {f"c{i}": {"ndcg@10": 0.5 + 0.01 * k + 0.01 * (i % 3)} for i in range(9)}
+        path = write_artifact(run(f"r{k}", values, sha=sha(k + 1)), tmp_path / f"r{k}.json")
+        store.promote(PromoteRequest(path, CONFIG, sha(k + 1), tmp_path))
+    view = history_view(
+        load_config(tmp_path / "evalkit.yaml"), store=store, work=tmp_path / "w", n_resamples=200
+    )
+    assert [e.sha for e in view.history.entries] == [sha(1), sha(2), sha(3)]
+    (trend,) = view.trends
+    deltas = [p.step.delta for p in trend.points if p.step is not None]
+    assert deltas == pytest.approx([0.01, 0.01], abs=1e-12)
+    assert view.reference.status == "missing"
+
+
+def test_cli_history_reads_the_artifact_store_with_a_token(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """GITHUB_TOKEN + GITHUB_REPOSITORY (+ GITHUB_API_URL): evalkit history asks the API."""
+    from cli_process import evalkit
+    from evalkit.artifact import write_artifact
+    from history_runs import run
+
+    for i in range(1, 4):
+        values = {f"c{k}": {"ndcg@10": 0.5 + 0.01 * i + 0.01 * (k % 3)} for k in range(9)}
+        art = run(f"r{i}", values, sha=sha(i), config_fingerprint=f"cfg{i}")
+        path = write_artifact(art, tmp_path / f"r{i}.json")
+        fake_github.add_artifact(
+            make_zip({f"{CONFIG}.json": path.read_bytes()}),
+            head_sha=sha(i),
+            created_at=f"2026-11-0{i}T12:00:00Z",
+            expired=i == 1,
+            expires_at="2026-11-20T00:00:00Z" if i == 1 else "2999-01-01T00:00:00Z",
+        )
+    (tmp_path / "checks.yaml").write_text(
+        "checks:\n  - {id: d, metric: ndcg@10, vs_baseline: no_significant_regression}\n"
+    )
+    (tmp_path / "evalkit.yaml").write_text(
+        f"name: {CONFIG}\ngoldens: g.jsonl\nchecks: checks.yaml\nmetrics: [ndcg@10]\n"
+        "target:\n  python: 'x:y'\n"
+    )
+    env = {
+        "GITHUB_TOKEN": fake_github.token,
+        "GH_TOKEN": "",
+        "GITHUB_REPOSITORY": fake_github.full_name,
+        "GITHUB_API_URL": fake_github.api_url,
+    }
+    shown = evalkit("history", "--json", "h.json", cwd=tmp_path, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "1 older promotion(s) expired" in shown.stdout
+    doc = json.loads((tmp_path / "h.json").read_text())
+    assert [p["sha"] for p in doc["promotions"]] == [sha(2), sha(3)]
+    assert [p["config_fingerprint"] for p in doc["promotions"]] == ["cfg2", "cfg3"]
+    assert doc["lost"] == 1
+    assert doc["reference"]["status"] == "missing"
+    (trend,) = doc["trends"]
+    assert trend["points"][1]["step"]["delta"] == pytest.approx(0.01, abs=1e-12)
+    # without the variables it says where it would look, and calls nothing
+    calls = len(fake_github.requests)
+    offline = evalkit(
+        "history", cwd=tmp_path, env={"GITHUB_TOKEN": "", "GH_TOKEN": "", "GITHUB_REPOSITORY": ""}
+    )
+    assert offline.returncode == 0, offline.stderr
+    assert "only the GitHub Action can read" in offline.stdout
+    assert len(fake_github.requests) == calls

@@ -30,9 +30,9 @@ import time
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Callable, Generator, Mapping, Sequence
-from contextlib import closing
-from dataclasses import dataclass, field
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -522,6 +522,32 @@ class ArtifactStore:
         )
         return selection, default_branch
 
+    @contextmanager
+    def _client(self) -> Iterator[httpx.Client]:
+        """The access's HTTP client, or one of our own, closed after."""
+        assert self._access is not None
+        if self._access.http is not None:
+            yield self._access.http
+            return
+        with httpx.Client(timeout=60) as http:
+            yield http
+
+    def _made_by(
+        self, selection: Selection, events: Sequence[str], max_lookups: int
+    ) -> Generator[ArtifactInfo]:
+        """The candidates, in order, whose workflow run was one of ``events``."""
+        ignored = selection.ignored
+        for lookups, artifact in enumerate(selection.candidates):
+            if lookups >= max_lookups:
+                ignored["not examined (too many candidates)"] += 1
+                continue
+            assert artifact.run_id is not None  # select_candidates guarantees it
+            event = self._run_event(artifact.run_id)
+            if event not in events:
+                ignored[f"made by a {event or 'unknown'} run, not a {' or '.join(events)}"] += 1
+                continue
+            yield artifact
+
     def _downloads(
         self,
         selection: Selection,
@@ -538,35 +564,14 @@ class ArtifactStore:
         Why the others were passed over is counted in ``selection.ignored`` (and the
         corrupt ones' messages appended to ``unusable``).
         """
-        assert self._access is not None
-        ignored = selection.ignored
-        own_http = self._access.http is None
-        http = self._access.http or httpx.Client(timeout=60)
-        try:
-            for lookups, artifact in enumerate(selection.candidates):
-                if lookups >= max_lookups:
-                    ignored["not examined (too many candidates)"] += 1
-                    continue
-                assert artifact.run_id is not None  # select_candidates guarantees it
-                event = self._run_event(artifact.run_id)
-                if event not in events:
-                    ignored[f"made by a {event or 'unknown'} run, not a {' or '.join(events)}"] += 1
-                    continue
+        with self._client() as http:
+            for artifact in self._made_by(selection, events, max_lookups):
                 stem = naming(artifact) if naming else f"baseline-{config_name}"
-                try:
-                    path = self._download(http, artifact, config_name, dest_dir, stem)
-                except ArtifactGone:
-                    ignored["gone when downloaded"] += 1
-                    continue
-                except ArtifactError as exc:
-                    # Corrupt, or another config's upload under our name: try the next one.
-                    unusable.append(str(exc))
-                    ignored["unusable (corrupt, or no file for this config)"] += 1
-                    continue
-                yield artifact, path
-        finally:
-            if own_http:
-                http.close()
+                path = self._download(
+                    http, artifact, config_name, dest_dir, stem, selection, unusable
+                )
+                if path is not None:
+                    yield artifact, path
 
     def fetch(self, request: FetchRequest) -> BaselineFetch:
         """Find, download, unpack and sanity-check the baseline artefact."""
@@ -671,13 +676,44 @@ class ArtifactStore:
                 f"baseline.store is artifact ({self.describe()}): pin it with the Action's "
                 "mode: pin"
             )
-        history = self.history(HistoryRequest(request.config_name, request.dest_dir, limit=0))
-        chosen, why = select_pinned(history.entries, request.spec, request.resolve_tag)
+        config_name = request.config_name
+        selection, _ = self._select(self.name, ())
+        # Choose from what GitHub says about each artifact; download only the chosen one.
+        pushed = list(self._made_by(selection, ("push",), len(selection.candidates)))
+        listed = {
+            make_entry(
+                Path(f"artifact-{a.id}"),
+                sha=a.run_head_sha,
+                promoted_at=a.created_at,
+                config_fingerprint=None,
+            ): a
+            for a in reversed(pushed)  # oldest first
+        }
+        chosen, why = select_pinned(list(listed), request.spec, request.resolve_tag)
+        artifact = listed[chosen]
+        unusable: list[str] = []
+        with self._client() as http:
+            path = self._download(
+                http,
+                artifact,
+                config_name,
+                request.dest_dir,
+                f"artifact-{artifact.id}",
+                selection,
+                unusable,
+            )
+        if path is None:
+            raise ArtifactError(
+                f"cannot pin {chosen.label}: artifact {self.name!r} #{artifact.id} "
+                + (unusable[0] if unusable else "is gone (expired or deleted)")
+            )
+        data = path.read_bytes()
+        _, fingerprint = artefact_facts(data, str(path))
+        chosen = replace(chosen, path=path, config_fingerprint=fingerprint)
         record = PinRecord.of(chosen, request.spec, why, request.moment())
         upload_dir = request.output_dir / "reference"
         if upload_dir.exists():
             shutil.rmtree(upload_dir)
-        data = chosen.path.read_bytes()
         suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
         target = upload_dir / f"{request.config_name}{suffix}"
         write_atomic(target, data)
@@ -779,11 +815,29 @@ class ArtifactStore:
         config_name: str,
         dest_dir: Path,
         stem: str,
-    ) -> Path:
+        selection: Selection,
+        unusable: list[str],
+    ) -> Path | None:
         """Download, unpack and check one artifact: ``dest_dir/<stem>.json[.gz]``.
 
-        A pin record (``<config>.pin.json``) in the archive is kept beside it.
+        A pin record (``<config>.pin.json``) in the archive is kept beside it.  None when
+        it is gone or unusable, and why in ``selection.ignored`` (and ``unusable``).
         """
+        try:
+            return self._unpack(http, artifact, config_name, dest_dir / stem)
+        except ArtifactGone:
+            selection.ignored["gone when downloaded"] += 1
+        except ArtifactError as exc:
+            # Corrupt, or another config's upload under our name: try the next one.
+            unusable.append(str(exc))
+            selection.ignored["unusable (corrupt, or no file for this config)"] += 1
+        return None
+
+    def _unpack(
+        self, http: httpx.Client, artifact: ArtifactInfo, config_name: str, target: Path
+    ) -> Path:
+        """``target`` plus ``.json``/``.json.gz``: the artefact for ``config_name``, checked."""
+        dest_dir = target.parent
         assert self._access is not None
         origin = f"artifact {artifact.name!r} #{artifact.id}"
         if artifact.size_in_bytes > self._max_bytes:
@@ -809,11 +863,14 @@ class ArtifactStore:
         data = chosen.read_bytes()
         check_artefact_bytes(data, f"{origin} ({chosen.name})")
         suffix = ".json.gz" if chosen.name.endswith(".gz") else ".json"
-        final = dest_dir / f"{stem}{suffix}"
+        final = dest_dir / f"{target.name}{suffix}"
         write_atomic(final, data)
         pins = [f for f in files if f.name == f"{config_name}{PIN_SUFFIX}"]
+        pin_copy = final.with_name(f"{config_name}{PIN_SUFFIX}")
         if len(pins) == 1:
-            write_atomic(final.with_name(f"{config_name}{PIN_SUFFIX}"), pins[0].read_bytes())
+            write_atomic(pin_copy, pins[0].read_bytes())
+        else:
+            pin_copy.unlink(missing_ok=True)  # never another download's record
         shutil.rmtree(work, ignore_errors=True)
         return final
 
@@ -828,7 +885,10 @@ class ArtifactStore:
             source="artifact",
             location=str(target),
             sha=request.sha or None,
-            detail=f"upload it with actions/upload-artifact as {self.name!r}",
+            detail=(
+                f"upload it with actions/upload-artifact as {self.name!r}; the history keeps "
+                "it as long as the artifact retention does (baseline-store: branch keeps all)"
+            ),
             upload_dir=upload_dir,
         )
 

@@ -97,6 +97,8 @@ class Attempt:
     error: httpx.HTTPError | None = None
     received_at: float | None = None
     """When the kernel received the reply's last bytes (epoch seconds), if it said."""
+    started_at: float | None = None
+    """When this attempt began sending (epoch seconds; its connect, for a new connection)."""
 
     @property
     def retryable(self) -> bool:
@@ -170,7 +172,8 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
     been read, so a retried case reports what its caller actually waited.  When
     the final attempt knows when the kernel received the reply
     (:attr:`Attempt.received_at`, the lean ``http://`` path), the clock stops
-    there instead: time this process then spent before reading it (other cases
+    there instead, and starts when the first attempt began sending
+    (:attr:`Attempt.started_at`): time this process spent around them (other cases
     holding the interpreter lock) is the client's, not the target's.  The
     retry is immediate: one retry is there to absorb a blip, not to wait out an outage.
     """
@@ -185,7 +188,8 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
     elapsed_ms = (time.perf_counter() - start) * 1000.0
     received_at = attempts[-1].received_at
     if received_at is not None:
-        kernel_ms = (received_at - wall_start) * 1000.0
+        began = attempts[0].started_at
+        kernel_ms = (received_at - (wall_start if began is None else began)) * 1000.0
         # Received before it was read, so never more than elapsed_ms; a wall clock
         # stepped meanwhile (NTP) can make it look otherwise: then trust perf_counter.
         if 0.0 <= kernel_ms <= elapsed_ms:
