@@ -266,8 +266,21 @@ def test_invalid_pattern_from_a_config_entry_names_file_and_line() -> None:
         build_answer_metric("regex_match", {"pattern": "a[b"}, "evalkit.yaml:12")
     with pytest.raises(MetricError, match=r"^evalkit\.yaml:3: unknown answer metric kind"):
         build_answer_metric("regexp", {}, "evalkit.yaml:3")
-    with pytest.raises(MetricError, match=r"^cfg:4: regex_match: bad parameters \['patern'\]"):
+    with pytest.raises(
+        MetricError,
+        match=r"^cfg:4: regex_match: unknown parameter 'patern' \(did you mean 'pattern'\?\); "
+        r"regex_match takes flags, mode, pattern$",
+    ):
         build_answer_metric("regex_match", {"patern": "x"}, "cfg:4")
+
+
+def test_a_missing_parameter_is_named_not_pythons_wording() -> None:
+    with pytest.raises(MetricError) as info:
+        build_answer_metric("regex_match", {"flags": "i"}, "cfg:9")
+    assert str(info.value) == (
+        "cfg:9: regex_match: missing parameter 'pattern'; regex_match takes flags, mode, pattern"
+    )
+    assert "__init__" not in str(info.value)
 
 
 # ------------------------------------------------------------------ JSON
@@ -386,3 +399,35 @@ def test_parameters_off_the_default_are_recorded_on_the_definition() -> None:
     assert shout.params == (("phrases", ("x",)),)
     assert plain.params == ()
     assert instance_name("needs_x", shout.params) == 'needs_x[phrases=["x"]]'
+
+
+@pytest.mark.parametrize(
+    ("schema", "problem"),
+    [
+        ({"$ref": "#/definitions/nope"}, "PointerToNowhere"),
+        ({"properties": {"a": {"$ref": "#/$defs/missing"}}}, "PointerToNowhere"),
+        ({"$ref": "https://example.invalid/order.json"}, "Unresolvable"),
+    ],
+)
+def test_a_ref_that_does_not_resolve_is_refused_when_the_metric_is_made(
+    schema: dict[str, Any], problem: str
+) -> None:
+    # Before: accepted at load, then every case raised a jsonschema-internal error mid-run,
+    # after the target had been called (and paid for).
+    with pytest.raises(
+        MetricError, match=rf"^json_schema: schema: a \$ref does not resolve \({problem}"
+    ):
+        JsonSchemaMatch(schema)
+
+
+def test_refs_that_resolve_are_kept() -> None:
+    local = {"$defs": {"y": {"type": "integer"}}, "properties": {"year": {"$ref": "#/$defs/y"}}}
+    metric = JsonSchemaMatch(local)
+    assert metric(text('{"year": 1889}'), case()) == 1.0
+    assert metric(text('{"year": "1889"}'), case()) == 0.0
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "definitions": {"y": {"type": "integer"}},
+        "properties": {"year": {"$ref": "#/definitions/y"}},
+    }
+    assert JsonSchemaMatch(draft7)(text('{"year": "x"}'), case()) == 0.0

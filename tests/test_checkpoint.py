@@ -45,7 +45,7 @@ def as_doc(row: CaseResult) -> dict[str, Any]:
 
 @pytest.fixture
 def path(tmp_path: Path) -> Path:
-    return checkpoint_path(tmp_path / "runs" / "out.json")
+    return checkpoint_path(tmp_path / "runs" / "out.json", tmp_path)
 
 
 def write(path: Path, rows: list[CaseResult], identity: RunIdentity = IDENTITY) -> None:
@@ -57,9 +57,15 @@ def write(path: Path, rows: list[CaseResult], identity: RunIdentity = IDENTITY) 
 # --- writing and reading ------------------------------------------------------------------
 
 
-def test_checkpoint_lives_next_to_the_output() -> None:
-    assert checkpoint_path(Path("a/b/run.json")) == Path("a/b/run.json.checkpoint.jsonl")
-    assert checkpoint_path("run.json.gz").name == "run.json.gz.checkpoint.jsonl"
+def test_checkpoint_lives_under_dot_evalkit_one_per_output(tmp_path: Path) -> None:
+    made = checkpoint_path(Path("a/b/run.json"), tmp_path)
+    assert made.parent == tmp_path / ".evalkit" / "checkpoints"
+    assert made.name.startswith("run.json-")
+    assert made.name.endswith(".checkpoint.jsonl")
+    assert checkpoint_path("run.json.gz", tmp_path).name.startswith("run.json.gz-")
+    # the same output (however it is spelled) finds the same checkpoint; another does not
+    assert checkpoint_path(Path("a/b/../b/run.json").absolute(), tmp_path) == made
+    assert checkpoint_path(Path("a/c/run.json"), tmp_path) != made
 
 
 def test_rows_round_trip_and_failures_are_not_completed(path: Path) -> None:

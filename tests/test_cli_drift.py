@@ -83,6 +83,21 @@ def test_no_reference_is_a_loud_warning_and_require_reference_blocks(project: Pa
     assert from_file.returncode == 1, from_file.stdout + from_file.stderr
 
 
+def test_require_reference_in_evalkit_yaml_makes_no_reference_block(project: Path) -> None:
+    config = project / "evalkit.yaml"
+    config.write_text(config.read_text() + "require_reference: true\n")
+    blocked = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    data = report(project)
+    assert verdict(data, "no_drift")["status"] == "no-reference"
+    assert data["summary"]["blocking_failures"] == ["no_drift"]
+    # like require_baseline it is a boolean, named with its line when it is not
+    config.write_text(config.read_text().replace("require_reference: true", "require_reference: 1"))
+    bad = evalkit("gate", "--candidate", "full.json", cwd=project)
+    assert bad.returncode == 2, bad.stdout + bad.stderr
+    assert "require_reference" in bad.stderr
+
+
 def test_a_reference_no_check_uses_is_refused(project: Path) -> None:
     (project / "checks.yaml").write_text(CHECKS)
     derive(project, "ref.json", lambda d: None)

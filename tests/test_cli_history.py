@@ -123,7 +123,8 @@ def test_github_stores_are_pinned_by_the_action(project: Path) -> None:
     assert "reference: missing" in shown.stdout
 
 
-def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> None:
+def make_store_branch(project: Path, tmp_path: Path) -> Path:
+    """Three promotions and a pin on branch evalkit-baselines, as the Action leaves it."""
     from datetime import timedelta
 
     from evalkit.history import PinRecord, PromotionRecord, index_dumps
@@ -155,6 +156,11 @@ def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> 
     (store / "reference" / "evalkit.pin.json").write_text(pin.to_json())
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "promotions")
+    return store
+
+
+def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> None:
+    store = make_store_branch(project, tmp_path)
     before = evalkit("history", cwd=project, env=NO_GITHUB)
     assert "git fetch origin evalkit-baselines" in before.stdout
     git(
@@ -173,3 +179,23 @@ def test_history_reads_a_fetched_store_branch(project: Path, tmp_path: Path) -> 
     assert f"reference: branch evalkit-baselines:reference/evalkit.json: {sha_of(0)[:12]}" in (
         shown.stdout
     )
+
+
+def test_the_gate_writes_a_fetched_reference_under_evalkit_fetched(
+    project: Path, tmp_path: Path
+) -> None:
+    store = make_store_branch(project, tmp_path)
+    (project / "checks.yaml").write_text(
+        CHECKS + "  - id: drift\n    metric: ndcg@10\n    vs_reference: no_significant_regression\n"
+    )
+    fetch = ("fetch", "-q", str(store), "evalkit-baselines:refs/remotes/origin/evalkit-baselines")
+    git(project, *fetch)
+    before = sorted(p.name for p in project.iterdir())
+    gated = evalkit("gate", cwd=project, env=NO_GITHUB)
+    assert gated.returncode in (0, 1), gated.stderr
+    assert "branch evalkit-baselines:reference/evalkit.json" in gated.stdout
+    # nothing beside the user's files but the run artefact the gate always writes
+    added = sorted({p.name for p in project.iterdir()} - set(before))
+    assert [name for name in added if "reference" in name] == []
+    fetched = project / ".evalkit" / "fetched" / "reference-evalkit.json"
+    assert fetched.read_bytes() == (store / "reference" / "evalkit.json").read_bytes()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from cli_process import evalkit
+from evalkit.checkpoint import checkpoint_path
 from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 # Nine aliases per level, nine levels: 9**9 (387 million) strings once expanded.
@@ -149,14 +150,14 @@ def test_a_hostile_checkpoint_line_is_refused_not_dropped(
     goldens.write_text(goldens.read_text() + '{"id": "z", "query": "zeta", "relevant": ["d1"]}\n')
     first = evalkit("run", "--out", "runs/r.json", cwd=project)
     assert first.returncode == 3, first.stderr
-    ckpt = project / "runs" / "r.json.checkpoint.jsonl"
+    ckpt = checkpoint_path(project / "runs" / "r.json", project)
     # A last line that is whole but hostile is not a torn write to drop silently.
     with ckpt.open("a") as fh:
         fh.write(line + "\n")
     before = ckpt.read_bytes()
     result = evalkit("run", "--out", "runs/r.json", "--resume", cwd=project)
     lines = before.decode().count("\n")
-    one_line_error(result, 2, f"r.json.checkpoint.jsonl:{lines}:", needle)
+    one_line_error(result, 2, f"{ckpt.name}:{lines}:", needle)
     assert ckpt.read_bytes() == before
 
 

@@ -111,7 +111,7 @@ def uninterrupted(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[
     code, stdout, _ = cli(capsys, "run", "-c", project.config, "--out", out)
     assert code == 0
     assert f"wrote {out} ({N_CASES} cases)" in stdout
-    assert not checkpoint_path(out).exists()
+    assert not checkpoint_path(out, project.root).exists()
     project.server.clear()
     return comparable(out)
 
@@ -147,7 +147,7 @@ def test_an_interrupted_run_resumes_without_repeating_checkpointed_cases(
 ) -> None:
     expected = uninterrupted(project, capsys)
     out = project.out("part.json")
-    ckpt = checkpoint_path(out)
+    ckpt = checkpoint_path(out, project.root)
     proc = spawn("run", "-c", project.config, "--out", out)
     wait_for_rows(ckpt, 10, proc)
     proc.send_signal(signal.SIGINT if how == "SIGINT" else signal.SIGKILL)
@@ -236,7 +236,7 @@ def test_failed_cases_are_listed_kept_and_retried_alone_on_resume(
     assert "38 of 40 case(s) already done; 2 failed case(s) run again" in stderr
     assert project.server.counts_by_case("/search") == {"q03": 1, "q17": 1}
     assert comparable(out) == expected
-    assert not checkpoint_path(out).exists()
+    assert not checkpoint_path(out, project.root).exists()
 
 
 def test_a_run_with_failed_cases_never_replaces_a_good_artefact(
@@ -294,7 +294,9 @@ def test_resume_with_nothing_to_resume_runs_everything(
     out = project.out("run.json")
     code, _, stderr = cli(capsys, "run", "-c", project.config, "--out", out, "--resume")
     assert code == 0
-    assert f"nothing to resume at {checkpoint_path(out)}; running every case" in stderr
+    assert (
+        f"nothing to resume at {checkpoint_path(out, project.root)}; running every case" in stderr
+    )
     assert len(project.server.requests()) == N_CASES
 
 
@@ -381,7 +383,7 @@ def test_sharded_runs_merge_into_the_unsharded_run(
 def test_an_interrupt_before_any_case_finished_leaves_nothing_behind(project: Project) -> None:
     project.server.route("/search", Reply(json={"results": []}, delay_s=5.0))
     out = project.out("early.json")
-    ckpt = checkpoint_path(out)
+    ckpt = checkpoint_path(out, project.root)
     proc = spawn("run", "-c", project.config, "--out", out)
     deadline = time.monotonic() + 30
     while not (ckpt.exists() and project.server.in_flight):  # started, nothing finished
@@ -392,4 +394,5 @@ def test_an_interrupt_before_any_case_finished_leaves_nothing_behind(project: Pr
     _, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert stderr == "evalkit: interrupted before any case finished; nothing was saved\n"
-    assert list(out.parent.iterdir()) == []  # no checkpoint, no lock, no artefact
+    assert not out.exists()  # no artefact
+    assert list(ckpt.parent.iterdir()) == []  # no checkpoint, no lock

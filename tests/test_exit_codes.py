@@ -22,6 +22,7 @@ def test_the_codes_scripts_branch_on_never_change() -> None:
         ("CHECK_FAILED", 1),
         ("INPUT", 2),
         ("RUNTIME", 3),
+        ("INCOMPLETE", 4),
         ("INTERRUPTED", 130),
         ("TERMINATED", 143),
     ]

@@ -826,3 +826,48 @@ def test_csv_round_trip(tmp_path: Path, cases: list[GoldenCase]) -> None:
         for c in cases
     ]
     assert list(load_goldens(path)) == expected
+
+
+def test_csv_answer_keys_are_pipe_separated_and_an_empty_cell_is_not_given(
+    tmp_path: Path,
+) -> None:
+    # Before: an empty `answers` cell was one empty answer ("answers must hold non-empty
+    # strings", failing every case that needs no extra answer), and "a|b" was one answer.
+    path = write(
+        tmp_path,
+        "answers.csv",
+        "id,query,relevant,expected,answers,must_include,must_not_include,graded_answer\n"
+        "a,q,,Paris,,,,\n"
+        'b,q,,London,in London | London UK,London,"I don\'t know|as an AI",It is London.\n',
+    )
+    goldens = load_goldens(path)
+    assert goldens.get("a").expected_text == "Paris"
+    assert goldens.get("a").context == {}
+    b = goldens.get("b")
+    assert b.context == {
+        "answers": ["in London", "London UK"],
+        "must_include": ["London"],
+        "must_not_include": ["I don't know", "as an AI"],
+        "graded_answer": "It is London.",
+    }
+    from evalkit.metrics.answers import ExactMatch, ExcludesPhrases, TokenF1
+    from evalkit.targets.base import TargetResponse
+
+    answer = TargetResponse(text="London UK")
+    assert ExactMatch()(answer, b) == 1.0
+    assert TokenF1()(TargetResponse(text="Paris"), goldens.get("a")) == 1.0
+    assert ExcludesPhrases()(TargetResponse(text="As an AI, I can't say"), b) == 0.0
+
+
+def test_a_csv_expected_read_as_ids_says_so_when_an_answer_metric_needs_text(
+    tmp_path: Path,
+) -> None:
+    from evalkit.errors import MetricError
+    from evalkit.metrics.answers import ExactMatch
+    from evalkit.targets.base import TargetResponse
+
+    path = write(tmp_path, "old.csv", "id,query,expected\na,q,Paris\n")
+    case = load_goldens(path).get("a")
+    assert case.relevant == {"Paris"}  # 0.2.0's CSV: no relevant column, ids in expected
+    with pytest.raises(MetricError, match="read as relevant ids.*add an empty 'relevant' column"):
+        ExactMatch()(TargetResponse(text="Paris"), case)

@@ -84,7 +84,7 @@ def test_declared_entries_are_names_with_kind_and_parameters(project: Path) -> N
     ("entry", "message"),
     [
         ("    pattern: '[unclosed'", "invalid regular expression '[unclosed'"),
-        ("    patern: 'x'", "regex_match: bad parameters"),
+        ("    patern: 'x'", "regex_match: unknown parameter 'patern' (did you mean 'pattern'?)"),
     ],
 )
 def test_a_bad_declaration_is_refused_at_load_with_its_line(
@@ -110,6 +110,34 @@ def test_a_broken_schema_file_names_its_line_before_anything_runs(project: Path)
     (project / "schemas" / "city.json").write_text('{\n  "type": "object",\n  oops\n}\n')
     with pytest.raises(Exception, match=r"city\.json:3:3: invalid JSON in the schema"):
         prepare(load_config(project / "evalkit.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("schema_file", "content", "message"),
+    [
+        ("missing.json", None, "json_schema: schema file not found: "),
+        ("broken.json", '{\n  "type": "object",\n  oops\n}\n', "broken.json:3:3: invalid JSON"),
+        ("dangling.json", '{"$ref": "#/$defs/order"}', "a $ref does not resolve"),
+    ],
+)
+def test_a_schema_file_problem_is_one_line_naming_the_config_line_exit_2(
+    project: Path, schema_file: str, content: str | None, message: str
+) -> None:
+    # Before: "evalkit.yaml: metric 'valid_city': json_schema: schema file not found: ..."
+    # (the schema is read after the config, and the entry's line was lost).
+    if content is not None:
+        (project / "schemas" / schema_file).write_text(content)
+    config = project / "evalkit.yaml"
+    config.write_text(CONFIG.replace("schemas/city.json", f"schemas/{schema_file}"))
+    result = evalkit("run", cwd=project)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert lines[0].startswith("evalkit: evalkit.yaml:8: metric 'valid_city': ")
+    assert message in lines[0]
+    if content is None:
+        assert "fix schema_path" in lines[0]
 
 
 def test_run_scores_declared_metrics_and_changed_parameters_are_incomparable(

@@ -193,7 +193,8 @@ def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
     write_project(tmp_path)
     log = tmp_path / "calls.log"
     out = tmp_path / "run.json"
-    ckpt = checkpoint_path(out)
+    ckpt = checkpoint_path(out, tmp_path)
+    shown = ckpt.relative_to(tmp_path)  # as messages name it: under the config's folder
     env = {"TRIAL_LOG": str(log), "TRIAL_STOP_AFTER": str(STOP_AFTER), "TRIAL_STOP_WITH": how}
     first = evalkit("run", "--out", out, cwd=tmp_path, env=env)
     total = N_CASES * REPEATS
@@ -202,7 +203,7 @@ def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
     else:
         assert first.returncode == 130, first.stderr
         assert first.stderr.strip() == (
-            f"evalkit: interrupted: {STOP_AFTER} of {total} trial(s) are saved in {ckpt}; "
+            f"evalkit: interrupted: {STOP_AFTER} of {total} trial(s) are saved in {shown}; "
             "rerun with --resume to run only the rest"
         )
     assert not out.exists()
@@ -223,7 +224,7 @@ def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
     )
     assert resumed.returncode == 0, resumed.stderr
     assert (
-        f"resuming {ckpt}: {STOP_AFTER} of {total} trial(s) (0 of {N_CASES} case(s) complete) "
+        f"resuming {shown}: {STOP_AFTER} of {total} trial(s) (0 of {N_CASES} case(s) complete) "
         "already done" in resumed.stderr
     )
     after = calls(log)[len(before) :]
@@ -250,7 +251,7 @@ def test_a_failed_trial_fails_its_case_and_is_retried_alone(tmp_path: Path) -> N
     assert first.returncode == 3, first.stderr
     assert "c1: trial 2: target 'counted', case 'c1' raised RuntimeError: flaky" in first.stderr
     assert len(calls(log)) == N_CASES * REPEATS  # every other trial still ran
-    saved = read_checkpoint(checkpoint_path(out))
+    saved = read_checkpoint(checkpoint_path(out, tmp_path))
     assert saved is not None
     assert saved.failed_trials == 1
     assert sorted(saved.completed_trials["c1"]) == [1, 3]

@@ -102,6 +102,9 @@ class RunArtifact:
     # different configs are never merged; and which shard ("i/N") this run is.
     config_fingerprint: str | None = None
     shard: str | None = None
+    # The case filter (``-k``/``--case``, evalkit/case_filter.py) when the run covers only
+    # some cases: such a run is never a baseline.  Optional in every schema version.
+    subset: str | None = None
     # The schema_version of the file this was read from (older ones are migrated on
     # read); None for a run built in this process.  Never written: files are current.
     read_schema_version: int | None = None
@@ -178,6 +181,7 @@ def build_artifact(
     shard: str | None = None,
     truncated_ids: frozenset[str] = frozenset(),
     params: Mapping[str, object] | None = None,
+    subset: str | None = None,
 ) -> RunArtifact:
     """Wrap a run with provenance for the metrics it was evaluated on.
 
@@ -209,6 +213,7 @@ def build_artifact(
         truncated_ids=truncated_ids,
         config_fingerprint=config_fingerprint,
         shard=shard,
+        subset=subset,
     )
 
 
@@ -293,6 +298,7 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
         "config_name": art.config_name,
         "config_fingerprint": art.config_fingerprint,
         "shard": art.shard,
+        **({"subset": art.subset} if art.subset is not None else {}),
         "target": {"name": art.target_name, "description": art.target_description},
         "metrics": {
             name: {
@@ -629,6 +635,7 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
         truncated_ids=frozenset(truncated),
         config_fingerprint=_opt(doc, "config_fingerprint", str, where),
         shard=_opt(doc, "shard", str, where),
+        subset=_opt(doc, "subset", str, where),
         read_schema_version=read_version,
     )
 

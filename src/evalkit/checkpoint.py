@@ -2,8 +2,8 @@
 
 A run that dies (Ctrl-C, SIGKILL, a crashed runner, a failing target) must not
 lose the cases already paid for.  ``evalkit run`` therefore appends each
-finished row to a JSON Lines file next to its output artefact
-(``<out>.checkpoint.jsonl``), flushed and fsync'd before the next row is
+finished row to a JSON Lines file under the project's ``.evalkit/checkpoints/``
+(:func:`checkpoint_path`), flushed and fsync'd before the next row is
 taken, and ``evalkit run --resume`` invokes only the cases it does not hold.
 
 Layout: one header line, then one row per line in the artefact's own row
@@ -24,7 +24,8 @@ format (:func:`evalkit.artifact._row_dict`)::
 * **Failed rows** are recorded too, but a resume runs them again: a failure is a
   missing result, never a score.  When a case appears twice the later line wins.
 * **One writer**: a lock file next to the checkpoint stops two runs appending
-  to the same one.
+  to the same one; it is removed whenever the run stops (finished, failed, interrupted,
+  or stopped by an error such as a metric that raised).
 * When the run completes with no failed case the checkpoint is deleted; when
   cases failed it stays, so ``--resume`` retries exactly those.
 * **Trials** (``repeats: k``): each trial of a case is its own line, the
@@ -70,10 +71,20 @@ TRIAL_KEY = "trial"
 _IDENTITY_KEYS = ("target", "metrics", "judge", "plugins")
 
 
-def checkpoint_path(out: str | Path) -> Path:
-    """Where the checkpoint of a run writing ``out`` lives: ``<out>.checkpoint.jsonl``."""
-    target = Path(out)
-    return target.with_name(target.name + CHECKPOINT_SUFFIX)
+CHECKPOINT_DIR = Path(".evalkit") / "checkpoints"
+
+
+def checkpoint_path(out: str | Path, root: str | Path) -> Path:
+    """Where the checkpoint of a run writing ``out`` lives, under ``root``'s ``.evalkit/``.
+
+    ``<root>/.evalkit/checkpoints/<out's name>-<12 hex>.checkpoint.jsonl``: working files
+    stay out of the folder the artefact goes to (often a tracked one), and the hash of
+    ``out``'s absolute path keeps two outputs of one name apart while a resume of the same
+    ``--out`` finds its checkpoint again.  The lock file sits beside it.
+    """
+    target = Path(os.path.abspath(Path(out).expanduser()))
+    digest = hashlib.sha256(os.fsencode(target)).hexdigest()[:12]
+    return Path(root) / CHECKPOINT_DIR / f"{target.name}-{digest}{CHECKPOINT_SUFFIX}"
 
 
 def config_fingerprint(config: EvalkitConfig) -> str:
@@ -295,12 +306,22 @@ def _header_line(identity: RunIdentity) -> bytes:
     return (json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
+def _unlock(lock: BaseFileLock) -> None:
+    """Release ``lock`` and leave no lock file behind, whatever stopped the run.
+
+    The file is removed while still held: a second run that opens it afterwards locks a
+    fresh file, and this run appends nothing more.
+    """
+    Path(lock.lock_file).unlink(missing_ok=True)
+    lock.release()
+
+
 class Checkpoint:
     """An open checkpoint: the rows already finished, and :meth:`append` for new ones.
 
     Use :meth:`open` (ideally as a ``with`` block, which releases the lock)::
 
-        with Checkpoint.open(checkpoint_path(out), identity, resume=True) as ckpt:
+        with Checkpoint.open(checkpoint_path(out, root), identity, resume=True) as ckpt:
             evaluate(..., skip=ckpt.completed, on_row=lambda _i, row: ckpt.append(row))
 
     Not thread-safe by itself: ``evaluate`` calls ``on_row`` from one thread.
@@ -384,7 +405,7 @@ class Checkpoint:
             checkpoint = cls(p, identity, kept, lock)
             checkpoint._start(kept)
         except BaseException:
-            lock.release()
+            _unlock(lock)
             raise
         return checkpoint
 
@@ -464,9 +485,7 @@ class Checkpoint:
         self._close_fd()
         self.path.unlink(missing_ok=True)
         fsync_dir(self.path.parent)
-        # Remove the lock file while still holding it, so no stale file is left behind.
-        Path(self._lock.lock_file).unlink(missing_ok=True)
-        self._lock.release()
+        _unlock(self._lock)
 
     def close(self) -> None:
         """Stop appending and release the lock; the file stays for a later --resume.
@@ -479,7 +498,7 @@ class Checkpoint:
             return
         self._close_fd()
         if self._lock.is_locked:
-            self._lock.release()
+            _unlock(self._lock)
 
     def _close_fd(self) -> None:
         if self._fd is not None:

@@ -46,6 +46,20 @@ ConfigOpt = Annotated[
 ]
 
 
+KeywordOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-k",
+        metavar="WORD",
+        help="Only the cases whose id contains WORD (ignoring case); repeatable.",
+    ),
+]
+CaseOpt = Annotated[
+    list[str] | None,
+    typer.Option("--case", metavar="ID", help="Only the case with this id; repeatable."),
+]
+
+
 @dataclass
 class _Session:
     """Process-wide options, set by the root callback before any command runs."""
@@ -203,15 +217,6 @@ class _Progress:
             self._bar = None
 
 
-def _config_inputs(cfg: Any) -> dict[str, Path | None]:
-    """The files a config reads: no command may write over them."""
-    return {
-        "config": cfg.path,
-        "goldens file": cfg.resolve(cfg.model.goldens),
-        "checks file": cfg.resolve(cfg.model.checks),
-    }
-
-
 def _report_failed_cases(
     art: RunArtifact, requested: Path | None = None, written: Path | None = None
 ) -> None:
@@ -301,17 +306,23 @@ def run(
     relevance_level: Annotated[
         int, typer.Option(min=1, help="With --trec-run: lowest grade counted as relevant.")
     ] = 1,
+    keyword: KeywordOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Run the target over the golden set and write a run artefact.
 
-    Each finished case is saved at once in OUT.checkpoint.jsonl; after an
-    interruption or failed cases, --resume runs only the cases not yet done.
+    Each finished case is saved at once in a checkpoint under .evalkit/checkpoints/;
+    after an interruption or failed cases, --resume runs only the cases not yet done.
     A run with failed cases never replaces OUT: it is written beside it
     (base.json -> base.failed.json) unless --allow-failed.
     With --trec-run, score an existing TREC run file against --qrels instead.
+    -k/--case run only some cases (default OUT: the config's output + .subset).
     """
+    from evalkit.case_filter import CaseFilter
     from evalkit.errors import ConfigError
+
+    cases = CaseFilter.of(keyword, case)
 
     if trec_run is not None or qrels is not None:
         # Scoring a file runs no target: a target flag here would be silently ignored.
@@ -324,6 +335,7 @@ def run(
             ("--shard", shard is not None),
             ("--judge-cache-only", judge_cache_only),
             ("--allow-failed", allow_failed),
+            ("-k/--case", cases is not None),
         ):
             if given:
                 raise ConfigError(
@@ -339,14 +351,21 @@ def run(
             "--relevance-level goes with --trec-run; a target run's metrics take their "
             "parameters from the config"
         )
-    from evalkit.pipeline import RunInterrupted, RunStart, run_to_artifact
+    from evalkit.pipeline import (
+        RunInterrupted,
+        RunStart,
+        config_inputs,
+        run_output_path,
+        run_to_artifact,
+    )
     from evalkit.shards import parse_shard
 
     spec = parse_shard(shard) if shard is not None else None
     prepared = _prepare_run(config, concurrency, rate_limit, case_timeout, judge_cache_only)
     out_flag = "--out" if out is not None else f"output ({prepared.config.path})"
     refuse_overwriting_inputs(
-        {out_flag: out or prepared.config.output_path}, _config_inputs(prepared.config)
+        {out_flag: run_output_path(prepared.config, out, spec, cases)},
+        config_inputs(prepared.config),
     )
     progress = _Progress()
 
@@ -374,6 +393,7 @@ def run(
             allow_failed=allow_failed,
             on_start=started,
             on_row=progress.advance,
+            cases=cases,
         )
     except RunInterrupted as stop:
         progress.stop()
@@ -389,6 +409,8 @@ def run(
         progress.stop()
     art = outcome.artifact
     where = f", shard {spec}" if spec is not None else ""
+    if art.subset is not None:
+        where = f" of {len(prepared.goldens)}, subset: {art.subset}"
     _say(f"wrote {outcome.path} ({len(art.result)} cases{where})")
     _report_failed_cases(art, outcome.requested, outcome.path)
     if not art.failed:
@@ -545,105 +567,48 @@ def gate(
             show_default=False, help="Grade only from the judge cache; a miss is an error."
         ),
     ] = False,
+    keyword: KeywordOpt = None,
+    case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Decide every check: the candidate against the baseline.
 
-    The candidate is run from the config, or read from --candidate.
+    The candidate is run from the config, or read from --candidate. -k/--case decide
+    on some cases only: the verdict is then "incomplete" (exit 4) unless a blocking
+    check failed (exit 1), never a pass of the whole golden set.
     """
-    from evalkit._atomic import check_writable
-    from evalkit.artifact import read_artifact
+    from evalkit.case_filter import CaseFilter
     from evalkit.config import load_config
-    from evalkit.drift import find_reference, refuse_unused, report_trends
-    from evalkit.errors import InputError
-    from evalkit.pipeline import find_baseline, prepare, run_and_write
-    from evalkit.pipeline import gate as run_gate
+    from evalkit.pipeline import GateAsk, gate_config
 
-    if candidate is not None:
-        for flag, value in (("--out", out), ("--concurrency", concurrency)):
-            if value is not None:
-                raise InputError(
-                    f"{flag} applies when the gate runs the target; with --candidate "
-                    f"{candidate} nothing is run: drop {flag}, or drop --candidate"
-                )
     cfg = load_config(config)
-    check_writable(
-        markdown, json_out, html, None if candidate is not None else out or cfg.output_path
-    )
-    if require_baseline:
-        cfg = cfg.with_overrides(require_baseline=True)
-    stored = cfg.model.baseline
-    configured_baseline = (
-        cfg.resolve(stored.path)
-        if stored is not None and stored.kind == "file" and stored.path is not None
-        else None
-    )
-    chosen_baseline = baseline if baseline is not None else configured_baseline
-    refuse_overwriting_inputs(
-        {
-            "--markdown": markdown,
-            "--json": json_out,
-            "--html": html,
-            ("--out" if out is not None else f"output ({cfg.path})"): None
-            if candidate is not None
-            else (out or cfg.output_path),
-        },
-        {
-            **_config_inputs(cfg),
-            "candidate": candidate,
-            "baseline": chosen_baseline,
-            "reference": reference,
-        },
-    )
-    for role, other in (("baseline", chosen_baseline), ("reference", reference)):
-        if (
-            candidate is not None
-            and other is not None
-            and os.path.realpath(candidate) == os.path.realpath(other)
-        ):
-            raise InputError(
-                f"the {role} {other} is the candidate itself; a run compared with "
-                f"itself always passes: pass the {role} made from the code you compare against"
-            )
-    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
-    base, where = find_baseline(cfg, baseline)
-    prepared = prepare(cfg, cache_only=judge_cache_only)
-    # Before the (paid) run: the reference file is read, and one no check uses is refused.
-    ref = find_reference(cfg, reference, prepared.checks.checks)
-    refuse_unused(ref, prepared.checks.checks)
-    written: Path | None = None
-    if candidate is not None:
-        cand = read_artifact(candidate)
-    else:
-        progress = _Progress()
-        invocations = len(prepared.goldens) * cfg.model.repeats  # each trial advances it
-        progress.start(invocations, f"running {prepared.config.name}")
-        try:
-            cand, written = run_and_write(
-                prepared, out or cfg.output_path, concurrency=concurrency, on_row=progress.advance
-            )
-        finally:
-            progress.stop()
-    report = run_gate(
-        prepared,
-        cand,
-        base,
-        notes=() if base is not None else (where,),
-        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
-        baseline_chosen=chosen_baseline is not None,
-        reference=ref,
-        reference_chosen=reference is not None,
+    ask = GateAsk(
+        candidate=candidate,
+        baseline=baseline,
+        reference=reference,
+        out=out,
+        concurrency=concurrency,
+        cache_only=judge_cache_only,
+        cases=CaseFilter.of(keyword, case),
+        require_baseline=require_baseline,
         require_reference=require_reference,
+        reports={"--markdown": markdown, "--json": json_out, "--html": html},
     )
+    progress = _Progress()
+    try:
+        done = gate_config(
+            cfg,
+            ask,
+            on_start=lambda total: progress.start(total, f"running {cfg.name}"),
+            on_row=progress.advance,
+        )
+    finally:
+        progress.stop()
+    report = done.report
     with _stdout_may_close():
         _print_terminal(report)
-    drawn = candidate or written
-
-    def trend() -> DriftTrend:
-        return report_trends(cfg, report, drawn, ref)
-
-    _write_reports(report, cfg.name, markdown, json_out, html, trend)
-    _report_failed_cases(cand, out or cfg.output_path, written)
+    _write_reports(report, cfg.name, markdown, json_out, html, lambda: done.trend(cfg))
+    _report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
 
 
@@ -766,10 +731,13 @@ def compare(
         ),
     ] = None,
     correction: Annotated[
-        str, typer.Option(help="Across each metric's comparisons: holm or none.")
+        str, typer.Option(metavar="holm|none", help="Across each metric's comparisons.")
     ] = "holm",
     fmt: Annotated[
-        str, typer.Option("--format", help="text, markdown (for a PR) or csv (for a paper).")
+        str,
+        typer.Option(
+            "--format", metavar="text|markdown|csv", help="markdown: for a PR; csv: for a paper."
+        ),
     ] = "text",
     n_resamples: Annotated[
         int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")

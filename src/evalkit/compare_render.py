@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from evalkit.compare import CompareRow, CompareTable
 from evalkit.errors import InputError
 from evalkit.report.escape import md, one_line
+from evalkit.units import unit_of
 
 Escape = Callable[[object], str]
 
@@ -76,6 +77,12 @@ def _wlt(r: CompareRow) -> str:
     return f"{r.wins}/{r.losses}/{r.ties}" if r.kind == "case" else "-"
 
 
+def _metric(name: str, esc: Escape) -> str:
+    """The metric as a row names it, with the unit its values are in: ``latency_p95 (ms)``."""
+    unit = unit_of(name)
+    return esc(name) + (f" ({unit})" if unit else "")
+
+
 def _ci(r: CompareRow) -> str:
     return f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
 
@@ -99,7 +106,7 @@ def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
     for r in only.rows:
         grid.rows.append(
             [
-                esc(r.metric),
+                _metric(r.metric, esc),
                 f"{r.value_a:.4f}",
                 f"{r.value_b:.4f}",
                 f"{r.delta:+.4f}",
@@ -125,7 +132,7 @@ def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Gri
     for metric in table.metrics:
         for k, comparison in enumerate(table.comparisons):
             r = table.row(k, metric)
-            shown = esc(metric) if k == 0 or repeat_metric else ""
+            shown = _metric(metric, esc) if k == 0 or repeat_metric else ""
             cells = [shown, esc(comparison.label), f"{r.value_a:.4f}", f"{r.delta:+.4f}", _ci(r)]
             if corrected:
                 cells.append(_level(r))
@@ -134,7 +141,7 @@ def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Gri
         blank = [""] * (len(headers) - 4)
         grid.rows.append(
             [
-                esc(metric) if repeat_metric else "",
+                _metric(metric, esc) if repeat_metric else "",
                 esc(table.reference_label),
                 f"{table.reference_values[metric]:.4f}",
                 *blank,

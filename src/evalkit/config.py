@@ -155,6 +155,8 @@ class EvalkitConfig(_Strict):
     judge: list[JudgeConfig] = Field(default_factory=list)
     baseline: BaselineConfig | None = None
     require_baseline: bool = Field(default=False, strict=True)
+    # A missing/expired reference makes drift (vs_reference) checks block (evalkit/drift.py).
+    require_reference: bool = Field(default=False, strict=True)
     output: str | None = Field(default=None, min_length=1)
     seed: int = Field(default=42, ge=0, strict=True)
     n_resamples: int = Field(default=10_000, ge=1, le=MAX_RESAMPLES, strict=True)
@@ -213,6 +215,11 @@ class LoadedConfig:
         return self.model.name or self.path.stem
 
     @property
+    def fetched_dir(self) -> Path:
+        """Where copies fetched from a baseline store go: never beside the user's files."""
+        return self.root / ".evalkit" / "fetched"
+
+    @property
     def baseline(self) -> BaselineConfig:
         """The baseline section with every default filled in (absent: the defaults)."""
         return self.model.baseline or BaselineConfig()
@@ -222,6 +229,7 @@ class LoadedConfig:
         *,
         name: str | None = None,
         require_baseline: bool | None = None,
+        require_reference: bool | None = None,
         baseline_store: BaselineStoreName | None = None,
         baseline_name: str | None = None,
         baseline_branch: str | None = None,
@@ -238,6 +246,8 @@ class LoadedConfig:
             data["name"] = name
         if require_baseline is not None:
             data["require_baseline"] = require_baseline
+        if require_reference is not None:
+            data["require_reference"] = require_reference
         section = dict(data.get("baseline") or {})
         for key, value in (
             ("store", baseline_store),

@@ -251,7 +251,7 @@ def find_reference(
         return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
-    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.root))
+    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.fetched_dir))
     return reference_from_fetch(fetched, config.name)
 
 
@@ -328,6 +328,9 @@ def report_trends(
     report: GateReport,
     candidate: Path | None,
     reference: Reference | None,
+    *,
+    store: BaselineStore | None = None,
+    work: Path | None = None,
 ) -> DriftTrend:
     """The HTML report's trend of each drift-checked metric, the candidate last.
 
@@ -335,6 +338,8 @@ def report_trends(
     :mod:`evalkit.promotions`); a history that cannot be read is a note on the page,
     never a failed gate: the verdicts are already decided.  The reference is the
     promotion whose artefact has the same bytes (a pin is a copy), if there is one.
+    ``store``/``work``: the Action's store (with GitHub access) and where it fetches
+    the promotions; the CLI leaves them to the config (no GitHub access).
     """
     from evalkit.errors import EvalkitError
     from evalkit.promotions import history_view
@@ -343,7 +348,7 @@ def report_trends(
         return DriftTrend()
     metrics = list(dict.fromkeys(v.metric for v in report.verdicts if v.kind == "vs_reference"))
     try:
-        view = history_view(config, metrics=metrics, candidate=candidate)
+        view = history_view(config, metrics=metrics, candidate=candidate, store=store, work=work)
     except EvalkitError as exc:
         return DriftTrend(note=f"trend across promotions not drawn: {exc}")
     entries = view.history.entries

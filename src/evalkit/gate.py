@@ -35,14 +35,17 @@ from evalkit.stats.procedures import (
     evaluator_for,
 )
 from evalkit.stats.ties import case_outcomes, count
+from evalkit.units import suffix
 
 if TYPE_CHECKING:
+    from evalkit.case_filter import Subset
     from evalkit.drift import Reference
     from evalkit.stats.pairing import CaseMatch
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "no-reference", "incomparable", "error"]
 STATUSES: Final[tuple[Status, ...]] = get_args(Status)
-Overall = Literal["pass", "warn", "fail", "error"]
+# "incomplete": decided on a subset of the cases (-k/--case) with nothing blocking.
+Overall = Literal["pass", "warn", "fail", "error", "incomplete"]
 
 WORST_CASES = 10
 
@@ -188,6 +191,8 @@ class GateReport:
     familywise: FamilywiseRate | None = None
     # Set when a check compares with the reference (vs_reference): evalkit.drift.
     reference: ReferenceReport | None = None
+    # Set when the gate ran on some cases only (-k/--case): never a pass of the whole.
+    subset: Subset | None = None
 
     @property
     def blocking_failures(self) -> list[CheckVerdict]:
@@ -195,11 +200,13 @@ class GateReport:
 
     @property
     def verdict(self) -> Overall:
-        """The headline: error (the run broke), fail, warn, or pass."""
+        """The headline: error (the run broke), fail, incomplete (a subset), warn, or pass."""
         if self.candidate.failed:
             return "error"
         if self.blocking_failures:
             return "fail"
+        if self.subset is not None:
+            return "incomplete"
         # A drift check that could not run is never green (docs/drift.md).
         if any(v.status in _NOT_GREEN for v in self.verdicts):
             return "warn"
@@ -208,7 +215,7 @@ class GateReport:
     @property
     def exit_code(self) -> ExitCode:
         """OK on pass or warn, CHECK_FAILED when a blocking check failed, RUNTIME when
-        cases of the candidate run failed."""
+        cases of the candidate run failed, INCOMPLETE when nothing blocked on a subset."""
         return _EXIT_CODES[self.verdict]
 
 
@@ -219,6 +226,7 @@ _EXIT_CODES: dict[Overall, ExitCode] = {
     "warn": ExitCode.OK,
     "fail": ExitCode.CHECK_FAILED,
     "error": ExitCode.RUNTIME,
+    "incomplete": ExitCode.INCOMPLETE,
 }
 
 
@@ -365,7 +373,8 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
     assert spec.threshold is not None  # a threshold check always has one (CheckSpec validates)
-    message = f"{spec.metric} = {_fmt(observed)} {rel} {spec.op} {_fmt(spec.threshold)}"
+    u = suffix(spec.metric)
+    message = f"{spec.metric} = {_fmt(observed)}{u} {rel} {spec.op} {_fmt(spec.threshold)}{u}"
     if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
         message += _missed_cases(spec, rows)
     return CheckVerdict(
@@ -693,8 +702,9 @@ def _compare(
 def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     """Status from the interval (DESIGN §5); its dual p agrees by construction."""
     level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
+    u = suffix(spec.metric)
     ci = (
-        f"Δ {c.delta:+.4g}, {level} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}] "
+        f"Δ {c.delta:+.4g}{u}, {level} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}]{u} "
         f"({PROCEDURE_NAMES.get(c.procedure, c.procedure)})"
     )
     bad_status: Status = "fail" if spec.level == "block" else "warn"
@@ -702,14 +712,14 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
         margin = _margin(spec)
         worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
         within = worse_side > c.tested_value if hib else worse_side < c.tested_value
-        p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}"
+        p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}{u}"
         if within:
             return "pass", (
-                f"{ci}, {p_text}: the worst plausible change is within the margin ±{margin:g}"
+                f"{ci}, {p_text}: the worst plausible change is within the margin ±{margin:g}{u}"
             )
         return bad_status, (
-            f"{ci}, {p_text}: a drop larger than the margin {margin:g} cannot be ruled out "
-            f"(bound {worse_side:+.4g})"
+            f"{ci}, {p_text}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
+            f"(bound {worse_side:+.4g}{u})"
         )
     p_text = f"p={c.p_value:.4f}"
     if c.p_adjusted is not None:

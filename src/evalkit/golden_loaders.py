@@ -422,8 +422,9 @@ def load_csv(path: Path) -> GoldenSet:
 
     Without a ``relevant`` column, ``expected`` holds the ``|``-separated ids
     instead (paired-evalkit 0.2.0's CSV).  Cells are text; ids and relevant ids
-    are stripped of surrounding spaces, an empty ``expected`` means none, and
-    other columns are kept as text.
+    are stripped of surrounding spaces, an empty ``expected`` means none, the
+    answer metrics' list keys (``answers``, ``must_include``, ``must_not_include``)
+    are ``|``-separated too (empty: not given), and other columns are kept as text.
     Graded relevance needs JSONL or YAML.
     """
     file = Path(path)
@@ -471,9 +472,35 @@ def load_csv(path: Path) -> GoldenSet:
                 )
             raw: dict[str, Any] = dict(zip(columns, row, strict=True))
             raw["id"] = raw["id"].strip()
+            _csv_answer_keys(raw)
             yield _build_case(raw, where, csv_row=True, csv_ids=expected_ids), where
 
     return _collect(cases(), file)
+
+
+def _csv_answer_keys(raw: dict[str, Any]) -> None:
+    """The answer metrics' list keys in a CSV row: ``|``-separated, an empty cell is absent.
+
+    A CSV cell cannot hold a list, so ``answers``, ``must_include`` and
+    ``must_not_include`` take the ``relevant`` column's ``|`` convention; an empty
+    cell (a row that needs no extra answers) means the key is not given, as an
+    empty ``expected`` does, rather than one empty phrase.
+    """
+    from evalkit.metrics.answer_keys import (
+        ANSWERS_KEY,
+        GRADED_ANSWER_KEY,
+        MUST_INCLUDE_KEY,
+        MUST_NOT_INCLUDE_KEY,
+    )
+
+    for key in (ANSWERS_KEY, MUST_INCLUDE_KEY, MUST_NOT_INCLUDE_KEY, GRADED_ANSWER_KEY):
+        cell = raw.get(key)
+        if not isinstance(cell, str):
+            continue
+        if not cell.strip():
+            del raw[key]
+        elif key != GRADED_ANSWER_KEY:
+            raw[key] = [part.strip() for part in cell.split(CSV_RELEVANT_SEPARATOR)]
 
 
 BUILTIN_LOADERS: dict[str, Loader] = {

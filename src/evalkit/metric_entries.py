@@ -102,33 +102,34 @@ MetricEntry = Annotated[str, PlainValidator(_entry), PlainSerializer(_dump)]
 
 
 def register_declared_metrics(
-    entries: Sequence[str], resolve: Callable[[str], Path], where: str
+    entries: Sequence[str], resolve: Callable[[str], Path], where: Callable[[int], str]
 ) -> list[str]:
     """Build and register every declared entry; returns their names.
 
     ``resolve`` maps a path parameter to a file (relative to the config);
-    ``where`` (the config path) prefixes any error.
+    ``where(index)`` (``evalkit.yaml:LINE`` of the entry) prefixes any error, so a
+    missing or broken schema file names the line that declared it.
     """
     from evalkit.errors import EvalkitError, MetricError
     from evalkit.metrics.answers import build_answer_metric, register_answer_metric
     from evalkit.registry import define, family_instance
 
     names: list[str] = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
         if not isinstance(entry, DeclaredMetric):
             continue
         if "@" in entry.kind:  # a retrieval metric with its relevance level
             try:
                 define(family_instance(str(entry), entry.kind, entry.params))
             except EvalkitError as exc:
-                raise MetricError(f"{where}: metric {str(entry)!r}: {exc}") from None
+                raise MetricError(f"{where(index)}: metric {str(entry)!r}: {exc}") from None
             names.append(str(entry))
             continue
         params = dict(entry.params)
         for key in _PATH_PARAMS:
             if isinstance(params.get(key), str):
                 params[key] = str(resolve(params[key]))
-        metric = build_answer_metric(entry.kind, params, f"{where}: metric {str(entry)!r}")
+        metric = build_answer_metric(entry.kind, params, f"{where(index)}: metric {str(entry)!r}")
         register_answer_metric(str(entry), metric)
         names.append(str(entry))
     return names

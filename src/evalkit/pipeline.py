@@ -9,7 +9,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,8 @@ from evalkit.targets.base import Target
 from evalkit.trials import TrialCallback, evaluate_repeated
 
 if TYPE_CHECKING:
-    from evalkit.drift import Reference
+    from evalkit.case_filter import CaseFilter, Subset
+    from evalkit.drift import DriftTrend, Reference
     from evalkit.shards import ShardSpec
 
 _PLACEHOLDER = "{{%s}}"
@@ -70,7 +71,14 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
     from evalkit.registry import register_metric
 
-    for judge in config.model.judge:
+    for index, judge in enumerate(config.model.judge):
+        if cache_only and judge.cache_path and not config.resolve(judge.cache_path).exists():
+            # Every grade would miss: refuse before the target is called even once.
+            raise ConfigError(
+                f"{config.where('judge', index, 'cache_path')}: --judge-cache-only, but the "
+                f"judge cache {config.resolve(judge.cache_path)} does not exist; run once "
+                "without --judge-cache-only to record it, or fix cache_path"
+            )
         if judge.rubric_file is not None:
             rubric_path = config.resolve(judge.rubric_file)
             try:
@@ -240,7 +248,9 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     set_cache_only(cache_only)
     import_plugins(config)
     register_judges(config, cache_only=cache_only)
-    register_declared_metrics(config.model.metrics, config.resolve, str(config.path))
+    register_declared_metrics(
+        config.model.metrics, config.resolve, lambda index: config.where("metrics", index)
+    )
     goldens = load_goldens(config.resolve(config.model.goldens))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
@@ -321,6 +331,7 @@ def to_artifact(
     *,
     shard: str | None = None,
     truncated_ids: frozenset[str] = frozenset(),
+    subset: str | None = None,
 ) -> RunArtifact:
     """The run's artefact, with the provenance of the whole prepared eval (even for a shard)."""
     from evalkit import significance
@@ -339,6 +350,7 @@ def to_artifact(
         config_fingerprint=config_fingerprint(cfg),
         shard=shard,
         truncated_ids=truncated_ids,
+        subset=subset,
     )
 
 
@@ -444,32 +456,54 @@ def run_and_write(
     concurrency: int | None = None,
     on_row: RowCallback | None = None,
     target: Target | None = None,
+    cases: CaseFilter | None = None,
 ) -> tuple[RunArtifact, Path]:
-    """Run every case (no checkpoint) and write the artefact with :func:`write_run`.
+    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it.
 
     ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
     then counts cases × repeats), so it moves from the first trial on.
     """
+    todo, subset = select_cases(prepared, cases)
     if on_row is not None and prepared.config.model.repeats > 1:
         seen = on_row
         result = run_candidate(
-            prepared,
+            todo,
             target=target,
             concurrency=concurrency,
             on_trial=lambda _trial, index, row: seen(index, row),
         )
     else:
-        result = run_candidate(prepared, target=target, on_row=on_row, concurrency=concurrency)
-    art = to_artifact(prepared, result, result.name)
+        result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name, subset=_selection(subset))
     return art, write_run(art, out)
 
 
-def run_output_path(prepared: Prepared, out: Path | None, shard: ShardSpec | None) -> Path:
-    """OUT, else the config's output path (named per shard, so shards never collide)."""
+def select_cases(prepared: Prepared, cases: CaseFilter | None) -> tuple[Prepared, Subset | None]:
+    """The eval of the cases ``-k``/``--case`` keep (all of them without a filter)."""
+    if cases is None:
+        return prepared, None
+    goldens, subset = cases.select(prepared.goldens)
+    return replace(prepared, goldens=goldens), subset
+
+
+def _selection(subset: Subset | None) -> str | None:
+    return None if subset is None else subset.selection
+
+
+def run_output_path(
+    config: LoadedConfig,
+    out: Path | None,
+    shard: ShardSpec | None = None,
+    cases: CaseFilter | None = None,
+) -> Path:
+    """OUT, else the config's output path, named per shard or subset so none overwrites
+    the whole run's artefact."""
     if out is not None:
         return out
-    default = prepared.config.output_path
-    return default if shard is None else with_infix(default, shard.slug)
+    default = config.output_path
+    if shard is not None:
+        return with_infix(default, shard.slug)
+    return default if cases is None else with_infix(default, "subset")
 
 
 def run_to_artifact(
@@ -482,12 +516,14 @@ def run_to_artifact(
     on_start: Callable[[RunStart], None] | None = None,
     on_row: RowCallback | None = None,
     target: Target | None = None,
+    cases: CaseFilter | None = None,
 ) -> RunOutcome:
     """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
 
-    Every finished case is appended to the checkpoint beside the output the
-    moment it finishes; ``resume=True`` keeps a matching checkpoint's finished
-    cases and runs only the rest.  The artefact lists the cases in golden-set
+    Every finished case is appended to the checkpoint (under the config folder's
+    ``.evalkit/``, :func:`evalkit.checkpoint.checkpoint_path`) the moment it
+    finishes; ``resume=True`` keeps a matching checkpoint's finished cases and
+    runs only the rest.  The artefact lists the cases in golden-set
     order.  A run with failed cases keeps its checkpoint and is written by
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
@@ -496,14 +532,21 @@ def run_to_artifact(
     from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
     from evalkit.shards import select_shard
 
-    todo = prepared
+    if shard is not None and cases is not None:
+        raise InputError(
+            f"--shard {shard} and {cases.describe()} both pick cases: a shard of a subset "
+            "is neither; drop one of them"
+        )
+    todo, subset = select_cases(prepared, cases)
     if shard is not None:
         todo = replace(prepared, goldens=select_shard(prepared.goldens, shard))
-    requested = run_output_path(prepared, out, shard)
-    identity = run_identity(
-        prepared.config.model, prepared.goldens, None if shard is None else str(shard)
-    )
-    ckpt_path = checkpoint_path(requested)
+    requested = run_output_path(prepared.config, out, shard, cases)
+    # The checkpoint belongs to one selection: resuming with another is refused.
+    part = str(shard) if shard is not None else None
+    if subset is not None:
+        part = f"cases {subset.selection}"
+    identity = run_identity(prepared.config.model, prepared.goldens, part)
+    ckpt_path = checkpoint_path(requested, prepared.config.root)
     check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     repeats = prepared.config.model.repeats
@@ -556,8 +599,9 @@ def run_to_artifact(
             prepared,
             result,
             result.name,
-            shard=identity.shard,
+            shard=None if shard is None else str(shard),
             truncated_ids=frozenset(ckpt.truncated_ids),
+            subset=_selection(subset),
         )
         path = write_run(art, requested, allow_failed=allow_failed)
         if not art.failed:
@@ -580,7 +624,7 @@ def find_baseline(
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        fetched = open_store(config).fetch(FetchRequest(config.name, config.root))
+        fetched = open_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
@@ -630,6 +674,11 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
             f"{source}: is shard {art.shard} of a run; `evalkit merge` the shards, then "
             "promote the merged run"
         )
+    if art.subset is not None:
+        raise InputError(
+            f"{source}: holds only the cases {art.subset} keeps; a baseline must hold every "
+            "case: run without -k/--case, then promote"
+        )
     refuse_other_config(art, config.name, str(source))
     replaced = None
     if store.path.is_file():
@@ -649,6 +698,7 @@ def gate(
     *,
     notes: Sequence[str] = (),
     baseline_chosen: bool = False,
+    subset: Subset | None = None,
     reference: Reference | None = None,
     reference_chosen: bool = False,
     require_reference: bool = False,
@@ -657,6 +707,8 @@ def gate(
 
     ``baseline_chosen``: the user pointed at this baseline (``--baseline``, the
     config's file store), so one that cannot be paired is an input error.
+    ``subset`` (``-k``/``--case``): decide on those cases only; the report says so and
+    its verdict is never ``pass`` (:mod:`evalkit.case_filter`).
     ``reference`` is what drift checks compare with (:mod:`evalkit.drift`), and
     ``reference_chosen`` says the user pointed at it (``--reference``).
     """
@@ -665,18 +717,28 @@ def gate(
 
     cfg = prepared.config.model
     checks = prepared.checks
+    specs = list(checks.checks)
+    goldens = prepared.goldens
+    if subset is not None:
+        candidate = subset.only(candidate)
+        baseline = None if baseline is None else subset.only(baseline)
+        goldens = subset.goldens(goldens)
+        specs, left_out = subset.checks(specs)
+        notes = (*notes, *left_out)
     # Runs read from schema 1, perhaps before the plugins were imported: vouch now.
     candidate = vouch_schema1_fingerprints(candidate)
     baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
-    check_candidate(candidate, prepared.goldens, checks.checks, config_name=prepared.config.name)
+    check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
     if baseline is not None and baseline_chosen:
-        check_baseline(baseline, candidate, checks.checks)
-    reference = check_reference(reference, candidate, checks.checks, chosen=reference_chosen)
+        check_baseline(baseline, candidate, specs)
+    if subset is not None and reference is not None and reference.artifact is not None:
+        reference = replace(reference, artifact=subset.only(reference.artifact))
+    reference = check_reference(reference, candidate, specs, chosen=reference_chosen)
     if cfg.judge:
         from evalkit.metrics.judge_agreement import agreement_notes
 
         rows = candidate.result.per_query
-        agreed = agreement_notes(rows, _judges(prepared.config), prepared.goldens, seed=cfg.seed)
+        agreed = agreement_notes(rows, _judges(prepared.config), goldens, seed=cfg.seed)
         notes = (*notes, *agreed)
     if cfg.repeats > 1:
         from evalkit.metrics.judge_consistency import consistency_notes
@@ -686,8 +748,8 @@ def gate(
         notes = (*notes, *trial_notes(rows, cfg.metrics))
         judged = [metric for metric, _ in _judges(prepared.config)]
         notes = (*notes, *consistency_notes(rows, judged, seed=cfg.seed))
-    return evaluate_gate(
-        checks.checks,
+    report = evaluate_gate(
+        specs,
         candidate,
         baseline,
         reference=reference,
@@ -699,6 +761,141 @@ def gate(
             correction=getattr(checks, "correction", "none") or "none",
             extra_notes=tuple(n for n in notes if n),
             require_reference=require_reference
+            or cfg.require_reference
             or bool(getattr(checks, "require_reference", False)),
         ),
     )
+    return report if subset is None else replace(report, subset=subset)
+
+
+# ----------------------------------------------------------------------------- the gate command
+
+
+def config_inputs(config: LoadedConfig) -> dict[str, Path | None]:
+    """The files a config reads: no command may write over them."""
+    return {
+        "config": config.path,
+        "goldens file": config.resolve(config.model.goldens),
+        "checks file": config.resolve(config.model.checks),
+    }
+
+
+@dataclass(frozen=True)
+class GateAsk:
+    """What ``evalkit gate`` was asked: the files to use and how to run the candidate."""
+
+    candidate: Path | None = None  # a run artefact to gate instead of running the target
+    baseline: Path | None = None  # else the configured store's
+    reference: Path | None = None  # for drift checks (evalkit.drift)
+    out: Path | None = None  # where the candidate run goes (else the config's output)
+    concurrency: int | None = None
+    cache_only: bool = False
+    cases: CaseFilter | None = None  # -k/--case
+    require_baseline: bool = False
+    require_reference: bool = False
+    reports: Mapping[str, Path | None] = field(default_factory=dict)  # flag -> report file
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """A decided gate: the report, the candidate, and where its run went (if it ran)."""
+
+    report: GateReport
+    candidate: RunArtifact
+    run_out: Path  # where a run of the candidate was asked to go
+    written: Path | None  # where it went (None: --candidate, nothing ran)
+    reference: Reference | None  # what drift checks compared with (evalkit.drift)
+    candidate_file: Path | None  # the candidate's artefact: --candidate, or the run written
+
+    def trend(self, config: LoadedConfig) -> DriftTrend:
+        """The HTML report's drift trend, the candidate's artefact last (evalkit.drift)."""
+        from evalkit.drift import report_trends
+
+        return report_trends(config, self.report, self.candidate_file, self.reference)
+
+
+def gate_config(
+    config: LoadedConfig,
+    ask: GateAsk,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_row: RowCallback | None = None,
+) -> GateRun:
+    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input.
+
+    Refused before anything runs (exit 2): an output that is an input or unwritable, a
+    candidate that is its own baseline or reference, a configured baseline file that is
+    missing, a reference no check uses, a filter that keeps nothing.  ``on_start`` gets
+    the number of cases about to run; ``on_row`` each finished one.
+    """
+    from evalkit._atomic import check_writable
+    from evalkit._paths import refuse_overwriting_inputs
+    from evalkit.drift import find_reference, refuse_unused
+
+    if ask.candidate is not None:
+        for flag, value in (("--out", ask.out), ("--concurrency", ask.concurrency)):
+            if value is not None:
+                raise InputError(
+                    f"{flag} applies when the gate runs the target; with --candidate "
+                    f"{ask.candidate} nothing is run: drop {flag}, or drop --candidate"
+                )
+    cfg = config.with_overrides(require_baseline=True) if ask.require_baseline else config
+    run_out = run_output_path(cfg, ask.out, None, ask.cases)
+    ran_to = None if ask.candidate is not None else run_out
+    check_writable(*ask.reports.values(), ran_to)
+    stored = cfg.model.baseline
+    configured = (
+        cfg.resolve(stored.path)
+        if stored is not None and stored.kind == "file" and stored.path is not None
+        else None
+    )
+    chosen_baseline = ask.baseline if ask.baseline is not None else configured
+    out_flag = "--out" if ask.out is not None else f"output ({cfg.path})"
+    refuse_overwriting_inputs(
+        {**ask.reports, out_flag: ran_to},
+        {
+            **config_inputs(cfg),
+            "candidate": ask.candidate,
+            "baseline": chosen_baseline,
+            "reference": ask.reference,
+        },
+    )
+    for role, other in (("baseline", chosen_baseline), ("reference", ask.reference)):
+        if (
+            ask.candidate is not None
+            and other is not None
+            and os.path.realpath(ask.candidate) == os.path.realpath(other)
+        ):
+            raise InputError(
+                f"the {role} {other} is the candidate itself; a run compared with "
+                f"itself always passes: pass the {role} made from the code you compare against"
+            )
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, ask.baseline)
+    prepared = prepare(cfg, cache_only=ask.cache_only)
+    chosen, subset = select_cases(prepared, ask.cases)  # a bad -k is exit 2 here too
+    # Before the (paid) run: the reference file is read, and one no check uses is refused.
+    ref = find_reference(cfg, ask.reference, prepared.checks.checks)
+    refuse_unused(ref, prepared.checks.checks)
+    written: Path | None = None
+    if ask.candidate is not None:
+        candidate = read_artifact(ask.candidate)
+    else:
+        if on_start is not None:  # each trial advances the progress
+            on_start(len(chosen.goldens) * cfg.model.repeats)
+        candidate, written = run_and_write(
+            prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
+        )
+    report = gate(
+        prepared,
+        candidate,
+        base,
+        notes=() if base is not None else (where,),
+        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
+        baseline_chosen=chosen_baseline is not None,
+        subset=subset,
+        reference=ref,
+        reference_chosen=ask.reference is not None,
+        require_reference=ask.require_reference,
+    )
+    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written)

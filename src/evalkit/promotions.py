@@ -133,7 +133,7 @@ def history_view(
     from evalkit.trend import metric_trends
 
     store = store or open_store(config, access)
-    work = work or config.root / ".evalkit" / "fetched"
+    work = work or config.fetched_dir
     history = store.history(HistoryRequest(config.name, work, limit=limit))
     shown = history.entries[-limit:] if limit else history.entries
     if len(shown) < len(history.entries):
@@ -234,7 +234,7 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
             "GitHub Action pins that store's reference (mode: pin, with the pin input); "
             "`evalkit pin` pins the local file store's (baseline: {path: …})"
         )
-    work = config.root / ".evalkit" / "fetched"
+    work = config.fetched_dir
     return store.pin(
         PinRequest(config.name, spec, work, work, resolve_tag=git_tag_resolver(config.root))
     )

@@ -19,6 +19,7 @@ from evalkit.gate_inputs import label, shown
 from evalkit.goldens import GoldenCase
 from evalkit.report.escape import one_line, visible
 from evalkit.results import Row, RunResult
+from evalkit.units import suffix
 
 #: Ranked ids listed in full before "… and N more".
 SHOWN_RANKS = 20
@@ -38,6 +39,8 @@ def render_show(art: RunArtifact) -> str:
         lines.append(f"config:    {one_line(art.config_name)}")
     if art.goldens is not None:
         lines.append(f"goldens:   {art.goldens.fingerprint[:16]}")
+    if art.subset is not None:
+        lines.append(f"subset:    {one_line(art.subset)} (only these cases: never a baseline)")
     lines.append("")
     lines.append(f"{'metric':<20} {'kind':<9} {'better':<7} value")
     ok_rows = [r for r in art.result.per_query if r.error is None]
@@ -45,7 +48,7 @@ def render_show(art: RunArtifact) -> str:
     for name, info in art.metrics.items():
         better = {True: "higher", False: "lower", None: "?"}[info.higher_is_better]
         try:
-            value = f"{ok.value(name):.4f}" if ok_rows else "-"
+            value = f"{ok.value(name):.4f}{suffix(name)}" if ok_rows else "-"
         except EvalkitError as exc:
             value = f"unavailable ({exc})"
         lines.append(f"{name:<20} {info.kind:<9} {better:<7} {value}")

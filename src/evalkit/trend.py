@@ -19,6 +19,7 @@ from evalkit.artifact import RunArtifact, read_artifact
 from evalkit.errors import EvalkitError
 from evalkit.history import HistoryEntry
 from evalkit.results import RunResult
+from evalkit.units import reading
 
 #: The label of the candidate when it is appended as the trend's last point.
 CANDIDATE_LABEL = "candidate"
@@ -168,7 +169,8 @@ def render_trend(trend: MetricTrend) -> str:
     """A plain-text table of one metric's trend (``evalkit history``)."""
     better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
     level = f"{trend.confidence:.0%}"
-    lines = [f"{trend.metric}{f' ({better})' if better else ''}"]
+    said = reading(trend.metric, better)  # latency: the values and Δs below are in ms
+    lines = [f"{trend.metric}{f' ({said})' if said else ''}"]
     lines.append(
         f"  {'promotion':<18} {'value':>8} {'Δ vs prev':>9}  {level + ' CI of Δ':<20} {'n':>5}"
     )

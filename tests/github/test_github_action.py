@@ -356,6 +356,7 @@ def test_action_unexpected_exception_still_writes_outputs_and_exits_3(
         ("baseline-store", "s3", "input baseline-store: expected one of"),
         ("config-name", "../etc", "config name '../etc'"),
         ("require-baseline", "sometimes", "input require-baseline: expected true or false"),
+        ("require-reference", "often", "input require-reference: expected true or false"),
     ],
 )
 def test_action_bad_input_is_one_line_exit_2(
@@ -641,6 +642,19 @@ def test_action_settings_read_evalkit_yaml_baseline_section(tmp_path: Path) -> N
     s = settings_for(tmp_path, config)
     assert (s.config_name, s.store, s.require_baseline) == ("recipes", "file", True)
     assert s.file_path == tmp_path / "evals" / "../baselines/recipes.json"
+
+
+def test_action_require_reference_input_and_evalkit_yaml_like_require_baseline(
+    tmp_path: Path,
+) -> None:
+    assert settings_for(tmp_path, "").require_reference is False
+    assert settings_for(tmp_path, "require_reference: true\n").require_reference is True
+    on = settings_for(tmp_path, "", require_reference="true")
+    assert on.require_reference is True
+    # an explicit false switches the file's true off (input > evalkit.yaml)
+    off = settings_for(tmp_path, "require_reference: true\n", require_reference="false")
+    assert off.require_reference is False
+    assert off.config.model.require_reference is False
 
 
 def test_action_settings_inputs_override_evalkit_yaml(tmp_path: Path) -> None:

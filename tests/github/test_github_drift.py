@@ -8,6 +8,7 @@ costs no reference fetch at all.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from datetime import UTC, datetime
@@ -75,6 +76,9 @@ def test_the_pinned_branch_reference_reaches_the_gate(
     assert fetched.path.read_bytes() == REFERENCE
     assert fetched.path != gate.requests[0].baseline_path  # its own file, beside the baseline
     assert "evalkit reference: " in job.log()
+    outputs = job.outputs()
+    assert (outputs["reference-status"], outputs["reference-source"]) == ("found", "branch")
+    assert outputs["reference-sha"] == "a" * 40
 
 
 def test_an_expired_reference_artifact_reaches_the_gate_as_an_answer(
@@ -98,6 +102,17 @@ def test_an_expired_reference_artifact_reaches_the_gate_as_an_answer(
     log = job.log()
     assert "no reference (expired)" in log
     assert "drift checks report no-reference" in log
+    assert "require-reference is on" not in log
+    outputs = job.outputs()
+    assert (outputs["reference-status"], outputs["reference-source"]) == ("expired", "none")
+    assert gate.requests[0].require_reference is False
+    # require-reference: the gate is told, and the log says the no-reference blocks
+    job.env["INPUT_REQUIRE-REFERENCE"] = "true"
+    gate = StubGate(verdict="fail", exit_code=1)
+    assert job.run(gate) == 1, job.log()
+    assert gate.requests[0].require_reference is True
+    assert "no reference (expired)" in job.log()
+    assert "blocking: require-reference is on" in job.log()
 
 
 def test_no_drift_check_fetches_no_reference(fake_github: FakeGitHub, tmp_path: Path) -> None:
@@ -109,12 +124,16 @@ def test_no_drift_check_fetches_no_reference(fake_github: FakeGitHub, tmp_path: 
     assert job.run(gate) == 0, job.log()
     assert gate.requests[0].reference is None
     assert fake_github.api_calls(contains="reference") == []
+    outputs = job.outputs()
+    assert (outputs["reference-status"], outputs["reference-source"]) == ("none", "none")
 
 
 # -- the real gate behind the Action (github.gate_adapter) ---------------------------------
 
 
-def adapter_request(tmp_path: Path, reference: BaselineFetch | None) -> GateRequest:
+def adapter_request(
+    tmp_path: Path, reference: BaselineFetch | None, *, require_reference: bool = False
+) -> GateRequest:
     """The recipe example (ranker v2) with a drift check; the committed v1 run as baseline."""
     example = tmp_path / "example"
     shutil.copytree(EXAMPLE, example)
@@ -135,6 +154,7 @@ def adapter_request(tmp_path: Path, reference: BaselineFetch | None) -> GateRequ
         require_baseline=False,
         output_dir=tmp_path / "out",
         reference=reference,
+        require_reference=require_reference,
     )
 
 
@@ -159,6 +179,20 @@ def test_the_action_gate_decides_drift_checks_on_the_fetched_reference(tmp_path:
     assert drift["status"] == "no-reference"
     assert report["verdict"] != "pass"
     assert "No reference (expired)" in outcome.markdown
+    assert outcome.exit_code == 0  # loud, but blocking only with require-reference
+
+    required = adapter_request(tmp_path / "required", gone, require_reference=True)
+    outcome = pipeline_gate(required)
+    assert outcome.exit_code == 1
+    report = json.loads(outcome.report_paths["json"].read_text())
+    assert report["summary"]["blocking_failures"] == ["no_ndcg_drift"]
+    # an explicit require-reference: false switches evalkit.yaml's true off
+    config = required.config_path
+    config.write_text(config.read_text() + "require_reference: true\n")
+    switched_off = dataclasses.replace(
+        required, config=load_config(config), require_reference=False
+    )
+    assert pipeline_gate(switched_off).exit_code == 0
 
 
 def test_a_github_outage_while_fetching_the_reference_is_a_runtime_error_naming_it(
@@ -178,5 +212,57 @@ def test_a_github_outage_while_fetching_the_reference_is_a_runtime_error_naming_
     gate = StubGate()
     assert job.run(gate) == 3, job.log()
     assert gate.requests == []  # the gate never ran on a missing reference
+    assert job.outputs()["reference-status"] == "error"
     assert "could not fetch the reference from GitHub" in job.log()
     assert job.outputs().get("baseline-status") != "error"  # the baseline itself was fetched
+
+
+def test_the_actions_html_report_draws_the_trend_from_the_actions_store(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """The HTML trend reads the promotions through the Action's store (GitHub access).
+
+    Two promotions of the example's v1 run on the fake's branch store, the older one
+    pinned; the real gate runs v2 in the Action: the page draws three points (two
+    promotions, the candidate last), not "not drawn" for want of GitHub access.
+    """
+    from test_github_history import Clock, access_for
+
+    from evalkit.github.baseline import PinRequest, PromoteRequest
+    from evalkit.github.branch_store import BranchStore
+    from evalkit.github.gate_adapter import pipeline_gate
+    from evalkit.history import parse_pin
+
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
+    for k in (1, 2):
+        store.promote(PromoteRequest(EXAMPLE / "baseline.json", "recipes", f"{k}" * 40, tmp_path))
+    pinned = store.pin(PinRequest("recipes", parse_pin("1"), tmp_path / "w", tmp_path / "w"))
+    assert pinned is not None
+    files = {
+        f"evals/{p.name}": p.read_text()
+        for p in EXAMPLE.iterdir()
+        if p.is_file() and p.suffix in (".py", ".yaml", ".jsonl", ".json")
+    }
+    files["evals/checks.yaml"] += (
+        "\n  - id: no_ndcg_drift\n    metric: ndcg@10\n"
+        "    vs_reference: no_significant_regression\n"
+    )
+    job = make_job(
+        fake_github,
+        tmp_path,
+        "pull_request",
+        pr_payload(fake_github),
+        files=files,
+        baseline_store="branch",
+        comment="false",
+    )
+    code = job.run(pipeline_gate)
+    assert code in (0, 1), job.log()
+    html = (job.workspace / job.outputs()["report-html"]).read_text()
+    assert "Trend across promotions" in html
+    assert "not drawn" not in html
+    (plot,) = [part for part in html.split("<svg")[1:] if part.startswith(' class="trend"')]
+    assert plot.count('<circle class="point"') == 2  # the two promotions ...
+    assert plot.count('<circle class="candidate"') == 1  # ... and the candidate last
+    assert 'stroke="#ef6c00"' in plot  # the pinned reference is ringed
+    assert fake_github.api_calls(contains="history/recipes.json")

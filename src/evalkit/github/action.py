@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from evalkit import _bounded
 from evalkit.config import LoadedConfig, load_config
 from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
+from evalkit.exit_codes import ExitCode
 from evalkit.github.baseline import (
     BaselineFetch,
     BaselineStore,
@@ -113,6 +114,9 @@ class GateRequest:
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
     details_url: str | None = None  # this workflow run's page, for the report's link
     reference: BaselineFetch | None = None  # the pinned reference, when a drift check wants it
+    require_reference: bool = False  # a missing/expired reference blocks the drift checks
+    # The Action's store (with GitHub access): the HTML report's drift trend reads its history.
+    store: BaselineStore | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,7 @@ class FailingCheck:
 class GateOutcome:
     """What the gate reports back."""
 
-    exit_code: int  # 0 pass, 1 blocking failure, 2 usage/config error, 3 runtime error
+    exit_code: int  # an evalkit.exit_codes.ExitCode: the gate report's exit_code
     verdict: str  # pass | warn | fail | error (the gate report's headline)
     blocking_failures: int
     markdown: str  # the PR comment body, including the hidden marker line
@@ -188,6 +192,7 @@ class ActionInputs:
     output_dir: str
     report_dir: str
     pin: str | None = None  # mode: pin - which promotion becomes the reference
+    require_reference: bool | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -202,6 +207,7 @@ class ActionInputs:
         if mode == "comment" and not report_dir:
             raise ConfigError("input report-dir is required with mode: comment")
         require = _input(env, "require-baseline")
+        require_ref = _input(env, "require-reference")
         pin = _input(env, "pin") or None
         if mode == "pin" and pin is None:
             raise ConfigError(
@@ -227,6 +233,7 @@ class ActionInputs:
             output_dir=_input(env, "output-dir", DEFAULT_OUTPUT_DIR),
             report_dir=report_dir,
             pin=pin,
+            require_reference=_bool_input(env, "require-reference", False) if require_ref else None,
         )
 
 
@@ -264,6 +271,10 @@ class Settings:
     def require_baseline(self) -> bool:
         return self.config.model.require_baseline
 
+    @property
+    def require_reference(self) -> bool:
+        return self.config.model.require_reference
+
 
 def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
     """Decide config name, baseline store and output folder for this run."""
@@ -285,6 +296,7 @@ def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
     merged = loaded.with_overrides(
         name=inputs.config_name,
         require_baseline=inputs.require_baseline,
+        require_reference=inputs.require_reference,
         baseline_store=inputs.baseline_store,
         baseline_name=inputs.baseline_name,
         baseline_branch=inputs.baseline_branch,
@@ -484,7 +496,7 @@ class _Run:
     def finish(self, exit_code: int) -> int:
         if self.output_dir is not None:
             hand_back(self.output_dir, self.workspace)
-        self.outputs["exit-code"] = str(exit_code)
+        self.outputs["exit-code"] = str(int(exit_code))
         path = env_path(self.env, "GITHUB_OUTPUT")
         if path is not None:
             write_outputs(path, self.outputs)
@@ -519,10 +531,6 @@ def hand_back(folder: Path, workspace: Path) -> None:
                 os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
     except OSError:
         return
-
-
-def _exit_code_for(exc: EvalkitError) -> int:
-    return 3 if isinstance(exc, RuntimeFailure) else 2
 
 
 def _md_text(text: str) -> str:
@@ -620,7 +628,7 @@ def _error_state(run: _Run, message: str, exit_code: int, *, title: str) -> int:
     run.summary(f"### evalkit: error\n\n{text}\n")
     if run.config_name is not None and run.inputs.mode == "gate":
         body = (
-            f"{marker_for(run.config_name)}\n### evalkit: error (exit {exit_code})\n\n"
+            f"{marker_for(run.config_name)}\n### evalkit: error (exit {int(exit_code)})\n\n"
             f"The gate could not decide: {text}\n\nAny earlier verdict on this PR no longer "
             "applies.\n"
         )
@@ -634,7 +642,7 @@ def _call_gate(run: _Run, gate: GateRunner, request: GateRequest) -> GateOutcome
     try:
         return gate(request)
     except EvalkitError as exc:
-        return _error_state(run, str(exc), _exit_code_for(exc), title="evalkit gate error")
+        return _error_state(run, str(exc), exc.exit_code, title="evalkit gate error")
 
 
 def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
@@ -673,18 +681,16 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         reference = fetch_for_action(store, settings.config, settings.output_dir / "reference-in")
     except GitHubApiError as exc:
         hint = " (grant the job 'actions: read')" if isinstance(exc, GitHubPermissionError) else ""
-        if what == "baseline":
-            run.out(baseline_status="error")
+        run.out(**{f"{what}_status": "error"})
         return _error_state(
             run,
             f"could not fetch the {what} from GitHub: {exc}{hint}",
-            3,
+            ExitCode.RUNTIME,
             title=f"evalkit: {what} unavailable",
         )
     except InputError as exc:
-        if what == "baseline":
-            run.out(baseline_status="error")
-        return _error_state(run, str(exc), 2, title=f"evalkit: unusable {what}")
+        run.out(**{f"{what}_status": "error"})
+        return _error_state(run, str(exc), exc.exit_code, title=f"evalkit: unusable {what}")
 
     relation = _merge_base_relation(baseline, preferred)
     detail = baseline.detail
@@ -714,13 +720,19 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: no baseline",
         )
 
+    run.out(
+        reference_status="none" if reference is None else reference.status,
+        reference_source=reference.source if reference is not None and reference.found else "none",
+        reference_sha=(reference.sha or "") if reference is not None else "",
+    )
     if reference is not None:
         if reference.found:
             console.notice(f"evalkit reference: {reference.detail}")
         else:
+            blocking = " — blocking: require-reference is on" if settings.require_reference else ""
             console.warning(
                 f"no reference ({reference.status}): {reference.detail}; drift checks report "
-                "no-reference",
+                f"no-reference{blocking}",
                 title="evalkit: no reference",
             )
     request = GateRequest(
@@ -734,6 +746,8 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         output_dir=output_dir,
         details_url=run.details_url,
         reference=reference,
+        store=store,
+        require_reference=settings.require_reference,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
@@ -762,7 +776,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         console.annotate(annotation)
     console.line(
         f"evalkit: verdict {_safe_word(outcome.verdict)}, "
-        f"{outcome.blocking_failures} blocking failure(s), exit {outcome.exit_code}"
+        f"{outcome.blocking_failures} blocking failure(s), exit {int(outcome.exit_code)}"
     )
     _maybe_comment(run, body, config_name)
     return run.finish(outcome.exit_code)
@@ -830,7 +844,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         config_path=settings.config_path,
         config_name=config_name,
         # A promotion must not fail for lack of the baseline it is creating.
-        config=settings.config.with_overrides(require_baseline=False),
+        config=settings.config.with_overrides(require_baseline=False, require_reference=False),
         baseline_path=None,
         baseline_status="none",
         baseline_detail="promotion runs the candidate without a baseline",
@@ -843,10 +857,10 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         return result
     outcome = result
     _report_outputs(run, outcome)
-    if outcome.exit_code >= 2:
+    if outcome.exit_code not in (ExitCode.OK, ExitCode.CHECK_FAILED):
         run.summary(outcome.markdown)
         console.error(
-            f"the gate failed (exit {outcome.exit_code}); nothing was promoted",
+            f"the gate failed (exit {int(outcome.exit_code)}); nothing was promoted",
             title="evalkit: promotion skipped",
         )
         return run.finish(outcome.exit_code)
@@ -870,7 +884,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         baseline_sha=promoted.sha or "",
         promoted_path=location,
     )
-    if outcome.exit_code == 1:
+    if outcome.exit_code == ExitCode.CHECK_FAILED:
         console.warning(
             f"checks fail on {ctx.ref}: promoted anyway, so PRs are compared with what the "
             "default branch really does",
@@ -878,7 +892,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         )
     console.line(f"evalkit: {detail}")
     run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
-    return run.finish(0)
+    return run.finish(ExitCode.OK)
 
 
 # -- pinning the reference -----------------------------------------------------------------
@@ -970,7 +984,7 @@ def _pin_mode(run: _Run) -> int:
     run.out(reference_source=pinned.source, reference_sha=pinned.record.sha or "")
     console.line(f"evalkit: pinned the reference ({location}): {pinned.detail}")
     run.summary(f"### evalkit: reference pinned\n\n{_md_text(pinned.detail)}\n")
-    return run.finish(0)
+    return run.finish(ExitCode.OK)
 
 
 # -- the fork companion --------------------------------------------------------------------
@@ -1045,7 +1059,7 @@ def _post_from_dir(run: _Run, report_dir: Path) -> int:
         )
     if wr.event != "pull_request":
         console.notice(f"the triggering run was a {wr.event or 'unknown'} event: no PR to comment")
-        return run.finish(0)
+        return run.finish(ExitCode.OK)
     bundles = _bundle_dirs(report_dir)
     codes = [_post_one_bundle(run, wr, bundle) for bundle in bundles]
     return run.finish(max(codes))
@@ -1083,7 +1097,7 @@ def _post_one_bundle(run: _Run, wr: WorkflowRunInfo, report_dir: Path) -> int:
             "(a newer push, or a report claiming the wrong PR)",
             title="evalkit: comment refused",
         )
-        return 0
+        return ExitCode.OK
     safe_body = sanitize_untrusted_body(body, config_name)
     safe_body = _with_trusted_conclusion(safe_body, config_name, wr.conclusion, wr.id)
     result = upsert_sticky_comment(
@@ -1097,7 +1111,7 @@ def _post_one_bundle(run: _Run, wr: WorkflowRunInfo, report_dir: Path) -> int:
     run.out(comment=result.action, config_name=config_name)
     run.outputs["comment-url"] = result.url
     console.line(f"evalkit: PR comment {result.action}: {result.url}")
-    return 0
+    return ExitCode.OK
 
 
 # -- entry points --------------------------------------------------------------------------
@@ -1166,13 +1180,16 @@ def run_action(
         # steps (and the job page) show "error", not empty outputs.
         output = env_path(env, "GITHUB_OUTPUT")
         if output is not None:
-            write_outputs(output, {"verdict": "error", "blocking-failures": "0", "exit-code": "2"})
+            code = str(int(ExitCode.INPUT))
+            write_outputs(output, {"verdict": "error", "blocking-failures": "0", "exit-code": code})
         summary = env_path(env, "GITHUB_STEP_SUMMARY")
         if summary is not None:
             append_summary(
-                summary, "### evalkit: error (exit 2)\n\nbad action input (see the log)\n"
+                summary,
+                f"### evalkit: error (exit {int(ExitCode.INPUT)})\n\n"
+                "bad action input (see the log)\n",
             )
-        return 2
+        return ExitCode.INPUT
     try:
         if run.inputs.mode != "comment":
             _export_host_gateway(env)
@@ -1184,15 +1201,16 @@ def run_action(
             return _post_from_dir(run, run.resolve(run.inputs.report_dir))
         return _gate_mode(run, gate)
     except EvalkitError as exc:
-        return _error_state(
-            run, str(exc), _exit_code_for(exc), title=f"evalkit {run.inputs.mode} failed"
-        )
+        return _error_state(run, str(exc), exc.exit_code, title=f"evalkit {run.inputs.mode} failed")
     except Exception as exc:
         # A bug (ours or a plugin's) must still leave outputs and a readable error behind,
         # so the workflow's later steps and the reviewer see "error", not silence.
         message = " ".join(f"{type(exc).__name__}: {exc}".split())
         return _error_state(
-            run, f"internal error: {message}", 3, title=f"evalkit {run.inputs.mode} failed"
+            run,
+            f"internal error: {message}",
+            ExitCode.RUNTIME,
+            title=f"evalkit {run.inputs.mode} failed",
         )
 
 

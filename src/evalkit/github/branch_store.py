@@ -447,6 +447,7 @@ class BranchStore:
             check_artefact_bytes(data, origin)
             suffix = ".json.gz" if name.endswith(".gz") else ".json"
             final = request.dest_dir / f"reference-{config_name}{suffix}"
+            final.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(final, data)
             return reference_found(final, record, "branch", origin)
         return no_reference(

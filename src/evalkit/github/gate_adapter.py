@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.artifact import read_artifact, write_artifact
-from evalkit.drift import reference_from_fetch
+from evalkit.drift import reference_from_fetch, report_trends
 from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
 from evalkit.github.baseline import refuse_other_config
 from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
+from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
 
@@ -26,7 +27,10 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     # The config the action read once, its inputs merged in (input wins): an explicit
     # `require-baseline: false` switches off the file's `require_baseline: true`, and a
     # promotion (always False) must not fail for lack of the baseline it is creating.
-    cfg = request.config.with_overrides(require_baseline=request.require_baseline)
+    # The same for `require-reference` and `require_reference`.
+    cfg = request.config.with_overrides(
+        require_baseline=request.require_baseline, require_reference=request.require_reference
+    )
     baseline = read_artifact(request.baseline_path) if request.baseline_path else None
     if baseline is not None:
         # Before running the target: another config's baseline is refused, not compared.
@@ -50,6 +54,13 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     json_path = out / f"report-{request.config_name}.json"
     md_path.write_text(markdown, encoding="utf-8")
     json_path.write_text(dumps(report), encoding="utf-8")
+    # The drift trend reads the promotions through the Action's own store (GitHub access);
+    # only when a drift check ran (report_trends returns nothing otherwise: no fetch).
+    trend = report_trends(
+        cfg, report, Path(candidate_path), reference, store=request.store, work=out / "history-in"
+    )
+    html_path = out / f"report-{request.config_name}.html"
+    html_path.write_text(render_html(report, trend=trend), encoding="utf-8")
     failing = [
         FailingCheck(v.check_id, v.message)
         for v in report.verdicts
@@ -62,6 +73,6 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
         markdown=markdown,
         failing_checks=failing,
         candidate_path=Path(candidate_path),
-        report_paths={"markdown": md_path, "json": json_path},
+        report_paths={"markdown": md_path, "json": json_path, "html": html_path},
         checks_path=cfg.resolve(cfg.model.checks),
     )

@@ -75,8 +75,16 @@ def reference_answers(case: GoldenCase, metric: str) -> list[str]:
     refs = [case.expected_text] if case.expected_text is not None else []
     refs.extend(phrase_list(case, ANSWERS_KEY) or [])
     if not refs:
+        # 0.2.0's shape: `expected` as a list (or a CSV `expected` column in a file
+        # without a `relevant` column) holds relevant ids, never an answer.
+        ids = (
+            " (its 'expected' was read as relevant ids: a list, or in a CSV without a "
+            "'relevant' column; add an empty 'relevant' column to make it the answer)"
+            if case.relevant
+            else ""
+        )
         raise MetricError(
-            f"{metric}: case {case.id!r} has no reference answer; give it 'expected' "
+            f"{metric}: case {case.id!r} has no reference answer{ids}; give it 'expected' "
             f"(a string) or '{ANSWERS_KEY}' (a list of strings)"
         )
     return refs

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalkit import _bounded
+from evalkit._suggest import did_you_mean
 from evalkit.errors import MetricError
 from evalkit.metric_identity import ParamValue, canonical_params
 from evalkit.metrics.answer_keys import (
@@ -371,14 +372,74 @@ class JsonSchemaMatch(AnswerMetric):
         ok, value = _parse_json(text)
         if not ok:
             return 0.0
-        return 1.0 if self._validator.is_valid(value) else 0.0
+        from referencing.exceptions import Unresolvable
+
+        try:
+            return 1.0 if self._validator.is_valid(value) else 0.0
+        except Unresolvable as exc:  # a $ref load could not see (e.g. under a nested $id)
+            raise MetricError(_unresolvable(self.schema_path or "schema", exc)) from None
+
+
+def _unresolvable(where: str, exc: Exception) -> str:
+    return (
+        f"json_schema: {where}: a $ref does not resolve ({type(exc).__name__}: {exc}); "
+        "evalkit never fetches schemas: define it in the schema (e.g. under $defs)"
+    )
+
+
+def _refs(node: object) -> list[str]:
+    """Every ``$ref`` string in a schema."""
+    found: list[str] = []
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if isinstance(item.get("$ref"), str):
+                found.append(item["$ref"])
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def _nested_ids(schema: Mapping[str, Any]) -> bool:
+    stack: list[object] = [v for k, v in schema.items() if k != "$id"]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            if "$id" in item or isinstance(item.get("id"), str):
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _check_refs(schema: dict[str, Any], cls: Any, where: str) -> None:
+    """Resolve every ``$ref`` now, so a dangling or remote one is refused at load, not mid-run."""
+    if _nested_ids(schema):  # a nested $id moves the base; leave those refs to the validator
+        return
+    from referencing.exceptions import Unresolvable
+
+    # The validator's own resolver (its registry knows the metaschemas, fetches nothing).
+    resolver = getattr(cls(schema), "_resolver", None)
+    if resolver is None:  # another jsonschema version: the run-time check still applies
+        return
+    for ref in _refs(schema):
+        try:
+            resolver.lookup(ref)
+        except Unresolvable as exc:
+            raise MetricError(_unresolvable(where, exc)) from None
 
 
 def _read_schema(path: Path) -> object:
     try:
         text = _bounded.read_text(path, encoding="utf-8")
     except FileNotFoundError:
-        raise MetricError(f"json_schema: schema file not found: {path}") from None
+        raise MetricError(
+            f"json_schema: schema file not found: {path}; fix schema_path (a path relative "
+            "to the config's folder) or create the file"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise MetricError(f"json_schema: cannot read schema file {path}: {exc}") from None
     try:
@@ -406,6 +467,7 @@ def _schema_validator(schema: dict[str, Any], where: str) -> Any:
         raise MetricError(
             f"json_schema: {where}: not a valid JSON Schema at {pointer}: {first_line}"
         ) from None
+    _check_refs(schema, cls, where)
     return cls(schema)
 
 
@@ -458,12 +520,32 @@ def build_answer_metric(kind: str, params: Mapping[str, Any], where: str = "") -
         raise MetricError(
             f"{prefix}unknown answer metric kind {kind!r}; known: {', '.join(sorted(_KINDS))}"
         )
+    _check_parameter_names(kind, params, prefix)
     try:
         return factory(**dict(params))
     except TypeError as exc:
         raise MetricError(f"{prefix}{kind}: bad parameters {sorted(params)}: {exc}") from None
     except MetricError as exc:
         raise MetricError(f"{prefix}{exc}") from None
+
+
+def _check_parameter_names(kind: str, params: Mapping[str, Any], prefix: str) -> None:
+    """Refuse an unknown or a missing parameter by name, with the fix (not Python's wording)."""
+    accepted = {
+        name: p
+        for name, p in inspect.signature(_KINDS[kind]).parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+    takes = ", ".join(sorted(accepted)) or "no parameters"
+    for name in params:
+        if name not in accepted:
+            raise MetricError(
+                f"{prefix}{kind}: unknown parameter {name!r}{did_you_mean(name, accepted)}; "
+                f"{kind} takes {takes}"
+            )
+    missing = [n for n, p in accepted.items() if p.default is p.empty and n not in params]
+    if missing:
+        raise MetricError(f"{prefix}{kind}: missing parameter {missing[0]!r}; {kind} takes {takes}")
 
 
 def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
@@ -482,11 +564,8 @@ def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
             f"retrieval metric such as recall@10 (with relevance_level), got {kind!r}"
         )
     params = {k: v for k, v in entry.items() if k not in ("name", "kind")}
-    if "schema_path" in params:
-        try:
-            inspect.signature(_KINDS[kind]).bind(**params)
-        except TypeError as exc:
-            raise MetricError(f"metric {name!r}: {kind}: bad parameters: {exc}") from None
+    if "schema_path" in params:  # the file is read when the metric is built
+        _check_parameter_names(kind, params, f"metric {name!r}: ")
     else:
         build_answer_metric(kind, params, f"metric {name!r}")
     return name, kind, params

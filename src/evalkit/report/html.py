@@ -19,6 +19,7 @@ from evalkit.gate import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
+from evalkit.units import suffix, unit_of
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
@@ -43,7 +44,7 @@ h3 { font-size: 15px; margin: 18px 0 6px; }
 .pass { background: #2e7d32; } .fail { background: #c62828; } .warn { background: #ef6c00; }
 .error { background: #6a1b9a; } .no-baseline { background: #757575; }
 .no-reference { background: #b26a00; }
-.incomparable { background: #c62828; }
+.incomparable { background: #c62828; } .incomplete { background: #ef6c00; }
 .muted, .prov { color: var(--muted); }
 .alert { border-left: 4px solid #ef6c00; background: #fff4e5; padding: 8px 12px; margin: 12px 0; }
 table { border-collapse: collapse; width: 100%; margin: 8px 0; }
@@ -124,6 +125,11 @@ def _header(report: GateReport) -> list[str]:
         names = ", ".join(f'<span class="id">{html_text(n, 80)}</span>' for n in h.named)
         more = f" and {h.more} more" if h.more else ""
         line += f"; {h.named_label}: {names}{more}"
+    coverage = S.coverage_line(report)
+    if coverage is not None:
+        before, selection, after = coverage
+        line += f'</p><p class="alert">{html_text(before)}{html_text(selection, 80)}'
+        line += html_text(after)
     out = [
         f"<h1>evalkit gate {_badge(h.verdict, h.word)}</h1>",
         f"<p>{line}</p>",
@@ -372,10 +378,12 @@ def render_compare_html(
             verdict += f" ({r.note})"
         arrow = {True: " ↑", False: " ↓", None: ""}[r.higher_is_better]
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"
+        u = unit_of(r.metric)
         body.append(
-            f'<tr><td>{html_text(r.metric, 80)}{arrow}</td><td class="num">{S.num(r.value_b)}</td>'
-            f'<td class="num">{S.num(r.value_a)}</td><td class="num">{S.signed(r.delta)}</td>'
-            f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]</td>'
+            f"<tr><td>{html_text(r.metric, 80)}{arrow}</td>"
+            f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
+            f'<td class="num">{S.signed(r.delta, u)}</td>'
+            f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]{suffix(r.metric)}</td>'
             f'<td class="num">{S.pvalue(r.p_value)}</td><td class="num">{wlt}</td>'
             f"<td>{_badge(status, verdict)}</td></tr>"
         )

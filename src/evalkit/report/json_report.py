@@ -140,6 +140,13 @@ def render_json(report: GateReport) -> dict[str, Any]:
             "blocking_failures": [v.check_id for v in report.blocking_failures],
             "failed_cases": h.failed_cases,
         },
+        "subset": None
+        if report.subset is None
+        else {
+            "selection": report.subset.selection,
+            "cases": list(report.subset.ids),
+            "n_total": report.subset.n_total,
+        },
         "candidate": _run(report.candidate),
         "baseline": _run(report.baseline),
         "reference": _reference(report.reference),

@@ -26,6 +26,7 @@ from evalkit.gate import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.escape import marker_name, md, safe_url
+from evalkit.units import suffix, unit_of
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 DEFAULT_BUDGET = 60_000
@@ -140,6 +141,10 @@ def _provenance(report: GateReport) -> str:
 
 def _baseline_provenance(report: GateReport) -> str:
     lines = [_run_line("Candidate", report.candidate)]
+    coverage = S.coverage_line(report)
+    if coverage is not None:
+        before, selection, after = coverage
+        lines.append(f"**{before}{md(selection, NAME_LEN)}{after}**")
     if report.baseline is not None:
         lines.append(_run_line("Baseline", report.baseline))
         return "  \n".join(lines) + "\n\n"
@@ -317,26 +322,32 @@ def _stats(v: CheckVerdict) -> list[str]:
         f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
         f"coverage {v.covered}/{v.total} cases",
     ]
+    u = unit_of(v.metric)
     if v.observed is not None:
-        lines.append(f"observed {S.num(v.observed)}")
+        lines.append(f"observed {S.num(v.observed, u)}")
     if v.kind == "threshold" and v.threshold is not None:
         sym = S.op_symbol(v.op) or md(v.op or "?", 8)
-        lines.append(f"threshold {sym} {S.num(v.threshold)}")
+        lines.append(f"threshold {sym} {S.num(v.threshold, u)}")
     c = v.comparison
     if c is not None:
         lines += [
-            f"paired means: {S.against(v)} {S.num(c.baseline_value)}"
-            + (f", candidate {S.num(c.candidate_value)}" if c.candidate_value is not None else "")
-            + f", Δ {S.signed(c.delta)}, "
-            f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}], "
+            f"paired means: {S.against(v)} {S.num(c.baseline_value, u)}"
+            + (
+                f", candidate {S.num(c.candidate_value, u)}"
+                if c.candidate_value is not None
+                else ""
+            )
+            + f", Δ {S.signed(c.delta, u)}, "
+            f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}]"
+            f"{suffix(v.metric)}, "
             f"p={S.pvalue(c.p_value)}",
             f"{md(c.method, NAME_LEN)} over {c.n_paired:,} paired cases, "
             f"{c.n_resamples:,} resamples; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
         ]
         if c.mde is not None:
-            lines.append(f"detects a true change of ≥ {S.num(c.mde)} with 80% power")
+            lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
         if c.margin is not None:
-            lines.append(f"non-inferiority margin {S.num(c.margin)}")
+            lines.append(f"non-inferiority margin {S.num(c.margin, u)}")
         lines += [f"warning: {md(w, MESSAGE_LEN)}" for w in c.warnings]
     return [f"- {line}\n" for line in lines]
 

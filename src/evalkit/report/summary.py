@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evalkit.gate import CaseDelta, CheckVerdict, GateReport
+from evalkit.units import suffix, unit_of
 
 STATUS_ICON = {
     "pass": "✅",
@@ -22,7 +23,7 @@ STATUS_ICON = {
     "no-reference": "❓",  # louder than no-baseline: a drift check that did not run
     "incomparable": "🚫",
 }
-VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥"}
+VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
 OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
 NA = "n/a"
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
@@ -32,25 +33,29 @@ def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def num(x: float | None) -> str:
-    """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite."""
+def num(x: float | None, unit: str = "") -> str:
+    """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite.
+
+    ``unit`` (:func:`evalkit.units.unit_of`, e.g. ``"ms"``) follows a finite value.
+    """
     if x is None or not math.isfinite(x):
         return NA
+    after = f" {unit}" if unit else ""
     if x == 0:
-        return "0.0000"
+        return "0.0000" + after
     if abs(x) >= 1e6 or abs(x) < 1e-4:
-        return f"{x:.3e}"
+        return f"{x:.3e}{after}"
     if abs(x) >= 100:  # latencies, counts: a tenth is plenty and four decimals are noise
-        return f"{x:.1f}"
-    return f"{x:.4f}"
+        return f"{x:.1f}{after}"
+    return f"{x:.4f}{after}"
 
 
-def signed(x: float | None) -> str:
+def signed(x: float | None, unit: str = "") -> str:
     if x is None or not math.isfinite(x):
         return NA
     if x == 0:
-        return "+0.0000"
-    return ("+" if x > 0 else "") + num(x)
+        return "+0.0000" + (f" {unit}" if unit else "")
+    return ("+" if x > 0 else "") + num(x, unit)
 
 
 def pvalue(p: float | None) -> str:
@@ -97,24 +102,26 @@ def against(v: CheckVerdict) -> str:
 def result(v: CheckVerdict) -> str:
     """The verdict's numbers in one line: observed vs threshold, or Δ with its CI and p."""
     c = v.comparison
+    u = unit_of(v.metric)
     if v.status == "error":
         return "error (see below)"
     if v.kind == "threshold":
         sym = op_symbol(v.op)
-        need = f"needs {sym} {num(v.threshold)}" if sym else f"threshold {num(v.threshold)}"
-        return f"{num(v.observed)} ({need})"
+        line = num(v.threshold, u)
+        need = f"needs {sym} {line}" if sym else f"threshold {line}"
+        return f"{num(v.observed, u)} ({need})"
     if c is None:
-        return f"{num(v.observed)} ({_WORDS.get(v.status, v.status)})"
+        return f"{num(v.observed, u)} ({_WORDS.get(v.status, v.status)})"
     # before → after over the paired cases, the ones Δ is computed on
     after = c.candidate_value if c.candidate_value is not None else v.observed
     text = "vs reference: " if v.kind == "vs_reference" else ""
     text += (
-        f"{num(c.baseline_value)} → {num(after)}: Δ {signed(c.delta)} "
-        f"[{signed(c.ci_low)}, {signed(c.ci_high)}] {confidence(c.confidence)} CI, "
-        f"p={pvalue(c.p_value)}"
+        f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
+        f"[{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)} "
+        f"{confidence(c.confidence)} CI, p={pvalue(c.p_value)}"
     )
     if c.margin is not None:
-        text += f", margin {num(c.margin)}"
+        text += f", margin {num(c.margin, u)}"
     return text
 
 
@@ -127,7 +134,7 @@ def wlt(v: CheckVerdict) -> str:
 
 def mde(v: CheckVerdict) -> str:
     c = v.comparison
-    return num(c.mde) if c is not None and c.mde is not None else "—"
+    return num(c.mde, unit_of(v.metric)) if c is not None and c.mde is not None else "—"
 
 
 def direction(v: CheckVerdict) -> str:
@@ -179,9 +186,12 @@ class Headline:
     named_label: str  # "blocking" or "not blocking"
     named: tuple[str, ...]  # check ids, at most HEADLINE_NAMES
     more: int  # further ids not named
+    subset: tuple[int, int] | None = None  # (cases decided, cases in the golden set)
 
     def counts(self) -> str:
         text = f"{self.passed} of {self.n_checks} checks passed"
+        if self.subset is not None:
+            text += f" on {self.subset[0]:,} of {self.subset[1]:,} cases only"
         if self.failed_cases:
             text = f"{self.failed_cases:,} of {self.n_cases:,} cases failed to run; " + text
         return text
@@ -189,6 +199,7 @@ class Headline:
 
 def headline(report: GateReport) -> Headline:
     verdict = report.verdict
+    sub = report.subset
     blocking = [v.check_id for v in report.blocking_failures]
     if blocking:
         label, ids = "blocking", blocking
@@ -206,6 +217,25 @@ def headline(report: GateReport) -> Headline:
         named_label=label,
         named=tuple(ids[:HEADLINE_NAMES]),
         more=max(len(ids) - HEADLINE_NAMES, 0),
+        subset=None if sub is None else (sub.n_selected, sub.n_total),
+    )
+
+
+SUBSET_WARNING = "not a verdict on the whole golden set; run the gate without -k/--case for one"
+
+
+def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
+    """For a gate on a subset: (text before the selection, the selection, text after).
+
+    The selection is what the user typed (-k …): each reporter escapes it its own way.
+    """
+    sub = report.subset
+    if sub is None:
+        return None
+    return (
+        f"Coverage: {sub.n_selected:,} of {sub.n_total:,} cases (subset: ",
+        sub.selection,
+        f"): {SUBSET_WARNING}",
     )
 
 

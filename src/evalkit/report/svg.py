@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from evalkit.gate import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
+from evalkit.units import reading, suffix, unit_of
 
 if TYPE_CHECKING:
     from evalkit.trend import MetricTrend, TrendPoint
@@ -139,13 +140,15 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
             f'<text x="{_f(plot_x0 - 8)}" y="{_f(cy + 4)}" text-anchor="end" class="label">'
             f"{html_text(row.label, 40)}</text>"
         )
+        u = unit_of(row.metric)
         out.append(
-            f'<text x="{_f(plot_x0)}" y="{_f(y + row_h - 2)}" class="tick">{S.signed(-m)}</text>'
+            f'<text x="{_f(plot_x0)}" y="{_f(y + row_h - 2)}" class="tick">{S.signed(-m, u)}</text>'
             f'<text x="{_f(plot_x1)}" y="{_f(y + row_h - 2)}" text-anchor="end" class="tick">'
-            f"{S.signed(m)}</text>"
+            f"{S.signed(m, u)}</text>"
         )
         stats = (
-            f"Δ {S.signed(row.delta)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}] "
+            f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
+            f"{suffix(row.metric)} "
             f"{S.confidence(row.confidence)}, p={S.pvalue(row.p_value)}"
         )
         out.append(
@@ -229,13 +232,14 @@ def _band(prev: float | None, point: TrendPoint) -> tuple[float, float] | None:
     return prev + step.ci_low, prev + step.ci_high
 
 
-def _tip(point: TrendPoint, confidence: float) -> str:
+def _tip(point: TrendPoint, confidence: float, unit: str = "") -> str:
     step = point.step
-    text = f"{point.label}: {S.num(point.value)}"
+    text = f"{point.label}: {S.num(point.value, unit)}"
     if step is not None and step.compared:
         text += (
-            f" (Δ {S.signed(step.delta)} vs previous, {S.confidence(confidence)} CI "
-            f"[{S.signed(step.ci_low)}, {S.signed(step.ci_high)}], n={step.n_paired})"
+            f" (Δ {S.signed(step.delta, unit)} vs previous, {S.confidence(confidence)} CI "
+            f"[{S.signed(step.ci_low)}, {S.signed(step.ci_high)}]{' ' + unit if unit else ''}, "
+            f"n={step.n_paired})"
         )
     elif step is not None:
         text += f" (not compared: {step.note})"
@@ -295,8 +299,10 @@ def trend_plot(
 
     ref_index = reference_at if reference_at is not None and 0 <= reference_at < n else None
     better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
+    unit = unit_of(trend.metric)
+    said = reading(trend.metric, better)
     title = (
-        f"{trend.metric}{f' ({better})' if better else ''} across {n - 1 if n else 0} step(s); "
+        f"{trend.metric}{f' ({said})' if said else ''} across {n - 1 if n else 0} step(s); "
         f"band: each step's {S.confidence(trend.confidence)} CI of Δ from the previous point"
     )
     out = [
@@ -311,7 +317,7 @@ def trend_plot(
             f'<line x1="{left}" y1="{_f(y(tick))}" x2="{WIDTH - right}" y2="{_f(y(tick))}" '
             'class="grid"/>'
             f'<text x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end" class="tick">'
-            f"{S.num(tick)}</text>"
+            f"{S.num(tick, unit)}</text>"
         )
     for i, band in enumerate(bands):
         if band is None or values[i - 1] is None:
@@ -351,7 +357,7 @@ def trend_plot(
     texts = [html_text(p.label, 40) for p in points]
     labels = _shown_labels([x(i) for i in range(n)], [p.label[:40] for p in points], ref_index)
     for i, (point, v) in enumerate(zip(points, values, strict=True)):
-        tip = html_text(_tip(point, trend.confidence), 300)
+        tip = html_text(_tip(point, trend.confidence, unit), 300)
         if v is not None:
             if point.is_candidate:
                 colour = STATUS_COLOURS.get(candidate_status or "", "#1565c0")

@@ -37,6 +37,7 @@ VERDICT_STYLE = {
     "warn": "bold yellow",
     "fail": "bold red",
     "error": "bold magenta",
+    "incomplete": "bold yellow",
 }
 STATUS_MARK = {
     "pass": "✓",
@@ -117,6 +118,11 @@ def _raise_broken_pipe() -> None:
 def _say(console: Console, line: RenderableType) -> None:
     """One line, soft-wrapped: the terminal wraps it, so a copied id or message stays whole."""
     console.print(line, soft_wrap=True)
+
+
+def _prose(console: Console, line: RenderableType) -> None:
+    """A warning to read, not to copy: wrapped at word boundaries to the width."""
+    console.print(line, soft_wrap=False, overflow="fold")
 
 
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
@@ -223,10 +229,14 @@ def _print(console: Console, report: GateReport) -> None:
 
     _say(console, _headline(report))
     _say(console, _run_line("Candidate", report.candidate))
+    coverage = S.coverage_line(report)
+    if coverage is not None:
+        before, selection, after = coverage
+        _prose(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
         _say(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        _say(
+        _prose(
             console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
@@ -253,7 +263,7 @@ def _print(console: Console, report: GateReport) -> None:
             _say(console, _why(v))
     for warning, checks in S.caveats(report):
         text = f"⚠ read with care ({', '.join(checks)}): {warning}"
-        _say(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
+        _prose(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
     _print_failed(console, report)
     _print_goldens(console, report)
     _print_worst(console, report)
