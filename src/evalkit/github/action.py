@@ -658,6 +658,20 @@ def _report_outputs(run: _Run, outcome: GateOutcome) -> None:
         run.outputs["candidate-path"] = run.rel(outcome.candidate_path)
 
 
+def _announce(
+    console: Console, what: str, checks: str, fetch: BaselineFetch, detail: str, *, blocking: bool
+) -> None:
+    """One log line for a fetched baseline or reference: a notice, or why there is none."""
+    if fetch.found:
+        console.notice(f"evalkit {what}: {detail}")
+        return
+    why = f" — blocking: require-{what} is on" if blocking else ""
+    console.warning(
+        f"no {what} ({fetch.status}): {fetch.detail}; {checks} checks report no-{what}{why}",
+        title=f"evalkit: no {what}",
+    )
+
+
 def _gate_mode(run: _Run, gate: GateRunner) -> int:
     from evalkit.drift import fetch_for_action
 
@@ -710,15 +724,9 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         baseline_sha=baseline.sha or "",
         baseline_merge_base=relation,
     )
-    if baseline.found:
-        console.notice(f"evalkit baseline: {detail}")
-    else:
-        blocking = " — blocking: require-baseline is on" if settings.require_baseline else ""
-        console.warning(
-            f"no baseline ({baseline.status}): {baseline.detail}; vs_baseline checks report "
-            f"no-baseline{blocking}",
-            title="evalkit: no baseline",
-        )
+    _announce(
+        console, "baseline", "vs_baseline", baseline, detail, blocking=settings.require_baseline
+    )
 
     run.out(
         reference_status="none" if reference is None else reference.status,
@@ -726,15 +734,14 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         reference_sha=(reference.sha or "") if reference is not None else "",
     )
     if reference is not None:
-        if reference.found:
-            console.notice(f"evalkit reference: {reference.detail}")
-        else:
-            blocking = " — blocking: require-reference is on" if settings.require_reference else ""
-            console.warning(
-                f"no reference ({reference.status}): {reference.detail}; drift checks report "
-                f"no-reference{blocking}",
-                title="evalkit: no reference",
-            )
+        _announce(
+            console,
+            "reference",
+            "drift",
+            reference,
+            reference.detail,
+            blocking=settings.require_reference,
+        )
     request = GateRequest(
         config_path=settings.config_path,
         config_name=config_name,
