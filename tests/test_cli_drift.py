@@ -31,6 +31,11 @@ def project(tmp_path: Path, made: Path) -> Path:
     return tmp_path
 
 
+def refused_reference(project: Path, reference: str, needles: tuple[str, ...]) -> None:
+    """The gate on full.json with this --reference is refused naming what is wrong."""
+    refused(project, "gate", "--candidate", "full.json", "--reference", reference, needles=needles)
+
+
 def report(project: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((project / "r.json").read_text())
     return data
@@ -101,27 +106,15 @@ def test_require_reference_in_evalkit_yaml_makes_no_reference_block(project: Pat
 def test_a_reference_no_check_uses_is_refused(project: Path) -> None:
     (project / "checks.yaml").write_text(CHECKS)
     derive(project, "ref.json", lambda d: None)
-    refused(
+    refused_reference(
         project,
-        "gate",
-        "--candidate",
-        "full.json",
-        "--reference",
         "ref.json",
-        needles=("reference ref.json", "no check compares with the reference", "vs_reference"),
+        ("reference ref.json", "no check compares with the reference", "vs_reference"),
     )
 
 
 def test_the_candidate_as_its_own_reference_is_refused(project: Path) -> None:
-    refused(
-        project,
-        "gate",
-        "--candidate",
-        "full.json",
-        "--reference",
-        "./full.json",
-        needles=("the reference full.json is the candidate itself",),
-    )
+    refused_reference(project, "./full.json", ("the reference full.json is the candidate itself",))
 
 
 def test_a_reference_sharing_no_case_is_refused_naming_the_reference(project: Path) -> None:
@@ -131,14 +124,8 @@ def test_a_reference_sharing_no_case_is_refused_naming_the_reference(project: Pa
         doc["goldens"]["cases"] = {"x-" + k: v for k, v in doc["goldens"]["cases"].items()}
 
     derive(project, "ref.json", other_set)
-    refused(
-        project,
-        "gate",
-        "--candidate",
-        "full.json",
-        "--reference",
-        "ref.json",
-        needles=("ref.json", "no_drift", "the reference shares none of the 6 case(s)"),
+    refused_reference(
+        project, "ref.json", ("ref.json", "no_drift", "the reference shares none of the 6 case(s)")
     )
 
 

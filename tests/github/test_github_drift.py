@@ -14,7 +14,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
-from actions_job import CHECKS, DEFAULT_FILES, make_job, pr_payload
+from actions_job import CHECKS, DEFAULT_FILES, Job, make_job, pr_payload
 from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     FakeGitHub,
     fake_github_fixture,
@@ -55,11 +55,9 @@ def pin_on_branch(fake: FakeGitHub) -> None:
     )
 
 
-def test_the_pinned_branch_reference_reaches_the_gate(
-    fake_github: FakeGitHub, tmp_path: Path
-) -> None:
-    pin_on_branch(fake_github)
-    job = make_job(
+def drift_pr_job(fake_github: FakeGitHub, tmp_path: Path) -> Job:
+    """A pull-request job whose checks have a drift check, on the branch store."""
+    return make_job(
         fake_github,
         tmp_path,
         "pull_request",
@@ -67,6 +65,13 @@ def test_the_pinned_branch_reference_reaches_the_gate(
         files=WITH_DRIFT,
         baseline_store="branch",
     )
+
+
+def test_the_pinned_branch_reference_reaches_the_gate(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    pin_on_branch(fake_github)
+    job = drift_pr_job(fake_github, tmp_path)
     gate = StubGate()
     assert job.run(gate) == 0, job.log()
     fetched = gate.requests[0].reference
@@ -201,14 +206,7 @@ def test_a_github_outage_while_fetching_the_reference_is_a_runtime_error_naming_
     """Like the baseline: an outage is never read as "no reference" (exit 3, not a pass)."""
     pin_on_branch(fake_github)
     fake_github.fail("GET", r"/contents/reference/", 503, times=20)
-    job = make_job(
-        fake_github,
-        tmp_path,
-        "pull_request",
-        pr_payload(fake_github),
-        files=WITH_DRIFT,
-        baseline_store="branch",
-    )
+    job = drift_pr_job(fake_github, tmp_path)
     gate = StubGate()
     assert job.run(gate) == 3, job.log()
     assert gate.requests == []  # the gate never ran on a missing reference
