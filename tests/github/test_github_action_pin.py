@@ -13,10 +13,9 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 from test_github_action import StubGate
+from test_github_branch_store import store_for
 
-from evalkit.github.baseline import FetchRequest, GitHubAccess
-from evalkit.github.branch_store import BranchStore
-from evalkit.github.client import NO_DELAY
+from evalkit.github.baseline import FetchRequest
 
 CONFIG = "evals-evalkit"
 
@@ -50,14 +49,7 @@ def pin_job(fake: FakeGitHub, tmp_path: Path, pin: str, store: str = "") -> Job:
 
 
 def reference_sha(fake: FakeGitHub, tmp_path: Path) -> str | None:
-    repo = github_factory_for_tests(fake.api_url, fake.token).get_repo(fake.full_name)
-    access = GitHubAccess(
-        repo=lambda: repo,
-        repo_facts=lambda: (fake.repo_id, "main"),
-        token=fake.token,
-        retry=NO_DELAY,
-    )
-    fetched = BranchStore(access).fetch_reference(FetchRequest(CONFIG, tmp_path))
+    fetched = store_for(fake).fetch_reference(FetchRequest(CONFIG, tmp_path))
     return fetched.sha if fetched.found else None
 
 
