@@ -219,7 +219,7 @@ class GateReport:
         return _EXIT_CODES[self.verdict]
 
 
-_NOT_GREEN: Final = ("fail", "warn", "error", "incomparable", "no-reference")
+_NOT_GREEN: Final = ("fail", "warn", "error", "incomparable", "no-baseline", "no-reference")
 
 _EXIT_CODES: dict[Overall, ExitCode] = {
     "pass": ExitCode.OK,
