@@ -1,9 +1,16 @@
-"""SIGTERM stops a run the way Ctrl-C does, also as PID 1 (how the container runs evalkit).
+"""SIGINT and SIGTERM stop a blocked run at once, on whichever thread they land.
 
-The run is blocked on a silent HTTP target (it accepts and never answers); the signal is
-sent once the target has *seen* the connection, so nothing depends on timing luck. As
-PID 1 of a fresh PID namespace, a signal without a handler would be dropped by the
-kernel (``docker stop`` would wait 10 s and kill): that variant needs ``unshare``.
+A process-directed signal goes to any thread that does not block it, and Python runs
+handlers only in the main thread: a signal on OpenBLAS's worker, a case worker or the relay
+used to wait until the main thread's ``recv`` timed out (120 s here).  Each test blocks a
+real ``evalkit`` process on a silent target (it accepts and never answers) and sends the
+signal only once the target has accepted every connection the run will make, so the run is
+provably asleep in ``recv``: nothing depends on timing luck, and the bounds below (1 s to
+the report, 10 s to the exit: ``docker stop``'s grace period) are a hundredth of the
+timeout they tell apart from.  ``tgkill`` picks the thread, so the test does not depend on
+which one the kernel would have chosen.
+
+``scripts/stress_signals.py`` repeats the thread-directed case 100 times under CPU load.
 """
 
 from __future__ import annotations
@@ -13,7 +20,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,43 +27,27 @@ from pathlib import Path
 
 import pytest
 
-GOLDENS = '{"id": "a", "query": "alpha", "relevant": ["d1"]}\n'
-CHECKS = "checks:\n  - id: floor\n    metric: recall@1\n    op: '>='\n    threshold: 0.5\n"
+from evalkit import _signals
+from signal_harness import (
+    Blocked,
+    SilentTarget,
+    can_tgkill,
+    expected_status,
+    silent_target,
+    start_blocked,
+    tgkill,
+    threads,
+)
+
+REPORT_BOUND_S = 1.0
+EXIT_BOUND_S = 10.0  # docker stop's grace period
+SIGNALS = pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 
 
 @pytest.fixture
-def silent_target() -> Iterator[tuple[int, threading.Event]]:
-    """A TCP server that accepts connections and never answers."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    seen = threading.Event()
-    held: list[socket.socket] = []
-
-    def accept() -> None:
-        while True:
-            try:
-                conn, _ = server.accept()
-            except OSError:
-                return
-            held.append(conn)
-            seen.set()
-
-    threading.Thread(target=accept, daemon=True).start()
-    yield server.getsockname()[1], seen
-    server.close()
-    for conn in held:
-        conn.close()
-
-
-def project(tmp_path: Path, port: int) -> Path:
-    (tmp_path / "goldens.jsonl").write_text(GOLDENS)
-    (tmp_path / "checks.yaml").write_text(CHECKS)
-    (tmp_path / "evalkit.yaml").write_text(
-        "goldens: goldens.jsonl\nchecks: checks.yaml\nmetrics: [recall@1]\n"
-        f"target:\n  http: {{url: 'http://127.0.0.1:{port}/s', extract: 'ids', timeout_s: 120}}\n"
-    )
-    return tmp_path
+def target() -> Iterator[SilentTarget]:
+    with silent_target() as server:
+        yield server
 
 
 def _can_unshare() -> bool:
@@ -70,55 +60,172 @@ def _can_unshare() -> bool:
     return probe.returncode == 0
 
 
-def _pid1_child(wrapper: subprocess.Popen[str]) -> int:
-    """The evalkit process: the wrapper's child, PID 1 of its namespace."""
-    children = Path(f"/proc/{wrapper.pid}/task/{wrapper.pid}/children")
-    for _ in range(200):
-        found = children.read_text().split() if children.exists() else []
-        if found:
-            return int(found[0])
-        time.sleep(0.05)
-    raise AssertionError("unshare did not start evalkit")
+def _assert_stopped_promptly(blocked_sig: int, sent_at: float, blocked: Blocked) -> None:
+    """It exited with 128 + the signal, said so on stderr within 1 s, ended within 10 s."""
+    try:
+        status, ended = blocked.finish(timeout_s=30)
+    finally:
+        blocked.proc.kill()
+        blocked.proc.wait()
+    stderr = blocked.stderr
+    # unshare --fork reports the child's exit status as its own.
+    assert status == expected_status(blocked_sig), (status, stderr)
+    assert "Traceback" not in stderr
+    reported = blocked.reported_at()
+    assert reported is not None, f"no interruption line on stderr: {stderr!r}"
+    assert reported - sent_at < REPORT_BOUND_S, f"reported after {reported - sent_at:.2f} s"
+    assert ended - sent_at < EXIT_BOUND_S, f"ended after {ended - sent_at:.2f} s"
 
 
 @pytest.mark.parametrize("as_pid1", [False, True], ids=["process", "pid1"])
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_signal_stops_a_blocked_run_promptly(
-    tmp_path: Path,
-    silent_target: tuple[int, threading.Event],
-    as_pid1: bool,
-    sig: signal.Signals,
+@SIGNALS
+def test_a_process_signal_stops_a_blocked_run_promptly(
+    tmp_path: Path, target: SilentTarget, as_pid1: bool, sig: signal.Signals
 ) -> None:
+    """``kill PID`` (docker stop, a cancelled job), also when evalkit is PID 1."""
     if as_pid1 and not _can_unshare():
         pytest.skip("unshare --pid is not permitted here (needs root or user namespaces)")
-    port, seen = silent_target
-    cwd = project(tmp_path, port)
-    command = [sys.executable, "-m", "evalkit", "run", "--out", "run.json"]
-    if as_pid1:
-        command = ["unshare", "--pid", "--fork", "--kill-child", *command]
-    env = {**os.environ, "NO_COLOR": "1"}
-    env.pop("EVALKIT_DEBUG", None)
-    proc = subprocess.Popen(
-        command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert seen.wait(60), "the run never reached the target"
-        target_pid = _pid1_child(proc) if as_pid1 else proc.pid
-        if as_pid1:
-            status = Path(f"/proc/{target_pid}/status").read_text().splitlines()
-            (nspid,) = [line for line in status if line.startswith("NSpid:")]
-            assert nspid.split()[-1] == "1"  # PID 1 inside its namespace
-        start = time.monotonic()
-        os.kill(target_pid, sig)
-        _, stderr = proc.communicate(timeout=30)
-        took = time.monotonic() - start
-    finally:
-        proc.kill()
-        proc.wait()
-    want = 143 if sig == signal.SIGTERM else 130
-    # unshare --fork reports the child's exit status as its own.
-    assert proc.returncode == want, (proc.returncode, stderr)
-    assert took < 10, f"took {took:.1f} s (docker stop's grace period is 10 s)"
-    assert "Traceback" not in stderr
-    # The same handling as Ctrl-C: one line saying what was kept.
-    assert "interrupted" in stderr or "terminated" in stderr, stderr
+    blocked = start_blocked(tmp_path, target, command="run", concurrency=1, as_pid1=as_pid1)
+    sent_at = time.monotonic()
+    os.kill(blocked.pid, sig)
+    _assert_stopped_promptly(sig, sent_at, blocked)
+
+
+@pytest.mark.skipif(not can_tgkill(), reason="tgkill is Linux-only")
+@pytest.mark.parametrize(
+    ("command", "concurrency"),
+    [("run", 1), ("run", 3), ("gate", 1), ("gate", 3)],
+    ids=["run", "run-c3", "gate", "gate-c3"],
+)
+@pytest.mark.parametrize("which", ["oldest", "newest"])
+@SIGNALS
+def test_a_signal_on_another_thread_stops_a_blocked_run_promptly(
+    tmp_path: Path,
+    target: SilentTarget,
+    command: str,
+    concurrency: int,
+    which: str,
+    sig: signal.Signals,
+) -> None:
+    """The signal lands on a thread other than the main one.
+
+    The oldest non-main thread is the signal relay or a native one (OpenBLAS's worker,
+    started by importing numpy); the newest is a case worker at concurrency 3.
+    """
+    blocked = start_blocked(tmp_path, target, command=command, concurrency=concurrency)
+    others = threads(blocked.pid)[1:]
+    assert others, "an evalkit run always has more than one thread (the relay at least)"
+    if concurrency > 1:
+        assert len(others) >= concurrency  # the workers exist: each holds a connection
+    tid = others[0] if which == "oldest" else others[-1]
+    sent_at = time.monotonic()
+    tgkill(blocked.pid, tid, sig)
+    _assert_stopped_promptly(sig, sent_at, blocked)
+
+
+@pytest.mark.skipif(not can_tgkill(), reason="tgkill is Linux-only")
+@SIGNALS
+def test_every_thread_of_a_blocked_run_hands_the_signal_on(
+    tmp_path: Path, target: SilentTarget, sig: signal.Signals
+) -> None:
+    """Each thread in turn (one run per thread), so no thread is left untried."""
+    first = start_blocked(tmp_path / "probe", target, command="run", concurrency=2)
+    count = len(threads(first.pid))
+    first.proc.kill()
+    first.proc.wait()
+    for index in range(1, count):
+        with silent_target() as server:
+            blocked = start_blocked(tmp_path / f"t{index}", server, command="run", concurrency=2)
+            tids = threads(blocked.pid)
+            if index >= len(tids):
+                blocked.proc.kill()
+                blocked.proc.wait()
+                continue
+            sent_at = time.monotonic()
+            tgkill(blocked.pid, tids[index], sig)
+            _assert_stopped_promptly(sig, sent_at, blocked)
+
+
+# --- the guard in-process: the relay, and everything put back ---------------------------
+
+
+@pytest.fixture
+def silent_peer() -> Iterator[socket.socket]:
+    """A connected socket whose peer never writes: ``recv`` on it blocks."""
+    a, b = socket.socketpair()
+    a.settimeout(30)
+    yield a
+    a.close()
+    b.close()
+
+
+def _send_from_another_thread(sig: int, to: str) -> threading.Thread:
+    """A thread that sends ``sig`` to itself (``to='self'``) or to an idle thread."""
+    idle = threading.Event()
+    sleeper = threading.Thread(target=idle.wait, daemon=True)
+    sleeper.start()
+
+    def send() -> None:
+        ident = threading.get_ident() if to == "self" else sleeper.ident
+        assert ident is not None
+        signal.pthread_kill(ident, sig)
+        idle.set()
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    return sender
+
+
+@pytest.mark.skipif(_signals.NUDGE is None, reason="no SIGUSR2 here")
+@pytest.mark.parametrize("to", ["self", "idle"])
+def test_the_guard_raises_in_the_main_thread_blocked_in_recv(
+    silent_peer: socket.socket, to: str
+) -> None:
+    def send_then_block() -> None:
+        with _signals.guard():
+            _send_from_another_thread(signal.SIGTERM, to)
+            silent_peer.recv(1)  # blocks for 30 s unless the main thread is nudged
+
+    started = time.monotonic()
+    with pytest.raises(_signals.Terminated):
+        send_then_block()
+    assert time.monotonic() - started < 10
+    assert _signals.terminated()
+
+
+@pytest.mark.skipif(_signals.NUDGE is None, reason="no SIGUSR2 here")
+def test_a_signal_on_the_relay_thread_is_handed_on_too(silent_peer: socket.socket) -> None:
+    def signal_the_relay_then_block() -> None:
+        with _signals.guard():
+            (relay,) = [t for t in threading.enumerate() if t.name == "evalkit-signal-relay"]
+            assert relay.ident is not None
+            signal.pthread_kill(relay.ident, signal.SIGINT)
+            silent_peer.recv(1)
+
+    with pytest.raises(KeyboardInterrupt):
+        signal_the_relay_then_block()
+    assert not _signals.terminated()
+
+
+def test_the_guard_puts_everything_back() -> None:
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2)}
+    with _signals.guard():
+        assert signal.getsignal(signal.SIGTERM) is not before[signal.SIGTERM]
+    assert {s: signal.getsignal(s) for s in before} == before
+    previous_wakeup = signal.set_wakeup_fd(-1)
+    assert previous_wakeup == -1  # the wakeup fd is released, not left pointing at a pipe
+    assert not [t for t in threading.enumerate() if t.name == "evalkit-signal-relay"]
+
+
+def test_the_guard_is_a_no_op_off_the_main_thread() -> None:
+    seen: list[object] = []
+
+    def body() -> None:
+        with _signals.guard():
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    before = signal.getsignal(signal.SIGTERM)
+    worker = threading.Thread(target=body)
+    worker.start()
+    worker.join()
+    assert seen == [before]

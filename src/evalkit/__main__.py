@@ -1,9 +1,7 @@
-"""``python -m evalkit`` runs the CLI."""
+"""``python -m evalkit`` runs the CLI, as the ``evalkit`` command does."""
 
 from __future__ import annotations
 
-import sys
+from evalkit.cli import process_main
 
-from evalkit.cli import main
-
-sys.exit(main())
+process_main()

@@ -397,14 +397,7 @@ def run(
         )
     except RunInterrupted as stop:
         progress.stop()
-        if stop.saved:
-            _err(
-                f"interrupted: {stop.saved} of {stop.total} {stop.unit} are saved in "
-                f"{stop.checkpoint}; rerun with --resume to run only the rest"
-            )
-        else:
-            _err("interrupted before any case finished; nothing was saved")
-        raise typer.Exit(ExitCode.INTERRUPTED) from None
+        raise typer.Exit(_report_interrupt(stop)) from None
     finally:
         progress.stop()
     art = outcome.artifact
@@ -1006,25 +999,47 @@ def _usage_problem(exc: BaseException) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Console-script entry point: maps evalkit errors to one stderr line and an exit code.
+    """The CLI in-process: maps evalkit errors to one stderr line and returns the exit code.
 
-    ``--debug`` adds the traceback on stderr but never changes the exit code.
+    ``--debug`` adds the traceback on stderr but never changes the exit code.  SIGINT and
+    SIGTERM stop it promptly whichever thread receives them (:func:`evalkit._signals.guard`).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     session = _Session(debug=_debug_from_env())
-    from evalkit._signals import handle_sigterm_like_sigint, terminated
+    from evalkit._signals import guard
 
-    handle_sigterm_like_sigint()
+    with guard():
+        return _dispatch(args, session)
+
+
+def process_main() -> None:
+    """The ``evalkit`` command: :func:`main`, then the process ends with its exit code.
+
+    After an interruption the process ends as soon as stdout and stderr are flushed
+    (:func:`evalkit._signals.exit_now`): the checkpoint is on disk by then, and a cancelled
+    job has only seconds before SIGKILL.
+    """
+    code = main()
+    if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):
+        from evalkit._signals import exit_now
+
+        exit_now(code)
+    sys.exit(code)
+
+
+def _dispatch(args: list[str], session: _Session) -> int:
+    from evalkit._signals import terminated
+
     _show_run_warnings()
+    _interrupt_reported.clear()
     try:
         code = app(args=args, prog_name="evalkit", standalone_mode=False, obj=session)
     except typer.Exit as exc:
         if exc.exit_code == ExitCode.INTERRUPTED and terminated():
             return ExitCode.TERMINATED
         return int(exc.exit_code)
-    except KeyboardInterrupt:
-        _err("terminated" if terminated() else "interrupted")
-        return ExitCode.TERMINATED if terminated() else ExitCode.INTERRUPTED
+    except KeyboardInterrupt as exc:
+        return _report_interrupt(exc)
     except BrokenPipeError:
         # The reader (`| head -1`) stopped listening: not a failure of evalkit's.
         _discard_stdout()
@@ -1033,9 +1048,40 @@ def main(argv: list[str] | None = None) -> int:
         if session.debug:
             traceback.print_exc()
         return _report_error(exc)
+    # Typer answers a KeyboardInterrupt inside a command with a silent 130: say it here,
+    # unless the command already did (a run says what its checkpoint kept).
+    if code == ExitCode.INTERRUPTED and not _interrupt_reported:
+        return _report_interrupt(KeyboardInterrupt())
     if code == ExitCode.INTERRUPTED and terminated():
         return ExitCode.TERMINATED
     return int(code) if isinstance(code, int) else ExitCode.OK
+
+
+# Whether this invocation already said it was interrupted (one line, never two).
+_interrupt_reported: list[bool] = []
+
+
+def _report_interrupt(stop: KeyboardInterrupt) -> ExitCode:
+    """One stderr line for a Ctrl-C or SIGTERM, and its exit code (130 or 143).
+
+    A run that was stopped (``evalkit run``, or the gate running its target) says what its
+    checkpoint kept and how to go on from there.
+    """
+    from evalkit._signals import terminated
+    from evalkit.pipeline import RunInterrupted
+
+    _interrupt_reported.append(True)
+    how = "terminated (SIGTERM)" if terminated() else "interrupted"
+    if not isinstance(stop, RunInterrupted):
+        _err(how)
+    elif stop.saved:
+        _err(
+            f"{how}: {stop.saved} of {stop.total} {stop.unit} are saved in "
+            f"{stop.checkpoint}; rerun with --resume to run only the rest"
+        )
+    else:
+        _err(f"{how} before any case finished; nothing was saved")
+    return ExitCode.TERMINATED if terminated() else ExitCode.INTERRUPTED
 
 
 def _show_run_warnings() -> None:
@@ -1076,4 +1122,4 @@ def _report_error(exc: Exception) -> ExitCode:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    process_main()
