@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalkit._version import __version__
 from evalkit.checks import ChecksFile, CheckSpec, load_checks, load_checks_file
 from evalkit.corpus import Doc, Query, load_corpus, load_qrels, load_queries
 from evalkit.errors import (
@@ -103,8 +104,6 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
-
-__version__ = "0.3.0"
 
 __all__ = [
     "AggregateFn",

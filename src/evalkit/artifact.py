@@ -188,7 +188,7 @@ def build_artifact(
     ``params`` are run-wide metric parameters (``{"relevance_level": 2}``): each
     metric that declares one records it in its identity and fingerprint.
     """
-    from evalkit import __version__
+    from evalkit._version import __version__
 
     path: RunPath = (
         "retrieval"

@@ -294,7 +294,7 @@ def _parse_header(doc: object, where: str) -> RunIdentity:
 
 
 def _header_line(identity: RunIdentity) -> bytes:
-    from evalkit import __version__
+    from evalkit._version import __version__
 
     header = {
         "format": CHECKPOINT_FORMAT,

@@ -73,7 +73,7 @@ def _debug_from_env() -> bool:
 
 def _print_version(value: bool) -> None:
     if value:
-        from evalkit import __version__
+        from evalkit._version import __version__
 
         typer.echo(f"evalkit {__version__}")
         raise typer.Exit(ExitCode.OK)
