@@ -41,9 +41,9 @@ from evalkit.registry import (
     register_metric,
     registered,
 )
-from evalkit.results import CaseResult, QueryResult, RunResult
+from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
 from evalkit.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
-from evalkit.targets.base import Target, TargetResponse
+from evalkit.targets.base import Target
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:

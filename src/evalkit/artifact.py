@@ -39,8 +39,7 @@ from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
 from evalkit.metric_identity import Params
-from evalkit.results import CaseResult, QueryResult, RunResult
-from evalkit.targets.base import TargetResponse
+from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
 
 SCHEMA_VERSION = 2
 MAX_OUTPUT_IDS = 1_000

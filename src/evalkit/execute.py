@@ -26,8 +26,8 @@ from evalkit.client_load import ClientLoad, ClientSaturationWarning, saturation_
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics.judge_guard import run_preflights
-from evalkit.results import CaseResult, RunResult
-from evalkit.targets.base import Target, TargetResponse
+from evalkit.results import CaseResult, RunResult, TargetResponse
+from evalkit.targets.base import Target
 
 RowCallback = Callable[[int, CaseResult], None]
 

@@ -23,7 +23,7 @@ from evalkit.artifact import (
     with_infix,
     write_artifact,
 )
-from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
+from evalkit.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
 from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
@@ -68,7 +68,7 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     if not config.model.judge:
         return
     from evalkit._bounded import read_bytes
-    from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
+    from evalkit.metrics.judge_providers import build_judge
     from evalkit.registry import register_metric
 
     for index, judge in enumerate(config.model.judge):

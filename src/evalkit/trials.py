@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import InputError
-from evalkit.results import CaseResult, RunResult
+from evalkit.results import TRIALS_KEY, CaseResult, RunResult
 
 TrialCallback = Callable[[int, int, CaseResult], None]  # (trial, case index, row)
 
@@ -50,15 +50,12 @@ if TYPE_CHECKING:
     from evalkit.targets.base import Target
 
 __all__ = [
-    "TRIALS_KEY",
     "TrialCallback",
     "TrialSpread",
     "evaluate_repeated",
     "merge_trials",
     "trial_notes",
 ]
-
-TRIALS_KEY = "trials"
 
 
 def merge_trials(

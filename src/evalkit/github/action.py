@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from evalkit import _bounded
-from evalkit.config import LoadedConfig, load_config
+from evalkit.config import LoadedConfig, load_config, validate_config_name
 from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
 from evalkit.exit_codes import ExitCode
 from evalkit.github.baseline import (
@@ -51,7 +51,6 @@ from evalkit.github.baseline import (
     GitHubAccess,
     Preferred,
     PromoteRequest,
-    validate_config_name,
     write_atomic,
 )
 from evalkit.github.client import (

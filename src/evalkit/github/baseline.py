@@ -13,7 +13,6 @@ exist (a typo in ``baseline.path`` must not read as "never promoted").
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,8 +38,6 @@ BaselineStatus = Literal["found", "missing", "expired"]
 # The largest artefact we accept from a store (compressed or not); far above any real
 # eval, far below what would hurt the runner.
 MAX_ARTEFACT_BYTES = 200 * 1024 * 1024
-
-_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
 @dataclass(frozen=True)
@@ -172,16 +169,6 @@ class BaselineStore(Protocol):
     def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
         """The pinned reference: found, or missing/expired (an answer, never an error)."""
         ...
-
-
-def validate_config_name(name: str) -> str:
-    """A config name is used in file names and comment markers: keep it plain."""
-    if not _CONFIG_NAME.match(name):
-        raise ConfigError(
-            f"config name {name!r} must be 1-100 characters of letters, digits, '.', '_' or "
-            "'-', starting with a letter or digit; set the config-name input"
-        )
-    return name
 
 
 def artefact_file_names(config_name: str) -> tuple[str, str]:
@@ -377,6 +364,5 @@ __all__ = [
     "check_artefact_bytes",
     "gunzip_bounded",
     "refuse_other_config",
-    "validate_config_name",
     "write_atomic",
 ]

@@ -30,7 +30,7 @@ from evalkit.errors import MetricError
 
 if TYPE_CHECKING:
     from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.results import TargetResponse
 
 __all__ = [
     "ANSWERS_KEY",

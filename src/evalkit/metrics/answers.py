@@ -64,7 +64,7 @@ from evalkit.registry import MetricDef, define, get_metric, register_metric
 
 if TYPE_CHECKING:
     from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.results import TargetResponse
 
 __all__ = [
     "AnswerLength",

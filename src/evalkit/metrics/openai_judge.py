@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     import httpx
 
     from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.results import TargetResponse
 
 __all__ = ["PROVIDER", "OpenAIJudge"]
 

@@ -29,6 +29,7 @@ import httpx
 
 from evalkit._bounded import loads, max_input_bytes
 from evalkit.errors import TargetConfigError, TargetError
+from evalkit.results import TargetResponse
 from evalkit.retry_after import WaitBudget, retry_after_seconds
 from evalkit.targets._output import (
     TargetOutput,
@@ -37,7 +38,6 @@ from evalkit.targets._output import (
     to_response,
     type_name,
 )
-from evalkit.targets.base import TargetResponse
 from evalkit.targets.http_wire import WirePool, wire_eligible
 
 if TYPE_CHECKING:
