@@ -27,8 +27,8 @@ from evalkit.errors import (
 )
 from evalkit.execute import evaluate
 from evalkit.exit_codes import ExitCode
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.golden_loaders import load_goldens
-from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
 from evalkit.metrics.core import ndcg_at_k, recall_at_k
 from evalkit.registry import (

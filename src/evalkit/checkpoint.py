@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from filelock import BaseFileLock
 
     from evalkit.config import EvalkitConfig
-    from evalkit.goldens import GoldenSet
+    from evalkit.golden_cases import GoldenSet
 
 CHECKPOINT_FORMAT = "evalkit-checkpoint"
 CHECKPOINT_VERSION = 1

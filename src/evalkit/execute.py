@@ -24,7 +24,7 @@ from evalkit import registry
 from evalkit._ratelimit import RateLimiter
 from evalkit.client_load import ClientLoad, ClientSaturationWarning, saturation_warning
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.metrics.judge_guard import run_preflights
 from evalkit.results import CaseResult, RunResult, TargetResponse
 from evalkit.targets.base import Target

@@ -32,7 +32,7 @@ from evalkit.errors import ArtifactError, CheckError, ComparisonError
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.gate import CheckVerdict
-    from evalkit.goldens import GoldenSet
+    from evalkit.golden_cases import GoldenSet
 
 SHOWN_IDS = 10
 

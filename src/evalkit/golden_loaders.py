@@ -37,7 +37,7 @@ from typing import Any
 from evalkit import _bounded, _yaml
 from evalkit._text import decode_utf8
 from evalkit.errors import GoldenError
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.registry import get_loader, loader_extensions, register_loader
 
 __all__ = ["load_goldens"]

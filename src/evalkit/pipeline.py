@@ -27,7 +27,7 @@ from evalkit.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
 from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target

@@ -36,7 +36,7 @@ from evalkit.metric_identity import (
 )
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase, GoldenSet
+    from evalkit.golden_cases import GoldenCase, GoldenSet
     from evalkit.results import Row, TargetResponse
 
 MetricKind = Literal["case", "aggregate"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from evalkit import registry
 from evalkit.errors import MetricError, RegistryError, UnknownMetricError
-from evalkit.goldens import GoldenCase
+from evalkit.golden_cases import GoldenCase
 from evalkit.relevance import as_grades, call_retrieval_fn, check_level
 from evalkit.results import QueryResult, RunResult, TargetResponse
 

@@ -45,7 +45,7 @@ TrialCallback = Callable[[int, int, CaseResult], None]  # (trial, case index, ro
 
 if TYPE_CHECKING:
     from evalkit.execute import RowCallback
-    from evalkit.goldens import GoldenCase, GoldenSet
+    from evalkit.golden_cases import GoldenCase, GoldenSet
     from evalkit.results import Row
     from evalkit.targets.base import Target
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from evalkit.errors import MetricError
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase
+    from evalkit.golden_cases import GoldenCase
     from evalkit.results import TargetResponse
 
 __all__ = [

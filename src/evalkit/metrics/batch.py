@@ -27,7 +27,7 @@ import numpy.typing as npt
 
 from evalkit import registry
 from evalkit.errors import MetricError
-from evalkit.goldens import GoldenCase
+from evalkit.golden_cases import GoldenCase
 from evalkit.metrics import core
 from evalkit.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
 from evalkit.results import QueryResult, RunResult, TargetResponse

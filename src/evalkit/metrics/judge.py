@@ -38,7 +38,7 @@ __all__ = ["Grade", "LLMJudge", "TokenUsage"]
 if TYPE_CHECKING:
     import anthropic
 
-    from evalkit.goldens import GoldenCase
+    from evalkit.golden_cases import GoldenCase
     from evalkit.results import TargetResponse
 
 TOOL_NAME = "record_grade"

@@ -34,7 +34,7 @@ from evalkit.metrics.answer_keys import HUMAN_GRADE_KEY, graded_answer, human_gr
 from evalkit.registry import MetricDef, define
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase, GoldenSet
+    from evalkit.golden_cases import GoldenCase, GoldenSet
     from evalkit.results import Row, TargetResponse
 
 __all__ = [

@@ -10,7 +10,7 @@ from evalkit.errors import TargetError
 from evalkit.results import TargetResponse
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase
+    from evalkit.golden_cases import GoldenCase
 
 
 @runtime_checkable

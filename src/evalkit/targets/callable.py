@@ -11,7 +11,7 @@ from evalkit.results import TargetResponse
 from evalkit.targets._output import TargetOutput, describe_exception, to_response
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase
+    from evalkit.golden_cases import GoldenCase
 
 __all__ = ["CallableTarget"]
 
