@@ -38,10 +38,10 @@ from typing import Any, Literal
 from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
+from evalkit.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
 from evalkit.metric_identity import Params
 from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
 
-SCHEMA_VERSION = 2
 MAX_OUTPUT_IDS = 1_000
 MAX_OUTPUT_CHARS = 20_000
 
@@ -286,7 +286,7 @@ def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
 
 def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": ARTIFACT_SCHEMA_VERSION,
         "evalkit_version": art.evalkit_version,
         "created_at": art.created_at,
         "git": None
@@ -556,15 +556,15 @@ def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, 
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ArtifactError(
             f"{where}: artefact schema_version {version!r} is not a schema version "
-            f"(1 to {SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
+            f"(1 to {ARTIFACT_SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
         )
-    if version > SCHEMA_VERSION:
+    if version > ARTIFACT_SCHEMA_VERSION:
         raise ArtifactError(
             f"{where}: artefact schema_version {version} was written by a newer evalkit "
-            f"(this one reads versions 1 to {SCHEMA_VERSION}); upgrade evalkit to read it"
+            f"(this one reads versions 1 to {ARTIFACT_SCHEMA_VERSION}); upgrade evalkit to read it"
         )
     original = version
-    while version < SCHEMA_VERSION:
+    while version < ARTIFACT_SCHEMA_VERSION:
         doc = _MIGRATIONS[version](doc)
         version += 1
     return doc, original
@@ -574,8 +574,6 @@ def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
     """A gate report (``gate --json``) is the usual wrong file: say what it is."""
     if "kind" not in doc:
         return
-    from evalkit.report.json_report import KIND as GATE_REPORT_KIND
-
     if doc["kind"] == GATE_REPORT_KIND:
         raise ArtifactError(
             f"{where}: this is a gate report (written by evalkit gate --json), not a run "

@@ -52,6 +52,7 @@ from evalkit import _bounded
 from evalkit._atomic import fsync_dir, write_bytes_atomic
 from evalkit.artifact import _parse_row, _row_dict
 from evalkit.errors import ArtifactError, RuntimeFailure
+from evalkit.formats import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
 from evalkit.results import CaseResult
 
 if TYPE_CHECKING:
@@ -60,8 +61,6 @@ if TYPE_CHECKING:
     from evalkit.config import EvalkitConfig
     from evalkit.golden_cases import GoldenSet
 
-CHECKPOINT_FORMAT = "evalkit-checkpoint"
-CHECKPOINT_VERSION = 1
 CHECKPOINT_SUFFIX = ".checkpoint.jsonl"
 TRIAL_KEY = "trial"
 

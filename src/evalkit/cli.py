@@ -804,7 +804,8 @@ def show(
     relevant ids (read from --goldens, or the config's golden file), its
     metric values, latency and error.
     """
-    from evalkit.artifact import SCHEMA_VERSION, read_artifact
+    from evalkit.artifact import read_artifact
+    from evalkit.formats import ARTIFACT_SCHEMA_VERSION as SCHEMA_VERSION
     from evalkit.show import find_row, lookup_golden, lookup_qrels, render_case, render_show
 
     if case is None:

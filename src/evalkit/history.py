@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, InputError
+from evalkit.formats import HISTORY_INDEX_VERSION
 
 if TYPE_CHECKING:
     from evalkit.github.baseline import BaselineFetch
@@ -297,13 +298,10 @@ class PromotionRecord:
         )
 
 
-INDEX_VERSION = 1
-
-
 def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
     """The history index a store keeps (oldest promotion first)."""
     doc = {
-        "evalkit_history": INDEX_VERSION,
+        "evalkit_history": HISTORY_INDEX_VERSION,
         "config": config_name,
         "promotions": [
             {
@@ -327,10 +325,10 @@ def index_loads(data: bytes | None, origin: str) -> list[PromotionRecord]:
     except ValueError as exc:
         raise ArtifactError(f"{origin}: the history index is not valid JSON ({exc})") from None
     promotions = doc.get("promotions") if isinstance(doc, dict) else None
-    if not isinstance(promotions, list) or doc.get("evalkit_history") != INDEX_VERSION:
+    if not isinstance(promotions, list) or doc.get("evalkit_history") != HISTORY_INDEX_VERSION:
         raise ArtifactError(
-            f"{origin}: not an evalkit history index (version {INDEX_VERSION}); move it away "
-            "and promote again to start a new history"
+            f"{origin}: not an evalkit history index (version {HISTORY_INDEX_VERSION}); "
+            "move it away and promote again to start a new history"
         )
     records = []
     for i, item in enumerate(promotions):
@@ -483,7 +481,6 @@ def parse_time(value: object) -> datetime | None:
 
 
 __all__ = [
-    "INDEX_VERSION",
     "LOCAL_HISTORY_DIR",
     "History",
     "HistoryEntry",
