@@ -26,8 +26,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
-import subprocess
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -119,34 +117,6 @@ class RunArtifact:
         return [r for r in self.result.per_query if isinstance(r, CaseResult) and r.error]
 
 
-def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
-    """``(commit, dirty)`` of the work tree, or ``(None, None)`` outside git."""
-    env_sha = os.environ.get("GITHUB_SHA")
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        # No git binary (the container image), or git refused: read .git directly.
-        from evalkit._gitdir import head_commit
-
-        return (head_commit(cwd) or env_sha or None), None
-    return commit or env_sha, bool(status.strip())
-
-
 def metric_info(name: str, params: Mapping[str, object] | None = None) -> MetricInfo:
     """Describe a registered metric as it is defined right now (with run-wide ``params``,
     e.g. ``relevance_level``, applied to the metrics that take them)."""
@@ -185,7 +155,9 @@ def build_artifact(
     """Wrap a run with provenance for the metrics it was evaluated on.
 
     ``params`` are run-wide metric parameters (``{"relevance_level": 2}``): each
-    metric that declares one records it in its identity and fingerprint.
+    metric that declares one records it in its identity and fingerprint.  ``git`` is
+    the work tree's ``(commit, dirty)`` (:func:`evalkit.provenance.git_state`, read by
+    the caller); without it the artefact records both as unknown.
     """
     from evalkit._version import __version__
 
@@ -194,7 +166,7 @@ def build_artifact(
         if result.per_query and isinstance(result.per_query[0], QueryResult)
         else "target"
     )
-    commit, dirty = git if git is not None else git_state()
+    commit, dirty = git if git is not None else (None, None)
     return RunArtifact(
         result=result,
         path=path,

@@ -29,6 +29,7 @@ from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
+from evalkit.provenance import git_state
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
 from evalkit.trials import TrialCallback, evaluate_repeated
@@ -347,6 +348,7 @@ def to_artifact(
         seed=cfg.seed,
         resampling_stream=getattr(significance, "RESAMPLING_STREAM", None),
         config_name=prepared.config.name,
+        git=git_state(),
         config_fingerprint=config_fingerprint(cfg),
         shard=shard,
         truncated_ids=truncated_ids,
@@ -370,7 +372,11 @@ def score_trec_to_artifact(
     )
     # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
     return build_artifact(
-        result, metrics, target_name=trec_run.name, params={"relevance_level": relevance_level}
+        result,
+        metrics,
+        target_name=trec_run.name,
+        git=git_state(),
+        params={"relevance_level": relevance_level},
     )
 
 
