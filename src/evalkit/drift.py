@@ -12,7 +12,7 @@ same procedures, power statement and multiple-comparison family.  This module on
 says what the reference is and what became of it:
 
 * :class:`Reference` — the gate's input: the store's answer (found / missing /
-  expired, as :class:`evalkit.github.baseline.BaselineFetch` gives it) and, when
+  expired, as :class:`evalkit.stores.BaselineFetch` gives it) and, when
   found, the artefact.  :func:`reference_from_fetch` reads it (the gate reads no file).
 * a missing or expired reference makes every drift check ``no-reference``: never a
   pass (the gate's headline is at best ``warn``), and blocking when the checks file
@@ -46,9 +46,9 @@ if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.checks import CheckSpec
     from evalkit.config import LoadedConfig
-    from evalkit.github.baseline import BaselineFetch, BaselineStore
     from evalkit.results import RunResult
     from evalkit.stats.procedures import Evaluator
+    from evalkit.stores import BaselineFetch, BaselineStore
     from evalkit.trend import MetricTrend
 
 __all__ = [
@@ -111,7 +111,7 @@ def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -
     as a baseline is: it would gate one config against the other's numbers.
     """
     from evalkit.artifact import read_artifact
-    from evalkit.github.baseline import refuse_other_config
+    from evalkit.gate_inputs import refuse_other_config
 
     if fetch.status == "found" and fetch.path is not None:
         art = read_artifact(Path(fetch.path))
@@ -241,8 +241,9 @@ def find_reference(
     answers ``missing`` and says so.
     """
     from evalkit.artifact import read_artifact
-    from evalkit.github.baseline import FetchRequest, refuse_other_config
+    from evalkit.gate_inputs import refuse_other_config
     from evalkit.github.stores import open_store
+    from evalkit.stores import FetchRequest
 
     if override is not None:
         origin = f"reference {override}"
@@ -264,7 +265,7 @@ def fetch_for_action(
     """
     from evalkit.checks import load_checks_file
     from evalkit.errors import CheckError
-    from evalkit.github.baseline import FetchRequest
+    from evalkit.stores import FetchRequest
 
     try:
         checks = load_checks_file(config.resolve(config.model.checks)).checks

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import ArtifactError, CheckError, ComparisonError
+from evalkit.errors import ArtifactError, CheckError, ComparisonError, InputError
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
@@ -206,7 +206,7 @@ def check_baseline(
         if (spec.vs_reference if role == "reference" else spec.vs_baseline) is not None
     ]
     remake = _REMAKE[role]
-    # Another config's baseline is refused where it is found (github.baseline.refuse_other_config).
+    # Another config's baseline is refused where it is found (refuse_other_config).
     if baseline.path != candidate.path:
         raise ComparisonError(
             f"{where}: a {baseline.path} run cannot be the {role} of a {candidate.path} run "
@@ -316,3 +316,19 @@ def failed_baseline_note(baseline: RunArtifact | None, role: str = "baseline") -
         f"{len(failed)} {role} case(s) failed and could not be paired: {shown(failed)} "
         f"({label(baseline)}); {fix} so every case is compared"
     )
+
+
+def refuse_other_config(baseline: RunArtifact, config_name: str, origin: str) -> None:
+    """A baseline recorded for another config is refused, never compared.
+
+    Two configs (or a matrix) sharing one artifact name or branch would otherwise gate
+    one config against the other's numbers. Artefacts that recorded no config name
+    (written before evalkit kept it) are accepted.
+    """
+    recorded = baseline.config_name
+    if recorded is not None and recorded != config_name:
+        raise InputError(
+            f"{origin}: this baseline is config {recorded!r}, not {config_name!r}; give each "
+            "config its own artifact name (baseline.name) or promote one for "
+            f"{config_name!r}"
+        )

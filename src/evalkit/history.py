@@ -12,7 +12,7 @@ promotion's run artefact).  Each store keeps its history in its own way:
 A *reference* is one promotion pinned on purpose (a release/tag, a date, or "N promotions
 ago": :func:`parse_pin`) and kept until re-pinned; a drift check compares the candidate
 with it instead of with the latest baseline.  The reference is handed to the gate as a
-:class:`~evalkit.github.baseline.BaselineFetch`: ``missing`` (never pinned) and ``expired``
+:class:`~evalkit.stores.BaselineFetch`: ``missing`` (never pinned) and ``expired``
 (retention removed it) are answers, never errors, exactly like baselines.
 """
 
@@ -32,7 +32,7 @@ from evalkit.errors import ArtifactError, InputError
 from evalkit.formats import HISTORY_INDEX_VERSION
 
 if TYPE_CHECKING:
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.stores import BaselineFetch
 
 PinKind = Literal["ago", "date", "tag"]
 
@@ -353,7 +353,7 @@ def promotion_stem(sha: str | None, promoted_at: datetime) -> str:
 
 def artefact_facts(data: bytes, origin: str) -> tuple[str | None, str | None]:
     """``(git commit, config fingerprint)`` an artefact recorded (gzip or plain JSON)."""
-    from evalkit.github.baseline import gunzip_bounded
+    from evalkit._bounded import gunzip_bounded
 
     raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
@@ -368,7 +368,7 @@ def artefact_facts(data: bytes, origin: str) -> tuple[str | None, str | None]:
 
 
 def reference_found(path: Path, record: PinRecord, source: str, where: str) -> BaselineFetch:
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.stores import BaselineFetch
 
     return BaselineFetch(
         status="found",
@@ -380,7 +380,7 @@ def reference_found(path: Path, record: PinRecord, source: str, where: str) -> B
 
 
 def no_reference(source: str, where: str, how: str) -> BaselineFetch:
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.stores import BaselineFetch
 
     return BaselineFetch(
         status="missing",

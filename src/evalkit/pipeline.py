@@ -624,8 +624,9 @@ def find_baseline(
     Action's too): a configured file that is missing is an input error; a GitHub store,
     which only the Action reads, is "no baseline" with the store and where it looks.
     """
-    from evalkit.github.baseline import FetchRequest, refuse_other_config
+    from evalkit.gate_inputs import refuse_other_config
     from evalkit.github.stores import open_store
+    from evalkit.stores import FetchRequest
 
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
@@ -656,7 +657,8 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
     (merge the shards first), a run of another config.  The baseline is written in the
     current schema, atomically, so a crash leaves the old baseline or the new one.
     """
-    from evalkit.github.baseline import FileStore, refuse_other_config
+    from evalkit.file_store import FileStore
+    from evalkit.gate_inputs import refuse_other_config
     from evalkit.github.stores import open_store
 
     store = open_store(config)

@@ -16,8 +16,8 @@ from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
     from evalkit.config import LoadedConfig
-    from evalkit.github.baseline import BaselineFetch, BaselineStore, GitHubAccess, PinResult
     from evalkit.history import History
+    from evalkit.stores import BaselineFetch, BaselineStore, GitHubAccess, PinResult
     from evalkit.trend import MetricTrend
 
 #: How many promotions ``evalkit history`` shows by default (the newest).
@@ -28,8 +28,8 @@ def github_access_from_env(env: Mapping[str, str]) -> GitHubAccess | None:
     """Read-only GitHub access for the CLI, when ``GITHUB_TOKEN`` and ``GITHUB_REPOSITORY``
     are set (as in any Actions step; ``GITHUB_API_URL`` for GHES): then ``evalkit history``
     lists the artifact and branch stores' promotions too."""
-    from evalkit.github.baseline import GitHubAccess
     from evalkit.github.client import DEFAULT_RETRY, call_github, default_github_factory
+    from evalkit.stores import GitHubAccess
 
     token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or ""
     name = env.get("GITHUB_REPOSITORY") or ""
@@ -99,9 +99,9 @@ def history_view(
     ``store`` defaults to the config's, opened with ``access`` (None: without GitHub, the
     CLI); the Action passes its own store, and ``work`` where fetched artefacts go.
     """
-    from evalkit.github.baseline import FetchRequest, HistoryRequest
     from evalkit.github.stores import open_store
     from evalkit.history import History
+    from evalkit.stores import FetchRequest, HistoryRequest
     from evalkit.trend import metric_trends
 
     store = store or open_store(config, access)
@@ -194,9 +194,10 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
 
     The GitHub stores are pinned by the Action (``mode: pin``), which can write to them.
     """
-    from evalkit.github.baseline import FileStore, PinRequest
+    from evalkit.file_store import FileStore
     from evalkit.github.stores import open_store
     from evalkit.history import parse_pin
+    from evalkit.stores import PinRequest
 
     spec = parse_pin(text, where="evalkit pin")
     store = open_store(config)

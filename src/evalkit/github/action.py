@@ -41,18 +41,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from evalkit import _bounded
+from evalkit._atomic import write_bytes_atomic
 from evalkit.config import LoadedConfig, load_config, validate_config_name
 from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
 from evalkit.exit_codes import ExitCode
-from evalkit.github.baseline import (
-    BaselineFetch,
-    BaselineStore,
-    FetchRequest,
-    GitHubAccess,
-    Preferred,
-    PromoteRequest,
-    write_atomic,
-)
 from evalkit.github.client import (
     GithubFactory,
     RetryPolicy,
@@ -76,6 +68,14 @@ from evalkit.github.outputs import (
     env_path,
     relative_to_workspace,
     write_outputs,
+)
+from evalkit.stores import (
+    BaselineFetch,
+    BaselineStore,
+    FetchRequest,
+    GitHubAccess,
+    Preferred,
+    PromoteRequest,
 )
 
 if TYPE_CHECKING:
@@ -763,7 +763,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
 
     body = prepare_body(outcome.markdown, config_name)
     body_path = output_dir / COMMENT_BODY_FILE
-    write_atomic(body_path, body.encode("utf-8"))
+    write_bytes_atomic(body_path, body.encode("utf-8"))
     run.outputs.setdefault("report-markdown", run.rel(body_path))
     if ctx.pull_request is not None:
         meta = {
@@ -772,7 +772,9 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             "head_sha": ctx.pull_request.head_sha,
             "repository": ctx.repository,
         }
-        write_atomic(output_dir / COMMENT_META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
+        write_bytes_atomic(
+            output_dir / COMMENT_META_FILE, json.dumps(meta, indent=2).encode("utf-8")
+        )
 
     # The report's notes already say where the baseline came from.
     run.summary(f"{body}\n")
@@ -947,8 +949,8 @@ def api_tag_resolver(run: _Run) -> Callable[[str], TaggedCommit | None]:
 
 
 def _pin_mode(run: _Run) -> int:
-    from evalkit.github.baseline import PinRequest
     from evalkit.history import parse_pin
+    from evalkit.stores import PinRequest
 
     ctx, console = run.ctx, run.console
     settings = _config(run)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from evalkit.artifact import read_artifact, write_artifact
 from evalkit.drift import reference_from_fetch, report_trends
+from evalkit.gate_inputs import refuse_other_config
 from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
-from evalkit.github.baseline import refuse_other_config
 from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps
