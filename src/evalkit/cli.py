@@ -28,9 +28,9 @@ from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
-    from evalkit.drift import DriftTrend
     from evalkit.gate import GateReport
     from evalkit.pipeline import Prepared
+    from evalkit.trend import DriftTrend
 
 app = typer.Typer(
     name="evalkit",
@@ -961,8 +961,8 @@ def action(
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Entry point of the GitHub Action (reads INPUT_*, GITHUB_*)."""
+    from evalkit.action_gate import pipeline_gate
     from evalkit.github.action import run_action
-    from evalkit.github.gate_adapter import pipeline_gate
 
     raise typer.Exit(run_action(os.environ, pipeline_gate))
 

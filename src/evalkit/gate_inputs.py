@@ -24,7 +24,7 @@ vs_baseline verdict says when baseline cases *failed*: see its docstring.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import ArtifactError, CheckError, ComparisonError, InputError
@@ -38,6 +38,37 @@ SHOWN_IDS = 10
 
 # What to do about a stored run that cannot serve, per role (the reference is pinned).
 _REMAKE = {"baseline": "make a new baseline", "reference": "pin a newer reference"}
+
+
+@dataclass(frozen=True)
+class GoldensDiff:
+    """How the golden set moved between baseline and candidate."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def goldens_diff(candidate: RunArtifact, baseline: RunArtifact) -> GoldensDiff:
+    """Which cases the candidate added, dropped or changed (by golden fingerprint)."""
+    cand_ids = candidate.result.ids()
+    base_ids = set(baseline.result.ids())
+    cand_set = set(cand_ids)
+    changed: list[str] = []
+    if candidate.goldens is not None and baseline.goldens is not None:
+        cfp, bfp = candidate.goldens.cases, baseline.goldens.cases
+        changed = [
+            i for i in cand_ids if i in base_ids and i in cfp and i in bfp and cfp[i] != bfp[i]
+        ]
+    return GoldensDiff(
+        added=tuple(i for i in cand_ids if i not in base_ids),
+        removed=tuple(i for i in baseline.result.ids() if i not in cand_set),
+        changed=tuple(changed),
+    )
 
 
 def shown(ids: Sequence[str], limit: int = SHOWN_IDS) -> str:
@@ -245,8 +276,6 @@ def check_baseline(
 
 
 def _changed_ids(candidate: RunArtifact, baseline: RunArtifact) -> set[str]:
-    from evalkit.gate import goldens_diff
-
     return set(goldens_diff(candidate, baseline).changed)
 
 

@@ -36,8 +36,9 @@ from evalkit.trials import TrialCallback, evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.case_filter import CaseFilter, Subset
-    from evalkit.drift import DriftTrend, Reference
+    from evalkit.drift import Reference
     from evalkit.shards import ShardSpec
+    from evalkit.trend import DriftTrend
 
 _PLACEHOLDER = "{{%s}}"
 
@@ -817,7 +818,7 @@ class GateRun:
 
     def trend(self, config: LoadedConfig) -> DriftTrend:
         """The HTML report's drift trend, the candidate's artefact last (evalkit.drift)."""
-        from evalkit.drift import report_trends
+        from evalkit.reference_lookup import report_trends
 
         return report_trends(config, self.report, self.candidate_file, self.reference)
 
@@ -838,7 +839,8 @@ def gate_config(
     """
     from evalkit._atomic import check_writable
     from evalkit._paths import refuse_overwriting_inputs
-    from evalkit.drift import find_reference, refuse_unused
+    from evalkit.drift import refuse_unused
+    from evalkit.reference_lookup import find_reference
 
     if ask.candidate is not None:
         for flag, value in (("--out", ask.out), ("--concurrency", ask.concurrency)):

@@ -671,9 +671,29 @@ def _announce(
     )
 
 
-def _gate_mode(run: _Run, gate: GateRunner) -> int:
-    from evalkit.drift import fetch_for_action
+def fetch_for_action(
+    store: BaselineStore, config: LoadedConfig, dest_dir: Path
+) -> BaselineFetch | None:
+    """The Action's reference fetch: the store's pinned reference, when a check needs it.
 
+    A checks file that does not load is left for the gate to report (None here).
+    """
+    from evalkit.checks import load_checks_file
+    from evalkit.drift import wants_reference
+    from evalkit.errors import CheckError
+    from evalkit.stores import FetchRequest
+
+    try:
+        checks = load_checks_file(config.resolve(config.model.checks)).checks
+    except CheckError:
+        return None
+    if not wants_reference(checks):
+        return None
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    return store.fetch_reference(FetchRequest(config.name, dest_dir))
+
+
+def _gate_mode(run: _Run, gate: GateRunner) -> int:
     ctx, console = run.ctx, run.console
     settings = _config(run)
     config_name, output_dir = settings.config_name, settings.output_dir

@@ -19,10 +19,10 @@ from evalkit.gate import (
     CheckVerdict,
     Comparison,
     GateReport,
-    GoldensDiff,
     ReferenceReport,
     RunSummary,
 )
+from evalkit.gate_inputs import GoldensDiff
 from evalkit.report.summary import headline, non_finite_fields
 
 
