@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalkit import _bounded, _yaml
+from evalkit import _bounded, _yaml, _yaml_values
 from evalkit._suggest import closest, did_you_mean
 from evalkit._text import decode_utf8
 from evalkit.errors import ConfigError
@@ -369,7 +369,7 @@ def load_config(path: str | Path) -> LoadedConfig:
     if not isinstance(doc.data, dict):
         raise ConfigError(f"{p}: expected a mapping of settings (goldens, checks, metrics, target)")
     try:
-        model = EvalkitConfig.model_validate(_yaml.plain(doc.data))
+        model = EvalkitConfig.model_validate(_yaml_values.plain(doc.data))
     except ValidationError as exc:
         errors = _first_cause_first(exc.errors())
         first = errors[0]
