@@ -70,7 +70,7 @@ from typing import Any
 from unittest import mock
 
 from evalkit.execute import ClientSaturationWarning, evaluate
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.targets.http import HttpTarget
 
 LATENCY_MS = 20

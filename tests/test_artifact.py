@@ -10,12 +10,12 @@ from evalkit import ArtifactError, CaseResult, QueryResult, RunResult, TargetRes
 from evalkit.artifact import (
     MAX_OUTPUT_CHARS,
     MAX_OUTPUT_IDS,
-    SCHEMA_VERSION,
     GoldensInfo,
     build_artifact,
     read_artifact,
     write_artifact,
 )
+from evalkit.formats import ARTIFACT_SCHEMA_VERSION
 
 
 class Q:
@@ -78,7 +78,7 @@ def test_provenance_fields_written_in_order(tmp_path: Path) -> None:
     )
     doc = json.loads(write_artifact(art, tmp_path / "r.json").read_text())
     assert next(iter(doc)) == "schema_version"
-    assert doc["schema_version"] == SCHEMA_VERSION
+    assert doc["schema_version"] == ARTIFACT_SCHEMA_VERSION
     assert doc["metrics"]["latency_p95"]["higher_is_better"] is False
     assert doc["metrics"]["latency_p95"]["kind"] == "aggregate"
     assert len(doc["metrics"]["recall@1"]["fingerprint"]) == 16
@@ -93,7 +93,7 @@ def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
     target.write_text("old")
     write_artifact(build_artifact(target_run(), ["recall@1"], git=(None, None)), target)
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
-    assert json.loads(target.read_text())["schema_version"] == SCHEMA_VERSION
+    assert json.loads(target.read_text())["schema_version"] == ARTIFACT_SCHEMA_VERSION
 
 
 def test_nan_metric_refused_on_write_naming_case(tmp_path: Path) -> None:

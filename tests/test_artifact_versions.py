@@ -17,13 +17,13 @@ from cli_process import evalkit
 from evalkit import registry
 from evalkit.artifact import (
     _MIGRATIONS,
-    SCHEMA_VERSION,
     artifact_from_dict,
     read_artifact,
     vouch_schema1_fingerprints,
     write_artifact,
 )
 from evalkit.errors import ArtifactError
+from evalkit.formats import ARTIFACT_SCHEMA_VERSION
 from evalkit.registry import get_metric, register_metric
 from evalkit.results import CaseResult, QueryResult
 
@@ -52,8 +52,8 @@ def stored_fingerprints(path: Path) -> dict[str, str]:
 
 
 def test_every_earlier_schema_has_a_migration_step_and_a_fixture() -> None:
-    assert sorted(_MIGRATIONS) == list(range(1, SCHEMA_VERSION))
-    for version in range(1, SCHEMA_VERSION):
+    assert sorted(_MIGRATIONS) == list(range(1, ARTIFACT_SCHEMA_VERSION))
+    for version in range(1, ARTIFACT_SCHEMA_VERSION):
         fixtures = sorted(FIXTURES.glob(f"v{version}*.json"))
         assert fixtures, f"no fixture of schema {version} in {FIXTURES}"
         for path in fixtures:
@@ -147,9 +147,9 @@ def test_an_old_schema_is_rewritten_as_the_current_one(
     old = read_artifact(fixture)
     path = write_artifact(old, tmp_path / "again.json")
     doc = json.loads(path.read_text())
-    assert doc["schema_version"] == SCHEMA_VERSION
+    assert doc["schema_version"] == ARTIFACT_SCHEMA_VERSION
     again = read_artifact(path)
-    assert again.read_schema_version == SCHEMA_VERSION
+    assert again.read_schema_version == ARTIFACT_SCHEMA_VERSION
     assert again.result.per_query == old.result.per_query
     assert again.metrics == old.metrics
 
@@ -164,7 +164,10 @@ def test_migration_leaves_the_document_it_was_given_alone(v1_plugin: None) -> No
 @pytest.mark.parametrize(
     ("version", "message"),
     [
-        (SCHEMA_VERSION + 1, f"schema_version {SCHEMA_VERSION + 1} was written by a newer evalkit"),
+        (
+            ARTIFACT_SCHEMA_VERSION + 1,
+            f"schema_version {ARTIFACT_SCHEMA_VERSION + 1} was written by a newer evalkit",
+        ),
         (0, "schema_version 0 is not a schema version"),
         ("1", "schema_version '1' is not a schema version"),
         (True, "schema_version True is not a schema version"),
@@ -184,7 +187,7 @@ def test_show_states_the_schema_version_it_read(tmp_path: Path) -> None:
     shown = evalkit("show", V1, cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.splitlines()[0] == (
-        f"{V1}: artefact schema_version 1 (read through migration to {SCHEMA_VERSION})"
+        f"{V1}: artefact schema_version 1 (read through migration to {ARTIFACT_SCHEMA_VERSION})"
     )
     assert "fixture-ranker" in shown.stdout
     shutil.copy(V1_RETRIEVAL, tmp_path / "old.json")
@@ -194,5 +197,5 @@ def test_show_states_the_schema_version_it_read(tmp_path: Path) -> None:
     assert shown.returncode == 0
     assert (
         shown.stdout.splitlines()[0]
-        == f"new.json: artefact schema_version {SCHEMA_VERSION} (current)"
+        == f"new.json: artefact schema_version {ARTIFACT_SCHEMA_VERSION} (current)"
     )

@@ -396,7 +396,8 @@ RUN_MODULES = {
     "evalkit.gate_inputs",
     "evalkit.drift",
     "evalkit.github.stores",
-    "evalkit.github.baseline",
+    "evalkit.stores",
+    "evalkit.file_store",
     "evalkit.stats",
 }
 

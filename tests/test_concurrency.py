@@ -21,8 +21,9 @@ from typing import Any
 import anthropic
 import pytest
 
+from evalkit._ratelimit import RateLimiter
 from evalkit.errors import MetricError
-from evalkit.execute import RateLimiter, evaluate
+from evalkit.execute import evaluate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import LLMJudge
 from evalkit.registry import register_metric

@@ -20,14 +20,15 @@ import pytest
 
 from drift_runs import METRIC, Values, case_ids, run
 from evalkit.checks import ChecksFile, CheckSpec, load_checks_file
-from evalkit.drift import NO_REFERENCE_GIVEN, Reference, reference_from_fetch
+from evalkit.drift import NO_REFERENCE_GIVEN, Reference
 from evalkit.errors import CheckError, InputError
 from evalkit.gate import CheckVerdict, GateOptions, GateReport, evaluate_gate
-from evalkit.github.baseline import BaselineFetch
+from evalkit.reference_lookup import reference_from_fetch
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps, render_json
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import render_terminal
+from evalkit.stores import BaselineFetch
 
 FAST = GateOptions(n_resamples=2_000, seed=1)
 

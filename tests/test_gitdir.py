@@ -62,7 +62,7 @@ def test_git_state_without_the_git_binary_reads_dot_git(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_SHA"}
     env["PATH"] = str(tmp_path / "no-git-here")  # git cannot be found
     out = subprocess.run(
-        [sys.executable, "-c", "from evalkit.artifact import git_state; print(git_state())"],
+        [sys.executable, "-c", "from evalkit.provenance import git_state; print(git_state())"],
         cwd=repo,
         env=env,
         capture_output=True,

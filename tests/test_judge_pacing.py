@@ -8,11 +8,13 @@ from typing import ClassVar
 import pytest
 
 from evalkit import CallableTarget, GoldenCase, GoldenSet, execute, register_metric
+from evalkit._ratelimit import RateLimiter
+from evalkit.metrics import judge_pacing
 from evalkit.metrics.openai_judge import OpenAIJudge
 from fakes.openai_server import FakeOpenAI
 
 
-class Counting(execute.RateLimiter):
+class Counting(RateLimiter):
     made: ClassVar[list[Counting]] = []
 
     def __init__(self, per_second: float) -> None:
@@ -25,13 +27,19 @@ class Counting(execute.RateLimiter):
         self.acquired += 1  # no sleeping: the count is what is checked
 
 
+def count_limiters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both users of the limiter (the target's pacing and the judges') make Counting ones."""
+    monkeypatch.setattr(execute, "RateLimiter", Counting)
+    monkeypatch.setattr(judge_pacing, "RateLimiter", Counting)
+
+
 GOLDENS = GoldenSet(GoldenCase(id=f"c{i}", query=f"question {i}?") for i in range(3))
 
 
 def test_judge_api_calls_are_paced_at_the_run_rate(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(execute, "RateLimiter", Counting)
+    count_limiters(monkeypatch)
     Counting.made = []
     with FakeOpenAI() as api:
         judge = OpenAIJudge(
@@ -58,7 +66,7 @@ def test_judge_api_calls_are_paced_at_the_run_rate(
 
 
 def test_no_rate_limit_no_pacing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(execute, "RateLimiter", Counting)
+    count_limiters(monkeypatch)
     Counting.made = []
     with FakeOpenAI() as api:
         judge = OpenAIJudge("rubric", "gpt-test", base_url=api.openai_base_url, api_key="test")

@@ -20,9 +20,9 @@ from cli_process import evalkit, write_files
 from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
 from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
 from evalkit.errors import ArtifactError, InputError
-from evalkit.results import CaseResult
+from evalkit.results import TRIALS_KEY, CaseResult
 from evalkit.targets.base import TargetResponse
-from evalkit.trials import TRIALS_KEY, evaluate_repeated
+from evalkit.trials import evaluate_repeated
 
 # --- in process: evaluate_repeated with trials already done -------------------------------
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalkit._version import __version__
 from evalkit.checks import ChecksFile, CheckSpec, load_checks, load_checks_file
 from evalkit.corpus import Doc, Query, load_corpus, load_qrels, load_queries
 from evalkit.errors import (
@@ -26,8 +27,8 @@ from evalkit.errors import (
 )
 from evalkit.execute import evaluate
 from evalkit.exit_codes import ExitCode
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.golden_loaders import load_goldens
-from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
 from evalkit.metrics.core import ndcg_at_k, recall_at_k
 from evalkit.registry import (
@@ -40,9 +41,9 @@ from evalkit.registry import (
     register_metric,
     registered,
 )
-from evalkit.results import CaseResult, QueryResult, RunResult
+from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
 from evalkit.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
-from evalkit.targets.base import Target, TargetResponse
+from evalkit.targets.base import Target
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:
@@ -103,8 +104,6 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
-
-__version__ = "0.3.0"
 
 __all__ = [
     "AggregateFn",

@@ -31,7 +31,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ArtifactError, ConfigError
+from evalkit.limits import MAX_ARTEFACT_BYTES
 
 MAX_DEPTH = 100
 """Deepest nesting of lists/objects accepted in any JSON or YAML input."""
@@ -145,6 +146,23 @@ def gunzip(data: bytes, path: str | os.PathLike[str], limit: int | None = None) 
                 raise zlib.error("trailing bytes after the gzip data are not another gzip member")
             break  # zero padding (tape blocks) is allowed after the last member
     return b"".join(out)
+
+
+def gunzip_bounded(data: bytes, origin: str, limit: int = MAX_ARTEFACT_BYTES) -> bytes:
+    """Decompress gzip ``data`` but stop past ``limit`` bytes: a gzip bomb never expands.
+
+    (``gzip.decompress`` would inflate the whole thing first and check the size after.)
+    Every failure is an :class:`~evalkit.errors.ArtifactError` naming ``origin``: the
+    bytes came from a store as a run artefact.
+    """
+    try:
+        return gunzip(data, origin, limit)
+    except InputTooLarge:
+        raise ArtifactError(f"{origin}: decompresses to more than {limit} bytes") from None
+    except zlib.error as exc:
+        raise ArtifactError(f"{origin}: not a readable gzip file ({exc})") from None
+    except EOFError:
+        raise ArtifactError(f"{origin}: not a readable gzip file (truncated)") from None
 
 
 # ----------------------------------------------------------------------------- JSON

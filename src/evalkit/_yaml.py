@@ -38,21 +38,11 @@ from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
 from evalkit._bounded import MAX_DEPTH
+from evalkit._yaml_values import LiteralInt
 from evalkit.errors import InputError
 
 MAX_ALIAS_NODES = 200_000
 """Most nodes all aliases of one document may expand to, together."""
-
-
-class LiteralInt(int):
-    """An ``int`` read from YAML that remembers how it was written."""
-
-    literal: str
-
-    def __new__(cls, value: int, literal: str) -> LiteralInt:
-        obj = super().__new__(cls, value)
-        obj.literal = literal
-        return obj
 
 
 class _Loader(yaml.SafeLoader):
@@ -218,46 +208,6 @@ def sequence_items(node: yaml.Node | None) -> list[yaml.Node]:
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     return []
-
-
-def plain(value: Any) -> Any:
-    """Strip :class:`LiteralInt` back to ``int`` throughout a value."""
-    if isinstance(value, LiteralInt):
-        return int(value)
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
-
-
-def as_text(value: Any) -> str:
-    """Read an id-like value as text, refusing values whose text is not what was written.
-
-    Strings pass through; integers become their decimal text when that is how
-    they were written (``1`` -> ``"1"``).  Floats (``1.0``), booleans
-    (``yes``/``true``) and integers YAML rewrote (``010`` is 8, ``0x1A`` is 26)
-    raise :class:`ValueError` with a reason that says to quote the value.
-    """
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        raise ValueError(
-            f"{value!r} is a boolean (YAML reads yes/no/true/false/on/off as booleans); "
-            "quote it to use it as text"
-        )
-    if isinstance(value, LiteralInt) and value.literal != str(int(value)):
-        raise ValueError(
-            f"{value.literal} is read by YAML as the integer {int(value)}; "
-            f"quote it ('{value.literal}') to keep it as written"
-        )
-    if isinstance(value, int):
-        return str(int(value))
-    if isinstance(value, float):
-        raise ValueError(f"{value!r} is a number with a decimal point; quote it to use it as text")
-    if value is None:
-        raise ValueError("it is empty")
-    raise ValueError(f"expected text, got {type(value).__name__} {value!r}")
 
 
 def _refuse_duplicate_keys(root: yaml.Node, source: str, error: ErrorFactory) -> None:

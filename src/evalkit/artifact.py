@@ -26,8 +26,6 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
-import subprocess
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -38,11 +36,10 @@ from typing import Any, Literal
 from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
+from evalkit.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
 from evalkit.metric_identity import Params
-from evalkit.results import CaseResult, QueryResult, RunResult
-from evalkit.targets.base import TargetResponse
+from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
 
-SCHEMA_VERSION = 2
 MAX_OUTPUT_IDS = 1_000
 MAX_OUTPUT_CHARS = 20_000
 
@@ -120,34 +117,6 @@ class RunArtifact:
         return [r for r in self.result.per_query if isinstance(r, CaseResult) and r.error]
 
 
-def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
-    """``(commit, dirty)`` of the work tree, or ``(None, None)`` outside git."""
-    env_sha = os.environ.get("GITHUB_SHA")
-    try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        # No git binary (the container image), or git refused: read .git directly.
-        from evalkit._gitdir import head_commit
-
-        return (head_commit(cwd) or env_sha or None), None
-    return commit or env_sha, bool(status.strip())
-
-
 def metric_info(name: str, params: Mapping[str, object] | None = None) -> MetricInfo:
     """Describe a registered metric as it is defined right now (with run-wide ``params``,
     e.g. ``relevance_level``, applied to the metrics that take them)."""
@@ -186,16 +155,18 @@ def build_artifact(
     """Wrap a run with provenance for the metrics it was evaluated on.
 
     ``params`` are run-wide metric parameters (``{"relevance_level": 2}``): each
-    metric that declares one records it in its identity and fingerprint.
+    metric that declares one records it in its identity and fingerprint.  ``git`` is
+    the work tree's ``(commit, dirty)`` (:func:`evalkit.provenance.git_state`, read by
+    the caller); without it the artefact records both as unknown.
     """
-    from evalkit import __version__
+    from evalkit._version import __version__
 
     path: RunPath = (
         "retrieval"
         if result.per_query and isinstance(result.per_query[0], QueryResult)
         else "target"
     )
-    commit, dirty = git if git is not None else git_state()
+    commit, dirty = git if git is not None else (None, None)
     return RunArtifact(
         result=result,
         path=path,
@@ -287,7 +258,7 @@ def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
 
 def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
     return {
-        "schema_version": SCHEMA_VERSION,
+        "schema_version": ARTIFACT_SCHEMA_VERSION,
         "evalkit_version": art.evalkit_version,
         "created_at": art.created_at,
         "git": None
@@ -557,15 +528,15 @@ def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, 
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise ArtifactError(
             f"{where}: artefact schema_version {version!r} is not a schema version "
-            f"(1 to {SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
+            f"(1 to {ARTIFACT_SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
         )
-    if version > SCHEMA_VERSION:
+    if version > ARTIFACT_SCHEMA_VERSION:
         raise ArtifactError(
             f"{where}: artefact schema_version {version} was written by a newer evalkit "
-            f"(this one reads versions 1 to {SCHEMA_VERSION}); upgrade evalkit to read it"
+            f"(this one reads versions 1 to {ARTIFACT_SCHEMA_VERSION}); upgrade evalkit to read it"
         )
     original = version
-    while version < SCHEMA_VERSION:
+    while version < ARTIFACT_SCHEMA_VERSION:
         doc = _MIGRATIONS[version](doc)
         version += 1
     return doc, original
@@ -575,8 +546,6 @@ def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
     """A gate report (``gate --json``) is the usual wrong file: say what it is."""
     if "kind" not in doc:
         return
-    from evalkit.report.json_report import KIND as GATE_REPORT_KIND
-
     if doc["kind"] == GATE_REPORT_KIND:
         raise ArtifactError(
             f"{where}: this is a gate report (written by evalkit gate --json), not a run "

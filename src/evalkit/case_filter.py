@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._suggest import did_you_mean
 from evalkit.errors import InputError
-from evalkit.goldens import GoldenSet
+from evalkit.golden_cases import GoldenSet
 from evalkit.results import RunResult
 
 if TYPE_CHECKING:

@@ -52,16 +52,15 @@ from evalkit import _bounded
 from evalkit._atomic import fsync_dir, write_bytes_atomic
 from evalkit.artifact import _parse_row, _row_dict
 from evalkit.errors import ArtifactError, RuntimeFailure
+from evalkit.formats import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
 from evalkit.results import CaseResult
 
 if TYPE_CHECKING:
     from filelock import BaseFileLock
 
     from evalkit.config import EvalkitConfig
-    from evalkit.goldens import GoldenSet
+    from evalkit.golden_cases import GoldenSet
 
-CHECKPOINT_FORMAT = "evalkit-checkpoint"
-CHECKPOINT_VERSION = 1
 CHECKPOINT_SUFFIX = ".checkpoint.jsonl"
 TRIAL_KEY = "trial"
 
@@ -294,7 +293,7 @@ def _parse_header(doc: object, where: str) -> RunIdentity:
 
 
 def _header_line(identity: RunIdentity) -> bytes:
-    from evalkit import __version__
+    from evalkit._version import __version__
 
     header = {
         "format": CHECKPOINT_FORMAT,

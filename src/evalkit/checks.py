@@ -29,7 +29,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 
-from evalkit import _bounded, _yaml
+from evalkit import _bounded, _yaml_values
 from evalkit._suggest import did_you_mean
 from evalkit._text import decode_utf8
 from evalkit.errors import CheckError, MetricError
@@ -590,6 +590,8 @@ def load_checks_file(
     With ``known_case_ids`` (e.g. ``goldens.ids()``), a scope naming an
     unknown case raises here, before anything is run.
     """
+    from evalkit import _yaml  # PyYAML only when a YAML file is read
+
     file = Path(path)
     source = str(file)
     try:
@@ -613,6 +615,8 @@ def checks_from_data(
 def _build_file(
     data: Any, node: Any, source: str, known_case_ids: Iterable[str] | None
 ) -> ChecksFile:
+    from evalkit import _yaml  # PyYAML only when a YAML file is read
+
     if data is None:
         raise CheckError(f"{source}: the checks file is empty; it loads zero checks (0 checks)")
     if isinstance(data, list):
@@ -666,7 +670,7 @@ def _build_file(
                 scope_line = _key_line(item, "scope") or line
                 raise CheckError(f"{_at(source, scope_line)}{exc}") from None
         specs.append(spec)
-    correction = _yaml.plain(data.get("correction", "none"))
+    correction = _yaml_values.plain(data.get("correction", "none"))
     require = data.get("require_baseline", False)
     require_reference = data.get("require_reference", False)
     for key, problem in (
@@ -708,6 +712,8 @@ def _at(source: str, line: int | None) -> str:
 
 
 def _key_line(item: Any, key: str) -> int | None:
+    from evalkit import _yaml  # PyYAML only when a YAML file is read
+
     nodes = _yaml.mapping_value_nodes(item)
     return _yaml.line_of(nodes[key][0]) if key in nodes else None
 
@@ -722,7 +728,7 @@ def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None)
     label = f"check #{index + 1}"
     if raw.get("id") is not None:
         try:
-            check_id = _yaml.as_text(raw["id"])
+            check_id = _yaml_values.as_text(raw["id"])
         except ValueError as exc:
             raise CheckError(f"{at}{label}: id must be text: {exc}") from None
         label = f"check {check_id!r}"
@@ -745,13 +751,13 @@ def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None)
         )
     if isinstance(scope, list):
         try:
-            scope = [_yaml.as_text(case_id) for case_id in scope]
+            scope = [_yaml_values.as_text(case_id) for case_id in scope]
         except ValueError as exc:
             raise CheckError(
                 f"{_at(source, _key_line(item, 'scope') or line)}{label}: scope id must be "
                 f"text: {exc}"
             ) from None
-    values = {k: _yaml.plain(v) for k, v in raw.items() if k not in ("id", "scope")}
+    values = {k: _yaml_values.plain(v) for k, v in raw.items() if k not in ("id", "scope")}
     declared_at = f"{source}:{line}" if line is not None else source
     try:
         return CheckSpec(id=check_id, scope=scope, source=declared_at, **values)

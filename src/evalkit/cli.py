@@ -28,9 +28,9 @@ from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
-    from evalkit.drift import DriftTrend
     from evalkit.gate import GateReport
     from evalkit.pipeline import Prepared
+    from evalkit.trend import DriftTrend
 
 app = typer.Typer(
     name="evalkit",
@@ -73,7 +73,7 @@ def _debug_from_env() -> bool:
 
 def _print_version(value: bool) -> None:
     if value:
-        from evalkit import __version__
+        from evalkit._version import __version__
 
         typer.echo(f"evalkit {__version__}")
         raise typer.Exit(ExitCode.OK)
@@ -797,7 +797,8 @@ def show(
     relevant ids (read from --goldens, or the config's golden file), its
     metric values, latency and error.
     """
-    from evalkit.artifact import SCHEMA_VERSION, read_artifact
+    from evalkit.artifact import read_artifact
+    from evalkit.formats import ARTIFACT_SCHEMA_VERSION as SCHEMA_VERSION
     from evalkit.show import find_row, lookup_golden, lookup_qrels, render_case, render_show
 
     if case is None:
@@ -953,8 +954,8 @@ def action(
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Entry point of the GitHub Action (reads INPUT_*, GITHUB_*)."""
+    from evalkit.action_gate import pipeline_gate
     from evalkit.github.action import run_action
-    from evalkit.github.gate_adapter import pipeline_gate
 
     raise typer.Exit(run_action(os.environ, pipeline_gate))
 

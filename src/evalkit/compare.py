@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any, Final
 from evalkit import _callable_module, checks
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError, InputError
-from evalkit.gate import goldens_diff, pair_for_gate
-from evalkit.gate_inputs import label, shown
+from evalkit.gate import pair_for_gate
+from evalkit.gate_inputs import goldens_diff, label, shown
 from evalkit.metric_identity import describe_params
 from evalkit.results import RunResult
 

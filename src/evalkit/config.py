@@ -17,12 +17,25 @@ from typing import Any, Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from evalkit import _bounded, _yaml
+from evalkit import _bounded, _yaml, _yaml_values
 from evalkit._suggest import closest, did_you_mean
 from evalkit._text import decode_utf8
 from evalkit.errors import ConfigError
 from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES
 from evalkit.metric_entries import MetricEntry
+
+# A config's name is part of file names and of the PR comment's marker: keep it plain.
+_CONFIG_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def validate_config_name(name: str) -> str:
+    """A config name is used in file names and comment markers: keep it plain."""
+    if not _CONFIG_NAME.match(name):
+        raise ConfigError(
+            f"config name {name!r} must be 1-100 characters of letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit; set the config-name input"
+        )
+    return name
 
 
 class _Strict(BaseModel):
@@ -71,6 +84,12 @@ class TargetConfig(_Strict):
         return self
 
 
+# Judge settings that only the OpenAI-compatible wire understands (refused on anthropic).
+OPENAI_ONLY = ("base_url", "api_key_env", "api_version")
+# What the judge builder (metrics/judge_providers.py) takes besides the common settings.
+WIRE_SETTINGS = (*OPENAI_ONLY, "rate_limit_wait_s")
+
+
 class JudgeConfig(_Strict):
     metric: str
     model: str = Field(min_length=1)
@@ -103,8 +122,6 @@ class JudgeConfig(_Strict):
         if (self.rubric is None) == (self.rubric_file is None):
             raise ValueError("give exactly one of 'rubric' or 'rubric_file'")
         if self.provider == "anthropic":
-            from evalkit.metrics.judge_providers import OPENAI_ONLY
-
             wire = [key for key in OPENAI_ONLY if getattr(self, key) is not None]
             if wire:
                 raise ValueError(f"{wire[0]} applies to provider 'openai' only")
@@ -169,8 +186,6 @@ class EvalkitConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _plain_name(cls, value: str | None) -> str | None:
-        from evalkit.github.baseline import validate_config_name
-
         if value is None:
             return value
         try:
@@ -354,7 +369,7 @@ def load_config(path: str | Path) -> LoadedConfig:
     if not isinstance(doc.data, dict):
         raise ConfigError(f"{p}: expected a mapping of settings (goldens, checks, metrics, target)")
     try:
-        model = EvalkitConfig.model_validate(_yaml.plain(doc.data))
+        model = EvalkitConfig.model_validate(_yaml_values.plain(doc.data))
     except ValidationError as exc:
         errors = _first_cause_first(exc.errors())
         first = errors[0]

@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalkit import registry
+from evalkit._ratelimit import RateLimiter
 from evalkit.client_load import ClientLoad, ClientSaturationWarning, saturation_warning
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.metrics.judge_guard import run_preflights
-from evalkit.results import CaseResult, RunResult
-from evalkit.targets.base import Target, TargetResponse
+from evalkit.results import CaseResult, RunResult, TargetResponse
+from evalkit.targets.base import Target
 
 RowCallback = Callable[[int, CaseResult], None]
-MIN_RATE_PER_S = 1 / 86_400  # one case a day
 
 # The clocks of the client-saturation check (module attributes so tests inject them).
 _wall_clock: Callable[[], float] = time.perf_counter
@@ -37,56 +37,12 @@ _cpu_clock: Callable[[], float] = time.process_time
 
 __all__ = [
     "ClientSaturationWarning",
-    "RateLimiter",
     "RowCallback",
     "RunOptions",
     "evaluate",
     "resolve_metrics",
     "score_case",
 ]
-
-
-class RateLimiter:
-    """Spaces request starts at least ``1/rate`` seconds apart, across threads."""
-
-    def __init__(
-        self,
-        per_second: float,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        if not per_second > 0 or not math.isfinite(per_second):
-            raise InputError(f"rate limit must be a positive number, got {per_second!r}")
-        if per_second < MIN_RATE_PER_S:  # the wait between starts would overflow sleep()
-            raise InputError(
-                f"rate limit {per_second:g} per second is less than one case a day; "
-                "give cases per second, e.g. 0.5"
-            )
-        self._interval = 1.0 / per_second
-        self._clock = clock
-        self._sleep = sleep
-        self._next = clock()
-        self._lock = threading.Lock()
-
-    def acquire(self) -> None:
-        """Block until this caller may start (reserves its slot first, so callers queue fairly)."""
-        with self._lock:
-            now = self._clock()
-            start = max(now, self._next)
-            self._next = start + self._interval
-        delay = start - self._clock()
-        if delay > 0:
-            self._sleep(delay)
-
-    def try_acquire(self) -> float:
-        """Take a start now and return 0, or return the seconds until one is free."""
-        with self._lock:
-            now = self._clock()
-            if now < self._next:
-                return self._next - now
-            self._next = now + self._interval
-            return 0.0
 
 
 @dataclass(frozen=True)

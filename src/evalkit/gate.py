@@ -16,9 +16,16 @@ import numpy as np
 
 from evalkit.artifact import MetricInfo, RunArtifact
 from evalkit.checks import CheckSpec
+from evalkit.drift import Reference, wants_reference
 from evalkit.errors import CheckError, EvalkitError, InputError, MetricError
 from evalkit.exit_codes import ExitCode
-from evalkit.gate_inputs import account_for_failed_baseline, failed_baseline_note
+from evalkit.gate_inputs import (
+    GoldensDiff,
+    account_for_failed_baseline,
+    failed_baseline_note,
+    goldens_diff,
+    shown,
+)
 from evalkit.metric_identity import describe_params
 from evalkit.results import CaseResult, Row, RunResult
 from evalkit.stats.correction import holm
@@ -39,7 +46,6 @@ from evalkit.units import suffix
 
 if TYPE_CHECKING:
     from evalkit.case_filter import Subset
-    from evalkit.drift import Reference
     from evalkit.stats.pairing import CaseMatch
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "no-reference", "incomparable", "error"]
@@ -48,19 +54,6 @@ STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 Overall = Literal["pass", "warn", "fail", "error", "incomplete"]
 
 WORST_CASES = 10
-
-
-@dataclass(frozen=True)
-class GoldensDiff:
-    """How the golden set moved between baseline and candidate."""
-
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
-    changed: tuple[str, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not (self.added or self.removed or self.changed)
 
 
 @dataclass(frozen=True)
@@ -251,23 +244,6 @@ def _summary(art: RunArtifact) -> RunSummary:
     )
     return RunSummary(
         art.name, len(art.result), failed, art.git_commit, art.created_at, art.config_name
-    )
-
-
-def goldens_diff(candidate: RunArtifact, baseline: RunArtifact) -> GoldensDiff:
-    cand_ids = candidate.result.ids()
-    base_ids = set(baseline.result.ids())
-    cand_set = set(cand_ids)
-    changed: list[str] = []
-    if candidate.goldens is not None and baseline.goldens is not None:
-        cfp, bfp = candidate.goldens.cases, baseline.goldens.cases
-        changed = [
-            i for i in cand_ids if i in base_ids and i in cfp and i in bfp and cfp[i] != bfp[i]
-        ]
-    return GoldensDiff(
-        added=tuple(i for i in cand_ids if i not in base_ids),
-        removed=tuple(i for i in baseline.result.ids() if i not in cand_set),
-        changed=tuple(changed),
     )
 
 
@@ -875,6 +851,108 @@ def _familywise(
     return familywise_rate(entries, options.correction, options.seed)
 
 
+# ----------------------------------------------------------------------------- vs reference
+
+
+def _missing_detail(ref: Reference) -> str:
+    word = "expired" if ref.status == "expired" else "missing"
+    return f"{word} ({ref.detail})" if ref.detail else word
+
+
+@dataclass(frozen=True)
+class PreparedReference:
+    """One gate's reference, with its goldens diff worked out once for every drift check."""
+
+    reference: Reference
+    diff: GoldensDiff
+    report: ReferenceReport
+    against: Against = field(default_factory=lambda: Against("vs_reference", "reference"))
+
+    def verdict(
+        self,
+        spec: CheckSpec,
+        candidate: RunArtifact,
+        options: GateOptions,
+        pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
+        evaluators: dict[str, Evaluator],
+    ) -> CheckVerdict:
+        """Decide one vs_reference check: the vs_baseline evaluation, against the reference."""
+        return _vs_baseline(
+            spec,
+            candidate,
+            self.reference.artifact,
+            self.diff,
+            options,
+            pairs,
+            evaluators,
+            against=self.against,
+        )
+
+    def account_for_failed(
+        self, verdict: CheckVerdict, spec: CheckSpec, candidate: RunArtifact
+    ) -> CheckVerdict:
+        """Failed reference cases never turn a drift check green (gate_inputs' one rule)."""
+        return account_for_failed_baseline(verdict, spec, candidate, self.reference.artifact)
+
+    def notes(self, baseline: RunArtifact | None = None) -> list[str]:
+        """Report-level lines: what still pairs with the reference, what failed in it."""
+        out: list[str] = []
+        r = self.report
+        if r.run is not None and not self.diff.empty:
+            out.append(comparable_note(r))
+        if r.run is not None and baseline is not None and r.run == _summary(baseline):
+            out.append(
+                "the reference is the current baseline, so each drift check repeats its "
+                "per-PR comparison until later promotions land"
+            )
+        failed = failed_baseline_note(self.reference.artifact, "reference")
+        if failed:
+            out.append(failed)
+        return out
+
+
+def comparable_note(report: ReferenceReport) -> str:
+    """``goldens changed since the reference …: 83 of 100 cases remain comparable``."""
+    d = report.goldens_diff
+    parts = [
+        f"{len(ids)} {word}"
+        for ids, word in ((d.added, "added"), (d.removed, "removed"), (d.changed, "changed"))
+        if ids
+    ]
+    changed = f"; changed: {shown(list(d.changed))}" if d.changed else ""
+    return (
+        f"goldens changed since the reference ({', '.join(parts)}): {report.comparable} of "
+        f"{report.n_cases} case(s) remain comparable, and drift checks are decided on "
+        f"those{changed}"
+    )
+
+
+def prepare_reference(
+    checks: Sequence[CheckSpec], candidate: RunArtifact, reference: Reference | None
+) -> PreparedReference | None:
+    """The reference side of one gate, or None when no check compares with a reference."""
+    if not wants_reference(checks):
+        return None
+    ref = reference if reference is not None else Reference.none()
+    n = len(candidate.result)
+    if ref.artifact is None:
+        report = ReferenceReport(ref.status, ref.detail, ref.source, n_cases=n, sha=ref.sha)
+        against = Against("vs_reference", "reference", _missing_detail(ref))
+        return PreparedReference(ref, GoldensDiff(), report, against)
+    diff = goldens_diff(candidate, ref.artifact)
+    report = ReferenceReport(
+        ref.status,
+        ref.detail,
+        ref.source,
+        run=_summary(ref.artifact),
+        goldens_diff=diff,
+        comparable=n - len(diff.added) - len(diff.changed),
+        n_cases=n,
+        sha=ref.sha or ref.artifact.git_commit,
+    )
+    return PreparedReference(ref, diff, report)
+
+
 def evaluate_gate(
     checks: Sequence[CheckSpec],
     candidate: RunArtifact,
@@ -888,11 +966,9 @@ def evaluate_gate(
     ``reference`` is what vs_reference (drift) checks compare with
     (:mod:`evalkit.drift`); without one they are ``no-reference``, never a pass.
     """
-    from evalkit import drift
-
     opts = options or GateOptions()
     diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
-    ref = drift.prepare(checks, candidate, reference)
+    ref = prepare_reference(checks, candidate, reference)
     verdicts: list[CheckVerdict] = []
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]] = {}
     evaluators: dict[str, Evaluator] = {}

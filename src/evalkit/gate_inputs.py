@@ -24,20 +24,51 @@ vs_baseline verdict says when baseline cases *failed*: see its docstring.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import ArtifactError, CheckError, ComparisonError
+from evalkit.errors import ArtifactError, CheckError, ComparisonError, InputError
 
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.gate import CheckVerdict
-    from evalkit.goldens import GoldenSet
+    from evalkit.golden_cases import GoldenSet
 
 SHOWN_IDS = 10
 
 # What to do about a stored run that cannot serve, per role (the reference is pinned).
 _REMAKE = {"baseline": "make a new baseline", "reference": "pin a newer reference"}
+
+
+@dataclass(frozen=True)
+class GoldensDiff:
+    """How the golden set moved between baseline and candidate."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.changed)
+
+
+def goldens_diff(candidate: RunArtifact, baseline: RunArtifact) -> GoldensDiff:
+    """Which cases the candidate added, dropped or changed (by golden fingerprint)."""
+    cand_ids = candidate.result.ids()
+    base_ids = set(baseline.result.ids())
+    cand_set = set(cand_ids)
+    changed: list[str] = []
+    if candidate.goldens is not None and baseline.goldens is not None:
+        cfp, bfp = candidate.goldens.cases, baseline.goldens.cases
+        changed = [
+            i for i in cand_ids if i in base_ids and i in cfp and i in bfp and cfp[i] != bfp[i]
+        ]
+    return GoldensDiff(
+        added=tuple(i for i in cand_ids if i not in base_ids),
+        removed=tuple(i for i in baseline.result.ids() if i not in cand_set),
+        changed=tuple(changed),
+    )
 
 
 def shown(ids: Sequence[str], limit: int = SHOWN_IDS) -> str:
@@ -206,7 +237,7 @@ def check_baseline(
         if (spec.vs_reference if role == "reference" else spec.vs_baseline) is not None
     ]
     remake = _REMAKE[role]
-    # Another config's baseline is refused where it is found (github.baseline.refuse_other_config).
+    # Another config's baseline is refused where it is found (refuse_other_config).
     if baseline.path != candidate.path:
         raise ComparisonError(
             f"{where}: a {baseline.path} run cannot be the {role} of a {candidate.path} run "
@@ -245,8 +276,6 @@ def check_baseline(
 
 
 def _changed_ids(candidate: RunArtifact, baseline: RunArtifact) -> set[str]:
-    from evalkit.gate import goldens_diff
-
     return set(goldens_diff(candidate, baseline).changed)
 
 
@@ -316,3 +345,19 @@ def failed_baseline_note(baseline: RunArtifact | None, role: str = "baseline") -
         f"{len(failed)} {role} case(s) failed and could not be paired: {shown(failed)} "
         f"({label(baseline)}); {fix} so every case is compared"
     )
+
+
+def refuse_other_config(baseline: RunArtifact, config_name: str, origin: str) -> None:
+    """A baseline recorded for another config is refused, never compared.
+
+    Two configs (or a matrix) sharing one artifact name or branch would otherwise gate
+    one config against the other's numbers. Artefacts that recorded no config name
+    (written before evalkit kept it) are accepted.
+    """
+    recorded = baseline.config_name
+    if recorded is not None and recorded != config_name:
+        raise InputError(
+            f"{origin}: this baseline is config {recorded!r}, not {config_name!r}; give each "
+            "config its own artifact name (baseline.name) or promote one for "
+            f"{config_name!r}"
+        )

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit import _bounded, _yaml
+from evalkit import _bounded, _yaml_values
 from evalkit._text import decode_utf8
 from evalkit.errors import GoldenError
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.registry import get_loader, loader_extensions, register_loader
 
 __all__ = ["load_goldens"]
@@ -155,7 +155,7 @@ def _collect(cases: Iterable[tuple[GoldenCase, _Where]], file: Path) -> GoldenSe
 
 def _text_field(raw: Any, name: str, where: _Where, case_id: str | None) -> str:
     try:
-        return _yaml.as_text(raw)
+        return _yaml_values.as_text(raw)
     except ValueError as exc:
         raise GoldenError(f"{where.at(case_id)}{name} must be text: {exc}") from None
 
@@ -200,7 +200,7 @@ def _relevance(
         grades: dict[str, int] = {}
         for key, grade in raw.items():
             try:
-                doc = _yaml.as_text(key)
+                doc = _yaml_values.as_text(key)
             except ValueError as exc:
                 raise GoldenError(f"{at}relevant id must be text: {exc}") from None
             if not doc.strip():
@@ -225,7 +225,7 @@ def _id_list(items: list[Any], at: str) -> frozenset[str]:
     seen: set[str] = set()
     for item in items:
         try:
-            doc = _yaml.as_text(item)
+            doc = _yaml_values.as_text(item)
         except ValueError as exc:
             raise GoldenError(f"{at}relevant id must be text: {exc}") from None
         if not doc.strip():
@@ -269,14 +269,14 @@ def _expected(
 
 def _context(raw: Mapping[str, Any], at: str) -> dict[str, Any]:
     """Every unknown field, plus the entries of a mapping-valued ``context`` field."""
-    extra = {k: _yaml.plain(v) for k, v in raw.items() if k not in KNOWN_FIELDS}
+    extra = {k: _yaml_values.plain(v) for k, v in raw.items() if k not in KNOWN_FIELDS}
     given = raw.get("context")
     if given is None:
         return extra
     if not isinstance(given, Mapping):
         # Not 0.2.0's nested mapping (e.g. a CSV column named context): keep it as a field.
-        return {**extra, "context": _yaml.plain(given)}
-    merged = {str(k): _yaml.plain(v) for k, v in given.items()}
+        return {**extra, "context": _yaml_values.plain(given)}
+    merged = {str(k): _yaml_values.plain(v) for k, v in given.items()}
     for key, value in extra.items():
         if key in merged:
             raise GoldenError(
@@ -381,6 +381,8 @@ def _parse_json_line(line: str, where: _Where) -> Any:
 
 def load_yaml(path: Path) -> GoldenSet:
     """A list of case mappings, or a mapping whose only key is ``cases:`` holding that list."""
+    from evalkit import _yaml  # PyYAML only when a YAML file is read
+
     file = Path(path)
     doc = _yaml.parse(_read_text(file), str(file), GoldenError)
     data, node = doc.data, doc.node

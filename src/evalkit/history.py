@@ -12,7 +12,7 @@ promotion's run artefact).  Each store keeps its history in its own way:
 A *reference* is one promotion pinned on purpose (a release/tag, a date, or "N promotions
 ago": :func:`parse_pin`) and kept until re-pinned; a drift check compares the candidate
 with it instead of with the latest baseline.  The reference is handed to the gate as a
-:class:`~evalkit.github.baseline.BaselineFetch`: ``missing`` (never pinned) and ``expired``
+:class:`~evalkit.stores.BaselineFetch`: ``missing`` (never pinned) and ``expired``
 (retention removed it) are answers, never errors, exactly like baselines.
 """
 
@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalkit import _bounded
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, InputError
+from evalkit.formats import HISTORY_INDEX_VERSION
 
 if TYPE_CHECKING:
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.stores import BaselineFetch
 
 PinKind = Literal["ago", "date", "tag"]
 
@@ -297,13 +298,10 @@ class PromotionRecord:
         )
 
 
-INDEX_VERSION = 1
-
-
 def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
     """The history index a store keeps (oldest promotion first)."""
     doc = {
-        "evalkit_history": INDEX_VERSION,
+        "evalkit_history": HISTORY_INDEX_VERSION,
         "config": config_name,
         "promotions": [
             {
@@ -327,10 +325,10 @@ def index_loads(data: bytes | None, origin: str) -> list[PromotionRecord]:
     except ValueError as exc:
         raise ArtifactError(f"{origin}: the history index is not valid JSON ({exc})") from None
     promotions = doc.get("promotions") if isinstance(doc, dict) else None
-    if not isinstance(promotions, list) or doc.get("evalkit_history") != INDEX_VERSION:
+    if not isinstance(promotions, list) or doc.get("evalkit_history") != HISTORY_INDEX_VERSION:
         raise ArtifactError(
-            f"{origin}: not an evalkit history index (version {INDEX_VERSION}); move it away "
-            "and promote again to start a new history"
+            f"{origin}: not an evalkit history index (version {HISTORY_INDEX_VERSION}); "
+            "move it away and promote again to start a new history"
         )
     records = []
     for i, item in enumerate(promotions):
@@ -355,7 +353,7 @@ def promotion_stem(sha: str | None, promoted_at: datetime) -> str:
 
 def artefact_facts(data: bytes, origin: str) -> tuple[str | None, str | None]:
     """``(git commit, config fingerprint)`` an artefact recorded (gzip or plain JSON)."""
-    from evalkit.github.baseline import gunzip_bounded
+    from evalkit._bounded import gunzip_bounded
 
     raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
@@ -370,7 +368,7 @@ def artefact_facts(data: bytes, origin: str) -> tuple[str | None, str | None]:
 
 
 def reference_found(path: Path, record: PinRecord, source: str, where: str) -> BaselineFetch:
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.stores import BaselineFetch
 
     return BaselineFetch(
         status="found",
@@ -382,7 +380,7 @@ def reference_found(path: Path, record: PinRecord, source: str, where: str) -> B
 
 
 def no_reference(source: str, where: str, how: str) -> BaselineFetch:
-    from evalkit.github.baseline import BaselineFetch
+    from evalkit.stores import BaselineFetch
 
     return BaselineFetch(
         status="missing",
@@ -483,7 +481,6 @@ def parse_time(value: object) -> datetime | None:
 
 
 __all__ = [
-    "INDEX_VERSION",
     "LOCAL_HISTORY_DIR",
     "History",
     "HistoryEntry",

@@ -12,3 +12,6 @@ MAX_RESAMPLES = 1_000_000
 MAX_CONCURRENCY = 1_024
 # `evalkit power` simulates (cases x evals) resampled differences at once.
 MAX_SIMULATED_CASES = 50_000_000
+# The largest artefact accepted from a store (compressed or not): far above any real
+# eval, far below what would hurt the runner.
+MAX_ARTEFACT_BYTES = 200 * 1024 * 1024

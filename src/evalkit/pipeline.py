@@ -23,20 +23,22 @@ from evalkit.artifact import (
     with_infix,
     write_artifact,
 )
-from evalkit.config import HttpTargetConfig, LoadedConfig, expand_env
+from evalkit.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
 from evalkit.execute import RowCallback, resolve_metrics
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
-from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.golden_cases import GoldenCase, GoldenSet
 from evalkit.metric_entries import register_declared_metrics
+from evalkit.provenance import git_state
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import Target
 from evalkit.trials import TrialCallback, evaluate_repeated
 
 if TYPE_CHECKING:
     from evalkit.case_filter import CaseFilter, Subset
-    from evalkit.drift import DriftTrend, Reference
+    from evalkit.drift import Reference
     from evalkit.shards import ShardSpec
+    from evalkit.trend import DriftTrend
 
 _PLACEHOLDER = "{{%s}}"
 
@@ -68,7 +70,7 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
     if not config.model.judge:
         return
     from evalkit._bounded import read_bytes
-    from evalkit.metrics.judge_providers import WIRE_SETTINGS, build_judge
+    from evalkit.metrics.judge_providers import build_judge
     from evalkit.registry import register_metric
 
     for index, judge in enumerate(config.model.judge):
@@ -347,6 +349,7 @@ def to_artifact(
         seed=cfg.seed,
         resampling_stream=getattr(significance, "RESAMPLING_STREAM", None),
         config_name=prepared.config.name,
+        git=git_state(),
         config_fingerprint=config_fingerprint(cfg),
         shard=shard,
         truncated_ids=truncated_ids,
@@ -370,7 +373,11 @@ def score_trec_to_artifact(
     )
     # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
     return build_artifact(
-        result, metrics, target_name=trec_run.name, params={"relevance_level": relevance_level}
+        result,
+        metrics,
+        target_name=trec_run.name,
+        git=git_state(),
+        params={"relevance_level": relevance_level},
     )
 
 
@@ -618,8 +625,9 @@ def find_baseline(
     Action's too): a configured file that is missing is an input error; a GitHub store,
     which only the Action reads, is "no baseline" with the store and where it looks.
     """
-    from evalkit.github.baseline import FetchRequest, refuse_other_config
+    from evalkit.gate_inputs import refuse_other_config
     from evalkit.github.stores import open_store
+    from evalkit.stores import FetchRequest
 
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
@@ -650,7 +658,8 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
     (merge the shards first), a run of another config.  The baseline is written in the
     current schema, atomically, so a crash leaves the old baseline or the new one.
     """
-    from evalkit.github.baseline import FileStore, refuse_other_config
+    from evalkit.file_store import FileStore
+    from evalkit.gate_inputs import refuse_other_config
     from evalkit.github.stores import open_store
 
     store = open_store(config)
@@ -809,7 +818,7 @@ class GateRun:
 
     def trend(self, config: LoadedConfig) -> DriftTrend:
         """The HTML report's drift trend, the candidate's artefact last (evalkit.drift)."""
-        from evalkit.drift import report_trends
+        from evalkit.reference_lookup import report_trends
 
         return report_trends(config, self.report, self.candidate_file, self.reference)
 
@@ -830,7 +839,8 @@ def gate_config(
     """
     from evalkit._atomic import check_writable
     from evalkit._paths import refuse_overwriting_inputs
-    from evalkit.drift import find_reference, refuse_unused
+    from evalkit.drift import refuse_unused
+    from evalkit.reference_lookup import find_reference
 
     if ask.candidate is not None:
         for flag, value in (("--out", ask.out), ("--concurrency", ask.concurrency)):

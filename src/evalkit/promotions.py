@@ -6,58 +6,30 @@ is :mod:`evalkit.trend`; this module only asks them and lays out the answer.
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit import provenance
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
     from evalkit.config import LoadedConfig
-    from evalkit.github.baseline import BaselineFetch, BaselineStore, GitHubAccess, PinResult
-    from evalkit.history import History, TaggedCommit
+    from evalkit.history import History
+    from evalkit.stores import BaselineFetch, BaselineStore, GitHubAccess, PinResult
     from evalkit.trend import MetricTrend
 
 #: How many promotions ``evalkit history`` shows by default (the newest).
 DEFAULT_LIMIT = 20
 
 
-def _git(root: Path, *args: str) -> str | None:
-    """``git ARGS`` in ``root``: its output, or None when it refuses (no such tag)."""
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        raise ConfigError(
-            f"cannot resolve a tag here: git is not available in {root}; pin by date or "
-            "'N promotions ago' instead"
-        ) from None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def git_tag_resolver(root: Path) -> Callable[[str], TaggedCommit | None]:
-    """Resolve a tag with the local git repository (``evalkit pin v1.2``)."""
-    from evalkit.history import TaggedCommit, parse_time
-
-    def resolve(tag: str) -> TaggedCommit | None:
-        # refs/tags/… : never read as an option, never a branch of the same name
-        sha = _git(root, "rev-parse", "--verify", "--quiet", f"refs/tags/{tag}^{{commit}}")
-        if not sha:
-            return None
-        return TaggedCommit(sha, parse_time(_git(root, "show", "-s", "--format=%cI", sha)))
-
-    return resolve
-
-
 def github_access_from_env(env: Mapping[str, str]) -> GitHubAccess | None:
     """Read-only GitHub access for the CLI, when ``GITHUB_TOKEN`` and ``GITHUB_REPOSITORY``
     are set (as in any Actions step; ``GITHUB_API_URL`` for GHES): then ``evalkit history``
     lists the artifact and branch stores' promotions too."""
-    from evalkit.github.baseline import GitHubAccess
     from evalkit.github.client import DEFAULT_RETRY, call_github, default_github_factory
+    from evalkit.stores import GitHubAccess
 
     token = env.get("GITHUB_TOKEN") or env.get("GH_TOKEN") or ""
     name = env.get("GITHUB_REPOSITORY") or ""
@@ -127,9 +99,9 @@ def history_view(
     ``store`` defaults to the config's, opened with ``access`` (None: without GitHub, the
     CLI); the Action passes its own store, and ``work`` where fetched artefacts go.
     """
-    from evalkit.github.baseline import FetchRequest, HistoryRequest
     from evalkit.github.stores import open_store
     from evalkit.history import History
+    from evalkit.stores import FetchRequest, HistoryRequest
     from evalkit.trend import metric_trends
 
     store = store or open_store(config, access)
@@ -222,9 +194,10 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
 
     The GitHub stores are pinned by the Action (``mode: pin``), which can write to them.
     """
-    from evalkit.github.baseline import FileStore, PinRequest
+    from evalkit.file_store import FileStore
     from evalkit.github.stores import open_store
     from evalkit.history import parse_pin
+    from evalkit.stores import PinRequest
 
     spec = parse_pin(text, where="evalkit pin")
     store = open_store(config)
@@ -236,7 +209,9 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
         )
     work = config.fetched_dir
     return store.pin(
-        PinRequest(config.name, spec, work, work, resolve_tag=git_tag_resolver(config.root))
+        PinRequest(
+            config.name, spec, work, work, resolve_tag=provenance.git_tag_resolver(config.root)
+        )
     )
 
 
@@ -244,7 +219,6 @@ __all__ = [
     "DEFAULT_LIMIT",
     "HistoryView",
     "checked_metrics",
-    "git_tag_resolver",
     "github_access_from_env",
     "history_json",
     "history_view",

@@ -36,9 +36,8 @@ from evalkit.metric_identity import (
 )
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase, GoldenSet
-    from evalkit.results import Row
-    from evalkit.targets.base import TargetResponse
+    from evalkit.golden_cases import GoldenCase, GoldenSet
+    from evalkit.results import Row, TargetResponse
 
 MetricKind = Literal["case", "aggregate"]
 RetrievalFn = Callable[[Sequence[str], Any, int], float]
@@ -615,3 +614,31 @@ def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
     for table in (_case, _aggregate, _families, _loaders):
         table.clear()
+
+
+def resolve_query_metrics(specs: Sequence[str]) -> list[MetricDef]:
+    """Resolve per-query metric specs; unknown, malformed, aggregate or repeated names raise."""
+    if isinstance(specs, str):
+        raise MetricError(f"metrics must be a list of spec strings, e.g. [{specs!r}], not a str")
+    if not specs:
+        raise MetricError("metrics: name at least one metric, e.g. ['ndcg@10']")
+    resolved: list[MetricDef] = []
+    for spec in specs:
+        try:
+            split_spec(spec)
+            defn = get_metric(spec)
+        except UnknownMetricError:
+            raise UnknownMetricError(
+                f"unknown metric {spec!r}; known: {', '.join(known_names())}"
+            ) from None
+        except MetricError as exc:
+            raise MetricError(f"{exc}; known: {', '.join(known_names())}") from None
+        if defn.kind == "aggregate":
+            raise MetricError(
+                f"{spec!r} is a whole-run aggregate, not a per-query metric: "
+                f"compute it from the rows with result.aggregate({spec!r})"
+            )
+        resolved.append(defn)
+    if len({d.name for d in resolved}) != len(resolved):
+        raise MetricError(f"metrics list names a metric twice: {list(specs)}")
+    return resolved

@@ -14,10 +14,9 @@ from typing import Any
 
 from evalkit import registry
 from evalkit.errors import MetricError, RegistryError, UnknownMetricError
-from evalkit.goldens import GoldenCase
+from evalkit.golden_cases import GoldenCase
 from evalkit.relevance import as_grades, call_retrieval_fn, check_level
-from evalkit.results import QueryResult, RunResult
-from evalkit.targets.base import TargetResponse
+from evalkit.results import QueryResult, RunResult, TargetResponse
 
 __all__ = ["DEFAULT_METRICS", "METRICS", "MetricFn", "QueryResult", "Retriever", "RunResult", "run"]
 
@@ -75,34 +74,6 @@ def _query_text(query: Any) -> str:
     return str(getattr(query, "id", query))
 
 
-def resolve_query_metrics(specs: Sequence[str]) -> list[registry.MetricDef]:
-    """Resolve per-query metric specs; unknown, malformed, aggregate or repeated names raise."""
-    if isinstance(specs, str):
-        raise MetricError(f"metrics must be a list of spec strings, e.g. [{specs!r}], not a str")
-    if not specs:
-        raise MetricError("metrics: name at least one metric, e.g. ['ndcg@10']")
-    resolved: list[registry.MetricDef] = []
-    for spec in specs:
-        try:
-            registry.split_spec(spec)
-            defn = registry.get_metric(spec)
-        except UnknownMetricError:
-            raise UnknownMetricError(
-                f"unknown metric {spec!r}; known: {', '.join(registry.known_names())}"
-            ) from None
-        except MetricError as exc:
-            raise MetricError(f"{exc}; known: {', '.join(registry.known_names())}") from None
-        if defn.kind == "aggregate":
-            raise MetricError(
-                f"{spec!r} is a whole-run aggregate, not a per-query metric: "
-                f"compute it from the rows with result.aggregate({spec!r})"
-            )
-        resolved.append(defn)
-    if len({d.name for d in resolved}) != len(resolved):
-        raise MetricError(f"metrics list names a metric twice: {list(specs)}")
-    return resolved
-
-
 def _missing_qrels(ids: Iterable[str], qrels: Mapping[str, Any]) -> list[str]:
     return [qid for qid in ids if qid not in qrels]
 
@@ -129,7 +100,7 @@ def run(
     (nDCG uses the raw grades as gains).
     """
     level = check_level(relevance_level)
-    defs = resolve_query_metrics(metrics)
+    defs = registry.resolve_query_metrics(metrics)
     items = list(queries)
     if not items:
         raise MetricError(f"run {name!r}: no queries to run")

@@ -26,7 +26,7 @@ from typing import Any
 
 from evalkit.artifact import RunArtifact
 from evalkit.errors import ArtifactError, InputError
-from evalkit.goldens import GoldenSet
+from evalkit.golden_cases import GoldenSet
 from evalkit.results import RunResult
 
 _SPEC = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")

@@ -16,7 +16,7 @@ from evalkit._suggest import did_you_mean
 from evalkit.artifact import RunArtifact
 from evalkit.errors import EvalkitError, InputError
 from evalkit.gate_inputs import label, shown
-from evalkit.goldens import GoldenCase
+from evalkit.golden_cases import GoldenCase
 from evalkit.report.escape import one_line, visible
 from evalkit.results import Row, RunResult
 from evalkit.units import suffix

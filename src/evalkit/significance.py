@@ -37,16 +37,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-from numpy.typing import ArrayLike
-
-from evalkit.errors import InputError, MetricError
+from evalkit.errors import MetricError
 from evalkit.stats.compare import (
     Column,
     aggregate_column,
     case_column,
     check_settings,
     compare_columns,
+    compare_metrics,
 )
 from evalkit.stats.correction import familywise_false_alarm, holm
 from evalkit.stats.outcome import BootstrapResult, Comparison, StatWarning
@@ -174,52 +172,3 @@ def paired_bootstrap_many(
         else:
             columns.append(aggregate_column(data))
     return compare_columns(columns, paired.n, (paired.name_a, paired.name_b), settings)
-
-
-def compare_metrics(
-    diffs: Mapping[str, ArrayLike],
-    n_resamples: int = 10_000,
-    seed: SeedLike = 42,
-    *,
-    alpha: float = 0.05,
-    method: str = "bootstrap",
-    correction: str = "none",
-    name_a: str = "a",
-    name_b: str = "b",
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-) -> Comparison:
-    """The engine on already-paired per-case differences ``{metric: a - b}``.
-
-    Every array must be one-dimensional, finite, and as long as the others
-    (position i is the same case in every array).
-    """
-    if not isinstance(diffs, Mapping) or not diffs:
-        raise MetricError("diffs must be a non-empty mapping {metric: per-case differences}")
-    settings = check_settings(n_resamples, seed, alpha, method, correction, chunk_bytes)
-    columns: list[Column] = []
-    n: int | None = None
-    for name, values in diffs.items():
-        array = np.asarray(values, dtype=np.float64)
-        if array.ndim != 1:
-            raise InputError(f"differences for {name!r} must be one-dimensional, got {array.shape}")
-        if n is None:
-            n = array.shape[0]
-        elif array.shape[0] != n:
-            raise InputError(
-                f"differences for {name!r} cover {array.shape[0]} cases, the others {n}: "
-                "every metric must be paired over the same cases"
-            )
-        bad = np.flatnonzero(~np.isfinite(array))
-        if bad.size:
-            raise MetricError(
-                f"differences for {name!r} are non-finite at position(s) "
-                f"{', '.join(str(int(i)) for i in bad[:5])}: drop or fix those cases"
-            )
-        columns.append(case_column(str(name), "case", None, None, array))
-    assert n is not None
-    if n < 2:
-        raise InputError(
-            f"need at least 2 paired cases to compare, got {n}: a single case cannot "
-            "separate a change from noise"
-        )
-    return compare_columns(columns, n, (name_a, name_b), settings)

@@ -12,17 +12,37 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evalkit.artifact import RunArtifact, read_artifact
 from evalkit.errors import EvalkitError
-from evalkit.history import HistoryEntry
 from evalkit.results import RunResult
 from evalkit.units import reading
 
 #: The label of the candidate when it is appended as the trend's last point.
 CANDIDATE_LABEL = "candidate"
+
+
+class Promotion(Protocol):
+    """A promoted run as the trend reads it: a label, its artefact file, where it came from.
+
+    The store's history entries (:class:`evalkit.history.HistoryEntry`) are such steps;
+    the trend only reads them, so it needs no store.
+    """
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def sha(self) -> str | None: ...
+
+    @property
+    def promoted_at(self) -> datetime | None: ...
 
 
 @dataclass(frozen=True)
@@ -48,7 +68,7 @@ class TrendPoint:
     """One promotion (or the candidate) on one metric's trend."""
 
     label: str
-    entry: HistoryEntry | None  # None for the candidate
+    entry: Promotion | None  # None for the candidate
     value: float | None  # the metric over that run's successful cases; None if not recorded
     step: TrendStep | None  # against the previous point; None for the first point
 
@@ -65,6 +85,15 @@ class MetricTrend:
     higher_is_better: bool | None
     confidence: float  # the level of every step's interval
     points: tuple[TrendPoint, ...]
+
+
+@dataclass(frozen=True)
+class DriftTrend:
+    """What the HTML report draws under the drift checks."""
+
+    trends: Sequence[MetricTrend] = ()
+    note: str | None = None  # why there is no trend
+    reference_at: int | None = None  # the pinned reference's point, when it is a promotion
 
 
 def _run_value(art: RunArtifact, metric: str) -> float | None:
@@ -114,7 +143,7 @@ def _steps(
 
 
 def metric_trends(
-    entries: Sequence[HistoryEntry],
+    entries: Sequence[Promotion],
     metrics: Sequence[str] | None = None,
     *,
     candidate: RunArtifact | Path | None = None,
@@ -127,7 +156,7 @@ def metric_trends(
     A step whose runs cannot be paired (no shared case, every golden changed) is kept with
     ``delta`` None and the reason in its note, so the trend shows the gap.
     """
-    runs: list[tuple[str, HistoryEntry | None, RunArtifact]] = [
+    runs: list[tuple[str, Promotion | None, RunArtifact]] = [
         (e.label, e, read_artifact(e.path)) for e in entries
     ]
     if candidate is not None:
@@ -233,7 +262,9 @@ def trends_as_dicts(trends: Sequence[MetricTrend]) -> list[dict[str, Any]]:
 
 __all__ = [
     "CANDIDATE_LABEL",
+    "DriftTrend",
     "MetricTrend",
+    "Promotion",
     "TrendPoint",
     "TrendStep",
     "metric_trends",

@@ -39,26 +39,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import InputError
-from evalkit.results import CaseResult, RunResult
+from evalkit.results import TRIALS_KEY, CaseResult, RunResult
 
 TrialCallback = Callable[[int, int, CaseResult], None]  # (trial, case index, row)
 
 if TYPE_CHECKING:
     from evalkit.execute import RowCallback
-    from evalkit.goldens import GoldenCase, GoldenSet
+    from evalkit.golden_cases import GoldenCase, GoldenSet
     from evalkit.results import Row
     from evalkit.targets.base import Target
 
 __all__ = [
-    "TRIALS_KEY",
     "TrialCallback",
     "TrialSpread",
     "evaluate_repeated",
     "merge_trials",
     "trial_notes",
 ]
-
-TRIALS_KEY = "trials"
 
 
 def merge_trials(

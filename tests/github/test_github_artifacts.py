@@ -28,9 +28,9 @@ from evalkit.github.artifacts import (
     safe_extract,
     select_candidates,
 )
-from evalkit.github.baseline import FetchRequest, GitHubAccess, Preferred
 from evalkit.github.client import NO_DELAY, RetryPolicy
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+from evalkit.stores import FetchRequest, GitHubAccess, Preferred
 
 ARTEFACT = json.dumps({"schema_version": 1, "rows": []}).encode()
 BASE_SHA = "b" * 40

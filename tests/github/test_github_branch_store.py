@@ -13,7 +13,10 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 )
 
 from evalkit.errors import ArtifactError
-from evalkit.github.baseline import (
+from evalkit.github.branch_store import BranchStore
+from evalkit.github.client import NO_DELAY
+from evalkit.github.errors import GitHubApiError
+from evalkit.stores import (
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
@@ -21,9 +24,6 @@ from evalkit.github.baseline import (
     PromoteRequest,
     PromoteResult,
 )
-from evalkit.github.branch_store import BranchStore
-from evalkit.github.client import NO_DELAY
-from evalkit.github.errors import GitHubApiError
 
 SHA1 = "1" * 40
 SHA2 = "2" * 40

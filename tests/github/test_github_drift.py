@@ -24,8 +24,8 @@ from test_github_action import ARTEFACT, StubGate
 
 from evalkit.config import load_config
 from evalkit.github.action import GateRequest
-from evalkit.github.baseline import BaselineFetch
 from evalkit.history import PinRecord
+from evalkit.stores import BaselineFetch
 
 CONFIG = "evals-evalkit"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_client"
@@ -164,7 +164,7 @@ def adapter_request(
 
 
 def test_the_action_gate_decides_drift_checks_on_the_fetched_reference(tmp_path: Path) -> None:
-    from evalkit.github.gate_adapter import pipeline_gate
+    from evalkit.action_gate import pipeline_gate
 
     v1 = EXAMPLE / "baseline.json"
     found = BaselineFetch("found", v1, "branch", "pinned: release v1 (3 promotions ago)", None)
@@ -226,10 +226,10 @@ def test_the_actions_html_report_draws_the_trend_from_the_actions_store(
     """
     from test_github_history import Clock, access_for
 
-    from evalkit.github.baseline import PinRequest, PromoteRequest
+    from evalkit.action_gate import pipeline_gate
     from evalkit.github.branch_store import BranchStore
-    from evalkit.github.gate_adapter import pipeline_gate
     from evalkit.history import parse_pin
+    from evalkit.stores import PinRequest, PromoteRequest
 
     store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
     for k in (1, 2):

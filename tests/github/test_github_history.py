@@ -16,13 +16,6 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 
 from evalkit.errors import ArtifactError, InputError
 from evalkit.github.artifacts import ArtifactStore
-from evalkit.github.baseline import (
-    FetchRequest,
-    GitHubAccess,
-    HistoryRequest,
-    PinRequest,
-    PromoteRequest,
-)
 from evalkit.github.branch_store import BranchStore
 from evalkit.github.client import NO_DELAY
 from evalkit.history import (
@@ -34,6 +27,7 @@ from evalkit.history import (
     index_loads,
     parse_pin,
 )
+from evalkit.stores import FetchRequest, GitHubAccess, HistoryRequest, PinRequest, PromoteRequest
 
 CONFIG = "evalkit"
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)

@@ -11,10 +11,10 @@ from evalkit.gate import (
     CheckVerdict,
     Comparison,
     GateReport,
-    GoldensDiff,
     ReferenceReport,
     RunSummary,
 )
+from evalkit.gate_inputs import GoldensDiff
 
 HOSTILE = "<script>alert(1)</script> | `tick` @octocat #123 <!-- x --> [a](http://e.vil) *b*\nline2"
 

@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.drift import DriftTrend
 from evalkit.history import HistoryEntry, entry_label
 from evalkit.report.html import render_html
 from evalkit.report.svg import STATUS_COLOURS, trend_plot
-from evalkit.trend import CANDIDATE_LABEL, MetricTrend, TrendPoint, TrendStep
+from evalkit.trend import CANDIDATE_LABEL, DriftTrend, MetricTrend, TrendPoint, TrendStep
 
 from .samples import HOSTILE, drift, no_reference, passing
 

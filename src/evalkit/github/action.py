@@ -41,19 +41,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from evalkit import _bounded
-from evalkit.config import LoadedConfig, load_config
+from evalkit._atomic import write_bytes_atomic
+from evalkit.config import LoadedConfig, load_config, validate_config_name
 from evalkit.errors import ConfigError, EvalkitError, InputError, RuntimeFailure
 from evalkit.exit_codes import ExitCode
-from evalkit.github.baseline import (
-    BaselineFetch,
-    BaselineStore,
-    FetchRequest,
-    GitHubAccess,
-    Preferred,
-    PromoteRequest,
-    validate_config_name,
-    write_atomic,
-)
 from evalkit.github.client import (
     GithubFactory,
     RetryPolicy,
@@ -77,6 +68,14 @@ from evalkit.github.outputs import (
     env_path,
     relative_to_workspace,
     write_outputs,
+)
+from evalkit.stores import (
+    BaselineFetch,
+    BaselineStore,
+    FetchRequest,
+    GitHubAccess,
+    Preferred,
+    PromoteRequest,
 )
 
 if TYPE_CHECKING:
@@ -672,9 +671,29 @@ def _announce(
     )
 
 
-def _gate_mode(run: _Run, gate: GateRunner) -> int:
-    from evalkit.drift import fetch_for_action
+def fetch_for_action(
+    store: BaselineStore, config: LoadedConfig, dest_dir: Path
+) -> BaselineFetch | None:
+    """The Action's reference fetch: the store's pinned reference, when a check needs it.
 
+    A checks file that does not load is left for the gate to report (None here).
+    """
+    from evalkit.checks import load_checks_file
+    from evalkit.drift import wants_reference
+    from evalkit.errors import CheckError
+    from evalkit.stores import FetchRequest
+
+    try:
+        checks = load_checks_file(config.resolve(config.model.checks)).checks
+    except CheckError:
+        return None
+    if not wants_reference(checks):
+        return None
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    return store.fetch_reference(FetchRequest(config.name, dest_dir))
+
+
+def _gate_mode(run: _Run, gate: GateRunner) -> int:
     ctx, console = run.ctx, run.console
     settings = _config(run)
     config_name, output_dir = settings.config_name, settings.output_dir
@@ -764,7 +783,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
 
     body = prepare_body(outcome.markdown, config_name)
     body_path = output_dir / COMMENT_BODY_FILE
-    write_atomic(body_path, body.encode("utf-8"))
+    write_bytes_atomic(body_path, body.encode("utf-8"))
     run.outputs.setdefault("report-markdown", run.rel(body_path))
     if ctx.pull_request is not None:
         meta = {
@@ -773,7 +792,9 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
             "head_sha": ctx.pull_request.head_sha,
             "repository": ctx.repository,
         }
-        write_atomic(output_dir / COMMENT_META_FILE, json.dumps(meta, indent=2).encode("utf-8"))
+        write_bytes_atomic(
+            output_dir / COMMENT_META_FILE, json.dumps(meta, indent=2).encode("utf-8")
+        )
 
     # The report's notes already say where the baseline came from.
     run.summary(f"{body}\n")
@@ -948,8 +969,8 @@ def api_tag_resolver(run: _Run) -> Callable[[str], TaggedCommit | None]:
 
 
 def _pin_mode(run: _Run) -> int:
-    from evalkit.github.baseline import PinRequest
     from evalkit.history import parse_pin
+    from evalkit.stores import PinRequest
 
     ctx, console = run.ctx, run.console
     settings = _config(run)

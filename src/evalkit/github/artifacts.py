@@ -40,21 +40,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
-from evalkit.github.baseline import (
-    MAX_ARTEFACT_BYTES,
-    BaselineFetch,
-    FetchRequest,
-    GitHubAccess,
-    HistoryRequest,
-    PinRequest,
-    PinResult,
-    PromoteRequest,
-    PromoteResult,
-    artefact_file_names,
-    check_artefact_bytes,
-    write_atomic,
-)
 from evalkit.github.client import (
     DEFAULT_RETRY,
     RateLimitBudget,
@@ -72,6 +59,19 @@ from evalkit.history import (
     no_reference,
     reference_found,
     select_pinned,
+)
+from evalkit.limits import MAX_ARTEFACT_BYTES
+from evalkit.stores import (
+    BaselineFetch,
+    FetchRequest,
+    GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PinResult,
+    PromoteRequest,
+    PromoteResult,
+    artefact_file_names,
+    check_artefact_bytes,
 )
 
 if TYPE_CHECKING:
@@ -716,8 +716,8 @@ class ArtifactStore:
             shutil.rmtree(upload_dir)
         suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
         target = upload_dir / f"{request.config_name}{suffix}"
-        write_atomic(target, data)
-        write_atomic(
+        write_bytes_atomic(target, data)
+        write_bytes_atomic(
             upload_dir / f"{request.config_name}{PIN_SUFFIX}", record.to_json().encode("utf-8")
         )
         return PinResult(
@@ -864,11 +864,11 @@ class ArtifactStore:
         check_artefact_bytes(data, f"{origin} ({chosen.name})")
         suffix = ".json.gz" if chosen.name.endswith(".gz") else ".json"
         final = dest_dir / f"{target.name}{suffix}"
-        write_atomic(final, data)
+        write_bytes_atomic(final, data)
         pins = [f for f in files if f.name == f"{config_name}{PIN_SUFFIX}"]
         pin_copy = final.with_name(f"{config_name}{PIN_SUFFIX}")
         if len(pins) == 1:
-            write_atomic(pin_copy, pins[0].read_bytes())
+            write_bytes_atomic(pin_copy, pins[0].read_bytes())
         else:
             pin_copy.unlink(missing_ok=True)  # never another download's record
         shutil.rmtree(work, ignore_errors=True)
@@ -880,7 +880,7 @@ class ArtifactStore:
         suffix = ".json.gz" if candidate.name.endswith(".gz") else ".json"
         upload_dir = request.output_dir / "baseline"
         target = upload_dir / f"{request.config_name}{suffix}"
-        write_atomic(target, candidate.read_bytes())
+        write_bytes_atomic(target, candidate.read_bytes())
         return PromoteResult(
             source="artifact",
             location=str(target),

@@ -26,20 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from evalkit._atomic import write_bytes_atomic
 from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
 from evalkit.errors import ArtifactError, ConfigError
-from evalkit.github.baseline import (
-    BaselineFetch,
-    FetchRequest,
-    GitHubAccess,
-    HistoryRequest,
-    PinRequest,
-    PinResult,
-    PromoteRequest,
-    PromoteResult,
-    check_artefact_bytes,
-    write_atomic,
-)
 from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
 from evalkit.github.errors import GitHubApiError
 from evalkit.history import (
@@ -55,6 +44,17 @@ from evalkit.history import (
     promotion_stem,
     reference_found,
     select_pinned,
+)
+from evalkit.stores import (
+    BaselineFetch,
+    FetchRequest,
+    GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PinResult,
+    PromoteRequest,
+    PromoteResult,
+    check_artefact_bytes,
 )
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class BranchStore:
                 why = wanted.get(sha or "", "")
             suffix = ".json.gz" if path.endswith(".gz") else ".json"
             final = request.dest_dir / f"baseline-{config_name}{suffix}"
-            write_atomic(final, data)
+            write_bytes_atomic(final, data)
             return BaselineFetch(
                 status="found",
                 path=final,
@@ -329,7 +329,7 @@ class BranchStore:
             suffix = ".json.gz" if record.file.endswith(".gz") else ".json"
             stem = promotion_stem(record.sha, record.promoted_at or datetime.fromtimestamp(0, UTC))
             path = folder / f"{stem}{suffix}"
-            write_atomic(path, data)
+            write_bytes_atomic(path, data)
             entries.append(record.entry(path))
         older = (
             len(records) - request.limit if request.limit and len(records) > request.limit else 0
@@ -359,7 +359,7 @@ class BranchStore:
             sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
             _, fingerprint = artefact_facts(data, f"branch {self.branch}:latest/{name}")
             path = folder / f"latest-{name}"
-            write_atomic(path, data)
+            write_bytes_atomic(path, data)
             return make_entry(
                 path, sha=sha or None, promoted_at=None, config_fingerprint=fingerprint
             )
@@ -448,7 +448,7 @@ class BranchStore:
             suffix = ".json.gz" if name.endswith(".gz") else ".json"
             final = request.dest_dir / f"reference-{config_name}{suffix}"
             final.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(final, data)
+            write_bytes_atomic(final, data)
             return reference_found(final, record, "branch", origin)
         return no_reference(
             "branch", f"{where} is gone though {pin_path} exists", "the Action's mode: pin"

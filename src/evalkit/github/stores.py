@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from evalkit.config import BaselineStoreName, LoadedConfig
+from evalkit.file_store import FileStore, NoStore
 from evalkit.github.artifacts import ArtifactStore
-from evalkit.github.baseline import BaselineStore, FileStore, GitHubAccess, NoStore
 from evalkit.github.branch_store import BranchStore
+from evalkit.stores import BaselineStore, GitHubAccess
 
 STORES: Mapping[BaselineStoreName, type[BaselineStore]] = {
     "artifact": ArtifactStore,

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 from evalkit.errors import MetricError
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.golden_cases import GoldenCase
+    from evalkit.results import TargetResponse
 
 __all__ = [
     "ANSWERS_KEY",

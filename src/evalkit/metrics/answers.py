@@ -63,8 +63,8 @@ from evalkit.metrics.answer_text import (
 from evalkit.registry import MetricDef, define, get_metric, register_metric
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.golden_cases import GoldenCase
+    from evalkit.results import TargetResponse
 
 __all__ = [
     "AnswerLength",

@@ -27,12 +27,10 @@ import numpy.typing as npt
 
 from evalkit import registry
 from evalkit.errors import MetricError
-from evalkit.goldens import GoldenCase
+from evalkit.golden_cases import GoldenCase
 from evalkit.metrics import core
 from evalkit.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
-from evalkit.results import QueryResult, RunResult
-from evalkit.runner import resolve_query_metrics
-from evalkit.targets.base import TargetResponse
+from evalkit.results import QueryResult, RunResult, TargetResponse
 
 __all__ = [
     "UNJUDGED",
@@ -467,7 +465,7 @@ def score_rankings(
     against these ``qrels``, already looked up position by position.)
     """
     level = check_level(relevance_level)
-    defs = resolve_query_metrics(metrics)
+    defs = registry.resolve_query_metrics(metrics)
     with paused_gc():
         return _score(name, rankings, qrels, defs, level, queries, _grades)
 

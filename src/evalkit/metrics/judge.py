@@ -38,8 +38,8 @@ __all__ = ["Grade", "LLMJudge", "TokenUsage"]
 if TYPE_CHECKING:
     import anthropic
 
-    from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.golden_cases import GoldenCase
+    from evalkit.results import TargetResponse
 
 TOOL_NAME = "record_grade"
 # Bump when the prompt, the system text or the tool definition changes: it is hashed

@@ -34,9 +34,8 @@ from evalkit.metrics.answer_keys import HUMAN_GRADE_KEY, graded_answer, human_gr
 from evalkit.registry import MetricDef, define
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase, GoldenSet
-    from evalkit.results import Row
-    from evalkit.targets.base import TargetResponse
+    from evalkit.golden_cases import GoldenCase, GoldenSet
+    from evalkit.results import Row, TargetResponse
 
 __all__ = [
     "KAPPA",
@@ -97,7 +96,7 @@ class CheckSet:
 
     def pairs(self, rows: Sequence[Row]) -> tuple[list[float], list[float]]:
         """The judge's and the humans' grades, case by case (file order of the rows)."""
-        from evalkit.targets.base import TargetResponse
+        from evalkit.results import TargetResponse
 
         judge: list[float] = []
         people: list[float] = []
@@ -130,7 +129,7 @@ def _judge_grade(row: Row, metric: str) -> float:
     on the scale); its first trial's own grade (``<metric>_score`` in the meta, the
     answer the row shows) is what a person's grade is compared with.
     """
-    from evalkit.trials import TRIALS_KEY
+    from evalkit.results import TRIALS_KEY
 
     meta = row.response.meta if row.response is not None else {}
     first = meta.get(f"{metric}_score")

@@ -30,9 +30,7 @@ from typing import Any
 from evalkit._atomic import DiskWriteError, write_text_atomic
 from evalkit._bounded import loads, read_text
 from evalkit.errors import JudgeError
-
-CACHE_FORMAT = "evalkit-judge-cache"
-CACHE_VERSION = 1
+from evalkit.formats import JUDGE_CACHE_FORMAT, JUDGE_CACHE_VERSION
 
 _Signature = tuple[int, int, int]  # (inode, size, mtime_ns): "has the file changed?"
 
@@ -129,13 +127,13 @@ def parse_cache_text(path: Path, text: str) -> dict[str, CachedGrade]:
             f"move it aside (e.g. to {path.name}.0.2.0) or delete it to regrade "
             "(this calls the API again)"
         )
-    if doc.get("format") != CACHE_FORMAT:
-        raise _corrupt(path, f"format is {doc.get('format')!r}, expected {CACHE_FORMAT!r}")
+    if doc.get("format") != JUDGE_CACHE_FORMAT:
+        raise _corrupt(path, f"format is {doc.get('format')!r}, expected {JUDGE_CACHE_FORMAT!r}")
     version = doc.get("version")
-    if version != CACHE_VERSION:
+    if version != JUDGE_CACHE_VERSION:
         raise JudgeError(
             f"judge cache {path} has version {version!r}, but this evalkit reads version "
-            f"{CACHE_VERSION}; use the evalkit that wrote it, or {_fix_hint(path)}"
+            f"{JUDGE_CACHE_VERSION}; use the evalkit that wrote it, or {_fix_hint(path)}"
         )
     entries = doc.get("entries")
     if not isinstance(entries, dict):
@@ -151,7 +149,7 @@ def _render(entries: Mapping[str, CachedGrade]) -> str:
     )
     body = f"{{\n{lines}\n  }}" if lines else "{}"
     return (
-        f'{{\n  "format": "{CACHE_FORMAT}",\n  "version": {CACHE_VERSION},\n'
+        f'{{\n  "format": "{JUDGE_CACHE_FORMAT}",\n  "version": {JUDGE_CACHE_VERSION},\n'
         f'  "entries": {body}\n}}\n'
     )
 

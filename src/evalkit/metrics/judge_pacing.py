@@ -14,6 +14,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+from evalkit._ratelimit import RateLimiter
+
 if TYPE_CHECKING:
     from evalkit.registry import MetricDef
 
@@ -23,7 +25,6 @@ __all__ = ["paced_judges"]
 @contextmanager
 def paced_judges(metrics: Sequence[MetricDef], rate_limit: float | None) -> Iterator[None]:
     """Within the block, every LLM judge among ``metrics`` paces its API calls."""
-    from evalkit.execute import RateLimiter
     from evalkit.metrics.judge import LLMJudge
 
     judges = [d.fn for d in metrics if isinstance(d.fn, LLMJudge)]

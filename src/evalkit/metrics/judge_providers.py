@@ -17,14 +17,10 @@ from typing import Any, Literal
 
 from evalkit.metrics.judge import LLMJudge
 
-__all__ = ["OPENAI_ONLY", "PROVIDERS", "WIRE_SETTINGS", "Provider", "build_judge"]
+__all__ = ["PROVIDERS", "Provider", "build_judge"]
 
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
-# Settings that only the OpenAI-compatible wire understands.
-OPENAI_ONLY = ("base_url", "api_key_env", "api_version")
-# What build_judge takes besides the common settings (None: not set).
-WIRE_SETTINGS = (*OPENAI_ONLY, "rate_limit_wait_s")
 
 
 def build_judge(
@@ -38,7 +34,7 @@ def build_judge(
     prices: Mapping[str, float] | None,
     wire: Mapping[str, Any],
 ) -> LLMJudge:
-    """The judge for ``provider``; ``wire`` holds the set :data:`WIRE_SETTINGS` (openai only)."""
+    """The judge for ``provider``; ``wire`` holds :data:`evalkit.config.WIRE_SETTINGS`."""
     common: dict[str, Any] = {
         "rubric": rubric,
         "model": model,

@@ -56,8 +56,8 @@ from evalkit.retry_after import rate_limit_advice, retry_after_seconds
 if TYPE_CHECKING:
     import httpx
 
-    from evalkit.goldens import GoldenCase
-    from evalkit.targets.base import TargetResponse
+    from evalkit.golden_cases import GoldenCase
+    from evalkit.results import TargetResponse
 
 __all__ = ["PROVIDER", "OpenAIJudge"]
 

@@ -24,7 +24,7 @@ from evalkit.units import suffix, unit_of
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.compare import CompareRow
-    from evalkit.drift import DriftTrend
+    from evalkit.trend import DriftTrend
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SHOW_FAILED = 200
@@ -279,7 +279,7 @@ def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
 def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
     """One self-contained HTML page for a gate report (no script, no external resource).
 
-    ``trend`` (:func:`evalkit.drift.report_trends`: each drift-checked metric across
+    ``trend`` (:func:`evalkit.reference_lookup.report_trends`: each drift-checked metric across
     promotions, the candidate last) is drawn under the checks when drift checks ran.
     """
     forest: list[ForestRow] = []
@@ -330,7 +330,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
 
 def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDelta, ...]:
     """Per-case Δ (A − B) over the cases ``evalkit compare`` paired (the gate's pairing)."""
-    from evalkit.gate import goldens_diff, pair_for_gate
+    from evalkit.gate import pair_for_gate
+    from evalkit.gate_inputs import goldens_diff
 
     match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
     out = []

@@ -13,19 +13,17 @@ import json
 import math
 from typing import Any
 
+from evalkit.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
 from evalkit.gate import (
     CaseDelta,
     CheckVerdict,
     Comparison,
     GateReport,
-    GoldensDiff,
     ReferenceReport,
     RunSummary,
 )
+from evalkit.gate_inputs import GoldensDiff
 from evalkit.report.summary import headline, non_finite_fields
-
-SCHEMA_VERSION = 1
-KIND = "evalkit.gate-report"
 
 
 def _f(x: float | None) -> float | None:
@@ -129,8 +127,8 @@ def render_json(report: GateReport) -> dict[str, Any]:
     for v in report.verdicts:
         by_status[v.status] = by_status.get(v.status, 0) + 1
     return {
-        "schema_version": SCHEMA_VERSION,
-        "kind": KIND,
+        "schema_version": GATE_REPORT_SCHEMA_VERSION,
+        "kind": GATE_REPORT_KIND,
         "verdict": report.verdict,
         "exit_code": report.exit_code,
         "summary": {
@@ -171,4 +169,4 @@ def dumps(report: GateReport, *, indent: int | None = 2) -> str:
     return json.dumps(render_json(report), indent=indent, allow_nan=False) + "\n"
 
 
-__all__ = ["KIND", "SCHEMA_VERSION", "dumps", "render_json"]
+__all__ = ["dumps", "render_json"]

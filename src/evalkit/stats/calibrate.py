@@ -286,7 +286,7 @@ READING: Final = """## Reading it
 
 def engine_maxt(k: int, n: int, trials: int, rng: np.random.Generator) -> tuple[float, float]:
     """(max-T, Šidák) two-sided family-wise rates of the engine on k independent metrics."""
-    from evalkit.significance import compare_metrics
+    from evalkit.stats.compare import compare_metrics
 
     maxt = sidak = 0
     level = 1 - (1 - ALPHA) ** (1 / k)

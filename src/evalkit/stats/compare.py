@@ -9,11 +9,11 @@ then the per-metric results with their warnings.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from evalkit.errors import InputError, MetricError
 from evalkit.stats.aggregates import ResampledAggregate
@@ -30,6 +30,7 @@ from evalkit.stats.names import METHODS, Correction, Method
 from evalkit.stats.outcome import BootstrapResult, Comparison, Kind
 from evalkit.stats.permutation import marginal_tails, permutation_null
 from evalkit.stats.stream import (
+    DEFAULT_CHUNK_BYTES,
     PURPOSE_BOOTSTRAP,
     PURPOSE_PERMUTATION,
     RESAMPLING_STREAM,
@@ -452,3 +453,52 @@ def _t_tests(r: _Resampled) -> _Tests:
             continue
         p_values.append(t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1))
     return _Tests(p_values, ["t"] * len(p_values))
+
+
+def compare_metrics(
+    diffs: Mapping[str, ArrayLike],
+    n_resamples: int = 10_000,
+    seed: SeedLike = 42,
+    *,
+    alpha: float = 0.05,
+    method: str = "bootstrap",
+    correction: str = "none",
+    name_a: str = "a",
+    name_b: str = "b",
+    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+) -> Comparison:
+    """The engine on already-paired per-case differences ``{metric: a - b}``.
+
+    Every array must be one-dimensional, finite, and as long as the others
+    (position i is the same case in every array).
+    """
+    if not isinstance(diffs, Mapping) or not diffs:
+        raise MetricError("diffs must be a non-empty mapping {metric: per-case differences}")
+    settings = check_settings(n_resamples, seed, alpha, method, correction, chunk_bytes)
+    columns: list[Column] = []
+    n: int | None = None
+    for name, values in diffs.items():
+        array = np.asarray(values, dtype=np.float64)
+        if array.ndim != 1:
+            raise InputError(f"differences for {name!r} must be one-dimensional, got {array.shape}")
+        if n is None:
+            n = array.shape[0]
+        elif array.shape[0] != n:
+            raise InputError(
+                f"differences for {name!r} cover {array.shape[0]} cases, the others {n}: "
+                "every metric must be paired over the same cases"
+            )
+        bad = np.flatnonzero(~np.isfinite(array))
+        if bad.size:
+            raise MetricError(
+                f"differences for {name!r} are non-finite at position(s) "
+                f"{', '.join(str(int(i)) for i in bad[:5])}: drop or fix those cases"
+            )
+        columns.append(case_column(str(name), "case", None, None, array))
+    assert n is not None
+    if n < 2:
+        raise InputError(
+            f"need at least 2 paired cases to compare, got {n}: a single case cannot "
+            "separate a change from noise"
+        )
+    return compare_columns(columns, n, (name_a, name_b), settings)

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import TargetError
-from evalkit.targets.base import Target, TargetResponse
+from evalkit.results import TargetResponse
+from evalkit.targets.base import Target
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:

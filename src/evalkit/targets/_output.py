@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evalkit.errors import TargetError
-from evalkit.targets.base import TargetResponse
+from evalkit.results import TargetResponse
 
 ACCEPTED = "a list of ids (best first), a str of text, or a TargetResponse"
 

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from evalkit.errors import TargetConfigError, TargetError
+from evalkit.results import TargetResponse
 from evalkit.targets._output import TargetOutput, describe_exception, to_response
-from evalkit.targets.base import TargetResponse
 
 if TYPE_CHECKING:
-    from evalkit.goldens import GoldenCase
+    from evalkit.golden_cases import GoldenCase
 
 __all__ = ["CallableTarget"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalkit.goldens import GoldenCase
+from evalkit.golden_cases import GoldenCase
 from evalkit.targets._output import TargetOutput
 from evalkit.targets.callable import CallableTarget
 

@@ -21,14 +21,14 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
-from evalkit._bounded import loads, max_input_bytes
+from evalkit._bounded import loads
 from evalkit.errors import TargetConfigError, TargetError
+from evalkit.results import TargetResponse
 from evalkit.retry_after import WaitBudget, retry_after_seconds
 from evalkit.targets._output import (
     TargetOutput,
@@ -37,13 +37,19 @@ from evalkit.targets._output import (
     to_response,
     type_name,
 )
-from evalkit.targets.base import TargetResponse
+from evalkit.targets.http_exchange import (
+    Attempt,
+    PreparedRequest,
+    body_excerpt,
+    max_response_bytes,
+    read_capped,
+)
 from evalkit.targets.http_wire import WirePool, wire_eligible
 
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from evalkit.goldens import GoldenCase
+    from evalkit.golden_cases import GoldenCase
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -68,80 +74,11 @@ pool over clients of at most this many connections keeps that cost flat.
 """
 
 DEFAULT_TIMEOUT_S: Final = 30.0
-MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 METHODS: Final = ("GET", "POST", "PUT", "PATCH")
-_EXCERPT_CHARS: Final = 200
 
 BuildPayload = Callable[["GoldenCase"], Any]
 _F = TypeVar("_F")
 Extract = Callable[[dict[str, Any]], TargetOutput]
-
-
-@dataclass(frozen=True)
-class PreparedRequest:
-    """Everything needed to send one case, built once and reused by the retry."""
-
-    method: str
-    url: str
-    content: bytes | None
-    params: dict[str, Any] | None
-    headers: dict[str, str]
-    timeout: httpx.Timeout
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """The outcome of one send: a response whose body has been read, or an httpx error."""
-
-    response: httpx.Response | None = None
-    error: httpx.HTTPError | None = None
-    received_at: float | None = None
-    """When the kernel received the reply's last bytes (epoch seconds), if it said."""
-    started_at: float | None = None
-    """When this attempt began sending (epoch seconds; its connect, for a new connection)."""
-
-    @property
-    def retryable(self) -> bool:
-        """A 5xx or a transport failure (refused, reset, timed out); never a 4xx."""
-        if self.error is not None:
-            return isinstance(self.error, httpx.TransportError)
-        return self.response is not None and self.response.is_server_error
-
-    def describe(self) -> str:
-        """One line: ``HTTP 503 Service Unavailable: <body excerpt>`` or ``ReadTimeout: ...``."""
-        if self.error is not None:
-            return describe_exception(self.error)
-        assert self.response is not None
-        status = f"HTTP {self.response.status_code} {self.response.reason_phrase}".rstrip()
-        excerpt = _excerpt(self.response)
-        return f"{status}: {excerpt}" if excerpt else status
-
-
-class ResponseTooLarge(httpx.HTTPError):
-    """The reply body is over :func:`max_response_bytes` (never retried)."""
-
-
-def max_response_bytes() -> int:
-    """The largest reply body read: 64 MiB, or less when the input limit is lower."""
-    return min(MAX_RESPONSE_BYTES, max_input_bytes())
-
-
-def _read_capped(response: httpx.Response) -> None:
-    """``response.read()`` that stops once the (decoded) body passes the cap."""
-    cap = max_response_bytes()
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > cap:
-        raise ResponseTooLarge(
-            f"the reply declares {int(declared)} bytes, over the {cap} byte limit"
-        )
-    chunks: list[bytes] = []
-    total = 0
-    for chunk in response.iter_bytes():
-        total += len(chunk)
-        if total > cap:
-            raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
-        chunks.append(chunk)
-    response._content = b"".join(chunks)  # what Response.read() stores
 
 
 def send_once(client: httpx.Client, request: PreparedRequest) -> Attempt:
@@ -157,7 +94,7 @@ def send_once(client: httpx.Client, request: PreparedRequest) -> Attempt:
         )
         response = client.send(built, stream=True)
         try:
-            _read_capped(response)
+            read_capped(response)
         finally:
             response.close()
     except httpx.HTTPError as exc:
@@ -474,7 +411,7 @@ class HttpTarget:
             output = self.extract(body)
         except Exception as exc:
             raise TargetError(
-                f"{who}: extract() raised {describe_exception(exc)}; body: {_excerpt(response)}"
+                f"{who}: extract() raised {describe_exception(exc)}; body: {body_excerpt(response)}"
             ) from exc
         return to_response(
             output,
@@ -559,13 +496,13 @@ def _json_object(who: str, response: httpx.Response) -> dict[str, Any]:
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, NaN/Infinity
         raise TargetError(
             f"{who}: HTTP {status} body is not valid JSON (a non-JSON body: "
-            f"{one_line(str(exc), 80)}; content-type {content_type}): {_excerpt(response)}"
+            f"{one_line(str(exc), 80)}; content-type {content_type}): {body_excerpt(response)}"
         ) from exc
     if not isinstance(body, dict):
         raise TargetError(
             f"{who}: HTTP {status} returned a JSON {_python_kind(body)}, expected an object "
             f"(the body is a JSON {_json_kind(body)}; extract and meta_keys need a top-level "
-            f"object): {_excerpt(response)}"
+            f"object): {body_excerpt(response)}"
         )
     return body
 
@@ -583,11 +520,6 @@ def _reject_constant(token: str) -> Any:
 def _json_kind(value: object) -> str:
     kinds = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
     return "null" if value is None else kinds.get(type(value), type_name(value))
-
-
-def _excerpt(response: httpx.Response) -> str:
-    text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
-    return one_line(text, _EXCERPT_CHARS)
 
 
 def _query_params(who: str, payload: object) -> dict[str, Any] | None:

@@ -8,7 +8,7 @@ service the client's own CPU, not the service, set the pace and the latencies
 pooled keep-alive socket and parses the reply with h11: a whole case, payload to
 scored row, then costs the client about 0.3 ms of CPU under load against
 0.5-0.6 ms through httpx (``benchmarks/bench_runner.py`` prints both).  It keeps
-httpx's contract: an :class:`~evalkit.targets.http.Attempt`
+httpx's contract: an :class:`~evalkit.targets.http_exchange.Attempt`
 holding an ``httpx.Response`` (decoded and size-capped the same way) or the same
 httpx exception types, so retry, error wording and ``interpret`` do not change.
 
@@ -35,14 +35,13 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import h11
 import httpx
 
-if TYPE_CHECKING:
-    from evalkit.targets.http import Attempt, PreparedRequest
+from evalkit.targets.http_exchange import Attempt, PreparedRequest, ResponseTooLarge, read_capped
 
 _T = TypeVar("_T")
 
@@ -261,8 +260,6 @@ class WirePool:
 
     def send(self, request: PreparedRequest, cap: int) -> Attempt:
         """Send ``request``; an :class:`Attempt` like :func:`~evalkit.targets.http.send_once`'s."""
-        from evalkit.targets.http import Attempt, _read_capped  # http imports this module
-
         timeout_s = _timeout_s(request.timeout)
         try:
             conn = self._acquire(timeout_s)
@@ -273,7 +270,7 @@ class WirePool:
         try:
             response, body, received_at = self._exchange(conn, request, cap)
             if "content-encoding" in response.headers:
-                _read_capped(response)  # decodes (gzip, deflate) and caps, as for httpx
+                read_capped(response)  # decodes (gzip, deflate) and caps, as for httpx
             else:  # no decoding to do: the body as read, already capped, is the content
                 response._content = body
         except httpx.HTTPError as exc:
@@ -289,8 +286,6 @@ class WirePool:
         self, conn: _Connection, request: PreparedRequest, cap: int
     ) -> tuple[httpx.Response, bytes, float | None]:
         """The reply (its stream unread), its raw body, and when the kernel received it."""
-        from evalkit.targets.http import ResponseTooLarge
-
         h = conn.h11
         # The defaults httpx would send; a header of the same name from the target replaces one.
         fields = {"host": self.host_header, "user-agent": USER_AGENT}

@@ -1,7 +1,9 @@
 """The real gate behind the Action: config -> candidate run -> gate -> report files.
 
 :mod:`evalkit.github.action` owns the GitHub side and receives the gate as a
-:data:`~evalkit.github.action.GateRunner`; this is the one the CLI passes.
+:data:`~evalkit.github.action.GateRunner`; this is the one the CLI passes.  A use case
+beside the pipeline it drives, outside the GitHub package, so that GitHub code never
+imports the pipeline.
 """
 
 from __future__ import annotations
@@ -9,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.artifact import read_artifact, write_artifact
-from evalkit.drift import reference_from_fetch, report_trends
+from evalkit.gate_inputs import refuse_other_config
 from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
-from evalkit.github.baseline import refuse_other_config
 from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
+from evalkit.reference_lookup import reference_from_fetch, report_trends
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
@@ -35,7 +37,7 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     if baseline is not None:
         # Before running the target: another config's baseline is refused, not compared.
         refuse_other_config(baseline, cfg.name, request.baseline_detail or "baseline")
-    # The store's pinned reference, when a drift check asked for one (evalkit.drift).
+    # The store's pinned reference, when a drift check asked for one (evalkit.reference_lookup).
     fetched = request.reference
     reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
     prepared = prepare(cfg)

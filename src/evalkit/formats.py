@@ -1,0 +1,37 @@
+"""Every file format evalkit writes, by name and version, in one place.
+
+A reader that meets the wrong file should say what the file is (a gate report
+passed where a run artefact belongs, say), and that takes knowing the other
+formats' markers; keeping them here lets each reader know them without importing
+the writer of the other format.  A change to a format's shape bumps its number
+here, next to its siblings, and the reader's migration steps follow.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = [
+    "ARTIFACT_SCHEMA_VERSION",
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
+    "GATE_REPORT_KIND",
+    "GATE_REPORT_SCHEMA_VERSION",
+    "HISTORY_INDEX_VERSION",
+    "JUDGE_CACHE_FORMAT",
+    "JUDGE_CACHE_VERSION",
+]
+
+# The run artefact (artifact.py): `schema_version` is its first key.
+ARTIFACT_SCHEMA_VERSION: Final = 2
+# The gate report (`evalkit gate --json`, report/json_report.py).
+GATE_REPORT_KIND: Final = "evalkit.gate-report"
+GATE_REPORT_SCHEMA_VERSION: Final = 1
+# A run's checkpoint (checkpoint.py): the header line of the JSONL file.
+CHECKPOINT_FORMAT: Final = "evalkit-checkpoint"
+CHECKPOINT_VERSION: Final = 1
+# The LLM judge's grade cache (metrics/judge_cache.py).
+JUDGE_CACHE_FORMAT: Final = "evalkit-judge-cache"
+JUDGE_CACHE_VERSION: Final = 1
+# A baseline store's index of promotions (history.py): `evalkit_history`.
+HISTORY_INDEX_VERSION: Final = 1

@@ -1,0 +1,102 @@
+"""One HTTP exchange as both of HttpTarget's senders see it.
+
+:mod:`evalkit.targets.http` sends through httpx and :mod:`evalkit.targets.http_wire`
+through its own h11 connections; both build the same :class:`PreparedRequest`, report
+the same :class:`Attempt` and cap the reply body the same way.  Those shared pieces
+live here, so the lean path need not import the target that chooses it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+from evalkit._bounded import max_input_bytes
+from evalkit.targets._output import describe_exception, one_line
+
+__all__ = [
+    "MAX_RESPONSE_BYTES",
+    "Attempt",
+    "PreparedRequest",
+    "ResponseTooLarge",
+    "body_excerpt",
+    "max_response_bytes",
+    "read_capped",
+]
+
+MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
+_EXCERPT_CHARS: Final = 200
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """Everything needed to send one case, built once and reused by the retry."""
+
+    method: str
+    url: str
+    content: bytes | None
+    params: dict[str, Any] | None
+    headers: dict[str, str]
+    timeout: httpx.Timeout
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The outcome of one send: a response whose body has been read, or an httpx error."""
+
+    response: httpx.Response | None = None
+    error: httpx.HTTPError | None = None
+    received_at: float | None = None
+    """When the kernel received the reply's last bytes (epoch seconds), if it said."""
+    started_at: float | None = None
+    """When this attempt began sending (epoch seconds; its connect, for a new connection)."""
+
+    @property
+    def retryable(self) -> bool:
+        """A 5xx or a transport failure (refused, reset, timed out); never a 4xx."""
+        if self.error is not None:
+            return isinstance(self.error, httpx.TransportError)
+        return self.response is not None and self.response.is_server_error
+
+    def describe(self) -> str:
+        """One line: ``HTTP 503 Service Unavailable: <body excerpt>`` or ``ReadTimeout: ...``."""
+        if self.error is not None:
+            return describe_exception(self.error)
+        assert self.response is not None
+        status = f"HTTP {self.response.status_code} {self.response.reason_phrase}".rstrip()
+        excerpt = body_excerpt(self.response)
+        return f"{status}: {excerpt}" if excerpt else status
+
+
+class ResponseTooLarge(httpx.HTTPError):
+    """The reply body is over :func:`max_response_bytes` (never retried)."""
+
+
+def max_response_bytes() -> int:
+    """The largest reply body read: 64 MiB, or less when the input limit is lower."""
+    return min(MAX_RESPONSE_BYTES, max_input_bytes())
+
+
+def read_capped(response: httpx.Response) -> None:
+    """``response.read()`` that stops once the (decoded) body passes the cap."""
+    cap = max_response_bytes()
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise ResponseTooLarge(
+            f"the reply declares {int(declared)} bytes, over the {cap} byte limit"
+        )
+    chunks: list[bytes] = []
+    total = 0
+    for chunk in response.iter_bytes():
+        total += len(chunk)
+        if total > cap:
+            raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
+        chunks.append(chunk)
+    response._content = b"".join(chunks)  # what Response.read() stores
+
+
+def body_excerpt(response: httpx.Response) -> str:
+    text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
+    return one_line(text, _EXCERPT_CHARS)
