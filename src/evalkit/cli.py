@@ -1085,15 +1085,16 @@ def _report_interrupt(stop: KeyboardInterrupt) -> ExitCode:
 
 
 def _show_run_warnings() -> None:
-    """A run's own warnings (client saturation) as ``evalkit: warning: ...`` on stderr."""
+    """A run's own warnings (client saturation, a judge's changed request field) as
+    ``evalkit: warning: ...`` on stderr."""
     import warnings
 
-    from evalkit.client_load import ClientSaturationWarning
+    from evalkit.errors import EvalkitWarning
 
     default = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, ClientSaturationWarning):
+        if issubclass(category, EvalkitWarning):
             _err(f"warning: {message}")
         else:
             default(message, category, *args, **kwargs)

@@ -4,7 +4,7 @@
 over the Messages API; ``provider: openai`` is
 :class:`~evalkit.metrics.openai_judge.OpenAIJudge` over any OpenAI-compatible
 Chat Completions server (``base_url``).  The wire-only settings (``base_url``,
-``api_key_env``, ``api_version``) apply to ``openai`` alone; the config refuses
+``api_key_env``, ``api_version``, ``token_limit_key``) apply to ``openai`` alone; the config refuses
 them on ``anthropic`` rather than ignore them.  ``rate_limit_wait_s`` (waiting
 out 429s within a total budget) applies to both.
 """
@@ -22,7 +22,7 @@ __all__ = ["OPENAI_ONLY", "PROVIDERS", "WIRE_SETTINGS", "Provider", "build_judge
 Provider = Literal["anthropic", "openai"]
 PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
 # Settings that only the OpenAI-compatible wire understands.
-OPENAI_ONLY = ("base_url", "api_key_env", "api_version")
+OPENAI_ONLY = ("base_url", "api_key_env", "api_version", "token_limit_key")
 # What build_judge takes besides the common settings (None: not set).
 WIRE_SETTINGS = (*OPENAI_ONLY, "rate_limit_wait_s")
 
