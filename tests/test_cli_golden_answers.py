@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_project import imports_undone
 from evalkit.cli import main
 
 MODULE = "phrase_list_target"
@@ -44,10 +45,9 @@ CHECKS = "checks:\n  - id: ok\n    metric: exact_match\n    op: '>='\n    thresh
 
 
 @pytest.fixture(autouse=True)
-def _own_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    yield
-    sys.modules.pop(MODULE, None)
+def _own_imports() -> Iterator[None]:
+    with imports_undone(MODULE):
+        yield
 
 
 def run(tmp_path: Path, goldens: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:

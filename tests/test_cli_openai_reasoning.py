@@ -8,13 +8,12 @@ the real service sends; ``evalkit run`` runs in process, the judge talks real HT
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_project import answer_target
+from cli_project import answer_target, imports_undone
 from evalkit.cli import main
 from fakes.openai_server import FakeOpenAI
 
@@ -50,11 +49,9 @@ def api() -> Iterator[FakeOpenAI]:
 
 @pytest.fixture(autouse=True)
 def _own_imports(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The target module and the project folder on sys.path do not outlive a test."""
     monkeypatch.setenv("OPENAI_API_KEY", "test")
-    monkeypatch.setattr(sys, "path", list(sys.path))
-    yield
-    sys.modules.pop(MODULE, None)
+    with imports_undone(MODULE):
+        yield
 
 
 def project(tmp_path: Path, api: FakeOpenAI, extra: str = "") -> Path:

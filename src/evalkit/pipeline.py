@@ -906,7 +906,10 @@ def gate_config(
         prepared,
         candidate,
         base,
-        notes=() if base is not None else (where,),
+        # Where no baseline was found matters only to a check that compares with one.
+        notes=(where,)
+        if base is None and any(c.is_baseline for c in prepared.checks.checks)
+        else (),
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
         subset=subset,
