@@ -13,26 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from cli_project import answer_target, imports_undone
+from cli_project import answer_target, imports_undone, openai_judge_config
 from evalkit.cli import main
 from fakes.openai_server import FakeOpenAI
 
 MODULE = "reasoning_qa_target"
 
-CONFIG = """\
-goldens: goldens.jsonl
-checks: checks.yaml
-metrics: [helpfulness]
-target:
-  python: "{module}:make_target"
-judge:
-  metric: helpfulness
-  provider: openai
-  base_url: {base_url}
-  model: gpt-5-mini
-  rubric: "5 if the answer matches the expected answer, 1 if it is wrong."
-  cache_path: cache/judge.json
-{extra}"""
 
 GOLDENS = (
     '{"id": "a", "query": "Capital of France?", "expected": "Paris"}\n'
@@ -59,7 +45,16 @@ def project(tmp_path: Path, api: FakeOpenAI, extra: str = "") -> Path:
     (tmp_path / "goldens.jsonl").write_text(GOLDENS)
     (tmp_path / "checks.yaml").write_text(CHECKS)
     config = tmp_path / "evalkit.yaml"
-    config.write_text(CONFIG.format(module=MODULE, base_url=api.openai_base_url, extra=extra))
+    config.write_text(
+        openai_judge_config(
+            MODULE,
+            api.openai_base_url,
+            model="gpt-5-mini",
+            metrics="helpfulness",
+            goldens="goldens.jsonl",
+            extra=extra,
+        )
+    )
     return config
 
 
