@@ -17,7 +17,8 @@ from evalkit import registry
 from evalkit.errors import MetricError, RegistryError
 from evalkit.execute import score_case
 from evalkit.goldens import GoldenCase
-from evalkit.metrics.answer_text import exact_match, normalize_answer, token_f1
+from evalkit.metrics import answer_text
+from evalkit.metrics.answer_text import Normalisation, exact_match, normalize_answer, token_f1
 from evalkit.metrics.answers import (
     AnswerLength,
     ContainsAll,
@@ -120,6 +121,16 @@ def test_equals_the_reference_on_random_printable_text() -> None:
         r = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
         assert exact_match(p, r) == em(p, r)
         assert token_f1(p, r) == f1(p, r)
+
+
+@pytest.mark.parametrize("normalisation", ["squad", "lower", "none"])
+def test_empty_answers_keep_the_v1_1_rule_under_every_normalisation(
+    normalisation: Normalisation,
+) -> None:
+    # The module docstring says so; it used to promise SQuAD v2.0's rule for "none".
+    assert token_f1("", "", normalisation) == 0.0
+    assert exact_match("", "", normalisation) == 1.0
+    assert 'normalisation="none"' not in (answer_text.__doc__ or "")
 
 
 def test_token_f1_is_symmetric_and_bounded() -> None:

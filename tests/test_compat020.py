@@ -227,6 +227,9 @@ def test_0_2_0_message_words_survive(tmp_path: Path) -> None:
         CheckSpec("s", "m", op=">=", threshold=1.0, scope=("a", "b", "a"))
     with pytest.raises(CheckError, match="either"):
         CheckSpec("s", "m", op=None, threshold=None, vs_baseline=None)
+    # 0.2.0's suite matches "either" for a check declaring both modes as well
+    with pytest.raises(CheckError, match="either"):
+        CheckSpec("s", "m", op=">=", threshold=0.5, vs_baseline="no_significant_regression")
     empty = tmp_path / "c.yaml"
     empty.write_text("checks: []\n")
     with pytest.raises(CheckError, match="0 checks"):

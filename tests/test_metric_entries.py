@@ -95,7 +95,7 @@ def test_a_bad_declaration_is_refused_at_load_with_its_line(
     with pytest.raises(ConfigError) as info:
         load_config(config)
     text = str(info.value)
-    assert text.startswith(f"{config}:5: metrics.1: metric 'cites_source': "), text
+    assert text.startswith(f"{config}:5: metrics[1]: metric 'cites_source': "), text
     assert message in text
 
 

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from evalkit import GoldenCase, TargetResponse, register_metric
-from evalkit.errors import ConfigError, JudgeError
+from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
 from evalkit.execute import score_case
 from evalkit.metrics import LLMJudge
 from evalkit.metrics.openai_judge import OpenAIJudge
@@ -304,6 +304,31 @@ def test_other_4xx_is_never_retried(api: FakeOpenAI, sleeps: Sleeps) -> None:
         make_judge(api, sleeps, base_url=f"{api.base_url}/v2").grade(ANSWER, CASE)
     assert sleeps.calls == []
     assert len(api.requests) == 1
+
+
+def test_a_temperature_a_reasoning_model_refuses_is_named_not_dropped(sleeps: Sleeps) -> None:
+    # The temperature is part of what the judge is: never changed behind the user's back.
+    with FakeOpenAI(reasoning_model=True) as server:
+        judge = make_judge(server, sleeps, temperature=0.2, token_limit_key="max_completion_tokens")
+        with pytest.raises(
+            JudgeError, match=r"HTTP 400 unsupported_value.*leave temperature unset"
+        ):
+            judge.grade(ANSWER, CASE)
+        assert len(server.completion_requests) == 1
+
+
+def test_auto_resends_a_refused_max_tokens_at_most_once_per_request(sleeps: Sleeps) -> None:
+    # A server that refuses both keys costs one free 400 more, never a loop.
+    with FakeOpenAI(reasoning_model=True) as server:
+        judge = make_judge(server, sleeps, temperature=0.2)
+        with (
+            pytest.warns(EvalkitWarning, match="sending 'max_completion_tokens'"),
+            pytest.raises(JudgeError, match="leave temperature unset"),
+        ):
+            judge.grade(ANSWER, CASE)
+        keys = [sorted(r.body or {}) for r in server.completion_requests]
+        assert ["max_tokens" in k for k in keys] == [True, False]
+        assert judge.request_body(ANSWER, CASE)["max_completion_tokens"] == 512
 
 
 # --- configuration and the fake itself -------------------------------------------------------

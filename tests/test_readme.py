@@ -132,3 +132,11 @@ def test_readme_documents_every_config_key() -> None:
     # A block (target, baseline) is documented through its keys.
     missing = [k for k in keys if k not in flat and not any(f.startswith(k + ".") for f in flat)]
     assert missing == [], missing
+
+
+def test_the_self_consistency_sentence_states_its_condition() -> None:
+    # Self-consistency needs repeats > 1; a reader of the sentence alone must learn that.
+    flat = " ".join(README.split())
+    start = flat.index("graded twice")
+    sentence = flat[flat.rfind(". ", 0, start) : start]
+    assert "`repeats` above 1" in sentence

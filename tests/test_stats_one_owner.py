@@ -259,8 +259,8 @@ def test_trec_scoring_records_relevance_level_in_the_identity(tmp_path: Path) ->
     run_file.write_text(
         "".join(f"q{i} Q0 d{i}a 1 2.0 sys\nq{i} Q0 d{i}b 2 1.0 sys\n" for i in range(6))
     )
-    one = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=1)
-    two = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=2)
+    one, _ = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=1)
+    two, _ = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=2)
     assert one.metrics["recall@1"].params == ()
     assert two.metrics["recall@1"].params == (("relevance_level", 2),)
     assert one.metrics["recall@1"].fingerprint != two.metrics["recall@1"].fingerprint

@@ -321,3 +321,22 @@ def test_map_at_a_cutoff_beyond_every_ranking_is_trec_eval_map(seed: int) -> Non
     rankings = {q: trec_order(s) for q, s in g.run.items()}
     for row in score_rankings("m", rankings, g.qrels, ["map@1000"]).per_query:
         assert row.metrics["map@1000"] == pytest.approx(ref[row.query_id]["map"], abs=TOL)
+
+
+@pytest.mark.parametrize("level", [1, 2])
+@pytest.mark.parametrize("seed", range(4))
+def test_trec_eval_full_depth_names_equal_its_uncut_measures(seed: int, level: int) -> None:
+    # map, ndcg and recip_rank (mrr its alias) are trec_eval's measures over the whole
+    # ranking, which can be longer than any cutoff a user would pick.
+    g = generate(seed)
+    ref = reference(g.qrels, g.run, {"map", "ndcg", "recip_rank"}, level)
+    rankings = {q: trec_order(s) for q, s in g.run.items()}
+    names = ["map", "ndcg", "recip_rank", "mrr"]
+    result = score_rankings("full", rankings, g.qrels, names, relevance_level=level)
+    assert {row.query_id for row in result.per_query} == set(ref)
+    for row in result.per_query:
+        want = ref[row.query_id]
+        assert row.metrics["map"] == pytest.approx(want["map"], abs=TOL), row.query_id
+        assert row.metrics["ndcg"] == pytest.approx(want["ndcg"], abs=TOL), row.query_id
+        assert row.metrics["recip_rank"] == pytest.approx(want["recip_rank"], abs=TOL)
+        assert row.metrics["mrr"] == row.metrics["recip_rank"]

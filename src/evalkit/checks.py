@@ -208,9 +208,9 @@ class CheckSpec:
         ]
         if len(declared) > 1:
             raise self._error(
-                f"declares both {' and '.join(declared)}; a check is a threshold, a baseline "
-                "comparison or a drift check against the reference, and gets one verdict — "
-                "split it into separate checks"
+                f"declares both {' and '.join(declared)}; a check is either a threshold, a "
+                "baseline comparison or a drift check against the reference, and gets one "
+                "verdict — split it into separate checks"
             )
         if not declared:
             op_note = " (it has an op but no threshold)" if self.op is not None else ""

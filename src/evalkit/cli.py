@@ -29,7 +29,9 @@ from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 if TYPE_CHECKING:
     from evalkit.artifact import RunArtifact
     from evalkit.gate import GateReport
+    from evalkit.metrics.batch import QuerySelection
     from evalkit.pipeline import Prepared
+    from evalkit.trec import TrecScoring
     from evalkit.trend import DriftTrend
 
 app = typer.Typer(
@@ -306,6 +308,17 @@ def run(
     relevance_level: Annotated[
         int, typer.Option(min=1, help="With --trec-run: lowest grade counted as relevant.")
     ] = 1,
+    queries: Annotated[
+        str | None,
+        typer.Option(
+            "--queries",
+            metavar="both|qrels|run",
+            show_default=False,
+            help="With --trec-run, the queries scored: both (default, as trec_eval): ranked "
+            "and judged; qrels (trec_eval -c): every judged one, an unranked one as an "
+            "empty ranking (0); run: every ranked one, all must be judged.",
+        ),
+    ] = None,
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
@@ -342,10 +355,14 @@ def run(
                     f"{flag} applies to running a target; scoring a TREC run "
                     f"(--trec-run/--qrels) runs none: drop {flag}"
                 )
-        _score_trec(trec_run, qrels, metrics, out, relevance_level)
+        _score_trec(trec_run, qrels, metrics, out, relevance_level, queries or "both")
         return
     if metrics is not None:
         raise ConfigError("--metrics goes with --trec-run; a target run takes its from the config")
+    if queries is not None:
+        raise ConfigError(
+            "--queries goes with --trec-run; a target run scores every case of its goldens"
+        )
     if relevance_level != 1:
         raise ConfigError(
             "--relevance-level goes with --trec-run; a target run's metrics take their "
@@ -454,12 +471,20 @@ def _score_trec(
     metrics: str | None,
     out: Path | None,
     relevance_level: int,
+    queries: str,
 ) -> None:
     """``evalkit run --trec-run RUN --qrels QRELS --metrics … --out FILE``."""
     from evalkit._atomic import check_writable
+    from evalkit._suggest import did_you_mean
     from evalkit.artifact import write_artifact
     from evalkit.errors import ConfigError
     from evalkit.pipeline import score_trec_to_artifact
+
+    if queries not in QUERY_SELECTIONS:
+        raise ConfigError(
+            f"--queries must be both, qrels or run, got {queries!r}"
+            f"{did_you_mean(queries, QUERY_SELECTIONS)}"
+        )
 
     missing = [
         flag
@@ -478,9 +503,53 @@ def _score_trec(
     if not names:
         raise ConfigError("--metrics names no metric; e.g. --metrics ndcg@10,map@100")
     check_writable(out)
-    art = score_trec_to_artifact(trec_run, qrels, names, relevance_level=relevance_level)
+    art, scoring = score_trec_to_artifact(
+        trec_run, qrels, names, relevance_level=relevance_level, queries=queries
+    )
     path = write_artifact(art, out)
     _say(f"wrote {path} ({len(art.result)} queries scored from {trec_run})")
+    for note in _trec_query_notes(scoring, trec_run.name):
+        _err(f"note: {note}")
+
+
+QUERY_SELECTIONS: tuple[QuerySelection, ...] = ("both", "qrels", "run")
+# Query ids a note names before it only counts the rest.
+SHOWN_QUERY_IDS = 10
+
+
+def _trec_query_notes(scoring: TrecScoring, run_name: str) -> list[str]:
+    """What scoring did with the queries the run and the qrels do not share.
+
+    Said whichever --queries was chosen: a judged query that silently vanishes from the
+    mean makes a system look better than trec_eval -c says it is.
+    """
+
+    def ids(items: tuple[str, ...]) -> str:
+        shown = ", ".join(items[:SHOWN_QUERY_IDS])
+        rest = len(items) - SHOWN_QUERY_IDS
+        return shown + (f" (+{rest} more)" if rest > 0 else "")
+
+    def count(n: int, what: str) -> str:
+        return f"{n} {what} quer{'y' if n == 1 else 'ies'}"
+
+    notes: list[str] = []
+    unranked = scoring.unranked
+    if unranked and scoring.queries == "qrels":
+        notes.append(
+            f"{count(len(unranked), 'judged')} with no ranking in {run_name} scored as an "
+            f"empty ranking (0, as trec_eval -c): {ids(unranked)}"
+        )
+    elif unranked:
+        notes.append(
+            f"{count(len(unranked), 'judged')} with no ranking in {run_name} left out: "
+            f"{ids(unranked)}; --queries qrels scores them as 0 (trec_eval -c)"
+        )
+    if scoring.unjudged:
+        notes.append(
+            f"{count(len(scoring.unjudged), 'ranked')} not in the qrels left out: "
+            f"{ids(scoring.unjudged)}"
+        )
+    return notes
 
 
 @app.command()
@@ -1086,15 +1155,16 @@ def _report_interrupt(stop: KeyboardInterrupt) -> ExitCode:
 
 
 def _show_run_warnings() -> None:
-    """A run's own warnings (client saturation) as ``evalkit: warning: ...`` on stderr."""
+    """A run's own warnings (client saturation, a judge's changed request field) as
+    ``evalkit: warning: ...`` on stderr."""
     import warnings
 
-    from evalkit.client_load import ClientSaturationWarning
+    from evalkit.errors import EvalkitWarning
 
     default = warnings.showwarning
 
     def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-        if issubclass(category, ClientSaturationWarning):
+        if issubclass(category, EvalkitWarning):
             _err(f"warning: {message}")
         else:
             default(message, category, *args, **kwargs)

@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from evalkit.errors import EvalkitWarning
+
 __all__ = [
     "HONEST_BUSY",
     "MIN_WALL_S",
@@ -44,7 +46,7 @@ MIN_WALL_S: Final = 0.25
 """Shorter runs are not judged: CPU accounting is too coarse to tell."""
 
 
-class ClientSaturationWarning(UserWarning):
+class ClientSaturationWarning(EvalkitWarning):
     """The run's pace (and perhaps its latencies) were set by this process's CPU."""
 
 

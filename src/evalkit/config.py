@@ -85,7 +85,7 @@ class TargetConfig(_Strict):
 
 
 # Judge settings that only the OpenAI-compatible wire understands (refused on anthropic).
-OPENAI_ONLY = ("base_url", "api_key_env", "api_version")
+OPENAI_ONLY = ("base_url", "api_key_env", "api_version", "token_limit_key")
 # What the judge builder (metrics/judge_providers.py) takes besides the common settings.
 WIRE_SETTINGS = (*OPENAI_ONLY, "rate_limit_wait_s")
 
@@ -106,6 +106,9 @@ class JudgeConfig(_Strict):
     api_key_env: str | None = None
     api_version: str | None = None
     rate_limit_wait_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    # The request field of the token limit (openai only); left out: "auto", which moves to
+    # max_completion_tokens once when the server refuses max_tokens (reasoning models).
+    token_limit_key: Literal["auto", "max_tokens", "max_completion_tokens"] | None = None
 
     @field_validator("prices")
     @classmethod
@@ -340,19 +343,64 @@ def allowed_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
     return tuple(model.model_fields) if model is not None else ()
 
 
-def _describe(error: Mapping[str, Any]) -> tuple[str, str]:
-    loc = _plain_loc(error)
-    path = ".".join(str(p) for p in loc) or "(top level)"
+def _as_written(loc: tuple[int | str, ...], data: Any) -> tuple[int | str, ...]:
+    """The key path as the file spells it: a lone ``judge:`` mapping has no index 0.
+
+    The model turns a single judge mapping into a one-item list, so its errors carry
+    an index the user never wrote (and that no line of the file can be found for).
+    """
+    out: list[int | str] = []
+    node = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(node, dict):
+            continue
+        out.append(part)
+        if isinstance(part, int) and isinstance(node, list) and 0 <= part < len(node):
+            node = node[part]
+        elif isinstance(part, str) and isinstance(node, dict):
+            node = node.get(part)
+        else:
+            node = None
+    return tuple(out)
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    """``judge[0].token_limit_key``: list items by index, as in most config tools' errors."""
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
+    return text or "(top level)"
+
+
+def _owner(loc: tuple[int | str, ...], data: Any) -> str:
+    """`` (the judge of metric 'helpfulness')`` for a key inside a judge, else ``""``.
+
+    ``judge[1].model`` alone makes the reader count judges; the metric names the one.
+    """
+    if len(loc) < 2 or loc[0] != "judge" or not isinstance(data, dict):
+        return ""
+    entry = data.get("judge")
+    if isinstance(loc[1], int) and isinstance(entry, list):
+        entry = entry[loc[1]] if loc[1] < len(entry) else None
+    metric = entry.get("metric") if isinstance(entry, dict) else None
+    return f" (the judge of metric {metric!r})" if isinstance(metric, str) else ""
+
+
+def _describe(error: Mapping[str, Any], data: Any = None) -> tuple[str, str]:
+    loc = _as_written(_plain_loc(error), data)
+    path = _key_path(loc)
+    owner = _owner(loc, data)
     kind = error.get("type", "")
     if kind == "extra_forbidden":
-        hint = did_you_mean(str(loc[-1]), allowed_keys(loc[:-1])) if loc else ""
+        model_loc = _plain_loc(error)
+        hint = did_you_mean(str(loc[-1]), allowed_keys(model_loc[:-1])) if loc else ""
         if hint:
-            return path, f"unknown key {path!r}{hint}"
-        return path, f"unknown key {path!r}; remove it or check its spelling"
+            return path, f"unknown key {path!r}{owner}{hint}"
+        return path, f"unknown key {path!r}{owner}; remove it or check its spelling"
     if kind == "missing":
-        return path, f"missing required key {path!r}"
+        return path, f"missing required key {path!r}{owner}"
     msg = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
-    return path, f"{path}: {msg}"
+    return path, f"{path}{owner}: {msg}"
 
 
 def load_config(path: str | Path) -> LoadedConfig:
@@ -373,9 +421,9 @@ def load_config(path: str | Path) -> LoadedConfig:
     except ValidationError as exc:
         errors = _first_cause_first(exc.errors())
         first = errors[0]
-        loc = tuple(first.get("loc", ()))
-        _, message = _describe(first)
-        line = _line_for(doc.node, tuple(x for x in loc if isinstance(x, int | str)))
+        data = _yaml_values.plain(doc.data)
+        _, message = _describe(first, data)
+        line = _line_for(doc.node, _as_written(_plain_loc(first), data))
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
         where = f"{p}:{line}" if line else str(p)
         raise ConfigError(f"{where}: {message}{more}") from None

@@ -35,6 +35,10 @@ Each class carries the CLI exit code it ends with (``exit_code``, an
 
 Messages are one line, name the culprit (file, line, case, metric) and say how
 to fix it where there is a fix.
+
+:class:`EvalkitWarning` is not an error: it is something a run did on the user's
+behalf or noticed about itself (client saturation, a judge that changed its request
+field); the CLI prints each as ``evalkit: warning: ...`` on stderr.
 """
 
 from __future__ import annotations
@@ -49,6 +53,10 @@ class EvalkitError(Exception):
 
     #: The process exit code this error ends the CLI or the Action with.
     exit_code: ClassVar[ExitCode] = ExitCode.RUNTIME
+
+
+class EvalkitWarning(UserWarning):
+    """A note about a run that the user should read but that does not stop it."""
 
 
 class InputError(EvalkitError, ValueError):

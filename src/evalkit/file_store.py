@@ -73,7 +73,8 @@ class FileStore:
             if not self.path.is_absolute():
                 where += f" ({self.path.absolute()})"
             raise InputError(
-                f"{self.key}: the baseline file {where} {what}; fix the path, or remove "
+                f"{self.key}: the baseline file {where} {what}; make it with `evalkit "
+                "promote RUN` (a run of the code to compare against), fix the path, or remove "
                 "the baseline setting to run without a baseline"
             )
         check_artefact_bytes(self.path.read_bytes(), str(self.path))
@@ -129,7 +130,13 @@ class NoStore:
         return "no store (baseline.store is none)"
 
     def fetch(self, request: FetchRequest) -> BaselineFetch:  # noqa: ARG002
-        return BaselineFetch("missing", None, "none", "baseline.store is none")
+        return BaselineFetch(
+            "missing",
+            None,
+            "none",
+            "baseline.store is none; pass --baseline PATH to compare with a run file, or keep "
+            "one with baseline: {path: baseline.json} and `evalkit promote RUN`",
+        )
 
     def promote(self, request: PromoteRequest) -> PromoteResult:  # noqa: ARG002
         raise ConfigError("mode: promote needs a baseline store (artifact, branch or file)")

@@ -199,12 +199,7 @@ def _relevance(
     if isinstance(raw, Mapping):
         grades: dict[str, int] = {}
         for key, grade in raw.items():
-            try:
-                doc = _yaml_values.as_text(key)
-            except ValueError as exc:
-                raise GoldenError(f"{at}relevant id must be text: {exc}") from None
-            if not doc.strip():
-                raise GoldenError(f"{at}relevant has an empty id")
+            doc = _nonempty_text(key, f"{at}relevant id", f"{at}relevant has an empty id")
             if isinstance(grade, bool) or not isinstance(grade, int):
                 raise GoldenError(
                     f"{at}grade of relevant id {doc!r} must be an integer, got {grade!r}"
@@ -267,16 +262,49 @@ def _expected(
     return _text_field(raw, "expected", where, case_id) or None, None
 
 
+def _nonempty_text(value: Any, what: str, empty: str) -> str:
+    """``value`` as text (:func:`evalkit._yaml_values.as_text`); ``what``/``empty`` start errors."""
+    try:
+        text = _yaml_values.as_text(value)
+    except ValueError as exc:
+        raise GoldenError(f"{what} must be text: {exc}") from None
+    if not text.strip():
+        raise GoldenError(empty)
+    return text
+
+
+def _phrases(key: str, value: Any, at: str) -> Any:
+    """An answer metric's list key (``answers``, ``must_include``...) read as text now.
+
+    Numbers are read as written, as ``expected`` is (``answers: [1889, in 1889]``);
+    anything else that is not text is refused here, with the case's line, rather
+    than case by case once the target has been paid for.  Other keys pass as they are.
+    """
+    from evalkit.metrics.answer_keys import PHRASE_KEYS
+
+    if key not in PHRASE_KEYS or value is None:
+        return _yaml_values.plain(value)
+    items = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, list | Mapping) or item is None:
+            shown = "null" if item is None else type(item).__name__
+            raise GoldenError(f"{at}{key} must be a list of strings, and an item is {shown}")
+        empty = f"{at}{key} holds an empty string; remove it or fill it in"
+        out.append(_nonempty_text(item, f"{at}{key} item {item!r}", empty))
+    return out if isinstance(value, list) else out[0]
+
+
 def _context(raw: Mapping[str, Any], at: str) -> dict[str, Any]:
     """Every unknown field, plus the entries of a mapping-valued ``context`` field."""
-    extra = {k: _yaml_values.plain(v) for k, v in raw.items() if k not in KNOWN_FIELDS}
+    extra = {k: _phrases(k, v, at) for k, v in raw.items() if k not in KNOWN_FIELDS}
     given = raw.get("context")
     if given is None:
         return extra
     if not isinstance(given, Mapping):
         # Not 0.2.0's nested mapping (e.g. a CSV column named context): keep it as a field.
         return {**extra, "context": _yaml_values.plain(given)}
-    merged = {str(k): _yaml_values.plain(v) for k, v in given.items()}
+    merged = {str(k): _phrases(str(k), v, at) for k, v in given.items()}
     for key, value in extra.items():
         if key in merged:
             raise GoldenError(

@@ -62,7 +62,7 @@ def _entry(value: object) -> str:
         from evalkit.metrics.answers import check_declaration
 
         kind = value.get("kind")
-        if isinstance(kind, str) and "@" in kind:
+        if isinstance(kind, str) and _is_retrieval(kind):
             name, kind, params = _check_retrieval(value)
         else:
             name, kind, params = check_declaration(value)
@@ -73,6 +73,13 @@ def _entry(value: object) -> str:
     )
 
 
+def _is_retrieval(kind: str) -> bool:
+    """``recall@10``, or one of trec_eval's full-depth names (``map``, ``recip_rank``)."""
+    from evalkit.registry import FULL_DEPTH
+
+    return "@" in kind or kind in FULL_DEPTH
+
+
 def _check_retrieval(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
     """A ``{name, kind: family@k, relevance_level}`` entry, checked as far as it can be now.
 
@@ -80,14 +87,14 @@ def _check_retrieval(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]
     checked when the entry is registered (:func:`register_declared_metrics`).
     """
     from evalkit.errors import EvalkitError, MetricError
-    from evalkit.registry import families, family_instance, split_spec
+    from evalkit.registry import FULL_DEPTH, families, family_instance, split_spec
 
     name, kind = entry.get("name"), str(entry.get("kind"))
     if not isinstance(name, str) or not name.strip():
         raise MetricError(f"a declared metric needs a 'name' (text), got {name!r}")
     params = {k: v for k, v in entry.items() if k not in ("name", "kind")}
     try:
-        if split_spec(kind)[0] in families():
+        if split_spec(kind)[0] in families() or kind in FULL_DEPTH:
             family_instance(name, kind, params)
     except EvalkitError as exc:
         raise MetricError(f"metric {name!r}: {exc}") from None
@@ -118,7 +125,7 @@ def register_declared_metrics(
     for index, entry in enumerate(entries):
         if not isinstance(entry, DeclaredMetric):
             continue
-        if "@" in entry.kind:  # a retrieval metric with its relevance level
+        if _is_retrieval(entry.kind):  # a retrieval metric with its relevance level
             try:
                 define(family_instance(str(entry), entry.kind, entry.params))
             except EvalkitError as exc:

@@ -37,7 +37,9 @@ from evalkit.trials import TrialCallback, evaluate_repeated
 if TYPE_CHECKING:
     from evalkit.case_filter import CaseFilter, Subset
     from evalkit.drift import Reference
+    from evalkit.metrics.batch import QuerySelection
     from evalkit.shards import ShardSpec
+    from evalkit.trec import TrecScoring
     from evalkit.trend import DriftTrend
 
 _PLACEHOLDER = "{{%s}}"
@@ -358,27 +360,38 @@ def to_artifact(
 
 
 def score_trec_to_artifact(
-    trec_run: Path, qrels: Path, metrics: Sequence[str], *, relevance_level: int = 1
-) -> RunArtifact:
-    """Score an existing TREC run file against qrels: the artefact, no target involved."""
-    from evalkit.trec import score_trec_run
+    trec_run: Path,
+    qrels: Path,
+    metrics: Sequence[str],
+    *,
+    relevance_level: int = 1,
+    queries: QuerySelection = "both",
+) -> tuple[RunArtifact, TrecScoring]:
+    """Score an existing TREC run file against qrels: the artefact, no target involved.
+
+    Also the scoring itself, which names the queries the two files do not share (what
+    ``evalkit run --trec-run`` reports as left out or zeroed).
+    """
+    from evalkit.trec import score_trec
 
     case_defs, _ = resolve_metrics(list(metrics))
-    result = score_trec_run(
+    scoring = score_trec(
         trec_run,
         qrels,
         [d.name for d in case_defs],
         relevance_level=relevance_level,
+        queries=queries,
         name=trec_run.name,
     )
     # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
-    return build_artifact(
-        result,
+    art = build_artifact(
+        scoring.result,
         metrics,
         target_name=trec_run.name,
         git=git_state(),
         params={"relevance_level": relevance_level},
     )
+    return art, scoring
 
 
 # ----------------------------------------------------------------------------- a run to a file
@@ -900,7 +913,10 @@ def gate_config(
         prepared,
         candidate,
         base,
-        notes=() if base is not None else (where,),
+        # Where no baseline was found matters only to a check that compares with one.
+        notes=(where,)
+        if base is None and any(c.is_baseline for c in prepared.checks.checks)
+        else (),
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
         subset=subset,

@@ -48,6 +48,12 @@ LoaderFn = Callable[[Path], "GoldenSet"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*(@[1-9][0-9]*)?$")
+
+# trec_eval's uncut measures, by the names IR users type: the family over the whole
+# ranking.  A depth no ranking reaches makes family@k equal to them (map_cut_k is map
+# once k covers the ranking; ndcg_cut_k is ndcg once k also covers every relevant id).
+FULL_DEPTH: Mapping[str, str] = {"map": "map", "ndcg": "ndcg", "recip_rank": "mrr", "mrr": "mrr"}
+FULL_DEPTH_K = 2**62
 _FAMILY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
 
 
@@ -412,6 +418,9 @@ def family_instance(name: str, spec: str, params: Mapping[str, object]) -> Metri
 
     base, k = split_spec(spec)
     family = _families.get(base)
+    full = _full_depth(spec) if k is None else None
+    if full is not None:
+        family, k = full
     if k is None or family is None:
         raise MetricError(
             f"{spec!r} is not a retrieval metric (family@k); known families: "
@@ -437,9 +446,17 @@ def register_concrete_family_metric(family: str, k: int) -> MetricDef:
     return defn
 
 
+def _full_depth(name: str) -> tuple[RetrievalFamily, int] | None:
+    """The family and depth a trec_eval name (``map``, ``recip_rank``...) stands for."""
+    family = _families.get(FULL_DEPTH.get(name, ""))
+    return None if family is None else (family, FULL_DEPTH_K)
+
+
 def known_names() -> list[str]:
-    """Every usable name: concrete metrics, aggregates, and ``family@k`` patterns."""
-    return sorted({*_case, *_aggregate, *(f"{f}@k" for f in _families)})
+    """Every usable name: concrete metrics, aggregates, ``family@k`` patterns, and
+    trec_eval's full-depth names."""
+    full = (n for n in FULL_DEPTH if _full_depth(n) is not None)
+    return sorted({*_case, *_aggregate, *(f"{f}@k" for f in _families), *full})
 
 
 def get_metric(name: str) -> MetricDef:
@@ -452,7 +469,15 @@ def get_metric(name: str) -> MetricDef:
     base, k = split_spec(name)
     if k is not None and base in _families:
         return _family_metric(_families[base], k)
-    close = [*_case, *_aggregate, *(f"{f}@{k}" for f in _families if k is not None)]
+    full = _full_depth(name)
+    if full is not None:
+        return replace(_family_metric(*full), name=name)
+    close = [
+        *_case,
+        *_aggregate,
+        *(f"{f}@{k}" for f in _families if k is not None),
+        *(n for n in FULL_DEPTH if k is None and _full_depth(n) is not None),
+    ]
     raise UnknownMetricError(
         f"unknown metric {name!r}{did_you_mean(name, close)}; "
         f"known: {', '.join(known_names()) or '(none registered)'}. "

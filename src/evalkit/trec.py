@@ -55,8 +55,10 @@ __all__ = [
     "ScoreDtype",
     "TrecFormatError",
     "TrecRun",
+    "TrecScoring",
     "read_qrels",
     "read_run",
+    "score_trec",
     "score_trec_run",
     "write_qrels",
     "write_run",
@@ -664,6 +666,22 @@ def write_qrels(path: PathLike, qrels: Mapping[str, Relevance]) -> Path:
 # --------------------------------------------------------------------------- scoring
 
 
+@dataclass(frozen=True)
+class TrecScoring:
+    """A scored run file and the queries the two files do not share.
+
+    ``unranked``: judged queries the run has no ranking for (left out under
+    ``queries="both"``, scored as empty rankings under ``"qrels"``).
+    ``unjudged``: ranked queries the qrels do not judge (never scored).
+    Both in file order, so a report can name them.
+    """
+
+    result: RunResult[QueryResult]
+    queries: QuerySelection
+    unranked: tuple[str, ...]
+    unjudged: tuple[str, ...]
+
+
 def score_trec_run(
     run_path: PathLike,
     qrels_path: PathLike,
@@ -681,7 +699,30 @@ def score_trec_run(
     ``queries="qrels"`` is trec_eval ``-c`` (judged queries missing from the
     run score as empty rankings) and ``queries="run"`` requires every ranked
     query to be judged.  ``name`` defaults to the file's run tag.
+    :func:`score_trec` also says which queries the files do not share.
     """
+    return score_trec(
+        run_path,
+        qrels_path,
+        metrics,
+        relevance_level=relevance_level,
+        queries=queries,
+        score_dtype=score_dtype,
+        name=name,
+    ).result
+
+
+def score_trec(
+    run_path: PathLike,
+    qrels_path: PathLike,
+    metrics: Sequence[str],
+    *,
+    relevance_level: int = 1,
+    queries: QuerySelection = "both",
+    score_dtype: ScoreDtype = "float64",
+    name: str | None = None,
+) -> TrecScoring:
+    """:func:`score_trec_run`, with the queries left out or zeroed named (:class:`TrecScoring`)."""
     # One pause for the whole job: the collection that follows a pause walks
     # everything built during it, so three pauses would walk the run three times.
     with paused_gc():
@@ -698,5 +739,8 @@ def score_trec_run(
             queries=queries,
             _grades=grades,
         )
-        del run, grades, qrels  # freed now, not walked by the collection after the pause
-    return result
+        ranked = set(run.query_ids)
+        unranked = tuple(q for q in qrels if q not in ranked)
+        unjudged = tuple(q for q in run.query_ids if q not in qrels)
+        del run, grades, qrels, ranked  # freed now, not walked by the collection after the pause
+    return TrecScoring(result, queries, unranked, unjudged)

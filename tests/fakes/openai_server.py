@@ -9,7 +9,10 @@ replies, recorded requests), routed and validated the way the real services do:
   ``api-key: KEY``; ``api_key=None`` makes the server keyless, like Ollama;
 * a request whose tools are not strict-valid function tools, or whose
   ``tool_choice`` names a function it does not define, is refused with 400, as
-  OpenAI refuses it, so a client bug cannot hide behind a permissive fake.
+  OpenAI refuses it, so a client bug cannot hide behind a permissive fake;
+* ``reasoning_model=True`` behaves like OpenAI's reasoning and gpt-5-class
+  models: ``max_tokens`` and a temperature other than 1 are refused with the
+  400 bodies those models send (``max_completion_tokens`` is what they take).
 
     with FakeOpenAI() as api:
         api.script(grade(4), rate_limited("2"), server_error())
@@ -124,6 +127,30 @@ def _refusal(status: int, code: str, text: str) -> Rendered:
     return _json(status, {"error": {"message": text, "type": code, "param": None, "code": code}})
 
 
+def _reasoning_refusal(body: JsonObj) -> Rendered | None:
+    """The 400 a reasoning model answers an older model's request with (OpenAI's wording)."""
+    if "max_tokens" in body:
+        error = {
+            "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
+            "type": "invalid_request_error",
+            "param": "max_tokens",
+            "code": "unsupported_parameter",
+        }
+        return _json(400, {"error": error})
+    temperature = body.get("temperature", 1)
+    if temperature != 1:
+        error = {
+            "message": f"Unsupported value: 'temperature' does not support {temperature} with "
+            "this model. Only the default (1) value is supported.",
+            "type": "invalid_request_error",
+            "param": "temperature",
+            "code": "unsupported_value",
+        }
+        return _json(400, {"error": error})
+    return None
+
+
 def _strict_problem(parameters: object) -> str | None:
     """Why a strict function schema would be refused (OpenAI's structured-output rules)."""
     if not isinstance(parameters, dict) or parameters.get("type") != "object":
@@ -173,11 +200,17 @@ class FakeOpenAI(FakeAnthropic):
     """The server; ``api_key=None`` accepts requests without credentials."""
 
     def __init__(
-        self, *, api_key: str | None = "test", models: tuple[str, ...] = (), **kwargs: Any
+        self,
+        *,
+        api_key: str | None = "test",
+        models: tuple[str, ...] = (),
+        reasoning_model: bool = False,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.api_key = api_key
         self.models = models  # what GET /v1/models lists (empty: no list to check against)
+        self.reasoning_model = reasoning_model
         if "default" not in kwargs:
             self.default = grade(4, "good enough")
 
@@ -223,4 +256,4 @@ class FakeOpenAI(FakeAnthropic):
         problem = _tools_problem(request.body)
         if problem:
             return _refusal(400, "invalid_request_error", problem)
-        return None
+        return _reasoning_refusal(request.body) if self.reasoning_model else None

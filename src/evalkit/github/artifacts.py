@@ -582,7 +582,8 @@ class ArtifactStore:
                 source="artifact",
                 detail=(
                     f"baseline.store is artifact ({self.describe()}), which only the GitHub "
-                    "Action can read; pass --baseline PATH to compare with a local file"
+                    "Action can read (its mode: promote stores one on a push to the default "
+                    "branch); pass --baseline PATH to compare with a local run file"
                 ),
             )
         preferred = {p.sha: p.why for p in request.preferred}

@@ -177,8 +177,9 @@ class BranchStore:
                 source="branch",
                 detail=(
                     f"baseline.store is branch ({self.describe()}, latest/{config_name}.json), "
-                    "which only the GitHub Action reads; pass --baseline PATH to compare with "
-                    "a local file"
+                    "which only the GitHub Action reads (its mode: promote commits one on a push "
+                    "to the default branch); pass --baseline PATH to compare with a local run "
+                    "file"
                 ),
             )
         candidates: list[tuple[str, str | None, str]] = []

@@ -179,13 +179,34 @@ class Agreement:
         pct = f"{self.confidence * 100:g}%"
         stats = (self.kappa_quadratic, self.kappa_linear, self.spearman)
         dropped = self.n_resamples - min(s.usable_resamples for s in stats)
-        undefined = f", up to {dropped:,} with no variation dropped" if dropped else ""
         return (
             f"{what} on {self.n} case(s): weighted κ (quadratic) "
             f"{self.kappa_quadratic.text()}, κ (linear) {self.kappa_linear.text()}, "
             f"Spearman ρ {self.spearman.text()} ({pct} percentile bootstrap over cases, "
-            f"{self.n_resamples:,} resamples{undefined})"
+            f"{self.n_resamples:,} resamples){self._dropped_words(dropped)}"
         )
+
+    def _dropped_words(self, dropped: int) -> str:
+        """What leaving out resamples did to the interval, in words (empty: none left out).
+
+        A resample whose cases all got the same grade from one side has no κ or ρ, so
+        it is left out; the interval then comes from the resamples that varied, which
+        over-represents them: with many left out it is not the stated level.
+        """
+        if not dropped:
+            return ""
+        share = dropped / self.n_resamples
+        words = (
+            f"; {dropped:,} of them ({share:.0%}) drew grades that did not vary (κ and ρ "
+            "undefined) and were left out"
+        )
+        if share >= ROUGH_SHARE:
+            words += f": a rough interval, not a {self.confidence * 100:g}% one; grade more cases"
+        return words
+
+
+# Past this share of resamples left out, the interval is called rough in the report.
+ROUGH_SHARE = 0.05
 
 
 def _interval(point: float, draws: _Array, confidence: float) -> Interval:

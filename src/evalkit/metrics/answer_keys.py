@@ -17,9 +17,12 @@ columns in ``GoldenCase.context``):
                       calibration set), without it the grade is taken to be of
                       the target's current answer
 
-A single string where a list is expected is taken as a one-item list.  A value
-of the wrong type raises :class:`MetricError` naming the case and the key; it is
-never read as "no phrases", which would make a check pass on nothing.
+A single string where a list is expected is taken as a one-item list.  The
+golden loaders read the list keys as text when the file is loaded (a number as
+written, like ``expected``; anything else refused at its line).  A value of the
+wrong type in a case built in code raises :class:`MetricError` naming the case
+and the key; it is never read as "no phrases", which would make a check pass on
+nothing.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ __all__ = [
     "HUMAN_GRADE_KEY",
     "MUST_INCLUDE_KEY",
     "MUST_NOT_INCLUDE_KEY",
+    "PHRASE_KEYS",
     "answer_text",
     "graded_answer",
     "human_grade",
@@ -50,6 +54,8 @@ MUST_INCLUDE_KEY = "must_include"
 MUST_NOT_INCLUDE_KEY = "must_not_include"
 HUMAN_GRADE_KEY = "human_grade"
 GRADED_ANSWER_KEY = "graded_answer"
+# The keys holding a list of strings (checked and read as text at load).
+PHRASE_KEYS = (ANSWERS_KEY, MUST_INCLUDE_KEY, MUST_NOT_INCLUDE_KEY)
 
 
 def phrase_list(case: GoldenCase, key: str) -> list[str] | None:

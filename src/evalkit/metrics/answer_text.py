@@ -15,8 +15,11 @@ Pure functions on strings, written to be checked by hand against the official
 
 One v1.1 quirk is kept on purpose, so numbers match published SQuAD figures:
 when no token is shared, F1 is 0 even if both sides normalise to nothing
-(``"the"`` against ``"a"`` is an exact match but has F1 0).  SQuAD v2.0 scores
-that case 1; use ``normalisation="none"`` or a custom metric if you need v2.0.
+(``"the"`` against ``"a"`` is an exact match but has F1 0).  Every normalisation
+keeps that rule (``token_f1("", "", "none")`` is 0 too).  SQuAD v2.0 scores such a
+pair by exact match instead (1 when both are empty, 0 when one is): for v2.0
+figures, register a metric that returns :func:`exact_match` when either side
+normalises to nothing and :func:`token_f1` otherwise.
 
 ``normalisation`` selects what is compared: ``"squad"`` (the above),
 ``"lower"`` (lower case and whitespace only) or ``"none"`` (whitespace-split

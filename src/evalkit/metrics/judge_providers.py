@@ -4,7 +4,7 @@
 over the Messages API; ``provider: openai`` is
 :class:`~evalkit.metrics.openai_judge.OpenAIJudge` over any OpenAI-compatible
 Chat Completions server (``base_url``).  The wire-only settings (``base_url``,
-``api_key_env``, ``api_version``) apply to ``openai`` alone; the config refuses
+``api_key_env``, ``api_version``, ``token_limit_key``) apply to ``openai`` alone; the config refuses
 them on ``anthropic`` rather than ignore them.  ``rate_limit_wait_s`` (waiting
 out 429s within a total budget) applies to both.
 """

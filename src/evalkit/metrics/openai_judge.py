@@ -26,8 +26,21 @@ another's, and runs graded by different servers are reported incomparable.
 Failures: a 5xx or a transport error is retried ``max_retries`` times with
 exponential backoff; a 429 that carries ``Retry-After`` is waited out when
 ``rate_limit_wait_s`` (a total budget, default 0: off) allows; any other 4xx
-fails at once.  The client is plain httpx, already a dependency: no SDK to
-install, and the retry rules are this module's own rather than an SDK's.
+fails at once, with one exception.  Reasoning and gpt-5-class models refuse
+``max_tokens`` (HTTP 400, "Use 'max_completion_tokens' instead") where older
+models and most compatible servers know only ``max_tokens``.  With
+``token_limit_key="auto"`` (the default) the judge sends ``max_tokens``, and on
+that one refusal resends the request once with ``max_completion_tokens`` and
+keeps that key for the rest of its life, saying so in a
+:class:`~evalkit.errors.EvalkitWarning`.  The refused request generated nothing
+(a 400 is rejected before the model runs and is not billed), so the grade is
+paid for once.  Naming the key (``"max_tokens"`` or ``"max_completion_tokens"``)
+turns the retry off; the refusal is then reported with the setting to change.
+A temperature is never adjusted on the user's behalf: it is part of what the
+judge is, and those models accept only their default, so leave it unset.
+
+The client is plain httpx, already a dependency: no SDK to install, and the
+retry rules are this module's own rather than an SDK's.
 """
 
 from __future__ import annotations
@@ -36,12 +49,13 @@ import json
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalkit._bounded import loads
-from evalkit.errors import ConfigError, JudgeError
+from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
 from evalkit.metrics.judge import (
     DEFAULT_MAX_TOKENS,
     PROBE_TIMEOUT_S,
@@ -59,7 +73,7 @@ if TYPE_CHECKING:
     from evalkit.golden_cases import GoldenCase
     from evalkit.results import TargetResponse
 
-__all__ = ["PROVIDER", "OpenAIJudge"]
+__all__ = ["PROVIDER", "TOKEN_LIMIT_KEYS", "OpenAIJudge"]
 
 PROVIDER = "openai-compatible"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -68,6 +82,9 @@ DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_RETRIES = 2
 BACKOFF_BASE_S = 0.5
 BACKOFF_CAP_S = 8.0
+# The request fields a token limit can travel in; "auto" starts with the first.
+TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")
+AUTO_TOKEN_LIMIT = "auto"
 
 
 @dataclass(frozen=True)
@@ -106,8 +123,10 @@ class OpenAIJudge(LLMJudge):
     :param max_retries: retries of a 5xx or transport failure (default 2).
     :param rate_limit_wait_s: total seconds this judge may spend waiting out
         429 ``Retry-After`` replies (default 0: a 429 fails at once).
-    :param token_limit_key: the request field carrying ``max_tokens``; newer
-        OpenAI reasoning models want ``"max_completion_tokens"``.
+    :param token_limit_key: the request field carrying ``max_tokens``:
+        ``"max_tokens"``, ``"max_completion_tokens"`` (what OpenAI's reasoning and
+        gpt-5-class models require), or ``"auto"`` (the default): ``max_tokens``
+        until the server refuses it for ``max_completion_tokens``, then that key.
     :param http_client: an ``httpx.Client`` to use (tests, proxies); by default
         one is built on first use.
 
@@ -132,7 +151,7 @@ class OpenAIJudge(LLMJudge):
         prices: Mapping[str, float] | None = None,
         cache_only: bool = False,
         rate_limit_wait_s: float = 0.0,
-        token_limit_key: str = "max_tokens",
+        token_limit_key: str = AUTO_TOKEN_LIMIT,
         http_client: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -161,12 +180,16 @@ class OpenAIJudge(LLMJudge):
         self.api_version = api_version
         self._api_key = api_key
         self.api_key_env = api_key_env
-        if token_limit_key not in ("max_tokens", "max_completion_tokens"):
+        if token_limit_key not in (*TOKEN_LIMIT_KEYS, AUTO_TOKEN_LIMIT):
             raise ConfigError(
-                "OpenAIJudge: token_limit_key must be 'max_tokens' or 'max_completion_tokens', "
-                f"got {token_limit_key!r}"
+                "OpenAIJudge: token_limit_key must be 'max_tokens', 'max_completion_tokens' "
+                f"or 'auto', got {token_limit_key!r}"
             )
         self.token_limit_key = token_limit_key
+        # The key requests carry now: "auto" may move it once, from the first to the second.
+        self._limit_key = (
+            TOKEN_LIMIT_KEYS[0] if token_limit_key == AUTO_TOKEN_LIMIT else token_limit_key
+        )
         self._sleep = sleep
         self._http: httpx.Client | None = http_client
         self._http_lock = threading.Lock()
@@ -224,7 +247,7 @@ class OpenAIJudge(LLMJudge):
             "tools": [self.function_tool()],
             "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}},
             "parallel_tool_calls": False,
-            self.token_limit_key: self.max_tokens,
+            self._limit_key: self.max_tokens,
         }
         if self.temperature is not None:
             body["temperature"] = self.temperature
@@ -348,9 +371,37 @@ class OpenAIJudge(LLMJudge):
                 self._backoff(failures)
                 failures += 1
                 continue
+            if status == 400 and self._switch_limit_key(body, reply):
+                body = self.request_body(response, case)
+                continue
             if status >= 400:
                 raise self._fail(case, self._describe(reply, attempts=failures + 1))
             return self._translate(reply, case)
+
+    def _switch_limit_key(self, body: Mapping[str, Any], reply: httpx.Response) -> bool:
+        """Whether to resend ``body`` with ``max_completion_tokens`` (``"auto"`` only).
+
+        True once per refused request: a request that already carried the new key is
+        never resent, so a server that refuses both keys costs one extra free 400.
+        """
+        old, new = TOKEN_LIMIT_KEYS
+        if self.token_limit_key != AUTO_TOKEN_LIMIT or old not in body:
+            return False
+        if _refused_field(reply) != old:
+            return False
+        with self._http_lock:
+            switched, self._limit_key = self._limit_key == old, new
+        if switched:
+            warnings.warn(
+                EvalkitWarning(
+                    f"LLM judge {self.model!r}: {self.base_url} refused 'max_tokens' for this "
+                    "model; sending 'max_completion_tokens' instead (the refused request was "
+                    "not billed). Set token_limit_key: max_completion_tokens in the judge "
+                    "settings to skip the refusal"
+                ),
+                stacklevel=2,
+            )
+        return True
 
     def _backoff(self, failures: int) -> None:
         self._sleep(min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**failures))
@@ -361,13 +412,7 @@ class OpenAIJudge(LLMJudge):
 
     def _describe(self, reply: httpx.Response, *, attempts: int) -> str:
         """``server returned HTTP 500 server_error: boom`` plus a hint."""
-        error: Any = None
-        try:
-            doc = loads(reply.content)
-        except ValueError:
-            doc = None
-        if isinstance(doc, dict):
-            error = doc.get("error")
+        doc, error = _error_of(reply)
         kind = detail = None
         if isinstance(error, dict):
             kind = error.get("code") or error.get("type")
@@ -392,7 +437,23 @@ class OpenAIJudge(LLMJudge):
             text += f"; check the key ({where})"
         elif status == 404:
             text += "; check the model name and base_url"
+        elif status == 400:
+            text += self._refusal_advice(_refused_field(reply))
         return text
+
+    def _refusal_advice(self, refused: str | None) -> str:
+        """How to change the settings when the server refused one of our own fields."""
+        if refused == "temperature":
+            return (
+                "; this model accepts only its default temperature: leave temperature unset (None)"
+            )
+        if refused == self._limit_key and refused in TOKEN_LIMIT_KEYS:
+            other = TOKEN_LIMIT_KEYS[1 - TOKEN_LIMIT_KEYS.index(refused)]
+            return (
+                f"; this server wants '{other}': set token_limit_key: {other} (or 'auto') in "
+                "the judge settings"
+            )
+        return ""
 
     def _translate(self, reply: httpx.Response, case: GoldenCase) -> _Message:
         """The Chat Completions reply as the message shape the grade is read from."""
@@ -439,3 +500,34 @@ class OpenAIJudge(LLMJudge):
             if isinstance(usage, dict)
             else None,
         )
+
+
+def _error_of(reply: httpx.Response) -> tuple[Any, Any]:
+    """The reply's JSON document (None if it is not JSON) and its ``error`` member."""
+    try:
+        doc = loads(reply.content)
+    except ValueError:
+        return None, None
+    return doc, doc.get("error") if isinstance(doc, dict) else None
+
+
+def _refused_field(reply: httpx.Response) -> str | None:
+    """The request field a 400 names as unsupported, or None (another defect).
+
+    OpenAI and Azure name it in ``error.param`` ("Unsupported parameter: 'max_tokens' is
+    not supported with this model. Use 'max_completion_tokens' instead.");
+    compatible servers that give no ``param`` are matched on the message's words.
+    """
+    _, error = _error_of(reply)
+    if not isinstance(error, dict):
+        return None
+    param = error.get("param")
+    if param in (*TOKEN_LIMIT_KEYS, "temperature"):
+        return str(param)
+    message = str(error.get("message") or "")
+    if "Use 'max_completion_tokens'" in message:
+        return "max_tokens"
+    for field_name in (*TOKEN_LIMIT_KEYS, "temperature"):
+        if f"'{field_name}'" in message and ("nsupported" in message or "nrecognized" in message):
+            return field_name
+    return None

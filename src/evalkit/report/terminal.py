@@ -240,8 +240,8 @@ def _print(console: Console, report: GateReport) -> None:
             console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
-                "Promote a run of the default branch as the baseline "
-                "(locally: `evalkit promote RUN`).",
+                "Promote a run of the default branch as the baseline (how, for the "
+                "configured baseline store: the note below).",
                 style="bold yellow",
             ),
         )
