@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from fakes.anthropic_server import FakeAnthropic, grade, unused_port
-from test_cli import one_line_error
+from helpers.tiny_project import one_line_error
 
 TARGET = """
 from evalkit import CallableTarget

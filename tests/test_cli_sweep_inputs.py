@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
 from fakes.anthropic_server import FakeAnthropic, malformed
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, GOLDENS, one_line_error
 from servers.search import Reply, SearchServer
-from test_cli import CHECKS, GOLDENS, one_line_error
 
 DEEP = 100_000
 SMALL_LIMIT = {"EVALKIT_MAX_INPUT_MB": "1"}

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
-from test_cli import CHECKS, GOLDENS, one_line_error
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, GOLDENS, one_line_error
 
 TARGET = """
 import sys

@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from compare_artefacts import artefact
 from evalkit.artifact import RunArtifact
 from evalkit.compare import NO_CHANGE, compare_runs
+from helpers.compare_artefacts import artefact
 
 K = 3  # compared runs per world
 N = 40  # cases

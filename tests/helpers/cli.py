@@ -1,0 +1,145 @@
+"""Run the ``evalkit`` command in tests: in process (the default) or as a real subprocess.
+
+:func:`evalkit` calls :func:`evalkit.cli.main` in this process, the way ``python -m evalkit``
+would run it in ``cwd``: the same argv, environment, working directory and import path, stdout
+and stderr captured, and everything the call changes in the process put back afterwards
+(environment, working directory, ``sys.path``, the modules it imported from the project,
+registrations, the SIGTERM handler, warning filters). It returns the same
+:class:`subprocess.CompletedProcess` a subprocess would, in a fraction of the time.
+
+:func:`evalkit_process` starts the real command, for tests where the process is the point:
+signals, stdout closing, start-up, the exit status a shell sees.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from evalkit import registry
+from evalkit.cli import main
+
+__all__ = ["answer_target", "evalkit", "evalkit_process", "process_env", "write_files"]
+
+# What the command sees on top of the caller's environment: no colour, wide lines.
+_BASE_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+
+
+def process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment the command runs with: the caller's, no colour, wide lines, ``env``."""
+    full = {**os.environ, **_BASE_ENV}
+    full.pop("EVALKIT_DEBUG", None)  # no inherited debug flag
+    full.update(env or {})
+    return full
+
+
+def evalkit(
+    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``evalkit ARGS`` in ``cwd``, in this process: exit code, stdout and stderr."""
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        _as_a_fresh_process(Path(cwd), process_env(env)),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        code = main(argv)
+    return subprocess.CompletedProcess(
+        ["evalkit", *argv], code, _as_read_from_a_pipe(out), _as_read_from_a_pipe(err)
+    )
+
+
+def _as_read_from_a_pipe(stream: io.StringIO) -> str:
+    """The text as ``subprocess.run(text=True)`` reads it: universal newlines."""
+    return stream.getvalue().replace("\r\n", "\n").replace("\r", "\n")
+
+
+def evalkit_process(
+    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m evalkit ARGS`` in ``cwd``, as a user's shell would run it."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalkit", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=process_env(env),
+        timeout=120,
+        check=False,
+    )
+
+
+@contextlib.contextmanager
+def _as_a_fresh_process(cwd: Path, env: dict[str, str]) -> Iterator[None]:
+    """Run the block as ``python -m`` would in ``cwd``, then undo what it changed."""
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_path = list(sys.path)
+    saved_modules = set(sys.modules)
+    saved_sigterm = signal.getsignal(signal.SIGTERM)
+    saved_bytecode = sys.dont_write_bytecode
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    sys.path.insert(0, str(cwd.resolve()))  # what `python -m` puts first
+    # A project module rewritten within the same second must not be read from a stale .pyc.
+    sys.dont_write_bytecode = True
+    importlib.invalidate_caches()
+    try:
+        with registry.isolated(), warnings.catch_warnings():
+            yield
+    finally:
+        _forget_modules(set(sys.modules) - saved_modules, sys.path, saved_path)
+        sys.path[:] = saved_path
+        sys.dont_write_bytecode = saved_bytecode
+        signal.signal(signal.SIGTERM, saved_sigterm)
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def _forget_modules(names: set[str], path: list[str], saved_path: list[str]) -> None:
+    """Drop the modules the call imported from the project, so the next call imports afresh.
+
+    A project module is one found through a folder the call put on ``sys.path`` (its working
+    directory, the config's ``python_path``) and not through one that was there before (the
+    standard library, site-packages, evalkit's own source, the tests' folders): evalkit's own
+    modules imported lazily by the call stay, as they would in a long-lived process.
+    """
+    kept = [Path(p).resolve() for p in saved_path if p]
+    added = [Path(p).resolve() for p in path if p and p not in saved_path]
+    for name in names:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file:
+            continue
+        where = Path(file).resolve()
+        if any(where.is_relative_to(r) for r in added) and not any(
+            where.is_relative_to(k) for k in kept
+        ):
+            del sys.modules[name]
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Write a project's files (name -> text) into ``root`` and return ``root``."""
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
+def answer_target(answers: Mapping[str, str]) -> str:
+    """Source of a module whose ``make_target()`` answers each case id with fixed text."""
+    return (
+        "from evalkit import CallableTarget\n\n"
+        f"ANSWERS = {dict(answers)!r}\n\n\n"
+        "def make_target():\n"
+        '    return CallableTarget(lambda case: ANSWERS[case.id], name="qa-bot")\n'
+    )
