@@ -4,7 +4,7 @@
 would run it in ``cwd``: the same argv, environment, working directory and import path, stdout
 and stderr captured, and everything the call changes in the process put back afterwards
 (environment, working directory, ``sys.path``, the modules it imported from the project,
-registrations, the SIGTERM handler, warning filters). It returns the same
+registrations, judges' cache-only mode, the SIGTERM handler, warning filters). It returns the same
 :class:`subprocess.CompletedProcess` a subprocess would, in a fraction of the time.
 
 :func:`evalkit_process` starts the real command, for tests where the process is the point:
@@ -14,6 +14,7 @@ signals, stdout closing, start-up, the exit status a shell sees.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import io
 import os
@@ -23,9 +24,11 @@ import sys
 import warnings
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 
 from evalkit import registry
 from evalkit.cli import main
+from evalkit.metrics import judge_guard
 
 __all__ = ["answer_target", "evalkit", "evalkit_process", "process_env", "write_files"]
 
@@ -78,19 +81,54 @@ def evalkit_process(
     )
 
 
+# Where the installation lives: the standard library, site-packages, this repository (evalkit's
+# source, the tests' own folders). Taken at import, during collection, before any test can
+# have put a project folder on sys.path. A module from anywhere else is a test's project.
+_INSTALLED = tuple(
+    {Path(p).resolve() for p in [*sys.path, sys.prefix, sys.base_prefix] if p}
+    | {Path(__file__).resolve().parents[2]}
+)
+
+
+@functools.cache
+def _installed(path: str) -> bool:
+    where = Path(path).resolve()
+    return any(where.is_relative_to(root) for root in _INSTALLED)
+
+
+def _project_modules() -> dict[str, ModuleType]:
+    """The loaded modules a test's project put there (a target, a plugin), by name."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and not _installed(file):
+            found[name] = module
+    return found
+
+
 @contextlib.contextmanager
 def _as_a_fresh_process(cwd: Path, env: dict[str, str]) -> Iterator[None]:
-    """Run the block as ``python -m`` would in ``cwd``, then undo what it changed."""
+    """Run the block as ``python -m`` would in ``cwd``, then undo what it changed.
+
+    A fresh process has imported no project module yet: those another test (or an earlier
+    call) left in ``sys.modules`` or on ``sys.path`` are set aside for the call, and the
+    ones the call imports are dropped after it, so a project's ``tiny_target`` is always
+    its own. evalkit's own modules stay loaded, as in a long-lived process.
+    """
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     saved_path = list(sys.path)
-    saved_modules = set(sys.modules)
     saved_sigterm = signal.getsignal(signal.SIGTERM)
     saved_bytecode = sys.dont_write_bytecode
+    saved_cache_only = judge_guard.cache_only()  # --judge-cache-only is process-wide
+    set_aside = _project_modules()
+    for name in set_aside:
+        del sys.modules[name]
     os.environ.clear()
     os.environ.update(env)
     os.chdir(cwd)
-    sys.path.insert(0, str(cwd.resolve()))  # what `python -m` puts first
+    # what `python -m` puts first, then the installation's own folders
+    sys.path[:] = [str(cwd.resolve()), *(p for p in saved_path if not p or _installed(p))]
     # A project module rewritten within the same second must not be read from a stale .pyc.
     sys.dont_write_bytecode = True
     importlib.invalidate_caches()
@@ -98,34 +136,16 @@ def _as_a_fresh_process(cwd: Path, env: dict[str, str]) -> Iterator[None]:
         with registry.isolated(), warnings.catch_warnings():
             yield
     finally:
-        _forget_modules(set(sys.modules) - saved_modules, sys.path, saved_path)
+        for name in _project_modules():
+            del sys.modules[name]
+        sys.modules.update(set_aside)
         sys.path[:] = saved_path
         sys.dont_write_bytecode = saved_bytecode
+        judge_guard.set_cache_only(saved_cache_only)
         signal.signal(signal.SIGTERM, saved_sigterm)
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-
-
-def _forget_modules(names: set[str], path: list[str], saved_path: list[str]) -> None:
-    """Drop the modules the call imported from the project, so the next call imports afresh.
-
-    A project module is one found through a folder the call put on ``sys.path`` (its working
-    directory, the config's ``python_path``) and not through one that was there before (the
-    standard library, site-packages, evalkit's own source, the tests' folders): evalkit's own
-    modules imported lazily by the call stay, as they would in a long-lived process.
-    """
-    kept = [Path(p).resolve() for p in saved_path if p]
-    added = [Path(p).resolve() for p in path if p and p not in saved_path]
-    for name in names:
-        file = getattr(sys.modules.get(name), "__file__", None)
-        if not file:
-            continue
-        where = Path(file).resolve()
-        if any(where.is_relative_to(r) for r in added) and not any(
-            where.is_relative_to(k) for k in kept
-        ):
-            del sys.modules[name]
 
 
 def write_files(root: Path, files: dict[str, str]) -> Path:

@@ -31,6 +31,9 @@ from evalkit.gate import CheckVerdict, GateOptions, evaluate_gate
 from evalkit.stats.names import GateMethod as Method
 from helpers.drift_runs import METRIC, Values, exact_history, random_history, run
 
+# A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.
+pytestmark = pytest.mark.slow
+
 FULL: Final = os.environ.get("EVALKIT_CALIBRATION", "").lower() == "full"
 SCALE: Final = 5 if FULL else 1
 
