@@ -36,16 +36,23 @@ __all__ = ["answer_target", "evalkit", "evalkit_process", "process_env", "write_
 _BASE_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
 
 
-def process_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment the command runs with: the caller's, no colour, wide lines, ``env``."""
+def process_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The environment the command runs with: the caller's, no colour, wide lines, ``env``.
+
+    A name ``env`` maps to ``None`` is unset.
+    """
     full = {**os.environ, **_BASE_ENV}
     full.pop("EVALKIT_DEBUG", None)  # no inherited debug flag
-    full.update(env or {})
+    for name, value in (env or {}).items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
     return full
 
 
 def evalkit(
-    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+    *args: str | Path, cwd: Path, env: Mapping[str, str | None] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``evalkit ARGS`` in ``cwd``, in this process: exit code, stdout and stderr."""
     argv = [str(a) for a in args]
@@ -67,7 +74,7 @@ def _as_read_from_a_pipe(stream: io.StringIO) -> str:
 
 
 def evalkit_process(
-    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+    *args: str | Path, cwd: Path, env: Mapping[str, str | None] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``python -m evalkit ARGS`` in ``cwd``, as a user's shell would run it."""
     return subprocess.run(
@@ -81,12 +88,13 @@ def evalkit_process(
     )
 
 
-# Where the installation lives: the standard library, site-packages, this repository (evalkit's
-# source, the tests' own folders). Taken at import, during collection, before any test can
-# have put a project folder on sys.path. A module from anywhere else is a test's project.
+# Where the installation lives: the standard library, site-packages, evalkit's source, the
+# tests' own folders. Taken at import, during collection, before any test can have put a
+# project folder on sys.path. A module from anywhere else (a test's tmp_path, examples/) is
+# a project's, imported afresh by each call as a new process would.
 _INSTALLED = tuple(
     {Path(p).resolve() for p in [*sys.path, sys.prefix, sys.base_prefix] if p}
-    | {Path(__file__).resolve().parents[2]}
+    | {Path(__file__).resolve().parents[1]}
 )
 
 
