@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes import unused_port
 from helpers.cli import evalkit, evalkit_process, process_env, write_files
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
@@ -322,11 +323,7 @@ def test_bad_judge_without_rubric(project: Path) -> None:
 
 
 def test_unreachable_http_target_exits_three(project: Path) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()
     edit(
         project,
         "evalkit.yaml",
