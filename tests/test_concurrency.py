@@ -16,9 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
 
 from evalkit.errors import MetricError
@@ -32,6 +31,9 @@ from evalkit.targets.callable import CallableTarget
 from fakes import FakeAnthropic, Reply, error, grade
 from servers.search import Drop, RecordedRequest, Reset, SearchServer, Step
 from servers.search import Reply as Http
+
+if TYPE_CHECKING:  # imported where used: a heavy import, kept out of collection
+    import anthropic
 
 
 def golden(n: int) -> GoldenSet:
