@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
 from evalkit import registry
 from evalkit.artifact import (
     _MIGRATIONS,
@@ -26,6 +25,7 @@ from evalkit.errors import ArtifactError
 from evalkit.formats import ARTIFACT_SCHEMA_VERSION
 from evalkit.registry import get_metric, register_metric
 from evalkit.results import CaseResult, QueryResult
+from helpers.cli import evalkit
 
 FIXTURES = Path(__file__).parent / "data" / "artifacts"
 V1 = FIXTURES / "v1.json"

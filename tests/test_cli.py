@@ -1,4 +1,8 @@
-"""The CLI as a subprocess: exit codes, and one readable stderr line per bad input."""
+"""The CLI's exit codes, and one readable stderr line per bad input.
+
+In process through ``main(argv)`` (tests/helpers/cli.py), except where the process is the
+point: start-up and ``--help``, a stdout whose reader is gone, the exit status a shell sees.
+"""
 
 from __future__ import annotations
 
@@ -10,50 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit as evalkit  # re-exported: other CLI tests import it here
-from cli_process import write_files
+from fakes import unused_port
+from helpers.cli import evalkit, evalkit_process, process_env, write_files
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "custom_client"
-
-TARGET_MODULE = """
-from evalkit import CallableTarget
-
-RANKINGS = {"a": ["d1", "d2"], "b": ["d3", "d1"], "c": ["d2", "d9"]}
-
-
-def make_target(shift: bool = False):
-    def rank(case):
-        ids = RANKINGS[case.id]
-        return ids[::-1] if shift else ids
-    return CallableTarget(rank, name="shifted" if shift else "plain")
-"""
-
-GOLDENS = (
-    '{"id": "a", "query": "alpha", "relevant": ["d1"]}\n'
-    '{"id": "b", "query": "beta", "relevant": ["d3"]}\n'
-    '{"id": "c", "query": "gamma", "relevant": ["d2"]}\n'
-)
-
-CHECKS = """\
-checks:
-  - id: floor
-    metric: recall@1
-    op: ">="
-    threshold: 0.5
-  - id: no_regression
-    metric: ndcg@10
-    vs_baseline: no_significant_regression
-"""
-
-CONFIG = """\
-goldens: goldens.jsonl
-checks: checks.yaml
-metrics: [recall@1, ndcg@10]
-target:
-  python: "tiny_target:make_target"
-n_resamples: 500
-"""
 
 
 @pytest.fixture
@@ -62,21 +28,11 @@ def project(tmp_path: Path) -> Path:
     return write_files(tmp_path, {**files, "evalkit.yaml": CONFIG})
 
 
-def one_line_error(result: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
-    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
-    lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("evalkit: ")
-    assert "Traceback" not in result.stderr
-    for needle in needles:
-        assert needle in lines[0], (needle, lines[0])
-
-
 # ------------------------------------------------------------------------- happy paths
 
 
 def test_help_is_fast_and_lists_commands(project: Path) -> None:
-    result = evalkit("--help", cwd=project)
+    result = evalkit_process("--help", cwd=project)
     assert result.returncode == 0
     for command in ("run", "gate", "compare", "show"):
         assert command in result.stdout
@@ -179,8 +135,6 @@ def evalkit_into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProce
     """
     read_end, write_end = os.pipe()
     os.close(read_end)
-    env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}
-    env.pop("EVALKIT_DEBUG", None)
     try:
         return subprocess.run(
             [sys.executable, "-m", "evalkit", *args],
@@ -188,7 +142,7 @@ def evalkit_into_closed_pipe(*args: str, cwd: Path) -> subprocess.CompletedProce
             stdout=write_end,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env=process_env(),
             timeout=120,
             check=False,
         )
@@ -369,11 +323,7 @@ def test_bad_judge_without_rubric(project: Path) -> None:
 
 
 def test_unreachable_http_target_exits_three(project: Path) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = unused_port()
     edit(
         project,
         "evalkit.yaml",

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_project import answer_target, imports_undone, openai_judge_config
 from evalkit.cli import main
 from fakes.openai_server import FakeOpenAI, grade
+from helpers.cli import answer_target
+from helpers.judge_project import imports_undone, openai_judge_config
 
 MODULE = "agreement_words_target"
 ANSWERS = {f"c{i}": "right" for i in range(8)} | {"c7": "I do not know"}

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 
 @pytest.fixture

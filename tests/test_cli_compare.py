@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
 from evalkit.compare_render import CSV_COLUMNS
-from test_cli import one_line_error
+from helpers.cli import evalkit, write_files
+from helpers.tiny_project import one_line_error
 
 LONG = "better-reranker-with-a-long-name"
 N = 40

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from cli_process import evalkit
-from test_cli import CHECKS, one_line_error
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, one_line_error
 from test_cli_gate_inputs import _write_project, derive, refused
 from test_cli_gate_inputs import made as made  # the module-scoped run fixture
 

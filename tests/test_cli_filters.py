@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
-from test_cli import CHECKS
-from test_cli import CONFIG as BASE_CONFIG
+from helpers.cli import evalkit, write_files
+from helpers.tiny_project import CHECKS
+from helpers.tiny_project import CONFIG as BASE_CONFIG
 
 # The target answers each case with the ranking its golden carries (context "ranking");
 # "a" cases find their relevant document first, "b" cases miss it: a subset differs.

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
+from helpers.cli import evalkit, write_files
 
 FIXTURES = Path(__file__).parent / "data" / "artifacts"
 

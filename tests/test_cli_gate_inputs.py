@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from cli_process import evalkit
-from test_cli import CHECKS, CONFIG, one_line_error
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, CONFIG, one_line_error
 
 TARGET = """
 from evalkit import CallableTarget

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_project import imports_undone
 from evalkit.cli import main
+from helpers.judge_project import imports_undone
 
 MODULE = "phrase_list_target"
 

@@ -1,4 +1,4 @@
-"""Every command's ``--help`` as an 80-column terminal shows it (one subprocess each).
+"""Every command's ``--help`` as an 80-column terminal shows it (in process, through ``main``).
 
 The commands are read from the app itself, so a command added later is held to
 the same rule without touching this file.
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import typer.main
 
-from cli_process import evalkit
 from evalkit.cli import app
+from helpers.cli import evalkit
 
 # Typer vendors its own click, so the command tree is read by shape, not class.
 ROOT: Any = typer.main.get_command(app)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
 from evalkit.artifact import write_artifact
-from history_runs import run, sha_of
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
+from helpers.cli import evalkit, write_files
+from helpers.history_runs import run, sha_of
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 WITH_BASELINE = CONFIG + "baseline: {path: baseline.json}\n"
 # A CI job's own GitHub variables must not make these runs call GitHub.
@@ -128,7 +128,7 @@ def make_store_branch(project: Path, tmp_path: Path) -> Path:
     from datetime import timedelta
 
     from evalkit.history import PinRecord, PromotionRecord, index_dumps
-    from history_runs import T0
+    from helpers.history_runs import T0
 
     (project / "evalkit.yaml").write_text(CONFIG + "baseline: {store: branch}\n")
     git(project, "init", "-q")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
 from evalkit.checkpoint import checkpoint_path
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 # Nine aliases per level, nine levels: 9**9 (387 million) strings once expanded.
 BILLION_LAUGHS = (

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import cli_process
 from fakes.anthropic_server import FakeAnthropic, grade
+from helpers import cli
 
 TARGET = """
 from evalkit import CallableTarget
@@ -74,7 +74,7 @@ def project(tmp_path: Path) -> Path:
 
 def evalkit(api: FakeAnthropic, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "test-key"}
-    return cli_process.evalkit(*args, cwd=cwd, env=env)
+    return cli.evalkit(*args, cwd=cwd, env=env)
 
 
 def test_judge_grades_through_the_real_sdk_and_records_usage(

@@ -13,16 +13,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from fakes.anthropic_server import FakeAnthropic, grade, unused_port
-from test_cli import one_line_error
+from helpers import cli
+from helpers.tiny_project import one_line_error
 
 TARGET = """
 from evalkit import CallableTarget
@@ -95,20 +94,8 @@ def project(tmp_path: Path) -> Path:
 def evalkit(
     *args: str, cwd: Path, base_url: str, key: str | None = "right-key"
 ) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANTHROPIC_BASE_URL": base_url, "NO_COLOR": "1", "COLUMNS": "200"}
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "EVALKIT_DEBUG"):
-        env.pop(name, None)
-    if key is not None:
-        env["ANTHROPIC_API_KEY"] = key
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": key, "ANTHROPIC_AUTH_TOKEN": None}
+    return cli.evalkit(*args, cwd=cwd, env=env)
 
 
 def target_calls(project: Path) -> list[str]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_project import imports_undone
 from evalkit.cli import main
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE
+from helpers.judge_project import imports_undone
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE
 
 MODULE = "hint_target"
 THRESHOLD_ONLY = "checks:\n  - {id: floor, metric: recall@1, op: '>=', threshold: 0.5}\n"

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cli_project import answer_target, run_evalkit
 from fakes.openai_server import FakeOpenAI, grade
+from helpers import cli
+from helpers.cli import answer_target
 
 TARGET = answer_target({"a": "Paris", "b": "I do not know"})
 
@@ -64,7 +65,7 @@ def project(tmp_path: Path, api: FakeOpenAI) -> Path:
 
 
 def evalkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_evalkit(*args, cwd=cwd, env={"OPENAI_API_KEY": "test"})
+    return cli.evalkit(*args, cwd=cwd, env={"OPENAI_API_KEY": "test"})
 
 
 def test_run_grades_through_chat_completions_and_replays(api: FakeOpenAI, project: Path) -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import InputError
-from test_cli import CHECKS, CONFIG, GOLDENS, one_line_error
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, one_line_error
 
 # A target that leaves a mark for every case it runs, to prove none ran.
 COUNTING_TARGET = """

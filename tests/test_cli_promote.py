@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
-from test_cli import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
+from helpers.cli import evalkit, write_files
+from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 WITH_BASELINE = CONFIG + "baseline: {path: baseline.json}\n"
 

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
-from cli_project import answer_target
-from test_cli import one_line_error
+from helpers.cli import answer_target, evalkit, write_files
+from helpers.tiny_project import one_line_error
 from test_cli_compare import CHECKS, GOLDENS, TARGET, config
 
 TEXT_TARGET = answer_target({"a": "Paris", "b": "It is Munich.\nSurely."})

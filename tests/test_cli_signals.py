@@ -123,6 +123,7 @@ def test_a_signal_on_another_thread_stops_a_blocked_run_promptly(
     _assert_stopped_promptly(sig, sent_at, blocked)
 
 
+@pytest.mark.slow  # one run per thread; the fast tier tries the oldest and the newest
 @pytest.mark.skipif(not can_tgkill(), reason="tgkill is Linux-only")
 @SIGNALS
 def test_every_thread_of_a_blocked_run_hands_the_signal_on(

@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
 from fakes.anthropic_server import FakeAnthropic, malformed
+from helpers.cli import evalkit
+from helpers.tiny_project import CHECKS, GOLDENS, one_line_error
 from servers.search import Reply, SearchServer
-from test_cli import CHECKS, GOLDENS, one_line_error
 
 DEEP = 100_000
 SMALL_LIMIT = {"EVALKIT_MAX_INPUT_MB": "1"}
@@ -136,17 +134,8 @@ def judge_project(root: Path) -> Path:
 
 
 def run_with_api(root: Path, api: FakeAnthropic) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"}
-    env.pop("EVALKIT_DEBUG", None)
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", "--out", "x.json"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    env = {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "k"}
+    return evalkit("run", "--out", "x.json", cwd=root, env=env)
 
 
 def test_a_judge_reply_nested_too_deep_fails_the_case_not_the_process(tmp_path: Path) -> None:

@@ -9,6 +9,10 @@
 
 Both hold by construction (the blocking case never ends; the busy case runs for
 twice its deadline by its own clock), whatever the machine's load.
+
+A run with a case that never ends is a real subprocess: that the process still ends, its
+abandoned thread with it, is part of the point (in process the thread would outlive the
+test). The other runs call the CLI in process.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit
-from test_cli import CHECKS, GOLDENS, one_line_error
+from helpers.cli import evalkit, evalkit_process
+from helpers.tiny_project import CHECKS, GOLDENS, one_line_error
 
 TARGET = """
 import sys
@@ -87,7 +91,7 @@ def rows(path: Path) -> dict[str, dict[str, object]]:
 
 def test_a_case_that_never_answers_times_out_and_the_rest_are_kept(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"block": "b"}, concurrency=2))
-    result = evalkit("run", "--allow-failed", "--out", "run.json", cwd=project)
+    result = evalkit_process("run", "--allow-failed", "--out", "run.json", cwd=project)
     assert result.returncode == 3, result.stderr
     assert "b: timed out after 0.3s" in result.stderr
     assert "Traceback" not in result.stderr
@@ -101,7 +105,7 @@ def test_a_case_that_never_answers_times_out_and_the_rest_are_kept(project: Path
 
 def test_every_case_timing_out_is_one_line_naming_the_first(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"block": "a,b,c"}, concurrency=3))
-    result = evalkit("run", "--allow-failed", "--out", "run.json", cwd=project)
+    result = evalkit_process("run", "--allow-failed", "--out", "run.json", cwd=project)
     one_line_error(result, 3, "all 3 case(s) failed", "a: timed out after 0.3s")
     assert not (project / "scored.log").exists()
 
@@ -121,7 +125,7 @@ def test_a_late_answer_is_discarded_even_when_the_coordinator_is_starved(project
 
 def test_the_command_line_deadline_overrides_the_config(project: Path) -> None:
     (project / "evalkit.yaml").write_text(config({"block": "c"}, concurrency=1))
-    result = evalkit(
+    result = evalkit_process(
         "run", "--allow-failed", "--out", "run.json", "--case-timeout", "0.2", cwd=project
     )
     assert result.returncode == 3, result.stderr

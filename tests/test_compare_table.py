@@ -7,7 +7,6 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from compare_artefacts import artefact
 from evalkit.compare import (
     BETTER,
     HIGHER,
@@ -18,6 +17,7 @@ from evalkit.compare import (
     compare_runs,
 )
 from evalkit.compare_render import render_markdown, render_text
+from helpers.compare_artefacts import artefact
 
 # a real row (any values); each test sets the fields it is about
 ROW = (

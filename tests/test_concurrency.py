@@ -16,9 +16,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
 
 from evalkit._ratelimit import RateLimiter
@@ -33,6 +32,9 @@ from evalkit.targets.callable import CallableTarget
 from fakes import FakeAnthropic, Reply, error, grade
 from servers.search import Drop, RecordedRequest, Reset, SearchServer, Step
 from servers.search import Reply as Http
+
+if TYPE_CHECKING:  # imported where used: a heavy import, kept out of collection
+    import anthropic
 
 
 def golden(n: int) -> GoldenSet:
@@ -343,6 +345,7 @@ def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: Search
     # Cases after c005 are held until the run has raised: each worker holds at most one
     # of them then, and a worker that went on after the run stopped would take more.
     stopped = threading.Event()
+    earlier = set(threading.enumerate())  # other tests' abandoned workers are not this run's
 
     def body(request: RecordedRequest) -> dict[str, Any]:
         if request.case_id is not None and request.case_id > "c005":
@@ -355,7 +358,7 @@ def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: Search
             evaluate(t, golden(60), ["broken"], concurrency=4)
         stopped.set()
         for worker in threading.enumerate():
-            if worker.name == "evalkit-case":
+            if worker.name == "evalkit-case" and worker not in earlier:
                 worker.join(HOLD_S)
         # The target is still open, so a worker that went on would be seen here.
         assert 6 <= server.count("/search") <= 6 + 4

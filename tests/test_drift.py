@@ -18,7 +18,6 @@ from typing import Any
 import jsonschema
 import pytest
 
-from drift_runs import METRIC, Values, case_ids, run
 from evalkit.checks import ChecksFile, CheckSpec, load_checks_file
 from evalkit.drift import NO_REFERENCE_GIVEN, Reference
 from evalkit.errors import CheckError, InputError
@@ -29,6 +28,7 @@ from evalkit.report.json_report import dumps, render_json
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import render_terminal
 from evalkit.stores import BaselineFetch
+from helpers.drift_runs import METRIC, Values, case_ids, run
 
 FAST = GateOptions(n_resamples=2_000, seed=1)
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cli_project import run_evalkit
 from fakes import unused_port
+from helpers.cli import evalkit
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rag_answers"
 # Any request to the judge would go here and be refused: the cache must cover everything.
@@ -20,7 +20,7 @@ def test_the_example_gates_offline_from_the_committed_cache(
     config: str, code: int, tmp_path: Path
 ) -> None:
     out = tmp_path / "run.json"
-    result = run_evalkit(
+    result = evalkit(
         "gate",
         "--config",
         config,

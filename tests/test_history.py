@@ -18,7 +18,7 @@ from evalkit.history import (
     parse_pin,
     select_pinned,
 )
-from history_runs import T0, sha_of
+from helpers.history_runs import T0, sha_of
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,8 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
 
 from evalkit import GoldenCase, TargetResponse, register_metric
@@ -35,6 +34,10 @@ from fakes import (
     unused_port,
 )
 
+if TYPE_CHECKING:  # imported where used: a heavy import, kept out of collection
+    import anthropic
+
+
 MODEL = "claude-haiku-4-5"
 RUBRIC = "Score 5 if the answer is correct and complete, 1 if it is wrong."
 CASE = GoldenCase(
@@ -54,7 +57,7 @@ def api() -> Iterator[FakeAnthropic]:
 
 @pytest.fixture
 def client(api: FakeAnthropic) -> Iterator[anthropic.Anthropic]:
-    sdk = api.client()
+    sdk = api.client()  # imports anthropic
     yield sdk
     sdk.close()
 
@@ -552,6 +555,8 @@ def test_bad_reply_raises_judge_error_naming_case_and_model(
 
 
 def test_connection_refused_raises_judge_error_naming_the_case() -> None:
+    import anthropic
+
     dead = f"http://127.0.0.1:{unused_port()}"
     client = anthropic.Anthropic(base_url=dead, api_key="test", max_retries=0)
     with client, pytest.raises(JudgeError) as info:
@@ -644,6 +649,8 @@ def test_judge_threads_share_one_lazily_built_client(
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    import anthropic
+
     built: list[object] = []
     real = anthropic.Anthropic
 

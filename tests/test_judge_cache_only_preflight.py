@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers.cli import evalkit
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "rag_answers"
 
@@ -27,14 +27,7 @@ def test_a_missing_cache_file_is_refused_before_any_target_call(tmp_path: Path) 
     )
     config = project / "evalkit.yaml"
     config.write_text(config.read_text().replace("output: ../../", "output: "))
-    result = subprocess.run(
-        [sys.executable, "-m", "evalkit", "gate", "--config", "evalkit.yaml", "--judge-cache-only"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    result = evalkit("gate", "--config", "evalkit.yaml", "--judge-cache-only", cwd=project)
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

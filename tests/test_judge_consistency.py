@@ -12,8 +12,6 @@ from typing import Any
 
 import pytest
 
-import cli_process
-from cli_project import answer_target
 from evalkit import GoldenCase
 from evalkit.metrics.judge import LLMJudge
 from evalkit.metrics.judge_consistency import consistency_notes, regrade_pairs, regrading
@@ -23,6 +21,7 @@ from evalkit.targets.base import TargetResponse
 from fakes import anthropic_server, openai_server
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
+from helpers.cli import answer_target, evalkit, write_files
 
 # The judge's first and second grade of each answer: they differ on case c only.
 FIRST = {"a": 5, "b": 1, "c": 4, "d": 2}
@@ -179,7 +178,7 @@ def test_a_repeated_run_reports_the_judges_self_consistency_and_replays_it(
     tmp_path: Path, provider: tuple[str, FakeAnthropic, dict[str, str]]
 ) -> None:
     wire, api, env = provider
-    cli_process.write_files(
+    write_files(
         tmp_path,
         {
             "qa_target.py": answer_target(ANSWERS),
@@ -192,7 +191,7 @@ def test_a_repeated_run_reports_the_judges_self_consistency_and_replays_it(
     def graded() -> int:
         return sum(r.method == "POST" for r in api.requests)
 
-    first = cli_process.evalkit("gate", "--out", "run.json", cwd=tmp_path, env=env)
+    first = evalkit("gate", "--out", "run.json", cwd=tmp_path, env=env)
     assert first.returncode == 0, first.stdout + first.stderr
     # 4 answers graded twice; the second trial's identical answers are cache hits
     assert graded() == 8
@@ -206,7 +205,7 @@ def test_a_repeated_run_reports_the_judges_self_consistency_and_replays_it(
     entries = json.loads((tmp_path / "cache" / "judge.json").read_text())["entries"]
     assert len(entries) == 8
 
-    replay = cli_process.evalkit("gate", "--judge-cache-only", cwd=tmp_path, env=env)
+    replay = evalkit("gate", "--judge-cache-only", cwd=tmp_path, env=env)
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert graded() == 8  # nothing new was paid for
     assert line in replay.stdout.splitlines()

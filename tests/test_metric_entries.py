@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from cli_project import answer_target, run_evalkit
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
 from evalkit.metric_entries import DeclaredMetric
 from evalkit.metrics.answers import JsonSchemaMatch
 from evalkit.pipeline import prepare
 from evalkit.registry import get_metric
+from helpers.cli import answer_target, evalkit
 
 TARGET = answer_target({"a": "Paris [1]", "b": '{"city": "Rome"}'})
 
@@ -61,10 +60,6 @@ def project(tmp_path: Path) -> Path:
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "city.json").write_text(json.dumps(SCHEMA))
     return tmp_path
-
-
-def evalkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run_evalkit(*args, cwd=cwd)
 
 
 def test_declared_entries_are_names_with_kind_and_parameters(project: Path) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
 from evalkit.config import load_config
 from evalkit.errors import ConfigError, MetricError
 from evalkit.pipeline import prepare
 from evalkit.registry import get_metric
+from helpers.cli import evalkit, write_files
 
 # Graded goldens: d1 is highly relevant (2), d2 marginally (1).  The service ranks d2 first.
 GOLDENS = "".join(

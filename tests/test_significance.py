@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from scipy import stats as sps  # type: ignore[import-untyped]  # dev-only, no stubs
 
 from evalkit.errors import ComparisonError, InputError, MetricError
 from evalkit.metrics.builtin import nearest_rank
@@ -347,6 +346,8 @@ def test_multinomial_path_matches_case_resampling_in_distribution(
     values = np.union1d(fast.sums[:, 0], slow.sums[:, 0])
     table = np.array([[np.count_nonzero(x.sums[:, 0] == v) for v in values] for x in (fast, slow)])
     table = table[:, table.sum(axis=0) >= 10]
+    from scipy import stats as sps  # type: ignore[import-untyped]  # dev-only, no stubs
+
     chi2 = sps.chi2_contingency(table)
     assert chi2.pvalue > 0.001
     # and both match the theory: mean n * mean(d), variance n * var(d)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from evalkit.goldens import GoldenCase
 from evalkit.results import CaseResult
 from evalkit.targets import HttpTarget, Target, TargetResponse
 from evalkit.targets.http import MAX_ATTEMPTS, Attempt, run_attempts
+from fakes import unused_port
 from servers.search import Drop, RecordedRequest, Reply, Reset, SearchServer
 
 CASE = GoldenCase(id="q1", query="cheap flights", relevant=frozenset({"d1"}))
@@ -269,9 +269,7 @@ def test_a_body_slower_than_the_timeout_is_a_timeout(server: SearchServer) -> No
 
 
 def test_an_unreachable_target_fails_loudly_after_one_retry() -> None:
-    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()  # held bound, never listening
     message = str(failure(f"http://127.0.0.1:{port}/search"))
     assert "attempt 1: ConnectError" in message
     assert "attempt 2: ConnectError" in message

@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.compare import compare_artifacts
 from evalkit.trend import CANDIDATE_LABEL, metric_trends, render_trend, trends_as_dicts
-from history_runs import history, run, sha_of
+from helpers.history_runs import history, run, sha_of
 
 IDS = [f"c{i:02d}" for i in range(20)]
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cli_process import evalkit, write_files
 from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric, registry
 from evalkit.errors import InputError
 from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import TargetResponse
 from evalkit.trials import evaluate_repeated, merge_trials, trial_notes, trial_spread
+from helpers.cli import evalkit, write_files
 
 
 def run(values: dict[str, float], name: str = "r") -> RunResult[CaseResult]:

@@ -5,6 +5,7 @@ The interruption is deterministic: the target stops its own process (SIGKILL, or
 Ctrl-C would) when it is called for the (N+1)-th time, so exactly N trials have finished and
 been checkpointed (concurrency 1: a trial's row is written before the next call starts).
 Every call is logged to a file by the target, so the test counts what each process invoked.
+The interrupted run is a real subprocess; the other runs call the CLI in process.
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from cli_process import evalkit, write_files
 from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
 from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
 from evalkit.errors import ArtifactError, InputError
 from evalkit.results import TRIALS_KEY, CaseResult
 from evalkit.targets.base import TargetResponse
 from evalkit.trials import evaluate_repeated
+from helpers.cli import evalkit, evalkit_process, write_files
 
 # --- in process: evaluate_repeated with trials already done -------------------------------
 
@@ -196,7 +197,8 @@ def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
     ckpt = checkpoint_path(out, tmp_path)
     shown = ckpt.relative_to(tmp_path)  # as messages name it: under the config's folder
     env = {"TRIAL_LOG": str(log), "TRIAL_STOP_AFTER": str(STOP_AFTER), "TRIAL_STOP_WITH": how}
-    first = evalkit("run", "--out", out, cwd=tmp_path, env=env)
+    # The target signals its own process: a real one, so the test runner survives it.
+    first = evalkit_process("run", "--out", out, cwd=tmp_path, env=env)
     total = N_CASES * REPEATS
     if how == "SIGKILL":
         assert first.returncode == -signal.SIGKILL, first.stderr

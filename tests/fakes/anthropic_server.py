@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -380,11 +381,17 @@ class FakeAnthropic:
         return Handler
 
 
-def unused_port() -> int:
-    """A loopback port with nothing listening (for connection-refused tests)."""
-    import socket
+_held: list[socket.socket] = []  # bound for the life of the process, never listening
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
+
+def unused_port() -> int:
+    """A loopback port with nothing listening (for connection-refused tests).
+
+    The port stays bound, without listening, until the process ends: a connection to it is
+    refused, and no other test or pytest-xdist worker can be given it meanwhile.
+    """
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _held.append(sock)
+    port: int = sock.getsockname()[1]
     return port

@@ -375,7 +375,7 @@ def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: 
     from evalkit.artifact import write_artifact
     from evalkit.config import load_config
     from evalkit.promotions import history_view
-    from history_runs import run
+    from helpers.history_runs import run
 
     (tmp_path / "checks.yaml").write_text(
         "checks:\n  - id: d\n    metric: ndcg@10\n    vs_baseline: no_significant_regression\n"
@@ -403,9 +403,9 @@ def test_cli_history_reads_the_artifact_store_with_a_token(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     """GITHUB_TOKEN + GITHUB_REPOSITORY (+ GITHUB_API_URL): evalkit history asks the API."""
-    from cli_process import evalkit
     from evalkit.artifact import write_artifact
-    from history_runs import run
+    from helpers.cli import evalkit
+    from helpers.history_runs import run
 
     for i in range(1, 4):
         values = {f"c{k}": {"ndcg@10": 0.5 + 0.01 * i + 0.01 * (k % 3)} for k in range(9)}

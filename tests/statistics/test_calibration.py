@@ -35,6 +35,9 @@ from evalkit.stats.calibrate import (
     seed_for,
 )
 
+# A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.
+pytestmark = pytest.mark.slow
+
 FULL: Final = os.environ.get("EVALKIT_CALIBRATION", "").lower() == "full"
 TRIALS: Final = 10_000
 SIZES: Final = (30, 50, 100, 300, 1000) if FULL else (30, 50, 100)

@@ -13,10 +13,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
-from compare_artefacts import artefact
 from evalkit.artifact import RunArtifact
 from evalkit.compare import NO_CHANGE, compare_runs
+from helpers.compare_artefacts import artefact
+
+# A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.
+pytestmark = pytest.mark.slow
 
 K = 3  # compared runs per world
 N = 40  # cases

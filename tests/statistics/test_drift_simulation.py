@@ -10,7 +10,7 @@ must be caught with at least 80% probability.  Under a flat history the drift ch
 false-alarm rate must stay at its level, however many promotions separate the
 candidate from the reference.
 
-Truth comes from the construction (tests/drift_runs.py) and closed-form quantiles,
+Truth comes from the construction (tests/helpers/drift_runs.py) and closed-form quantiles,
 never from the gate's own code.  Default sizes keep CI under a minute;
 ``EVALKIT_CALIBRATION=full`` runs five times the trials.
 """
@@ -25,11 +25,14 @@ import numpy as np
 import pytest
 from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
 
-from drift_runs import METRIC, Values, exact_history, random_history, run
 from evalkit.checks import CheckSpec
 from evalkit.drift import Reference
 from evalkit.gate import CheckVerdict, GateOptions, evaluate_gate
 from evalkit.stats.names import GateMethod as Method
+from helpers.drift_runs import METRIC, Values, exact_history, random_history, run
+
+# A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.
+pytestmark = pytest.mark.slow
 
 FULL: Final = os.environ.get("EVALKIT_CALIBRATION", "").lower() == "full"
 SCALE: Final = 5 if FULL else 1

@@ -35,6 +35,9 @@ from evalkit.stats.procedures import (
 )
 from evalkit.targets.base import TargetResponse
 
+# A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.
+pytestmark = pytest.mark.slow
+
 FloatArray = NDArray[np.float64]
 PROCEDURES = ("t", "skew-t", "bootstrap", "permutation")
 

@@ -1,0 +1,1 @@
+"""Shared helpers of the test suite (CLI calls, projects, artefacts, histories)."""
