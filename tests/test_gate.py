@@ -396,7 +396,7 @@ def test_holm_correction_can_clear_a_borderline_alarm() -> None:
         assert v.comparison.correction == "holm"
         assert v.comparison.p_adjusted == pytest.approx(min(1.0, 3 * v.comparison.p_value))
         assert v.status == "pass"
-        assert "holm-adjusted p=" in v.message
+        assert "Holm-adjusted p=" in v.message
     assert report.correction == "holm"
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from evalkit.compare import CompareRow, CompareTable
 from evalkit.errors import InputError
+from evalkit.pvalues import pvalue
 from evalkit.report.escape import md, one_line
 from evalkit.units import unit_of
 
@@ -111,7 +112,7 @@ def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
                 f"{r.value_b:.4f}",
                 f"{r.delta:+.4f}",
                 _ci(r),
-                f"{r.deciding_p:.4f}",
+                pvalue(r.deciding_p),
                 _wlt(r),
                 esc(_direction(r)),
             ]
@@ -136,7 +137,7 @@ def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Gri
             cells = [shown, esc(comparison.label), f"{r.value_a:.4f}", f"{r.delta:+.4f}", _ci(r)]
             if corrected:
                 cells.append(_level(r))
-            cells += [f"{r.deciding_p:.4f}", _wlt(r), esc(_direction(r))]
+            cells += [pvalue(r.deciding_p), _wlt(r), esc(_direction(r))]
             grid.rows.append(cells)
         blank = [""] * (len(headers) - 4)
         grid.rows.append(

@@ -27,6 +27,7 @@ from evalkit.gate_inputs import (
     shown,
 )
 from evalkit.metric_identity import describe_params
+from evalkit.pvalues import p_label, p_text
 from evalkit.results import CaseResult, Row, RunResult
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
@@ -41,6 +42,7 @@ from evalkit.stats.procedures import (
     corrected_alpha,
     evaluator_for,
 )
+from evalkit.stats.rule import fails
 from evalkit.stats.ties import case_outcomes, count
 from evalkit.units import suffix
 
@@ -102,6 +104,18 @@ class Comparison:
     # The Δ the p-value tests: 0, or the margin on the bad side for non_inferiority.
     tested_value: float = 0.0
     candidate_value: float | None = None
+
+    @property
+    def deciding_p(self) -> float:
+        """The p the status was decided by: the adjusted one under a correction."""
+        return self.p_value if self.p_adjusted is None else self.p_adjusted
+
+    @property
+    def p_label(self) -> str:
+        """How :attr:`deciding_p` is labelled wherever it is printed (evalkit.pvalues)."""
+        return p_label(
+            self.correction if self.p_adjusted is not None else "none", self.margin is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -687,28 +701,26 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     if spec.mode == "non_inferiority":
         margin = _margin(spec)
         worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
-        within = worse_side > c.tested_value if hib else worse_side < c.tested_value
-        p_text = f"p={c.p_value:.4f} against a change of {c.tested_value:+g}{u}"
-        if within:
+        p_shown = f"{p_text(c.deciding_p, c.p_label)} (tests Δ = {c.tested_value:+g}{u})"
+        if not fails(spec.mode, c.ci_low, c.ci_high, c.tested_value, hib):
             return "pass", (
-                f"{ci}, {p_text}: the worst plausible change is within the margin ±{margin:g}{u}"
+                f"{ci}, {p_shown}: the worst plausible change is within the margin ±{margin:g}{u}"
             )
         return bad_status, (
-            f"{ci}, {p_text}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
+            f"{ci}, {p_shown}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
             f"(bound {worse_side:+.4g}{u})"
         )
-    p_text = f"p={c.p_value:.4f}"
+    # The corrected verdict shows the adjusted p and the interval at the level that
+    # decides exactly as the adjusted p does (see stats.procedures.corrected_alpha).
+    p_shown = p_text(c.deciding_p, c.p_label)
     if c.p_adjusted is not None:
-        # The corrected verdict shows the adjusted p and the interval at the level that
-        # decides exactly as the adjusted p does (see stats.procedures.corrected_alpha).
-        p_text = f"{c.correction}-adjusted p={c.p_adjusted:.4f} (unadjusted {c.p_value:.4f})"
-    regressed = c.ci_high < 0 if hib else c.ci_low > 0
+        p_shown += f" (unadjusted {p_text(c.p_value)})"
     improved = c.ci_low > 0 if hib else c.ci_high < 0
-    if regressed:
-        return bad_status, f"{ci}, {p_text}: significant regression"
+    if fails("no_significant_regression", c.ci_low, c.ci_high, 0.0, hib):
+        return bad_status, f"{ci}, {p_shown}: significant regression"
     if improved:
-        return "pass", f"{ci}, {p_text}: significant improvement"
-    return "pass", f"{ci}, {p_text}: no significant regression"
+        return "pass", f"{ci}, {p_shown}: significant improvement"
+    return "pass", f"{ci}, {p_shown}: no significant regression"
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -845,10 +857,17 @@ def _familywise(
                 alpha=_alpha(specs[v.check_id]),
                 higher_is_better=v.higher_is_better,
                 tested_value=c.tested_value,
-                corrected=v.mode == "no_significant_regression",
+                corrected=c.p_adjusted is not None,
+                mode=v.mode or "no_significant_regression",
             )
         )
-    return familywise_rate(entries, options.correction, options.seed)
+    # the correction that decided: Holm where max-T could not run (_correct's note)
+    used = {
+        v.comparison.correction
+        for v in tested
+        if v.comparison is not None and v.comparison.p_adjusted is not None
+    }
+    return familywise_rate(entries, used.pop() if used else "none", options.seed)
 
 
 # ----------------------------------------------------------------------------- vs reference

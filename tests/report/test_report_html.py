@@ -70,7 +70,7 @@ def test_forest_plot_has_one_row_per_comparison_with_margin() -> None:
     page = render_html(warned())
     assert page.count('<g class="row"') == 1
     assert 'class="margin"' in page  # the non-inferiority margin is drawn
-    assert "Δ -0.0060 [-0.0310, +0.0180] 95%, p=0.6200" in page
+    assert "Δ -0.0060 [-0.0310, +0.0180] 95%, p vs margin=0.6200" in page
 
 
 def test_difference_plot_samples_large_runs_and_counts_all() -> None:

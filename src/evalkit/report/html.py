@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalkit.gate import CaseDelta, GateReport, RunSummary
+from evalkit.pvalues import p_label
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
@@ -297,10 +298,11 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
                 ci_low=c.ci_low,
                 ci_high=c.ci_high,
                 confidence=c.confidence,
-                p_value=c.p_value,
+                p_value=c.deciding_p,
                 higher_is_better=v.higher_is_better,
                 status=v.status,
                 margin=c.margin,
+                p_label=c.p_label,
             )
         )
         if c.deltas:
@@ -385,7 +387,7 @@ def render_compare_html(
             f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
             f'<td class="num">{S.signed(r.delta, u)}</td>'
             f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]{suffix(r.metric)}</td>'
-            f'<td class="num">{S.pvalue(r.p_value)}</td><td class="num">{wlt}</td>'
+            f'<td class="num">{S.pvalue(r.deciding_p)}</td><td class="num">{wlt}</td>'
             f"<td>{_badge(status, verdict)}</td></tr>"
         )
         forest.append(
@@ -396,7 +398,8 @@ def render_compare_html(
                 ci_low=r.ci_low,
                 ci_high=r.ci_high,
                 confidence=0.95,
-                p_value=r.p_value,
+                p_value=r.deciding_p,
+                p_label=p_label(r.correction if r.p_adjusted is not None else "none", False),
                 higher_is_better=r.higher_is_better,
                 status=status,
             )

@@ -64,6 +64,8 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         "p_adjusted": _f(c.p_adjusted),
         "procedure": c.procedure,
         "tested_value": _f(c.tested_value),
+        "deciding_p": _f(c.deciding_p),
+        "p_label": c.p_label,
     }
 
 

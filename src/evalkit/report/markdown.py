@@ -340,7 +340,8 @@ def _stats(v: CheckVerdict) -> list[str]:
             + f", Δ {S.signed(c.delta, u)}, "
             f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}]"
             f"{suffix(v.metric)}, "
-            f"p={S.pvalue(c.p_value)}",
+            + S.p_text(c.deciding_p, c.p_label)
+            + (f" (unadjusted {S.p_text(c.p_value)})" if c.p_adjusted is not None else ""),
             f"{md(c.method, NAME_LEN)} over {c.n_paired:,} paired cases, "
             f"{c.n_resamples:,} resamples; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
         ]

@@ -12,6 +12,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from evalkit.gate import CaseDelta, CheckVerdict, GateReport
+
+# p_text and pvalue are the reporters' p formatters too (one owner: evalkit.pvalues)
+from evalkit.pvalues import p_text as p_text
+from evalkit.pvalues import pvalue as pvalue
 from evalkit.units import suffix, unit_of
 
 STATUS_ICON = {
@@ -56,12 +60,6 @@ def signed(x: float | None, unit: str = "") -> str:
     if x == 0:
         return "+0.0000" + (f" {unit}" if unit else "")
     return ("+" if x > 0 else "") + num(x, unit)
-
-
-def pvalue(p: float | None) -> str:
-    if p is None or not math.isfinite(p):
-        return NA
-    return "<0.0001" if p < 0.00005 else f"{p:.4f}"
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -118,7 +116,7 @@ def result(v: CheckVerdict) -> str:
     text += (
         f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
         f"[{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)} "
-        f"{confidence(c.confidence)} CI, p={pvalue(c.p_value)}"
+        f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
     )
     if c.margin is not None:
         text += f", margin {num(c.margin, u)}"
@@ -336,6 +334,8 @@ def _floats(report: GateReport) -> Iterator[tuple[str, float]]:
             for name in ("baseline_value", "delta", "ci_low", "ci_high", "confidence"):
                 yield f"{base}.comparison.{name}", float(getattr(c, name))
             yield f"{base}.comparison.p_value", float(c.p_value)
+            if c.p_adjusted is not None:
+                yield f"{base}.comparison.p_adjusted", float(c.p_adjusted)
             for name in ("mde", "margin"):
                 value = getattr(c, name)
                 if value is not None:

@@ -67,6 +67,7 @@ class ForestRow:
     higher_is_better: bool | None
     status: str  # a key of STATUS_COLOURS
     margin: float | None = None
+    p_label: str = "p"  # what p_value is: "p", "Holm-adjusted p", "p vs margin"
 
 
 def _f(x: float) -> str:
@@ -149,7 +150,7 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
         stats = (
             f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
             f"{suffix(row.metric)} "
-            f"{S.confidence(row.confidence)}, p={S.pvalue(row.p_value)}"
+            f"{S.confidence(row.confidence)}, {S.p_text(row.p_value, row.p_label)}"
         )
         out.append(
             f'<text x="{_f(plot_x1 + 10)}" y="{_f(cy + 4)}" class="stats">{html_text(stats)}</text>'

@@ -1,6 +1,6 @@
 """The chance that a gate fails falsely: for the decision it actually makes.
 
-A gate with k vs_baseline checks fails when any of them fails.  The figure a
+A gate with k comparison checks fails when any of them fails.  The figure a
 report prints must describe *that* decision: one-sided (a check fails only on
 its bad side), across metrics that move together (ndcg@10 and recall@10 of one
 system), after the correction in force.  ``1 − (1 − α)^k`` describes none of
@@ -8,35 +8,49 @@ those: it is two-sided and assumes independence, and beside ``correction: holm``
 it is simply not the rate of anything.
 
 When every check compares a per-case metric on the same cases, the rate is
-*computed* for this gate: each check's standardised estimate is, with nothing
-changed, close to normal with the correlation the checks' per-case differences
-show (the calibration suite holds each check's own one-sided level at
-α/2 ± 1 point from n = 30 on, docs/calibration.md), so the rate is the chance
-that, among correlated normal statistics, any one lands beyond its own fail line
--- one-sided; for non-inferiority, the margin's line -- after the correction in
-force, simulated over many draws.  Otherwise the report gives a bound that holds
-under any dependence: Σ α_j/2 without a correction (Bonferroni, one-sided), α
-with Holm or max-T (both control the two-sided family-wise rate at α).
+*computed* for this gate by simulating it: evals of the same n cases whose
+per-case differences are normal with the covariance these checks' differences
+show, and nothing changed (every true difference 0).  Each simulated eval gets
+each check's paired-t interval at the check's level (the calibration suite holds
+every deciding procedure's one-sided level at α/2 ± 1 point from n = 30 on,
+docs/calibration.md), and is decided by :func:`evalkit.stats.rule.fails`, the
+rule the gate's verdicts use, after the correction in force: Holm's or max-T's
+step-down, each step's interval at the level that step decides at.  A
+non-inferiority check is decided against its margin, so with nothing changed it
+fails only when its interval reaches the margin.
+
+Otherwise the report gives a bound that holds under any dependence: Σ α_j/2
+without a correction (Bonferroni, one-sided), α with Holm or max-T (both control
+the two-sided family-wise rate at α); a non-inferiority check, at a true
+difference of 0, fails less often than at the margin's side of 0, so its α_j/2
+holds too.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.stats.correction import holm_rows
+from evalkit.stats.rule import fails
 from evalkit.stats.stream import PURPOSE_POWER, substream
-from evalkit.stats.tdist import normal_quantile
+from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
-#: Simulated draws behind a computed family-wise rate (SE ≤ 0.4 points).
+#: Simulated gates behind a computed family-wise rate (SE ≤ 0.4 points).
 FAMILYWISE_WORLDS: Final = 20_000
+#: Simulated gates drawn at once (bounds the memory of the covariance draws).
+_CHUNK: Final = 4_096
+_NSR: Final = "no_significant_regression"
+#: The step-down tracks the checks still in play as bits of one int64.
+_MAX_CHECKS: Final = 62
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,7 @@ class TestedCheck:
     higher_is_better: bool
     tested_value: float  # 0, or the margin on the bad side for non_inferiority
     corrected: bool  # part of the Holm / max-T family
+    mode: str = _NSR
 
 
 @dataclass(frozen=True)
@@ -72,45 +87,161 @@ class FamilywiseRate:
 def familywise_rate(
     checks: Sequence[TestedCheck], correction: str, seed: int, worlds: int = FAMILYWISE_WORLDS
 ) -> FamilywiseRate:
+    """The chance that at least one of ``checks`` fails when nothing changed.
+
+    ``correction`` is the one that decided the corrected checks (``none``, ``holm`` or
+    ``maxt``): when the gate fell back from max-T to Holm, pass ``holm``.
+    """
     sizes = {c.diffs.shape[0] for c in checks if c.diffs is not None}
     if not checks or any(c.diffs is None for c in checks) or len(sizes) != 1:
         return _bound(checks, correction)
     n = sizes.pop()
+    if n < 2 or len(checks) > _MAX_CHECKS:
+        return _bound(checks, correction)
     matrix = np.stack([c.diffs for c in checks if c.diffs is not None], axis=1)
-    sd = matrix.std(axis=0, ddof=1)
-    varies = sd > 0
-    if not np.any(varies):
-        return FamilywiseRate(0.0, True, worlds)
-    active = [c for c, v in zip(checks, varies.tolist(), strict=True) if v]
-    correlation = np.atleast_2d(np.corrcoef(matrix[:, varies], rowvar=False))
     gen = substream(seed, PURPOSE_POWER)
-    # eigen-decomposition rather than Cholesky: tolerates perfectly correlated metrics
-    values, vectors = np.linalg.eigh(correlation)
-    root = vectors * np.sqrt(np.clip(values, 0.0, None))
-    z = gen.standard_normal((worlds, len(active))) @ root.T
-    bad = np.stack([-z[:, j] if c.higher_is_better else z[:, j] for j, c in enumerate(active)], 1)
-    fails = np.zeros(worlds, dtype=bool)
-    family = []
-    se = sd[varies] / np.sqrt(n)
-    for j, c in enumerate(active):
-        q = normal_quantile(1.0 - c.alpha / 2.0)
-        if c.tested_value != 0.0:  # non_inferiority: the bad end reaches the margin
-            fails |= bad[:, j] >= q - abs(c.tested_value) / float(se[j])
-        elif correction != "none" and c.corrected:
-            family.append(j)
-        else:
-            fails |= bad[:, j] > q
+    est, se = _simulated_evals(matrix, worlds, gen)
+    family = [j for j, c in enumerate(checks) if c.corrected and correction != "none"]
+    failed = np.zeros(worlds, dtype=bool)
+    for j, c in enumerate(checks):
+        if j in family:
+            continue
+        q = t_quantile(1.0 - c.alpha / 2.0, n - 1)
+        low, high = est[:, j] - q * se[:, j], est[:, j] + q * se[:, j]
+        failed |= fails(c.mode, low, high, c.tested_value, c.higher_is_better)
     if family:
-        alpha = min(active[j].alpha for j in family)
-        stat = bad[:, family]
-        p = 2.0 * _normal_sf(np.abs(stat))
-        fails |= np.any((holm_rows(p) <= alpha) & (stat > 0), axis=1)
-    return FamilywiseRate(float(np.count_nonzero(fails)) / worlds, True, worlds)
+        if correction == "maxt":
+            null_est, null_se = _simulated_evals(matrix[:, family], worlds, gen)
+            critical = _maxt_critical(_abs_t(null_est, null_se))
+        else:
+            critical = _holm_critical(n)
+        failed |= _step_down([checks[j] for j in family], est[:, family], se[:, family], critical)
+    return FamilywiseRate(float(np.count_nonzero(failed)) / worlds, True, worlds)
 
 
-def _normal_sf(x: FloatArray) -> FloatArray:
-    out: FloatArray = 0.5 * np.vectorize(math.erfc)(x / math.sqrt(2.0))
+# ----------------------------------------------------------------------------- simulation
+
+
+def _simulated_evals(
+    matrix: FloatArray, worlds: int, gen: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    """(Δ, SE) of every check in ``worlds`` evals of normal differences, nothing changed.
+
+    The mean and the sample covariance of n normal rows are independent: the mean is
+    N(0, Σ/n) and (n − 1)·S is Wishart(Σ, n − 1), drawn by Bartlett's decomposition,
+    so the cost does not grow with n.  Σ is factored by its eigenvectors, which
+    tolerates perfectly correlated checks (the same metric twice).
+    """
+    n, k = matrix.shape
+    values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(matrix, rowvar=False)))
+    keep = values > 1e-12 * max(float(values.max()), 1e-300)
+    root = vectors[:, keep] * np.sqrt(values[keep])  # Σ = root · rootᵀ
+    r = root.shape[1]
+    est = np.zeros((worlds, k))
+    sd = np.zeros((worlds, k))
+    for start in range(0, worlds, _CHUNK):
+        w = min(_CHUNK, worlds - start)
+        if r == 0:
+            continue
+        est[start : start + w] = gen.standard_normal((w, r)) @ root.T / math.sqrt(n)
+        if n - 1 >= r:
+            factor = np.tril(gen.standard_normal((w, r, r)), -1)
+            diag = np.arange(r)
+            factor[:, diag, diag] = np.sqrt(gen.chisquare(n - 1 - diag, size=(w, r)))
+        else:  # fewer cases than dimensions: the rows themselves
+            factor = np.swapaxes(gen.standard_normal((w, n - 1, r)), 1, 2)
+        spread = np.matmul(root, factor)  # (w, k, r): the rows of root · A
+        sd[start : start + w] = np.sqrt(np.sum(spread * spread, axis=2) / (n - 1))
+    return est, sd / math.sqrt(n)
+
+
+def _abs_t(est: FloatArray, se: FloatArray) -> FloatArray:
+    """|Δ|/SE, 0 where a check does not vary (its interval is the point 0: never rejects)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = np.where(se > 0, np.abs(est) / np.where(se > 0, se, 1.0), 0.0)
     return out
+
+
+# ----------------------------------------------------------------------------- corrections
+
+#: (checks not yet rejected, as a bit mask per world; alpha) → the critical |t|
+#: per world at which that step rejects: the half-width of the interval, in SEs, at
+#: the level that step decides at.
+Critical = Callable[[IntArray, float], FloatArray]
+
+
+def _holm_critical(n: int) -> Critical:
+    """Holm's step j (of k) tests at α/(k − j + 1): its t quantile."""
+
+    def critical(remaining: IntArray, alpha: float) -> FloatArray:
+        left = int(remaining[0]).bit_count()  # the same count in every world at one step
+        return np.full(remaining.shape[0], t_quantile(1.0 - alpha / (2.0 * left), n - 1))
+
+    return critical
+
+
+def _maxt_critical(null_abs_t: FloatArray) -> Critical:
+    """Westfall-Young max-T: the (1 − α) quantile of the largest |t| among the remaining
+    checks, over a second set of simulated evals with nothing changed."""
+    cache: dict[tuple[int, float], float] = {}
+    b = null_abs_t.shape[0]
+
+    def quantile(mask: int, alpha: float) -> float:
+        key = (mask, alpha)
+        if key not in cache:
+            columns = [j for j in range(null_abs_t.shape[1]) if mask >> j & 1]
+            largest = np.sort(null_abs_t[:, columns].max(axis=1))
+            # reject when the share of null maxima reaching |t| is ≤ α
+            cache[key] = float(largest[max(0, math.ceil(b * (1.0 - alpha)) - 1)])
+        return cache[key]
+
+    def critical(remaining: IntArray, alpha: float) -> FloatArray:
+        masks, where = np.unique(remaining, return_inverse=True)
+        values = np.array([quantile(int(m), alpha) for m in masks.tolist()])
+        out: FloatArray = values[where.reshape(-1)]
+        return out
+
+    return critical
+
+
+def _step_down(
+    family: Sequence[TestedCheck], est: FloatArray, se: FloatArray, critical: Critical
+) -> BoolArray:
+    """Per world, whether a corrected check fails: step-down, most extreme first.
+
+    A check fails when every step up to its own rejects at its alpha and its own
+    interval at its step's level fails the rule, i.e. lies on its bad side.  Each
+    distinct alpha is stepped separately: a check's adjusted p is compared with
+    its own alpha.
+    """
+    worlds, k = est.shape
+    abs_t = _abs_t(est, se)
+    order = np.argsort(-abs_t, axis=1, kind="stable")
+    failed = np.zeros(worlds, dtype=bool)
+    everyone = np.full(worlds, (1 << k) - 1, dtype=np.int64)
+    for alpha in sorted({c.alpha for c in family}):
+        alive = np.ones(worlds, dtype=bool)
+        remaining = everyone.copy()
+        for step in range(k):
+            idx = np.flatnonzero(alive)
+            if idx.size == 0:
+                break
+            j = order[idx, step]
+            c = critical(remaining[idx], alpha)
+            rejects = abs_t[idx, j] > c
+            for check in range(k):
+                own = (j == check) & rejects
+                if family[check].alpha != alpha or not np.any(own):
+                    continue
+                w = idx[own]
+                half = c[own] * se[w, check]
+                spec = family[check]
+                failed[w] |= fails(
+                    _NSR, est[w, check] - half, est[w, check] + half, 0.0, spec.higher_is_better
+                )
+            alive[idx[~rejects]] = False
+            remaining[idx] &= ~(np.int64(1) << j)
+    return failed
 
 
 def _bound(checks: Sequence[TestedCheck], correction: str) -> FamilywiseRate:
