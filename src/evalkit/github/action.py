@@ -910,8 +910,11 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     run.out(
         baseline_source=promoted.source,
         baseline_sha=promoted.sha or "",
+        baseline_latest=promoted.latest,
         promoted_path=location,
     )
+    if promoted.latest == "kept":
+        console.warning(detail, title="evalkit: latest baseline kept")
     if outcome.exit_code == ExitCode.CHECK_FAILED:
         console.warning(
             f"checks fail on {ctx.ref}: promoted anyway, so PRs are compared with what the "
@@ -919,7 +922,12 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: promoted a failing run",
         )
     console.line(f"evalkit: {detail}")
-    run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
+    kept = (
+        f"\n\n> **The latest baseline was not moved.** {_md_text(detail)}"
+        if promoted.latest == "kept"
+        else ""
+    )
+    run.summary(f"{outcome.markdown}{kept}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
     return run.finish(ExitCode.OK)
 
 

@@ -890,6 +890,7 @@ class ArtifactStore:
                 "it as long as the artifact retention does (baseline-store: branch keeps all)"
             ),
             upload_dir=upload_dir,
+            latest="none",
         )
 
 
