@@ -34,7 +34,8 @@ def merge_ref(fake: FakeGitHub, base_tip: str) -> str:
     """A refs/pull/7/merge commit in the fake's object store: parents [base tip, PR head]."""
     git = fake.git
     tree = git.put_tree({})
-    tip = git.put_commit("base tip", tree, [])
+    git.push("main", BASE_SHA)  # the event's base.sha, then the tip merged on top of it
+    tip = git.push()
     head = git.put_commit("pr head", tree, [])
     assert base_tip == "tip"
     merge = git.put_commit("Merge", tree, [tip, head])
