@@ -247,6 +247,25 @@ def test_action_comment_with_job_token_is_github_actions_bot(
     assert [r.status for r in fake_github.api_calls("GET", "/user")] == [403]
 
 
+def test_action_comment_when_get_user_keeps_failing_is_the_bot_with_a_warning(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """#25: a 5xx on GET /user (after the client's retries) must not cost the comment."""
+    ours = fake_github.add_comment(
+        7, f"{marker_for(CONFIG)}\nold", login="github-actions[bot]", kind="Bot"
+    )
+    fake_github.fail("GET", r"^/user$", 502, times=3)
+    job = pr_job(fake_github, tmp_path)
+    assert job.run(StubGate()) == 0
+    assert job.outputs()["comment"] == "updated"
+    assert str(ours["id"]) in job.outputs()["comment-url"]
+    assert [r.status for r in fake_github.api_calls("GET", "/user")] == [502, 502, 502]
+    log = job.log().replace("%3A", ":")
+    assert "::warning" in log
+    assert "HTTP 502" in log
+    assert "comment-author" in log
+
+
 def test_action_artifact_promote_leaves_upload_folder(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
