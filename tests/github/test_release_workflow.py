@@ -85,9 +85,7 @@ def test_a_tag_off_the_default_branch_is_refused(clone: Path) -> None:
     git(clone, "checkout", "-q", "-b", "unreviewed")
     git(clone, "commit", "-q", "--allow-empty", "-m", "never merged")
     sha = git(clone, "rev-parse", "HEAD")
-    done = run_step(
-        TAG_STEP, clone, {"GITHUB_SHA": sha, "DEFAULT_BRANCH": "main", "TAG": "v9.9.9"}
-    )
+    done = run_step(TAG_STEP, clone, {"GITHUB_SHA": sha, "DEFAULT_BRANCH": "main", "TAG": "v9.9.9"})
     assert done.returncode == 1
     assert f"tag v9.9.9 ({sha}) is not on main" in done.stdout
     assert done.stdout.startswith("::error title=release refused::")
@@ -103,8 +101,7 @@ def fake_docker(tmp_path: Path, *, public: bool) -> Path:
         "#!/bin/bash\n"
         'echo "$@" >> "$CALLS"\n'
         'if [ -n "$(ls -A "$DOCKER_CONFIG" 2>/dev/null)" ]; then echo "has credentials" >&2; '
-        "exit 3; fi\n"
-        + ("exit 0\n" if public else 'echo "denied" >&2; exit 1\n')
+        "exit 3; fi\n" + ("exit 0\n" if public else 'echo "denied" >&2; exit 1\n')
     )
     script.chmod(0o755)
     return bin_dir
