@@ -56,6 +56,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = (
     ("/repos/{owner}/{repo}/git/refs", "post"),
     ("/repos/{owner}/{repo}/git/refs/{ref}", "patch"),
     ("/repos/{owner}/{repo}/git/tags/{tag_sha}", "get"),
+    ("/repos/{owner}/{repo}/compare/{basehead}", "get"),
     ("/user", "get"),
 )
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -298,6 +298,30 @@ class PromotionRecord:
         )
 
 
+def with_promotion(
+    records: Sequence[PromotionRecord], record: PromotionRecord, *, latest_sha: str | None
+) -> list[PromotionRecord]:
+    """The index (oldest first) once ``record`` is promoted.
+
+    A commit already listed is replaced where it stands (a re-run of its promote job),
+    keeping the time it was first promoted, so the index stays in promotion order. A new
+    commit goes last, unless ``latest_sha`` names the commit that stays latest (the new
+    one is older, or its ancestry unknown): then just before that commit's entry, so the
+    newest entry is always the one latest holds.
+    """
+    listed = list(records)
+    if record.sha:
+        for i, old in enumerate(listed):
+            if old.sha == record.sha:
+                listed[i] = replace(record, promoted_at=old.promoted_at or record.promoted_at)
+                return listed
+    if latest_sha and latest_sha != record.sha:
+        for i in range(len(listed) - 1, -1, -1):
+            if listed[i].sha == latest_sha:
+                return [*listed[:i], record, *listed[i:]]
+    return [*listed, record]
+
+
 def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
     """The history index a store keeps (oldest promotion first)."""
     doc = {
@@ -501,4 +525,5 @@ __all__ = [
     "promotion_stem",
     "reference_found",
     "select_pinned",
+    "with_promotion",
 ]

@@ -84,6 +84,9 @@ class PromoteResult:
     detail: str
     sha: str | None = None
     upload_dir: Path | None = None  # store artifact: the folder for actions/upload-artifact
+    # "moved": PRs now default to this promotion; "kept": latest stays at a newer commit
+    # (detail says why); "none": the store keeps no latest (artifact: PRs pick by ancestry)
+    latest: Literal["moved", "kept", "none"] = "moved"
 
 
 @dataclass(frozen=True)

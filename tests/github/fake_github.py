@@ -8,8 +8,9 @@ sends is checked against the vendored OpenAPI description; a mismatch is recorde
 
 Implemented: artifacts (list, paginated with Link headers; download as a 302 to the
 blob host), workflow runs, issue comments (list paginated / create / update), pulls,
-repository, contents, and the Git Data API (blobs, trees, commits, refs) over a small
-in-memory object store. Faults (403/404/409/410/422/5xx) are injected per route.
+repository, contents, the Git Data API (blobs, trees, commits, refs) over a small
+in-memory object store, and the compare API over the code history in that store.
+Faults (403/404/409/410/422/5xx) are injected per route.
 """
 
 from __future__ import annotations
@@ -122,6 +123,52 @@ class GitStore:
         self.tag_objects[sha] = {"tag": name, "object": {"type": target_type, "sha": target}}
         self.refs[f"tags/{name}"] = sha
         return sha
+
+    def push(self, branch: str = "main", sha: str | None = None) -> str:
+        """A code commit on ``branch`` (its parent the branch's head), ``sha`` if given.
+
+        The code history the compare API answers from: promotions and workflow runs name
+        these commits.
+        """
+        parent = self.refs.get(f"heads/{branch}")
+        if sha is None:
+            sha = self.put_commit("code", self.put_tree({}), [parent] if parent else [])
+        elif sha not in self.commits:
+            self.commits[sha] = {
+                "message": f"code {sha[:7]}",
+                "tree": self.put_tree({}),
+                "parents": [parent] if parent else [],
+            }
+        self.refs[f"heads/{branch}"] = sha
+        return sha
+
+    def resolve(self, name: str) -> str | None:
+        """A commit-ish to a commit sha, in git's order: a sha, then tags, then branches.
+
+        As in ``git rev-parse``, a tag shadows a branch of the same name: a tag called
+        ``main`` is what ``main`` means. (Callers that mean the branch pass its sha.)
+        """
+        if name in self.commits:
+            return name
+        for ref in (name, f"tags/{name}", f"heads/{name}"):
+            target = self.refs.get(ref.removeprefix("refs/"))
+            while target in self.tag_objects:
+                target = self.tag_objects[target]["object"]["sha"]
+            if target in self.commits:
+                return target
+        return None
+
+    def ancestors(self, sha: str) -> list[str]:
+        """``sha`` and every commit it descends from, nearest first (``git rev-list``)."""
+        seen: list[str] = []
+        pending = [sha]
+        while pending:
+            current = pending.pop(0)
+            if current in seen or current not in self.commits:
+                continue
+            seen.append(current)
+            pending.extend(self.commits[current]["parents"])
+        return seen
 
     def file_at(self, branch: str, path: str) -> bytes | None:
         # like the contents API, ``ref`` may be a branch name or a commit sha
@@ -252,10 +299,22 @@ class FakeGitHub:
         head_branch: str = "main",
         head_sha: str = "a" * 40,
         head_repository_id: int | None = None,
+        on_default_branch: bool | None = None,
     ) -> int:
+        """A workflow run; its commit joins the default branch's history when it is on it.
+
+        ``on_default_branch`` None: a run of this repository that names the default branch
+        built a commit of that branch (pushed on top unless already there). False models a
+        tag named like the branch (``head_branch`` is the tag's name): the commit is not
+        on the branch.
+        """
         run_id = self.new_id()
         run = _SPEC.example("workflow-run")
         head_repo_id = self.repo_id if head_repository_id is None else head_repository_id
+        if on_default_branch is None:
+            on_default_branch = head_branch == self.default_branch and head_repo_id == self.repo_id
+        if on_default_branch and head_sha not in self.git.commits:
+            self.git.push(self.default_branch, head_sha)
         deep_update(
             run,
             {
@@ -286,12 +345,14 @@ class FakeGitHub:
         created_at: str = "2024-05-01T00:00:00Z",
         expires_at: str = "2999-01-01T00:00:00Z",
         gone: bool = False,
+        on_default_branch: bool | None = None,
     ) -> int:
         run_id = self.add_run(
             event=event,
             head_branch=head_branch,
             head_sha=head_sha,
             head_repository_id=head_repository_id,
+            on_default_branch=on_default_branch,
         )
         artifact_id = self.new_id()
         artifact = _SPEC.example("artifact")
@@ -738,6 +799,70 @@ def _update_ref(fake: FakeGitHub, m: re.Match[str], q: dict[str, list[str]], b: 
     return 200, {}, _ref_body(fake, name)
 
 
+def _compare(fake: FakeGitHub, m: re.Match[str], q: dict[str, list[str]], b: Any) -> Any:
+    """``GET /compare/{base}...{head}``: how ``head`` relates to ``base`` in the history."""
+    base_name, sep, head_name = m.group("basehead").partition("...")
+    git = fake.git
+    base, head = git.resolve(base_name), git.resolve(head_name)
+    if not sep or base is None or head is None:
+        return 404, {}, _error("Not Found")
+    head_line, base_line = git.ancestors(head), git.ancestors(base)
+    merge_base = next((c for c in head_line if c in base_line), None)
+    if merge_base is None:
+        return 404, {}, _error(f"No common ancestor between {base_name} and {head_name}.")
+    ahead = [c for c in head_line if c not in base_line]
+    behind = [c for c in base_line if c not in head_line]
+    if not ahead and not behind:
+        status = "identical"
+    elif not behind:
+        status = "ahead"
+    elif not ahead:
+        status = "behind"
+    else:
+        status = "diverged"
+    per_page = int(q.get("per_page", ["250"])[0])
+    page = int(q.get("page", ["1"])[0])
+    oldest_first = list(reversed(ahead))
+    listed = oldest_first[(page - 1) * per_page : page * per_page]
+    url = fake.repo_url(f"/compare/{base_name}...{head_name}")
+    html = f"https://github.invalid/{fake.full_name}/compare/{base_name}...{head_name}"
+    body = _SPEC.example("commit-comparison")
+    deep_update(
+        body,
+        {
+            "url": url,
+            "html_url": html,
+            "permalink_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "status": status,
+            "ahead_by": len(ahead),
+            "behind_by": len(behind),
+            "total_commits": len(ahead),
+            "base_commit": _code_commit(fake, base),
+            "merge_base_commit": _code_commit(fake, merge_base),
+            "commits": [_code_commit(fake, c) for c in listed],
+            "files": [],
+        },
+    )
+    return 200, {}, body
+
+
+def _code_commit(fake: FakeGitHub, sha: str) -> dict[str, Any]:
+    commit = _SPEC.example("commit")
+    parents = fake.git.commits[sha]["parents"]
+    return deep_update(
+        commit,
+        {
+            "sha": sha,
+            "node_id": f"C_{sha[:8]}",
+            "url": fake.repo_url(f"/commits/{sha}"),
+            "html_url": f"https://github.invalid/{fake.full_name}/commit/{sha}",
+            "parents": [{"sha": p, "url": fake.repo_url(f"/commits/{p}")} for p in parents],
+        },
+    )
+
+
 _ROUTES: list[tuple[str, str, Route]] = [
     (r"", "GET", _repo),
     (r"/actions/artifacts", "GET", _list_artifacts),
@@ -757,6 +882,7 @@ _ROUTES: list[tuple[str, str, Route]] = [
     (r"/git/tags/(?P<sha>[0-9a-f]+)", "GET", _get_tag),
     (r"/git/refs", "POST", _create_ref),
     (r"/git/refs/(?P<ref>.+)", "PATCH", _update_ref),
+    (r"/compare/(?P<basehead>[^/]+)", "GET", _compare),
 ]
 
 

@@ -34,7 +34,8 @@ def merge_ref(fake: FakeGitHub, base_tip: str) -> str:
     """A refs/pull/7/merge commit in the fake's object store: parents [base tip, PR head]."""
     git = fake.git
     tree = git.put_tree({})
-    tip = git.put_commit("base tip", tree, [])
+    git.push("main", BASE_SHA)  # the event's base.sha, then the tip merged on top of it
+    tip = git.push()
     head = git.put_commit("pr head", tree, [])
     assert base_tip == "tip"
     merge = git.put_commit("Merge", tree, [tip, head])
@@ -244,6 +245,25 @@ def test_action_comment_with_job_token_is_github_actions_bot(
     assert job.outputs()["comment"] == "created"
     assert len(fake_github.comment_bodies(7)) == 2
     assert [r.status for r in fake_github.api_calls("GET", "/user")] == [403]
+
+
+def test_action_comment_when_get_user_keeps_failing_is_the_bot_with_a_warning(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """#25: a 5xx on GET /user (after the client's retries) must not cost the comment."""
+    ours = fake_github.add_comment(
+        7, f"{marker_for(CONFIG)}\nold", login="github-actions[bot]", kind="Bot"
+    )
+    fake_github.fail("GET", r"^/user$", 502, times=3)
+    job = pr_job(fake_github, tmp_path)
+    assert job.run(StubGate()) == 0
+    assert job.outputs()["comment"] == "updated"
+    assert str(ours["id"]) in job.outputs()["comment-url"]
+    assert [r.status for r in fake_github.api_calls("GET", "/user")] == [502, 502, 502]
+    log = job.log().replace("%3A", ":")
+    assert "::warning" in log
+    assert "HTTP 502" in log
+    assert "comment-author" in log
 
 
 def test_action_artifact_promote_leaves_upload_folder(

@@ -21,9 +21,8 @@ CONFIG = "evals-evalkit"
 
 
 def commits(fake: FakeGitHub, n: int) -> list[str]:
-    """``n`` commits of the default branch in the fake's object store (tags can name them)."""
-    tree = fake.git.put_tree({})
-    return [fake.git.put_commit(f"change {i}", tree, []) for i in range(n)]
+    """``n`` commits of the default branch, each on the one before (tags can name them)."""
+    return [fake.git.push() for _ in range(n)]
 
 
 def promote_all(fake: FakeGitHub, tmp_path: Path, shas: list[str]) -> None:

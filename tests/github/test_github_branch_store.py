@@ -36,6 +36,8 @@ def artefact(tmp_path: Path, tag: str) -> Path:
 
 
 def store_for(fake: FakeGitHub, **kwargs: object) -> BranchStore:
+    for code in (SHA1, SHA2):  # the default branch's history: SHA2 follows SHA1
+        fake.git.push("main", code)
     repo = github_factory_for_tests(fake.api_url, fake.token).get_repo(fake.full_name)
     access = GitHubAccess(
         repo=lambda: repo,

@@ -67,6 +67,7 @@ class Clock:
 def promoted_branch(fake: FakeGitHub, tmp_path: Path, n: int) -> BranchStore:
     store = BranchStore(access_for(fake), sleep=lambda _s: None, now=Clock())
     for i in range(1, n + 1):
+        fake.git.push("main", sha(i))  # each promotion follows the one before
         path = tmp_path / f"run{i}.json"
         path.write_bytes(artefact_bytes(i))
         store.promote(PromoteRequest(path, CONFIG, sha(i), tmp_path))
@@ -125,6 +126,7 @@ def test_branch_store_history_survives_a_race(fake_github: FakeGitHub, tmp_path:
     fake_github.before("PATCH", r"/git/refs/heads/evalkit-baselines$", other_job)
     mine = tmp_path / "mine.json"
     mine.write_bytes(artefact_bytes(2))
+    fake_github.git.push("main", sha(2))
     store.promote(PromoteRequest(mine, CONFIG, sha(2), tmp_path))
     history = store.history(HistoryRequest(CONFIG, tmp_path / "h"))
     assert [e.sha for e in history.entries] == [sha(1), sha(9), sha(2)]
@@ -314,6 +316,8 @@ def test_branch_repin_across_compression_leaves_one_reference(
     store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
     packed = tmp_path / "run1.json.gz"
     packed.write_bytes(gzip.compress(artefact_bytes(1)))
+    fake_github.git.push("main", sha(1))
+    fake_github.git.push("main", sha(2))
     store.promote(PromoteRequest(packed, CONFIG, sha(1), tmp_path))
     plain = tmp_path / "run2.json"
     plain.write_bytes(artefact_bytes(2))
@@ -388,6 +392,7 @@ def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: 
     for k in range(3):
         values = {f"c{i}": {"ndcg@10": 0.5 + 0.01 * k + 0.01 * (i % 3)} for i in range(9)}
         path = write_artifact(run(f"r{k}", values, sha=sha(k + 1)), tmp_path / f"r{k}.json")
+        fake_github.git.push("main", sha(k + 1))
         store.promote(PromoteRequest(path, CONFIG, sha(k + 1), tmp_path))
     view = history_view(
         load_config(tmp_path / "evalkit.yaml"), store=store, work=tmp_path / "w", n_resamples=200

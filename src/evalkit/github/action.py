@@ -448,6 +448,7 @@ class _Run:
 
         The job's GITHUB_TOKEN (an installation token) may not read ``/user`` (403): its
         comments are github-actions[bot]'s. A GitHub App token needs ``comment-author``.
+        GitHub failing to answer (5xx after the retries) also means the bot, with a warning.
         """
         if self.inputs.comment_author:
             return self.inputs.comment_author
@@ -462,7 +463,14 @@ class _Run:
                 self._identity = str(login)
             except GitHubApiError as exc:
                 if exc.status not in (401, 403, 404):
-                    raise
+                    # GitHub failing (retried already) says nothing about who we are: the
+                    # job token's identity is the likeliest, and a comment is worth more
+                    # than a failed step.
+                    self.console.warning(
+                        f"{exc}; looking for {GITHUB_ACTIONS_BOT}'s comment (set the "
+                        "comment-author input if the token is another identity)",
+                        title="evalkit: token's user unknown",
+                    )
                 self._identity = GITHUB_ACTIONS_BOT
         return self._identity
 
@@ -910,8 +918,11 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
     run.out(
         baseline_source=promoted.source,
         baseline_sha=promoted.sha or "",
+        baseline_latest=promoted.latest,
         promoted_path=location,
     )
+    if promoted.latest == "kept":
+        console.warning(detail, title="evalkit: latest baseline kept")
     if outcome.exit_code == ExitCode.CHECK_FAILED:
         console.warning(
             f"checks fail on {ctx.ref}: promoted anyway, so PRs are compared with what the "
@@ -919,7 +930,12 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
             title="evalkit: promoted a failing run",
         )
     console.line(f"evalkit: {detail}")
-    run.summary(f"{outcome.markdown}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
+    kept = (
+        f"\n\n> **The latest baseline was not moved.** {_md_text(detail)}"
+        if promoted.latest == "kept"
+        else ""
+    )
+    run.summary(f"{outcome.markdown}{kept}\n\n<sub>evalkit: {_md_text(detail)}</sub>\n")
     return run.finish(ExitCode.OK)
 
 

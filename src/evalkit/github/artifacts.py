@@ -30,7 +30,15 @@ import time
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -42,6 +50,7 @@ import httpx
 
 from evalkit._atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
+from evalkit.github.ancestry import Ancestry, compare_commits
 from evalkit.github.client import (
     DEFAULT_RETRY,
     RateLimitBudget,
@@ -82,6 +91,8 @@ MAX_ZIP_MEMBERS = 1000
 MAX_REDIRECTS = 3
 # How many candidate runs we are willing to look up to find a push run.
 MAX_RUN_LOOKUPS = 20
+# How many accepted uploads past the preferred commits are ordered by ancestry.
+NEAREST_WINDOW = 5
 # The pinned reference: artifact "<baseline name>-reference" holding <config>.json and
 # <config>.pin.json, uploaded by a mode: pin run (a push or a manual workflow_dispatch).
 REFERENCE_SUFFIX = "-reference"
@@ -476,6 +487,10 @@ class ArtifactStore:
         self._max_bytes = max_bytes
         self._now = now
         self._api_url = api_url
+        # The default branch's head, read once per listing and after it (so every listed
+        # upload's commit was pushed before it), and each commit's place behind it.
+        self._branch_head: str | None = None
+        self._ancestry: dict[str, Ancestry] = {}
 
     @classmethod
     def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> ArtifactStore:
@@ -512,6 +527,7 @@ class ArtifactStore:
     def _select(self, name: str, prefer: Sequence[str]) -> tuple[Selection, str]:
         assert self._access is not None
         repository_id, default_branch = self._access.repo_facts()
+        self._branch_head, self._ancestry = None, {}  # read anew after this listing
         selection = select_candidates(
             self.list_artifacts(name),
             name=name,
@@ -532,10 +548,10 @@ class ArtifactStore:
         with httpx.Client(timeout=60) as http:
             yield http
 
-    def _made_by(
+    def _accepted(
         self, selection: Selection, events: Sequence[str], max_lookups: int
     ) -> Generator[ArtifactInfo]:
-        """The candidates, in order, whose workflow run was one of ``events``."""
+        """The candidates, in order, made by an ``events`` run of a default-branch commit."""
         ignored = selection.ignored
         for lookups, artifact in enumerate(selection.candidates):
             if lookups >= max_lookups:
@@ -546,26 +562,105 @@ class ArtifactStore:
             if event not in events:
                 ignored[f"made by a {event or 'unknown'} run, not a {' or '.join(events)}"] += 1
                 continue
+            if not self._on_default_branch(artifact.run_head_sha).contains_head:
+                # head_branch is only a name: a tag called like the default branch makes a
+                # push run with the same head_branch, from a commit never merged there.
+                ignored["built from a commit not on the default branch (a tag of its name?)"] += 1
+                continue
             yield artifact
+
+    def _made_by(
+        self,
+        selection: Selection,
+        events: Sequence[str],
+        max_lookups: int,
+        prefer: Collection[str] = (),
+    ) -> Generator[ArtifactInfo]:
+        """The accepted candidates: the preferred commits' first, then nearest the head.
+
+        After the preferred commits, the newest upload is not necessarily the newest
+        baseline: a re-run of an old commit's promote job uploads last. So among the next
+        ``NEAREST_WINDOW`` accepted ones, the commit fewest commits behind the default
+        branch's head goes first (a descendant is always fewer behind than its ancestor).
+        """
+        accepted = self._accepted(selection, events, max_lookups)
+        window: list[ArtifactInfo] = []
+        for artifact in accepted:
+            if artifact.run_head_sha in prefer:
+                yield artifact  # select_candidates put every preferred one first
+                continue
+            window.append(artifact)
+            if len(window) >= NEAREST_WINDOW:
+                break
+        window.sort(key=self._behind_by)  # stable: the newest upload first among equals
+        yield from window
+        yield from accepted
+
+    def _in_branch_order(self, selection: Selection, max_lookups: int) -> list[ArtifactInfo]:
+        """The accepted promotions oldest first along the default branch, one per commit.
+
+        A commit uploaded twice (a re-run of its promote job) counts once, its newest upload.
+        """
+        newest: dict[str | None, ArtifactInfo] = {}
+        for artifact in self._accepted(selection, ("push",), max_lookups):
+            if artifact.run_head_sha in newest:
+                selection.ignored["an older upload of a commit listed once"] += 1
+                continue
+            newest[artifact.run_head_sha] = artifact
+        return sorted(
+            newest.values(),
+            key=lambda a: (-self._behind_by(a), a.created_at or datetime.min.replace(tzinfo=UTC)),
+        )
+
+    def _behind_by(self, artifact: ArtifactInfo) -> int:
+        return self._on_default_branch(artifact.run_head_sha).behind_by or 0
+
+    def _on_default_branch(self, sha: str | None) -> Ancestry:
+        """How commit ``sha`` relates to the default branch's head (cached per commit).
+
+        Commits gone from GitHub or from another history count as not on the branch; any
+        other failure is GitHub's (exit 3), never read as "no baseline".
+        """
+        if not sha:
+            return Ancestry("unknown", error="the run recorded no commit")
+        if sha not in self._ancestry:
+            assert self._access is not None
+            repo = self._access.repo()
+            if self._branch_head is None:
+                _, default_branch = self._access.repo_facts()
+                self._branch_head = call_github(
+                    f"read the head of {default_branch}",
+                    lambda: str(repo.get_git_ref(f"heads/{default_branch}").object.sha),
+                    retry=self._retry,
+                )
+            head = self._branch_head
+            ancestry = compare_commits(repo, head, sha, retry=self._retry)
+            if ancestry.status == "unknown" and ancestry.error_status not in (404, 422):
+                raise GitHubApiError(
+                    f"{ancestry.error} (needed to tell whether {sha[:12]} is on the default "
+                    "branch; the token needs 'contents: read')",
+                    status=ancestry.error_status,
+                )
+            self._ancestry[sha] = ancestry
+        return self._ancestry[sha]
 
     def _downloads(
         self,
+        artifacts: Iterable[ArtifactInfo],
         selection: Selection,
         config_name: str,
         dest_dir: Path,
         *,
-        events: Sequence[str] = ("push",),
-        max_lookups: int = MAX_RUN_LOOKUPS,
         naming: Callable[[ArtifactInfo], str] | None = None,
         unusable: list[str],
     ) -> Generator[tuple[ArtifactInfo, Path]]:
-        """Each candidate made by an ``events`` run that downloads and unpacks, in order.
+        """Each of ``artifacts`` (accepted ones, in order) that downloads and unpacks.
 
         Why the others were passed over is counted in ``selection.ignored`` (and the
         corrupt ones' messages appended to ``unusable``).
         """
         with self._client() as http:
-            for artifact in self._made_by(selection, events, max_lookups):
+            for artifact in artifacts:
                 stem = naming(artifact) if naming else f"baseline-{config_name}"
                 path = self._download(
                     http, artifact, config_name, dest_dir, stem, selection, unusable
@@ -589,8 +684,9 @@ class ArtifactStore:
         preferred = {p.sha: p.why for p in request.preferred}
         selection, default_branch = self._select(self.name, [p.sha for p in request.preferred])
         unusable: list[str] = []
+        accepted = self._made_by(selection, ("push",), MAX_RUN_LOOKUPS, prefer=preferred)
         downloads = self._downloads(
-            selection, request.config_name, request.dest_dir, unusable=unusable
+            accepted, selection, request.config_name, request.dest_dir, unusable=unusable
         )
         with closing(downloads):
             found = next(downloads, None)
@@ -637,10 +733,10 @@ class ArtifactStore:
         folder = request.dest_dir / f"history-{request.config_name}"
         entries: list[HistoryEntry] = []
         for artifact, path in self._downloads(
+            self._in_branch_order(selection, limit),
             selection,
             request.config_name,
             folder,
-            max_lookups=limit,
             naming=lambda a: f"artifact-{a.id}",
             unusable=unusable,
         ):
@@ -653,7 +749,6 @@ class ArtifactStore:
                     config_fingerprint=fingerprint,
                 )
             )
-        entries.sort(key=lambda e: e.promoted_at or datetime.min.replace(tzinfo=UTC))
         lost = len(selection.expired)
         parts = [
             f"{len(entries)} promotion(s) held as artifact {self.name!r} on {default_branch}; "
@@ -680,7 +775,7 @@ class ArtifactStore:
         config_name = request.config_name
         selection, _ = self._select(self.name, ())
         # Choose from what GitHub says about each artifact; download only the chosen one.
-        pushed = list(self._made_by(selection, ("push",), len(selection.candidates)))
+        pushed = self._in_branch_order(selection, len(selection.candidates))
         listed = {
             make_entry(
                 Path(f"artifact-{a.id}"),
@@ -688,7 +783,7 @@ class ArtifactStore:
                 promoted_at=a.created_at,
                 config_fingerprint=None,
             ): a
-            for a in reversed(pushed)  # oldest first
+            for a in pushed
         }
         chosen, why = select_pinned(list(listed), request.spec, request.resolve_tag)
         artifact = listed[chosen]
@@ -746,11 +841,13 @@ class ArtifactStore:
             )
         selection, default_branch = self._select(name, ())
         unusable: list[str] = []
+        # The newest pin wins, whatever commit it names: a re-pin to an older promotion
+        # is on purpose.
         downloads = self._downloads(
+            self._accepted(selection, PIN_EVENTS, MAX_RUN_LOOKUPS),
             selection,
             request.config_name,
             request.dest_dir,
-            events=PIN_EVENTS,
             naming=lambda _a: f"reference-{request.config_name}",
             unusable=unusable,
         )
@@ -891,6 +988,7 @@ class ArtifactStore:
                 "it as long as the artifact retention does (baseline-store: branch keeps all)"
             ),
             upload_dir=upload_dir,
+            latest="none",
         )
 
 

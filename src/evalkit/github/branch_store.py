@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from evalkit._atomic import write_bytes_atomic
 from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
 from evalkit.errors import ArtifactError, ConfigError
+from evalkit.github.ancestry import Ancestry, compare_commits
 from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
 from evalkit.github.errors import GitHubApiError
 from evalkit.history import (
@@ -44,6 +45,7 @@ from evalkit.history import (
     promotion_stem,
     reference_found,
     select_pinned,
+    with_promotion,
 )
 from evalkit.stores import (
     BaselineFetch,
@@ -124,6 +126,7 @@ class BranchStore:
         self._race_attempts = race_attempts
         self._sleep = sleep or self._retry.sleep
         self._now = now
+        self._ancestry: dict[str, Ancestry] = {}  # latest's commit -> how ours relates to it
 
     @classmethod
     def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
@@ -246,29 +249,80 @@ class BranchStore:
             if sha
             else f"promotions/{promotion_stem(None, promoted_at)}/{file_name}"
         )
-        elements = [
+        kept = InputGitTreeElement(kept_at, "100644", "blob", sha=blob.sha)
+        latest = [
             InputGitTreeElement(f"latest/{file_name}", "100644", "blob", sha=blob.sha),
             InputGitTreeElement(f"latest/{config_name}.sha", "100644", "blob", content=sha + "\n"),
-            InputGitTreeElement(kept_at, "100644", "blob", sha=blob.sha),
         ]
         record = PromotionRecord(kept_at, sha or None, promoted_at, fingerprint)
+        held: list[str | None] = [None]  # why latest stays, decided from the commit replaced
 
         def build(parent: str | None) -> list[Any]:
+            current = self._latest_sha(config_name, parent)
+            held[0] = self._keeps_latest(current, sha, config_name)
             index_path = self._index_path(config_name)
             records = index_loads(
                 self._read(index_path, parent) if parent else None,
                 f"branch {self.branch}:{index_path}",
             )
-            index = index_dumps(config_name, [*records, record]).decode("utf-8")
-            return [*elements, InputGitTreeElement(index_path, "100644", "blob", content=index)]
+            records = with_promotion(records, record, latest_sha=current if held[0] else None)
+            index = index_dumps(config_name, records).decode("utf-8")
+            moved = [] if held[0] else latest
+            return [
+                *moved,
+                kept,
+                InputGitTreeElement(index_path, "100644", "blob", content=index),
+            ]
 
         message = f"evalkit: baseline {config_name} from {sha[:12] or 'unknown commit'}"
         commit_sha = self._commit(build, message)
+        # latest kept: the promotion lives at <sha>/ only, and the detail says why
+        where = kept_at if held[0] else f"latest/{file_name}"
         return PromoteResult(
             source="branch",
-            location=f"{self.branch}:latest/{file_name}",
+            location=f"{self.branch}:{where}",
             sha=sha or None,
-            detail=f"committed {commit_sha[:12]} to {self.branch} (latest/{file_name})",
+            detail=f"committed {commit_sha[:12]} to {self.branch} ({where})"
+            + (f"; {held[0]}" if held[0] else ""),
+            latest="kept" if held[0] else "moved",
+        )
+
+    def _latest_sha(self, config_name: str, parent: str | None) -> str | None:
+        """The commit ``latest`` was promoted from, as of store commit ``parent``."""
+        data = self._read(f"latest/{config_name}.sha", parent) if parent else None
+        text = data.decode("utf-8", "replace").strip() if data else ""
+        return text or None
+
+    def _keeps_latest(self, current: str | None, sha: str, config_name: str) -> str | None:
+        """Why ``latest`` must stay at ``current`` rather than move to ``sha``, or None.
+
+        Only a descendant (or the same commit: a re-run) moves it: an older commit's job
+        that is re-run, or finishes last, must not roll PRs back to an older baseline.
+        """
+        if current is None or current == sha:
+            return None
+        stays = (
+            f"latest stays at {current[:12]}; PRs whose base is {sha[:12] or 'this commit'} "
+            f"still use {sha[:12] or 'it'}/"
+        )
+        if not sha:
+            return f"the promoted commit is unknown, so {stays}"
+        if current not in self._ancestry:
+            assert self._access is not None
+            self._ancestry[current] = compare_commits(self._repo, current, sha, retry=self._retry)
+        ancestry = self._ancestry[current]
+        if ancestry.status == "ahead":
+            return None
+        fix = (
+            f"; if the default branch was rewritten, delete latest/{config_name}.sha on "
+            f"{self.branch} and the next promotion moves latest"
+        )
+        if ancestry.status == "behind":
+            return f"{sha[:12]} is an ancestor of {current[:12]}: {stays}"
+        if ancestry.status == "diverged":
+            return f"{sha[:12]} and {current[:12]} have diverged: {stays}{fix}"
+        return (
+            f"cannot tell how {sha[:12]} relates to {current[:12]} ({ancestry.error}): {stays}{fix}"
         )
 
     def _commit(self, build: TreeBuilder, message: str) -> str:
