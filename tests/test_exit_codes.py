@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
+import re
+from pathlib import Path
+from types import ModuleType
 
 import pytest
+import yaml
 
 from evalkit import ExitCode, errors
 from evalkit.errors import EvalkitError, InputError, RuntimeFailure
+from evalkit.exit_codes import ACTION_CODES, MEANINGS
 
 ERROR_CLASSES = [
     cls
@@ -44,3 +50,60 @@ def test_the_github_errors_are_runtime_failures() -> None:
     from evalkit.github.errors import GitHubApiError
 
     assert GitHubApiError.exit_code is ExitCode.RUNTIME
+
+
+# --- the table is written once: every copy users read is generated from it -------------
+
+_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _doc_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "exit_code_docs", _ROOT / "scripts" / "exit_code_docs.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_code_has_one_meaning() -> None:
+    assert set(MEANINGS) == set(ExitCode)
+    assert ExitCode.INCOMPLETE not in ACTION_CODES  # the Action never gates a subset
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/action.md"])
+def test_the_docs_tables_are_generated_from_the_code(doc: str) -> None:
+    script = _doc_script()
+    text = (_ROOT / doc).read_text(encoding="utf-8")
+    assert "<!-- exit-codes" in text
+    assert script.render(text) == text, "run: uv run python scripts/exit_code_docs.py"
+
+
+def test_a_stale_table_is_rewritten() -> None:
+    script = _doc_script()
+    stale = "a\n<!-- exit-codes action -->\n| `0` | old |\n<!-- /exit-codes -->\nb\n"
+    fresh = script.render(stale)
+    assert "| `0` | old |" not in fresh
+    for code in ACTION_CODES:
+        assert f"| `{int(code)}` | `{code.name}` | {MEANINGS[code]} |" in fresh
+    assert "INCOMPLETE" not in fresh
+
+
+def test_the_action_output_names_every_code_the_action_ends_with() -> None:
+    action = yaml.safe_load((_ROOT / "action.yml").read_text(encoding="utf-8"))
+    described = action["outputs"]["exit-code"]["description"]
+    for code in ACTION_CODES:
+        assert re.search(rf"\b{int(code)}\b", described), (code, described)
+
+
+def test_the_module_docstrings_point_at_the_table_instead_of_copying_it() -> None:
+    from evalkit import cli
+    from evalkit.github import action
+
+    for module in (cli, action):
+        doc = module.__doc__ or ""
+        assert "evalkit.exit_codes" in doc
+        assert "130" not in doc
+        assert "143" not in doc

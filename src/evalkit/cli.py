@@ -1,9 +1,7 @@
 """The ``evalkit`` command line: a thin shell over :mod:`evalkit.pipeline`.
 
-Exit codes are :class:`evalkit.exit_codes.ExitCode`: 0 every blocking check
-passed; 1 a blocking check failed; 2 usage or input error (bad config, checks,
-goldens, artefact); 3 runtime error (target unreachable, cases failed, GitHub
-API failure); 130 interrupted.  Errors are one line on stderr; ``--debug`` (or
+Exit codes are :class:`evalkit.exit_codes.ExitCode` (the one table, with what each
+means: :data:`evalkit.exit_codes.MEANINGS`).  Errors are one line on stderr; ``--debug`` (or
 ``EVALKIT_DEBUG=1``) adds the traceback, never a different exit code.  A reader
 that closes stdout early (``| head -1``) does not change the exit code.
 Heavy modules are imported inside commands so ``evalkit --help`` stays fast.

@@ -1,15 +1,9 @@
 """The process exit codes of the CLI and the GitHub Action: one table, one owner.
 
-A script (or CI) branches on these, so they never change meaning::
-
-    0  OK            every blocking check passed (or the command did what it was asked)
-    1  CHECK_FAILED  a blocking check failed: the change regressed
-    2  INPUT         usage or input error (config, checks, goldens, artefact, flags)
-    3  RUNTIME       runtime or infrastructure error (target down, cases failed, GitHub API)
-    4  INCOMPLETE    the gate ran on a subset (``-k``/``--case``) and nothing blocked: no
-                     verdict on the whole golden set, so not a pass (never from the Action)
-  130  INTERRUPTED   stopped by Ctrl-C (128 + SIGINT, as shells report it)
-  143  TERMINATED    stopped by SIGTERM (``docker stop``, a cancelled job), handled like Ctrl-C
+A script (or CI) branches on these, so they never change meaning.  :data:`MEANINGS` is the
+table; the README's and docs/action.md's copies are generated from it
+(:func:`markdown_table`, between ``<!-- exit-codes -->`` markers; a test keeps them equal),
+and the docstrings elsewhere point here instead of repeating it.
 
 Each :class:`evalkit.errors.EvalkitError` subclass carries its code as ``exit_code``,
 so no caller maps exception classes to numbers by hand.
@@ -17,11 +11,13 @@ so no caller maps exception classes to numbers by hand.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from enum import IntEnum
+from typing import Final
 
 
 class ExitCode(IntEnum):
-    """What an ``evalkit`` process's exit status means."""
+    """What an ``evalkit`` process's exit status means (:data:`MEANINGS`)."""
 
     OK = 0
     CHECK_FAILED = 1
@@ -30,3 +26,28 @@ class ExitCode(IntEnum):
     INCOMPLETE = 4
     INTERRUPTED = 130
     TERMINATED = 143
+
+
+MEANINGS: Final[Mapping[ExitCode, str]] = {
+    ExitCode.OK: "every blocking check passed (or the command did what it was asked)",
+    ExitCode.CHECK_FAILED: "a blocking check failed: the change regressed",
+    ExitCode.INPUT: "bad input: config, checks, goldens, artefact or flags",
+    ExitCode.RUNTIME: (
+        "a runtime or infrastructure failure: target unreachable, failed cases, GitHub API"
+    ),
+    ExitCode.INCOMPLETE: (
+        "the gate ran on a subset (`-k`/`--case`) and nothing blocked: no verdict on the "
+        "whole golden set, so not a pass"
+    ),
+    ExitCode.INTERRUPTED: "stopped by Ctrl-C (SIGINT; 128 + 2, as shells report it)",
+    ExitCode.TERMINATED: "stopped by SIGTERM (`docker stop`, a cancelled job), like Ctrl-C",
+}
+
+#: The codes the GitHub Action ends with: it never gates a subset.
+ACTION_CODES: Final = tuple(code for code in ExitCode if code is not ExitCode.INCOMPLETE)
+
+
+def markdown_table(codes: Iterable[ExitCode] = tuple(ExitCode)) -> str:
+    """The table as Markdown, one row per code: what the docs show."""
+    rows = [f"| `{int(code)}` | `{code.name}` | {MEANINGS[code]} |" for code in codes]
+    return "\n".join(["| exit | `ExitCode` | meaning |", "|---|---|---|", *rows]) + "\n"

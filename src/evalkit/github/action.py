@@ -21,8 +21,8 @@ this module owns only the GitHub side of the job:
     the drift checks' reference, kept until pinned again: a commit on the store branch,
     or a folder for ``actions/upload-artifact`` (artifact ``<baseline-name>-reference``).
 
-Exit codes follow the gate: 0 pass, 1 blocking failure, 2 usage/config error,
-3 runtime/infrastructure error. Failing to *comment* never changes the exit code (the
+Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`, never 4: the Action
+gates no subset). Failing to *comment* never changes the exit code (the
 verdict is already in the summary and outputs); failing to *fetch the baseline* from
 GitHub is exit 3, because an outage must not read as "no baseline" and pass.
 """
