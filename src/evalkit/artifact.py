@@ -304,12 +304,33 @@ def _with_truncation(row: dict[str, Any], art: RunArtifact) -> dict[str, Any]:
     return row
 
 
+def encode_artifact(doc: Mapping[str, Any]) -> str:
+    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line.
+
+    ``json.dumps(..., indent=...)`` makes CPython fall back to its pure-Python encoder,
+    which spent 0.9 s on 100 queries x 1,000 ids; each line here goes through the C
+    encoder instead, and a file of one row per line still diffs and greps case by case.
+    Raises what ``json.dumps`` raises (ValueError for NaN, TypeError for a foreign type).
+    """
+    lines = []
+    for key, value in doc.items():
+        name = json.dumps(key, ensure_ascii=False)
+        if key == "rows" and isinstance(value, list) and value:
+            rows = ",\n".join(
+                "  " + json.dumps(row, ensure_ascii=False, allow_nan=False) for row in value
+            )
+            lines.append(f" {name}: [\n{rows}\n ]")
+        else:
+            lines.append(f" {name}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
 def write_artifact(art: RunArtifact, path: str | Path) -> Path:
     """Write atomically: a crash leaves the old file or the new one, never half of one."""
     target = Path(path)
     doc = artifact_to_dict(art, where=str(target))
     try:
-        data = json.dumps(doc, ensure_ascii=False, allow_nan=False, indent=1).encode()
+        data = encode_artifact(doc).encode()
     except ValueError as exc:  # pragma: no cover - _finite catches metric values first
         raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
     except TypeError as exc:
