@@ -56,3 +56,12 @@ def test_every_command_help_fits_80_columns_and_names_every_option(
             assert param.help, f"{name} {param.opts[0]} has no help text"
     # box-drawing characters mean the rich layout, whose 80-column form is unreadable
     assert "│" not in text
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_no_on_off_flag_shows_its_off_default(tmp_path: Path, name: str) -> None:
+    # An off switch is what "not given" means; saying "[default: no-require-reference]"
+    # beside one flag and nothing beside its sibling reads as if they differed.
+    text = " ".join(" ".join(_help(tmp_path, name)).split())
+    assert "[default: no-" not in text
+    assert "[default: False]" not in text

@@ -616,7 +616,8 @@ def gate(
         typer.Option(show_default=False, help="Fail vs_baseline checks when there is no baseline."),
     ] = False,
     require_reference: Annotated[
-        bool, typer.Option(help="Block on drift checks when there is no reference.")
+        bool,
+        typer.Option(show_default=False, help="Block on drift checks when there is no reference."),
     ] = False,
     concurrency: Annotated[
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
