@@ -19,12 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from evalkit._paths import refuse_overwriting_inputs
 from evalkit.exit_codes import ExitCode
 from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
+    # Typer vendors its own click: the types its commands are handed.
+    from typer._click import Context as ClickContext
+    from typer._click import HelpFormatter
+
     from evalkit.artifact import RunArtifact
     from evalkit.gate import GateReport
     from evalkit.metrics.batch import QuerySelection
@@ -40,6 +45,35 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose arguments read as their metavar alone in ``--help``.
+
+    Typer writes an argument as ``RUN <list[Path]>``: a Python type where a user looks
+    for what to type.  An argument given a metavar is written ``RUN`` (``RUN...`` when it
+    takes several), the way an option with a metavar already is.
+    """
+
+    def format_options(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                if param.metavar is not None:
+                    several = "..." if param.nargs != 1 else ""
+                    record = (param.metavar + several, record[1])
+                arguments.append(record)
+            elif param.param_type_name == "option":
+                options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
 
 ConfigOpt = Annotated[
     Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
@@ -247,7 +281,7 @@ def _report_failed_cases(
         _err(aside)
 
 
-@app.command()
+@app.command(cls=_Command)
 def run(
     config: ConfigOpt = Path("evalkit.yaml"),
     out: Annotated[Path | None, typer.Option(help="Where to write the run artefact.")] = None,
@@ -550,7 +584,7 @@ def _trec_query_notes(scoring: TrecScoring, run_name: str) -> list[str]:
     return notes
 
 
-@app.command()
+@app.command(cls=_Command)
 def merge(
     shards: Annotated[
         list[Path],
@@ -590,7 +624,7 @@ def merge(
         raise typer.Exit(ExitCode.RUNTIME)
 
 
-@app.command()
+@app.command(cls=_Command)
 def gate(
     config: ConfigOpt = Path("evalkit.yaml"),
     candidate: Annotated[
@@ -673,7 +707,7 @@ def gate(
     raise typer.Exit(report.exit_code)
 
 
-@app.command()
+@app.command(cls=_Command)
 def promote(
     run_file: Annotated[
         Path | None,
@@ -710,7 +744,7 @@ def promote(
         _say(f"it replaces the baseline of {old_commit}created {old.created_at}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def history(
     config: ConfigOpt = Path("evalkit.yaml"),
     metric: Annotated[
@@ -756,7 +790,7 @@ def history(
         _write_text(json_out, history_json(view))
 
 
-@app.command()
+@app.command(cls=_Command)
 def pin(
     ref: Annotated[
         str,
@@ -776,7 +810,7 @@ def pin(
     _say(f"pinned the reference: {done.detail}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def compare(
     runs: Annotated[
         list[Path],
@@ -840,7 +874,7 @@ def compare(
         _write_text(html, render_compare_html(list(table.comparisons[0].rows), arts[0], base))
 
 
-@app.command()
+@app.command(cls=_Command)
 def show(
     artefact: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
@@ -906,7 +940,7 @@ def show(
     _say(render_case(art, case, golden))
 
 
-@app.command()
+@app.command(cls=_Command)
 def power(
     artefact: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run artefact (the candidate).")
@@ -985,7 +1019,7 @@ def power(
         )
 
 
-@app.command()
+@app.command(cls=_Command)
 def export(
     artefact: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
@@ -1017,7 +1051,7 @@ def export(
     _say(f"wrote {path} ({len(art.result)} rows)")
 
 
-@app.command()
+@app.command(cls=_Command)
 def action(
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -1028,7 +1062,7 @@ def action(
     raise typer.Exit(run_action(os.environ, pipeline_gate))
 
 
-@app.command()
+@app.command(cls=_Command)
 def comment(
     from_dir: Annotated[
         Path, typer.Option("--from", help="The report bundle a fork's gate run uploaded.")
