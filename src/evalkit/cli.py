@@ -740,8 +740,9 @@ def promote(
     )
     if done.replaced is not None and done.run.resolve() != done.baseline.resolve():
         old = done.replaced
-        old_commit = f"commit {old.git_commit[:7]}, " if old.git_commit else ""
-        _say(f"it replaces the baseline of {old_commit}created {old.created_at}")
+        # "of commit …, created …" with a commit, plain "created …" without one
+        of_commit = f" of commit {old.git_commit[:7]}," if old.git_commit else ""
+        _say(f"it replaces the baseline{of_commit} created {old.created_at}")
 
 
 @app.command(cls=_Command)
