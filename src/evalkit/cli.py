@@ -808,7 +808,8 @@ def pin(
     from evalkit.promotions import pin_reference
 
     done = pin_reference(load_config(config), ref)
-    _say(f"pinned the reference: {done.detail}")
+    # done.detail starts "reference <path>:", which after "pinned the reference" said it twice
+    _say(f"pinned the reference in {done.location}: {done.record.describe()}")
 
 
 @app.command(cls=_Command)
