@@ -812,6 +812,14 @@ def pin(
     _say(f"pinned the reference in {done.location}: {done.record.describe()}")
 
 
+def _check_alpha(alpha: float) -> None:
+    """Refuse a level outside (0, 1) before any run is read (NaN fails both comparisons)."""
+    from evalkit.errors import InputError
+
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
+
+
 @app.command(cls=_Command)
 def compare(
     runs: Annotated[
@@ -840,6 +848,10 @@ def compare(
         int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")
     ] = 10_000,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 42,
+    alpha: Annotated[
+        float,
+        typer.Option(metavar="A", help="Significance level of each verdict; intervals are 1 - A."),
+    ] = 0.05,
     html: Annotated[
         Path | None, typer.Option(help="Write an HTML report here (two runs only).")
     ] = None,
@@ -858,6 +870,7 @@ def compare(
     from evalkit.compare_render import check_format, render_compare_table
 
     check_format(fmt)
+    _check_alpha(alpha)
     compared, ref = choose_reference(runs, reference, html=html)
     check_writable(html)
     refuse_overwriting_inputs(
@@ -866,7 +879,9 @@ def compare(
     )
     arts = [read_artifact(path) for path in compared]
     base = read_artifact(ref)
-    table = compare_runs(arts, base, correction=correction, n_resamples=n_resamples, seed=seed)
+    table = compare_runs(
+        arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
+    )
     text = render_compare_table(table, fmt)
     with _stdout_may_close():
         typer.echo(text, nl=not text.endswith("\n"))
