@@ -235,6 +235,25 @@ def test_bad_check_metric_nobody_computes(project: Path) -> None:
     one_line_error(evalkit("gate", cwd=project), 2, "recall@5", "does not compute")
 
 
+def test_a_misspelt_check_metric_gets_a_did_you_mean_and_its_line(project: Path) -> None:
+    edit(project, "checks.yaml", "metric: ndcg@10", "metric: ndgc@10")
+    one_line_error(
+        evalkit("gate", cwd=project),
+        2,
+        "checks.yaml:6: check 'no_regression' names metric 'ndgc@10' (did you mean 'ndcg@10'?)",
+        "correct the name or add it there",
+    )
+
+
+def test_a_case_filter_in_other_letter_case_names_the_id(project: Path) -> None:
+    one_line_error(
+        evalkit("gate", "--case", "A", cwd=project),
+        2,
+        "no case 'A'",
+        "did you mean 'a'? it differs only in letter case",
+    )
+
+
 def test_bad_unknown_metric_in_config(project: Path) -> None:
     edit(project, "evalkit.yaml", "[recall@1, ndcg@10]", "[recall@1, ndcg@10, precisionn@3]")
     one_line_error(evalkit("gate", cwd=project), 2, "precisionn@3")

@@ -306,6 +306,38 @@ def test_two_run_csv_matches_the_library_rows(runs: Path) -> None:
         assert printed["direction"] == row.direction
 
 
+def test_alpha_sets_the_level_of_every_verdict_and_interval(runs: Path) -> None:
+    rows = records(runs, "worse.json", "same.json", "base.json", "--alpha", "0.2")
+    for r in rows:
+        assert r["correction"] == "holm"
+        # each row's own level is Holm's 1 - 0.2/j, never below 1 - alpha
+        assert 0.8 <= float(r["confidence"]) < 0.95 + 1e-12
+        detected = r["direction"] != "no detectable change"
+        assert detected == (float(r["p_adjusted"]) <= 0.2)
+    uncorrected = compare(
+        runs, "worse.json", "same.json", "base.json", "--alpha", "0.025", "--correction", "none"
+    )
+    header = next(line for line in uncorrected.splitlines() if line.startswith("metric"))
+    assert "97.5% CI" in header  # not rounded to "98%"
+    pair = compare(runs, "worse.json", "base.json", "--alpha", "0.1")
+    header = next(line for line in pair.splitlines() if line.startswith("metric"))
+    assert "90% CI" in header
+    assert all(
+        float(r["confidence"]) == 0.9
+        for r in records(runs, "worse.json", "base.json", "--alpha", "0.1")
+    )
+    default = compare(runs, "worse.json", "base.json")
+    assert "95% CI" in next(line for line in default.splitlines() if line.startswith("metric"))
+
+
+def test_alpha_reaches_the_html_report(runs: Path, tmp_path: Path) -> None:
+    page = tmp_path / "compare.html"
+    compare(runs, "worse.json", "base.json", "--alpha", "0.1", "--html", str(page))
+    text = page.read_text(encoding="utf-8")
+    assert "<th>90% CI</th>" in text
+    assert "95% CI" not in text
+
+
 # ------------------------------------------------------------------------- refusals
 
 
@@ -319,6 +351,12 @@ def test_two_run_csv_matches_the_library_rows(runs: Path) -> None:
         (("better.json", "base.json", "--format", "markdwon"), ("did you mean 'markdown'?",)),
         (("better.json", "worse.json", "base.json", "--html", "c.html"), ("--html", "two runs")),
         (("base.json", "-r", "base.json"), ("nothing to compare",)),
+        (("better.json", "base.json", "--alpha", "0"), ("--alpha must lie strictly between",)),
+        (("better.json", "base.json", "--alpha", "1"), ("between 0 and 1, got 1",)),
+        (("better.json", "base.json", "--alpha", "1.5"), ("between 0 and 1, got 1.5",)),
+        (("better.json", "base.json", "--alpha", "-0.1"), ("between 0 and 1, got -0.1",)),
+        (("better.json", "base.json", "--alpha", "nan"), ("between 0 and 1, got nan",)),
+        (("missing.json", "base.json", "--alpha", "2"), ("--alpha must lie strictly between",)),
     ],
 )
 def test_bad_requests_are_one_line_and_exit_two(

@@ -56,3 +56,32 @@ def test_every_command_help_fits_80_columns_and_names_every_option(
             assert param.help, f"{name} {param.opts[0]} has no help text"
     # box-drawing characters mean the rich layout, whose 80-column form is unreadable
     assert "│" not in text
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_no_on_off_flag_shows_its_off_default(tmp_path: Path, name: str) -> None:
+    # An off switch is what "not given" means; saying "[default: no-require-reference]"
+    # beside one flag and nothing beside its sibling reads as if they differed.
+    text = " ".join(" ".join(_help(tmp_path, name)).split())
+    assert "[default: no-" not in text
+    assert "[default: False]" not in text
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_an_argument_reads_as_its_metavar_not_a_python_type(tmp_path: Path, name: str) -> None:
+    lines = _help(tmp_path, name)
+    command = ROOT.commands[name]
+    for param in command.params:
+        if param.param_type_name != "argument" or param.metavar is None:
+            continue
+        shown = param.metavar + ("..." if param.nargs != 1 else "")
+        entry = [line for line in lines if line.split()[:1] == [shown]]
+        assert entry, (name, shown, lines)
+        assert "<" not in entry[0].split("  ")[1], entry  # no "<list[Path]>" beside it
+
+
+def test_compare_help_names_its_runs_as_run_dots(tmp_path: Path) -> None:
+    lines = _help(tmp_path, "compare")
+    arguments = lines[lines.index("Arguments:") + 1]
+    assert arguments.split()[0] == "RUN..."
+    assert "list[Path]" not in "\n".join(lines)

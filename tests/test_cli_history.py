@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -86,6 +88,31 @@ def test_pin_repin_and_pinning_what_is_not_kept(project: Path) -> None:
     one_line_error(too_far, 2, "cannot pin 9 promotions ago: only 4 promotion(s) are kept")
     nonsense = evalkit("pin", "next tuesday", cwd=project)
     one_line_error(nonsense, 2, "evalkit pin: 'next tuesday' is neither")
+
+
+def test_pin_says_reference_once_and_a_date_takes_that_days_last_promotion(
+    project: Path,
+) -> None:
+    promote(project, 0)
+    promote(project, 1)  # the same day as the first
+    today = datetime.now(UTC).date().isoformat()
+    pinned = evalkit("pin", today, cwd=project)
+    assert pinned.returncode == 0, pinned.stderr
+    assert sha_of(1)[:12] in pinned.stdout
+    assert sha_of(0)[:12] not in pinned.stdout
+    assert pinned.stdout.startswith("pinned the reference in ")
+    # the file is reference.json; the sentence around it names the reference once
+    words = re.sub(r"\S*reference\.json", "FILE", pinned.stdout)
+    assert words.count("reference") == 1, pinned.stdout
+    ago = evalkit("pin", "1 promotions ago", cwd=project)
+    assert ago.returncode == 0, ago.stderr
+    assert re.sub(r"\S*reference\.json", "FILE", ago.stdout).count("reference") == 1
+
+
+def test_the_readme_says_which_promotion_a_pinned_date_takes() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `evalkit pin REF`")]
+    assert "the last promotion made on or before that day (UTC)" in row
 
 
 def git(project: Path, *args: str) -> str:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.artifact import write_artifact
 from helpers.cli import evalkit, write_files
+from helpers.history_runs import run
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
 WITH_BASELINE = CONFIG + "baseline: {path: baseline.json}\n"
@@ -46,7 +48,19 @@ def test_promote_makes_the_run_the_baseline_the_gate_uses(project: Path) -> None
     assert evalkit("run", cwd=project).returncode == 0
     again = evalkit("promote", cwd=project)
     assert again.returncode == 0, again.stderr
-    assert "it replaces the baseline of " in again.stdout
+    # outside git the old baseline has no commit: the sentence still reads as one
+    assert "it replaces the baseline created " in again.stdout
+    assert " of created" not in again.stdout
+
+
+def test_promote_names_the_commit_of_the_baseline_it_replaces(project: Path) -> None:
+    values = {"c1": {"ndcg@10": 0.5}}
+    write_artifact(run("old", values, sha="a1b2c3d" + "0" * 33), project / "old.json")
+    write_artifact(run("new", values, sha="e4f5a6b" + "0" * 33), project / "new.json")
+    assert evalkit("promote", "old.json", cwd=project).returncode == 0
+    again = evalkit("promote", "new.json", cwd=project)
+    assert again.returncode == 0, again.stderr
+    assert "it replaces the baseline of commit a1b2c3d, created " in again.stdout
 
 
 def test_promote_refuses_a_run_with_failed_cases_and_keeps_the_baseline(project: Path) -> None:

@@ -136,6 +136,12 @@ def test_an_unknown_case_is_one_line_with_a_suggestion(ranked: Path) -> None:
     one_line_error(far, 2, "no case 'zzz'", "its cases: c00, c01")
 
 
+def test_a_case_id_in_other_letter_case_is_named_as_such(ranked: Path) -> None:
+    # ids match exactly; difflib alone finds nothing near "C07" among lowercase ids
+    result = evalkit("show", "worse.json", "--case", "C07", cwd=ranked)
+    one_line_error(result, 2, "no case 'C07'", "did you mean 'c07'? it differs only in letter case")
+
+
 def test_a_named_golden_file_that_is_broken_is_an_error_not_a_note(ranked: Path) -> None:
     (ranked / "broken.jsonl").write_text('{"id": "c07"\n')
     result = evalkit("show", "worse.json", "--case", "c07", "--goldens", "broken.jsonl", cwd=ranked)

@@ -19,12 +19,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from evalkit._paths import refuse_overwriting_inputs
 from evalkit.exit_codes import ExitCode
 from evalkit.limits import MAX_CONCURRENCY, MAX_RESAMPLES, MAX_SIMULATED_CASES
 
 if TYPE_CHECKING:
+    # Typer vendors its own click: the types its commands are handed.
+    from typer._click import Context as ClickContext
+    from typer._click import HelpFormatter
+
     from evalkit.artifact import RunArtifact
     from evalkit.gate import GateReport
     from evalkit.metrics.batch import QuerySelection
@@ -40,6 +45,35 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+class _Command(typer.core.TyperCommand):
+    """A command whose arguments read as their metavar alone in ``--help``.
+
+    Typer writes an argument as ``RUN <list[Path]>``: a Python type where a user looks
+    for what to type.  An argument given a metavar is written ``RUN`` (``RUN...`` when it
+    takes several), the way an option with a metavar already is.
+    """
+
+    def format_options(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                if param.metavar is not None:
+                    several = "..." if param.nargs != 1 else ""
+                    record = (param.metavar + several, record[1])
+                arguments.append(record)
+            elif param.param_type_name == "option":
+                options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
 
 ConfigOpt = Annotated[
     Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
@@ -247,7 +281,7 @@ def _report_failed_cases(
         _err(aside)
 
 
-@app.command()
+@app.command(cls=_Command)
 def run(
     config: ConfigOpt = Path("evalkit.yaml"),
     out: Annotated[Path | None, typer.Option(help="Where to write the run artefact.")] = None,
@@ -550,7 +584,7 @@ def _trec_query_notes(scoring: TrecScoring, run_name: str) -> list[str]:
     return notes
 
 
-@app.command()
+@app.command(cls=_Command)
 def merge(
     shards: Annotated[
         list[Path],
@@ -590,7 +624,7 @@ def merge(
         raise typer.Exit(ExitCode.RUNTIME)
 
 
-@app.command()
+@app.command(cls=_Command)
 def gate(
     config: ConfigOpt = Path("evalkit.yaml"),
     candidate: Annotated[
@@ -616,7 +650,8 @@ def gate(
         typer.Option(show_default=False, help="Fail vs_baseline checks when there is no baseline."),
     ] = False,
     require_reference: Annotated[
-        bool, typer.Option(help="Block on drift checks when there is no reference.")
+        bool,
+        typer.Option(show_default=False, help="Block on drift checks when there is no reference."),
     ] = False,
     concurrency: Annotated[
         int | None, typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once.")
@@ -672,7 +707,7 @@ def gate(
     raise typer.Exit(report.exit_code)
 
 
-@app.command()
+@app.command(cls=_Command)
 def promote(
     run_file: Annotated[
         Path | None,
@@ -705,11 +740,12 @@ def promote(
     )
     if done.replaced is not None and done.run.resolve() != done.baseline.resolve():
         old = done.replaced
-        old_commit = f"commit {old.git_commit[:7]}, " if old.git_commit else ""
-        _say(f"it replaces the baseline of {old_commit}created {old.created_at}")
+        # "of commit …, created …" with a commit, plain "created …" without one
+        of_commit = f" of commit {old.git_commit[:7]}," if old.git_commit else ""
+        _say(f"it replaces the baseline{of_commit} created {old.created_at}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def history(
     config: ConfigOpt = Path("evalkit.yaml"),
     metric: Annotated[
@@ -755,7 +791,7 @@ def history(
         _write_text(json_out, history_json(view))
 
 
-@app.command()
+@app.command(cls=_Command)
 def pin(
     ref: Annotated[
         str,
@@ -772,10 +808,19 @@ def pin(
     from evalkit.promotions import pin_reference
 
     done = pin_reference(load_config(config), ref)
-    _say(f"pinned the reference: {done.detail}")
+    # done.detail starts "reference <path>:", which after "pinned the reference" said it twice
+    _say(f"pinned the reference in {done.location}: {done.record.describe()}")
 
 
-@app.command()
+def _check_alpha(alpha: float) -> None:
+    """Refuse a level outside (0, 1) before any run is read (NaN fails both comparisons)."""
+    from evalkit.errors import InputError
+
+    if not 0.0 < alpha < 1.0:
+        raise InputError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
+
+
+@app.command(cls=_Command)
 def compare(
     runs: Annotated[
         list[Path],
@@ -803,6 +848,10 @@ def compare(
         int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")
     ] = 10_000,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 42,
+    alpha: Annotated[
+        float,
+        typer.Option(metavar="A", help="Significance level of each verdict; intervals are 1 - A."),
+    ] = 0.05,
     html: Annotated[
         Path | None, typer.Option(help="Write an HTML report here (two runs only).")
     ] = None,
@@ -821,6 +870,7 @@ def compare(
     from evalkit.compare_render import check_format, render_compare_table
 
     check_format(fmt)
+    _check_alpha(alpha)
     compared, ref = choose_reference(runs, reference, html=html)
     check_writable(html)
     refuse_overwriting_inputs(
@@ -829,7 +879,9 @@ def compare(
     )
     arts = [read_artifact(path) for path in compared]
     base = read_artifact(ref)
-    table = compare_runs(arts, base, correction=correction, n_resamples=n_resamples, seed=seed)
+    table = compare_runs(
+        arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
+    )
     text = render_compare_table(table, fmt)
     with _stdout_may_close():
         typer.echo(text, nl=not text.endswith("\n"))
@@ -839,7 +891,7 @@ def compare(
         _write_text(html, render_compare_html(list(table.comparisons[0].rows), arts[0], base))
 
 
-@app.command()
+@app.command(cls=_Command)
 def show(
     artefact: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
@@ -905,7 +957,7 @@ def show(
     _say(render_case(art, case, golden))
 
 
-@app.command()
+@app.command(cls=_Command)
 def power(
     artefact: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run artefact (the candidate).")
@@ -984,7 +1036,7 @@ def power(
         )
 
 
-@app.command()
+@app.command(cls=_Command)
 def export(
     artefact: Annotated[
         Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")
@@ -1016,7 +1068,7 @@ def export(
     _say(f"wrote {path} ({len(art.result)} rows)")
 
 
-@app.command()
+@app.command(cls=_Command)
 def action(
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -1027,7 +1079,7 @@ def action(
     raise typer.Exit(run_action(os.environ, pipeline_gate))
 
 
-@app.command()
+@app.command(cls=_Command)
 def comment(
     from_dir: Annotated[
         Path, typer.Option("--from", help="The report bundle a fork's gate run uploaded.")

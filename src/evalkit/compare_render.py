@@ -65,9 +65,13 @@ def _corrected(table: CompareTable) -> bool:
     return table.correction != "none" and len(table.comparisons) > 1
 
 
-def _level(r: CompareRow) -> str:
+def _percent(confidence: float) -> str:
     """``95%``, ``98.75%``: Holm's levels 1 − α/j need two decimals to be told apart."""
-    return f"{r.confidence * 100:.2f}".rstrip("0").rstrip(".") + "%"
+    return f"{confidence * 100:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def _level(r: CompareRow) -> str:
+    return _percent(r.confidence)
 
 
 def _direction(r: CompareRow) -> str:
@@ -90,7 +94,7 @@ def _ci(r: CompareRow) -> str:
 
 def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
     (only,) = table.comparisons
-    level = f"{1 - table.alpha:.0%} CI"
+    level = f"{_percent(1 - table.alpha)} CI"
     grid = _Grid(
         [
             "metric",
@@ -127,7 +131,7 @@ def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Gri
     if corrected:
         headers[6] = f"p ({table.correction})"
     else:
-        headers[4] = f"{1 - table.alpha:.0%} CI"
+        headers[4] = f"{_percent(1 - table.alpha)} CI"
         del headers[5], right[5]
     grid = _Grid(headers, right)
     for metric in table.metrics:

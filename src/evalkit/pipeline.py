@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit._suggest import did_you_mean
 from evalkit._text import decode_utf8
 from evalkit.artifact import (
     GoldensInfo,
@@ -266,10 +267,13 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     computed = set(config.model.metrics)
     for spec in checks.checks:
         if spec.metric not in computed:
+            # a near name among the computed ones is most often a typo in the checks file
+            hint = did_you_mean(spec.metric, config.model.metrics)
+            fix = "correct the name or add it there" if hint else "add it there"
             raise ConfigError(
-                f"{spec.source or config.path}: check {spec.id!r} names metric {spec.metric!r}, "
-                f"which {config.path} does not compute (metrics: "
-                f"{', '.join(config.model.metrics)}); add it there"
+                f"{spec.source or config.path}: check {spec.id!r} names metric "
+                f"{spec.metric!r}{hint}, which {config.path} does not compute (metrics: "
+                f"{', '.join(config.model.metrics)}); {fix}"
             )
     return Prepared(config, goldens, checks)
 

@@ -360,12 +360,14 @@ def render_compare_html(
     """One self-contained HTML page comparing two runs metric by metric (A minus B)."""
     a, b = html_text(candidate.name, 80), html_text(baseline.name, 80)
     n = rows[0].n if rows else 0
+    # two runs: one comparison, so every row's interval has the same level, 1 - alpha
+    level = S.confidence(rows[0].confidence) if rows else S.confidence(0.95)
     body = [
         f"<h1>evalkit compare: {a} vs {b}</h1>",
         f'<p class="prov">A (candidate) {a} · B (baseline) {b} · paired on {n:,} cases</p>',
         "<h2>Metrics</h2>",
-        "<table><thead><tr><th>metric</th><th>B</th><th>A</th><th>Δ (A − B)</th><th>95% CI</th>"
-        "<th>p</th><th>W / L / T</th><th>verdict</th></tr></thead><tbody>",
+        "<table><thead><tr><th>metric</th><th>B</th><th>A</th><th>Δ (A − B)</th>"
+        f"<th>{level} CI</th><th>p</th><th>W / L / T</th><th>verdict</th></tr></thead><tbody>",
     ]
     forest: list[ForestRow] = []
     diffs: list[_Plot] = []
@@ -397,7 +399,7 @@ def render_compare_html(
                 delta=r.delta,
                 ci_low=r.ci_low,
                 ci_high=r.ci_high,
-                confidence=0.95,
+                confidence=r.confidence,
                 p_value=r.deciding_p,
                 p_label=p_label(r.correction if r.p_adjusted is not None else "none", False),
                 higher_is_better=r.higher_is_better,
