@@ -6,23 +6,18 @@ The generated cases must give every metric both outcomes, or agreement would pro
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 
-BENCH = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_answers.py"
+from helpers.scripts import ROOT, load_script
+
+BENCH = ROOT / "benchmarks" / "bench_answers.py"
 
 
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_answers", BENCH)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(str(BENCH.relative_to(ROOT)))
 
 
 def test_the_scorers_agree_and_every_metric_sees_more_than_one_value() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ import yaml
 from evalkit import ExitCode, errors
 from evalkit.errors import EvalkitError, InputError, RuntimeFailure
 from evalkit.exit_codes import ACTION_CODES, MEANINGS
+from helpers.scripts import load_script
 
 ERROR_CLASSES = [
     cls
@@ -58,14 +58,7 @@ _ROOT = Path(__file__).resolve().parent.parent
 
 
 def _doc_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "exit_code_docs", _ROOT / "scripts" / "exit_code_docs.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/exit_code_docs.py")
 
 
 def test_every_code_has_one_meaning() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -1170,7 +1171,7 @@ def _dispatch(args: list[str], session: _Session) -> int:
         return _report_error(exc)
     # Typer answers a KeyboardInterrupt inside a command with a silent 130: say it here,
     # unless the command already did (a run says what its checkpoint kept).
-    if code == ExitCode.INTERRUPTED and not _interrupt_reported:
+    if code == ExitCode.INTERRUPTED and not _interrupt_reported.is_set():
         return _report_interrupt(KeyboardInterrupt())
     if code == ExitCode.INTERRUPTED and terminated():
         return ExitCode.TERMINATED
@@ -1178,7 +1179,7 @@ def _dispatch(args: list[str], session: _Session) -> int:
 
 
 # Whether this invocation already said it was interrupted (one line, never two).
-_interrupt_reported: list[bool] = []
+_interrupt_reported = threading.Event()
 
 
 def _report_interrupt(stop: KeyboardInterrupt) -> ExitCode:
@@ -1190,7 +1191,7 @@ def _report_interrupt(stop: KeyboardInterrupt) -> ExitCode:
     from evalkit._signals import terminated
     from evalkit.pipeline import RunInterrupted
 
-    _interrupt_reported.append(True)
+    _interrupt_reported.set()
     how = "terminated (SIGTERM)" if terminated() else "interrupted"
     if not isinstance(stop, RunInterrupted):
         _err(how)
