@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 
 import evalkit  # noqa: F401  (registers the built-in metrics)
-from evalkit.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
-from evalkit.checks import load_checks_file
-from evalkit.gate import GateOptions, evaluate_gate
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
+from evalkit._spec.checks import load_checks_file
+from evalkit.gate.core import GateOptions, evaluate_gate
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
-from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import TargetResponse
 
 METRICS = ["recall@1", "recall@5", "recall@10", "ndcg@10", "latency_p95", "max_item_share@3"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.config import BaselineConfig, load_config
+from evalkit._spec.config import BaselineConfig, load_config
 from evalkit.errors import ConfigError
 from evalkit.github.stores import STORES, open_store
 

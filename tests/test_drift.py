@@ -18,16 +18,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evalkit.checks import ChecksFile, CheckSpec, load_checks_file
-from evalkit.drift import NO_REFERENCE_GIVEN, Reference
+from evalkit._app.reference_lookup import reference_from_fetch
+from evalkit._spec.checks import ChecksFile, CheckSpec, load_checks_file
+from evalkit._store.protocol import BaselineFetch
 from evalkit.errors import CheckError, InputError
-from evalkit.gate import CheckVerdict, GateOptions, GateReport, evaluate_gate
-from evalkit.reference_lookup import reference_from_fetch
+from evalkit.gate.core import CheckVerdict, GateOptions, GateReport, evaluate_gate
+from evalkit.gate.reference import NO_REFERENCE_GIVEN, Reference
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps, render_json
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import render_terminal
-from evalkit.stores import BaselineFetch
 from helpers.drift_runs import METRIC, Values, case_ids, run
 
 FAST = GateOptions(n_resamples=2_000, seed=1)
@@ -297,7 +297,7 @@ def test_a_found_reference_needs_its_artefact_and_a_missing_one_has_none() -> No
 
 
 def test_a_store_answer_becomes_the_reference(tmp_path: Path) -> None:
-    from evalkit.artifact import write_artifact
+    from evalkit._spec.artifact import write_artifact
 
     art = run("ref", values(8, 0.0, 0.0, 1), sha="a" * 40)
     path = Path(write_artifact(art, tmp_path / "ref.json"))

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
-from evalkit.artifact import GoldensInfo, JudgeInfo, RunArtifact, build_artifact
-from evalkit.checks import CheckSpec
-from evalkit.gate import GateOptions, evaluate_gate
+from evalkit._spec.artifact import GoldensInfo, JudgeInfo, RunArtifact, build_artifact
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.core import GateOptions, evaluate_gate
 from evalkit.goldens import GoldenCase
 
 FAST = GateOptions(n_resamples=2_000, seed=1)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.errors import ArtifactError, InputError
-from evalkit.history import (
+from evalkit._store.history import (
     HistoryEntry,
     PinRecord,
     PinSpec,
@@ -18,6 +17,7 @@ from evalkit.history import (
     parse_pin,
     select_pinned,
 )
+from evalkit.errors import ArtifactError, InputError
 from helpers.history_runs import T0, sha_of
 
 

@@ -35,14 +35,14 @@ ON_DEMAND = (
 
 # evalkit's own modules that reach for those packages, or that only a command runs.
 NOT_FOR_HELP = (
-    "evalkit._yaml",
-    "evalkit.artifact",
-    "evalkit.config",
-    "evalkit.gate",
+    "evalkit._util.yaml_files",
+    "evalkit._spec.artifact",
+    "evalkit._spec.config",
+    "evalkit.gate.core",
     "evalkit.github",
-    "evalkit.pipeline",
+    "evalkit._app.pipeline",
     "evalkit.report",
-    "evalkit.significance",
+    "evalkit.stats.significance",
     "evalkit.stats.compare",
     "evalkit.targets.http",
 )
@@ -54,7 +54,7 @@ print(json.dumps(sorted(sys.modules)))
 
 _HELP = """
 import contextlib, io, sys
-from evalkit.cli import main
+from evalkit.cli.commands import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
     main(["--help"])
 """
@@ -104,7 +104,7 @@ def test_the_lazy_front_door_still_serves_every_name() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [
-        "evalkit.golden_loaders",
-        "evalkit.significance",
+        "evalkit._spec.golden_loaders",
+        "evalkit.stats.significance",
         "evalkit.targets.http",
     ]

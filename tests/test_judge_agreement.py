@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit import registry
+from evalkit._model import registry
+from evalkit._model.results import CaseResult
 from evalkit.errors import ConfigError, MetricError
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics.judge_agreement import (
     agreement_notes,
     register_judge_agreement,
 )
-from evalkit.results import CaseResult
 from evalkit.targets.base import TargetResponse
 
 HUMAN = {"a": 5, "b": 1, "c": 4, "d": 2}

@@ -7,9 +7,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalkit._engine.execute import evaluate
+from evalkit._engine.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
+from evalkit._model.golden_cases import GoldenCase, GoldenSet
+from evalkit._model.registry import (
+    AggregateFn,
+    CaseMetricFn,
+    LoaderFn,
+    polarity,
+    register_aggregate,
+    register_loader,
+    register_metric,
+    registered,
+)
+from evalkit._model.results import CaseResult, QueryResult, RunResult, TargetResponse
+from evalkit._spec.checks import ChecksFile, CheckSpec, load_checks, load_checks_file
+from evalkit._spec.corpus import Doc, Query, load_corpus, load_qrels, load_queries
+from evalkit._spec.golden_loaders import load_goldens
 from evalkit._version import __version__
-from evalkit.checks import ChecksFile, CheckSpec, load_checks, load_checks_file
-from evalkit.corpus import Doc, Query, load_corpus, load_qrels, load_queries
 from evalkit.errors import (
     ArtifactError,
     CheckError,
@@ -25,35 +40,21 @@ from evalkit.errors import (
     TargetError,
     UnknownMetricError,
 )
-from evalkit.execute import evaluate
 from evalkit.exit_codes import ExitCode
-from evalkit.golden_cases import GoldenCase, GoldenSet
-from evalkit.golden_loaders import load_goldens
 from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
 from evalkit.metrics.core import ndcg_at_k, recall_at_k
-from evalkit.registry import (
-    AggregateFn,
-    CaseMetricFn,
-    LoaderFn,
-    polarity,
-    register_aggregate,
-    register_loader,
-    register_metric,
-    registered,
-)
-from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
-from evalkit.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
 from evalkit.targets.base import Target
 from evalkit.targets.callable import CallableTarget
 
 if TYPE_CHECKING:
-    from evalkit.artifact import RunArtifact, read_artifact, write_artifact
-    from evalkit.checks import compare
-    from evalkit.client_load import ClientSaturationWarning
-    from evalkit.drift import Reference
-    from evalkit.export import to_dataframe, write_csv
-    from evalkit.gate import GateReport, evaluate_gate
-    from evalkit.significance import (
+    from evalkit._engine.client_load import ClientSaturationWarning
+    from evalkit._spec.artifact import RunArtifact, read_artifact, write_artifact
+    from evalkit._spec.checks import compare
+    from evalkit._spec.export import to_dataframe, write_csv
+    from evalkit._spec.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
+    from evalkit.gate.core import GateReport, evaluate_gate
+    from evalkit.gate.reference import Reference
+    from evalkit.stats.significance import (
         BootstrapResult,
         mde,
         paired_bootstrap,
@@ -61,36 +62,35 @@ if TYPE_CHECKING:
         power,
     )
     from evalkit.targets.http import HttpTarget
-    from evalkit.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
 
 # Loaded on first use so `import evalkit` (and `evalkit --help`) does not pay for
 # numpy and httpx in programs that never need them.
 _LAZY = {
-    "BootstrapResult": "evalkit.significance",
-    "ClientSaturationWarning": "evalkit.client_load",
-    "GateReport": "evalkit.gate",
+    "BootstrapResult": "evalkit.stats.significance",
+    "ClientSaturationWarning": "evalkit._engine.client_load",
+    "GateReport": "evalkit.gate.core",
     "HttpTarget": "evalkit.targets.http",
-    # 0.2.0's threshold comparison.  Lazy because ``evalkit.compare`` is also a
+    # 0.2.0's threshold comparison.  Lazy because ``evalkit.gate.compare`` is also a
     # module (``evalkit compare``); that module is callable and does the same,
     # so ``from evalkit import compare`` works whichever was loaded first.
-    "compare": "evalkit.checks",
-    "RunArtifact": "evalkit.artifact",
+    "compare": "evalkit._spec.checks",
+    "RunArtifact": "evalkit._spec.artifact",
     # what drift (vs_reference) checks compare with: evaluate_gate(..., reference=)
-    "Reference": "evalkit.drift",
-    "evaluate_gate": "evalkit.gate",
-    "mde": "evalkit.significance",
-    "paired_bootstrap": "evalkit.significance",
-    "paired_bootstrap_many": "evalkit.significance",
-    "power": "evalkit.significance",
-    "read_artifact": "evalkit.artifact",
-    "read_qrels": "evalkit.trec",
-    "read_run": "evalkit.trec",
-    "score_trec_run": "evalkit.trec",
-    "to_dataframe": "evalkit.export",
-    "write_artifact": "evalkit.artifact",
-    "write_csv": "evalkit.export",
-    "write_qrels": "evalkit.trec",
-    "write_run": "evalkit.trec",
+    "Reference": "evalkit.gate.reference",
+    "evaluate_gate": "evalkit.gate.core",
+    "mde": "evalkit.stats.significance",
+    "paired_bootstrap": "evalkit.stats.significance",
+    "paired_bootstrap_many": "evalkit.stats.significance",
+    "power": "evalkit.stats.significance",
+    "read_artifact": "evalkit._spec.artifact",
+    "read_qrels": "evalkit._spec.trec",
+    "read_run": "evalkit._spec.trec",
+    "score_trec_run": "evalkit._spec.trec",
+    "to_dataframe": "evalkit._spec.export",
+    "write_artifact": "evalkit._spec.artifact",
+    "write_csv": "evalkit._spec.export",
+    "write_qrels": "evalkit._spec.trec",
+    "write_run": "evalkit._spec.trec",
 }
 
 

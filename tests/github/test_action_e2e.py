@@ -30,7 +30,7 @@ from fake_github import (  # noqa: F401  (the *_fixture name registers the fixtu
     make_zip,
 )
 
-from evalkit.artifact import read_artifact
+from evalkit._spec.artifact import read_artifact
 from evalkit.github.comment import marker_for
 
 REPO = Path(__file__).resolve().parents[2]

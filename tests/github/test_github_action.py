@@ -25,8 +25,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
-from evalkit.errors import ConfigError
-from evalkit.github.action import (
+from evalkit.action.run import (
     ActionInputs,
     FailingCheck,
     GateOutcome,
@@ -38,6 +37,7 @@ from evalkit.github.action import (
     resolve_settings,
     run_action,
 )
+from evalkit.errors import ConfigError
 from evalkit.github.client import NO_DELAY
 from evalkit.github.comment import marker_for
 
@@ -568,7 +568,7 @@ def action_yml() -> dict[str, Any]:
 
 
 def test_action_yml_declares_every_input_the_code_reads() -> None:
-    source = (ROOT / "src/evalkit/github/action.py").read_text()
+    source = (ROOT / "src/evalkit/action/run.py").read_text()
     read = set(re.findall(r'_(?:input|bool_input|choice)\(env, "([a-z-]+)"', source))
     read.add("github-token")
     assert read <= set(action_yml()["inputs"]), read - set(action_yml()["inputs"])

@@ -6,7 +6,7 @@ import dataclasses
 import random
 from typing import Any
 
-from evalkit.gate import (
+from evalkit.gate.core import (
     CaseDelta,
     CheckVerdict,
     Comparison,
@@ -14,7 +14,7 @@ from evalkit.gate import (
     ReferenceReport,
     RunSummary,
 )
-from evalkit.gate_inputs import GoldensDiff
+from evalkit.gate.inputs import GoldensDiff
 
 HOSTILE = "<script>alert(1)</script> | `tick` @octocat #123 <!-- x --> [a](http://e.vil) *b*\nline2"
 

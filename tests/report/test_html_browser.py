@@ -59,7 +59,7 @@ def test_gate_report_loads_without_console_errors(browser: Browser, tmp_path: Pa
 
 
 def test_drift_trend_is_drawn_in_the_browser(browser: Browser, tmp_path: Path) -> None:
-    from evalkit.trend import DriftTrend
+    from evalkit.gate.trend import DriftTrend
 
     from .samples import drift
     from .test_report_trend import make_trend

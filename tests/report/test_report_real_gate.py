@@ -7,11 +7,11 @@ from importlib import resources
 
 import jsonschema
 
-from evalkit.artifact import RunArtifact, metric_info
-from evalkit.checks import CheckSpec
-from evalkit.gate import GateOptions, GateReport, evaluate_gate
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.artifact import RunArtifact, metric_info
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.core import GateOptions, GateReport, evaluate_gate
 from evalkit.report import dumps, render_html, render_markdown, render_terminal
-from evalkit.results import CaseResult, RunResult
 
 
 def _artifact(name: str, values: list[float]) -> RunArtifact:

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from evalkit._model.results import CaseResult, QueryResult, RunResult
 from evalkit.errors import InputError, MetricError
-from evalkit.results import CaseResult, QueryResult, RunResult
-from evalkit.significance import (
+from evalkit.stats.significance import (
     analytic_power,
     default_effects,
     mde,

@@ -48,18 +48,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from evalkit._atomic import write_bytes_atomic
-from evalkit.errors import ArtifactError, ConfigError
-from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import (
-    DEFAULT_RETRY,
-    RateLimitBudget,
-    RetryPolicy,
-    call_github,
-    rate_limit_delay,
-)
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
-from evalkit.history import (
+from evalkit._store.history import (
     History,
     HistoryEntry,
     PinRecord,
@@ -69,8 +58,7 @@ from evalkit.history import (
     reference_found,
     select_pinned,
 )
-from evalkit.limits import MAX_ARTEFACT_BYTES
-from evalkit.stores import (
+from evalkit._store.protocol import (
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
@@ -82,9 +70,21 @@ from evalkit.stores import (
     artefact_file_names,
     check_artefact_bytes,
 )
+from evalkit._util.atomic import write_bytes_atomic
+from evalkit._util.limits import MAX_ARTEFACT_BYTES
+from evalkit.errors import ArtifactError, ConfigError
+from evalkit.github.ancestry import Ancestry, compare_commits
+from evalkit.github.client import (
+    DEFAULT_RETRY,
+    RateLimitBudget,
+    RetryPolicy,
+    call_github,
+    rate_limit_delay,
+)
+from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 if TYPE_CHECKING:
-    from evalkit.config import LoadedConfig
+    from evalkit._spec.config import LoadedConfig
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000

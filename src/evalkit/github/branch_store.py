@@ -26,13 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit._atomic import write_bytes_atomic
-from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
-from evalkit.errors import ArtifactError, ConfigError
-from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
-from evalkit.github.errors import GitHubApiError
-from evalkit.history import (
+from evalkit._spec.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
+from evalkit._store.history import (
     History,
     HistoryEntry,
     PinRecord,
@@ -47,7 +42,7 @@ from evalkit.history import (
     select_pinned,
     with_promotion,
 )
-from evalkit.stores import (
+from evalkit._store.protocol import (
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
@@ -58,6 +53,11 @@ from evalkit.stores import (
     PromoteResult,
     check_artefact_bytes,
 )
+from evalkit._util.atomic import write_bytes_atomic
+from evalkit.errors import ArtifactError, ConfigError
+from evalkit.github.ancestry import Ancestry, compare_commits
+from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
+from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
     from github.Repository import Repository

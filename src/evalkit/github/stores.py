@@ -1,7 +1,7 @@
 """One table from ``baseline.store`` to the class that implements it.
 
 The CLI and the Action both open their store here, from the same loaded config (with
-the Action's inputs merged in by :meth:`~evalkit.config.LoadedConfig.with_overrides`),
+the Action's inputs merged in by :meth:`~evalkit._spec.config.LoadedConfig.with_overrides`),
 so ``evalkit.yaml`` means one store everywhere. Without GitHub access (the CLI) the
 GitHub-backed stores answer ``missing`` and say which store and where they would look.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from evalkit.config import BaselineStoreName, LoadedConfig
-from evalkit.file_store import FileStore, NoStore
+from evalkit._spec.config import BaselineStoreName, LoadedConfig
+from evalkit._store.file_store import FileStore, NoStore
+from evalkit._store.protocol import BaselineStore, GitHubAccess
 from evalkit.github.artifacts import ArtifactStore
 from evalkit.github.branch_store import BranchStore
-from evalkit.stores import BaselineStore, GitHubAccess
 
 STORES: Mapping[BaselineStoreName, type[BaselineStore]] = {
     "artifact": ArtifactStore,

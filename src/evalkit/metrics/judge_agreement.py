@@ -28,14 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from evalkit._model.registry import MetricDef, define
 from evalkit.errors import ConfigError, MetricError
 from evalkit.metrics.agreement import agreement, spearman, weighted_kappa
 from evalkit.metrics.answer_keys import HUMAN_GRADE_KEY, graded_answer, human_grade
-from evalkit.registry import MetricDef, define
 
 if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase, GoldenSet
-    from evalkit.results import Row, TargetResponse
+    from evalkit._model.golden_cases import GoldenCase, GoldenSet
+    from evalkit._model.results import Row, TargetResponse
 
 __all__ = [
     "KAPPA",
@@ -96,7 +96,7 @@ class CheckSet:
 
     def pairs(self, rows: Sequence[Row]) -> tuple[list[float], list[float]]:
         """The judge's and the humans' grades, case by case (file order of the rows)."""
-        from evalkit.results import TargetResponse
+        from evalkit._model.results import TargetResponse
 
         judge: list[float] = []
         people: list[float] = []
@@ -129,7 +129,7 @@ def _judge_grade(row: Row, metric: str) -> float:
     on the scale); its first trial's own grade (``<metric>_score`` in the meta, the
     answer the row shows) is what a person's grade is compared with.
     """
-    from evalkit.results import TRIALS_KEY
+    from evalkit._model.results import TRIALS_KEY
 
     meta = row.response.meta if row.response is not None else {}
     first = meta.get(f"{metric}_score")
@@ -173,7 +173,7 @@ class JudgeAgreement:
 
 def _judge_of(metric: str) -> Callable[[TargetResponse, GoldenCase], float] | None:
     """The registered judge of ``metric``, to grade fixed answers (None if not registered)."""
-    from evalkit.registry import get_metric
+    from evalkit._model.registry import get_metric
 
     try:
         fn = get_metric(metric).fn

@@ -15,17 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalkit.gate import CaseDelta, GateReport, RunSummary
-from evalkit.pvalues import p_label
+from evalkit._util.pvalues import p_label
+from evalkit._util.units import suffix, unit_of
+from evalkit.gate.core import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
-from evalkit.units import suffix, unit_of
 
 if TYPE_CHECKING:
-    from evalkit.artifact import RunArtifact
-    from evalkit.compare import CompareRow
-    from evalkit.trend import DriftTrend
+    from evalkit._spec.artifact import RunArtifact
+    from evalkit.gate.compare import CompareRow
+    from evalkit.gate.trend import DriftTrend
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SHOW_FAILED = 200
@@ -280,7 +280,7 @@ def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
 def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
     """One self-contained HTML page for a gate report (no script, no external resource).
 
-    ``trend`` (:func:`evalkit.reference_lookup.report_trends`: each drift-checked metric across
+    ``trend`` (:func:`evalkit._app.reference_lookup.report_trends`: each drift-checked metric across
     promotions, the candidate last) is drawn under the checks when drift checks ran.
     """
     forest: list[ForestRow] = []
@@ -332,8 +332,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
 
 def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDelta, ...]:
     """Per-case Δ (A − B) over the cases ``evalkit compare`` paired (the gate's pairing)."""
-    from evalkit.gate import pair_for_gate
-    from evalkit.gate_inputs import goldens_diff
+    from evalkit.gate.core import pair_for_gate
+    from evalkit.gate.inputs import goldens_diff
 
     match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
     out = []

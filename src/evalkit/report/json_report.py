@@ -13,8 +13,8 @@ import json
 import math
 from typing import Any
 
-from evalkit.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
-from evalkit.gate import (
+from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
+from evalkit.gate.core import (
     CaseDelta,
     CheckVerdict,
     Comparison,
@@ -22,7 +22,7 @@ from evalkit.gate import (
     ReferenceReport,
     RunSummary,
 )
-from evalkit.gate_inputs import GoldensDiff
+from evalkit.gate.inputs import GoldensDiff
 from evalkit.report.summary import headline, non_finite_fields
 
 

@@ -21,12 +21,12 @@ the limit however GitHub counts) by :func:`evalkit.report._layout.fit`.
 
 from __future__ import annotations
 
+from evalkit._util.units import suffix, unit_of
 from evalkit.errors import InputError
-from evalkit.gate import CaseDelta, CheckVerdict, GateReport, RunSummary
+from evalkit.gate.core import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.escape import marker_name, md, safe_url
-from evalkit.units import suffix, unit_of
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 DEFAULT_BUDGET = 60_000

@@ -11,12 +11,11 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from evalkit.gate import CaseDelta, CheckVerdict, GateReport
-
-# p_text and pvalue are the reporters' p formatters too (one owner: evalkit.pvalues)
-from evalkit.pvalues import p_text as p_text
-from evalkit.pvalues import pvalue as pvalue
-from evalkit.units import suffix, unit_of
+# p_text and pvalue are the reporters' p formatters too (one owner: evalkit._util.pvalues)
+from evalkit._util.pvalues import p_text as p_text
+from evalkit._util.pvalues import pvalue as pvalue
+from evalkit._util.units import suffix, unit_of
+from evalkit.gate.core import CaseDelta, CheckVerdict, GateReport
 
 STATUS_ICON = {
     "pass": "✅",
@@ -40,7 +39,7 @@ def finite(x: float | None) -> bool:
 def num(x: float | None, unit: str = "") -> str:
     """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite.
 
-    ``unit`` (:func:`evalkit.units.unit_of`, e.g. ``"ms"``) follows a finite value.
+    ``unit`` (:func:`evalkit._util.units.unit_of`, e.g. ``"ms"``) follows a finite value.
     """
     if x is None or not math.isfinite(x):
         return NA

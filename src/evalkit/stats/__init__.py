@@ -1,4 +1,4 @@
-"""The statistics engine behind :mod:`evalkit.significance` (pure numpy, no I/O).
+"""The statistics engine behind :mod:`evalkit.stats.significance` (pure numpy, no I/O).
 
 One module per job:
 

@@ -18,8 +18,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit._model.results import Row
 from evalkit.errors import MetricError
-from evalkit.results import Row
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
