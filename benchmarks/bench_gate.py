@@ -25,7 +25,8 @@ import evalkit  # noqa: F401  (registers the built-in metrics)
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
 from evalkit._spec.checks import load_checks_file
-from evalkit.gate.core import GateOptions, evaluate_gate
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
 from evalkit.targets.base import TargetResponse

@@ -22,7 +22,8 @@ from evalkit._app.reference_lookup import reference_from_fetch
 from evalkit._spec.checks import ChecksFile, CheckSpec, load_checks_file
 from evalkit._store.protocol import BaselineFetch
 from evalkit.errors import CheckError, InputError
-from evalkit.gate.core import CheckVerdict, GateOptions, GateReport, evaluate_gate
+from evalkit.gate.model import CheckVerdict, GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.gate.reference import NO_REFERENCE_GIVEN, Reference
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps, render_json

@@ -12,7 +12,8 @@ import pytest
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
 from evalkit._spec.artifact import GoldensInfo, JudgeInfo, RunArtifact, build_artifact
 from evalkit._spec.checks import CheckSpec
-from evalkit.gate.core import GateOptions, evaluate_gate
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.goldens import GoldenCase
 
 FAST = GateOptions(n_resamples=2_000, seed=1)

@@ -38,7 +38,7 @@ NOT_FOR_HELP = (
     "evalkit._util.yaml_files",
     "evalkit._spec.artifact",
     "evalkit._spec.config",
-    "evalkit.gate.core",
+    "evalkit.gate.procedure",
     "evalkit.github",
     "evalkit._app.pipeline",
     "evalkit.report",

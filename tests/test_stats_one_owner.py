@@ -26,7 +26,8 @@ from evalkit._spec.artifact import (
 )
 from evalkit._spec.checks import CheckSpec
 from evalkit.gate.compare import compare_artifacts, compare_runs
-from evalkit.gate.core import GateOptions, evaluate_gate
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.report.compare_tables import render_text
 from evalkit.report.html import render_compare_html
 from evalkit.report.json_report import render_json

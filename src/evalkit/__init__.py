@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from evalkit._spec.checks import compare
     from evalkit._spec.export import to_dataframe, write_csv
     from evalkit._spec.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
-    from evalkit.gate.core import GateReport, evaluate_gate
+    from evalkit.gate.model import GateReport
+    from evalkit.gate.procedure import evaluate_gate
     from evalkit.gate.reference import Reference
     from evalkit.stats.significance import (
         BootstrapResult,
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "BootstrapResult": "evalkit.stats.significance",
     "ClientSaturationWarning": "evalkit._engine.client_load",
-    "GateReport": "evalkit.gate.core",
+    "GateReport": "evalkit.gate.procedure",
     "HttpTarget": "evalkit.targets.http",
     # 0.2.0's threshold comparison.  Lazy because ``evalkit.gate.compare`` is also a
     # module (``evalkit compare``); that module is callable and does the same,
@@ -77,7 +78,7 @@ _LAZY = {
     "RunArtifact": "evalkit._spec.artifact",
     # what drift (vs_reference) checks compare with: evaluate_gate(..., reference=)
     "Reference": "evalkit.gate.reference",
-    "evaluate_gate": "evalkit.gate.core",
+    "evaluate_gate": "evalkit.gate.procedure",
     "mde": "evalkit.stats.significance",
     "paired_bootstrap": "evalkit.stats.significance",
     "paired_bootstrap_many": "evalkit.stats.significance",

@@ -6,7 +6,8 @@ import dataclasses
 import random
 from typing import Any
 
-from evalkit.gate.core import (
+from evalkit.gate.inputs import GoldensDiff
+from evalkit.gate.model import (
     CaseDelta,
     CheckVerdict,
     Comparison,
@@ -14,7 +15,6 @@ from evalkit.gate.core import (
     ReferenceReport,
     RunSummary,
 )
-from evalkit.gate.inputs import GoldensDiff
 
 HOSTILE = "<script>alert(1)</script> | `tick` @octocat #123 <!-- x --> [a](http://e.vil) *b*\nline2"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evalkit.gate.core import GateReport
+from evalkit.gate.model import GateReport
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import render_terminal
 

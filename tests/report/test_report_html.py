@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import MetricInfo, RunArtifact
 from evalkit.gate.compare import CompareRow
-from evalkit.gate.core import CaseDelta
+from evalkit.gate.model import CaseDelta
 from evalkit.report.html import CSP, render_compare_html, render_html
 from evalkit.report.svg import COLOURS, difference_plot
 

@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evalkit.gate.core import CheckVerdict, Comparison
+from evalkit.gate.model import CheckVerdict, Comparison
 from evalkit.report.json_report import dumps, render_json
 
 from .samples import SCENARIOS, failing, hostile

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.gate.core import GateReport
+from evalkit.gate.model import GateReport
 from evalkit.report.markdown import GITHUB_LIMIT, comment_marker, render_markdown
 
 from . import mdcheck

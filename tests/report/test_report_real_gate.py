@@ -10,7 +10,8 @@ import jsonschema
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import RunArtifact, metric_info
 from evalkit._spec.checks import CheckSpec
-from evalkit.gate.core import GateOptions, GateReport, evaluate_gate
+from evalkit.gate.model import GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.report import dumps, render_html, render_markdown, render_terminal
 
 

@@ -26,7 +26,8 @@ import pytest
 from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
 
 from evalkit._spec.checks import CheckSpec
-from evalkit.gate.core import CheckVerdict, GateOptions, evaluate_gate
+from evalkit.gate.model import CheckVerdict, GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.gate.reference import Reference
 from evalkit.stats.names import GateMethod as Method
 from helpers.drift_runs import METRIC, Values, exact_history, random_history, run

@@ -23,7 +23,8 @@ from evalkit._model.results import CaseResult, QueryResult, RunResult
 from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
 from evalkit._spec.checks import CheckSpec
 from evalkit.errors import EvalkitError
-from evalkit.gate.core import GateOptions, evaluate_gate
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.stats.procedures import (
     Evaluator,
     PermutationNull,

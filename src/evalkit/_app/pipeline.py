@@ -32,7 +32,8 @@ from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
-from evalkit.gate.core import GateOptions, GateReport, evaluate_gate
+from evalkit.gate.model import GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.targets.base import Target
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from evalkit._spec.checks import CheckSpec
     from evalkit._spec.config import LoadedConfig
     from evalkit._store.protocol import BaselineFetch, BaselineStore
-    from evalkit.gate.core import GateReport
+    from evalkit.gate.model import GateReport
 
 __all__ = ["find_reference", "reference_from_fetch", "report_trends"]
 

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from evalkit._app.pipeline import Prepared
     from evalkit._spec.artifact import RunArtifact
     from evalkit._spec.trec import TrecScoring
-    from evalkit.gate.core import GateReport
+    from evalkit.gate.model import GateReport
     from evalkit.gate.trend import DriftTrend
     from evalkit.metrics.batch import QuerySelection
 

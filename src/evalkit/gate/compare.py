@@ -23,8 +23,8 @@ from evalkit._model.metric_identity import describe_params
 from evalkit._model.results import RunResult
 from evalkit._spec.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError, InputError
-from evalkit.gate.core import pair_for_gate
 from evalkit.gate.inputs import goldens_diff, label, shown
+from evalkit.gate.procedure import pair_for_gate
 
 if TYPE_CHECKING:
     from evalkit.stats.pairing import CaseMatch

@@ -1,6 +1,6 @@
 """What the gate refuses to decide on: inputs that would make a verdict a lie.
 
-:func:`evalkit.gate.core.evaluate_gate` decides every check on whatever rows it is
+:func:`evalkit.gate.procedure.evaluate_gate` decides every check on whatever rows it is
 handed.  Before it is handed them, the pipeline checks here that the rows are
 the evidence the verdict will claim to be:
 
@@ -32,7 +32,7 @@ from evalkit.errors import ArtifactError, CheckError, ComparisonError, InputErro
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenSet
     from evalkit._spec.artifact import RunArtifact
-    from evalkit.gate.core import CheckVerdict
+    from evalkit.gate.model import CheckVerdict
 
 SHOWN_IDS = 10
 

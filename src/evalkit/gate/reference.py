@@ -6,9 +6,10 @@ through: each is within noise of the one before, and each is promoted.  A drift 
 stays put until it is re-pinned, so the losses add up where the gate can see them.
 
 It is decided by the very evaluation that decides vs_baseline checks
-(:func:`evalkit.gate.core._vs_baseline`, told by :class:`evalkit.gate.core.Against` which side it
-is on; :func:`evalkit.gate.core.prepare_reference` sets it up): the same pairing by case id
-over the cases unchanged since the reference, the same procedures, power statement and
+(:func:`evalkit.gate.procedure._vs_baseline`, told by
+:class:`evalkit.gate.procedure.Against` which side it is on;
+:func:`evalkit.gate.procedure.prepare_reference` sets it up): the same pairing by case
+id over the cases unchanged since the reference, the same procedures, power statement and
 multiple-comparison family.  This module only says what the reference is and which
 references the gate accepts:
 

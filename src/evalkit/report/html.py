@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._util.pvalues import p_label
 from evalkit._util.units import suffix, unit_of
-from evalkit.gate.core import CaseDelta, GateReport, RunSummary
+from evalkit.gate.model import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
@@ -332,8 +332,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
 
 def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDelta, ...]:
     """Per-case Δ (A − B) over the cases ``evalkit compare`` paired (the gate's pairing)."""
-    from evalkit.gate.core import pair_for_gate
     from evalkit.gate.inputs import goldens_diff
+    from evalkit.gate.procedure import pair_for_gate
 
     match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
     out = []

@@ -14,7 +14,8 @@ import math
 from typing import Any
 
 from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
-from evalkit.gate.core import (
+from evalkit.gate.inputs import GoldensDiff
+from evalkit.gate.model import (
     CaseDelta,
     CheckVerdict,
     Comparison,
@@ -22,7 +23,6 @@ from evalkit.gate.core import (
     ReferenceReport,
     RunSummary,
 )
-from evalkit.gate.inputs import GoldensDiff
 from evalkit.report.summary import headline, non_finite_fields
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from evalkit._util.units import suffix, unit_of
 from evalkit.errors import InputError
-from evalkit.gate.core import CaseDelta, CheckVerdict, GateReport, RunSummary
+from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.escape import marker_name, md, safe_url

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
-from evalkit.gate.core import CaseDelta, CheckVerdict, GateReport
+from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport
 
 STATUS_ICON = {
     "pass": "✅",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalkit._util.units import reading, suffix, unit_of
-from evalkit.gate.core import CaseDelta
+from evalkit.gate.model import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
 

@@ -15,7 +15,7 @@ import os
 from typing import TYPE_CHECKING
 
 from evalkit.errors import InputError
-from evalkit.gate.core import CheckVerdict, GateReport, RunSummary
+from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import one_line
 

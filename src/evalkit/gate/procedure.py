@@ -1,8 +1,9 @@
 """The gate: checks × candidate run × optional baseline (and reference) → one verdict per check.
 
 A pure function of its inputs (no files, network or clock), so every decision
-can be reproduced from the two artefacts and the checks file.  Presentation
-lives in :mod:`evalkit.report`.
+can be reproduced from the two artefacts and the checks file.  The verdicts and the
+report it returns are :mod:`evalkit.gate.model`; presentation lives in
+:mod:`evalkit.report`.
 """
 
 from __future__ import annotations
@@ -10,18 +11,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 
 from evalkit._model.metric_identity import describe_params
-from evalkit._model.results import CaseResult, Row, RunResult
+from evalkit._model.results import Row, RunResult
 from evalkit._spec.artifact import MetricInfo, RunArtifact
 from evalkit._spec.checks import CheckSpec
-from evalkit._util.pvalues import p_label, p_text
+from evalkit._util.pvalues import p_text
 from evalkit._util.units import suffix
 from evalkit.errors import CheckError, EvalkitError, InputError, MetricError
-from evalkit.exit_codes import ExitCode
 from evalkit.gate.inputs import (
     GoldensDiff,
     account_for_failed_baseline,
@@ -47,218 +47,21 @@ from evalkit.stats.rule import fails
 from evalkit.stats.ties import case_outcomes, count
 
 if TYPE_CHECKING:
-    from evalkit._spec.case_filter import Subset
     from evalkit.stats.pairing import CaseMatch
 
-Status = Literal["pass", "fail", "warn", "no-baseline", "no-reference", "incomparable", "error"]
-STATUSES: Final[tuple[Status, ...]] = get_args(Status)
-# "incomplete": decided on a subset of the cases (-k/--case) with nothing blocking.
-Overall = Literal["pass", "warn", "fail", "error", "incomplete"]
-
-WORST_CASES = 10
-
-
-@dataclass(frozen=True)
-class CaseDelta:
-    """One case's values on both sides; ``delta`` is candidate minus baseline."""
-
-    case_id: str
-    candidate: float
-    baseline: float
-    delta: float
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The statistics behind a vs_baseline verdict.
-
-    ``baseline_value`` and ``candidate_value`` are the means over the paired
-    cases -- the same cases ``delta`` is computed on -- so before → after and Δ
-    always agree, whatever was left out of the pairing.
-    """
-
-    baseline_value: float
-    delta: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    p_value: float
-    method: str
-    n_paired: int
-    n_resamples: int
-    wins: int
-    losses: int
-    ties: int
-    mde: float | None = None
-    margin: float | None = None
-    warnings: tuple[str, ...] = ()
-    # Every paired case, in the candidate's order (empty for aggregates): the reports'
-    # per-case details and the HTML difference plot are drawn from it.
-    deltas: tuple[CaseDelta, ...] = ()
-    # Set when the checks file asks for a multiple-comparison correction.
-    correction: str = "none"
-    p_adjusted: float | None = None
-    # The procedure that decided (stats.procedures: t, skew-t, bootstrap, permutation);
-    # the interval and p above are its own, so they agree with the status.
-    procedure: str = "bootstrap"
-    # The Δ the p-value tests: 0, or the margin on the bad side for non_inferiority.
-    tested_value: float = 0.0
-    candidate_value: float | None = None
-
-    @property
-    def deciding_p(self) -> float:
-        """The p the status was decided by: the adjusted one under a correction."""
-        return self.p_value if self.p_adjusted is None else self.p_adjusted
-
-    @property
-    def p_label(self) -> str:
-        """How :attr:`deciding_p` is labelled wherever it is printed (evalkit._util.pvalues)."""
-        return p_label(
-            self.correction if self.p_adjusted is not None else "none", self.margin is not None
-        )
-
-
-@dataclass(frozen=True)
-class CheckVerdict:
-    """Everything a reviewer needs to trust one check's status at a glance."""
-
-    check_id: str
-    metric: str
-    # vs_reference: a drift check, compared with the pinned reference (evalkit.gate.reference)
-    kind: Literal["threshold", "vs_baseline", "vs_reference"]
-    level: Literal["block", "warn"]
-    status: Status
-    message: str
-    covered: int
-    total: int
-    observed: float | None = None
-    op: str | None = None
-    threshold: float | None = None
-    mode: str | None = None
-    higher_is_better: bool | None = None
-    comparison: Comparison | None = None
-    worst_cases: tuple[CaseDelta, ...] = ()
-    # A no-reference verdict blocks only when the checks file sets require_reference.
-    required: bool = False
-
-    @property
-    def coverage(self) -> str:
-        return f"{self.covered}/{self.total} cases"
-
-    @property
-    def blocking(self) -> bool:
-        """True when this verdict stops the merge."""
-        if self.level != "block":
-            return False
-        return self.status in ("fail", "error", "incomparable") or (
-            self.status == "no-reference" and self.required
-        )
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    name: str
-    n_cases: int
-    failed: tuple[tuple[str, str], ...]
-    git_commit: str | None
-    created_at: str
-    config_name: str | None
-
-
-@dataclass(frozen=True)
-class ReferenceReport:
-    """The drift checks' side of the report: what the reference was and what still pairs.
-
-    ``status`` is the store's answer (found / missing / expired); ``comparable`` counts
-    the candidate's cases present in the reference with an unchanged golden, out of
-    ``n_cases`` (the candidate's), so a report can say how many remain comparable.
-    """
-
-    status: str
-    detail: str
-    source: str
-    run: RunSummary | None = None
-    goldens_diff: GoldensDiff = field(default_factory=GoldensDiff)
-    comparable: int = 0
-    n_cases: int = 0
-    sha: str | None = None
-
-
-@dataclass(frozen=True)
-class GateReport:
-    verdicts: tuple[CheckVerdict, ...]
-    candidate: RunSummary
-    baseline: RunSummary | None
-    goldens_diff: GoldensDiff
-    n_vs_baseline_tests: int
-    alpha_familywise: float | None
-    correction: str = "none"
-    notes: tuple[str, ...] = ()
-    # How alpha_familywise was obtained (estimated for this gate's decision, or a bound).
-    familywise: FamilywiseRate | None = None
-    # Set when a check compares with the reference (vs_reference): evalkit.gate.reference.
-    reference: ReferenceReport | None = None
-    # Set when the gate ran on some cases only (-k/--case): never a pass of the whole.
-    subset: Subset | None = None
-
-    @property
-    def blocking_failures(self) -> list[CheckVerdict]:
-        return [v for v in self.verdicts if v.blocking]
-
-    @property
-    def verdict(self) -> Overall:
-        """The headline: error (the run broke), fail, incomplete (a subset), warn, or pass."""
-        if self.candidate.failed:
-            return "error"
-        if self.blocking_failures:
-            return "fail"
-        if self.subset is not None:
-            return "incomplete"
-        # A drift check that could not run is never green (docs/drift.md).
-        if any(v.status in _NOT_GREEN for v in self.verdicts):
-            return "warn"
-        return "pass"
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """OK on pass or warn, CHECK_FAILED when a blocking check failed, RUNTIME when
-        cases of the candidate run failed, INCOMPLETE when nothing blocked on a subset."""
-        return _EXIT_CODES[self.verdict]
-
-
-_NOT_GREEN: Final = ("fail", "warn", "error", "incomparable", "no-baseline", "no-reference")
-
-_EXIT_CODES: dict[Overall, ExitCode] = {
-    "pass": ExitCode.OK,
-    "warn": ExitCode.OK,
-    "fail": ExitCode.CHECK_FAILED,
-    "error": ExitCode.RUNTIME,
-    "incomplete": ExitCode.INCOMPLETE,
-}
-
-
-@dataclass(frozen=True)
-class GateOptions:
-    n_resamples: int = 10_000
-    seed: int = 42
-    require_baseline: bool = False
-    correction: str = "none"
-    extra_notes: tuple[str, ...] = field(default_factory=tuple)
-    require_reference: bool = False
-
+from evalkit.gate.model import (
+    WORST_CASES,
+    CaseDelta,
+    CheckVerdict,
+    Comparison,
+    GateOptions,
+    GateReport,
+    ReferenceReport,
+    Status,
+    run_summary,
+)
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _summary(art: RunArtifact) -> RunSummary:
-    failed = tuple(
-        (r.case_id, r.error or "")
-        for r in art.result.per_query
-        if isinstance(r, CaseResult) and r.error is not None
-    )
-    return RunSummary(
-        art.name, len(art.result), failed, art.git_commit, art.created_at, art.config_name
-    )
 
 
 def _metric_known(art: RunArtifact, metric: str) -> MetricInfo | None:
@@ -919,7 +722,7 @@ class PreparedReference:
         r = self.report
         if r.run is not None and not self.diff.empty:
             out.append(comparable_note(r))
-        if r.run is not None and baseline is not None and r.run == _summary(baseline):
+        if r.run is not None and baseline is not None and r.run == run_summary(baseline):
             out.append(
                 "the reference is the current baseline, so each drift check repeats its "
                 "per-PR comparison until later promotions land"
@@ -963,7 +766,7 @@ def prepare_reference(
         ref.status,
         ref.detail,
         ref.source,
-        run=_summary(ref.artifact),
+        run=run_summary(ref.artifact),
         goldens_diff=diff,
         comparable=n - len(diff.added) - len(diff.changed),
         n_cases=n,
@@ -1014,8 +817,8 @@ def evaluate_gate(
     familywise = _familywise(checks, verdicts, opts) if tests else None
     return GateReport(
         verdicts=tuple(verdicts),
-        candidate=_summary(candidate),
-        baseline=_summary(baseline) if baseline is not None else None,
+        candidate=run_summary(candidate),
+        baseline=run_summary(baseline) if baseline is not None else None,
         goldens_diff=diff,
         n_vs_baseline_tests=len(tests),
         alpha_familywise=None if familywise is None else familywise.rate,
