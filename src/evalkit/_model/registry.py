@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from evalkit._model.metric_identity import (
     Params,
@@ -44,6 +44,21 @@ RetrievalFn = Callable[[Sequence[str], Any, int], float]
 CaseFn = Callable[["TargetResponse", "GoldenCase"], float]
 CaseMetricFn = CaseFn  # 0.2.0's name
 AggregateFn = Callable[[Sequence["Row"]], float]
+
+
+@runtime_checkable
+class CountsSomeCases(Protocol):
+    """An aggregate computed on some of the rows it is given (e.g. the human-graded ones).
+
+    The gate reports its coverage as the cases it counted, with ``counted`` saying
+    which (``12/24 cases (human-graded)``), instead of every row it was handed.
+    """
+
+    counted: str
+
+    def cases_counted(self, rows: Sequence[Row]) -> int: ...
+
+
 LoaderFn = Callable[[Path], "GoldenSet"]
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -111,10 +111,14 @@ class CheckVerdict:
     worst_cases: tuple[CaseDelta, ...] = ()
     # A no-reference verdict blocks only when the checks file sets require_reference.
     required: bool = False
+    # Which cases an aggregate counted when not every covered row (e.g. "human-graded").
+    counts: str | None = None
 
     @property
     def coverage(self) -> str:
-        return f"{self.covered}/{self.total} cases"
+        """``16/16 cases``, or ``12/24 cases (human-graded)`` for a metric counting some."""
+        which = f" ({self.counts})" if self.counts else ""
+        return f"{self.covered}/{self.total} cases{which}"
 
     @property
     def blocking(self) -> bool:

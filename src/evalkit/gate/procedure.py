@@ -157,11 +157,12 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     }
     try:
         rows, total = _scoped_rows(spec, cand)
+        base.update(_counted(spec.metric, rows, cand))
         observed = _value(spec.metric, rows, cand, spec.id)
     except EvalkitError as exc:
         total = len(spec.scope) if spec.scope else len(cand.result)
-        covered = _covered(spec, cand)
-        return CheckVerdict(**base, status="error", message=str(exc), covered=covered, total=total)
+        base.setdefault("covered", _covered(spec, cand))
+        return CheckVerdict(**base, status="error", message=str(exc), total=total)
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
@@ -170,9 +171,23 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     message = f"{spec.metric} = {_fmt(observed)}{u} {rel} {spec.op} {_fmt(spec.threshold)}{u}"
     if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
         message += _missed_cases(spec, rows)
-    return CheckVerdict(
-        **base, status=status, message=message, covered=len(rows), total=total, observed=observed
-    )
+    base.setdefault("covered", len(rows))
+    return CheckVerdict(**base, status=status, message=message, total=total, observed=observed)
+
+
+def _counted(metric: str, rows: Sequence[Row], art: RunArtifact) -> dict[str, Any]:
+    """An aggregate that counts some of the rows (judge agreement) sets the coverage."""
+    if not _is_aggregate(metric, art):
+        return {}
+    from evalkit._model.registry import CountsSomeCases, get_metric
+
+    try:
+        fn: object = get_metric(metric).fn
+    except EvalkitError:
+        return {}  # not registered here: _value says so
+    if not isinstance(fn, CountsSomeCases):
+        return {}
+    return {"covered": fn.cases_counted(rows), "counts": fn.counted}
 
 
 MISSED_SHOWN = 10

@@ -94,6 +94,19 @@ class CheckSet:
                 fixed[case.id] = (case, text)
         return cls(judge_metric, human, fixed, judge)
 
+    def compared_ids(self, rows: Sequence[Row]) -> list[str]:
+        """The cases :meth:`pairs` compares, without grading anything (file order of rows)."""
+        ids: list[str] = []
+        for row in rows:
+            if row.query_id not in self.human:
+                continue
+            if row.query_id in self.fixed:
+                if self.judge is not None:
+                    ids.append(row.query_id)
+            elif self.judge_metric in row.metrics:
+                ids.append(row.query_id)
+        return ids
+
     def pairs(self, rows: Sequence[Row]) -> tuple[list[float], list[float]]:
         """The judge's and the humans' grades, case by case (file order of the rows)."""
         from evalkit._model.results import TargetResponse
@@ -141,6 +154,9 @@ def _judge_grade(row: Row, metric: str) -> float:
 class JudgeAgreement:
     """An aggregate ``(rows) -> float``: κ or ρ between a judge metric and the human grades."""
 
+    # Only human-graded cases count: the gate says so in the check's coverage.
+    counted = "human-graded"
+
     def __init__(self, check: CheckSet, statistic: Statistic, name: str) -> None:
         self.check = check
         self.statistic = statistic
@@ -157,6 +173,10 @@ class JudgeAgreement:
             "version": VERSION,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+    def cases_counted(self, rows: Sequence[Row]) -> int:
+        """How many of ``rows`` the statistic is computed on (those with both grades)."""
+        return len(self.check.compared_ids(rows))
 
     def __call__(self, rows: Sequence[Row]) -> float:
         judge, people = self.check.pairs(rows)

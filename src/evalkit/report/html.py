@@ -181,7 +181,7 @@ def _checks_table(report: GateReport) -> list[str]:
             f"<td>{html_text(v.metric, 80)}{arrow}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
-            f'<td class="num">{v.covered}/{v.total} cases</td>'
+            f'<td class="num">{html_text(v.coverage)}</td>'
             f'<td class="num">{html_text(S.wlt(v))}</td><td class="num">{html_text(S.mde(v))}</td>'
             f"<td>{html_text(v.message, 400)}</td></tr>"
         )

@@ -78,7 +78,7 @@ def _check(v: CheckVerdict) -> dict[str, Any]:
         "status": v.status,
         "blocking": v.blocking,
         "message": v.message,
-        "coverage": {"covered": v.covered, "total": v.total},
+        "coverage": _coverage(v),
         "observed": _f(v.observed),
         "op": v.op,
         "threshold": _f(v.threshold),
@@ -172,3 +172,11 @@ def dumps(report: GateReport, *, indent: int | None = 2) -> str:
 
 
 __all__ = ["dumps", "render_json"]
+
+
+def _coverage(v: CheckVerdict) -> dict[str, Any]:
+    """``covered``/``total``, and ``counts`` when a metric counted only some cases."""
+    out: dict[str, Any] = {"covered": v.covered, "total": v.total}
+    if v.counts is not None:
+        out["counts"] = v.counts
+    return out

@@ -207,7 +207,7 @@ def _checks_table(report: GateReport) -> Part:
         return "No checks are configured, so nothing was gated.\n\n"
     rows = [
         f"| {S.STATUS_ICON[v.status]} | {md(v.check_id, NAME_LEN)} | {_metric_cell(v)} "
-        f"| {S.status_word(v)} | {S.result(v)} | {v.covered}/{v.total} cases "
+        f"| {S.status_word(v)} | {S.result(v)} | {v.coverage} "
         f"| {S.wlt(v)} | {S.mde(v)} |\n"
         for v in report.verdicts
     ]
@@ -320,7 +320,7 @@ def _stats(v: CheckVerdict) -> list[str]:
     lines = [
         md(v.message, MESSAGE_LEN),
         f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
-        f"coverage {v.covered}/{v.total} cases",
+        f"coverage {v.coverage}",
     ]
     u = unit_of(v.metric)
     if v.observed is not None:

@@ -193,7 +193,7 @@ def _table(report: GateReport) -> RenderableType:
             metric,
             _t(S.status_word(v), style=style),
             _t(S.result(v), 200),
-            f"{v.covered}/{v.total}",
+            f"{v.covered}/{v.total}" + (f" {v.counts}" if v.counts else ""),
             S.wlt(v),
             S.mde(v),
         )
