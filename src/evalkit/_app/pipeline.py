@@ -5,10 +5,11 @@ The CLI and the GitHub Action are thin shells over these functions.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -846,6 +847,32 @@ class GateRun:
         return report_trends(config, self.report, self.candidate_file, self.reference)
 
 
+@contextlib.contextmanager
+def noting_client_saturation() -> Iterator[list[str]]:
+    """The client-saturation warnings of a run, kept for the gate's report.
+
+    The run's latencies decide latency checks, so a report whose latencies the
+    client's own CPU inflated must say so where the verdict is read, not only on
+    stderr.  Every warning caught is shown again as it would have been.
+    """
+    import warnings
+
+    from evalkit._engine.client_load import ClientSaturationWarning
+
+    saturated: list[str] = []
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always", ClientSaturationWarning)
+            caught = recorded
+            yield saturated
+    finally:
+        for w in caught:
+            if issubclass(w.category, ClientSaturationWarning):
+                saturated.append(f"client saturation: {w.message}")
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
 def gate_config(
     config: LoadedConfig,
     ask: GateAsk,
@@ -911,22 +938,23 @@ def gate_config(
     ref = find_reference(cfg, ask.reference, prepared.checks.checks)
     refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
+    saturated: list[str] = []
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     else:
         if on_start is not None:  # each trial advances the progress
             on_start(len(chosen.goldens) * cfg.model.repeats)
-        candidate, written = run_and_write(
-            prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
-        )
+        with noting_client_saturation() as saturated:
+            candidate, written = run_and_write(
+                prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
+            )
+    # Where no baseline was found matters only to a check that compares with one.
+    no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
     report = gate(
         prepared,
         candidate,
         base,
-        # Where no baseline was found matters only to a check that compares with one.
-        notes=(where,)
-        if base is None and any(c.is_baseline for c in prepared.checks.checks)
-        else (),
+        notes=((where,) if no_baseline else ()) + tuple(saturated),
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
         subset=subset,

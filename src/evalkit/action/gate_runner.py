@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit._app.pipeline import gate, prepare, run_candidate, to_artifact
+from evalkit._app.pipeline import (
+    gate,
+    noting_client_saturation,
+    prepare,
+    run_candidate,
+    to_artifact,
+)
 from evalkit._app.reference_lookup import reference_from_fetch, report_trends
 from evalkit._spec.artifact import read_artifact, write_artifact
 from evalkit.action.run import FailingCheck, GateOutcome, GateRequest
@@ -42,14 +48,14 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     fetched = request.reference
     reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
     prepared = prepare(cfg)
-    result = run_candidate(prepared)
+    with noting_client_saturation() as saturated:
+        result = run_candidate(prepared)
     candidate = to_artifact(prepared, result, result.name)
     out = request.output_dir
     out.mkdir(parents=True, exist_ok=True)
     candidate_path = write_artifact(candidate, out / f"candidate-{request.config_name}.json")
-    report = gate(
-        prepared, candidate, baseline, notes=(request.baseline_detail,), reference=reference
-    )
+    notes = (request.baseline_detail, *saturated)
+    report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
     markdown = render_markdown(
         report, config_name=request.config_name, details_url=request.details_url
     )
