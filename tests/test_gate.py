@@ -191,6 +191,17 @@ def test_latency_p95_that_is_each_runs_maximum_is_refused_not_decided(n: int, st
         assert verdict.blocking
 
 
+def test_a_regression_with_no_winning_case_warns_that_rare_wins_may_be_missing() -> None:
+    ids = [f"c{i}" for i in range(20)]
+    base = {i: {"ndcg@10": 0.5 + k / 100} for k, i in enumerate(ids)}
+    cand = {i: {"ndcg@10": v["ndcg@10"] - 0.05} for i, v in base.items()}
+    report = evaluate_gate([vs()], artifact("c", cand), artifact("b", base), FAST)
+    verdict = report.verdicts[0]
+    assert verdict.status == "fail"
+    assert verdict.comparison is not None
+    assert any("no case improved" in w for w in verdict.comparison.warnings)
+
+
 def test_wins_losses_ties_are_polarity_aware() -> None:
     base = {"a": {"ndcg@10": 0.5}, "b": {"ndcg@10": 0.5}, "c": {"ndcg@10": 0.5}}
     cand = {"a": {"ndcg@10": 0.9}, "b": {"ndcg@10": 0.1}, "c": {"ndcg@10": 0.5}}

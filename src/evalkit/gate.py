@@ -663,6 +663,7 @@ def _compare(
         method=evaluator.procedure,
         kind="case" if paired.diffs is not None else "aggregate",
         diffs=paired.diffs,
+        higher_is_better=hib,
     )
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from evalkit.stats.diagnostics import NO_WIN_N, warnings_for
 from evalkit.stats.procedures import Moments, auto_corrects, choose_procedure, trim_count
 
 
@@ -50,3 +51,40 @@ def test_half_the_cases_tied_is_never_corrected_for() -> None:
     d = np.array([0.0] * 10 + [-0.1] * 6 + [0.2, 0.5, 0.9, 1.5])
     assert float(Moments.of(d).trimmed_skewness[0]) >= 0.15
     assert choose_procedure("auto", d) == "t"
+
+
+# ----------------------------------------------------------------------------- no_wins
+
+
+@pytest.mark.parametrize("hib", [True, False])
+def test_no_wins_warns_where_a_rare_large_win_can_be_missing(hib: bool) -> None:
+    worse = -0.05 if hib else 0.05
+    d = np.full(30, worse)
+    d[:5] = 0.0  # ties are neither wins nor losses
+    found = warnings_for(n=30, method="t", kind="case", diffs=d, higher_is_better=hib)
+    messages = [w.message for w in found if w.code == "no_wins"]
+    assert len(messages) == 1
+    assert "25 of 30 worse" in messages[0]
+    assert "21%" in messages[0]  # 0.95**30
+
+
+def test_no_wins_is_silent_with_one_win_with_many_cases_or_without_polarity() -> None:
+    d = np.full(30, -0.05)
+    with_win = d.copy()
+    with_win[0] = 0.9
+    assert not [
+        w
+        for w in warnings_for(n=30, method="t", kind="case", diffs=with_win, higher_is_better=True)
+        if w.code == "no_wins"
+    ]
+    many = np.full(NO_WIN_N, -0.05)
+    assert not [
+        w
+        for w in warnings_for(
+            n=NO_WIN_N, method="t", kind="case", diffs=many, higher_is_better=True
+        )
+        if w.code == "no_wins"
+    ]
+    assert not [
+        w for w in warnings_for(n=30, method="t", kind="case", diffs=d) if w.code == "no_wins"
+    ]
