@@ -31,6 +31,9 @@ per-case differences d = a − b (mean exactly 0 before any shift):
     exchangeability, about 22% of cases tie (the same top 10), kurtosis about 7.
 ``bounded-right`` / ``bounded-left``
     ``±(Beta(½, 3) − 1/7)``: bounded, skewness ±1.6.
+``precision@5``
+    discrete: each system's P@5 ``Binomial(5, p)/5`` with ``p ~ Beta(1, 2)`` shared by
+    the case, so differences move in steps of 0.2 (about 30% tie).
 ``trec-<metric>``
     real data: per-topic values of 17 TREC 2003 Robust runs (tests/data/robust03,
     100 topics); each eval draws two runs, n topics without replacement, and gives
@@ -165,6 +168,13 @@ def bounded_left(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
     return out
 
 
+def precision_at_5(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    """P@5 of two systems on a query with relevant-document rate ``p ~ Beta(1, 2)``."""
+    p = rng.beta(1.0, 2.0, (trials, n))
+    out: FloatArray = (rng.binomial(5, p) - rng.binomial(5, p)) / 5.0
+    return out
+
+
 def rare_large_win(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
     out: FloatArray = np.where(rng.random((trials, n)) < 0.05, 0.95, -0.05)
     return out
@@ -226,6 +236,7 @@ SHAPES: Final[dict[str, Shape]] = {
     "ndcg-shared": ndcg_shared,
     "bounded-right": bounded_right,
     "bounded-left": bounded_left,
+    "precision@5": precision_at_5,
     **TREC_SHAPES,
 }
 EXTRA_SHAPES: Final[dict[str, Shape]] = {
