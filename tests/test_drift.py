@@ -423,6 +423,11 @@ def test_maxt_falls_back_to_holm_when_drift_checks_pair_with_another_run() -> No
     )
     assert any("Holm's correction was used instead" in n for n in report.notes)
     assert {v.comparison.correction for v in report.verdicts if v.comparison} == {"holm"}
+    # the header names the correction that decided, not the one asked for (#23)
+    assert report.correction == "holm"
+    header = render_markdown(report, config_name="c").split("correction maxt needs")[0]
+    assert "correction: holm" in header
+    assert "maxt" not in header
 
 
 # ------------------------------------------------------------------------- reports

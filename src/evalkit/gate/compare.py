@@ -235,7 +235,9 @@ def _compare_one(
     note = _definition_note(info_run, info_ref)
     hib = info_run.higher_is_better
     try:
-        evaluator, paired = evaluator_for(run, ref, metric, n_resamples=n_resamples, seed=seed)
+        evaluator, paired = evaluator_for(
+            run, ref, metric, n_resamples=n_resamples, seed=seed, refuse_maximum=False
+        )
         res = evaluator.decide(alpha)
     except EvalkitError as exc:
         raise ComparisonError(f"metric {metric!r}: {exc}") from None

@@ -481,6 +481,7 @@ def _compare(
         method=evaluator.procedure,
         kind="case" if paired.diffs is not None else "aggregate",
         diffs=paired.diffs,
+        higher_is_better=hib,
     )
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on
@@ -679,13 +680,17 @@ def _familywise(
                 mode=v.mode or "no_significant_regression",
             )
         )
-    # the correction that decided: Holm where max-T could not run (_correct's note)
+    return familywise_rate(entries, _used_correction(tested, "none"), options.seed)
+
+
+def _used_correction(verdicts: Sequence[CheckVerdict], otherwise: str) -> str:
+    """The correction that decided: Holm where max-T could not run (_correct's note)."""
     used = {
         v.comparison.correction
-        for v in tested
+        for v in verdicts
         if v.comparison is not None and v.comparison.p_adjusted is not None
     }
-    return familywise_rate(entries, used.pop() if used else "none", options.seed)
+    return used.pop() if used else otherwise
 
 
 # ----------------------------------------------------------------------------- vs reference
@@ -837,7 +842,7 @@ def evaluate_gate(
         goldens_diff=diff,
         n_vs_baseline_tests=len(tests),
         alpha_familywise=None if familywise is None else familywise.rate,
-        correction=opts.correction,
+        correction=_used_correction(verdicts, opts.correction),
         familywise=familywise,
         notes=(*opts.extra_notes, *notes),
         reference=None if ref is None else ref.report,

@@ -120,6 +120,21 @@ class NearestRankAggregate:
         self._sorted_b = values_b[self._order_b]
         self.value_a = float(self._sorted_a[self._rank - 1])
         self.value_b = float(self._sorted_b[self._rank - 1])
+        self.p = p
+        self.n = int(n)
+
+    @property
+    def is_maximum(self) -> bool:
+        """True when the percentile is each run's slowest case (p95 below 20 cases)."""
+        return bool(self._rank >= self.n)
+
+    @property
+    def cases_needed(self) -> int:
+        """The fewest cases at which the percentile is not the maximum: ⌈100/(100 − p)⌉."""
+        n = 2
+        while max(1, math.ceil(self.p / 100 * n)) >= n:
+            n += 1
+        return n
 
     def _pick(self, counts: IntArray, order: IntArray, ordered: FloatArray) -> FloatArray:
         # first sorted position whose cumulative count reaches the rank
