@@ -21,6 +21,8 @@ the limit however GitHub counts) by :func:`evalkit.report._layout.fit`.
 
 from __future__ import annotations
 
+import re
+
 from evalkit.errors import InputError
 from evalkit.gate import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
@@ -45,8 +47,8 @@ FAILED_OPEN = 10  # failed-case tables up to this long are shown open
 
 # Truncation priorities: lower is dropped first.
 P_CASE_DETAILS = 1
-P_WORST = 2
-P_PASSED = 3
+P_PASSED = 2
+P_WORST = 3
 P_GOLDENS = 4
 P_FAILED = 5
 P_WHY = 6
@@ -174,20 +176,32 @@ def _conditions(report: GateReport) -> list[Part]:
     ]
 
 
-def _head(report: GateReport, partial: bool) -> str:
+def _head(report: GateReport, partial: bool, with_p: bool = True) -> str:
     level = S.shared_confidence(report)
     result = f"result ({S.confidence(level)} CI)" if level is not None else "result"
-    cols = ["status", "check", "metric", result, "p"] + (["cases"] if partial else [])
+    cols = ["status", "check", "metric", result] + ["p"] * with_p + ["cases"] * partial
     return "| " + " | ".join(cols) + " |\n" + "|---" * len(cols) + "|\n"
 
 
-def _breakable(escaped: str) -> str:
-    """Break opportunities after ``_ . - /`` in a long id, so a narrow cell wraps it."""
-    if len(escaped) < 24:
+_SEPARATOR = re.compile(r"(&#95;|[./-])")
+BREAK_EVERY = 4  # visible characters between break opportunities, at the least
+
+
+def _breakable(text: str) -> str:
+    """A long id, escaped, with a break opportunity after some of its ``_ . - /``, so a
+    narrow cell wraps it between words rather than widening the table past the comment."""
+    escaped = md(text, NAME_LEN)
+    if len(text) < 16:
         return escaped
-    for sep in ("&#95;", ".", "-", "/"):
-        escaped = escaped.replace(sep, sep + "<wbr>")
-    return escaped
+    out: list[str] = []
+    run = 0
+    for piece in _SEPARATOR.split(escaped):
+        out.append(piece)
+        run += 1 if piece.startswith("&#") else len(piece)
+        if _SEPARATOR.fullmatch(piece) and run >= BREAK_EVERY:
+            out.append("<wbr>")
+            run = 0
+    return "".join(out)
 
 
 def _nb(text: str) -> str:
@@ -195,9 +209,13 @@ def _nb(text: str) -> str:
     return text.replace(" ", "&nbsp;")
 
 
-def _row(v: CheckVerdict, shared: float | None, partial: bool) -> str:
+def _row(v: CheckVerdict, shared: float | None, partial: bool, with_p: bool = True) -> str:
     arrow = {True: "&nbsp;↑", False: "&nbsp;↓", None: ""}[v.higher_is_better]
-    parts = [_nb(part) for part in S.change_parts(v)]
+    # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]".
+    parts = []
+    for part in S.change_parts(v):
+        delta, bracket, interval = part.partition(" [")
+        parts.append(_nb(delta) + (" " + _nb("[" + interval) if bracket else ""))
     c = v.comparison
     if c is not None:
         if c.confidence != shared:
@@ -206,11 +224,12 @@ def _row(v: CheckVerdict, shared: float | None, partial: bool) -> str:
             parts[0] = "vs&nbsp;reference: " + parts[0]
     cells = [
         _nb(f"{S.STATUS_ICON[v.status]} {S.short_word(v)}"),
-        _breakable(md(v.check_id, NAME_LEN)),
-        _breakable(md(v.metric, NAME_LEN)) + arrow,
+        _breakable(v.check_id),
+        _breakable(v.metric) + arrow,
         ", ".join(parts),
-        _nb(S.p_cell(v)),
     ]
+    if with_p:  # "p vs margin=0.0012" may wrap after its words, never inside the number
+        cells.append(S.p_cell(v))
     if partial:
         cells.append("" if v.covered == v.total else f"{v.covered:,}/{v.total:,}")
     return "| " + " | ".join(cells) + " |\n"
@@ -220,28 +239,29 @@ def _checks_tables(report: GateReport) -> list[Part]:
     """One short row per check; past ALL_OPEN checks, the passing ones fold away."""
     if not report.verdicts:
         return ["No checks are configured, so nothing was gated.\n\n"]
-    partial = any(v.covered != v.total for v in report.verdicts)
     shared = S.shared_confidence(report)
-    head = _head(report, partial)
     verdicts = list(report.verdicts)
+
+    def table(verdicts: list[CheckVerdict]) -> tuple[list[str], str]:
+        # A cases column only where one of the table's rows does not cover its cases
+        partial = any(v.covered != v.total for v in verdicts)
+        with_p = any(v.comparison is not None for v in verdicts)  # else a column of blanks
+        rows = [_row(v, shared, partial, with_p) for v in verdicts]
+        return rows, _head(report, partial, with_p)
+
     if len(verdicts) <= ALL_OPEN:
-        rows = [_row(v, shared, partial) for v in verdicts]
+        rows, head = table(verdicts)
         return [Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows))]
     # Failures first: at scale the reader is looking for what went wrong.
     attention = [v for v in verdicts if v.status != "pass"]
     passed = [v for v in verdicts if v.status == "pass"]
     parts: list[Part] = []
     if attention:
-        rows = [_row(v, shared, partial) for v in attention]
+        rows, head = table(attention)
         parts.append(Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows)))
     if passed:
-        passing = Rows(
-            [_row(v, shared, partial) for v in passed],
-            P_PASSED,
-            unit="passing checks",
-            head=head,
-            floor=0,
-        )
+        rows, head = table(passed)
+        passing = Rows(rows, P_PASSED, unit="passing checks", head=head, floor=0)
         summary = (
             f"{S.STATUS_ICON['pass']} {S.plural(len(passed), 'passing check', 'passing checks')}"
         )
@@ -289,9 +309,7 @@ def _notes(report: GateReport) -> list[Part]:
     parts: list[Part] = []
     rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
     if trials is not None:
-        metrics = ", ".join(md(m, NAME_LEN) for m in trials.metrics[:5])
-        more = f" and {len(trials.metrics) - 5} more" if len(trials.metrics) > 5 else ""
-        rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} ({metrics}{more}; below)\n")
+        rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} (per metric below)\n")
     if rows:
         parts.append(Rows(rows, P_WHY, unit="notes", closing="\n", floor=len(rows)))
     if trials is not None:

@@ -26,7 +26,7 @@ STATUS_ICON = {
     "fail": "❌",
     "warn": "⚠️",
     "error": "💥",
-    "no-baseline": "⏭️",  # skipped: nothing to compare with yet, not a failure
+    "no-baseline": "🔵",  # not compared: nothing to compare with yet, not a failure
     "no-reference": "❓",  # louder than no-baseline: a drift check that did not run
     "incomparable": "🚫",
 }
