@@ -435,7 +435,7 @@ def _most_regressed(report: GateReport) -> list[Part]:
     ]
 
 
-def _stats(v: CheckVerdict) -> list[str]:
+def _stats(v: CheckVerdict, listed: set[str]) -> list[str]:
     kind = v.kind if v.mode is None else f"{v.kind} ({md(v.mode, NAME_LEN)})"
     # A missing baseline or reference is said once, above the table: not again here.
     lines = [] if v.status in ("no-baseline", "no-reference") else [md(v.message, MESSAGE_LEN)]
@@ -470,11 +470,14 @@ def _stats(v: CheckVerdict) -> list[str]:
             lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
         if c.margin is not None:
             lines.append(f"non-inferiority margin {S.num(c.margin, u)}")
-        # The statistical warnings are listed once for all checks (above), by kind.
+        # The statistical warnings are listed once for all checks (above), by kind, in
+        # the first check's words: here only this check's own where its numbers differ.
+        lines += [f"warning: {md(w, MESSAGE_LEN)}" for w in c.warnings if w not in listed]
     return [f"- {line}\n" for line in lines]
 
 
 def _details(report: GateReport) -> list[Part]:
+    listed = {c.warning for c in S.ranked_caveats(report)}
     blocks: list[str | Rows] = []
     for v in report.verdicts:
         summary = f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}: {S.status_word(v)}"
@@ -489,7 +492,7 @@ def _details(report: GateReport) -> list[Part]:
             P_CASE_DETAILS,
             floor=0,
             soft=100,
-            opening="".join(_stats(v)) + ("\n" if deltas else ""),
+            opening="".join(_stats(v, listed)) + ("\n" if deltas else ""),
             head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
         blocks.append(_collapsible(summary, rows))
