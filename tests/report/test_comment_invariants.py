@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from evalkit.artifact import RunArtifact, metric_info
-from evalkit.checks import CheckSpec
+from evalkit.checks import CheckSpec, Level
 from evalkit.gate import GateOptions, GateReport, evaluate_gate
 from evalkit.report import dumps, render_markdown
 from evalkit.report.markdown import GITHUB_LIMIT
@@ -118,7 +118,7 @@ def _gate(seed: int) -> GateReport:
     checks = []
     for i in range(rng.randint(2, 7)):
         m = rng.choice(METRICS)
-        level = rng.choice(["block", "block", "warn"])
+        level: Level = rng.choice(["block", "block", "warn"])
         kind = rng.choice(["threshold", "regression", "non_inferiority"])
         if kind == "threshold":
             spec = CheckSpec(
