@@ -50,7 +50,10 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
         prepared, candidate, baseline, notes=(request.baseline_detail,), reference=reference
     )
     markdown = render_markdown(
-        report, config_name=request.config_name, details_url=request.details_url
+        report,
+        config_name=request.config_name,
+        details_url=request.details_url,
+        baseline_detail=request.baseline_detail,
     )
     md_path = out / f"report-{request.config_name}.md"
     json_path = out / f"report-{request.config_name}.json"

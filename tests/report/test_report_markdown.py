@@ -298,3 +298,19 @@ def test_newlines_and_controls_are_shown_not_obeyed() -> None:
     assert "\u202e" not in out
     assert "\x1b" not in out
     assert "\r" not in out
+
+
+def test_the_stores_reason_for_no_baseline_is_said_once_in_the_box() -> None:
+    why = "store artifact: no artifact 'evalkit-baseline' from a push to main; promote first"
+    report = dataclasses.replace(no_baseline(), notes=(why, "another note"))
+    out = render_markdown(report, config_name="c", baseline_detail=why)
+    seen = mdcheck.visible_text(out)
+    assert seen.count("no artifact 'evalkit-baseline'") == 1
+    box = out.split("> [!WARNING]\n", 1)[1].split("\n\n", 1)[0]
+    assert "no artifact &#39;evalkit-baseline&#39;" in box
+    assert "Promote a run" not in box  # the store's sentence says how, for its store
+    assert "- another note" in out
+    # With a baseline the store's sentence is a note like any other.
+    found = dataclasses.replace(failing(), notes=("artifact 'b' #3 from push run 9",))
+    kept = render_markdown(found, config_name="c", baseline_detail=found.notes[0])
+    assert "- artifact &#39;b&#39; #&#8288;3 from push run 9" in kept

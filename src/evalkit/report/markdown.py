@@ -67,15 +67,21 @@ def render_markdown(
     config_name: str,
     max_chars: int = DEFAULT_BUDGET,
     details_url: str | None = None,
+    baseline_detail: str | None = None,
 ) -> str:
-    """The PR-comment body for ``report``: deterministic, escaped, under ``max_chars``."""
+    """The PR-comment body for ``report``: deterministic, escaped, under ``max_chars``.
+
+    ``baseline_detail`` is the store's sentence on where the baseline came from (one of
+    ``report.notes``); when there is no baseline it is said in the "No baseline" line
+    instead of again as a note.
+    """
     if not MIN_BUDGET <= max_chars < GITHUB_LIMIT:
         raise InputError(
             f"max_chars={max_chars}: the markdown budget must be between {MIN_BUDGET:,} and "
             f"{GITHUB_LIMIT - 1:,} (GitHub rejects a comment of {GITHUB_LIMIT:,} characters)"
         )
     url = safe_url(details_url) if details_url is not None else None
-    doc = _document(report, config_name, url)
+    doc = _document(report, config_name, url, baseline_detail)
     fit(doc, max_chars)
     return render(doc)
 
@@ -83,14 +89,17 @@ def render_markdown(
 # ----------------------------------------------------------------------------- document
 
 
-def _document(report: GateReport, config_name: str, url: str | None) -> list[Part]:
+def _document(
+    report: GateReport, config_name: str, url: str | None, baseline_detail: str | None
+) -> list[Part]:
+    why = baseline_detail if report.baseline is None and baseline_detail in report.notes else None
     doc: list[Part] = [comment_marker(config_name) + "\n", _headline(report) + "\n\n"]
     doc.append(_provenance(report))
-    doc.extend(_conditions(report))
+    doc.extend(_conditions(report, why))
     doc.extend(_checks_tables(report))
     doc.append(_footer(report))
     doc.extend(_why(report))
-    doc.extend(_notes(report))
+    doc.extend(_notes(report, why))
     doc.extend(_caveats(report))
     doc.extend(_failed_cases(report))
     doc.extend(_goldens(report))
@@ -134,7 +143,7 @@ def _provenance(report: GateReport) -> str:
     return "  \n".join(lines) + "\n\n"
 
 
-def _conditions(report: GateReport) -> list[Part]:
+def _conditions(report: GateReport, why: str | None) -> list[Part]:
     """Everything that changes how the whole table reads, each said once, in one box."""
     lines: list[str] = []
     blocking = False
@@ -152,9 +161,14 @@ def _conditions(report: GateReport) -> list[Part]:
             if required
             else "so a regression could not be detected, and that does not block"
         )
+        # The store's own sentence says how to get one, for its kind of store.
+        fix = (
+            f" ({md(why, NOTE_LEN)})"
+            if why
+            else ". Promote a run of the default branch as the baseline"
+        )
         lines.append(
-            f"**No baseline**: {checks} had nothing to compare against, {consequence}. "
-            "Promote a run of the default branch as the baseline."
+            f"**No baseline**: {checks} had nothing to compare against, {consequence}{fix}."
         )
     missing = S.no_reference(report)
     if missing is not None:
@@ -304,8 +318,8 @@ def _why(report: GateReport) -> list[Part]:
     return [Rows(rows, P_WHY, unit="checks", closing="\n", floor=len(rows))]
 
 
-def _notes(report: GateReport) -> list[Part]:
-    notes, trials = S.split_notes(report.notes)
+def _notes(report: GateReport, said: str | None) -> list[Part]:
+    notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
     parts: list[Part] = []
     rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
     if trials is not None:
