@@ -295,13 +295,9 @@ def _footer(report: GateReport) -> str:
     line = S.multiplicity(report)
     if line is not None:
         bits.append(line)
-    if report.verdicts and all(v.covered == v.total for v in report.verdicts):
-        totals = {v.total for v in report.verdicts}
-        n = report.candidate.n_cases
-        if totals == {n}:
-            bits.append(f"Every check covered all {n:,} cases.")
-        else:
-            bits.append("Every check covered all of its cases.")
+    full = S.full_coverage(report)
+    if full is not None:
+        bits.append(full)
     return " ".join(bits) + "\n\n" if bits else ""
 
 

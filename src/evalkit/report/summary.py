@@ -188,6 +188,17 @@ def borderline(v: CheckVerdict) -> bool:
     return alpha / 3 <= p <= 3 * alpha
 
 
+def full_coverage(report: GateReport) -> str | None:
+    """The one sentence that stands for a coverage column with nothing to say, or None
+    when some check did not cover all of its cases (the table then shows which)."""
+    if not report.verdicts or any(v.covered != v.total for v in report.verdicts):
+        return None
+    n = report.candidate.n_cases
+    if {v.total for v in report.verdicts} == {n}:
+        return f"Every check covered all {n:,} cases."
+    return "Every check covered all of its cases."
+
+
 def wlt(v: CheckVerdict) -> str:
     c = v.comparison
     if c is None or c.wins + c.losses + c.ties == 0:

@@ -271,6 +271,9 @@ def _checks(console: Console, report: GateReport) -> None:
         table = _table(report, before_after)
         if console.measure(table, options=wide).maximum <= console.width:
             console.print(table)
+            full = S.full_coverage(report)  # the table has no cases column then
+            if full is not None:
+                _say(console, full)
             return
     _blocks(console, report)
 
