@@ -239,7 +239,7 @@ def test_markdown_is_a_github_table_with_the_same_rows(runs: Path) -> None:
     assert sum(line.endswith("| better |") for line in body) == 2
     assert sum(line.endswith("| worse |") for line in body) == 1
     # untrusted text is inert: "@" cannot mention anyone
-    assert "ndcg@&#8203;10" in out
+    assert "ndcg@&#8288;10" in out
 
 
 def test_runs_sharing_a_name_are_labelled_by_their_files(runs: Path) -> None:

@@ -158,7 +158,7 @@ def test_the_count_of_losses_not_shown_is_every_loss_not_shown(
     assert evalkit("run", "--out", "base.json", cwd=project).returncode == 0
     gate = evalkit("gate", "-c", "shifted.yaml", "--baseline", "base.json", cwd=project)
     assert gate.returncode == 1, gate.stderr
-    assert f"0 / {n_losses} / 4" in gate.stdout, gate.stdout  # W/L/T: every loss counted
+    assert f"0/{n_losses}/4" in gate.stdout, gate.stdout  # W/L/T: every loss counted
     assert "Most regressed for no_regression:" in gate.stdout
     hidden = n_losses - 5
     unit = "loss" if hidden == 1 else "losses"
@@ -206,12 +206,15 @@ def test_latency_is_printed_with_its_unit(project: Path) -> None:
     assert gate.returncode == 1, gate.stdout + gate.stderr  # no latency is <= 0 ms
     number = r"[-+]?\d[\d.e+-]*"
     out = gate.stdout
-    assert re.search(rf"{number} ms \(needs ≤ 0\.0000 ms\)", out), out  # the table
+    assert re.search(rf"{number} ms, needs ≤ 0\.0000 ms", out), out  # the table
     assert re.search(rf"latency_p95 = {number} ms misses <= 0 ms", out), out  # why it failed
-    # before → after, Δ and its interval, in the table and the markdown report alike
+    # before → after, Δ and its interval in the table; in the markdown report Δ and its
+    # interval in the row (spaces that do not break), before and after in the details
     compared = rf"{number} ms → {number} ms: Δ {number} ms \[{number}, {number}\] ms"
     assert re.search(compared, out), out
-    assert re.search(compared, (project / "r.md").read_text())
+    md = (project / "r.md").read_text()
+    assert re.search(rf"Δ {number} ms \[{number}, {number}\] ms", md.replace("&nbsp;", " "))
+    assert re.search(rf"paired means: baseline {number} ms, candidate {number} ms, Δ", md)
 
 
 # ----------------------------------------------------------------- -k / --case: a few cases

@@ -473,7 +473,7 @@ def test_the_comment_shows_the_drift_check_beside_the_per_pr_check() -> None:
     rows = [line for line in found_md.splitlines() if line.startswith("| ")]
     per_pr_row = next(r for r in rows if "per&#95;pr" in r)
     drift_row = next(r for r in rows if "| drift |" in r)
-    assert "vs reference: " in drift_row
+    assert "vs&nbsp;reference: " in drift_row
     assert "vs reference" not in per_pr_row
     assert rows.index(drift_row) == rows.index(per_pr_row) + 1  # the same table, in file order
     assert "**Reference** ref · 40 cases" in found_md

@@ -57,7 +57,10 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     notes = (request.baseline_detail, *saturated)
     report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
     markdown = render_markdown(
-        report, config_name=request.config_name, details_url=request.details_url
+        report,
+        config_name=request.config_name,
+        details_url=request.details_url,
+        baseline_detail=request.baseline_detail,
     )
     md_path = out / f"report-{request.config_name}.md"
     json_path = out / f"report-{request.config_name}.json"
