@@ -4,7 +4,7 @@ GitHub turns a comment into HTML with its fork of cmark (``cmarkgfm`` binds the 
 library, with the same extensions: tables, strikethrough, autolinks, tag filter), lets
 raw ``<details>``/``<summary>`` through, turns a ``> [!WARNING]`` blockquote into an
 alert box, and styles the result with the ``.markdown-body`` stylesheet that
-``github-markdown-css`` (vendored in ``github_css/``, MIT) extracts from github.com. A
+``github-markdown-css`` 5.9.0 (npm; vendored in ``github_css/``, MIT) extracts from github.com. A
 PR comment's body is about 780 CSS pixels wide on a desktop browser.
 """
 

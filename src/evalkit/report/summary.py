@@ -331,7 +331,7 @@ class NoReference:
         checks = plural(self.n_checks, "drift check", "drift checks")
         if self.blocking:
             return f"{checks} could not run, and `require_reference` makes that a blocking failure."
-        return f"{checks} could not run, which is not a pass. Pin a reference (`evalkit pin`)."
+        return f"{checks} could not run, which is not a pass. Pin a reference with `evalkit pin`."
 
 
 def no_reference(report: GateReport) -> NoReference | None:
