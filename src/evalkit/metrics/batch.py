@@ -15,9 +15,7 @@ higher (see ``core``: a repeat keeps its slot and scores nothing).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Literal, TypeAlias
@@ -26,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from evalkit import registry
+from evalkit._bounded import paused_gc
 from evalkit.errors import MetricError
 from evalkit.golden_cases import GoldenCase
 from evalkit.metrics import core
@@ -48,24 +47,6 @@ QuerySelection: TypeAlias = Literal["both", "qrels", "run"]
 
 UNJUDGED: int = int(np.iinfo(np.int64).min)
 """Grade stored for an unjudged id or a repeat: below every level, no gain."""
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while building millions of objects.
-
-    The code inside creates no reference cycles, but each full collection it
-    triggers walks every element of the (10^7-entry) id lists already built,
-    which made reading and scoring big runs two to three times slower.
-    Reference counting still frees everything as usual.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass(frozen=True, eq=False)
