@@ -312,14 +312,21 @@ def encode_artifact(doc: Mapping[str, Any]) -> str:
     encoder instead, and a file of one row per line still diffs and greps case by case.
     Raises what ``json.dumps`` raises (ValueError for NaN, TypeError for a foreign type).
     """
+    return encode_json_lines(doc, "rows")
+
+
+def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
+    """``doc`` as JSON text with one top-level key per line and one item of the list
+    ``doc[listed]`` per line, every line through json's C encoder (see
+    :func:`encode_artifact`; the history index is written the same way)."""
     lines = []
     for key, value in doc.items():
         name = json.dumps(key, ensure_ascii=False)
-        if key == "rows" and isinstance(value, list) and value:
-            rows = ",\n".join(
-                "  " + json.dumps(row, ensure_ascii=False, allow_nan=False) for row in value
+        if key == listed and isinstance(value, list) and value:
+            items = ",\n".join(
+                "  " + json.dumps(item, ensure_ascii=False, allow_nan=False) for item in value
             )
-            lines.append(f" {name}: [\n{rows}\n ]")
+            lines.append(f" {name}: [\n{items}\n ]")
         else:
             lines.append(f" {name}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
