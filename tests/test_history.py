@@ -166,3 +166,23 @@ def test_select_pinned_agrees_with_brute_force_on_generated_histories(seed: int)
     later = {"u": TaggedCommit("f" * 40, when)}
     in_effect = [e for e in kept if e.promoted_at is not None and e.promoted_at <= when][-1]
     assert select_pinned(kept, PinSpec("tag", tag="u"), later.get)[0] is in_effect
+
+
+def test_the_index_is_one_promotion_per_line_and_an_indented_one_still_reads() -> None:
+    import json
+
+    from evalkit._store.history import PromotionRecord, index_dumps, index_loads
+
+    records = [
+        PromotionRecord("promotions/a.json", "a" * 40, T0, "fp1"),
+        PromotionRecord("promotions/b — ü.json", None, None, None),
+    ]
+    data = index_dumps("evalkit", records)
+    lines = data.decode("utf-8").splitlines()
+    assert [line for line in lines if '"file"' in line] == [
+        "  " + json.dumps(entry, ensure_ascii=False) + ("," if i == 0 else "")
+        for i, entry in enumerate(json.loads(data)["promotions"])
+    ]
+    assert index_loads(data, "index") == records
+    # what evalkit wrote before (#27): json.dumps(indent=1)
+    assert index_loads(json.dumps(json.loads(data), indent=1).encode(), "index") == records

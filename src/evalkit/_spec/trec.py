@@ -738,6 +738,7 @@ def score_trec(
             relevance_level=relevance_level,
             queries=queries,
             _grades=grades,
+            _checked_qrels=True,
         )
         ranked = set(run.query_ids)
         unranked = tuple(q for q in qrels if q not in ranked)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._model.formats import HISTORY_INDEX_VERSION
+from evalkit._spec.artifact import encode_json_lines
 from evalkit._util import bounded as _bounded
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, InputError
@@ -337,7 +338,9 @@ def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
             for r in records
         ],
     }
-    return (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+    # One promotion per line through json's C encoder (indent= would run the pure-Python
+    # one): a long history still diffs line by line in the store's branch.
+    return encode_json_lines(doc, "promotions").encode("utf-8")
 
 
 def index_loads(data: bytes | None, origin: str) -> list[PromotionRecord]:

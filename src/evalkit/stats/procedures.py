@@ -69,6 +69,7 @@ from evalkit.stats.compare import (
 )
 from evalkit.stats.names import GATE_METHODS, GateMethod
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
+from evalkit.stats.selection import tied_share
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
     PURPOSE_PERMUTATION,
@@ -186,27 +187,13 @@ def _trimmed_g1(centred: FloatArray, g1: FloatArray) -> FloatArray:
 
 
 def _mode_share(d: FloatArray) -> FloatArray:
-    """Per row, the largest share of cases with exactly the same difference.
+    """Per row, the largest share of cases with exactly the same difference (exact at
+    and above :data:`AUTO_MAX_TIED_SHARE`, the only comparison made with it).
 
     A shift of every case by the same amount keeps it, so the non-inferiority test
     at −margin picks the same procedure as the test at 0 on the same data.
     """
-    rows, n = d.shape
-    if rows <= n // 64:  # a gate's few rows: count values directly
-        counts = [int(np.unique(row, return_counts=True)[1].max()) for row in d]
-        shares: FloatArray = np.asarray(counts, dtype=np.float64) / n
-        return shares
-    ordered = np.sort(d, axis=1)
-    starts = np.ones((rows, n), dtype=bool)
-    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    # run lengths: distance between consecutive run starts, per row
-    best = np.ones(rows, dtype=np.int64)
-    run = np.ones(rows, dtype=np.int64)
-    for j in range(1, n):
-        run = np.where(starts[:, j], 1, run + 1)
-        best = np.maximum(best, run)
-    out: FloatArray = best / n
-    return out
+    return tied_share(d, AUTO_MAX_TIED_SHARE)
 
 
 def auto_corrects(m: Moments) -> BoolArray:

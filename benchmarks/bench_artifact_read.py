@@ -1,0 +1,154 @@
+"""Read a large run artefact: this tree's reader against an earlier commit's, same file.
+
+    uv run python benchmarks/bench_artifact_read.py                 # 100,000 cases
+    uv run python benchmarks/bench_artifact_read.py --cases 10000 --baseline v0.3.0
+
+Writes a seeded target-path artefact (``--cases`` rows of 10 ids, a short text, three
+metrics, a latency and a meta number), then times ``evalkit._spec.artifact.read_artifact``
+of this tree and of ``--baseline`` (a git revision, default ``61eb538``: the reader
+before #27), loaded from ``git show`` into this process with its own ``_bounded``
+and ``results`` helpers, and ``json.loads`` of the same text alone (what any reader
+pays).  Runs alternate, the median of ``--repeat`` is reported with the load average,
+and both readers must return the same rows.  The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evalkit._spec.artifact import build_artifact, read_artifact, write_artifact
+from evalkit.results import CaseResult, RunResult, TargetResponse
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _artefact(path: Path, cases: int, seed: int) -> None:
+    rng = random.Random(seed)
+    rows = [
+        CaseResult(
+            f"case-{i:06d}",
+            TargetResponse(
+                ranked_ids=[f"d{rng.randrange(10**6)}" for _ in range(10)],
+                text="an answer of a few words",
+                latency_ms=rng.random() * 100,
+                meta={"cost": rng.random() / 1000},
+            ),
+            {"ndcg@10": rng.random(), "recall@10": rng.random(), "mrr@10": rng.random()},
+        )
+        for i in range(cases)
+    ]
+    art = build_artifact(RunResult("bench", rows), ["ndcg@10", "recall@10", "mrr@10"])
+    write_artifact(art, path)
+
+
+def _module(name: str, source: str, replace: dict[str, str]) -> types.ModuleType:
+    for old, new in replace.items():
+        source = source.replace(old, new)
+    module = types.ModuleType(name)
+    module.__dict__["__name__"] = name
+    sys.modules[name] = module
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    return module
+
+
+def baseline_reader(rev: str) -> Callable[[Path], Any]:
+    """``read_artifact`` as of ``rev``, with that revision's ``_bounded`` and ``results``."""
+
+    def show(path: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{rev}:{path}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    bounded = _module("_bench_old_bounded", show("src/evalkit/_util/bounded.py"), {})
+    results = _module("_bench_old_results", show("src/evalkit/_model/results.py"), {})
+    old = _module(
+        "_bench_old_artifact",
+        show("src/evalkit/_spec/artifact.py"),
+        {
+            "from evalkit import _bounded\n": f"import {bounded.__name__} as _bounded\n",
+            "from evalkit.results import": f"from {results.__name__} import",
+        },
+    )
+    reader: Callable[[Path], Any] = old.read_artifact
+    return reader
+
+
+def _timed(fn: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--baseline", default="61eb538", help="git revision to compare with")
+    args = parser.parse_args()
+    old_read = baseline_reader(args.baseline)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.json"
+        _artefact(path, args.cases, seed=7)
+        text = path.read_text()
+        ours_art, old_art = read_artifact(path), old_read(path)
+        ours_rows = [
+            (r.case_id, r.metrics, r.response.ranked_ids, r.response.meta)
+            for r in ours_art.result.per_query
+        ]
+        old_rows = [
+            (r.case_id, r.metrics, r.response.ranked_ids, r.response.meta)
+            for r in old_art.result.per_query
+        ]
+        if ours_rows != old_rows or len(ours_rows) != args.cases:
+            raise SystemExit("the two readers disagree")
+        del ours_art, old_art, ours_rows, old_rows
+        ours: list[float] = []
+        old: list[float] = []
+        parse: list[float] = []
+        for _ in range(args.repeat):
+            ours.append(_timed(lambda: read_artifact(path)))
+            old.append(_timed(lambda: old_read(path)))
+            parse.append(_timed(lambda: json.loads(text)))
+    load = os.getloadavg()[0]
+    o, b, p = statistics.median(ours), statistics.median(old), statistics.median(parse)
+    print(
+        f"read {args.cases:,} cases ({len(text):,} characters), median of {args.repeat}, "
+        f"load average {load:.2f}:\n"
+        f"  evalkit (this tree)      {o:7.3f} s\n"
+        f"  evalkit {args.baseline:<16} {b:7.3f} s   ({b / o:.1f}x slower)\n"
+        f"  json.loads alone         {p:7.3f} s"
+    )
+    print(
+        json.dumps(
+            {
+                "cases": args.cases,
+                "evalkit_s": round(o, 3),
+                "baseline_s": round(b, 3),
+                "baseline": args.baseline,
+                "speedup": round(b / o, 2),
+                "json_loads_s": round(p, 3),
+                "load_avg_1m": round(load, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,222 @@
+"""Score TREC run files, whole processes: evalkit (library and CLI) against trec_eval's C.
+
+    uv run python benchmarks/bench_trec.py --trec-eval /path/to/trec_eval
+    uv run python benchmarks/bench_trec.py --sizes 10000 100000 --repeat 5
+
+trec_eval is not on PyPI or in Debian: build it from https://github.com/usnistgov/trec_eval
+(``make``; 10.0, the version evalkit's reader follows) and pass the binary with
+``--trec-eval`` or ``$TREC_EVAL``, or put it on PATH.  pytrec_eval (trec_eval 9.0.8's C
+inside a Python extension) is timed too when installed.
+
+For each size it writes a seeded run shaped like TREC 2003 Robust (``--sizes`` run lines:
+100 queries of 100 or 1,000 documents, then 1,000 queries of 1,000, scores with 6
+decimals) and qrels of 1,288 judgments per query (a third of them retrieved, grades
+0-2), then times, alternating, ``--repeat`` times each:
+
+* ``trec_eval -q -m map -m ndcg_cut.10 -m P.10 -m recip_rank -m recall.1000``;
+* ``python -c 'score_trec_run(...)'`` (the library, imports included) with the same
+  five measures (``map@1000, ndcg@10, precision@10, mrr@1000, recall@1000``);
+* ``evalkit run --trec-run RUN --qrels QRELS --metrics ... --out run.json``;
+* ``python -c 'pytrec_eval ...'`` (parse both files, evaluate the same five).
+
+Every figure is the median CPU time (user + sys) of the child processes, with the median
+wall time beside it and the load average of the moment (on a shared machine wall time
+mostly measures the neighbours).  The children run with bytecode caching on, after one
+warm-up, as an installed evalkit runs.  evalkit's per-query values are compared with
+trec_eval's ``-q`` output (4 decimals, all it prints).  The last line is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+METRICS = ("map@1000", "ndcg@10", "precision@10", "mrr@1000", "recall@1000")
+TREC_NAMES = {
+    "map": "map@1000",
+    "ndcg_cut_10": "ndcg@10",
+    "P_10": "precision@10",
+    "recip_rank": "mrr@1000",
+    "recall_1000": "recall@1000",
+}
+JUDGED_PER_QUERY = 1288
+
+
+def generate(folder: Path, lines: int, seed: int = 7) -> tuple[Path, Path]:
+    """A Robust03-shaped run of ``lines`` lines and its qrels."""
+    depth = 100 if lines <= 10_000 else 1000
+    queries = max(1, lines // depth)
+    rng = np.random.default_rng(seed)
+    run, qrels = folder / f"run{lines}.txt", folder / f"qrels{lines}.txt"
+    with run.open("w") as run_fh, qrels.open("w") as qrels_fh:
+        for q in range(queries):
+            qid = str(301 + q)
+            docs = rng.choice(500_000, size=depth + JUDGED_PER_QUERY, replace=False)
+            ranked = docs[:depth].tolist()
+            scores = np.sort(rng.random(depth) * 10)[::-1].tolist()
+            run_fh.write(
+                "".join(
+                    f"{qid} Q0 FBIS{d:07d} {r} {s:.6f} bench\n"
+                    for r, (d, s) in enumerate(zip(ranked, scores, strict=True))
+                )
+            )
+            hit = min(depth, JUDGED_PER_QUERY // 3)
+            judged = rng.choice(ranked, size=hit, replace=False).tolist()
+            judged += docs[depth : depth + JUDGED_PER_QUERY - hit].tolist()
+            grades = rng.choice([0, 0, 0, 1, 2], size=len(judged)).tolist()
+            qrels_fh.write(
+                "".join(
+                    f"{qid} 0 FBIS{d:07d} {g}\n"
+                    for d, g in sorted(zip(judged, grades, strict=True))
+                )
+            )
+    return run, qrels
+
+
+def timed(command: list[str]) -> tuple[float, float, str]:
+    """Run ``command``; its CPU seconds (user + sys), wall seconds and stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{command[0]} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, wall, done.stdout
+
+
+def trec_eval_values(text: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        name, qid, value = line.split()
+        if qid != "all" and name in TREC_NAMES:
+            out.setdefault(qid, {})[TREC_NAMES[name]] = float(value)
+    return out
+
+
+def commands(
+    run: Path, qrels: Path, folder: Path, trec_eval: str | None, pytrec: bool
+) -> dict[str, list[str]]:
+    py = sys.executable
+    evalkit_bin = str(Path(sys.executable).with_name("evalkit"))
+    listed = ",".join(METRICS)
+    out = {}
+    if trec_eval:
+        measures = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recip_rank"]
+        out["trec_eval (C)"] = [
+            trec_eval,
+            "-q",
+            *measures,
+            "-m",
+            "recall.1000",
+            str(qrels),
+            str(run),
+        ]
+    out["evalkit library"] = [
+        py,
+        "-c",
+        "import json, sys\n"
+        "from evalkit.trec import score_trec_run\n"
+        f"r = score_trec_run({str(run)!r}, {str(qrels)!r}, {list(METRICS)!r})\n"
+        "if len(sys.argv) > 1: print(json.dumps({q.query_id: q.metrics for q in r.per_query}))",
+    ]
+    out["evalkit CLI"] = [
+        evalkit_bin,
+        "run",
+        "--trec-run",
+        str(run),
+        "--qrels",
+        str(qrels),
+        "--metrics",
+        listed,
+        "--out",
+        str(folder / "run.json"),
+    ]
+    if pytrec:
+        out["pytrec_eval"] = [
+            py,
+            "-c",
+            "import pytrec_eval\n"
+            f"q = pytrec_eval.parse_qrel(open({str(qrels)!r}))\n"
+            f"r = pytrec_eval.parse_run(open({str(run)!r}))\n"
+            "pytrec_eval.RelevanceEvaluator(q, {'map', 'ndcg_cut_10', 'P_10', 'recip_rank', "
+            "'recall_1000'}).evaluate(r)",
+        ]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"))
+    args = parser.parse_args()
+    trec_eval = args.trec_eval or shutil.which("trec_eval")
+    if trec_eval is None:
+        print("trec_eval not found (--trec-eval, $TREC_EVAL or PATH): timing evalkit alone")
+    try:
+        import pytrec_eval  # noqa: F401
+    except ImportError:
+        pytrec = False
+    else:
+        pytrec = True
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for lines in args.sizes:
+            run, qrels = generate(folder, lines)
+            todo = commands(run, qrels, folder, trec_eval, pytrec)
+            for command in todo.values():  # warm-up: bytecode, page cache
+                timed(command)
+            if trec_eval:
+                ours = json.loads(timed([*todo["evalkit library"], "values"])[2])
+                theirs = trec_eval_values(timed(todo["trec_eval (C)"])[2])
+                worst = max(
+                    abs(ours[q][m] - v) for q, row in theirs.items() for m, v in row.items()
+                )
+                if set(ours) != set(theirs) or worst > 5e-5 + 1e-9:
+                    raise SystemExit(f"evalkit and trec_eval disagree (max |diff| {worst:.2g})")
+            cpu: dict[str, list[float]] = {name: [] for name in todo}
+            wall: dict[str, list[float]] = {name: [] for name in todo}
+            loads = []
+            for _ in range(args.repeat):
+                for name, command in todo.items():
+                    c, w, _ = timed(command)
+                    cpu[name].append(c)
+                    wall[name].append(w)
+                loads.append(os.getloadavg()[0])
+            peer = "trec_eval (C)" if trec_eval else None
+            base = statistics.median(cpu[peer]) if peer else None
+            print(
+                f"{lines:,} run lines, {lines // (100 if lines <= 10_000 else 1000):,} queries, "
+                f"median of {args.repeat}, load average {statistics.median(loads):.2f}"
+            )
+            row: dict[str, object] = {"lines": lines, "load_avg_1m": statistics.median(loads)}
+            for name in todo:
+                c, w = statistics.median(cpu[name]), statistics.median(wall[name])
+                ratio = f"{c / base:5.2f}x trec_eval" if base else ""
+                print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall  {ratio}")
+                row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3)}
+            if trec_eval:
+                print(
+                    f"  per-query values equal trec_eval's to its 4 printed decimals ({worst:.1g})"
+                )
+            results.append(row)
+    print(json.dumps({"trec_eval": trec_eval, "results": results}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""The O(n) selection paths give today's numbers bit for bit (#27).
+
+* ``stats.selection.tied_share`` (the tie share ``auto`` reads, per simulated eval)
+  decides ``share < AUTO_MAX_TIED_SHARE`` exactly as counting every value does, and
+  equals the exact share whenever that is at or above the threshold;
+* ``NearestRankAggregate.bootstrap`` (latency_pXX per resample) counts only the
+  sorted tail; it equals counting every case position, including the resamples
+  whose rank falls below the tail and take the full count.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalkit.stats.aggregates import NearestRankAggregate
+from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE
+from evalkit.stats.selection import shortest_run_at, tied_share
+
+
+def exact_share(d: np.ndarray) -> np.ndarray:
+    return np.array([np.unique(row, return_counts=True)[1].max() / d.shape[1] for row in d])
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 10, 11, 64, 257])
+@pytest.mark.parametrize("at_least", [AUTO_MAX_TIED_SHARE, 0.3, 0.5, 0.75, 1.0])
+def test_tied_share_decides_the_threshold_exactly(n: int, at_least: float) -> None:
+    rng = np.random.default_rng(n)
+    rows = []
+    for distinct in (1, 2, 3, n):
+        rows.append(rng.integers(0, distinct, size=n).astype(np.float64))
+        # a value planted at exactly the threshold's count, and one case short of it
+        for count in (shortest_run_at(at_least, n), shortest_run_at(at_least, n) - 1):
+            row = rng.normal(size=n)
+            row[rng.permutation(n)[: max(0, count)]] = 0.0
+            rows.append(row)
+    d = np.array(rows)
+    d[0, 0] = -0.0  # -0.0 and 0.0 are one value, as np.unique has them
+    got, exact = tied_share(d, at_least), exact_share(d)
+    assert np.array_equal(got < at_least, exact < at_least)
+    high = exact >= at_least
+    assert np.array_equal(got[high], exact[high])
+    assert np.all(got <= exact)
+
+
+def test_shortest_run_is_the_first_count_whose_share_reaches_the_threshold() -> None:
+    for n in range(1, 300):
+        for share in (0.05, 0.1, 1 / 3, 0.5, 0.7, 1.0):
+            run = shortest_run_at(share, n)
+            assert run / n >= share or run == n
+            assert run == 1 or (run - 1) / n < share
+
+
+@pytest.mark.parametrize("n", [256, 1000, 4099])
+@pytest.mark.parametrize("p", [50, 90, 95, 99, 100])
+def test_the_tail_count_equals_the_full_count(n: int, p: float) -> None:
+    rng = np.random.default_rng(n + int(p))
+    a = np.round(rng.lognormal(4.0, 0.5, n))  # ties among the values
+    b = rng.lognormal(4.0, 0.4, n)
+    agg = NearestRankAggregate("latency_p", p, a, b)
+    positions = rng.integers(0, n, size=(40, n))
+    # resamples whose rank falls below the tail: the smallest cases drawn again and again
+    positions[0] = np.argsort(a)[0]
+    positions[1, : n - 3] = np.argsort(b)[:2].repeat(n)[: n - 3]
+    assert np.array_equal(agg.bootstrap(positions), agg._counted(positions))
+
+
+def test_the_tail_is_used_for_a_p95_of_many_cases() -> None:
+    agg = NearestRankAggregate("latency_p95", 95, np.arange(1000.0), np.arange(1000.0))
+    assert 900 < agg._start < 950
+    few = NearestRankAggregate("latency_p95", 95, np.arange(100.0), np.arange(100.0))
+    assert few._start == 0  # few cases: every position is counted
