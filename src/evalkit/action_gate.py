@@ -13,6 +13,7 @@ from pathlib import Path
 from evalkit.artifact import read_artifact, write_artifact
 from evalkit.gate_inputs import refuse_other_config
 from evalkit.github.action import FailingCheck, GateOutcome, GateRequest
+from evalkit.isolated_target import isolated_target
 from evalkit.pipeline import gate, prepare, run_candidate, to_artifact
 from evalkit.reference_lookup import reference_from_fetch, report_trends
 from evalkit.report.html import render_html
@@ -40,8 +41,18 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     # The store's pinned reference, when a drift check asked for one (evalkit.reference_lookup).
     fetched = request.reference
     reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
-    prepared = prepare(cfg)
-    result = run_candidate(prepared)
+    if request.isolate_target and cfg.model.target.python is not None:
+        # An http target is out of this process already. Plugins would be imported here,
+        # with the token: isolated_target refuses them before anything runs.
+        target = isolated_target(cfg)
+        try:
+            prepared = prepare(cfg)
+            result = run_candidate(prepared, target=target)
+        finally:
+            target.close()
+    else:
+        prepared = prepare(cfg)
+        result = run_candidate(prepared)
     candidate = to_artifact(prepared, result, result.name)
     out = request.output_dir
     out.mkdir(parents=True, exist_ok=True)
