@@ -82,7 +82,8 @@ def docker(*args: str, env: dict[str, str] | None = None) -> None:
         raise SystemExit(f"buildx (simulated): docker {args[0]} failed (exit {done.returncode})")
 
 
-def build(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """Exactly the options the release passes: anything else is refused, not ignored."""
     parser = argparse.ArgumentParser(prog="docker buildx build (simulated)")
     parser.add_argument("--platform", required=True)
     parser.add_argument("--build-arg", action="append", default=[])
@@ -93,7 +94,11 @@ def build(argv: list[str]) -> int:
     parser.add_argument("--metadata-file", required=True, type=Path)
     parser.add_argument("--push", action="store_true", required=True)
     parser.add_argument("context")
-    opts = parser.parse_args(argv)
+    return parser
+
+
+def build(argv: list[str]) -> int:
+    opts = build_parser().parse_args(argv)
     entries: list[dict[str, Any]] = []
     for platform in opts.platform.split(","):
         os_name, arch = platform.split("/")

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import crypt
 import hashlib
 import json
 import os
@@ -52,6 +51,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -166,6 +166,11 @@ def registry(work: Path, name: str, users: Mapping[str, str] | None = None) -> I
         "http": {"addr": f"127.0.0.1:{port}"},
     }
     if users:
+        # bcrypt, the one hash docker-registry's htpasswd takes; crypt (until Python 3.13)
+        # reaches libxcrypt's, so no package is needed for it.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import crypt
         htpasswd = folder / "htpasswd"
         htpasswd.write_text(
             "".join(
@@ -368,6 +373,18 @@ def read_outputs(path: Path) -> dict[str, str]:
     return outputs
 
 
+def event_context(sha: str, token: str, action_token: str) -> dict[str, str]:
+    """What ``${{ ... }}`` in the release job may name, besides earlier steps' outputs."""
+    return {
+        "github.ref_name": TAG,
+        "github.sha": sha,
+        "github.token": token,
+        "github.actor": ACTOR,
+        "github.event.repository.default_branch": "main",
+        "secrets.ACTION_REPO_TOKEN": action_token,
+    }
+
+
 def run_job(
     work: Path,
     scenario: str,
@@ -451,14 +468,7 @@ def scenario_run(
         runner_temp = work / f"runner-temp-{scenario}"
         shutil.rmtree(runner_temp, ignore_errors=True)
         runner_temp.mkdir()
-        context = {
-            "github.ref_name": TAG,
-            "github.sha": sha,
-            "github.token": token if users else "no-auth-registry",
-            "github.actor": ACTOR,
-            "github.event.repository.default_branch": "main",
-            "secrets.ACTION_REPO_TOKEN": action_token,
-        }
+        context = event_context(sha, token if users else "no-auth-registry", action_token)
         job_env = yaml.safe_load(WORKFLOW.read_text())["jobs"]["release"]["env"]
         job_env = {**job_env, "REGISTRY": ghcr, "IMAGE": f"{ghcr}/{ACTION_REPO}"}
         shim_dir = shims(work, python_bin)
