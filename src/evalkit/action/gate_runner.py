@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalkit._app.isolated_target import isolated_target
 from evalkit._app.pipeline import (
     gate,
     noting_client_saturation,
@@ -47,9 +48,19 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     # (evalkit._app.reference_lookup).
     fetched = request.reference
     reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
-    prepared = prepare(cfg)
     with noting_client_saturation() as saturated:
-        result = run_candidate(prepared)
+        if request.isolate_target and cfg.model.target.python is not None:
+            # An http target is out of this process already. Plugins would be imported
+            # here, with the token: isolated_target refuses them before anything runs.
+            target = isolated_target(cfg)
+            try:
+                prepared = prepare(cfg)
+                result = run_candidate(prepared, target=target)
+            finally:
+                target.close()
+        else:
+            prepared = prepare(cfg)
+            result = run_candidate(prepared)
     candidate = to_artifact(prepared, result, result.name)
     out = request.output_dir
     out.mkdir(parents=True, exist_ok=True)

@@ -116,6 +116,8 @@ class GateRequest:
     require_reference: bool = False  # a missing/expired reference blocks the drift checks
     # The Action's store (with GitHub access): the HTML report's drift trend reads its history.
     store: BaselineStore | None = None
+    # Run a python target in child processes without the job's token (input isolate-target).
+    isolate_target: bool = False
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,8 @@ class ActionInputs:
     report_dir: str
     pin: str | None = None  # mode: pin - which promotion becomes the reference
     require_reference: bool | None = None
+    # A python target in child processes without the job's token (evalkit._app.isolated_target).
+    isolate_target: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -233,6 +237,7 @@ class ActionInputs:
             report_dir=report_dir,
             pin=pin,
             require_reference=_bool_input(env, "require-reference", False) if require_ref else None,
+            isolate_target=_bool_input(env, "isolate-target", False),
         )
 
 
@@ -783,6 +788,7 @@ def _gate_mode(run: _Run, gate: GateRunner) -> int:
         reference=reference,
         store=store,
         require_reference=settings.require_reference,
+        isolate_target=run.inputs.isolate_target,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
@@ -888,6 +894,7 @@ def _promote_mode(run: _Run, gate: GateRunner) -> int:
         require_baseline=False,
         output_dir=output_dir,
         details_url=run.details_url,
+        isolate_target=run.inputs.isolate_target,
     )
     result = _call_gate(run, gate, request)
     if isinstance(result, int):
