@@ -54,7 +54,7 @@ print(json.dumps(sorted(sys.modules)))
 
 _HELP = """
 import contextlib, io, sys
-from evalkit.cli.commands import main
+from evalkit.cli import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
     main(["--help"])
 """
