@@ -53,7 +53,7 @@ def _written(root: Path) -> dict[str, object] | None:
     out = root / "out.json"
     if not out.exists():
         return None
-    doc = json.loads(out.read_text(encoding="utf-8"))
+    doc: dict[str, object] = json.loads(out.read_text(encoding="utf-8"))
     doc.pop("created_at", None)  # the only field that may differ between two runs
     return doc
 
