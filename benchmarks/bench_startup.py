@@ -82,18 +82,21 @@ def main() -> None:
             walls[name].append(wall)
             cpus[name].append(cpu)
     load_end = os.getloadavg()
-    print(f"{args.rounds} rounds on {os.cpu_count()} cores; load average "
-          f"{load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end")  # fmt: skip
+    print(
+        f"{args.rounds} rounds on {os.cpu_count()} cores; load average "
+        f"{load_start[0]:.2f} at the start, {load_end[0]:.2f} at the end"
+    )
     floor = statistics.median(walls["python -c 'import typer'"])
-    header = f"{'command':<32} {'wall median':>11} {'wall min':>9} {'CPU median':>10} {'/ typer':>8}"
+    columns = ("wall median", "wall min", "CPU median", "/ typer")
+    header = f"{'command':<32} " + " ".join(f"{c:>11}" for c in columns)
     print(header)
     print("-" * len(header))
     summary: dict[str, dict[str, float]] = {}
     for name in commands:
         wall, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
         summary[name] = {"wall_s": round(wall, 4), "cpu_s": round(cpu, 4)}
-        print(f"{name:<32} {wall:>10.3f}s {min(walls[name]):>8.3f}s {cpu:>9.3f}s "
-              f"{wall / floor:>7.2f}x")  # fmt: skip
+        cells = (f"{wall:.3f}s", f"{min(walls[name]):.3f}s", f"{cpu:.3f}s", f"{wall / floor:.2f}x")
+        print(f"{name:<32} " + " ".join(f"{c:>11}" for c in cells))
     print(json.dumps({"rounds": args.rounds, "load": [load_start[0], load_end[0]], **summary}))
 
 
