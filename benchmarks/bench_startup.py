@@ -9,7 +9,8 @@ Each round starts every command once as a whole process, in an order shuffled pe
 ``python -c 'import evalkit'``, ``evalkit --help`` and ``evalkit --version``.  Wall time is
 measured around the process; CPU time (user + system) from the children's rusage.  With
 ``--before PYTHON`` the last three also run under that interpreter (e.g. another
-checkout's virtual environment), as ``PYTHON -m evalkit``, in the same rounds.  The load
+checkout's virtual environment, through its own console script), in the same rounds;
+that checkout must hold its bytecode already (this script writes only its own).  The load
 average is printed before and after: on a shared machine the medians move with it, the
 ratios much less.  The last line printed is one JSON object with every median.
 """
@@ -49,9 +50,14 @@ def _once(argv: list[str]) -> tuple[float, float]:
     return wall, cpu
 
 
-# No bytecode writes, no user site, no debug flag: the state a user's second run sees.
+# The timed runs write nothing (no bytecode) and show no traceback; they read the bytecode
+# the warm-up wrote, as a user's second run does.
 _ENV = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "80"}
 _ENV.pop("EVALKIT_DEBUG", None)
+# The warm-up of this interpreter writes its bytecode (a shell may set
+# PYTHONDONTWRITEBYTECODE, and compiling every module on each start is not a start-up a
+# user sees); another checkout's (--before) is never written to.
+_WARM_ENV = {k: v for k, v in _ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def main() -> None:
@@ -68,8 +74,9 @@ def main() -> None:
     }
     if args.before:
         commands.update(_commands(args.before, " (before)"))
-    for argv in commands.values():  # warm the page cache and the bytecode once
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+    for name, argv in commands.items():  # warm the page cache and the bytecode once
+        env = _ENV if name.endswith(" (before)") else _WARM_ENV
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
     load_start = os.getloadavg()
     rng = random.Random(args.seed)
     walls: dict[str, list[float]] = {name: [] for name in commands}
