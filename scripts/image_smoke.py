@@ -236,8 +236,8 @@ def sigterm_run(image: str, repo: Path) -> None:
 
 def bytecode(image: str) -> None:
     probe = (
-        "import importlib.util, os, evalkit.cli.commands, sys; "
-        "mods = [os, importlib.util, evalkit.cli.commands]; "
+        "import importlib.util, os, evalkit.cli.session, sys; "
+        "mods = [os, importlib.util, evalkit.cli.session]; "
         "missing = [m.__name__ for m in mods "
         "if not os.path.exists(importlib.util.cache_from_source(m.__file__))]; "
         "print(missing); sys.exit(1 if missing else 0)"

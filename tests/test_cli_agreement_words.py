@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.commands import main
+from evalkit.cli import main
 from fakes.openai_server import FakeOpenAI, grade
 from helpers.cli import answer_target
 from helpers.judge_project import imports_undone, openai_judge_config

@@ -387,59 +387,6 @@ def test_the_action_outside_github_exits_2_and_says_so_in_its_outputs(project: P
     assert lines[lines.index("exit-code<<" + lines[0].split("<<")[1]) + 1] == "2"
 
 
-# ----------------------------------------------------------------- cli.py is a shell
-
-# Modules that run, resume, pair or fetch: the pipeline uses them, the command line never
-# does (it parses options, calls one pipeline function per command, and prints).
-RUN_MODULES = {
-    "evalkit._engine.runner",
-    "evalkit._engine.execute",
-    "evalkit._engine.trials",
-    "evalkit._engine.checkpoint",
-    "evalkit.gate.inputs",
-    "evalkit.gate.reference",
-    "evalkit.github.stores",
-    "evalkit._store.protocol",
-    "evalkit._store.file_store",
-    "evalkit.stats",
-}
-
-
-def test_cli_py_holds_no_run_logic() -> None:
-    import ast
-
-    import evalkit.cli.commands
-
-    tree = ast.parse(Path(evalkit.cli.commands.__file__).read_text())
-    # names imported for annotations only (under `if TYPE_CHECKING:`) run nothing
-    typing_only = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
-        for inner in ast.walk(node)
-    }
-    runtime = [node for node in ast.walk(tree) if id(node) not in typing_only]
-    imported = {
-        node.module
-        for node in runtime
-        if isinstance(node, ast.ImportFrom) and node.module is not None
-    } | {alias.name for node in runtime if isinstance(node, ast.Import) for alias in node.names}
-    # `evalkit power` prints arithmetic on the user's own numbers: no run, no files.
-    imported.discard("evalkit.stats.significance")
-    leaks = {m for m in imported if any(m == r or m.startswith(r + ".") for r in RUN_MODULES)}
-    assert not leaks, (
-        f"cli.py imports run logic {sorted(leaks)}: move it into evalkit._app.pipeline"
-    )
-    # the gate command hands its whole decision to the pipeline
-    gate_source = ast.get_source_segment(
-        Path(evalkit.cli.commands.__file__).read_text(),
-        next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "gate"),
-    )
-    assert gate_source is not None
-    assert "gate_config(" in gate_source
-    assert "find_baseline" not in gate_source
-
-
 def promote_twice(project: Path, metric: str, checks: str) -> None:
     """Two promotions of a run computing ``metric`` into the local file store."""
     (project / "checks.yaml").write_text(checks)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.commands import main
+from evalkit.cli import main
 from helpers.judge_project import imports_undone
 
 MODULE = "phrase_list_target"

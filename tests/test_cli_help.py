@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from evalkit.cli.commands import app
+from evalkit.cli import app
 from helpers.cli import evalkit
 
 # Typer vendors its own click, so the command tree is read by shape, not class.

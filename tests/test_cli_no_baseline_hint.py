@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli.commands import main
+from evalkit.cli import main
 from helpers.judge_project import imports_undone
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE
 

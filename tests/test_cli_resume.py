@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from evalkit._engine.checkpoint import checkpoint_path, read_checkpoint
-from evalkit.cli.commands import main
+from evalkit.cli import main
 from servers.search import RecordedRequest, Reply, SearchServer
 
 N_CASES = 40
@@ -120,7 +120,7 @@ def uninterrupted(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[
 
 
 def spawn(*args: str | Path) -> subprocess.Popen[str]:
-    code = "import sys; from evalkit.cli.commands import main; sys.exit(main())"
+    code = "import sys; from evalkit.cli import main; sys.exit(main())"
     env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DEBUG"}
     return subprocess.Popen(
         [sys.executable, "-c", code, *map(str, args)],

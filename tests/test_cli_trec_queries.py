@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._spec.trec import write_qrels, write_run
-from evalkit.cli.commands import main
+from evalkit.cli import main
 from ir_reference import Qrels, ScoredRun, generate, reference
 
 TOL = 1e-9

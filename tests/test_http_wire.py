@@ -267,7 +267,7 @@ def test_a_stale_keepalive_connection_is_replaced_not_failed(server: SearchServe
 def test_the_cli_shows_a_saturation_warning_as_one_evalkit_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from evalkit.cli import commands as cli
+    from evalkit.cli import session as cli
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")

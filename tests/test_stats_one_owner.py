@@ -258,7 +258,7 @@ def test_same_parameters_stay_comparable(tmp_path: Path) -> None:
 
 
 def test_trec_scoring_records_relevance_level_in_the_identity(tmp_path: Path) -> None:
-    from evalkit._app.pipeline import score_trec_to_artifact
+    from evalkit._app.trec import score_trec_to_artifact
 
     qrels = tmp_path / "qrels.txt"
     run_file = tmp_path / "run.txt"

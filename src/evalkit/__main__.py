@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from evalkit.cli.commands import process_main
+from evalkit.cli import process_main
 
 process_main()

@@ -27,7 +27,7 @@ from pathlib import Path
 from types import ModuleType
 
 from evalkit._model import registry
-from evalkit.cli.commands import main
+from evalkit.cli import main
 from evalkit.metrics import judge_guard
 
 __all__ = ["answer_target", "evalkit", "evalkit_process", "process_env", "write_files"]

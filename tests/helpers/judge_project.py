@@ -11,7 +11,7 @@ __all__ = ["imports_undone", "openai_judge_config"]
 
 @contextmanager
 def imports_undone(module: str) -> Iterator[None]:
-    """For a test that calls ``evalkit.cli.commands.main`` itself: the config's python_path and its
+    """For a test that calls ``evalkit.cli.main`` itself: the config's python_path and its
     target ``module`` (imported by name, so cached) do not outlive the test."""
     saved = list(sys.path)
     try:

@@ -40,10 +40,8 @@ from evalkit.targets.base import Target
 if TYPE_CHECKING:
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
-    from evalkit._spec.trec import TrecScoring
     from evalkit.gate.reference import Reference
     from evalkit.gate.trend import DriftTrend
-    from evalkit.metrics.batch import QuerySelection
 
 _PLACEHOLDER = "{{%s}}"
 
@@ -363,41 +361,6 @@ def to_artifact(
         truncated_ids=truncated_ids,
         subset=subset,
     )
-
-
-def score_trec_to_artifact(
-    trec_run: Path,
-    qrels: Path,
-    metrics: Sequence[str],
-    *,
-    relevance_level: int = 1,
-    queries: QuerySelection = "both",
-) -> tuple[RunArtifact, TrecScoring]:
-    """Score an existing TREC run file against qrels: the artefact, no target involved.
-
-    Also the scoring itself, which names the queries the two files do not share (what
-    ``evalkit run --trec-run`` reports as left out or zeroed).
-    """
-    from evalkit._spec.trec import score_trec
-
-    case_defs, _ = resolve_metrics(list(metrics))
-    scoring = score_trec(
-        trec_run,
-        qrels,
-        [d.name for d in case_defs],
-        relevance_level=relevance_level,
-        queries=queries,
-        name=trec_run.name,
-    )
-    # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
-    art = build_artifact(
-        scoring.result,
-        metrics,
-        target_name=trec_run.name,
-        git=git_state(),
-        params={"relevance_level": relevance_level},
-    )
-    return art, scoring
 
 
 # ----------------------------------------------------------------------------- a run to a file

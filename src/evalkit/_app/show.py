@@ -255,3 +255,53 @@ def lookup_golden(
     if case_id not in golden_set:
         return GoldenLookup(None, str(path), f"no case {case_id!r} in {path}")
     return GoldenLookup(golden_set.get(case_id), str(path))
+
+
+def show_run(
+    artefact: Path,
+    *,
+    case: str | None = None,
+    goldens: Path | None = None,
+    qrels: Path | None = None,
+    config: Path | None = None,
+) -> list[str]:
+    """What ``evalkit show RUN [--case ID]`` prints: the run's summary, or one case in full.
+
+    ``config`` is the config the user named (None: the default ``evalkit.yaml``, read only
+    when no ``goldens`` is given).  --goldens, --qrels and --config go with --case only.
+    """
+    from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
+    from evalkit._spec.artifact import read_artifact
+
+    if case is None:
+        for flag, given in (
+            ("--goldens", goldens is not None),
+            ("--qrels", qrels is not None),
+            ("--config", config is not None),
+        ):
+            if given:
+                raise InputError(
+                    f"{flag} goes with --case ID (it is where the expected answers are read)"
+                )
+    art = read_artifact(artefact)
+    if case is None:
+        version = art.read_schema_version
+        how = (
+            "current"
+            if version == ARTIFACT_SCHEMA_VERSION
+            else f"read through migration to {ARTIFACT_SCHEMA_VERSION}"
+        )
+        return [f"{artefact}: artefact schema_version {version} ({how})", render_show(art)]
+    find_row(art, case)  # an unknown id fails before any golden file is read
+    if qrels is not None and goldens is not None:
+        raise InputError("give --goldens or --qrels, not both: one says what was expected")
+    if qrels is not None:
+        golden = lookup_qrels(case, qrels)
+    else:
+        golden = lookup_golden(
+            case,
+            goldens=goldens,
+            config=config if config is not None else Path("evalkit.yaml"),
+            config_given=config is not None,
+        )
+    return [render_case(art, case, golden)]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
+from evalkit._model.builtin_hook import ensure as _ensure_builtins
 from evalkit._model.metric_identity import (
     Params,
     ParamValue,
@@ -250,6 +251,7 @@ def split_spec(spec: str) -> tuple[str, int | None]:
 
 def _claimed(name: str) -> str | None:
     """Say what already owns ``name`` (or a family that covers it), if anything."""
+    _ensure_builtins()
     if name in _case:
         return "a per-case metric"
     if name in _aggregate:
@@ -346,6 +348,7 @@ def register_family(
     ``higher_is_better=None`` (what ``runner.METRICS[name] = fn`` gives) lets
     :func:`evalkit.run` use the family but makes :func:`polarity` refuse it.
     """
+    _ensure_builtins()
     if not isinstance(name, str) or not _FAMILY.match(name):
         raise RegistryError(
             f"invalid retrieval family name {name!r}: use letters, digits, '_', '-', '.' (no '@')"
@@ -429,6 +432,7 @@ def family_instance(name: str, spec: str, params: Mapping[str, object]) -> Metri
     registers: the definition's function applies the level, and its canonical
     parameters are part of its fingerprint (so two levels are incomparable).
     """
+    _ensure_builtins()
     from evalkit._model.relevance import check_level
 
     base, k = split_spec(spec)
@@ -451,6 +455,7 @@ def family_instance(name: str, spec: str, params: Mapping[str, object]) -> Metri
 
 def register_concrete_family_metric(family: str, k: int) -> MetricDef:
     """List ``family@k`` in :func:`registered` (the family must exist)."""
+    _ensure_builtins()
     fam = _families[family]
     defn = _family_metric(fam, k)
     if defn.name in _case:
@@ -463,6 +468,7 @@ def register_concrete_family_metric(family: str, k: int) -> MetricDef:
 
 def _full_depth(name: str) -> tuple[RetrievalFamily, int] | None:
     """The family and depth a trec_eval name (``map``, ``recip_rank``...) stands for."""
+    _ensure_builtins()
     family = _families.get(FULL_DEPTH.get(name, ""))
     return None if family is None else (family, FULL_DEPTH_K)
 
@@ -470,12 +476,14 @@ def _full_depth(name: str) -> tuple[RetrievalFamily, int] | None:
 def known_names() -> list[str]:
     """Every usable name: concrete metrics, aggregates, ``family@k`` patterns, and
     trec_eval's full-depth names."""
+    _ensure_builtins()
     full = (n for n in FULL_DEPTH if _full_depth(n) is not None)
     return sorted({*_case, *_aggregate, *(f"{f}@k" for f in _families), *full})
 
 
 def get_metric(name: str) -> MetricDef:
     """Resolve a concrete name (``"ndcg@10"``, ``"latency_p95"``) to its definition."""
+    _ensure_builtins()
     if not isinstance(name, str):
         raise MetricError(f"metric name must be a string, got {name!r}")
     found = _case.get(name) or _aggregate.get(name)
@@ -582,6 +590,7 @@ class Registered(list[str]):
 
 def registered() -> Registered:
     """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
+    _ensure_builtins()
     return Registered(
         {
             "metrics": sorted(_case),
@@ -593,11 +602,13 @@ def registered() -> Registered:
 
 def families() -> Mapping[str, RetrievalFamily]:
     """Read-only view of the retrieval families (``runner.METRICS``)."""
+    _ensure_builtins()
     return _families
 
 
 def register_loader(extension: str) -> Callable[[F], F]:
     """Register a golden-set loader ``(Path) -> GoldenSet`` for a file extension."""
+    _ensure_builtins()
     if not isinstance(extension, str) or not extension.strip(". "):
         raise RegistryError(f"loader extension must be a non-empty string, got {extension!r}")
     ext = extension.lower().lstrip(".")
@@ -615,16 +626,19 @@ def register_loader(extension: str) -> Callable[[F], F]:
 
 def get_loader(extension: str) -> LoaderFn | None:
     """The loader registered for ``extension`` (without the dot), if any."""
+    _ensure_builtins()
     return _loaders.get(extension.lower().lstrip("."))
 
 
 def loader_extensions() -> list[str]:
+    _ensure_builtins()
     return sorted(_loaders)
 
 
 @contextmanager
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
+    _ensure_builtins()
     case, aggregate, fams, loaders = dict(_case), dict(_aggregate), dict(_families), dict(_loaders)
     try:
         yield
@@ -652,6 +666,7 @@ _POLARITY = _families
 
 def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
+    _ensure_builtins()
     for table in (_case, _aggregate, _families, _loaders):
         table.clear()
 

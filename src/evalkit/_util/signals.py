@@ -95,7 +95,7 @@ def guard() -> Iterator[None]:
 
     A no-op off the main thread (only the main thread may install handlers) and on
     platforms without ``pthread_kill`` (there only the handlers are installed).  Restores
-    the previous handlers and wakeup fd on exit, so :func:`evalkit.cli.commands.main` can be called
+    the previous handlers and wakeup fd on exit, so :func:`evalkit.cli.main` can be called
     in-process any number of times.
     """
     if threading.current_thread() is not threading.main_thread():
