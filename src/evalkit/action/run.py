@@ -598,9 +598,9 @@ def _merge_base_relation(baseline: BaselineFetch, preferred: Sequence[Preferred]
 
 
 def _store(run: _Run, settings: Settings) -> BaselineStore:
-    from evalkit.github.stores import open_store
+    from evalkit._app.store_opening import open_config_store
 
-    return open_store(settings.config, run.access())
+    return open_config_store(settings.config, run.access())
 
 
 # -- modes ---------------------------------------------------------------------------------
