@@ -25,7 +25,7 @@ from test_github_action import ARTEFACT, StubGate
 from evalkit._spec.config import load_config
 from evalkit._store.history import PinRecord
 from evalkit._store.protocol import BaselineFetch
-from evalkit.action.run import GateRequest
+from evalkit.action.contract import GateRequest
 
 CONFIG = "evals-evalkit"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_client"

@@ -23,7 +23,7 @@ from fake_github import (  # noqa: F401  (the *_fixture name registers the fixtu
     fake_github_fixture,
 )
 
-from evalkit.action.run import ActionInputs
+from evalkit.action.inputs import ActionInputs
 from evalkit.errors import ConfigError
 from helpers.isolation import make_readable, parent_python, readable_folder
 

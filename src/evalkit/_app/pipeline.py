@@ -608,18 +608,19 @@ def find_baseline(
 ) -> tuple[RunArtifact | None, str]:
     """(baseline or None, one sentence on where it came from or where none was found).
 
-    The store is the one evalkit.yaml names (:func:`evalkit.github.stores.open_store`, the
-    Action's too): a configured file that is missing is an input error; a GitHub store,
-    which only the Action reads, is "no baseline" with the store and where it looks.
+    The store is the one evalkit.yaml names
+    (:func:`evalkit._app.store_opening.open_config_store`, the Action's too): a configured
+    file that is missing is an input error; a GitHub store, which only the Action reads,
+    is "no baseline" with the store and where it looks.
     """
+    from evalkit._app.store_opening import open_config_store
     from evalkit._store.protocol import FetchRequest
     from evalkit.gate.inputs import refuse_other_config
-    from evalkit.github.stores import open_store
 
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        fetched = open_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
+        fetched = open_config_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
@@ -645,11 +646,11 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
     (merge the shards first), a run of another config.  The baseline is written in the
     current schema, atomically, so a crash leaves the old baseline or the new one.
     """
+    from evalkit._app.store_opening import open_config_store
     from evalkit._store.file_store import FileStore
     from evalkit.gate.inputs import refuse_other_config
-    from evalkit.github.stores import open_store
 
-    store = open_store(config)
+    store = open_config_store(config)
     if not isinstance(store, FileStore):
         raise ConfigError(
             f"{config.path}: baseline.store is {store.kind!r} ({store.describe()}): the "

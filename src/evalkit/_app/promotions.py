@@ -99,12 +99,12 @@ def history_view(
     ``store`` defaults to the config's, opened with ``access`` (None: without GitHub, the
     CLI); the Action passes its own store, and ``work`` where fetched artefacts go.
     """
+    from evalkit._app.store_opening import open_config_store
     from evalkit._store.history import History
     from evalkit._store.protocol import FetchRequest, HistoryRequest
     from evalkit.gate.trend import metric_trends
-    from evalkit.github.stores import open_store
 
-    store = store or open_store(config, access)
+    store = store or open_config_store(config, access)
     work = work or config.fetched_dir
     history = store.history(HistoryRequest(config.name, work, limit=limit))
     shown = history.entries[-limit:] if limit else history.entries
@@ -194,13 +194,13 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
 
     The GitHub stores are pinned by the Action (``mode: pin``), which can write to them.
     """
+    from evalkit._app.store_opening import open_config_store
     from evalkit._store.file_store import FileStore
     from evalkit._store.history import parse_pin
     from evalkit._store.protocol import PinRequest
-    from evalkit.github.stores import open_store
 
     spec = parse_pin(text, where="evalkit pin")
-    store = open_store(config)
+    store = open_config_store(config)
     if not isinstance(store, FileStore):
         raise ConfigError(
             f"{config.path}: baseline.store is {store.kind!r} ({store.describe()}): the "

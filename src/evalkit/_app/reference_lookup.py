@@ -53,10 +53,10 @@ def find_reference(
     pinned reference (``evalkit pin``); a GitHub store, which only the Action reads,
     answers ``missing`` and says so.
     """
+    from evalkit._app.store_opening import open_config_store
     from evalkit._spec.artifact import read_artifact
     from evalkit._store.protocol import FetchRequest
     from evalkit.gate.inputs import refuse_other_config
-    from evalkit.github.stores import open_store
 
     if override is not None:
         origin = f"reference {override}"
@@ -65,7 +65,9 @@ def find_reference(
         return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
-    fetched = open_store(config).fetch_reference(FetchRequest(config.name, config.fetched_dir))
+    fetched = open_config_store(config).fetch_reference(
+        FetchRequest(config.name, config.fetched_dir)
+    )
     return reference_from_fetch(fetched, config.name)
 
 

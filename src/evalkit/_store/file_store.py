@@ -19,13 +19,13 @@ from evalkit._store.protocol import (
     PinResult,
     PromoteRequest,
     PromoteResult,
+    StoreSettings,
     check_artefact_bytes,
 )
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from evalkit._spec.config import LoadedConfig
     from evalkit._store.history import History, LocalHistory
 
 __all__ = ["FileStore", "NoStore"]
@@ -55,13 +55,14 @@ class FileStore:
         self.log = history or LocalHistory(path.parent / LOCAL_HISTORY_DIR / path.stem, path.stem)
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
         from evalkit._store.history import LOCAL_HISTORY_DIR, LocalHistory
 
-        path = config.baseline.path
+        path = settings.baseline.path
         assert path is not None  # BaselineConfig: store file needs a path
-        log = LocalHistory(config.root / LOCAL_HISTORY_DIR / config.name, config.name)
-        return cls(config.resolve(path), key="baseline.path", history=log)
+        name = settings.config_name
+        log = LocalHistory(settings.root / LOCAL_HISTORY_DIR / name, name)
+        return cls(settings.resolve(path), key="baseline.path", history=log)
 
     def describe(self) -> str:
         return f"file {self.path}"
@@ -123,7 +124,7 @@ class NoStore:
     kind: ClassVar[str] = "none"
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> NoStore:  # noqa: ARG003
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> NoStore:  # noqa: ARG003
         return cls()
 
     def describe(self) -> str:

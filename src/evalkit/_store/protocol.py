@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import httpx
     from github.Repository import Repository
 
-    from evalkit._spec.config import LoadedConfig
+    from evalkit._spec.config import BaselineConfig
     from evalkit._store.history import History, PinRecord, PinSpec, TaggedCommit
     from evalkit.github.client import RetryPolicy
 
@@ -126,6 +126,20 @@ class PinResult:
 
 
 @dataclass(frozen=True)
+class StoreSettings:
+    """What opening a store needs from evalkit.yaml: plain values, not the loaded config.
+
+    The use cases build it (:func:`evalkit._app.store_opening.store_settings`), so the
+    stores depend on the ``baseline`` section and the config's folder, nothing else.
+    """
+
+    baseline: BaselineConfig  # the ``baseline`` section, every default filled in
+    config_name: str
+    root: Path  # the config's folder: the local history and the git clone live there
+    resolve: Callable[[str], Path]  # a path from evalkit.yaml, relative to its folder
+
+
+@dataclass(frozen=True)
 class GitHubAccess:
     """What the GitHub-backed stores need; the CLI has none (those stores then say so)."""
 
@@ -142,8 +156,8 @@ class BaselineStore(Protocol):
     kind: ClassVar[str]  # the ``baseline.store`` value naming this store
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BaselineStore:
-        """The store ``config``'s ``baseline`` section (defaults filled in) describes."""
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> BaselineStore:
+        """The store ``settings.baseline`` (defaults filled in) describes."""
         ...
 
     def describe(self) -> str:

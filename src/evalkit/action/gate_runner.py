@@ -1,7 +1,7 @@
 """The real gate behind the Action: config -> candidate run -> gate -> report files.
 
-:mod:`evalkit.action.run` owns the GitHub side and receives the gate as a
-:data:`~evalkit.action.run.GateRunner`; this is the one the CLI passes.  A use case
+The Action (:mod:`evalkit.action.run`) owns the GitHub side and receives the gate as a
+:data:`~evalkit.action.contract.GateRunner`; this is the one the CLI passes.  A use case
 beside the pipeline it drives, outside the GitHub package, so that GitHub code never
 imports the pipeline.
 """
@@ -20,7 +20,7 @@ from evalkit._app.pipeline import (
 )
 from evalkit._app.reference_lookup import reference_from_fetch, report_trends
 from evalkit._spec.artifact import read_artifact, write_artifact
-from evalkit.action.run import FailingCheck, GateOutcome, GateRequest
+from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
 from evalkit.gate.inputs import refuse_other_config
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps

@@ -43,7 +43,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -67,6 +67,7 @@ from evalkit._store.protocol import (
     PinResult,
     PromoteRequest,
     PromoteResult,
+    StoreSettings,
     artefact_file_names,
     check_artefact_bytes,
 )
@@ -82,9 +83,6 @@ from evalkit.github.client import (
     rate_limit_delay,
 )
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
-
-if TYPE_CHECKING:
-    from evalkit._spec.config import LoadedConfig
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000
@@ -493,8 +491,8 @@ class ArtifactStore:
         self._ancestry: dict[str, Ancestry] = {}
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> ArtifactStore:
-        return cls(access, name=config.baseline.name)
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> ArtifactStore:
+        return cls(access, name=settings.baseline.name)
 
     def describe(self) -> str:
         return f"artifact {self.name!r} of push runs on the default branch"

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit._spec.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
+from evalkit._spec.config import DEFAULT_BASELINE_BRANCH
 from evalkit._store.history import (
     History,
     HistoryEntry,
@@ -51,6 +51,7 @@ from evalkit._store.protocol import (
     PinResult,
     PromoteRequest,
     PromoteResult,
+    StoreSettings,
     check_artefact_bytes,
 )
 from evalkit._util.atomic import write_bytes_atomic
@@ -129,8 +130,8 @@ class BranchStore:
         self._ancestry: dict[str, Ancestry] = {}  # latest's commit -> how ours relates to it
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
-        return cls(access, branch=config.baseline.branch, git_root=config.root)
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> BranchStore:
+        return cls(access, branch=settings.baseline.branch, git_root=settings.root)
 
     @property
     def _repo(self) -> Repository:
