@@ -29,6 +29,7 @@ from evalkit._spec.artifact import (
 )
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
+from evalkit._spec.slices import declare_slices
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
@@ -258,6 +259,7 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
         config.model.metrics, config.resolve, lambda index: config.where("metrics", index)
     )
     goldens = load_goldens(config.resolve(config.model.goldens))
+    goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     for index, name in enumerate(config.model.metrics):
@@ -295,7 +297,7 @@ def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
     per_case = goldens.case_fingerprints()
-    return GoldensInfo(goldens.fingerprint(), per_case)
+    return GoldensInfo(goldens.fingerprint(), per_case, goldens.slice_assignment())
 
 
 def run_candidate(

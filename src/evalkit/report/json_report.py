@@ -104,7 +104,12 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
 
 
 def _diff(diff: GoldensDiff) -> dict[str, Any]:
-    return {"added": list(diff.added), "removed": list(diff.removed), "changed": list(diff.changed)}
+    return {
+        "added": list(diff.added),
+        "removed": list(diff.removed),
+        "changed": list(diff.changed),
+        "reassigned": list(diff.reassigned),
+    }
 
 
 def _reference(ref: ReferenceReport | None) -> dict[str, Any] | None:
