@@ -15,6 +15,7 @@ from evalkit._spec.config import load_config
 from evalkit._spec.golden_loaders import load_goldens
 from evalkit.errors import ArtifactError, ConfigError, GoldenError
 from evalkit.gate.inputs import goldens_diff
+from helpers.slice_runs import write_project
 
 GOLDENS = (
     '{"id": "a", "query": "alpha", "relevant": ["d1"], "tags": ["billing", "long"], "lang": "de"}\n'
@@ -25,14 +26,7 @@ CHECKS = "checks:\n  - {id: floor, metric: recall@1, op: '>=', threshold: 0.0}\n
 
 
 def project(tmp_path: Path, slices: str, goldens: str = GOLDENS) -> Path:
-    (tmp_path / "goldens.jsonl").write_text(goldens)
-    (tmp_path / "checks.yaml").write_text(CHECKS)
-    config = tmp_path / "evalkit.yaml"
-    config.write_text(
-        "goldens: goldens.jsonl\nchecks: checks.yaml\nmetrics: [recall@1]\n"
-        f'target:\n  python: "m:f"\n{slices}\n'
-    )
-    return config
+    return write_project(tmp_path, goldens, CHECKS, slices)
 
 
 def test_list_form_declares_dimensions_and_reads_values(tmp_path: Path) -> None:

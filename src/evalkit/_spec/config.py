@@ -180,7 +180,7 @@ class SlicesConfig(_Strict):
     """
 
     by: list[str] = Field(default_factory=list)
-    fdr: float = Field(default=DEFAULT_SLICE_FDR, gt=0, lt=1, allow_inf_nan=False)
+    fdr: float = Field(default=DEFAULT_SLICE_FDR, gt=0, le=0.5, allow_inf_nan=False)
     method: Literal["auto", "bh", "by"] = "auto"
     min_cases: int = Field(default=DEFAULT_SLICE_MIN_CASES, ge=2, strict=True)
 
