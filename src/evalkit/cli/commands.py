@@ -856,6 +856,14 @@ def compare(
     html: Annotated[
         Path | None, typer.Option(help="Write an HTML report here (two runs only).")
     ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="DIMENSION",
+            help="Also compare slice by slice (a declared slice dimension; two runs only).",
+        ),
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Paired table of every metric: runs against a reference run.
@@ -873,6 +881,13 @@ def compare(
     check_format(fmt)
     _check_alpha(alpha)
     compared, ref = choose_reference(runs, reference, html=html)
+    if by is not None and (len(compared) != 1 or fmt != "text"):
+        from evalkit.errors import InputError
+
+        raise InputError(
+            "--by compares two runs in the text format: give one run and the reference, "
+            "without --format"
+        )
     check_writable(html)
     refuse_overwriting_inputs(
         {"--html": html},
@@ -884,6 +899,12 @@ def compare(
         arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
     )
     text = render_compare_table(table, fmt)
+    if by is not None:  # the gate's per-slice family (gate/slices.py), on these two runs
+        from evalkit.gate.compare import compare_slices
+        from evalkit.report.slices import slice_text
+
+        slices = compare_slices(arts[0], base, by, n_resamples=n_resamples, seed=seed)
+        text = text.rstrip("\n") + "\n\n" + slice_text(slices)
     with _stdout_may_close():
         typer.echo(text, nl=not text.endswith("\n"))
     if html is not None:

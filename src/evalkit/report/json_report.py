@@ -23,6 +23,7 @@ from evalkit.gate.model import (
     ReferenceReport,
     RunSummary,
 )
+from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, non_finite_fields
 
 
@@ -164,6 +165,8 @@ def render_json(report: GateReport) -> dict[str, Any]:
         "notes": list(report.notes),
         "non_finite": non_finite_fields(report),
         "checks": [_check(v) for v in report.verdicts],
+        # per_slice checks only (report/slices.py): additive, so the schema stays 1
+        **({"slices": slice_json(report.slices)} if report.slices is not None else {}),
     }
 
 
