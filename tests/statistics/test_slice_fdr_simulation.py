@@ -178,3 +178,39 @@ def _table() -> None:
 def test_print_tables() -> None:
     if os.environ.get("EVALKIT_SLICE_TRIALS"):
         _table()
+
+
+@pytest.mark.slow
+def test_gate_with_per_slice_checks_fails_falsely_no_more_than_it_prints() -> None:
+    """The real gate, nothing changed: the share of gates in which the aggregate check or
+    the per-slice check fails stays within the family-wise figure the report prints (a
+    bound: the checks' rate plus q)."""
+    from evalkit._spec.artifact import GoldensInfo, build_artifact
+    from evalkit._spec.checks import CheckSpec
+    from evalkit.gate.model import GateOptions
+    from evalkit.gate.procedure import evaluate_gate
+
+    tags = overlapping(300, 6, seed=9)
+    assignment = SliceAssignment(
+        ("tags",), {f"c{i}": {"tags": tuple(t)} for i, t in enumerate(tags)}
+    )
+    checks = [
+        CheckSpec("whole", METRIC, vs_baseline="no_significant_regression"),
+        CheckSpec("slices", METRIC, vs_baseline="no_significant_regression", per_slice=True),
+    ]
+    rng = np.random.default_rng(11)
+    trials = max(200, TRIALS // 4)
+    failed, printed = 0, []
+    for _ in range(trials):
+        cand, base = _runs(tags, {}, rng)
+        info = GoldensInfo("set", {r.case_id: "fp" for r in cand.per_query}, assignment)
+        arts = [build_artifact(run, [METRIC], goldens=info) for run in (cand, base)]
+        report = evaluate_gate(
+            checks, arts[0], arts[1], GateOptions(n_resamples=200, seed=int(rng.integers(1 << 30)))
+        )
+        failed += any(v.status == "fail" for v in report.verdicts)
+        assert report.alpha_familywise is not None
+        printed.append(report.alpha_familywise)
+    rate = failed / trials
+    se = math.sqrt(max(rate, 1 / trials) * (1 - rate) / trials)
+    assert rate <= float(np.mean(printed)) + 3 * se, (rate, np.mean(printed))
