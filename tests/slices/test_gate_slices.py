@@ -124,3 +124,20 @@ def test_slice_family_figures_are_the_gate_procedure_on_the_slice_cases() -> Non
     test = SliceTest("x", METRIC, True, cand.result, base.result, tuple(cand.result.ids()))
     alone = slice_family([test], slices, SliceSettings(), n_resamples=500, seed=1)
     assert [v.delta for v in alone.verdicts] == [v.delta for v in report.slices.verdicts]
+
+
+def test_a_case_that_moved_slice_is_noted_and_still_compared() -> None:
+    cand, base, slices = story()
+    moved = dict(slices.members)
+    moved["c000"] = {"tags": ("search",)}  # was billing, long
+    assert cand.goldens is not None
+    assert base.goldens is not None
+    base = replace(base, goldens=replace(base.goldens, slices=slices))
+    cand = replace(cand, goldens=replace(cand.goldens, slices=replace(slices, members=moved)))
+    report = evaluate_gate([PER_SLICE], cand, base, OPTIONS)
+    assert report.goldens_diff.reassigned == ("c000",)
+    assert report.goldens_diff.changed == ()
+    assert any("1 case(s) moved to other slices since the baseline" in n for n in report.notes)
+    assert report.slices is not None
+    billing = next(v for v in report.slices.verdicts if v.slice == "tags=billing")
+    assert billing.n_paired == 39  # the current assignment decides
