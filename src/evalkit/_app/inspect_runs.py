@@ -43,8 +43,12 @@ def compare_files(
     n_resamples: int = 10_000,
     seed: int = 42,
     html: Path | None = None,
+    by: str | None = None,
 ) -> Compared:
-    """Every metric the runs share, each run against the reference, rendered as ``fmt``."""
+    """Every metric the runs share, each run against the reference, rendered as ``fmt``.
+
+    ``by``: also the gate's per-slice family over that slice dimension (two runs, text).
+    """
     from evalkit._spec.artifact import read_artifact
     from evalkit._util.atomic import check_writable
     from evalkit._util.paths import refuse_overwriting_inputs
@@ -54,6 +58,11 @@ def compare_files(
     check_format(fmt)
     check_alpha(alpha)
     compared, ref = choose_reference(runs, reference, html=html)
+    if by is not None and (len(compared) != 1 or fmt != "text"):
+        raise InputError(
+            "--by compares two runs in the text format: give one run and the reference, "
+            "without --format"
+        )
     check_writable(html)
     refuse_overwriting_inputs(
         {"--html": html},
@@ -64,12 +73,19 @@ def compare_files(
     table = compare_runs(
         arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
     )
+    text = render_compare_table(table, fmt)
+    if by is not None:  # the gate's per-slice family (gate/slices.py), on these two runs
+        from evalkit.gate.compare import compare_slices
+        from evalkit.report.slices import slice_text
+
+        slices = compare_slices(arts[0], base, by, n_resamples=n_resamples, seed=seed)
+        text = text.rstrip("\n") + "\n\n" + slice_text(slices)
     page = None
     if html is not None:
         from evalkit.report.html import render_compare_html
 
         page = render_compare_html(list(table.comparisons[0].rows), arts[0], base)
-    return Compared(render_compare_table(table, fmt), page)
+    return Compared(text, page)
 
 
 def parse_effects(effects: str | None) -> list[float] | None:

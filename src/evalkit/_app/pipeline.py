@@ -30,11 +30,13 @@ from evalkit._spec.artifact import (
 )
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
+from evalkit._spec.slices import declare_slices, resolve_slice_checks
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
 from evalkit.gate.model import GateOptions, GateReport
 from evalkit.gate.procedure import evaluate_gate
+from evalkit.gate.slices import SliceSettings
 from evalkit.targets.base import Target
 
 if TYPE_CHECKING:
@@ -257,8 +259,10 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
         config.model.metrics, config.resolve, lambda index: config.where("metrics", index)
     )
     goldens = load_goldens(config.resolve(config.model.goldens))
+    goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
+    checks = resolve_slice_checks(checks, goldens, str(config.path))
     for index, name in enumerate(config.model.metrics):
         try:
             resolve_metrics([name])
@@ -294,7 +298,7 @@ def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
     per_case = goldens.case_fingerprints()
-    return GoldensInfo(goldens.fingerprint(), per_case)
+    return GoldensInfo(goldens.fingerprint(), per_case, goldens.slice_assignment())
 
 
 def run_candidate(
@@ -726,6 +730,7 @@ def gate(
     candidate = vouch_schema1_fingerprints(candidate)
     baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
     check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
+    candidate = _current_slices(candidate, goldens)
     if baseline is not None and baseline_chosen:
         check_baseline(baseline, candidate, specs)
     if subset is not None and reference is not None and reference.artifact is not None:
@@ -760,9 +765,23 @@ def gate(
             require_reference=require_reference
             or cfg.require_reference
             or bool(getattr(checks, "require_reference", False)),
+            slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
         ),
     )
     return report if subset is None else replace(report, subset=subset)
+
+
+def _current_slices(candidate: RunArtifact, goldens: GoldenSet) -> RunArtifact:
+    """The candidate with the goldens' slice assignment as it is now.
+
+    Slice fields are left out of the case fingerprints, so a candidate made before a
+    case was re-tagged still answers these goldens; its slices are the goldens' own.
+    """
+    current = goldens.slice_assignment()
+    info = candidate.goldens
+    if info is None or info.slices == current:
+        return candidate
+    return replace(candidate, goldens=replace(info, slices=current))
 
 
 # ----------------------------------------------------------------------------- the gate command

@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit._model.slices import SliceAssignment
 from evalkit.errors import GoldenError, UnknownCaseError
 
 FINGERPRINT_VERSION = "1"
@@ -125,8 +126,13 @@ class GoldenCase:
             return dict(self.grades)
         return dict.fromkeys(self.relevant, 1)
 
-    def canonical(self) -> dict[str, Any]:
-        """The case as plain JSON data, in the form its fingerprint hashes."""
+    def canonical(self, without: AbstractSet[str] = frozenset()) -> dict[str, Any]:
+        """The case as plain JSON data, in the form its fingerprint hashes.
+
+        ``without`` names context fields (dotted for nested ones) left out: the slice
+        dimensions, which label a case without changing what it asks (evalkit._model.slices).
+        """
+        context = _without(self.context, without) if without else self.context
         return {
             "id": self.id,
             "query": self.query,
@@ -136,12 +142,17 @@ class GoldenCase:
             # Ids given as 0.2.0's list-valued `expected` are hashed as `relevant`,
             # so both spellings of one case share a fingerprint.
             "expected": self.expected_text,
-            "context": _jsonable(self.context, f"golden case {self.id!r}: context"),
+            "context": _jsonable(context, f"golden case {self.id!r}: context"),
         }
 
-    def fingerprint(self) -> str:
-        """SHA-256 (hex) of the canonical JSON of this case; stable across runs."""
-        return _sha256({"v": FINGERPRINT_VERSION, "case": self.canonical()})
+    def fingerprint(self, without: AbstractSet[str] = frozenset()) -> str:
+        """SHA-256 (hex) of the canonical JSON of this case; stable across runs.
+
+        ``without``: fields left out, as for :meth:`canonical`.  A case that does not
+        have them hashes the same either way, so tagging goldens that had no tags keeps
+        every fingerprint a baseline recorded before.
+        """
+        return _sha256({"v": FINGERPRINT_VERSION, "case": self.canonical(without)})
 
 
 class CaseIds(list[str]):
@@ -159,9 +170,16 @@ class GoldenSet:
     """An ordered collection of cases with unique ids."""
 
     def __init__(
-        self, cases: Iterable[GoldenCase], source: str | os.PathLike[str] | None = None
+        self,
+        cases: Iterable[GoldenCase],
+        source: str | os.PathLike[str] | None = None,
+        *,
+        slices: Iterable[str] = (),
     ) -> None:
         self.source = None if source is None else os.fspath(source)
+        # The declared slice dimensions (evalkit.yaml `slices:`): labels the case
+        # fingerprints leave out and :meth:`slice_assignment` reads.
+        self.slice_dimensions: tuple[str, ...] = tuple(slices)
         self._cases: dict[str, GoldenCase] = {}
         for case in cases:
             if not isinstance(case, GoldenCase):
@@ -202,9 +220,32 @@ class GoldenSet:
         """Case ids in file order: ``goldens.ids()`` and 0.2.0's ``goldens.ids`` both work."""
         return CaseIds(self._cases)
 
+    def with_slices(self, dimensions: Iterable[str]) -> GoldenSet:
+        """The same cases with ``dimensions`` declared as slices (validated: a bad
+        value raises :class:`GoldenError` naming the case)."""
+        out = GoldenSet(self._order, self.source, slices=dimensions)
+        out.slice_assignment()
+        return out
+
+    def subset(self, keep: AbstractSet[str]) -> GoldenSet:
+        """The cases whose id is in ``keep``, in order, with the same source and slices."""
+        return GoldenSet(
+            [c for c in self._order if c.id in keep], self.source, slices=self.slice_dimensions
+        )
+
+    def slice_assignment(self) -> SliceAssignment | None:
+        """Which slices each case is in (None when no slice is declared)."""
+        if not self.slice_dimensions:
+            return None
+        where = self.source or "the goldens"
+        return SliceAssignment.of(
+            ((c.id, c.context) for c in self._order), self.slice_dimensions, where
+        )
+
     def case_fingerprints(self) -> dict[str, str]:
-        """``{case id: case fingerprint}`` in file order."""
-        return {case.id: case.fingerprint() for case in self._order}
+        """``{case id: case fingerprint}`` in file order (slice fields left out)."""
+        without = frozenset(self.slice_dimensions)
+        return {case.id: case.fingerprint(without) for case in self._order}
 
     def fingerprint(self) -> str:
         """SHA-256 (hex) over every case fingerprint, in order.
@@ -218,6 +259,20 @@ class GoldenSet:
     def __repr__(self) -> str:
         where = f", source={self.source!r}" if self.source else ""
         return f"GoldenSet({len(self)} cases{where})"
+
+
+def _without(context: Mapping[str, Any], paths: AbstractSet[str]) -> dict[str, Any]:
+    """``context`` without the fields at ``paths`` (dotted: inside nested mappings)."""
+    out = dict(context)
+    for path in paths:
+        head, _, rest = path.partition(".")
+        if head not in out:
+            continue
+        if not rest:
+            del out[head]
+        elif isinstance(out[head], Mapping):
+            out[head] = _without(out[head], {rest})
+    return out
 
 
 def _sha256(payload: Any) -> str:

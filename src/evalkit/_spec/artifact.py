@@ -9,7 +9,9 @@ Layout (``schema_version`` first, then provenance, then one row per case)::
      "run_name": "...", "target": {"name": "...", "description": "..."},
      "metrics": {"ndcg@10": {"kind": "case", "higher_is_better": true,
                              "fingerprint": "...", "params": {...}?, "judge": null}, ...},
-     "goldens": {"fingerprint": "...", "cases": {"q1": "..."}} | null,
+     "goldens": {"fingerprint": "...", "cases": {"q1": "..."},
+                 "slices"?: {"dimensions": ["tags"], "cases": {"q1": {"tags": ["billing"]}},
+                             "fingerprint": "..."}} | null,
      "seed": 42, "resampling_stream": "...", "config_name": "...",
      "config_fingerprint": "..." | null, "shard": "2/4" | null,
      "rows": [{"id": "q1", "metrics": {...}, "output": {"ids": [...]} | {"text": "..."},
@@ -36,6 +38,7 @@ from typing import Any, Literal
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
 from evalkit._model.metric_identity import Params
 from evalkit._model.results import CaseResult, QueryResult, RunResult, TargetResponse
+from evalkit._model.slices import SliceAssignment
 from evalkit._util import bounded as _bounded
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
@@ -71,6 +74,10 @@ class MetricInfo:
 class GoldensInfo:
     fingerprint: str
     cases: Mapping[str, str]
+    # Which slices each case was in (evalkit.yaml `slices:`), when any were declared.
+    # Optional and additive: a reader that predates it ignores it, and a run without it
+    # pairs by case id as before (evalkit._model.slices).
+    slices: SliceAssignment | None = None
 
 
 @dataclass(frozen=True)
@@ -287,13 +294,51 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
             }
             for name, info in art.metrics.items()
         },
-        "goldens": None
-        if art.goldens is None
-        else {"fingerprint": art.goldens.fingerprint, "cases": dict(art.goldens.cases)},
+        "goldens": None if art.goldens is None else _goldens_dict(art.goldens),
         "seed": art.seed,
         "resampling_stream": art.resampling_stream,
         "rows": [_with_truncation(_row_dict(row, where), art) for row in art.result.per_query],
     }
+
+
+def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"fingerprint": info.fingerprint, "cases": dict(info.cases)}
+    if info.slices is not None:
+        out["slices"] = {**info.slices.canonical(), "fingerprint": info.slices.fingerprint()}
+    return out
+
+
+def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssignment | None:
+    """``goldens.slices``: the dimensions and every case's values, checked against its
+    own fingerprint (an edited assignment would slice the run differently from its run)."""
+    if doc is None:
+        return None
+    at = f"{where}: goldens.slices"
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    dims = _req(doc, "dimensions", list, at)
+    members = _req(doc, "cases", dict, at)
+    if not all(isinstance(d, str) and d for d in dims):
+        raise ArtifactError(f"{at}.dimensions must be a list of field names")
+    parsed: dict[str, dict[str, tuple[str, ...]]] = {}
+    for case_id, values in members.items():
+        ok = isinstance(values, dict) and all(
+            d in dims and isinstance(v, list) and all(isinstance(x, str) for x in v)
+            for d, v in values.items()
+        )
+        if not ok or case_id not in cases:
+            raise ArtifactError(
+                f"{at}.cases[{case_id!r}] must map declared dimensions to lists of text, for "
+                "a case of goldens.cases; the artefact was edited: re-run it"
+            )
+        parsed[case_id] = {d: tuple(values.get(d, [])) for d in dims}
+    assignment = SliceAssignment(tuple(dims), parsed)
+    if doc.get("fingerprint") != assignment.fingerprint():
+        raise ArtifactError(
+            f"{at}: the slice assignment does not match its fingerprint; the artefact was "
+            "edited: re-run it"
+        )
+    return assignment
 
 
 def _with_truncation(row: dict[str, Any], art: RunArtifact) -> dict[str, Any]:
@@ -693,7 +738,11 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
                 f"{where}: goldens.cases[{bad[0]!r}] must be a fingerprint string, "
                 f"got {cases[bad[0]]!r}"
             )
-        goldens = GoldensInfo(_req(goldens_doc, "fingerprint", str, where + ": goldens"), cases)
+        goldens = GoldensInfo(
+            _req(goldens_doc, "fingerprint", str, where + ": goldens"),
+            cases,
+            _parse_slices(goldens_doc.get("slices"), cases, where),
+        )
     return RunArtifact(
         result=RunResult(_req(doc, "run_name", str, where), rows),
         path=path,

@@ -72,7 +72,7 @@ class CaseFilter:
             )
         source = f"{goldens.source} [{self.describe()}]" if goldens.source else None
         subset = Subset(self.describe(), tuple(c.id for c in cases), len(goldens))
-        return GoldenSet(cases, source=source), subset
+        return GoldenSet(cases, source=source, slices=goldens.slice_dimensions), subset
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,7 @@ class Subset:
         return replace(art, result=RunResult(art.result.name, rows))
 
     def goldens(self, goldens: GoldenSet) -> GoldenSet:
-        keep = set(self.ids)
-        return GoldenSet([c for c in goldens if c.id in keep], source=goldens.source)
+        return goldens.subset(set(self.ids))
 
     def checks(self, checks: Sequence[CheckSpec]) -> tuple[list[CheckSpec], list[str]]:
         """The checks over the kept cases (a scope narrowed to them), and a note per check

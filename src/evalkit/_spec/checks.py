@@ -98,6 +98,8 @@ CHECK_KEYS: Final = (
     "level",
     "scope",
     "description",
+    "per_slice",
+    "slice",
 )
 FILE_KEYS: Final = ("checks", "correction", "require_baseline", "require_reference")
 
@@ -186,6 +188,11 @@ class CheckSpec:
     source: str | None = field(default=None, compare=False)
     # Last, so 0.2.0's positional order above is unchanged.
     vs_reference: VsBaseline | None = None
+    # Also compare slice by slice, failing on any slice that regresses after FDR control
+    # (evalkit.gate.slices); and a scope given as one slice (``tags=billing``), which the
+    # pipeline resolves to the slice's case ids (evalkit._spec.slices).
+    per_slice: bool = False
+    slice: str | None = None
 
     def __post_init__(self) -> None:
         ident: object = self.id
@@ -225,8 +232,34 @@ class CheckSpec:
         else:
             self._check_baseline_kind()
         self._check_scope()
+        self._check_slices()
 
     # ------------------------------------------------------------------ validation
+
+    def _check_slices(self) -> None:
+        per_slice: object = self.per_slice
+        if not isinstance(per_slice, bool):
+            raise self._error(f"per_slice must be true or false, got {per_slice!r}", "per_slice")
+        if per_slice and self.vs_baseline != "no_significant_regression":
+            raise self._error(
+                "per_slice applies to 'vs_baseline: no_significant_regression' checks only "
+                "(a slice regresses significantly or does not; a threshold or a margin per "
+                "slice is a scoped check: slice: NAME)",
+                "per_slice",
+            )
+        name: object = self.slice
+        if name is None:
+            return
+        if not isinstance(name, str) or not name.strip():
+            raise self._error(
+                f"slice must name one slice (tags=billing, or billing), got {name!r}", "slice"
+            )
+        if per_slice:
+            raise self._error(
+                "per_slice and slice together: a check scoped to one slice has one slice to "
+                "compare; remove one",
+                "per_slice",
+            )
 
     def _error(self, problem: str, key: str | None = None) -> CheckError:
         error = CheckError(f"check {self.id!r}: {problem}")
@@ -423,6 +456,12 @@ class CheckSpec:
             against = "" if self.vs_reference is None else "vs_reference "
             condition = f"{self.metric} {against}{self.mode} ({', '.join(settings)})"
         where = "" if self.scope is None else f" over {len(self.scope)} case(s)"
+        if self.slice is not None:
+            where = f" over slice {self.slice}" + (
+                f" ({len(self.scope)} case(s))" if self.scope is not None else ""
+            )
+        if self.per_slice:
+            where += ", per slice"
         return f"{self.id}: {condition}{where} [{self.level}]"
 
     # ------------------------------------------------------------------ rows
@@ -749,6 +788,11 @@ def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None)
         raise CheckError(
             f"{_at(source, _key_line(item, 'scope') or line)}{label}: scope is empty; list "
             "case ids, or remove scope to cover every case"
+        )
+    if "scope" in raw and "slice" in raw:
+        raise CheckError(
+            f"{_at(source, _key_line(item, 'slice') or line)}{label}: scope and slice "
+            "together: give the case ids or the slice, not both"
         )
     if isinstance(scope, list):
         try:

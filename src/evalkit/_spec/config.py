@@ -165,6 +165,44 @@ class BaselineConfig(_Strict):
         return "file" if self.path is not None else "artifact"
 
 
+#: Below this many paired cases a slice is reported as too small and not tested: the
+#: smallest n from which the default procedure holds its level (docs/calibration.md).
+DEFAULT_SLICE_MIN_CASES = 30
+DEFAULT_SLICE_FDR = 0.05
+
+
+class SlicesConfig(_Strict):
+    """``slices:``: the slice dimensions, and how per-slice checks control false discoveries.
+
+    ``slices: [tags, lang]`` is short for ``slices: {by: [tags, lang]}``; ``fdr`` is the
+    false-discovery rate q, ``method`` ``auto`` (Benjamini-Hochberg when no case is in two
+    tests, else Benjamini-Yekutieli), ``bh`` or ``by`` (evalkit.stats.fdr).
+    """
+
+    by: list[str] = Field(default_factory=list)
+    fdr: float = Field(default=DEFAULT_SLICE_FDR, gt=0, le=0.5, allow_inf_nan=False)
+    method: Literal["auto", "bh", "by"] = "auto"
+    min_cases: int = Field(default=DEFAULT_SLICE_MIN_CASES, ge=2, strict=True)
+
+    @field_validator("by")
+    @classmethod
+    def _dimensions(cls, value: list[str]) -> list[str]:
+        from evalkit._model.slices import RESERVED_FIELDS
+
+        for name in value:
+            if not name.strip() or any(not part for part in name.split(".")):
+                raise ValueError(f"slice dimension {name!r} is not a field name")
+            if name in RESERVED_FIELDS:
+                raise ValueError(
+                    f"{name!r} defines a case and cannot be a slice dimension; slice by a "
+                    "label field such as tags, lang or category"
+                )
+        dupes = sorted({d for d in value if value.count(d) > 1})
+        if dupes:
+            raise ValueError(f"slice dimension listed more than once: {', '.join(dupes)}")
+        return value
+
+
 class EvalkitConfig(_Strict):
     name: str | None = None
     goldens: str = Field(min_length=1)
@@ -188,6 +226,13 @@ class EvalkitConfig(_Strict):
     case_timeout_s: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     # Run every case this many times; its value is the mean over trials (evalkit/_engine/trials.py).
     repeats: int = Field(default=1, ge=1, le=1000, strict=True)
+    # Slice dimensions of the goldens and per-slice FDR settings (evalkit._model.slices).
+    slices: SlicesConfig = Field(default_factory=SlicesConfig)
+
+    @field_validator("slices", mode="before")
+    @classmethod
+    def _slice_list(cls, value: Any) -> Any:
+        return {"by": value} if isinstance(value, list) else value
 
     @field_validator("name")
     @classmethod

@@ -54,6 +54,14 @@ def compare(
     html: Annotated[
         Path | None, typer.Option(help="Write an HTML report here (two runs only).")
     ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="DIMENSION",
+            help="Also compare slice by slice (a declared slice dimension; two runs only).",
+        ),
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Paired table of every metric: runs against a reference run.
@@ -74,6 +82,7 @@ def compare(
         n_resamples=n_resamples,
         seed=seed,
         html=html,
+        by=by,
     )
     with stdout_may_close():
         typer.echo(done.text, nl=not done.text.endswith("\n"))

@@ -27,6 +27,7 @@ from evalkit.gate.inputs import goldens_diff, label, shown
 from evalkit.gate.procedure import pair_for_gate
 
 if TYPE_CHECKING:
+    from evalkit.gate.slices import SliceReport
     from evalkit.stats.pairing import CaseMatch
     from evalkit.stats.procedures import Evaluator
 
@@ -406,3 +407,53 @@ def compare_artifacts(
     """Every metric both artefacts recorded, A against B (the two-run table)."""
     table = compare_runs([a], b, n_resamples=n_resamples, seed=seed)
     return list(table.comparisons[0].rows)
+
+
+def compare_slices(
+    run: RunArtifact,
+    reference: RunArtifact,
+    dimension: str,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 42,
+) -> SliceReport:
+    """``evalkit compare RUN REF --by DIMENSION``: every shared metric slice by slice.
+
+    The gate's own family computation (:func:`evalkit.gate.slices.slice_family`) with the
+    default settings (q = 0.05, ``auto``, 30 cases), on the gate's pairing and with the
+    run's recorded slices; the family is the dimension's slices × every shared metric
+    with a known direction, so its figures equal a gate whose ``per_slice`` checks gate
+    those metrics on that dimension.
+    """
+    from evalkit._util.suggest import did_you_mean
+    from evalkit.gate.slices import SliceSettings, SliceTest, slice_family
+
+    recorded = run.goldens.slices if run.goldens is not None else None
+    if recorded is None:
+        raise InputError(
+            f"{label(run)}: records no slice assignment, so --by has nothing to group by; "
+            "declare slices: in evalkit.yaml and re-run it"
+        )
+    if dimension not in recorded.dimensions:
+        raise InputError(
+            f"--by {dimension}: {label(run)} records slices by "
+            f"{', '.join(recorded.dimensions)}{did_you_mean(dimension, recorded.dimensions)}"
+        )
+    metrics, _ = _shared_metrics([run], reference)
+    diff = goldens_diff(run, reference)
+    match = pair_for_gate(run.result.per_query, run, reference, diff)
+    cand: RunResult[Any] = RunResult(run.name, [match.rows_a[i] for i in match.ids])
+    base: RunResult[Any] = RunResult(reference.name, [match.rows_b[i] for i in match.ids])
+    tests = [
+        SliceTest(metric, metric, hib, cand, base, tuple(run.result.ids()))
+        for metric in metrics
+        if (hib := run.metrics[metric].higher_is_better) is not None
+    ]
+    return slice_family(
+        tests,
+        recorded,
+        SliceSettings(),
+        n_resamples=n_resamples,
+        seed=seed,
+        dimensions=[dimension],
+    )

@@ -47,6 +47,9 @@ class GoldensDiff:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
+    # Cases in both whose slices differ (both runs record a slice assignment): still
+    # paired (a slice label does not change what a case asks), but reported.
+    reassigned: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -64,10 +67,16 @@ def goldens_diff(candidate: RunArtifact, baseline: RunArtifact) -> GoldensDiff:
         changed = [
             i for i in cand_ids if i in base_ids and i in cfp and i in bfp and cfp[i] != bfp[i]
         ]
+    reassigned: tuple[str, ...] = ()
+    cs = candidate.goldens.slices if candidate.goldens is not None else None
+    bs = baseline.goldens.slices if baseline.goldens is not None else None
+    if cs is not None and bs is not None:
+        reassigned = cs.reassigned(bs)
     return GoldensDiff(
         added=tuple(i for i in cand_ids if i not in base_ids),
         removed=tuple(i for i in baseline.result.ids() if i not in cand_set),
         changed=tuple(changed),
+        reassigned=reassigned,
     )
 
 

@@ -16,6 +16,7 @@ from evalkit.exit_codes import ExitCode
 from evalkit.gate.inputs import (
     GoldensDiff,
 )
+from evalkit.gate.slices import SliceReport, SliceSettings
 from evalkit.stats.familywise import FamilywiseRate
 
 if TYPE_CHECKING:
@@ -175,6 +176,8 @@ class GateReport:
     reference: ReferenceReport | None = None
     # Set when the gate ran on some cases only (-k/--case): never a pass of the whole.
     subset: Subset | None = None
+    # Set when a check compares slice by slice (per_slice: true): evalkit.gate.slices.
+    slices: SliceReport | None = None
 
     @property
     def blocking_failures(self) -> list[CheckVerdict]:
@@ -220,6 +223,8 @@ class GateOptions:
     correction: str = "none"
     extra_notes: tuple[str, ...] = field(default_factory=tuple)
     require_reference: bool = False
+    # How per-slice checks control false discoveries (evalkit.yaml `slices:`).
+    slices: SliceSettings = field(default_factory=SliceSettings)
 
 
 def run_summary(art: RunArtifact) -> RunSummary:

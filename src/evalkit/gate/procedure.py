@@ -30,6 +30,7 @@ from evalkit.gate.inputs import (
     shown,
 )
 from evalkit.gate.reference import Reference, wants_reference
+from evalkit.gate.slices import SliceReport, SliceTest, slice_family
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
@@ -693,6 +694,78 @@ def _used_correction(verdicts: Sequence[CheckVerdict], otherwise: str) -> str:
     return used.pop() if used else otherwise
 
 
+# ----------------------------------------------------------------------------- slices
+
+
+def _slices(
+    checks: Sequence[CheckSpec],
+    verdicts: Sequence[CheckVerdict],
+    candidate: RunArtifact,
+    pairs: Mapping[str, tuple[RunResult[Any], RunResult[Any]]],
+    options: GateOptions,
+) -> SliceReport | None:
+    """Every per_slice check compared slice by slice, as one FDR family (gate.slices).
+
+    Slices come from the candidate's recorded assignment (the pipeline puts the goldens'
+    current one there); the baseline needs none: its cases pair by id.
+    """
+    wanted = [(spec, v) for spec, v in zip(checks, verdicts, strict=True) if spec.per_slice]
+    goldens = candidate.goldens
+    if not wanted or goldens is None or goldens.slices is None:
+        return None
+    tests = []
+    for spec, v in wanted:
+        if v.comparison is None or spec.id not in pairs or v.higher_is_better is None:
+            continue  # no baseline, incomparable or an error: the check says so itself
+        cand_run, base_run = pairs[spec.id]
+        in_scope = spec.scope if spec.scope is not None else tuple(candidate.result.ids())
+        tests.append(
+            SliceTest(
+                spec.id,
+                spec.metric,
+                v.higher_is_better,
+                cand_run,
+                base_run,
+                tuple(in_scope),
+                spec.method or DEFAULT_GATE_METHOD,
+            )
+        )
+    return slice_family(
+        tests,
+        goldens.slices,
+        options.slices,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+    )
+
+
+def _fail_regressed_slices(
+    checks: Sequence[CheckSpec], verdicts: list[CheckVerdict], slices: SliceReport
+) -> list[CheckVerdict]:
+    """A per_slice check fails when any of its slices regressed after FDR control."""
+    specs = {spec.id: spec for spec in checks}
+    out = []
+    for v in verdicts:
+        spec = specs[v.check_id]
+        regressed = slices.regressed(v.check_id) if spec.per_slice else []
+        if not regressed:
+            out.append(v)
+            continue
+        bad: Status = "fail" if spec.level == "block" else "warn"
+        u = suffix(spec.metric)
+        named = ", ".join(
+            f"{s.slice} (Δ {s.delta or 0.0:+.4g}{u}, n={s.n_paired}, "
+            f"{p_text(s.p_adjusted, 'FDR-adjusted p')})"
+            for s in regressed
+        )
+        message = (
+            f"{v.message}; {len(regressed)} slice(s) regressed significantly after "
+            f"{slices.method_name} control at q = {slices.q:g}: {named}"
+        )
+        out.append(replace(v, status=bad if v.status == "pass" else v.status, message=message))
+    return out
+
+
 # ----------------------------------------------------------------------------- vs reference
 
 
@@ -833,8 +906,18 @@ def evaluate_gate(
         notes.extend(filter(None, [failed_baseline_note(baseline)]))
     if ref is not None:
         notes.extend(ref.notes(baseline))
+    slices = _slices(checks, verdicts, candidate, pairs, opts)
+    if slices is not None:
+        verdicts = _fail_regressed_slices(checks, verdicts, slices)
+    if diff.reassigned:
+        notes.append(
+            f"{len(diff.reassigned)} case(s) moved to other slices since the baseline (still "
+            f"paired; per-slice figures use the current slices): {shown(list(diff.reassigned))}"
+        )
     tests = [v for v in verdicts if v.comparison is not None]
     familywise = _familywise(checks, verdicts, opts) if tests else None
+    if familywise is not None and slices is not None and slices.n_tested:
+        familywise = familywise.with_slices(slices.q, slices.method_name)
     return GateReport(
         verdicts=tuple(verdicts),
         candidate=run_summary(candidate),
@@ -846,4 +929,5 @@ def evaluate_gate(
         familywise=familywise,
         notes=(*opts.extra_notes, *notes),
         reference=None if ref is None else ref.report,
+        slices=slices,
     )

@@ -20,6 +20,7 @@ from evalkit._util.units import suffix, unit_of
 from evalkit.gate.model import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
+from evalkit.report.slices import slice_forest
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
 
 if TYPE_CHECKING:
@@ -321,6 +322,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
         *_trends(report, trend),
         *_plots(forest, diffs),
     ]
+    if report.slices is not None and report.slices.n_tested:
+        body += ["<h2>Slices: Δ with its FDR-level interval</h2>", slice_forest(report.slices)]
     if worst:
         body += ["<h2>Most regressed cases</h2>", *worst]
     body += _failed_and_goldens(report)

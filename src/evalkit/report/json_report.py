@@ -23,6 +23,7 @@ from evalkit.gate.model import (
     ReferenceReport,
     RunSummary,
 )
+from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, non_finite_fields
 
 
@@ -104,7 +105,12 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
 
 
 def _diff(diff: GoldensDiff) -> dict[str, Any]:
-    return {"added": list(diff.added), "removed": list(diff.removed), "changed": list(diff.changed)}
+    return {
+        "added": list(diff.added),
+        "removed": list(diff.removed),
+        "changed": list(diff.changed),
+        "reassigned": list(diff.reassigned),
+    }
 
 
 def _reference(ref: ReferenceReport | None) -> dict[str, Any] | None:
@@ -159,6 +165,8 @@ def render_json(report: GateReport) -> dict[str, Any]:
         "notes": list(report.notes),
         "non_finite": non_finite_fields(report),
         "checks": [_check(v) for v in report.verdicts],
+        # per_slice checks only (report/slices.py): additive, so the schema stays 1
+        **({"slices": slice_json(report.slices)} if report.slices is not None else {}),
     }
 
 

@@ -30,6 +30,7 @@ from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.escape import marker_name, md, safe_url
 from evalkit.report.links import docs_url
+from evalkit.report.slices import slice_markdown
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 DEFAULT_BUDGET = 60_000
@@ -103,6 +104,8 @@ def _document(
     doc.extend(_caveats(report))
     doc.extend(_failed_cases(report))
     doc.extend(_goldens(report))
+    if report.slices is not None:  # report/slices.py: the slices that moved
+        doc.append(slice_markdown(report.slices))
     doc.extend(_most_regressed(report))
     doc.extend(_details(report))
     if url is not None:

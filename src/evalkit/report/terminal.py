@@ -345,7 +345,19 @@ def _print(console: Console, report: GateReport) -> None:
         _prose(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
     _print_failed(console, report)
     _print_goldens(console, report)
+    _print_slices(console, report)
     _print_worst(console, report)
+
+
+def _print_slices(console: Console, report: GateReport) -> None:
+    """Every slice of the per-slice checks (report/slices.py: the table compare --by prints)."""
+    from rich.text import Text
+
+    from evalkit.report.slices import slice_text
+
+    if report.slices is not None and report.slices.verdicts:
+        for line in slice_text(report.slices).splitlines():
+            _say(console, Text(line))
 
 
 def _more(n: int, unit: str = "cases") -> str:

@@ -10,6 +10,7 @@ One module per job:
 * :mod:`~evalkit.stats.tails` -- tail counts into p-values (+1 rule, mid-p)
 * :mod:`~evalkit.stats.tdist` -- Student's t tails without scipy
 * :mod:`~evalkit.stats.correction` -- Holm, Westfall-Young max-T, false-alarm chance
+* :mod:`~evalkit.stats.fdr` -- Benjamini-Hochberg / Benjamini-Yekutieli (per-slice checks)
 * :mod:`~evalkit.stats.diagnostics` -- small-sample and skewness warnings
 * :mod:`~evalkit.stats.pairing` -- runs paired by case id, with every fail-loud rule
 * :mod:`~evalkit.stats.ties` -- wins, losses and ties (one polarity-aware definition)
