@@ -94,9 +94,17 @@ def run(
 
     cases = CaseFilter.of(keyword, case)
     ask = RunAsk(
-        config, out, concurrency, rate_limit, case_timeout, resume, shard,
-        judge_cache_only, allow_failed, cases,
-    )  # fmt: skip
+        config=config,
+        out=out,
+        concurrency=concurrency,
+        rate_limit=rate_limit,
+        case_timeout=case_timeout,
+        resume=resume,
+        shard=shard,
+        cache_only=judge_cache_only,
+        allow_failed=allow_failed,
+        cases=cases,
+    )
     if trec_run is not None or qrels is not None:
         from evalkit.cli.trec import score_trec_from_run
 
