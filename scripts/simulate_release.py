@@ -432,10 +432,15 @@ def shims(work: Path, python_bin: Path) -> Path:
     folder = work / "shims"
     folder.mkdir(exist_ok=True)
     (folder / "sudo").write_text('#!/bin/sh\nexec "$@"\n')
+    # Python, not sh: a POSIX shell drops variables whose names are not identifiers, and
+    # the Action's inputs (INPUT_GITHUB-TOKEN) have hyphens.
+    buildx = str(ROOT / "scripts/release_sim_buildx.py")
     (folder / "docker").write_text(
-        f'#!/bin/sh\nif [ "$1" = buildx ]; then shift; exec "{sys.executable}" '
-        f'"{ROOT / "scripts/release_sim_buildx.py"}" "$@"; fi\n'
-        f'exec {REAL_DOCKER} "$@"\n'
+        f"#!{sys.executable}\n"
+        "import os, sys\n"
+        "if sys.argv[1:2] == ['buildx']:\n"
+        f"    os.execv(sys.executable, [sys.executable, {buildx!r}, *sys.argv[2:]])\n"
+        f"os.execv({REAL_DOCKER!r}, [{REAL_DOCKER!r}, *sys.argv[1:]])\n"
     )
     for name in ("python", "python3"):
         link = folder / name

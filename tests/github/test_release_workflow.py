@@ -163,6 +163,8 @@ def test_two_architectures_are_built_pushed_as_one_index_and_each_smoke_tested()
     assert "for p in ${PLATFORMS//,/ }; do" in smoke
     assert 'DOCKER_CONFIG="$(mktemp -d)" docker pull --platform "$p" "$IMAGE@$DIGEST"' in smoke
     assert '--image "$IMAGE@$DIGEST" --platform "$p"' in smoke
+    # One reference, one image in Docker's classic store: found by the simulation.
+    assert smoke.rstrip().endswith('docker image rm "$IMAGE@$DIGEST"\ndone')
     # What is published pins the index digest the push recorded, and the major tag is
     # checked to name that same index.
     for name in (PULL_STEP, SMOKE_STEP, MAJOR_STEP, PUBLISH_STEP):
