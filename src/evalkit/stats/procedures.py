@@ -649,7 +649,7 @@ def spec_resamples(
 
 
 #: Measured one-sided false fails of latency_p95's percentile bootstrap where p95 is the
-#: maximum (scripts/aggregate_small_n.py; docs/calibration.md): 7-10% at n = 10-15.
+#: maximum (docs/calibration.md, "Small-n aggregates"): 7-10% at n = 10-15.
 MAXIMUM_FIGURES: Final = "7-10% one-sided against 2.5% at n = 10-15"
 
 
