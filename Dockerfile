@@ -4,9 +4,20 @@
 # and the released action.yml points there (.github/workflows/release.yml, docs/action.md).
 # evalkit handles SIGTERM like Ctrl-C, also as PID 1, so `docker stop` needs no STOPSIGNAL.
 
+# The base image, every architecture of it. Releases and CI build on PYTHON_BASE_PINNED, the
+# tag pinned by its index digest (the release passes it as PYTHON_BASE after checking, with
+# no credentials, that the digest is an index holding linux/amd64 and linux/arm64). A plain
+# `docker build` (`image: Dockerfile`, a machine without Docker Hub that holds a local image
+# of the tag) uses the tag. To move the pin: `python scripts/release_image.py base --update`
+# (it resolves the tag's current index digest), then commit; docs/action.md, "The base image".
+# The digest below is docker-library/repo-info's record of python:3.12-slim-bookworm
+# (CPython 3.12.14, built 2026-08-25).
+ARG PYTHON_BASE_PINNED=python:3.12-slim-bookworm@sha256:0f5b26b9518d002b6173fd61daad821fa340635ebfec5bba471013f9ca114579
+ARG PYTHON_BASE=python:3.12-slim-bookworm
+
 # Builder: resolve exactly the locked runtime dependencies and install the package from
 # this source tree into a self-contained virtualenv. uv and the build backend stay here.
-FROM python:3.12-slim-bookworm AS builder
+FROM ${PYTHON_BASE} AS builder
 
 RUN pip install --no-cache-dir "uv==0.13.9"
 
@@ -23,7 +34,7 @@ COPY src ./src
 RUN uv sync --locked --no-dev --no-editable --no-cache
 
 # Runtime: the same Python, the virtualenv, nothing else (no uv, no compilers, no pip cache).
-FROM python:3.12-slim-bookworm
+FROM ${PYTHON_BASE}
 
 COPY --from=builder /opt/evalkit /opt/evalkit
 

@@ -37,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from answer_reference import best, em, f1
-from evalkit.golden_cases import GoldenCase
+from evalkit._model.golden_cases import GoldenCase
 from evalkit.metrics.answers import (
     AnswerLength,
     AnswerMetric,

@@ -4,7 +4,7 @@
     uv run python benchmarks/bench_artifact_read.py --cases 10000 --baseline v0.3.0
 
 Writes a seeded target-path artefact (``--cases`` rows of 10 ids, a short text, three
-metrics, a latency and a meta number), then times ``evalkit.artifact.read_artifact``
+metrics, a latency and a meta number), then times ``evalkit._spec.artifact.read_artifact``
 of this tree and of ``--baseline`` (a git revision, default ``61eb538``: the reader
 before #27), loaded from ``git show`` into this process with its own ``_bounded``
 and ``results`` helpers, and ``json.loads`` of the same text alone (what any reader
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalkit.artifact import build_artifact, read_artifact, write_artifact
+from evalkit._spec.artifact import build_artifact, read_artifact, write_artifact
 from evalkit.results import CaseResult, RunResult, TargetResponse
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,11 +77,11 @@ def baseline_reader(rev: str) -> Callable[[Path], Any]:
             text=True,
         ).stdout
 
-    bounded = _module("_bench_old_bounded", show("src/evalkit/_bounded.py"), {})
-    results = _module("_bench_old_results", show("src/evalkit/results.py"), {})
+    bounded = _module("_bench_old_bounded", show("src/evalkit/_util/bounded.py"), {})
+    results = _module("_bench_old_results", show("src/evalkit/_model/results.py"), {})
     old = _module(
         "_bench_old_artifact",
-        show("src/evalkit/artifact.py"),
+        show("src/evalkit/_spec/artifact.py"),
         {
             "from evalkit import _bounded\n": f"import {bounded.__name__} as _bounded\n",
             "from evalkit.results import": f"from {results.__name__} import",

@@ -5,7 +5,7 @@
 
 Builds a seeded artefact document with ``--rows`` rows whose output holds ``--ids``
 document ids each, then times (best of ``--repeat``) the encoding that
-``evalkit.artifact.write_artifact`` uses and the old ``json.dumps(..., indent=1)``,
+``evalkit._spec.artifact.write_artifact`` uses and the old ``json.dumps(..., indent=1)``,
 which CPython runs in its pure-Python encoder. Both texts must parse to the same
 document. The last line printed is one JSON object with both times and their ratio.
 """
@@ -17,7 +17,7 @@ import json
 import random
 import time
 
-from evalkit.artifact import encode_artifact
+from evalkit._spec.artifact import encode_artifact
 
 
 def _document(rows: int, ids: int, seed: int) -> dict[str, object]:

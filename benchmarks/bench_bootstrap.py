@@ -7,7 +7,7 @@ distinct per-case difference tuples), time:
 
 * ``naive``: one (B x n) index matrix, gather, mean -- what the obvious
   implementation does (skipped where it would need more than 4 GB);
-* ``evalkit``: :func:`evalkit.significance.compare_metrics` (the engine behind
+* ``evalkit``: :func:`evalkit.stats.significance.compare_metrics` (the engine behind
   ``paired_bootstrap``, all metrics in one pass);
 * ``scipy``: ``scipy.stats.bootstrap`` on (a, b) with ``paired=True``,
   ``method="percentile"``, batched to bound its memory (1 metric only, n <= 10**5;
@@ -111,7 +111,7 @@ def run_naive(d: FloatArray, resamples: int) -> None:
 
 
 def run_evalkit(d: FloatArray, resamples: int) -> None:
-    from evalkit.significance import compare_metrics
+    from evalkit.stats.significance import compare_metrics
 
     compare_metrics({f"m{j}": d[:, j] for j in range(d.shape[1])}, n_resamples=resamples)
 
@@ -142,7 +142,7 @@ def run_scipy(a: FloatArray, b: FloatArray, resamples: int) -> None:
 def warm_imports(method: str) -> None:
     """Import outside the timed region (scipy.stats alone takes ~1 s to import)."""
     if method == "evalkit":
-        import evalkit.significance  # noqa: F401
+        import evalkit.stats.significance  # noqa: F401
     elif method == "scipy":
         import scipy.stats  # type: ignore[import-untyped]  # noqa: F401
 

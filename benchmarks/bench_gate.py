@@ -44,9 +44,10 @@ import numpy as np
 import evalkit
 import evalkit.gate
 import evalkit.stats.compare
-from evalkit.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
+from evalkit._spec.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
 from evalkit.checks import load_checks_file
-from evalkit.gate import GateOptions, evaluate_gate
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
 from evalkit.results import CaseResult, RunResult

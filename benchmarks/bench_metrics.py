@@ -8,7 +8,7 @@ are broken by doc id) and a graded qrels file (grades -1..3, some judged
 documents never retrieved), then times, for each library:
 
 * parsing: reading the run and qrels files into the library's structures
-  (``evalkit.trec.read_run``/``read_qrels``; ``pytrec_eval.parse_run``/``parse_qrel``);
+  (``evalkit._spec.trec.read_run``/``read_qrels``; ``pytrec_eval.parse_run``/``parse_qrel``);
 * scoring: recall@10, ndcg@10, mrr@100 and map@100 for every query
   (pytrec_eval: recall_10, ndcg_cut_10, recip_rank, map_cut_100, with the
   evaluator's construction included; evalkit: ``score_rankings``, which also
@@ -34,8 +34,8 @@ from typing import TypeVar
 import numpy as np
 import pytrec_eval
 
+from evalkit._spec.trec import TrecRun, read_qrels, read_run, score_trec_run
 from evalkit.metrics.batch import score_rankings
-from evalkit.trec import TrecRun, read_qrels, read_run, score_trec_run
 
 METRICS = ("recall@10", "ndcg@10", "mrr@100", "map@100")
 TREC_NAMES = {

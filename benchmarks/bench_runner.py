@@ -76,8 +76,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from evalkit.execute import ClientSaturationWarning, evaluate
-from evalkit.golden_cases import GoldenCase, GoldenSet
+from evalkit._engine.execute import ClientSaturationWarning, evaluate
+from evalkit._model.golden_cases import GoldenCase, GoldenSet
 from evalkit.targets.http import HttpTarget
 
 LATENCY_MS = 20

@@ -24,9 +24,10 @@ import time
 from collections import Counter
 
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact
-from evalkit.checks import CheckSpec
-from evalkit.gate import GateOptions, evaluate_gate
+from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 
 KMAX = 10
 METRICS = [f"fw_m{j}" for j in range(KMAX)]

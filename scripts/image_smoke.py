@@ -1,6 +1,6 @@
 """Smoke-test a built evalkit image the way users and GitHub's runner run it.
 
-    uv run python scripts/image_smoke.py --image evalkit:ci
+    uv run python scripts/image_smoke.py --image evalkit:ci [--platform linux/arm64]
 
 Run by CI (`.github/workflows/ci.yml`, job `image`) and by the release workflow before
 anything is pushed. Needs docker and the dev environment (the fake GitHub in tests/github).
@@ -14,6 +14,11 @@ anything is pushed. Needs docker and the dev environment (the fake GitHub in tes
 3. SIGTERM: ``docker stop`` of a run blocked on a silent target ends it within seconds
    with exit 143 (evalkit is PID 1 and handles SIGTERM like Ctrl-C);
 4. the stdlib and evalkit ship compiled bytecode.
+
+``--platform`` runs every container as that platform (arm64 under QEMU on an amd64 host)
+after checking the local image is of it: the release smoke-tests each image of the index.
+The Action also runs once with ``isolate-target: true`` (the python target in a child
+process as another user, docs/action.md).
 
 Prints one line per check and exits 1 if any failed.
 """
@@ -46,6 +51,8 @@ from fake_github import FakeGitHub, make_zip  # noqa: E402
 EXAMPLE = "examples/custom_client"
 BASELINE = f"{EXAMPLE}/baseline.json"
 results: list[tuple[str, bool, str]] = []
+# Options of every `docker run` (--platform, when given).
+RUN_OPTS: list[str] = []
 
 
 def check(name: str, ok: bool, detail: str = "") -> None:
@@ -54,6 +61,8 @@ def check(name: str, ok: bool, detail: str = "") -> None:
 
 
 def docker(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    if args[:1] == ("run",):
+        args = ("run", *RUN_OPTS, *args[1:])
     return subprocess.run(
         ["docker", *args], capture_output=True, text=True, timeout=timeout, check=False
     )
@@ -119,7 +128,7 @@ def run_action(
     for name in files.values():
         (commands / name).touch()
     env = action_env(fake, files, inputs)
-    cmd = ["run", "--rm", "--network", "host", "--workdir", "/github/workspace"]
+    cmd = ["run", *RUN_OPTS, "--rm", "--network", "host", "--workdir", "/github/workspace"]
     for name in env:
         cmd += ["-e", name]
     for host, inside in (
@@ -155,6 +164,11 @@ def action_runs(image: str, work: Path) -> None:
         check("action: PR gate", ok, f"exit {code}, outputs {out}" + ("" if ok else log[-800:]))
         check(
             "action: token masked", fake.token not in log.replace(f"::add-mask::{fake.token}", "")
+        )
+        code, out, log = run_action(image, fake, work, {"ISOLATE-TARGET": "true"})
+        ok = (code, out.get("verdict"), out.get("comment")) == (0, "pass", "updated")
+        check(
+            "action: isolate-target", ok, f"exit {code}, outputs {out}" + ("" if ok else log[-800:])
         )
         code, out, log = run_action(image, fake, work, {"MODE": "bogus"})
         ok = (code, out.get("verdict"), out.get("exit-code")) == (2, "error", "2")
@@ -222,8 +236,8 @@ def sigterm_run(image: str, repo: Path) -> None:
 
 def bytecode(image: str) -> None:
     probe = (
-        "import importlib.util, os, evalkit.cli, sys; "
-        "mods = [os, importlib.util, evalkit.cli]; "
+        "import importlib.util, os, evalkit.cli.session, sys; "
+        "mods = [os, importlib.util, evalkit.cli.session]; "
         "missing = [m.__name__ for m in mods "
         "if not os.path.exists(importlib.util.cache_from_source(m.__file__))]; "
         "print(missing); sys.exit(1 if missing else 0)"
@@ -235,7 +249,12 @@ def bytecode(image: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--image", required=True)
+    parser.add_argument("--platform", help="os/arch to run (the local image must be of it)")
     opts = parser.parse_args()
+    if opts.platform:
+        RUN_OPTS[:] = ["--platform", opts.platform]
+        got = docker("image", "inspect", "-f", "{{.Os}}/{{.Architecture}}", opts.image)
+        check("platform", got.stdout.strip() == opts.platform, got.stdout.strip() or got.stderr)
     with tempfile.TemporaryDirectory(prefix="evalkit-smoke-") as tmp:
         work = Path(tmp)
         repo = work / "repo"

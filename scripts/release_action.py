@@ -22,7 +22,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE_REPO = "skbugudi/evalkit"
 ACTION_REPO = "skbugudi/evalkit-action"
 _IMAGE_LINE = re.compile(r"^(  image: )Dockerfile\s*$", re.MULTILINE)
-_IMAGE_REF = re.compile(r"^docker://[a-z0-9.-]+(/[a-z0-9._-]+)+(:[\w.-]+|@sha256:[0-9a-f]{64})$")
+# A registry host may carry a port (the release simulation's registry on 127.0.0.1:PORT).
+_IMAGE_REF = re.compile(
+    r"^docker://[a-z0-9.-]+(:\d+)?(/[a-z0-9._-]+)+(:[\w.-]+|@sha256:[0-9a-f]{64})$"
+)
 
 
 def render_action_yml(text: str, image: str) -> str:

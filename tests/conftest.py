@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import pytest
 
 import evalkit  # noqa: F401  (built-ins registered once, before any snapshot)
-from evalkit import registry
+from evalkit._model import registry
 
 
 @pytest.fixture(autouse=True)

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from answer_reference import best, em, f1
-from evalkit import registry
+from evalkit._engine.execute import score_case
+from evalkit._model import registry
 from evalkit.errors import MetricError, RegistryError
-from evalkit.execute import score_case
 from evalkit.goldens import GoldenCase
 from evalkit.metrics import answer_text
 from evalkit.metrics.answer_text import Normalisation, exact_match, normalize_answer, token_f1
@@ -400,7 +400,7 @@ def test_register_refuses_non_metrics_and_duplicates() -> None:
 
 
 def test_parameters_off_the_default_are_recorded_on_the_definition() -> None:
-    from evalkit.metric_identity import instance_name
+    from evalkit._model.metric_identity import instance_name
 
     with registry.isolated():
         cites = register_answer_metric("cites", RegexMatch(r"\[\d+\]", flags="i"))

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import ArtifactError, CaseResult, QueryResult, RunResult, TargetResponse, run
-from evalkit.artifact import (
+from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
+from evalkit._spec.artifact import (
     MAX_OUTPUT_CHARS,
     MAX_OUTPUT_IDS,
     GoldensInfo,
@@ -15,7 +16,6 @@ from evalkit.artifact import (
     read_artifact,
     write_artifact,
 )
-from evalkit.formats import ARTIFACT_SCHEMA_VERSION
 
 
 class Q:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit import ArtifactError, CaseResult, QueryResult, RunResult, TargetResponse
-from evalkit.artifact import (
+from evalkit._spec.artifact import (
     _careful_row,
     _quick_row,
     build_artifact,

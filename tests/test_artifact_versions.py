@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import registry
-from evalkit.artifact import (
+from evalkit._model import registry
+from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
+from evalkit._model.registry import get_metric, register_metric
+from evalkit._model.results import CaseResult, QueryResult
+from evalkit._spec.artifact import (
     _MIGRATIONS,
     artifact_from_dict,
     read_artifact,
@@ -22,9 +25,6 @@ from evalkit.artifact import (
     write_artifact,
 )
 from evalkit.errors import ArtifactError
-from evalkit.formats import ARTIFACT_SCHEMA_VERSION
-from evalkit.registry import get_metric, register_metric
-from evalkit.results import CaseResult, QueryResult
 from helpers.cli import evalkit
 
 FIXTURES = Path(__file__).parent / "data" / "artifacts"

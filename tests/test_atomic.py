@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit._atomic import NEW_FILE_MODE, atomic_file, write_bytes_atomic, write_text_atomic
+from evalkit._util.atomic import NEW_FILE_MODE, atomic_file, write_bytes_atomic, write_text_atomic
 
 
 def mode(path: Path) -> int:

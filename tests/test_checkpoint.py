@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.artifact import _row_dict
-from evalkit.checkpoint import (
+from evalkit._engine.checkpoint import (
     Checkpoint,
     RunIdentity,
     checkpoint_path,
@@ -19,11 +18,12 @@ from evalkit.checkpoint import (
     read_checkpoint,
     run_identity,
 )
-from evalkit.config import EvalkitConfig
+from evalkit._engine.execute import evaluate
+from evalkit._model.results import CaseResult
+from evalkit._spec.artifact import _row_dict
+from evalkit._spec.config import EvalkitConfig
 from evalkit.errors import ArtifactError, RuntimeFailure
-from evalkit.execute import evaluate
 from evalkit.goldens import GoldenCase, GoldenSet
-from evalkit.results import CaseResult
 from evalkit.targets.base import TargetResponse
 from evalkit.targets.callable import CallableTarget
 

@@ -12,9 +12,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalkit.checks import ChecksFile, CheckSpec, checks_from_data, load_checks, load_checks_file
+from evalkit._model.results import CaseResult, QueryResult
+from evalkit._spec.checks import (
+    ChecksFile,
+    CheckSpec,
+    checks_from_data,
+    load_checks,
+    load_checks_file,
+)
 from evalkit.errors import CheckError
-from evalkit.results import CaseResult, QueryResult
 from evalkit.targets.base import TargetResponse
 
 DATA = Path(__file__).parent / "data" / "checks"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.compare_render import CSV_COLUMNS
+from evalkit.report.compare_tables import CSV_COLUMNS
 from helpers.cli import evalkit, write_files
 from helpers.tiny_project import one_line_error
 
@@ -239,7 +239,7 @@ def test_markdown_is_a_github_table_with_the_same_rows(runs: Path) -> None:
     assert sum(line.endswith("| better |") for line in body) == 2
     assert sum(line.endswith("| worse |") for line in body) == 1
     # untrusted text is inert: "@" cannot mention anyone
-    assert "ndcg@&#8203;10" in out
+    assert "ndcg@&#8288;10" in out
 
 
 def test_runs_sharing_a_name_are_labelled_by_their_files(runs: Path) -> None:
@@ -293,8 +293,8 @@ def test_swapping_two_runs_mirrors_every_number(runs: Path, a: str, b: str) -> N
 
 
 def test_two_run_csv_matches_the_library_rows(runs: Path) -> None:
-    from evalkit.artifact import read_artifact
-    from evalkit.compare import compare_artifacts
+    from evalkit._spec.artifact import read_artifact
+    from evalkit.gate.compare import compare_artifacts
 
     rows = records(runs, "worse.json", "base.json")
     lib = compare_artifacts(read_artifact(runs / "worse.json"), read_artifact(runs / "base.json"))

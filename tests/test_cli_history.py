@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.artifact import write_artifact
+from evalkit._spec.artifact import write_artifact
 from helpers.cli import evalkit, write_files
 from helpers.history_runs import run, sha_of
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
@@ -154,7 +154,7 @@ def make_store_branch(project: Path, tmp_path: Path) -> Path:
     """Three promotions and a pin on branch evalkit-baselines, as the Action leaves it."""
     from datetime import timedelta
 
-    from evalkit.history import PinRecord, PromotionRecord, index_dumps
+    from evalkit._store.history import PinRecord, PromotionRecord, index_dumps
     from helpers.history_runs import T0
 
     (project / "evalkit.yaml").write_text(CONFIG + "baseline: {store: branch}\n")

@@ -2,7 +2,7 @@
 
 Each one must end in exit 2 with exactly one stderr line naming ``file:line`` (or the
 file), no traceback, and nothing written.  Every bomb here is refused by a bound in
-``evalkit._bounded``/``evalkit._yaml`` while it is being read, so the tests are fast
+``evalkit._util.bounded``/``evalkit._util.yaml_files`` while it is being read, so the tests are fast
 and small by construction: the alias bomb is refused after composing a few hundred
 nodes, the nesting after 100 levels, and the size limits are lowered through
 ``EVALKIT_MAX_INPUT_MB`` so a bomb is refused after inflating one megabyte.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.checkpoint import checkpoint_path
+from evalkit._engine.checkpoint import checkpoint_path
 from helpers.cli import evalkit
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 

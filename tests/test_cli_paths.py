@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit._atomic import write_bytes_atomic
+from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import InputError
 from helpers.cli import evalkit
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, one_line_error

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.artifact import write_artifact
+from evalkit._spec.artifact import write_artifact
 from helpers.cli import evalkit, write_files
 from helpers.history_runs import run
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error

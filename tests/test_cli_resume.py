@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.checkpoint import checkpoint_path, read_checkpoint
+from evalkit._engine.checkpoint import checkpoint_path, read_checkpoint
 from evalkit.cli import main
 from servers.search import RecordedRequest, Reply, SearchServer
 

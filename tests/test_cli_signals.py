@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import _signals
+from evalkit._util import signals as _signals
 from signal_harness import (
     Blocked,
     SilentTarget,

@@ -31,7 +31,7 @@ import threading
 import time
 
 from evalkit import CallableTarget
-from evalkit.registry import register_metric
+from evalkit._model.registry import register_metric
 
 NEVER = threading.Event()  # nobody sets it
 TIMEOUT_S = 0.3

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._spec.trec import write_qrels, write_run
 from evalkit.cli import main
-from evalkit.trec import write_qrels, write_run
 from ir_reference import Qrels, ScoredRun, generate, reference
 
 TOL = 1e-9

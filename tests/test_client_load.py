@@ -8,8 +8,8 @@ import warnings
 
 import pytest
 
-import evalkit.execute as execute
-from evalkit.client_load import (
+import evalkit._engine.execute as execute
+from evalkit._engine.client_load import (
     HONEST_BUSY,
     SATURATED_BUSY,
     ClientLoad,
@@ -17,7 +17,7 @@ from evalkit.client_load import (
     honest_concurrency,
     saturation_warning,
 )
-from evalkit.execute import evaluate
+from evalkit._engine.execute import evaluate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.targets import TargetResponse
 

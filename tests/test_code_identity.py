@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from evalkit import registry
-from evalkit.code_identity import code_hash, code_identity
+from evalkit._model import registry
+from evalkit._model.code_identity import code_hash, code_identity
+from evalkit._model.registry import get_metric, register_metric
 from evalkit.errors import RegistryError
-from evalkit.registry import get_metric, register_metric
 
 _counter = itertools.count()
 

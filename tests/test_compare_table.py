@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from evalkit.compare import (
+from evalkit.gate.compare import (
     BETTER,
     HIGHER,
     INCOMPARABLE,
@@ -16,7 +16,7 @@ from evalkit.compare import (
     WORSE,
     compare_runs,
 )
-from evalkit.compare_render import render_markdown, render_text
+from evalkit.report.compare_tables import render_markdown, render_text
 from helpers.compare_artefacts import artefact
 
 # a real row (any values); each test sets the fields it is about

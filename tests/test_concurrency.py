@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from evalkit._ratelimit import RateLimiter
+from evalkit._engine.execute import evaluate
+from evalkit._model.registry import register_metric
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._util.ratelimit import RateLimiter
 from evalkit.errors import MetricError
-from evalkit.execute import evaluate
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics import LLMJudge
-from evalkit.registry import register_metric
-from evalkit.results import CaseResult, RunResult
 from evalkit.targets import HttpTarget, TargetResponse
 from evalkit.targets.callable import CallableTarget
 from fakes import FakeAnthropic, Reply, error, grade

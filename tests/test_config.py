@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from evalkit import ConfigError
-from evalkit.config import expand_env, load_config
+from evalkit._app.pipeline import build_target, render_payload
+from evalkit._spec.config import expand_env, load_config
 from evalkit.goldens import GoldenCase
-from evalkit.pipeline import build_target, render_payload
 
 MINIMAL = """\
 goldens: goldens.jsonl

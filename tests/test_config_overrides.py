@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.config import BaselineConfig, load_config
+from evalkit._app.store_opening import open_config_store
+from evalkit._spec.config import BaselineConfig, load_config
 from evalkit.errors import ConfigError
-from evalkit.github.stores import STORES, open_store
+from evalkit.github.stores import STORES
 
 BASE = "goldens: g.jsonl\nchecks: c.yaml\nmetrics: [recall@10]\ntarget: {python: 'm:f'}\n"
 
@@ -63,6 +64,6 @@ def test_config_open_store_resolves_file_path_from_config_folder(tmp_path: Path)
     (tmp_path / "sub").mkdir()
     path = tmp_path / "sub" / "evalkit.yaml"
     path.write_text(BASE + "baseline: {path: ../b.json}\n")
-    store = open_store(load_config(path))
+    store = open_config_store(load_config(path))
     assert store.kind == "file"
     assert store.describe() == f"file {tmp_path / 'sub' / '../b.json'}"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import corpus, run
-from evalkit.corpus import (
+from evalkit import run
+from evalkit._spec import corpus
+from evalkit._spec.corpus import (
     Query,
     data_root,
     load_corpus,

@@ -18,16 +18,17 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evalkit.checks import ChecksFile, CheckSpec, load_checks_file
-from evalkit.drift import NO_REFERENCE_GIVEN, Reference
+from evalkit._app.reference_lookup import reference_from_fetch
+from evalkit._spec.checks import ChecksFile, CheckSpec, load_checks_file
+from evalkit._store.protocol import BaselineFetch
 from evalkit.errors import CheckError, InputError
-from evalkit.gate import CheckVerdict, GateOptions, GateReport, evaluate_gate
-from evalkit.reference_lookup import reference_from_fetch
+from evalkit.gate.model import CheckVerdict, GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
+from evalkit.gate.reference import NO_REFERENCE_GIVEN, Reference
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps, render_json
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import render_terminal
-from evalkit.stores import BaselineFetch
 from helpers.drift_runs import METRIC, Values, case_ids, run
 
 FAST = GateOptions(n_resamples=2_000, seed=1)
@@ -297,7 +298,7 @@ def test_a_found_reference_needs_its_artefact_and_a_missing_one_has_none() -> No
 
 
 def test_a_store_answer_becomes_the_reference(tmp_path: Path) -> None:
-    from evalkit.artifact import write_artifact
+    from evalkit._spec.artifact import write_artifact
 
     art = run("ref", values(8, 0.0, 0.0, 1), sha="a" * 40)
     path = Path(write_artifact(art, tmp_path / "ref.json"))
@@ -422,6 +423,11 @@ def test_maxt_falls_back_to_holm_when_drift_checks_pair_with_another_run() -> No
     )
     assert any("Holm's correction was used instead" in n for n in report.notes)
     assert {v.comparison.correction for v in report.verdicts if v.comparison} == {"holm"}
+    # the header names the correction that decided, not the one asked for (#23)
+    assert report.correction == "holm"
+    header = render_markdown(report, config_name="c").split("correction maxt needs")[0]
+    assert "correction: holm" in header
+    assert "maxt" not in header
 
 
 # ------------------------------------------------------------------------- reports
@@ -467,7 +473,7 @@ def test_the_comment_shows_the_drift_check_beside_the_per_pr_check() -> None:
     rows = [line for line in found_md.splitlines() if line.startswith("| ")]
     per_pr_row = next(r for r in rows if "per&#95;pr" in r)
     drift_row = next(r for r in rows if "| drift |" in r)
-    assert "vs reference: " in drift_row
+    assert "vs&nbsp;reference: " in drift_row
     assert "vs reference" not in per_pr_row
     assert rows.index(drift_row) == rows.index(per_pr_row) + 1  # the same table, in file order
     assert "**Reference** ref · 40 cases" in found_md

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._model.results import CaseResult, QueryResult, RunResult
+from evalkit._spec.export import rows_to_records, to_dataframe, write_csv
 from evalkit.errors import ConfigError, MetricError
-from evalkit.export import rows_to_records, to_dataframe, write_csv
-from evalkit.results import CaseResult, QueryResult, RunResult
 from evalkit.targets.base import TargetResponse
 
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
-from evalkit.artifact import GoldensInfo, JudgeInfo, RunArtifact, build_artifact
-from evalkit.checks import CheckSpec
-from evalkit.gate import GateOptions, evaluate_gate
+from evalkit._spec.artifact import GoldensInfo, JudgeInfo, RunArtifact, build_artifact
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.goldens import GoldenCase
 
 FAST = GateOptions(n_resamples=2_000, seed=1)
@@ -167,6 +168,39 @@ def test_lower_is_better_aggregate_latency_p95_regresses_upwards() -> None:
         [check], artifact("c", vals, latencies=fast, metrics=metrics), base, FAST
     )
     assert fast_report.verdicts[0].status == "pass"
+
+
+@pytest.mark.parametrize(("n", "status"), [(19, "error"), (20, "fail")])
+def test_latency_p95_that_is_each_runs_maximum_is_refused_not_decided(n: int, status: str) -> None:
+    """Below 20 cases p95 is the slowest case; its bootstrap failed falsely 7-10% (#23)."""
+    ids = [f"c{i}" for i in range(n)]
+    vals = {i: {"ndcg@10": 0.5} for i in ids}
+    base_lat = {i: 50.0 + 3 * k for k, i in enumerate(ids)}
+    slow = {i: v * 3 for i, v in base_lat.items()}
+    metrics = ["ndcg@10", "latency_p95"]
+    report = evaluate_gate(
+        [vs("latency_p95")],
+        artifact("c", vals, latencies=slow, metrics=metrics),
+        artifact("b", vals, latencies=base_lat, metrics=metrics),
+        FAST,
+    )
+    verdict = report.verdicts[0]
+    assert verdict.status == status
+    if status == "error":
+        assert "slowest case" in verdict.message
+        assert "at least 20 cases" in verdict.message
+        assert verdict.blocking
+
+
+def test_a_regression_with_no_winning_case_warns_that_rare_wins_may_be_missing() -> None:
+    ids = [f"c{i}" for i in range(20)]
+    base = {i: {"ndcg@10": 0.5 + k / 100} for k, i in enumerate(ids)}
+    cand = {i: {"ndcg@10": v["ndcg@10"] - 0.05} for i, v in base.items()}
+    report = evaluate_gate([vs()], artifact("c", cand), artifact("b", base), FAST)
+    verdict = report.verdicts[0]
+    assert verdict.status == "fail"
+    assert verdict.comparison is not None
+    assert any("no case improved" in w for w in verdict.comparison.warnings)
 
 
 def test_wins_losses_ties_are_polarity_aware() -> None:

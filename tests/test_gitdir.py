@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit._gitdir import head_commit
+from evalkit._util.gitdir import head_commit
 
 A, B = "a" * 40, "b" * 40
 
@@ -62,7 +62,7 @@ def test_git_state_without_the_git_binary_reads_dot_git(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "GITHUB_SHA"}
     env["PATH"] = str(tmp_path / "no-git-here")  # git cannot be found
     out = subprocess.run(
-        [sys.executable, "-c", "from evalkit.provenance import git_state; print(git_state())"],
+        [sys.executable, "-c", "from evalkit._app.provenance import git_state; print(git_state())"],
         cwd=repo,
         env=env,
         capture_output=True,

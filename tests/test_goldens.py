@@ -16,10 +16,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalkit._model.registry import register_loader
+from evalkit._spec.golden_loaders import load_goldens
 from evalkit.errors import GoldenError, RegistryError
-from evalkit.golden_loaders import load_goldens
 from evalkit.goldens import GoldenCase, GoldenSet
-from evalkit.registry import register_loader
 
 DATA = Path(__file__).parent / "data" / "goldens"
 

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.errors import ArtifactError, InputError
-from evalkit.history import (
+from evalkit._store.history import (
     HistoryEntry,
     PinRecord,
     PinSpec,
@@ -18,6 +17,7 @@ from evalkit.history import (
     parse_pin,
     select_pinned,
 )
+from evalkit.errors import ArtifactError, InputError
 from helpers.history_runs import T0, sha_of
 
 
@@ -171,7 +171,7 @@ def test_select_pinned_agrees_with_brute_force_on_generated_histories(seed: int)
 def test_the_index_is_one_promotion_per_line_and_an_indented_one_still_reads() -> None:
     import json
 
-    from evalkit.history import PromotionRecord, index_dumps, index_loads
+    from evalkit._store.history import PromotionRecord, index_dumps, index_loads
 
     records = [
         PromotionRecord("promotions/a.json", "a" * 40, T0, "fp1"),

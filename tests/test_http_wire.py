@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 import evalkit.targets.http as http
-from evalkit.client_load import ClientSaturationWarning
+from evalkit._engine.client_load import ClientSaturationWarning
 from evalkit.goldens import GoldenCase
 from evalkit.targets import http_wire
 from evalkit.targets.http import Attempt, HttpTarget, run_attempts
@@ -267,7 +267,7 @@ def test_a_stale_keepalive_connection_is_replaced_not_failed(server: SearchServe
 def test_the_cli_shows_a_saturation_warning_as_one_evalkit_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from evalkit import cli
+    from evalkit.cli import session as cli
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")

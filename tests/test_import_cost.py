@@ -35,14 +35,17 @@ ON_DEMAND = (
 
 # evalkit's own modules that reach for those packages, or that only a command runs.
 NOT_FOR_HELP = (
-    "evalkit._yaml",
-    "evalkit.artifact",
-    "evalkit.config",
-    "evalkit.gate",
+    "evalkit._util.yaml_files",
+    "evalkit._spec.artifact",
+    "evalkit._spec.config",
+    "evalkit._spec.golden_loaders",
+    "evalkit._model.registry",
+    "evalkit.metrics",
+    "evalkit.gate.procedure",
     "evalkit.github",
-    "evalkit.pipeline",
+    "evalkit._app.pipeline",
     "evalkit.report",
-    "evalkit.significance",
+    "evalkit.stats.significance",
     "evalkit.stats.compare",
     "evalkit.targets.http",
 )
@@ -52,12 +55,41 @@ import json, sys
 print(json.dumps(sorted(sys.modules)))
 """
 
-_HELP = """
+_CLI = """
 import contextlib, io, sys
 from evalkit.cli import main
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
-    main(["--help"])
+    main([%r])
 """
+_HELP = _CLI % "--help"
+_VERSION = _CLI % "--version"
+
+# All of evalkit that `import evalkit` may load: the package root and its leaves.
+IMPORT_EVALKIT = {
+    "evalkit",
+    "evalkit._model",
+    "evalkit._model.builtin_hook",
+    "evalkit._version",
+    "evalkit.errors",
+    "evalkit.exit_codes",
+}
+# ... and what the help screen adds: the command tree, its limits, the signal guard.
+HELP_EVALKIT = IMPORT_EVALKIT | {
+    "evalkit._util",
+    "evalkit._util.limits",
+    "evalkit._util.signals",
+    "evalkit.cli",
+    "evalkit.cli.action",
+    "evalkit.cli.baselines",
+    "evalkit.cli.common",
+    "evalkit.cli.gate",
+    "evalkit.cli.inspect",
+    "evalkit.cli.power",
+    "evalkit.cli.root",
+    "evalkit.cli.run",
+    "evalkit.cli.session",
+    "evalkit.cli.trec",
+}
 
 
 def _loaded(code: str) -> set[str]:
@@ -81,6 +113,31 @@ def after_help() -> set[str]:
     return _loaded(_HELP)
 
 
+@pytest.fixture(scope="module")
+def after_version() -> set[str]:
+    return _loaded(_VERSION)
+
+
+def _evalkit_modules(modules: set[str]) -> set[str]:
+    return {m for m in modules if m == "evalkit" or m.startswith("evalkit.")}
+
+
+def test_import_evalkit_loads_only_the_root_and_its_leaves(after_import: set[str]) -> None:
+    # A new eager import in evalkit/__init__.py lands here: make it lazy (_LAZY) instead.
+    assert _evalkit_modules(after_import) == IMPORT_EVALKIT
+
+
+def test_help_and_version_load_only_the_command_tree(
+    after_help: set[str], after_version: set[str]
+) -> None:
+    # A command module that imports its use case at the top lands here: import it inside
+    # the command function, where it runs.
+    assert _evalkit_modules(after_help) == HELP_EVALKIT
+    assert _evalkit_modules(after_version) <= HELP_EVALKIT
+    assert _packages(after_version) & {*ON_DEMAND, "socket", "email", "ssl"} == set()
+    assert _packages(after_help) & {"socket", "email", "ssl"} == set()
+
+
 def test_import_evalkit_loads_no_on_demand_package(after_import: set[str]) -> None:
     assert _packages(after_import) & {*ON_DEMAND, "typer", "click"} == set()
 
@@ -95,6 +152,32 @@ def test_help_runs_no_command_module(after_help: set[str]) -> None:
     assert ran == set()
 
 
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from evalkit.runner import METRICS; ok = 'recall' in METRICS",
+        "from evalkit._model.registry import get_metric; ok = get_metric('ndcg@10') is not None",
+        "from evalkit import registered; ok = 'jsonl' in registered()['loaders']",
+        "from evalkit.registry import _LOADERS as L, _METRICS as M; ok = 'csv' in L and bool(M)",
+    ],
+)
+def test_the_built_ins_are_registered_whichever_module_a_program_starts_from(code: str) -> None:
+    # No module imports evalkit.metrics first here: the registry's first use registers them.
+    done = subprocess.run(
+        [sys.executable, "-c", code + "\nprint(ok)"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["True"]
+
+
+def test_a_client_loader_still_clashes_with_a_built_in_before_any_lookup() -> None:
+    code = (
+        "from evalkit import register_loader, RegistryError\n"
+        "try:\n    register_loader('csv')(print)\nexcept RegistryError:\n    print('clash')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["clash"]
+
+
 def test_the_lazy_front_door_still_serves_every_name() -> None:
     # What is not imported up front is imported on first use, from its owner.
     code = (
@@ -104,7 +187,7 @@ def test_the_lazy_front_door_still_serves_every_name() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [
-        "evalkit.golden_loaders",
-        "evalkit.significance",
+        "evalkit._spec.golden_loaders",
+        "evalkit.stats.significance",
         "evalkit.targets.http",
     ]

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from evalkit import GoldenCase, TargetResponse, register_metric
-from evalkit.config import load_config
+from evalkit._app.pipeline import prepare
+from evalkit._model.registry import get_metric
+from evalkit._spec.config import load_config
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics import Grade, LLMJudge, TokenUsage
 from evalkit.metrics.judge_cache import JudgeCache
-from evalkit.pipeline import prepare
-from evalkit.registry import get_metric
 from fakes import (
     FakeAnthropic,
     Reply,
@@ -170,7 +170,7 @@ def test_registered_as_a_metric_and_fingerprinted_by_the_registry(
     assert defn.fn(ANSWER, CASE) == 4.0
     first = defn.fingerprint
     # Same name, different judge (in a fresh registry): the metric's fingerprint changes.
-    from evalkit import registry
+    from evalkit._model import registry
 
     with registry.isolated():
         registry._case.pop("helpfulness")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit import registry
+from evalkit._model import registry
+from evalkit._model.results import CaseResult, RunResult
 from evalkit.errors import ConfigError, MetricError
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics.judge_agreement import (
     agreement_notes,
     register_judge_agreement,
 )
-from evalkit.results import CaseResult
 from evalkit.targets.base import TargetResponse
 
 HUMAN = {"a": 5, "b": 1, "c": 4, "d": 2}
@@ -150,3 +150,43 @@ def test_a_graded_answer_without_a_grade_is_refused() -> None:
             [("helpfulness", 5)],
             GoldenSet([GoldenCase(id="a", query="q", context={"graded_answer": "x"})]),
         )
+
+
+def _helpfulness_metric() -> None:
+    """A stand-in judge metric (the rows already carry its grades)."""
+
+    @registry.register_metric("helpfulness", higher_is_better=True)
+    def helpfulness(response: TargetResponse, case: GoldenCase) -> float:
+        raise AssertionError("the rows carry the grades; nothing is graded again")
+
+
+def test_the_gate_counts_only_the_human_graded_cases_as_covered() -> None:
+    _helpfulness_metric()
+    from evalkit._spec.artifact import build_artifact
+    from evalkit._spec.checks import CheckSpec
+    from evalkit.gate.procedure import evaluate_gate
+    from evalkit.report.json_report import render_json
+
+    human: dict[str, object] = {**HUMAN, "e": None, "f": None}
+    register_judge_agreement([("helpfulness", 5)], goldens(human))
+    run = RunResult("cand", rows({**JUDGE, "e": 3.0, "f": 2.0}))
+    artifact = build_artifact(run, ["helpfulness", "judge_agreement_kappa"])
+    spec = CheckSpec(id="trusted", metric="judge_agreement_kappa", op=">=", threshold=0.5)
+    (verdict,) = evaluate_gate([spec], artifact).verdicts
+    assert (verdict.status, verdict.covered, verdict.total) == ("pass", 4, 6)
+    assert verdict.coverage == "4/6 cases (human-graded)"
+    coverage = render_json(evaluate_gate([spec], artifact))["checks"][0]["coverage"]
+    assert coverage == {"covered": 4, "total": 6, "counts": "human-graded"}
+
+
+def test_a_per_case_metrics_coverage_names_no_subset() -> None:
+    _helpfulness_metric()
+    from evalkit._spec.artifact import build_artifact
+    from evalkit._spec.checks import CheckSpec
+    from evalkit.gate.procedure import evaluate_gate
+
+    register_judge_agreement([("helpfulness", 5)], goldens(dict(HUMAN)))
+    artifact = build_artifact(RunResult("cand", rows(JUDGE)), ["helpfulness"])
+    spec = CheckSpec(id="helpful", metric="helpfulness", op=">=", threshold=1.0)
+    (verdict,) = evaluate_gate([spec], artifact).verdicts
+    assert (verdict.coverage, verdict.counts) == ("4/4 cases", None)

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from evalkit import GoldenCase
+from evalkit._model.registry import register_metric
+from evalkit._model.results import CaseResult
 from evalkit.metrics.judge import LLMJudge
 from evalkit.metrics.judge_consistency import consistency_notes, regrade_pairs, regrading
-from evalkit.registry import register_metric
-from evalkit.results import CaseResult
 from evalkit.targets.base import TargetResponse
 from fakes import anthropic_server, openai_server
 from fakes.anthropic_server import FakeAnthropic

@@ -7,8 +7,9 @@ from typing import ClassVar
 
 import pytest
 
-from evalkit import CallableTarget, GoldenCase, GoldenSet, execute, register_metric
-from evalkit._ratelimit import RateLimiter
+from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
+from evalkit._engine import execute
+from evalkit._util.ratelimit import RateLimiter
 from evalkit.metrics import judge_pacing
 from evalkit.metrics.openai_judge import OpenAIJudge
 from fakes.openai_server import FakeOpenAI

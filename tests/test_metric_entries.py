@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.config import load_config
+from evalkit._app.pipeline import prepare
+from evalkit._model.registry import get_metric
+from evalkit._spec.config import load_config
+from evalkit._spec.metric_entries import DeclaredMetric
 from evalkit.errors import ConfigError
-from evalkit.metric_entries import DeclaredMetric
 from evalkit.metrics.answers import JsonSchemaMatch
-from evalkit.pipeline import prepare
-from evalkit.registry import get_metric
 from helpers.cli import answer_target, evalkit
 
 TARGET = answer_target({"a": "Paris [1]", "b": '{"city": "Rome"}'})

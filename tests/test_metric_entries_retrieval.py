@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.config import load_config
+from evalkit._app.pipeline import prepare
+from evalkit._model.registry import get_metric
+from evalkit._spec.config import load_config
 from evalkit.errors import ConfigError, MetricError
-from evalkit.pipeline import prepare
-from evalkit.registry import get_metric
 from helpers.cli import evalkit, write_files
 
 # Graded goldens: d1 is highly relevant (2), d2 marginally (1).  The service ranks d2 first.

@@ -8,7 +8,15 @@ from collections.abc import Sequence
 import pytest
 
 import evalkit
-from evalkit import registry
+from evalkit._engine.runner import METRICS, run
+from evalkit._model import registry
+from evalkit._model.relevance import (
+    Relevance,
+    accepts_relevance_level,
+    as_grades,
+    call_retrieval_fn,
+    relevant_ids,
+)
 from evalkit.errors import MetricError
 from evalkit.goldens import GoldenCase
 from evalkit.metrics.batch import RankedGrades, Rankings, batch_metric, score_rankings
@@ -20,14 +28,6 @@ from evalkit.metrics.core import (
     precision_at_k,
     recall_at_k,
 )
-from evalkit.relevance import (
-    Relevance,
-    accepts_relevance_level,
-    as_grades,
-    call_retrieval_fn,
-    relevant_ids,
-)
-from evalkit.runner import METRICS, run
 from evalkit.targets.base import TargetResponse
 
 LOG3 = math.log2(3)

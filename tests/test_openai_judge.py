@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from evalkit import GoldenCase, TargetResponse, register_metric
+from evalkit._engine.execute import score_case
+from evalkit._model.registry import get_metric
 from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
-from evalkit.execute import score_case
 from evalkit.metrics import LLMJudge
 from evalkit.metrics.openai_judge import OpenAIJudge
-from evalkit.registry import get_metric
 from fakes import unused_port
 from fakes.anthropic_server import malformed
 from fakes.openai_server import (

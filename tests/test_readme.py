@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from evalkit._spec.config import EvalkitConfig
 from evalkit.checks import checks_from_data
-from evalkit.config import EvalkitConfig
 from servers.search import Reply, SearchServer
 
 REPO = Path(__file__).resolve().parents[1]

@@ -19,10 +19,10 @@ from evalkit import (
     registry,
     run,
 )
+from evalkit._model.results import Row
 from evalkit.goldens import GoldenCase
 from evalkit.metrics.core import precision_at_k, recall_at_k
 from evalkit.metrics.retrieval import register_retrieval_metric
-from evalkit.results import Row
 
 
 def my_precision(retrieved: Sequence[str], relevant: object, k: int) -> float:
@@ -148,7 +148,7 @@ def test_spec_aggregate_example_cost_per_query() -> None:
             rows
         )
 
-    from evalkit.results import CaseResult, RunResult
+    from evalkit._model.results import CaseResult, RunResult
 
     rows = [
         CaseResult("a", TargetResponse(["x"], meta={"cost_usd": 0.2})),

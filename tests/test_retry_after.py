@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from evalkit.retry_after import WaitBudget, retry_after_seconds
+from evalkit._util.retry_after import WaitBudget, retry_after_seconds
 
 NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
 

@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
-from evalkit.artifact import (
+from evalkit._engine.execute import evaluate
+from evalkit._engine.shards import ShardSpec, assign, merge, parse_shard, select_shard
+from evalkit._model.registry import register_metric
+from evalkit._spec.artifact import (
     GoldensInfo,
     RunArtifact,
     artifact_to_dict,
@@ -21,10 +24,7 @@ from evalkit.artifact import (
     write_artifact,
 )
 from evalkit.errors import ArtifactError, InputError
-from evalkit.execute import evaluate
 from evalkit.goldens import GoldenCase, GoldenSet
-from evalkit.registry import register_metric
-from evalkit.shards import ShardSpec, assign, merge, parse_shard, select_shard
 from evalkit.targets.callable import CallableTarget
 
 METRICS = ["recall@1", "ndcg@10", "latency_p95"]

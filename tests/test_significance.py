@@ -15,20 +15,20 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from evalkit._model.registry import register_aggregate
+from evalkit._model.results import CaseResult, QueryResult, Row, RunResult
 from evalkit.errors import ComparisonError, InputError, MetricError
 from evalkit.metrics.builtin import nearest_rank
-from evalkit.registry import register_aggregate
-from evalkit.results import CaseResult, QueryResult, Row, RunResult
-from evalkit.significance import (
+from evalkit.stats import bootstrap as engine
+from evalkit.stats.aggregates import ItemCountAggregate, NearestRankAggregate
+from evalkit.stats.fixedpoint import to_fixed
+from evalkit.stats.significance import (
     RESAMPLING_STREAM,
     BootstrapResult,
     compare_metrics,
     paired_bootstrap,
     paired_bootstrap_many,
 )
-from evalkit.stats import bootstrap as engine
-from evalkit.stats.aggregates import ItemCountAggregate, NearestRankAggregate
-from evalkit.stats.fixedpoint import to_fixed
 from evalkit.stats.stream import PURPOSE_BOOTSTRAP, substream
 from evalkit.targets.base import TargetResponse
 
@@ -421,7 +421,7 @@ def random_rankings(seed: int, n: int, catalogue: int) -> list[list[str]]:
 
 @pytest.mark.parametrize("metric", ["max_item_share", "max_item_share@3", "entropy"])
 def test_item_aggregates_fast_path_equals_the_builtins(metric: str) -> None:
-    from evalkit.registry import get_metric
+    from evalkit._model.registry import get_metric
     from evalkit.stats.pairing import metric_data, pair_runs
 
     a, b = item_run("a", random_rankings(1, 40, 12)), item_run("b", random_rankings(2, 40, 9))

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from evalkit.results import CaseResult, RunResult
-from evalkit.significance import compare_metrics, paired_bootstrap, paired_bootstrap_many
+from evalkit._model.results import CaseResult, RunResult
 from evalkit.stats.fixedpoint import to_fixed
+from evalkit.stats.significance import compare_metrics, paired_bootstrap, paired_bootstrap_many
 from evalkit.targets.base import TargetResponse
 
 FloatArray = NDArray[np.float64]

@@ -16,17 +16,24 @@ import numpy as np
 import pytest
 
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, read_artifact, write_artifact
-from evalkit.checks import CheckSpec
-from evalkit.compare import compare_artifacts, compare_runs
-from evalkit.compare_render import render_text
-from evalkit.gate import GateOptions, evaluate_gate
-from evalkit.registry import get_metric, isolated, metric_instance
+from evalkit._model.registry import get_metric, isolated, metric_instance
+from evalkit._spec.artifact import (
+    GoldensInfo,
+    RunArtifact,
+    build_artifact,
+    read_artifact,
+    write_artifact,
+)
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.compare import compare_artifacts, compare_runs
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
+from evalkit.report.compare_tables import render_text
 from evalkit.report.html import render_compare_html
 from evalkit.report.json_report import render_json
 from evalkit.report.summary import result as summary_result
 from evalkit.report.summary import wlt as summary_wlt
-from evalkit.significance import paired_bootstrap
+from evalkit.stats.significance import paired_bootstrap
 
 FAST = GateOptions(n_resamples=1_000, seed=3)
 
@@ -251,7 +258,7 @@ def test_same_parameters_stay_comparable(tmp_path: Path) -> None:
 
 
 def test_trec_scoring_records_relevance_level_in_the_identity(tmp_path: Path) -> None:
-    from evalkit.pipeline import score_trec_to_artifact
+    from evalkit._app.trec import score_trec_to_artifact
 
     qrels = tmp_path / "qrels.txt"
     run_file = tmp_path / "run.txt"

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
+from evalkit._model.results import CaseResult
 from evalkit.errors import InputError, MetricError, TargetError
 from evalkit.goldens import GoldenCase
-from evalkit.results import CaseResult
 from evalkit.targets import CallableTarget, Target, TargetResponse
 
 CASE = GoldenCase(id="q1", query="cheap flights", relevant=frozenset({"d1"}))

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
+from evalkit._model.results import CaseResult
 from evalkit.errors import InputError, TargetError
 from evalkit.goldens import GoldenCase
-from evalkit.results import CaseResult
 from evalkit.targets import HttpTarget, Target, TargetResponse
 from evalkit.targets.http import MAX_ATTEMPTS, Attempt, run_attempts
 from fakes import unused_port

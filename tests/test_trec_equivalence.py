@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalkit._spec.trec import score_trec_run, write_qrels
 from evalkit.metrics.batch import score_rankings
 from evalkit.metrics.core import (
     hit_rate_at_k,
@@ -24,7 +25,6 @@ from evalkit.metrics.core import (
     precision_at_k,
     recall_at_k,
 )
-from evalkit.trec import score_trec_run, write_qrels
 from ir_reference import (
     KS,
     Qrels,

@@ -8,9 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evalkit.trec as trec
-from evalkit.errors import InputError, MetricError
-from evalkit.trec import (
+import evalkit._spec.trec as trec
+from evalkit._spec.trec import (
     TrecFormatError,
     read_qrels,
     read_run,
@@ -18,6 +17,7 @@ from evalkit.trec import (
     write_qrels,
     write_run,
 )
+from evalkit.errors import InputError, MetricError
 
 
 def write(path: Path, text: str) -> Path:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.compare import compare_artifacts
-from evalkit.trend import CANDIDATE_LABEL, metric_trends, render_trend, trends_as_dicts
+from evalkit.gate.compare import compare_artifacts
+from evalkit.gate.trend import CANDIDATE_LABEL, metric_trends, render_trend, trends_as_dicts
 from helpers.history_runs import history, run, sha_of
 
 IDS = [f"c{i:02d}" for i in range(20)]
@@ -63,7 +63,7 @@ def test_candidate_is_the_last_point(tmp_path: Path) -> None:
     assert last.step.delta == pytest.approx(-0.04, abs=1e-12)  # from +1 step to -3 steps
     # the candidate may also be given as a file
     path = tmp_path / "cand.json"
-    from evalkit.artifact import write_artifact
+    from evalkit._spec.artifact import write_artifact
 
     write_artifact(candidate, path)
     (again,) = metric_trends(history(tmp_path, runs), candidate=path, n_resamples=500)

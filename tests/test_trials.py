@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric, registry
+from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
+from evalkit._engine.trials import evaluate_repeated, merge_trials, trial_notes, trial_spread
+from evalkit._model import registry
+from evalkit._model.results import CaseResult, RunResult
 from evalkit.errors import InputError
-from evalkit.results import CaseResult, RunResult
 from evalkit.targets.base import TargetResponse
-from evalkit.trials import evaluate_repeated, merge_trials, trial_notes, trial_spread
 from helpers.cli import evalkit, write_files
 
 
@@ -206,8 +207,8 @@ def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
 
 
 def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
-    from evalkit.checkpoint import config_fingerprint
-    from evalkit.config import EvalkitConfig
+    from evalkit._engine.checkpoint import config_fingerprint
+    from evalkit._spec.config import EvalkitConfig
 
     base = {"goldens": "g", "checks": "c", "metrics": ["exact_match"], "target": {"python": "a:b"}}
     one = config_fingerprint(EvalkitConfig.model_validate(base))
@@ -220,8 +221,8 @@ def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
 def test_a_gate_run_reports_progress_per_trial(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.config import load_config
-    from evalkit.pipeline import prepare, run_and_write
+    from evalkit._app.pipeline import prepare, run_and_write
+    from evalkit._spec.config import load_config
 
     repeated_project(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
-from evalkit.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
+from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, read_checkpoint, run_identity
+from evalkit._engine.trials import evaluate_repeated
+from evalkit._model.results import TRIALS_KEY, CaseResult
 from evalkit.errors import ArtifactError, InputError
-from evalkit.results import TRIALS_KEY, CaseResult
 from evalkit.targets.base import TargetResponse
-from evalkit.trials import evaluate_repeated
 from helpers.cli import evalkit, evalkit_process, write_files
 
 # --- in process: evaluate_repeated with trials already done -------------------------------
@@ -86,7 +86,7 @@ def test_a_repeated_run_that_is_already_complete_invokes_nothing() -> None:
 
 
 def test_trial_lines_round_trip_and_a_bad_trial_number_names_its_line(tmp_path: Path) -> None:
-    from evalkit.config import EvalkitConfig
+    from evalkit._spec.config import EvalkitConfig
 
     cfg = EvalkitConfig.model_validate(
         {"goldens": "g", "checks": "c", "metrics": ["trial_words"], "target": {"python": "a:b"}}

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalkit._model import builtin_hook as _builtin_hook
+
+# The leaves (no imports of their own beyond the standard library) are eager: every
+# command and library call may raise an error or name an exit code.
 from evalkit._version import __version__
-from evalkit.checks import ChecksFile, CheckSpec, load_checks, load_checks_file
-from evalkit.corpus import Doc, Query, load_corpus, load_qrels, load_queries
 from evalkit.errors import (
     ArtifactError,
     CheckError,
@@ -25,72 +27,128 @@ from evalkit.errors import (
     TargetError,
     UnknownMetricError,
 )
-from evalkit.execute import evaluate
 from evalkit.exit_codes import ExitCode
-from evalkit.golden_cases import GoldenCase, GoldenSet
-from evalkit.golden_loaders import load_goldens
-from evalkit.metrics import builtin as _builtin  # noqa: F401  (registers the built-ins)
-from evalkit.metrics.core import ndcg_at_k, recall_at_k
-from evalkit.registry import (
-    AggregateFn,
-    CaseMetricFn,
-    LoaderFn,
-    polarity,
-    register_aggregate,
-    register_loader,
-    register_metric,
-    registered,
-)
-from evalkit.results import CaseResult, QueryResult, RunResult, TargetResponse
-from evalkit.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
-from evalkit.targets.base import Target
-from evalkit.targets.callable import CallableTarget
+
+
+def _register_builtins() -> None:
+    """The built-in metrics and golden loaders, registered by importing their modules."""
+    import importlib
+
+    importlib.import_module("evalkit.metrics")
+    importlib.import_module("evalkit._spec.golden_loaders")
+
+
+# Run at the registry's first use, whichever module a program starts from (see
+# evalkit._model.builtin_hook): `import evalkit` and `evalkit --help` never pay for it.
+_builtin_hook.defer(_register_builtins)
 
 if TYPE_CHECKING:
-    from evalkit.artifact import RunArtifact, read_artifact, write_artifact
-    from evalkit.checks import compare
-    from evalkit.client_load import ClientSaturationWarning
-    from evalkit.drift import Reference
-    from evalkit.export import to_dataframe, write_csv
-    from evalkit.gate import GateReport, evaluate_gate
-    from evalkit.significance import (
+    from evalkit._engine.client_load import ClientSaturationWarning
+    from evalkit._engine.execute import evaluate
+    from evalkit._engine.runner import DEFAULT_METRICS, METRICS, MetricFn, Retriever, run
+    from evalkit._model.golden_cases import GoldenCase, GoldenSet
+    from evalkit._model.registry import (
+        AggregateFn,
+        CaseMetricFn,
+        LoaderFn,
+        polarity,
+        register_aggregate,
+        register_loader,
+        register_metric,
+        registered,
+    )
+    from evalkit._model.results import CaseResult, QueryResult, RunResult, TargetResponse
+    from evalkit._spec.artifact import RunArtifact, read_artifact, write_artifact
+    from evalkit._spec.checks import (
+        ChecksFile,
+        CheckSpec,
+        compare,
+        load_checks,
+        load_checks_file,
+    )
+    from evalkit._spec.corpus import Doc, Query, load_corpus, load_qrels, load_queries
+    from evalkit._spec.export import to_dataframe, write_csv
+    from evalkit._spec.golden_loaders import load_goldens
+    from evalkit._spec.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
+    from evalkit.gate.model import GateReport
+    from evalkit.gate.procedure import evaluate_gate
+    from evalkit.gate.reference import Reference
+    from evalkit.metrics.core import ndcg_at_k, recall_at_k
+    from evalkit.stats.significance import (
         BootstrapResult,
         mde,
         paired_bootstrap,
         paired_bootstrap_many,
         power,
     )
+    from evalkit.targets.base import Target
+    from evalkit.targets.callable import CallableTarget
     from evalkit.targets.http import HttpTarget
-    from evalkit.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
 
-# Loaded on first use so `import evalkit` (and `evalkit --help`) does not pay for
-# numpy and httpx in programs that never need them.
+# Everything else is loaded on first use, from its owner, so `import evalkit` (and every
+# `evalkit` command, whose package this is) pays only for what it touches: no YAML parser,
+# numpy, HTTP stack, judge or socket until a name that needs one is used
+# (tests/test_import_cost.py).
 _LAZY = {
-    "BootstrapResult": "evalkit.significance",
-    "ClientSaturationWarning": "evalkit.client_load",
-    "GateReport": "evalkit.gate",
+    "AggregateFn": "evalkit._model.registry",
+    "BootstrapResult": "evalkit.stats.significance",
+    "CallableTarget": "evalkit.targets.callable",
+    "CaseMetricFn": "evalkit._model.registry",
+    "CaseResult": "evalkit._model.results",
+    "CheckSpec": "evalkit._spec.checks",
+    "ChecksFile": "evalkit._spec.checks",
+    "ClientSaturationWarning": "evalkit._engine.client_load",
+    "DEFAULT_METRICS": "evalkit._engine.runner",
+    "Doc": "evalkit._spec.corpus",
+    "GateReport": "evalkit.gate.procedure",
+    "GoldenCase": "evalkit._model.golden_cases",
+    "GoldenSet": "evalkit._model.golden_cases",
     "HttpTarget": "evalkit.targets.http",
-    # 0.2.0's threshold comparison.  Lazy because ``evalkit.compare`` is also a
-    # module (``evalkit compare``); that module is callable and does the same,
-    # so ``from evalkit import compare`` works whichever was loaded first.
-    "compare": "evalkit.checks",
-    "RunArtifact": "evalkit.artifact",
+    "LoaderFn": "evalkit._model.registry",
+    "METRICS": "evalkit._engine.runner",
+    "MetricFn": "evalkit._engine.runner",
+    "Query": "evalkit._spec.corpus",
+    "QueryResult": "evalkit._model.results",
     # what drift (vs_reference) checks compare with: evaluate_gate(..., reference=)
-    "Reference": "evalkit.drift",
-    "evaluate_gate": "evalkit.gate",
-    "mde": "evalkit.significance",
-    "paired_bootstrap": "evalkit.significance",
-    "paired_bootstrap_many": "evalkit.significance",
-    "power": "evalkit.significance",
-    "read_artifact": "evalkit.artifact",
-    "read_qrels": "evalkit.trec",
-    "read_run": "evalkit.trec",
-    "score_trec_run": "evalkit.trec",
-    "to_dataframe": "evalkit.export",
-    "write_artifact": "evalkit.artifact",
-    "write_csv": "evalkit.export",
-    "write_qrels": "evalkit.trec",
-    "write_run": "evalkit.trec",
+    "Reference": "evalkit.gate.reference",
+    "Retriever": "evalkit._engine.runner",
+    "RunArtifact": "evalkit._spec.artifact",
+    "RunResult": "evalkit._model.results",
+    "Target": "evalkit.targets.base",
+    "TargetResponse": "evalkit._model.results",
+    # 0.2.0's threshold comparison.  ``evalkit.compare`` is also a module (the face of
+    # ``evalkit compare``); that module is callable and does the same, so
+    # ``from evalkit import compare`` works whichever was loaded first.
+    "compare": "evalkit._spec.checks",
+    "evaluate": "evalkit._engine.execute",
+    "evaluate_gate": "evalkit.gate.procedure",
+    "load_checks": "evalkit._spec.checks",
+    "load_checks_file": "evalkit._spec.checks",
+    "load_corpus": "evalkit._spec.corpus",
+    "load_goldens": "evalkit._spec.golden_loaders",
+    "load_qrels": "evalkit._spec.corpus",
+    "load_queries": "evalkit._spec.corpus",
+    "mde": "evalkit.stats.significance",
+    "ndcg_at_k": "evalkit.metrics.core",
+    "paired_bootstrap": "evalkit.stats.significance",
+    "paired_bootstrap_many": "evalkit.stats.significance",
+    "polarity": "evalkit._model.registry",
+    "power": "evalkit.stats.significance",
+    "read_artifact": "evalkit._spec.artifact",
+    "read_qrels": "evalkit._spec.trec",
+    "read_run": "evalkit._spec.trec",
+    "recall_at_k": "evalkit.metrics.core",
+    "register_aggregate": "evalkit._model.registry",
+    "register_loader": "evalkit._model.registry",
+    "register_metric": "evalkit._model.registry",
+    "registered": "evalkit._model.registry",
+    "run": "evalkit._engine.runner",
+    "score_trec_run": "evalkit._spec.trec",
+    "to_dataframe": "evalkit._spec.export",
+    "write_artifact": "evalkit._spec.artifact",
+    "write_csv": "evalkit._spec.export",
+    "write_qrels": "evalkit._spec.trec",
+    "write_run": "evalkit._spec.trec",
 }
 
 
@@ -103,6 +161,10 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

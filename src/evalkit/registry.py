@@ -1,669 +1,94 @@
 """One registry for every metric name, on both evaluation paths.
 
-The spec's library grew two tables: ``runner.METRICS`` (retrieval families of
-shape ``(retrieved, relevant, k) -> float``, addressed as ``"recall@10"``) and
-``@register_metric`` (``(TargetResponse, GoldenCase) -> float``).  Here both are
-views of this module, so a name means one thing wherever it is used:
-
-* a *family* (``recall``) claims every ``recall@k``; on the target path
-  ``recall@k`` resolves to the family adapted to responses and cases;
-* a *case metric* scores one case; an *aggregate* scores a whole run;
-* a name is registered once, as exactly one of those.
-
-Registrations are process-global, like the spec's decorators; tests isolate
-themselves with :func:`isolated`.
+The public path (a face that only re-exports): the code lives in
+:mod:`evalkit._model.registry`, and nothing inside evalkit imports this module.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
-
-from evalkit._suggest import did_you_mean
-from evalkit.errors import MetricError, NoRelevantIdsError, RegistryError, UnknownMetricError
-from evalkit.metric_identity import (
-    Params,
-    ParamValue,
-    canonical_params,
-    params_json,
-    signature_parameters,
+# 0.2.0's own tests snapshot and reset the tables through these private names.
+from evalkit._model.registry import _AGGREGATES as _AGGREGATES
+from evalkit._model.registry import _LOADERS as _LOADERS
+from evalkit._model.registry import _METRICS as _METRICS
+from evalkit._model.registry import _POLARITY as _POLARITY
+from evalkit._model.registry import (
+    FULL_DEPTH,
+    FULL_DEPTH_K,
+    AggregateFn,
+    CaseFn,
+    CaseMetricFn,
+    F,
+    LoaderFn,
+    MetricDef,
+    MetricKind,
+    Registered,
+    RetrievalFamily,
+    RetrievalFn,
+    define,
+    families,
+    family_instance,
+    get_aggregate,
+    get_loader,
+    get_metric,
+    is_aggregate,
+    isolated,
+    known_names,
+    loader_extensions,
+    metric_instance,
+    polarity,
+    register_aggregate,
+    register_concrete_family_metric,
+    register_family,
+    register_loader,
+    register_metric,
+    registered,
+    resolve,
+    resolve_query_metrics,
+    source_text_fingerprint,
+    split_spec,
 )
-
-if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase, GoldenSet
-    from evalkit.results import Row, TargetResponse
-
-MetricKind = Literal["case", "aggregate"]
-RetrievalFn = Callable[[Sequence[str], Any, int], float]
-CaseFn = Callable[["TargetResponse", "GoldenCase"], float]
-CaseMetricFn = CaseFn  # 0.2.0's name
-AggregateFn = Callable[[Sequence["Row"]], float]
-LoaderFn = Callable[[Path], "GoldenSet"]
-F = TypeVar("F", bound=Callable[..., Any])
-
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*(@[1-9][0-9]*)?$")
-
-# trec_eval's uncut measures, by the names IR users type: the family over the whole
-# ranking.  A depth no ranking reaches makes family@k equal to them (map_cut_k is map
-# once k covers the ranking; ndcg_cut_k is ndcg once k also covers every relevant id).
-FULL_DEPTH: Mapping[str, str] = {"map": "map", "ndcg": "ndcg", "recip_rank": "mrr", "mrr": "mrr"}
-FULL_DEPTH_K = 2**62
-_FAMILY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-
-
-@dataclass(frozen=True)
-class MetricDef:
-    """Everything the registry knows about one concrete metric name."""
-
-    name: str
-    kind: MetricKind
-    fn: Callable[..., float]
-    higher_is_better: bool | None
-    version: str | None  # None: fingerprinted by what the code does
-    builtin: bool = False
-    family: str | None = None
-    k: int | None = None
-    # The parameters this definition can be tuned by (name -> default), and the
-    # values of this instance (canonical: sorted, defaults left out).  See
-    # evalkit.metric_identity: both are part of the metric's identity.
-    parameters: Mapping[str, ParamValue] = field(default_factory=dict)
-    params: Params = ()
-
-    def __call__(self, *args: Any) -> float:
-        """Compute the metric, so ``get_metric(name)(response, case)`` works as in 0.2.0."""
-        return self.fn(*args)
-
-    @property
-    def fingerprint(self) -> str:
-        """A short hash that changes when the metric's definition changes.
-
-        Built-ins carry an explicit version that is bumped with the formula.
-        A client metric registered with ``version=`` is fingerprinted by that
-        version; without one, by what its code does (its syntax tree without
-        comments or docstrings, and the constants it reads), so an edited
-        formula is noticed and an edited comment is not.  An object's own
-        ``fingerprint`` attribute is always part of it (the LLM judge hashes
-        its model, rubric and scale).
-        """
-        return _fingerprint(self)
-
-
-@dataclass(frozen=True)
-class RetrievalFamily:
-    """A ``runner.METRICS`` entry: ``fn(retrieved, relevant, k) -> float``."""
-
-    name: str
-    fn: RetrievalFn
-    higher_is_better: bool | None
-    version: str | None  # None: fingerprinted by what the code does
-    builtin: bool = False
-    # Built-in families beyond the spec's recall/ndcg: the spec shows clients adding
-    # their own `METRICS["precision"] = ...`, so such a name yields to the client's.
-    replaceable: bool = False
-    # Parameters that change a value (name -> default); None: the function's
-    # keyword-only defaults (evalkit.metric_identity.signature_parameters).
-    parameters: Mapping[str, ParamValue] | None = None
-
-    def declared_parameters(self) -> Mapping[str, ParamValue]:
-        if self.parameters is not None:
-            return self.parameters
-        return signature_parameters(self.fn)
-
-
-def _code_identity(fn: Callable[..., Any], version: str | None) -> str:
-    """What a client metric's fingerprint hashes besides its name, kind and direction.
-
-    A declared ``version=`` stands for the code (the author bumps it with the
-    formula); otherwise what the code does (:mod:`evalkit.code_identity`: the
-    syntax tree without comments or docstrings, plus the constants it reads).
-    An object's own ``fingerprint`` string (the LLM judge's) is always kept.
-    """
-    explicit = getattr(fn, "fingerprint", None)
-    if isinstance(explicit, str):
-        return "attr:" + explicit + ("" if version is None else f"|declared:v{version}")
-    if version is not None:
-        return f"declared:v{version}"
-    from evalkit.code_identity import SCHEME, code_hash
-
-    return f"{SCHEME}:{code_hash(fn)}"
-
-
-def _definition(defn: MetricDef) -> tuple[Callable[..., Any], bool, str | None]:
-    """The function, built-in flag and version that define ``defn`` (its family's, if any)."""
-    if defn.family is not None:
-        fam = _families.get(defn.family)
-        if fam is not None:
-            return fam.fn, fam.builtin, fam.version
-    return defn.fn, defn.builtin, defn.version
-
-
-def _hash_identity(defn: MetricDef, identity: str) -> str:
-    payload = f"{defn.name}|{defn.kind}|{defn.higher_is_better}|{identity}"
-    if defn.params:  # the default instance keeps the fingerprint it always had
-        payload += f"|params:{params_json(defn.params)}"
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def _fingerprint(defn: MetricDef) -> str:
-    fn, builtin, version = _definition(defn)
-    identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
-    return _hash_identity(defn, identity)
-
-
-def source_text_fingerprint(defn: MetricDef) -> str:
-    """The fingerprint evalkit 0.1 (artefact schema 1) stored: it hashed the source *text*.
-
-    Kept only so the artefact reader can tell that a schema-1 fingerprint still
-    describes today's definition (same text, so surely the same code).
-    """
-    fn, builtin, version = _definition(defn)
-    if builtin:
-        return _hash_identity(defn, f"builtin:v{version}")
-    explicit = getattr(fn, "fingerprint", None)
-    if isinstance(explicit, str):
-        text = "attr:" + explicit
-    else:
-        target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
-        try:
-            text = "src:" + inspect.getsource(target)
-        except (OSError, TypeError):
-            module = getattr(target, "__module__", "?")
-            text = f"qualname:{module}.{getattr(target, '__qualname__', repr(target))}"
-    return _hash_identity(defn, f"v{version or '1'}:{text}")
-
-
-_case: dict[str, MetricDef] = {}
-_aggregate: dict[str, MetricDef] = {}
-_families: dict[str, RetrievalFamily] = {}
-_loaders: dict[str, LoaderFn] = {}
-
-
-def _check_polarity(name: str, higher_is_better: object) -> bool:
-    if not isinstance(higher_is_better, bool):
-        raise RegistryError(
-            f"metric {name!r}: higher_is_better must be True or False, got {higher_is_better!r}"
-        )
-    return higher_is_better
-
-
-def _version(version: object) -> str | None:
-    if version is None:
-        return None
-    if isinstance(version, bool) or not isinstance(version, str | int) or str(version) == "":
-        raise RegistryError(
-            f"metric version must be a non-empty string such as '2', got {version!r}"
-        )
-    return str(version)
-
-
-def _check_name(name: object) -> str:
-    if name == "":
-        raise RegistryError("invalid metric name '': a metric name must be a non-empty string")
-    if not isinstance(name, str) or not _NAME.match(name):
-        raise RegistryError(
-            f"invalid metric name {name!r}: use letters, digits, '_', '-', '.', "
-            "optionally followed by '@k' with k a positive integer"
-        )
-    return name
-
-
-def split_spec(spec: str) -> tuple[str, int | None]:
-    """Split ``"recall@10"`` into ``("recall", 10)``; a bare name gives ``(name, None)``.
-
-    Raises :class:`MetricError` for a malformed string such as ``"recall@"`` or
-    ``"recall@0"``.
-    """
-    if not isinstance(spec, str) or not spec:
-        raise MetricError(f"metric spec must be a non-empty string, got {spec!r}")
-    base, sep, k_text = spec.partition("@")
-    if not sep:
-        return spec, None
-    if not base or not _FAMILY.match(base):
-        raise MetricError(f"malformed metric spec {spec!r}: expected 'name@k', e.g. 'recall@10'")
-    if not k_text.isdigit() or int(k_text) < 1:
-        raise MetricError(
-            f"malformed metric spec {spec!r}: k must be a positive integer, e.g. '{base}@10'"
-        )
-    return base, int(k_text)
-
-
-def _claimed(name: str) -> str | None:
-    """Say what already owns ``name`` (or a family that covers it), if anything."""
-    if name in _case:
-        return "a per-case metric"
-    if name in _aggregate:
-        return "an aggregate"
-    base, _, _ = name.partition("@")
-    if base in _families and "@" in name:
-        return f"covered by the retrieval family {base!r}"
-    return None
-
-
-def define(defn: MetricDef) -> None:
-    """Register a fully described metric (used for built-ins, which carry versions)."""
-    _register(defn)
-
-
-def _register(defn: MetricDef) -> None:
-    owner = _claimed(defn.name)
-    if owner is not None:
-        other_kind = "an aggregate" if defn.kind == "case" else "a per-case metric"
-        both = (
-            "; a name may be a per-case metric or an aggregate, not both"
-            if owner == other_kind
-            else ""
-        )
-        raise RegistryError(
-            f"metric {defn.name!r} is already registered ({owner}){both}; "
-            "a name means one thing: pick another name"
-        )
-    (_case if defn.kind == "case" else _aggregate)[defn.name] = defn
-
-
-def register_metric(
-    name: str, *, higher_is_better: bool, version: str | None = None
-) -> Callable[[F], F]:
-    """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
-
-    ``higher_is_better`` is required: it decides which direction of change is a
-    regression.  Duplicate names raise :class:`RegistryError`.  ``version``, when
-    given, is the metric's fingerprint (bump it when the formula changes); without
-    it the fingerprint follows what the code does (see :mod:`evalkit.code_identity`).
-    """
-    _check_name(name)
-    hib = _check_polarity(name, higher_is_better)
-    declared = _version(version)
-
-    def decorate(fn: F) -> F:
-        if not callable(fn):
-            raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "case", fn, hib, declared))
-        return fn
-
-    return decorate
-
-
-def register_aggregate(
-    name: str, *, higher_is_better: bool, version: str | None = None
-) -> Callable[[F], F]:
-    """Register a whole-run metric ``(Sequence[CaseResult]) -> float``."""
-    _check_name(name)
-    hib = _check_polarity(name, higher_is_better)
-    declared = _version(version)
-
-    def decorate(fn: F) -> F:
-        if not callable(fn):
-            raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "aggregate", fn, hib, declared))
-        return fn
-
-    return decorate
-
-
-def register_family(
-    name: str,
-    fn: RetrievalFn,
-    *,
-    higher_is_better: bool | None,
-    version: str | None = None,
-    builtin: bool = False,
-    replaceable: bool = False,
-    parameters: Mapping[str, ParamValue] | None = None,
-) -> None:
-    """Register a retrieval family that claims every ``name@k``.
-
-    ``parameters`` declares what else changes its values (name -> default,
-    e.g. ``{"relevance_level": 1}``); by default, ``fn``'s keyword-only
-    arguments with defaults.  They are part of each instance's fingerprint.
-
-    Registering the same function again is a no-op; a different function under
-    an existing name raises, because saved results would silently change meaning.
-    The exception is a ``replaceable`` built-in (``precision``, ``mrr``, ``map``,
-    ``hit_rate``): the client's own definition takes the name over, and its
-    fingerprint changes with it, so baselines scored with the built-in are
-    reported as incomparable rather than compared.
-    ``higher_is_better=None`` (what ``runner.METRICS[name] = fn`` gives) lets
-    :func:`evalkit.run` use the family but makes :func:`polarity` refuse it.
-    """
-    if not isinstance(name, str) or not _FAMILY.match(name):
-        raise RegistryError(
-            f"invalid retrieval family name {name!r}: use letters, digits, '_', '-', '.' (no '@')"
-        )
-    if not callable(fn):
-        raise RegistryError(f"retrieval family {name!r}: expected a callable, got {fn!r}")
-    if higher_is_better is not None:
-        _check_polarity(name, higher_is_better)
-    if builtin and version is None:
-        version = "1"  # built-ins always carry the version their fingerprint hashes
-    existing = _families.get(name)
-    if existing is not None and existing.replaceable and existing.fn is not fn:
-        _families[name] = RetrievalFamily(
-            name, fn, higher_is_better, _version(version), parameters=parameters
-        )
-        return
-    if existing is not None:
-        if existing.fn is fn:
-            if existing.higher_is_better is None and higher_is_better is not None:
-                _families[name] = RetrievalFamily(
-                    name,
-                    fn,
-                    higher_is_better,
-                    existing.version,
-                    existing.builtin,
-                    existing.replaceable,
-                    existing.parameters,
-                )
-                return
-            if higher_is_better is None or existing.higher_is_better == higher_is_better:
-                return
-        raise RegistryError(
-            f"retrieval family {name!r} is already registered with a different "
-            "definition; a name means one thing: pick another name"
-        )
-    clash = [n for n in (*_case, *_aggregate) if n == name or n.partition("@")[0] == name]
-    if clash:
-        raise RegistryError(
-            f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
-        )
-    _families[name] = RetrievalFamily(
-        name, fn, higher_is_better, _version(version), builtin, replaceable, parameters
-    )
-
-
-def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) -> MetricDef:
-    def score(response: TargetResponse, case: GoldenCase) -> float:
-        # Grades when the golden carries them (a set means grade 1); the
-        # relevance module hands set-only formulas the ids graded >= 1.
-        from evalkit.relevance import call_retrieval_fn
-
-        judged = case.grades or case.relevant
-        if not judged:
-            # A zero here would read as a system that found nothing relevant.
-            raise NoRelevantIdsError(
-                f"case {case.id!r}: {family.name}@{k} needs relevant ids, and this case "
-                "lists none (give it `relevant`, or score it with a text metric)"
-            )
-        return call_retrieval_fn(
-            family.fn, response.ranked_ids, judged, k, relevance_level=relevance_level
-        )
-
-    score.__qualname__ = f"{family.name}@{k}"
-    return MetricDef(
-        name=f"{family.name}@{k}",
-        kind="case",
-        fn=score,
-        higher_is_better=family.higher_is_better,
-        version=family.version,
-        builtin=family.builtin,
-        family=family.name,
-        k=k,
-        parameters=dict(family.declared_parameters()),
-    )
-
-
-def family_instance(name: str, spec: str, params: Mapping[str, object]) -> MetricDef:
-    """``spec`` (``ndcg@10``) scored with ``params`` (``relevance_level``), named ``name``.
-
-    What a ``{name, kind: ndcg@10, relevance_level: 2}`` entry in evalkit.yaml
-    registers: the definition's function applies the level, and its canonical
-    parameters are part of its fingerprint (so two levels are incomparable).
-    """
-    from evalkit.relevance import check_level
-
-    base, k = split_spec(spec)
-    family = _families.get(base)
-    full = _full_depth(spec) if k is None else None
-    if full is not None:
-        family, k = full
-    if k is None or family is None:
-        raise MetricError(
-            f"{spec!r} is not a retrieval metric (family@k); known families: "
-            f"{', '.join(sorted(_families)) or '(none)'}"
-        )
-    unknown = sorted(set(params) - {"relevance_level"})
-    if unknown:
-        raise MetricError(f"{spec} takes one parameter, relevance_level; got {unknown[0]!r}")
-    canonical = canonical_params(spec, params, dict(family.declared_parameters()))
-    defn = _family_metric(family, k, check_level(params.get("relevance_level", 1)))
-    return replace(defn, name=_check_name(name), params=canonical)
-
-
-def register_concrete_family_metric(family: str, k: int) -> MetricDef:
-    """List ``family@k`` in :func:`registered` (the family must exist)."""
-    fam = _families[family]
-    defn = _family_metric(fam, k)
-    if defn.name in _case:
-        raise RegistryError(f"metric {defn.name!r} is already registered (a per-case metric)")
-    if defn.name in _aggregate:
-        raise RegistryError(f"metric {defn.name!r} is already registered (an aggregate)")
-    _case[defn.name] = defn
-    return defn
-
-
-def _full_depth(name: str) -> tuple[RetrievalFamily, int] | None:
-    """The family and depth a trec_eval name (``map``, ``recip_rank``...) stands for."""
-    family = _families.get(FULL_DEPTH.get(name, ""))
-    return None if family is None else (family, FULL_DEPTH_K)
-
-
-def known_names() -> list[str]:
-    """Every usable name: concrete metrics, aggregates, ``family@k`` patterns, and
-    trec_eval's full-depth names."""
-    full = (n for n in FULL_DEPTH if _full_depth(n) is not None)
-    return sorted({*_case, *_aggregate, *(f"{f}@k" for f in _families), *full})
-
-
-def get_metric(name: str) -> MetricDef:
-    """Resolve a concrete name (``"ndcg@10"``, ``"latency_p95"``) to its definition."""
-    if not isinstance(name, str):
-        raise MetricError(f"metric name must be a string, got {name!r}")
-    found = _case.get(name) or _aggregate.get(name)
-    if found is not None:
-        return found
-    base, k = split_spec(name)
-    if k is not None and base in _families:
-        return _family_metric(_families[base], k)
-    full = _full_depth(name)
-    if full is not None:
-        return replace(_family_metric(*full), name=name)
-    close = [
-        *_case,
-        *_aggregate,
-        *(f"{f}@{k}" for f in _families if k is not None),
-        *(n for n in FULL_DEPTH if k is None and _full_depth(n) is not None),
-    ]
-    raise UnknownMetricError(
-        f"unknown metric {name!r}{did_you_mean(name, close)}; "
-        f"known: {', '.join(known_names()) or '(none registered)'}. "
-        "Register it with register_metric/register_aggregate, or import the plugin that does"
-    )
-
-
-def metric_instance(
-    name: str, params: Mapping[str, object] | None = None, *, only_declared: bool = False
-) -> MetricDef:
-    """``name`` with parameter values: the definition whose fingerprint covers them.
-
-    Unknown parameters raise :class:`MetricError` naming the metric's declared
-    ones; with ``only_declared`` they are ignored instead (one run-wide setting
-    such as ``relevance_level`` applies only to the metrics that take it).
-    """
-    defn = get_metric(name)
-    given = dict(params or {})
-    if only_declared:
-        given = {k: v for k, v in given.items() if k in defn.parameters}
-    canonical = canonical_params(name, given, defn.parameters)
-    return replace(defn, params=canonical) if canonical else defn
-
-
-def get_aggregate(name: str) -> MetricDef:
-    """Resolve the name of a whole-run aggregate; a per-case name raises."""
-    defn = get_metric(name)
-    if defn.kind != "aggregate":
-        raise RegistryError(f"{name!r} is a per-case metric, not an aggregate")
-    return defn
-
-
-def resolve(name: str) -> Callable[..., float]:
-    """0.2.0's lookup across both namespaces: the registered function itself."""
-    return get_metric(name).fn
-
-
-def is_aggregate(name: str) -> bool:
-    """True when ``name`` is a whole-run aggregate (resolving it first)."""
-    return get_metric(name).kind == "aggregate"
-
-
-def polarity(name: str) -> bool:
-    """``True`` when higher values of ``name`` are better; unknown names raise."""
-    defn = get_metric(name)
-    if defn.higher_is_better is None:
-        raise MetricError(
-            f"metric {name!r} has no declared direction (it was added through "
-            "runner.METRICS); register it with register_retrieval_metric(..., "
-            "higher_is_better=...) before gating on it"
-        )
-    return defn.higher_is_better
-
-
-class Registered(list[str]):
-    """The sorted concrete metric and aggregate names, also readable as 0.2.0's snapshot.
-
-    As a list it is what ``registered()`` always returned here; indexed by
-    ``"metrics"``, ``"aggregates"`` or ``"loaders"`` (or compared with a dict) it
-    is 0.2.0's ``{"metrics": [...], "aggregates": [...], "loaders": [...]}``.
-    """
-
-    def __init__(self, by_kind: Mapping[str, list[str]]) -> None:
-        super().__init__(sorted({*by_kind["metrics"], *by_kind["aggregates"]}))
-        self._by_kind = {kind: list(names) for kind, names in by_kind.items()}
-
-    def as_dict(self) -> dict[str, list[str]]:
-        return {kind: list(names) for kind, names in self._by_kind.items()}
-
-    def keys(self) -> list[str]:
-        return list(self._by_kind)
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            if key not in self._by_kind:
-                raise KeyError(key)
-            return list(self._by_kind[key])
-        return super().__getitem__(key)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Mapping):
-            return self.as_dict() == dict(other)
-        return super().__eq__(other)
-
-    __hash__ = None
-
-
-def registered() -> Registered:
-    """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
-    return Registered(
-        {
-            "metrics": sorted(_case),
-            "aggregates": sorted(_aggregate),
-            "loaders": sorted(_loaders),
-        }
-    )
-
-
-def families() -> Mapping[str, RetrievalFamily]:
-    """Read-only view of the retrieval families (``runner.METRICS``)."""
-    return _families
-
-
-def register_loader(extension: str) -> Callable[[F], F]:
-    """Register a golden-set loader ``(Path) -> GoldenSet`` for a file extension."""
-    if not isinstance(extension, str) or not extension.strip(". "):
-        raise RegistryError(f"loader extension must be a non-empty string, got {extension!r}")
-    ext = extension.lower().lstrip(".")
-
-    def decorate(fn: F) -> F:
-        if ext in _loaders:
-            raise RegistryError(f"a golden loader for {ext!r} files is already registered")
-        if not callable(fn):
-            raise RegistryError(f"loader {ext!r}: expected a callable, got {fn!r}")
-        _loaders[ext] = fn
-        return fn
-
-    return decorate
-
-
-def get_loader(extension: str) -> LoaderFn | None:
-    """The loader registered for ``extension`` (without the dot), if any."""
-    return _loaders.get(extension.lower().lstrip("."))
-
-
-def loader_extensions() -> list[str]:
-    return sorted(_loaders)
-
-
-@contextmanager
-def isolated() -> Iterator[None]:
-    """Undo every registration made inside the block (for tests and notebooks)."""
-    case, aggregate, fams, loaders = dict(_case), dict(_aggregate), dict(_families), dict(_loaders)
-    try:
-        yield
-    finally:
-        _case.clear()
-        _case.update(case)
-        _aggregate.clear()
-        _aggregate.update(aggregate)
-        _families.clear()
-        _families.update(fams)
-        _loaders.clear()
-        _loaders.update(loaders)
-
-
-# paired-evalkit 0.2.0's private table names.  Test suites written against it
-# isolate the registry by copying these, calling _reset_for_tests() and
-# updating them back; the aliases keep that pattern restoring everything.  The
-# retrieval families (which carry their own polarity) sit behind _POLARITY,
-# the fourth table those fixtures save.  New code should use isolated().
-_METRICS = _case
-_AGGREGATES = _aggregate
-_LOADERS = _loaders
-_POLARITY = _families
-
-
-def _reset_for_tests() -> None:
-    """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
-    for table in (_case, _aggregate, _families, _loaders):
-        table.clear()
-
-
-def resolve_query_metrics(specs: Sequence[str]) -> list[MetricDef]:
-    """Resolve per-query metric specs; unknown, malformed, aggregate or repeated names raise."""
-    if isinstance(specs, str):
-        raise MetricError(f"metrics must be a list of spec strings, e.g. [{specs!r}], not a str")
-    if not specs:
-        raise MetricError("metrics: name at least one metric, e.g. ['ndcg@10']")
-    resolved: list[MetricDef] = []
-    for spec in specs:
-        try:
-            split_spec(spec)
-            defn = get_metric(spec)
-        except UnknownMetricError:
-            raise UnknownMetricError(
-                f"unknown metric {spec!r}; known: {', '.join(known_names())}"
-            ) from None
-        except MetricError as exc:
-            raise MetricError(f"{exc}; known: {', '.join(known_names())}") from None
-        if defn.kind == "aggregate":
-            raise MetricError(
-                f"{spec!r} is a whole-run aggregate, not a per-query metric: "
-                f"compute it from the rows with result.aggregate({spec!r})"
-            )
-        resolved.append(defn)
-    if len({d.name for d in resolved}) != len(resolved):
-        raise MetricError(f"metrics list names a metric twice: {list(specs)}")
-    return resolved
+from evalkit._model.registry import _reset_for_tests as _reset_for_tests
+
+# Those tests read the tables directly, so the built-ins are registered here by importing
+# their modules (everywhere else the registry's first use does: _model/builtin_hook.py).
+from evalkit._spec import golden_loaders as _golden_loaders  # noqa: F401
+from evalkit.errors import RegistryError  # 0.2.0 raised it from here
+from evalkit.metrics import builtin as _builtin  # noqa: F401
+
+__all__ = [
+    "AggregateFn",
+    "CaseFn",
+    "CaseMetricFn",
+    "F",
+    "FULL_DEPTH",
+    "FULL_DEPTH_K",
+    "LoaderFn",
+    "MetricDef",
+    "MetricKind",
+    "Registered",
+    "RegistryError",
+    "RetrievalFamily",
+    "RetrievalFn",
+    "define",
+    "families",
+    "family_instance",
+    "get_aggregate",
+    "get_loader",
+    "get_metric",
+    "is_aggregate",
+    "isolated",
+    "known_names",
+    "loader_extensions",
+    "metric_instance",
+    "polarity",
+    "register_aggregate",
+    "register_concrete_family_metric",
+    "register_family",
+    "register_loader",
+    "register_metric",
+    "registered",
+    "resolve",
+    "resolve_query_metrics",
+    "source_text_fingerprint",
+    "split_spec",
+]

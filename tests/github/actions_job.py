@@ -20,7 +20,8 @@ from typing import Any
 import httpx
 from fake_github import FakeGitHub, github_factory_for_tests
 
-from evalkit.github.action import GateRunner, run_action
+from evalkit.action.contract import GateRunner
+from evalkit.action.run import run_action
 from evalkit.github.client import NO_DELAY
 
 BASE_SHA = "b" * 40

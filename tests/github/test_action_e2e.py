@@ -30,7 +30,7 @@ from fake_github import (  # noqa: F401  (the *_fixture name registers the fixtu
     make_zip,
 )
 
-from evalkit.artifact import read_artifact
+from evalkit._spec.artifact import read_artifact
 from evalkit.github.comment import marker_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -295,8 +295,8 @@ def test_action_e2e_pr_creates_comment_then_updates_the_same_one(
     assert f"#{base_artifact} from push run" in first.log
     assert marker_for(CONFIG_NAME) in first.summary
     # Where the baseline came from reaches the summary once, as a note of the report
-    # (escaped like all untrusted text: a zero-width space, &#8203;, follows every '#').
-    plain_summary = first.summary.replace("&#8203;", "").replace("&#39;", "'")
+    # (escaped like all untrusted text: a word joiner, &#8288;, follows every '#').
+    plain_summary = first.summary.replace("&#8288;", "").replace("&#39;", "'")
     assert plain_summary.count(f"#{base_artifact} from push run") == 1
     blob_requests_carry_no_token(fake_github)
     assert {r.path for r in fake_github.blob_requests} == {f"/blob/{base_artifact}"}

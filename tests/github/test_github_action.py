@@ -25,19 +25,12 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
+from evalkit.action.annotations import failing_check_annotations, find_check_line
+from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
+from evalkit.action.host import host_gateway
+from evalkit.action.inputs import ActionInputs, resolve_settings
+from evalkit.action.run import post_comment_from_dir, run_action
 from evalkit.errors import ConfigError
-from evalkit.github.action import (
-    ActionInputs,
-    FailingCheck,
-    GateOutcome,
-    GateRequest,
-    failing_check_annotations,
-    find_check_line,
-    host_gateway,
-    post_comment_from_dir,
-    resolve_settings,
-    run_action,
-)
 from evalkit.github.client import NO_DELAY
 from evalkit.github.comment import marker_for
 
@@ -568,7 +561,7 @@ def action_yml() -> dict[str, Any]:
 
 
 def test_action_yml_declares_every_input_the_code_reads() -> None:
-    source = (ROOT / "src/evalkit/github/action.py").read_text()
+    source = (ROOT / "src/evalkit/action/inputs.py").read_text()
     read = set(re.findall(r'_(?:input|bool_input|choice)\(env, "([a-z-]+)"', source))
     read.add("github-token")
     assert read <= set(action_yml()["inputs"]), read - set(action_yml()["inputs"])

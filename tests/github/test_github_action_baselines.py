@@ -23,7 +23,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 )
 from test_github_action import ARTEFACT, StubGate, fork_bundle
 
-from evalkit.github.action import post_comment_from_dir
+from evalkit.action.run import post_comment_from_dir
 from evalkit.github.client import NO_DELAY
 from evalkit.github.comment import marker_for
 

@@ -15,7 +15,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 from test_github_action import StubGate
 from test_github_branch_store import store_for
 
-from evalkit.stores import FetchRequest
+from evalkit._store.protocol import FetchRequest
 
 CONFIG = "evals-evalkit"
 

@@ -20,6 +20,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
+from evalkit._store.protocol import FetchRequest, GitHubAccess, Preferred
 from evalkit.errors import ArtifactError
 from evalkit.github.artifacts import (
     ArtifactInfo,
@@ -30,7 +31,6 @@ from evalkit.github.artifacts import (
 )
 from evalkit.github.client import NO_DELAY, RetryPolicy
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
-from evalkit.stores import FetchRequest, GitHubAccess, Preferred
 
 ARTEFACT = json.dumps({"schema_version": 1, "rows": []}).encode()
 BASE_SHA = "b" * 40

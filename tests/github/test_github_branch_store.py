@@ -12,11 +12,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     github_factory_for_tests,
 )
 
-from evalkit.errors import ArtifactError
-from evalkit.github.branch_store import BranchStore
-from evalkit.github.client import NO_DELAY
-from evalkit.github.errors import GitHubApiError
-from evalkit.stores import (
+from evalkit._store.protocol import (
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
@@ -24,6 +20,10 @@ from evalkit.stores import (
     PromoteRequest,
     PromoteResult,
 )
+from evalkit.errors import ArtifactError
+from evalkit.github.branch_store import BranchStore
+from evalkit.github.client import NO_DELAY
+from evalkit.github.errors import GitHubApiError
 
 SHA1 = "1" * 40
 SHA2 = "2" * 40

@@ -22,10 +22,10 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 )
 from test_github_action import ARTEFACT, StubGate
 
-from evalkit.config import load_config
-from evalkit.github.action import GateRequest
-from evalkit.history import PinRecord
-from evalkit.stores import BaselineFetch
+from evalkit._spec.config import load_config
+from evalkit._store.history import PinRecord
+from evalkit._store.protocol import BaselineFetch
+from evalkit.action.contract import GateRequest
 
 CONFIG = "evals-evalkit"
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_client"
@@ -164,7 +164,7 @@ def adapter_request(
 
 
 def test_the_action_gate_decides_drift_checks_on_the_fetched_reference(tmp_path: Path) -> None:
-    from evalkit.action_gate import pipeline_gate
+    from evalkit.action.gate_runner import pipeline_gate
 
     v1 = EXAMPLE / "baseline.json"
     found = BaselineFetch("found", v1, "branch", "pinned: release v1 (3 promotions ago)", None)
@@ -226,10 +226,10 @@ def test_the_actions_html_report_draws_the_trend_from_the_actions_store(
     """
     from test_github_history import Clock, access_for
 
-    from evalkit.action_gate import pipeline_gate
+    from evalkit._store.history import parse_pin
+    from evalkit._store.protocol import PinRequest, PromoteRequest
+    from evalkit.action.gate_runner import pipeline_gate
     from evalkit.github.branch_store import BranchStore
-    from evalkit.history import parse_pin
-    from evalkit.stores import PinRequest, PromoteRequest
 
     store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock())
     for k in (1, 2):

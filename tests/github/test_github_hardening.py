@@ -20,13 +20,13 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
-from evalkit._bounded import gunzip_bounded
+from evalkit._store.protocol import FetchRequest, GitHubAccess, check_artefact_bytes
+from evalkit._util.bounded import gunzip_bounded
+from evalkit._util.limits import MAX_ARTEFACT_BYTES
 from evalkit.errors import ArtifactError
 from evalkit.github.artifacts import ArtifactStore, download_archive, redirect_problem
 from evalkit.github.client import RetryPolicy, call_github, rate_limit_delay
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
-from evalkit.limits import MAX_ARTEFACT_BYTES
-from evalkit.stores import FetchRequest, GitHubAccess, check_artefact_bytes
 
 ARTEFACT = json.dumps({"schema_version": 1, "rows": []}).encode()
 NOW = 1_700_000_000.0

@@ -14,11 +14,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
-from evalkit.errors import ArtifactError, InputError
-from evalkit.github.artifacts import ArtifactStore
-from evalkit.github.branch_store import BranchStore
-from evalkit.github.client import NO_DELAY
-from evalkit.history import (
+from evalkit._store.history import (
     PinRecord,
     PinSpec,
     PromotionRecord,
@@ -27,7 +23,17 @@ from evalkit.history import (
     index_loads,
     parse_pin,
 )
-from evalkit.stores import FetchRequest, GitHubAccess, HistoryRequest, PinRequest, PromoteRequest
+from evalkit._store.protocol import (
+    FetchRequest,
+    GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PromoteRequest,
+)
+from evalkit.errors import ArtifactError, InputError
+from evalkit.github.artifacts import ArtifactStore
+from evalkit.github.branch_store import BranchStore
+from evalkit.github.client import NO_DELAY
 
 CONFIG = "evalkit"
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
@@ -376,9 +382,9 @@ def test_a_reference_artifact_without_its_pin_record_is_not_read_with_a_stale_on
 
 def test_history_view_with_the_actions_store(fake_github: FakeGitHub, tmp_path: Path) -> None:
     """The Action hands its own store (with GitHub access) to evalkit history's view."""
-    from evalkit.artifact import write_artifact
-    from evalkit.config import load_config
-    from evalkit.promotions import history_view
+    from evalkit._app.promotions import history_view
+    from evalkit._spec.artifact import write_artifact
+    from evalkit._spec.config import load_config
     from helpers.history_runs import run
 
     (tmp_path / "checks.yaml").write_text(
@@ -408,7 +414,7 @@ def test_cli_history_reads_the_artifact_store_with_a_token(
     fake_github: FakeGitHub, tmp_path: Path
 ) -> None:
     """GITHUB_TOKEN + GITHUB_REPOSITORY (+ GITHUB_API_URL): evalkit history asks the API."""
-    from evalkit.artifact import write_artifact
+    from evalkit._spec.artifact import write_artifact
     from helpers.cli import evalkit
     from helpers.history_runs import run
 

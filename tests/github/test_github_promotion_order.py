@@ -20,9 +20,9 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 from test_github_action import StubGate
 from test_github_history import access_for
 
+from evalkit._store.history import index_loads
+from evalkit._store.protocol import HistoryRequest
 from evalkit.github.artifacts import ArtifactStore
-from evalkit.history import index_loads
-from evalkit.stores import HistoryRequest
 
 CONFIG = "evals-evalkit"
 STORE = "evalkit-baselines"

@@ -1,24 +1,28 @@
-"""The release workflow's guard steps, run with bash as the runner runs them (#25).
+"""The release workflow's guard steps, run with bash as the runner runs them, and the
+shape of its two-architecture build (#25).
 
 A tag on a commit that is not on the default branch is refused before anything is
-built; an image that cannot be pulled without credentials stops the release before the
-action is published. The scripts are taken from .github/workflows/release.yml itself.
+built; an image that cannot be pulled without credentials (or lacks an architecture)
+stops the release before the action is published. The scripts are taken from
+.github/workflows/release.yml itself; scripts/simulate_release.py runs all of its steps
+against a real local registry and engine (docs/action.md, "Simulating a release").
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
+from fake_registry import REPO, Registry, running
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
-DIGEST = "sha256:" + "a" * 64
-IMAGE = "ghcr.io/skbugudi/evalkit-action"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bash") is None or shutil.which("git") is None, reason="needs bash and git"
@@ -59,7 +63,15 @@ def git(cwd: Path, *args: str) -> str:
 
 
 TAG_STEP = "Refuse a tag whose commit is not on the default branch"
+QEMU_STEP = "QEMU for the arm64 build and smoke test"
+BUILDER_STEP = "A builder that makes multi-platform images"
+BASE_STEP = "The pinned base image"
+PUSH_STEP = "Build and push the two-architecture image"
 PULL_STEP = "Users can pull the image without credentials"
+SMOKE_STEP = "Smoke-test both architectures (arm64 under QEMU), pulled anonymously"
+MAJOR_STEP = "Move the major tag to the same index"
+PUBLISH_STEP = "Publish the action (released action.yml uses the prebuilt image)"
+PLATFORMS = "linux/amd64,linux/arm64"
 
 
 @pytest.fixture(name="clone")
@@ -91,45 +103,84 @@ def test_a_tag_off_the_default_branch_is_refused(clone: Path) -> None:
     assert done.stdout.startswith("::error title=release refused::")
 
 
-def fake_docker(tmp_path: Path, *, public: bool) -> Path:
-    """A docker stand-in: ``manifest inspect`` succeeds only for a public image, and only
-    when no credentials are configured (an empty DOCKER_CONFIG)."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "docker"
-    script.write_text(
-        "#!/bin/bash\n"
-        'echo "$@" >> "$CALLS"\n'
-        'if [ -n "$(ls -A "$DOCKER_CONFIG" 2>/dev/null)" ]; then echo "has credentials" >&2; '
-        "exit 3; fi\n" + ("exit 0\n" if public else 'echo "denied" >&2; exit 1\n')
-    )
-    script.chmod(0o755)
-    return bin_dir
-
-
-@pytest.mark.parametrize("public", [True, False])
-def test_publishing_waits_for_an_anonymous_pull(tmp_path: Path, public: bool) -> None:
-    bin_dir = fake_docker(tmp_path, public=public)
-    calls = tmp_path / "calls"
-    env = {
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "IMAGE": IMAGE,
-        "DIGEST": DIGEST,
-        "CALLS": str(calls),
-    }
-    done = run_step(PULL_STEP, tmp_path, env)
-    assert calls.read_text().split() == ["manifest", "inspect", f"{IMAGE}@{DIGEST}"]
-    if public:
+@pytest.mark.parametrize("mode", ["public", "private", "basic"])
+def test_publishing_waits_for_an_anonymous_pull(tmp_path: Path, mode: str) -> None:
+    """The step's own script, against a registry holding the pushed two-platform index."""
+    registry = Registry()
+    digest = registry.add_index(["amd64", "arm64"])
+    registry.mode = mode
+    with running(registry) as host:
+        env = {"IMAGE": f"{host}/{REPO}", "DIGEST": digest, "PLATFORMS": PLATFORMS}
+        done = run_step(PULL_STEP, ROOT, env)
+    if mode == "public":
         assert done.returncode == 0, done.stdout + done.stderr
+        assert "anonymous pull ok: linux/arm64" in done.stdout
         return
     assert done.returncode == 1
     assert "make the ghcr.io package public" in done.stdout
-    assert done.stdout.startswith("::error title=image not public::")
+    assert "::error title=image not public::" in done.stdout
+
+
+def test_an_index_without_arm64_is_not_published(tmp_path: Path) -> None:
+    registry = Registry()
+    digest = registry.add_index(["amd64"])
+    with running(registry) as host:
+        env = {"IMAGE": f"{host}/{REPO}", "DIGEST": digest, "PLATFORMS": PLATFORMS}
+        done = run_step(PULL_STEP, ROOT, env)
+    assert done.returncode == 1
+    assert "the index has no linux/arm64 image" in done.stderr
+
+
+def job() -> dict[str, Any]:
+    doc: dict[str, Any] = yaml.safe_load(WORKFLOW.read_text())
+    release: dict[str, Any] = doc["jobs"]["release"]
+    return release
+
+
+def step(name: str) -> dict[str, Any]:
+    (found,) = [s for s in job()["steps"] if s.get("name") == name]
+    assert isinstance(found, dict)
+    return found
 
 
 def test_the_guards_run_before_what_they_guard() -> None:
     names = step_names()
-    assert names.index(TAG_STEP) < names.index("Build")
-    assert names.index("Push the image and move the major tag") < names.index(PULL_STEP)
-    publish = "Publish the action (released action.yml uses the prebuilt image)"
-    assert names.index(PULL_STEP) < names.index(publish)
+    order = [TAG_STEP, QEMU_STEP, BUILDER_STEP, BASE_STEP, PUSH_STEP, PULL_STEP, SMOKE_STEP]
+    order += [MAJOR_STEP, PUBLISH_STEP]
+    assert [n for n in names if n in order] == order
+
+
+def test_two_architectures_are_built_pushed_as_one_index_and_each_smoke_tested() -> None:
+    assert job()["env"]["PLATFORMS"] == PLATFORMS
+    push = step(PUSH_STEP)
+    script = " ".join(str(push["run"]).replace("\\\n", " ").split())
+    assert 'docker buildx build --platform "$PLATFORMS"' in script
+    assert '--build-arg "PYTHON_BASE=$PYTHON_BASE"' in script
+    assert "--push ." in script
+    assert "--provenance=false --sbom=false" in script  # the index holds the two images only
+    assert push["env"]["PYTHON_BASE"] == "${{ steps.base.outputs.image }}"
+    smoke = str(step(SMOKE_STEP)["run"])
+    assert "for p in ${PLATFORMS//,/ }; do" in smoke
+    assert 'DOCKER_CONFIG="$(mktemp -d)" docker pull --platform "$p" "$IMAGE@$DIGEST"' in smoke
+    assert '--image "$IMAGE@$DIGEST" --platform "$p"' in smoke
+    # What is published pins the index digest the push recorded, and the major tag is
+    # checked to name that same index.
+    for name in (PULL_STEP, SMOKE_STEP, MAJOR_STEP, PUBLISH_STEP):
+        assert step(name)["env"]["DIGEST"] == "${{ steps.push.outputs.digest }}"
+    assert 'release_image.py same-manifest "$IMAGE:$MAJOR" "$DIGEST"' in str(
+        step(MAJOR_STEP)["run"]
+    )
+    assert '--image "docker://$IMAGE@$DIGEST"' in str(step(PUBLISH_STEP)["run"])
+
+
+def test_the_push_step_records_the_index_digest(tmp_path: Path) -> None:
+    """The digest output is what buildx's metadata file says (the index's), by the script."""
+    assert 'release_image.py digest "$RUNNER_TEMP/build.json"' in str(step(PUSH_STEP)["run"])
+    assert '--metadata-file "$RUNNER_TEMP/build.json"' in str(step(PUSH_STEP)["run"])
+
+
+def test_every_action_used_is_pinned_by_commit() -> None:
+    uses = [str(s["uses"]) for s in job()["steps"] if "uses" in s]
+    assert uses
+    for ref in uses:
+        assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", ref), ref

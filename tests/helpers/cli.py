@@ -26,7 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
-from evalkit import registry
+from evalkit._model import registry
 from evalkit.cli import main
 from evalkit.metrics import judge_guard
 

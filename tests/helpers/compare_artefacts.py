@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact
-from evalkit.results import CaseResult, RunResult
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
 from evalkit.targets.base import TargetResponse
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from evalkit import CaseResult, RunResult, TargetResponse
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact
+from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
 
 METRIC = "ndcg@10"  # higher is better; the values are injected, not computed
 Values = dict[str, float]

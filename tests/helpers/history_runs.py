@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from evalkit import CaseResult, RunResult, TargetResponse
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact, write_artifact
-from evalkit.history import HistoryEntry, make_entry
+from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact, write_artifact
+from evalkit._store.history import HistoryEntry, make_entry
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -57,12 +57,12 @@ def parse(markdown: str) -> _Tags:
 
 
 def visible_text(markdown: str) -> str:
-    """What a reader sees (zero-width spaces removed, as a copy-paste would show them)."""
-    return "".join(parse(markdown).text).replace("\u200b", "")
+    """What a reader sees (word joiners and zero-width spaces removed: both invisible)."""
+    return "".join(parse(markdown).text).replace("\u2060", "").replace("\u200b", "")
 
 
 def raw_text(markdown: str) -> str:
-    """What a reader sees, zero-width spaces kept (GitHub's mention linker sees these)."""
+    """What a reader sees, invisible characters kept (GitHub's mention linker sees them)."""
     return "".join(parse(markdown).text)
 
 

@@ -6,7 +6,8 @@ import dataclasses
 import random
 from typing import Any
 
-from evalkit.gate import (
+from evalkit.gate.inputs import GoldensDiff
+from evalkit.gate.model import (
     CaseDelta,
     CheckVerdict,
     Comparison,
@@ -14,7 +15,6 @@ from evalkit.gate import (
     ReferenceReport,
     RunSummary,
 )
-from evalkit.gate_inputs import GoldensDiff
 
 HOSTILE = "<script>alert(1)</script> | `tick` @octocat #123 <!-- x --> [a](http://e.vil) *b*\nline2"
 
@@ -477,6 +477,105 @@ def no_reference() -> GateReport:
     )
 
 
+def _trial_notes(metrics: tuple[str, ...], n: int = 16, k: int = 3) -> list[str]:
+    """The notes a repeated run really writes (evalkit._engine.trials), one per metric."""
+    from evalkit._engine.trials import trial_notes
+    from evalkit._model.results import TRIALS_KEY, CaseResult, TargetResponse
+
+    rng = random.Random(9)
+    rows = []
+    for i in range(n):
+        trials = {m: [round(rng.random() * (j + 1) / len(metrics), 3) for _ in range(k)]
+                  for j, m in enumerate(metrics)}  # fmt: skip
+        response = TargetResponse(text="x", meta={TRIALS_KEY: trials})
+        rows.append(CaseResult(f"q{i:02d}", response, {m: v[0] for m, v in trials.items()}))
+    return trial_notes(rows, metrics)
+
+
+def repeats() -> GateReport:
+    """``repeats: 3`` on 16 cases: six per-metric trial-noise notes and small-n caveats."""
+    metrics = ("ndcg@10", "recall@10", "mrr@10", "faithfulness", "helpfulness", "answer_f1")
+    ds = deltas(16, 0.0, seed=11)
+    small_n = (
+        "only 16 cases: below 30 cases the false-fail rate is not guaranteed within a point "
+        "of nominal (measured at n = 20); treat a borderline result as undecided"
+    )
+    checks = [
+        vs_baseline(
+            f"{m.split('@')[0]}_holds",
+            m,
+            "pass",
+            comparison(ds, delta=0.0, ci_low=-0.01 * (i + 1), ci_high=0.012 * (i + 1),
+                       p_value=0.62 - 0.05 * i, warnings=(small_n,)),
+            covered=16,
+            total=16,
+            message="no significant regression",
+        )
+        for i, m in enumerate(metrics[:3])
+    ]  # fmt: skip
+    cand = dataclasses.replace(CANDIDATE, n_cases=16)
+    base = dataclasses.replace(BASELINE, n_cases=16)
+    return report(checks, candidate=cand, baseline=base, notes=tuple(_trial_notes(metrics)))
+
+
+def identical_rerun() -> GateReport:
+    """The same code run twice: Δ = 0 on every case, every case a tie, p = 1."""
+    ties = tuple(CaseDelta(f"q{i:02d}", 0.5, 0.5, 0.0) for i in range(16))
+    small_n = (
+        "only 16 cases: below 30 cases the false-fail rate is not guaranteed within a point "
+        "of nominal (measured at n = 20); treat a borderline result as undecided"
+    )
+    comp = comparison(
+        ties, delta=0.0, ci_low=0.0, ci_high=0.0, p_value=1.0, mde=0.05, warnings=(small_n,)
+    )
+    cand = dataclasses.replace(CANDIDATE, n_cases=16)
+    base = dataclasses.replace(BASELINE, n_cases=16)
+    return report(
+        [
+            threshold("recall_floor", "recall@10", 0.8438, ">=", 0.6, "pass", covered=16, total=16),
+            vs_baseline(
+                "no_ndcg_regression", "ndcg@10", "pass", comp, covered=16, total=16,
+                message="Δ +0, 95% CI [+0, +0], p=1.0000: no significant regression",
+            ),
+        ],
+        candidate=cand,
+        baseline=base,
+    )  # fmt: skip
+
+
+def many(n_checks: int = 200, id_len: int = 40) -> GateReport:
+    """``n_checks`` checks with long ids: a few fail or warn, most pass."""
+    verdicts = []
+    for i in range(n_checks):
+        metric = ("ndcg@10", "recall@10", "mrr@10", "answer_f1")[i % 4]
+        stem = f"segment_{i:03d}_{metric.replace('@', '_at_')}_no_significant_regression_"
+        check_id = (stem * 3)[:id_len]
+        status = "fail" if i % 37 == 5 else "warn" if i % 53 == 7 else "pass"
+        ds = deltas(40, -0.05 if status != "pass" else 0.0, seed=100 + i)
+        comp = comparison(
+            ds,
+            delta=-0.03 if status != "pass" else 0.002,
+            ci_low=-0.051 if status != "pass" else -0.011,
+            ci_high=-0.009 if status != "pass" else 0.015,
+            p_value=0.004 if status != "pass" else 0.4 + (i % 50) / 100,
+        )
+        covered = 38 if i % 41 == 3 else 40
+        verdicts.append(
+            vs_baseline(
+                check_id, metric, status, comp, covered=covered, total=40,
+                level="warn" if status == "warn" else "block",
+                message=(
+                    "Δ -0.03, 95% CI [-0.051, -0.009], p=0.0040: significant regression"
+                    if status != "pass"
+                    else "Δ +0.002, 95% CI [-0.011, +0.015]: no significant regression"
+                ),
+            )
+        )  # fmt: skip
+    cand = dataclasses.replace(CANDIDATE, n_cases=40)
+    base = dataclasses.replace(BASELINE, n_cases=40)
+    return report(verdicts, candidate=cand, baseline=base)
+
+
 SCENARIOS = {
     "passing": passing,
     "failing": failing,
@@ -486,4 +585,7 @@ SCENARIOS = {
     "warn": warned,
     "drift": drift,
     "no_reference": no_reference,
+    "repeats": repeats,
+    "identical_rerun": identical_rerun,
+    "many_checks": many,
 }

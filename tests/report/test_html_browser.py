@@ -7,33 +7,16 @@ when it is absent, except under CI, where it must run.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from evalkit.report.html import render_html
 
 from . import png
-from .cdp import Browser, find_chromium
+from .cdp import Browser
 from .samples import big, failing, hostile, warned
 
 DOCS_SHOT = Path(__file__).parents[2] / "docs" / "img" / "report.png"
 UPDATE = os.environ.get("EVALKIT_UPDATE_GOLDEN") == "1"
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    exe = find_chromium()
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed; CI must run: apt-get install -y chromium")
-        pytest.skip("chromium not installed (apt-get install -y chromium); required under CI")
-    b = Browser(exe, tmp_path_factory.mktemp("chromium-profile"))
-    try:
-        yield b
-    finally:
-        b.close()
 
 
 def _open(browser: Browser, html: str, tmp_path: Path, name: str = "report.html") -> None:
@@ -59,7 +42,7 @@ def test_gate_report_loads_without_console_errors(browser: Browser, tmp_path: Pa
 
 
 def test_drift_trend_is_drawn_in_the_browser(browser: Browser, tmp_path: Path) -> None:
-    from evalkit.trend import DriftTrend
+    from evalkit.gate.trend import DriftTrend
 
     from .samples import drift
     from .test_report_trend import make_trend

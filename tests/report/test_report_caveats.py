@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from evalkit.gate import GateReport
+import pytest
+
+from evalkit.gate.model import GateReport, Status
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import render_terminal
 
@@ -14,26 +16,52 @@ SMALL_N = "only 38 cases: the percentile bootstrap rejects a true null too often
 SKEW = "the per-case differences are heavily skewed (skewness +3.5, n = 38): inspect them"
 
 
-def with_warnings() -> GateReport:
+def with_warnings(p_value: float = 0.0003, status: Status = "pass") -> GateReport:
     report = passing()
     verdicts = []
     for v in report.verdicts:
         if v.comparison is not None:
-            v = replace(v, comparison=replace(v.comparison, warnings=(SMALL_N, SKEW)))
+            comp = replace(v.comparison, warnings=(SMALL_N, SKEW), p_value=p_value)
+            v = replace(v, comparison=comp, status=status)
         verdicts.append(v)
     return replace(report, verdicts=tuple(verdicts))
 
 
-def test_markdown_lists_caveats_above_the_details() -> None:
-    text = render_markdown(with_warnings(), config_name="cfg")
-    head, _, _ = text.partition("<details>")
+def _open_part(text: str) -> str:
+    """The comment above its first collapsed section."""
+    return text.partition("<details>")[0]
+
+
+@pytest.mark.parametrize(
+    ("p_value", "status"), [(0.04, "pass"), (0.06, "pass"), (0.0003, "fail"), (0.9, "fail")]
+)
+def test_caveats_that_can_change_a_verdict_are_shown_open(p_value: float, status: Status) -> None:
+    """A borderline p (α/3 to 3α) or a check that did not pass: the caveat is in view."""
+    head = _open_part(render_markdown(with_warnings(p_value, status), config_name="cfg"))
     assert "**Read with care**" in head
     assert "only 38 cases" in head
     assert "heavily skewed" in head
 
 
+@pytest.mark.parametrize("p_value", [0.0003, 0.0001, 0.2, 1.0])
+def test_caveats_on_clear_cut_passes_are_folded(p_value: float) -> None:
+    """p = 1 on an identical rerun or 0.0003 on a clear win: no "borderline" in view."""
+    text = render_markdown(with_warnings(p_value), config_name="cfg")
+    head = _open_part(text)
+    assert "Read with care" not in head
+    assert "borderline" not in head
+    assert "only 38 cases" not in head
+    summary = "<summary>2 statistical caveats on clear-cut checks (not changing a verdict)"
+    assert summary in text
+    folded = text.split(summary, 1)[1].split("</details>", 1)[0]
+    assert "only 38 cases" in folded
+    assert "heavily skewed" in folded
+
+
 def test_markdown_has_no_caveat_section_without_warnings() -> None:
-    assert "Read with care" not in render_markdown(passing(), config_name="cfg")
+    text = render_markdown(passing(), config_name="cfg")
+    assert "Read with care" not in text
+    assert "caveat" not in text
 
 
 def test_terminal_prints_each_caveat_with_its_checks() -> None:

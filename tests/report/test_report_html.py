@@ -7,12 +7,12 @@ import math
 import re
 from html.parser import HTMLParser
 
-from evalkit.artifact import MetricInfo, RunArtifact
-from evalkit.compare import CompareRow
-from evalkit.gate import CaseDelta
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.artifact import MetricInfo, RunArtifact
+from evalkit.gate.compare import CompareRow
+from evalkit.gate.model import CaseDelta
 from evalkit.report.html import CSP, render_compare_html, render_html
 from evalkit.report.svg import COLOURS, difference_plot
-from evalkit.results import CaseResult, RunResult
 
 from .samples import HOSTILE, SCENARIOS, big, failing, hostile, warned
 

@@ -12,11 +12,21 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.gate import GateReport
+from evalkit.gate.model import GateReport
 from evalkit.report.markdown import GITHUB_LIMIT, comment_marker, render_markdown
 
 from . import mdcheck
-from .samples import HOSTILE, SCENARIOS, big, failing, hostile, no_baseline, passing, warned
+from .samples import (
+    HOSTILE,
+    SCENARIOS,
+    big,
+    drift,
+    failing,
+    hostile,
+    no_baseline,
+    passing,
+    warned,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("EVALKIT_UPDATE_GOLDEN") == "1"
@@ -86,11 +96,29 @@ def test_headline_for_each_verdict() -> None:
     assert heads["incomparable"].startswith("### ❌ FAIL: 1 of 2 checks passed; blocking: ")
 
 
-def test_table_shows_delta_ci_p_coverage_wlt_and_power() -> None:
+def test_table_row_is_status_check_metric_delta_ci_and_p() -> None:
     out = render_markdown(failing(), config_name="c")
-    row = next(line for line in out.splitlines() if line.startswith("| ❌ | no&#95;ndcg"))
-    assert "0.7377 → 0.6965: Δ -0.0412 [-0.0650, -0.0170] 95% CI, p=0.0008" in row
-    assert "| 100/100 cases | 15 / 34 / 51 | 0.0153 |" in row
+    assert "| status | check | metric | result (95% CI) | p |\n" in out  # no cases column
+    row = next(line for line in out.splitlines() if "| no&#95;ndcg&#95;<wbr>regression |" in line)
+    nb = "&nbsp;"
+    assert row == (
+        f"| ❌{nb}fail | no&#95;ndcg&#95;<wbr>regression | ndcg@&#8288;10{nb}↑ "
+        f"| Δ{nb}-0.0412 [-0.0650,{nb}-0.0170] | p=0.0008 |"
+    )
+    assert "Every check covered all 100 cases." in out
+    # before → after, W / L / T and the detectable change are in the check's details
+    details = out.split("<summary>❌ no&#95;ndcg&#95;regression: fail</summary>", 1)[1]
+    assert "paired means: baseline 0.7377, Δ -0.0412" in details
+    assert "wins / losses / ties 15 / 34 / 51" in details
+    assert "detects a true change of ≥ 0.0153 with 80% power" in details
+
+
+def test_cases_column_only_where_coverage_is_not_full() -> None:
+    out = render_markdown(drift(), config_name="c")
+    assert "| p | cases |\n" in out
+    assert "| p=0.1900 |  |\n" in out  # the full one: left blank
+    assert "| p=0.0004 | 96/100 |\n" in out
+    assert "Every check covered" not in out
 
 
 def test_false_alarm_chance_only_with_more_than_one_test() -> None:
@@ -102,16 +130,18 @@ def test_false_alarm_chance_only_with_more_than_one_test() -> None:
     assert "false alarm" not in one
 
 
-def test_no_baseline_is_loud() -> None:
+def test_no_baseline_is_loud_and_said_once() -> None:
     out = render_markdown(no_baseline(), config_name="c")
-    assert "> [!WARNING]\n> **No baseline**: 1 vs_baseline check(s) had nothing" in out
-    assert "| ❔ | no&#95;ndcg&#95;regression | ndcg@&#8203;10 ↑ | no baseline |" in out
+    assert "> [!WARNING]\n> **No baseline**: 1 vs_baseline check had nothing" in out
+    assert "| 🔵&nbsp;no&nbsp;baseline | no&#95;ndcg&#95;<wbr>regression |" in out
+    assert out.lower().count("no baseline") == 2  # the box and the row's status
+    assert out.count("promote") + out.count("Promote") == 1
 
 
 def test_non_inferiority_margin_and_non_blocking_warn() -> None:
     out = render_markdown(warned(), config_name="c")
-    assert ", margin 0.0200 |" in out
-    assert "| warn |" in out
+    assert "[-0.0310,&nbsp;+0.0180], margin&nbsp;0.0200 | p vs margin=0.6200 |" in out
+    assert "| ⚠️&nbsp;warn |" in out
     assert "- baseline promoted from main at fedcba9" in out
 
 
@@ -155,8 +185,8 @@ def test_5000_case_report_fits_and_keeps_the_essentials(big_report: GateReport) 
     assert out.startswith("<!-- evalkit report config=evalkit -->\n### 💥 ERROR: 150 of 5,000")
     _balanced(out)
     # The checks table and the why-list survive whole; long lists say what they left out.
-    assert out.count("| ❌ | no&#95;") == 3
-    assert "| ✅ | p95&#95;ceiling |" in out
+    assert out.count("| ❌&nbsp;fail | no&#95;") == 3
+    assert "| ✅&nbsp;pass | p95&#95;ceiling |" in out
     assert "more cases not shown (see the JSON report/artifact)" in out
     # Most regressed cases are kept before per-case details grow.
     assert out.count("most regressed cases") == 3
@@ -173,7 +203,7 @@ def test_every_budget_is_respected_without_cutting_tags(
     assert len(out.encode()) <= budget
     _balanced(out)
     assert out.splitlines()[1].startswith("### 💥 ERROR")
-    assert out.count("| ❌ | no&#95;") == 3  # the checks table is the last thing to go
+    assert out.count("| ❌&nbsp;fail | no&#95;") == 3  # the checks table is the last to go
     for rows in mdcheck.tables(out):
         assert len(set(rows)) == 1
 
@@ -225,7 +255,7 @@ def hostile_md() -> str:
 def test_hostile_text_opens_no_tag_link_code_or_comment(hostile_md: str) -> None:
     tags = mdcheck.parse(hostile_md)
     ours = {"h3", "p", "strong", "br", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
-    ours |= {"details", "summary", "h4"}
+    ours |= {"details", "summary", "h4", "wbr"}
     assert set(tags.starts) <= ours, set(tags.starts) - ours
     assert tags.comments == [tags.comments[0]]
     assert tags.comments[0].startswith(" evalkit report")
@@ -241,7 +271,7 @@ def test_hostile_text_never_forms_a_mention_or_issue_reference(hostile_md: str) 
 
 def test_hostile_text_keeps_table_cells_whole(hostile_md: str) -> None:
     widths = mdcheck.tables(hostile_md)
-    assert [set(rows) for rows in widths] == [{8}, {2}, {4}, {5}]
+    assert [set(rows) for rows in widths] == [{6}, {2}, {4}, {5}]
 
 
 @pytest.mark.parametrize(
@@ -268,3 +298,19 @@ def test_newlines_and_controls_are_shown_not_obeyed() -> None:
     assert "\u202e" not in out
     assert "\x1b" not in out
     assert "\r" not in out
+
+
+def test_the_stores_reason_for_no_baseline_is_said_once_in_the_box() -> None:
+    why = "store artifact: no artifact 'evalkit-baseline' from a push to main; promote first"
+    report = dataclasses.replace(no_baseline(), notes=(why, "another note"))
+    out = render_markdown(report, config_name="c", baseline_detail=why)
+    seen = mdcheck.visible_text(out)
+    assert seen.count("no artifact 'evalkit-baseline'") == 1
+    box = out.split("> [!WARNING]\n", 1)[1].split("\n\n", 1)[0]
+    assert "no artifact &#39;evalkit-baseline&#39;" in box
+    assert "Promote a run" not in box  # the store's sentence says how, for its store
+    assert "- another note" in out
+    # With a baseline the store's sentence is a note like any other.
+    found = dataclasses.replace(failing(), notes=("artifact 'b' #3 from push run 9",))
+    kept = render_markdown(found, config_name="c", baseline_detail=found.notes[0])
+    assert "- artifact &#39;b&#39; #&#8288;3 from push run 9" in kept

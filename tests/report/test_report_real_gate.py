@@ -7,11 +7,12 @@ from importlib import resources
 
 import jsonschema
 
-from evalkit.artifact import RunArtifact, metric_info
-from evalkit.checks import CheckSpec
-from evalkit.gate import GateOptions, GateReport, evaluate_gate
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.artifact import RunArtifact, metric_info
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.model import GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.report import dumps, render_html, render_markdown, render_terminal
-from evalkit.results import CaseResult, RunResult
 
 
 def _artifact(name: str, values: list[float]) -> RunArtifact:
@@ -55,9 +56,11 @@ def test_every_reporter_renders_a_real_gate_report() -> None:
     assert md.startswith(
         "<!-- evalkit report config=evalkit -->\n### ❌ FAIL: 0 of 2 checks passed"
     )
-    assert "| 0 / 6 / 2 |" in md
-    # the default procedure (auto) decided: its small-n caveat, not the bootstrap's
-    assert "- warning: only 8 cases: below 30 cases the false-fail rate is not" in md
+    assert "wins / losses / ties 0 / 6 / 2" in md
+    # the default procedure (auto) decided: its small-n caveat, not the bootstrap's; in
+    # view, since the check failed
+    head = md.partition("<details>")[0]
+    assert "- ⚠️ no&#95;regression: only 8 cases: below 30 cases the false-fail rate is not" in head
 
     text = render_terminal(report, capture=True)
     assert text is not None

@@ -10,9 +10,11 @@ import pytest
 from rich.console import Console
 
 from evalkit.errors import InputError
+from evalkit.gate.model import GateReport
+from evalkit.report import summary as S
 from evalkit.report.terminal import render_terminal
 
-from .samples import errored, failing, incomparable, no_baseline, passing
+from .samples import SCENARIOS, errored, failing, incomparable, no_baseline, passing
 
 ANSI = "\x1b["
 COLOUR = re.compile(r"\x1b\[[0-9;]*(?:3[0-8]|9[0-7]|4[0-8])(?:;[0-9;]*)?m")
@@ -31,9 +33,8 @@ def test_headline_table_and_reasons() -> None:
     assert "Baseline main · 100 cases · commit fedcba9" in out
     assert "is 9.8% (correction: none)" in out
     row = next(line for line in lines if "no_ndcg_regression" in line and "fail" in line)
-    assert "Δ -0.0412 [-0.0650, -0.0170] 95% CI, p=0.0008" in row
-    assert "100/100" in row
-    assert "15 / 34 / 51" in row
+    assert "0.7377 → 0.6965: Δ -0.0412 [-0.0650, -0.0170]  p=0.0008  15/34/51" in row
+    assert "result (95% CI)" in out
     assert "✗ recall_floor: recall@10 = 0.55 misses >= 0.6" in out
     assert "Most regressed for no_ndcg_regression:" in out
     assert "q0068  0.4230 → 0.1449 (-0.2781)" in out
@@ -104,3 +105,51 @@ def test_untrusted_text_cannot_inject_markup_or_escapes() -> None:
     assert "\u202e" not in out
     assert "evil ⏎ next" in out  # a newline is shown, never obeyed
     assert not any(line.startswith("next") for line in out.splitlines())
+
+
+def _decisive(report: GateReport) -> list[str]:
+    """Every id, Δ, interval bound and p the reader decides by, as the report writes them."""
+    out = []
+    for v in report.verdicts:
+        out.append(v.check_id)
+        c = v.comparison
+        if c is not None:
+            out += [S.signed(c.delta), S.signed(c.ci_low), S.signed(c.ci_high), S.p_cell(v)]
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("width", [80, 120])
+def test_no_decisive_digit_is_cut_at_any_width(name: str, width: int) -> None:
+    """COLUMNS=80: the layout wraps by block, never through an id, a bound or a p."""
+    report = SCENARIOS[name]()
+    out = _text(report, width=width)
+    # The checks' numbers fit (the prose around them is soft-wrapped by the terminal).
+    numbers = [line for line in out.splitlines() if line.startswith("    ")]
+    assert all(len(line) <= width for line in numbers), numbers
+    # Joined back, the lines hold each number whole; on its own line, never split.
+    for token in _decisive(report):
+        assert any(token in line for line in out.splitlines()), (token, out)
+    # ...and no line that shows one was cut short.
+    shown = [line for line in out.splitlines() if any(t in line for t in _decisive(report))]
+    assert not any("…" in line for line in shown if "flaky" not in line), shown
+
+
+def test_a_wide_terminal_gets_one_table_and_a_narrow_one_blocks() -> None:
+    wide = _text(failing(), width=120)
+    assert "check               metric       status  result (95% CI)" in wide
+    narrow = _text(failing(), width=80)
+    assert "result (95% CI)" not in narrow
+    assert "Intervals are 95% confidence intervals." in narrow
+    assert (
+        "✗ no_ndcg_regression  ndcg@10 ↑  fail\n    0.7377 → 0.6965: Δ -0.0412 [-0.0650," in narrow
+    )
+
+
+def test_long_ids_wrap_whole_at_80_columns() -> None:
+    report = failing()
+    long_id = "retrieval_quality_for_the_enterprise_customers_of_region_emea_" + "x" * 14
+    v = dataclasses.replace(report.verdicts[1], check_id=long_id)
+    out = _text(dataclasses.replace(report, verdicts=(v,)), width=80)
+    assert long_id in out.replace("\n", "")  # folded over two lines, every character kept
+    assert "p=0.0008" in out

@@ -1,4 +1,4 @@
-"""The HTML report's trend across promotions (issue #16): drawn from evalkit.trend's steps.
+"""The HTML report's trend across promotions (issue #16): drawn from evalkit.gate.trend's steps.
 
 Every mark is checked against the numbers it stands for: one point per value, one band
 per compared step spanning exactly previous value + that step's CI, the dashed level at
@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.history import HistoryEntry, entry_label
+from evalkit._store.history import HistoryEntry, entry_label
+from evalkit.gate.trend import CANDIDATE_LABEL, DriftTrend, MetricTrend, TrendPoint, TrendStep
 from evalkit.report.html import render_html
 from evalkit.report.svg import STATUS_COLOURS, trend_plot
-from evalkit.trend import CANDIDATE_LABEL, DriftTrend, MetricTrend, TrendPoint, TrendStep
 
 from .samples import HOSTILE, drift, no_reference, passing
 

@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pytest
 
-from evalkit.artifact import RunArtifact
-from evalkit.compare import NO_CHANGE, compare_runs
+from evalkit._spec.artifact import RunArtifact
+from evalkit.gate.compare import NO_CHANGE, compare_runs
 from helpers.compare_artefacts import artefact
 
 # A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.

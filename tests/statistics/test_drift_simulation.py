@@ -25,9 +25,10 @@ import numpy as np
 import pytest
 from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
 
-from evalkit.checks import CheckSpec
-from evalkit.drift import Reference
-from evalkit.gate import CheckVerdict, GateOptions, evaluate_gate
+from evalkit._spec.checks import CheckSpec
+from evalkit.gate.model import CheckVerdict, GateOptions
+from evalkit.gate.procedure import evaluate_gate
+from evalkit.gate.reference import Reference
 from evalkit.stats.names import GateMethod as Method
 from helpers.drift_runs import METRIC, Values, exact_history, random_history, run
 

@@ -31,11 +31,12 @@ import numpy as np
 import pytest
 
 from evalkit import CaseResult, RunResult, TargetResponse, register_metric
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact
-from evalkit.checks import CheckSpec
-from evalkit.drift import Reference
-from evalkit.gate import GateOptions, GateReport, evaluate_gate
-from evalkit.pvalues import p_text, pvalue
+from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
+from evalkit._spec.checks import CheckSpec
+from evalkit._util.pvalues import p_text, pvalue
+from evalkit.gate.model import GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
+from evalkit.gate.reference import Reference
 from evalkit.report import render_html, render_json, render_markdown
 from evalkit.report.escape import html_text
 from evalkit.report.summary import confidence, result

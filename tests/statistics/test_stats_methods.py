@@ -12,17 +12,17 @@ from numpy.typing import NDArray
 from scipy import special  # type: ignore[import-untyped]  # dev-only, no stubs
 from scipy import stats as sps
 
+from evalkit._model.registry import register_aggregate
+from evalkit._model.results import CaseResult, Row, RunResult
 from evalkit.errors import InputError
-from evalkit.registry import register_aggregate
-from evalkit.results import CaseResult, Row, RunResult
-from evalkit.significance import (
+from evalkit.stats import permutation as perm
+from evalkit.stats.fixedpoint import to_fixed
+from evalkit.stats.significance import (
     compare_metrics,
     familywise_false_alarm,
     holm,
     paired_bootstrap,
 )
-from evalkit.stats import permutation as perm
-from evalkit.stats.fixedpoint import to_fixed
 from evalkit.stats.stream import substream
 from evalkit.stats.tdist import regularized_beta, t_two_sided_p
 from evalkit.targets.base import TargetResponse

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from evalkit._model.results import CaseResult, QueryResult, RunResult
 from evalkit.errors import InputError, MetricError
-from evalkit.results import CaseResult, QueryResult, RunResult
-from evalkit.significance import (
+from evalkit.stats.significance import (
     analytic_power,
     default_effects,
     mde,
@@ -159,3 +159,24 @@ def test_bad_power_inputs_are_named(call: object, message: str) -> None:
     assert callable(call)
     with pytest.raises(InputError, match=message):
         call()
+
+
+@pytest.mark.parametrize("method", ["auto", "t"])
+def test_simulated_power_at_no_effect_is_one_sided_like_the_analytic_figure(method: str) -> None:
+    """#23: the simulation counted both sides at effect 0 (5%) beside the analytic α/2."""
+    d = np.random.default_rng(3).normal(0.0, 1.0, 200)
+    row = power(d, [0.0], n_sim=20_000, method=method).rows[0]
+    assert row.analytic == 0.025
+    assert row.simulated is not None
+    assert abs(row.simulated - 0.025) < 0.005  # SE 0.0011
+
+
+@pytest.mark.parametrize("method", ["auto", "t"])
+def test_resamples_of_only_tied_cases_are_not_detections(method: str) -> None:
+    """#23: on a discrete metric a resample of only (centred) ties is one repeated non-zero
+    value, which the shift model called significant at any effect (35% at n = 10)."""
+    d = np.array([0.0] * 9 + [1.0])
+    rows = power(d, [0.0, 0.05], n_sim=4000, method=method).rows
+    for row in rows:
+        assert row.simulated is not None
+        assert row.simulated < 0.05, (row.effect, row.simulated)

@@ -19,12 +19,12 @@ import pytest
 from numpy.typing import NDArray
 from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
 
-from evalkit.artifact import GoldensInfo, RunArtifact, build_artifact
-from evalkit.checks import CheckSpec
+from evalkit._model.results import CaseResult, QueryResult, RunResult
+from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
+from evalkit._spec.checks import CheckSpec
 from evalkit.errors import EvalkitError
-from evalkit.gate import GateOptions, evaluate_gate
-from evalkit.results import CaseResult, QueryResult, RunResult
-from evalkit.significance import paired_bootstrap
+from evalkit.gate.model import GateOptions
+from evalkit.gate.procedure import evaluate_gate
 from evalkit.stats.procedures import (
     Evaluator,
     PermutationNull,
@@ -33,6 +33,7 @@ from evalkit.stats.procedures import (
     batch_percentile,
     evaluator_for,
 )
+from evalkit.stats.significance import paired_bootstrap
 from evalkit.targets.base import TargetResponse
 
 # A simulation: `uv run pytest -m slow` (and .ci/run) runs it, the fast tier skips it.
@@ -176,7 +177,7 @@ LOWER_IS_BETTER = "calibration_lower_is_better"
 
 
 def artifact(name: str, values: FloatArray, hib: bool) -> RunArtifact:
-    from evalkit.registry import get_metric, register_metric
+    from evalkit._model.registry import get_metric, register_metric
 
     metric = "ndcg@10" if hib else LOWER_IS_BETTER
     if not hib:

@@ -43,12 +43,36 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 
-from evalkit._atomic import write_bytes_atomic
+from evalkit._store.history import (
+    History,
+    HistoryEntry,
+    PinRecord,
+    artefact_facts,
+    make_entry,
+    no_reference,
+    reference_found,
+    select_pinned,
+)
+from evalkit._store.protocol import (
+    BaselineFetch,
+    FetchRequest,
+    GitHubAccess,
+    HistoryRequest,
+    PinRequest,
+    PinResult,
+    PromoteRequest,
+    PromoteResult,
+    StoreSettings,
+    artefact_file_names,
+    check_artefact_bytes,
+)
+from evalkit._util.atomic import write_bytes_atomic
+from evalkit._util.limits import MAX_ARTEFACT_BYTES
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
 from evalkit.github.client import (
@@ -59,32 +83,6 @@ from evalkit.github.client import (
     rate_limit_delay,
 )
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
-from evalkit.history import (
-    History,
-    HistoryEntry,
-    PinRecord,
-    artefact_facts,
-    make_entry,
-    no_reference,
-    reference_found,
-    select_pinned,
-)
-from evalkit.limits import MAX_ARTEFACT_BYTES
-from evalkit.stores import (
-    BaselineFetch,
-    FetchRequest,
-    GitHubAccess,
-    HistoryRequest,
-    PinRequest,
-    PinResult,
-    PromoteRequest,
-    PromoteResult,
-    artefact_file_names,
-    check_artefact_bytes,
-)
-
-if TYPE_CHECKING:
-    from evalkit.config import LoadedConfig
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000
@@ -493,8 +491,8 @@ class ArtifactStore:
         self._ancestry: dict[str, Ancestry] = {}
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> ArtifactStore:
-        return cls(access, name=config.baseline.name)
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> ArtifactStore:
+        return cls(access, name=settings.baseline.name)
 
     def describe(self) -> str:
         return f"artifact {self.name!r} of push runs on the default branch"

@@ -26,13 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit._atomic import write_bytes_atomic
-from evalkit.config import DEFAULT_BASELINE_BRANCH, LoadedConfig
-from evalkit.errors import ArtifactError, ConfigError
-from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
-from evalkit.github.errors import GitHubApiError
-from evalkit.history import (
+from evalkit._spec.config import DEFAULT_BASELINE_BRANCH
+from evalkit._store.history import (
     History,
     HistoryEntry,
     PinRecord,
@@ -47,7 +42,7 @@ from evalkit.history import (
     select_pinned,
     with_promotion,
 )
-from evalkit.stores import (
+from evalkit._store.protocol import (
     BaselineFetch,
     FetchRequest,
     GitHubAccess,
@@ -56,8 +51,14 @@ from evalkit.stores import (
     PinResult,
     PromoteRequest,
     PromoteResult,
+    StoreSettings,
     check_artefact_bytes,
 )
+from evalkit._util.atomic import write_bytes_atomic
+from evalkit.errors import ArtifactError, ConfigError
+from evalkit.github.ancestry import Ancestry, compare_commits
+from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
+from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
     from github.Repository import Repository
@@ -129,8 +130,8 @@ class BranchStore:
         self._ancestry: dict[str, Ancestry] = {}  # latest's commit -> how ours relates to it
 
     @classmethod
-    def open(cls, config: LoadedConfig, access: GitHubAccess | None) -> BranchStore:
-        return cls(access, branch=config.baseline.branch, git_root=config.root)
+    def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> BranchStore:
+        return cls(access, branch=settings.baseline.branch, git_root=settings.root)
 
     @property
     def _repo(self) -> Repository:

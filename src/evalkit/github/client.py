@@ -59,7 +59,7 @@ def rate_limit_delay(
     status: int | None, headers: Mapping[str, str] | None, message: str, now: float
 ) -> float | None:
     """Seconds GitHub asks us to wait when this response is a rate limit, else None."""
-    from evalkit.retry_after import retry_after_seconds
+    from evalkit._util.retry_after import retry_after_seconds
 
     if status not in (403, 429):
         return None
@@ -81,7 +81,7 @@ class RateLimitBudget:
     """The rate-limit waits of one call: bounded in total seconds and in count."""
 
     def __init__(self, retry: RetryPolicy) -> None:
-        from evalkit.retry_after import WaitBudget
+        from evalkit._util.retry_after import WaitBudget
 
         self._retry = retry
         self._budget = WaitBudget(retry.max_rate_wait, sleep=retry.sleep)

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit.config import validate_config_name
+from evalkit._spec.config import validate_config_name
 from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github
 from evalkit.github.errors import GitHubApiError
 

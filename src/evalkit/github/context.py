@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit import _bounded
+from evalkit._util import bounded as _bounded
 from evalkit.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"

@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 from evalkit.errors import MetricError
 
 if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase
-    from evalkit.results import TargetResponse
+    from evalkit._model.golden_cases import GoldenCase
+    from evalkit._model.results import TargetResponse
 
 __all__ = [
     "ANSWERS_KEY",

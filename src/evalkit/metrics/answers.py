@@ -43,10 +43,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from evalkit import _bounded
-from evalkit._suggest import did_you_mean
+from evalkit._model.metric_identity import ParamValue, canonical_params
+from evalkit._model.registry import MetricDef, define, get_metric, register_metric
+from evalkit._util import bounded as _bounded
+from evalkit._util.suggest import did_you_mean
 from evalkit.errors import MetricError
-from evalkit.metric_identity import ParamValue, canonical_params
 from evalkit.metrics.answer_keys import (
     MUST_INCLUDE_KEY,
     MUST_NOT_INCLUDE_KEY,
@@ -60,11 +61,10 @@ from evalkit.metrics.answer_text import (
     normalizer,
     tokens_f1,
 )
-from evalkit.registry import MetricDef, define, get_metric, register_metric
 
 if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase
-    from evalkit.results import TargetResponse
+    from evalkit._model.golden_cases import GoldenCase
+    from evalkit._model.results import TargetResponse
 
 __all__ = [
     "AnswerLength",
@@ -583,7 +583,7 @@ def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
     # Registered as a client metric (not builtin=True), so the registry hashes the
     # object's fingerprint attribute, which carries the parameters; a built-in's
     # identity would be its version alone.  The parameters that differ from the
-    # kind's defaults also go on the definition (evalkit.metric_identity), so the
+    # kind's defaults also go on the definition (evalkit._model.metric_identity), so the
     # artefact records them and an incomparable verdict can say what differs.
     defaults = _default_params(metric)
     params = canonical_params(name, metric.params(), defaults)

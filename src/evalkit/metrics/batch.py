@@ -23,13 +23,13 @@ from typing import Literal, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from evalkit import registry
-from evalkit._bounded import paused_gc
+from evalkit._model import registry
+from evalkit._model.golden_cases import GoldenCase
+from evalkit._model.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
+from evalkit._model.results import QueryResult, RunResult, TargetResponse
+from evalkit._util.bounded import paused_gc
 from evalkit.errors import MetricError
-from evalkit.golden_cases import GoldenCase
 from evalkit.metrics import core
-from evalkit.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
-from evalkit.results import QueryResult, RunResult, TargetResponse
 
 __all__ = [
     "UNJUDGED",
@@ -432,7 +432,7 @@ def score_rankings(
     """Score existing rankings against qrels, one :class:`QueryResult` per query.
 
     ``rankings`` maps query ids to ids best first (or is a :class:`Rankings`,
-    such as a :class:`evalkit.trec.TrecRun`).  ``qrels`` values are sets of ids
+    such as a :class:`evalkit._spec.trec.TrecRun`).  ``qrels`` values are sets of ids
     or ``{id: grade}`` mappings.  ``queries`` picks the scored queries:
 
     * ``"both"`` (default, as trec_eval): ranked *and* judged queries;
@@ -443,9 +443,9 @@ def score_rankings(
 
     Metric specs resolve through the registry as in :func:`evalkit.run`; the
     built-in retrieval families are computed vectorised over all queries.
-    (``_grades``, for :mod:`evalkit.trec` only: the grades of ``rankings``
+    (``_grades``, for :mod:`evalkit._spec.trec` only: the grades of ``rankings``
     against these ``qrels``, already looked up position by position;
-    ``_checked_qrels``: the qrels were built by :func:`evalkit.trec.read_qrels`,
+    ``_checked_qrels``: the qrels were built by :func:`evalkit._spec.trec.read_qrels`,
     whose ids are ``str`` and grades ``int`` by construction, so the check of
     every grade is skipped: it was 16 % of scoring a 10^6-line run.)
     """

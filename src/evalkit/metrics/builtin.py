@@ -10,6 +10,13 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from evalkit._model.registry import (
+    MetricDef,
+    define,
+    register_concrete_family_metric,
+    register_family,
+)
+from evalkit._model.results import Row
 from evalkit.errors import MetricError
 from evalkit.metrics.core import (
     hit_rate_at_k,
@@ -19,13 +26,6 @@ from evalkit.metrics.core import (
     precision_at_k,
     recall_at_k,
 )
-from evalkit.registry import (
-    MetricDef,
-    define,
-    register_concrete_family_metric,
-    register_family,
-)
-from evalkit.results import Row
 
 RECALL_KS = (1, 3, 5, 10, 20)
 NDCG_KS = (10,)

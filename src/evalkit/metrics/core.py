@@ -26,7 +26,7 @@ A ranking is taken as given: there are no scores here, so no tie-breaking.
 An id repeated in a ranking keeps its slot but scores nothing after its first
 occurrence, as if an unjudged document stood there: a system can neither raise
 its score by repeating a hit nor hide the wasted slot.  (TREC run files cannot
-hold repeats: :mod:`evalkit.trec` refuses them, as trec_eval does.)
+hold repeats: :mod:`evalkit._spec.trec` refuses them, as trec_eval does.)
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from evalkit._model.relevance import Relevance, as_grades, check_level
 from evalkit.errors import MetricError
-from evalkit.relevance import Relevance, as_grades, check_level
 
 __all__ = [
     "hit_rate_at_k",

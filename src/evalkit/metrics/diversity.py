@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from evalkit._model.registry import register_aggregate
+from evalkit._model.results import Row
 from evalkit.errors import RegistryError
 from evalkit.metrics.builtin import item_entropy
 from evalkit.metrics.builtin import max_item_share as _share
-from evalkit.registry import register_aggregate
-from evalkit.results import Row
 
 __all__ = ["POLARITY", "entropy", "max_item_share", "register_diversity_metric"]
 

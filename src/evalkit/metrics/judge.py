@@ -28,18 +28,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from evalkit._util.retry_after import WaitBudget, rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
 from evalkit.metrics import judge_guard
 from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
-from evalkit.retry_after import WaitBudget, rate_limit_advice, retry_after_seconds
 
 __all__ = ["Grade", "LLMJudge", "TokenUsage"]
 
 if TYPE_CHECKING:
     import anthropic
 
-    from evalkit.golden_cases import GoldenCase
-    from evalkit.results import TargetResponse
+    from evalkit._model.golden_cases import GoldenCase
+    from evalkit._model.results import TargetResponse
 
 TOOL_NAME = "record_grade"
 # Bump when the prompt, the system text or the tool definition changes: it is hashed
@@ -590,7 +590,7 @@ class LLMJudge:
 
     def _check_cache(self, *, writable: bool) -> None:
         assert self.cache is not None
-        from evalkit._atomic import check_writable
+        from evalkit._util.atomic import check_writable
 
         try:
             len(self.cache)  # reads and validates every entry

@@ -28,14 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from evalkit._model.registry import MetricDef, define
 from evalkit.errors import ConfigError, MetricError
 from evalkit.metrics.agreement import agreement, spearman, weighted_kappa
 from evalkit.metrics.answer_keys import HUMAN_GRADE_KEY, graded_answer, human_grade
-from evalkit.registry import MetricDef, define
 
 if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase, GoldenSet
-    from evalkit.results import Row, TargetResponse
+    from evalkit._model.golden_cases import GoldenCase, GoldenSet
+    from evalkit._model.results import Row, TargetResponse
 
 __all__ = [
     "KAPPA",
@@ -94,9 +94,22 @@ class CheckSet:
                 fixed[case.id] = (case, text)
         return cls(judge_metric, human, fixed, judge)
 
+    def compared_ids(self, rows: Sequence[Row]) -> list[str]:
+        """The cases :meth:`pairs` compares, without grading anything (file order of rows)."""
+        ids: list[str] = []
+        for row in rows:
+            if row.query_id not in self.human:
+                continue
+            if row.query_id in self.fixed:
+                if self.judge is not None:
+                    ids.append(row.query_id)
+            elif self.judge_metric in row.metrics:
+                ids.append(row.query_id)
+        return ids
+
     def pairs(self, rows: Sequence[Row]) -> tuple[list[float], list[float]]:
         """The judge's and the humans' grades, case by case (file order of the rows)."""
-        from evalkit.results import TargetResponse
+        from evalkit._model.results import TargetResponse
 
         judge: list[float] = []
         people: list[float] = []
@@ -129,7 +142,7 @@ def _judge_grade(row: Row, metric: str) -> float:
     on the scale); its first trial's own grade (``<metric>_score`` in the meta, the
     answer the row shows) is what a person's grade is compared with.
     """
-    from evalkit.results import TRIALS_KEY
+    from evalkit._model.results import TRIALS_KEY
 
     meta = row.response.meta if row.response is not None else {}
     first = meta.get(f"{metric}_score")
@@ -140,6 +153,9 @@ def _judge_grade(row: Row, metric: str) -> float:
 
 class JudgeAgreement:
     """An aggregate ``(rows) -> float``: κ or ρ between a judge metric and the human grades."""
+
+    # Only human-graded cases count: the gate says so in the check's coverage.
+    counted = "human-graded"
 
     def __init__(self, check: CheckSet, statistic: Statistic, name: str) -> None:
         self.check = check
@@ -158,6 +174,10 @@ class JudgeAgreement:
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
+    def cases_counted(self, rows: Sequence[Row]) -> int:
+        """How many of ``rows`` the statistic is computed on (those with both grades)."""
+        return len(self.check.compared_ids(rows))
+
     def __call__(self, rows: Sequence[Row]) -> float:
         judge, people = self.check.pairs(rows)
         if len(judge) < 2:
@@ -173,7 +193,7 @@ class JudgeAgreement:
 
 def _judge_of(metric: str) -> Callable[[TargetResponse, GoldenCase], float] | None:
     """The registered judge of ``metric``, to grade fixed answers (None if not registered)."""
-    from evalkit.registry import get_metric
+    from evalkit._model.registry import get_metric
 
     try:
         fn = get_metric(metric).fn

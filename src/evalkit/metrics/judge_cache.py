@@ -27,10 +27,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from evalkit._atomic import DiskWriteError, write_text_atomic
-from evalkit._bounded import loads, read_text
+from evalkit._model.formats import JUDGE_CACHE_FORMAT, JUDGE_CACHE_VERSION
+from evalkit._util.atomic import DiskWriteError, write_text_atomic
+from evalkit._util.bounded import loads, read_text
 from evalkit.errors import JudgeError
-from evalkit.formats import JUDGE_CACHE_FORMAT, JUDGE_CACHE_VERSION
 
 _Signature = tuple[int, int, int]  # (inode, size, mtime_ns): "has the file changed?"
 

@@ -24,7 +24,7 @@ from evalkit.errors import MetricError
 from evalkit.metrics.agreement import agreement
 
 if TYPE_CHECKING:
-    from evalkit.results import Row
+    from evalkit._model.results import Row
 
 __all__ = ["consistency_notes", "regrade_pairs", "regrading"]
 
@@ -32,8 +32,8 @@ __all__ = ["consistency_notes", "regrade_pairs", "regrading"]
 @contextmanager
 def regrading(metrics: Sequence[str], *, on: bool = True) -> Iterator[None]:
     """Within the block, every LLM judge among ``metrics`` grades each case twice."""
+    from evalkit._model.registry import get_metric
     from evalkit.metrics.judge import LLMJudge
-    from evalkit.registry import get_metric
 
     judges = []
     if on:

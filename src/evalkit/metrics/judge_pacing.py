@@ -14,10 +14,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from evalkit._ratelimit import RateLimiter
+from evalkit._util.ratelimit import RateLimiter
 
 if TYPE_CHECKING:
-    from evalkit.registry import MetricDef
+    from evalkit._model.registry import MetricDef
 
 __all__ = ["paced_judges"]
 

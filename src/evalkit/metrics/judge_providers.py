@@ -34,7 +34,7 @@ def build_judge(
     prices: Mapping[str, float] | None,
     wire: Mapping[str, Any],
 ) -> LLMJudge:
-    """The judge for ``provider``; ``wire`` holds :data:`evalkit.config.WIRE_SETTINGS`."""
+    """The judge for ``provider``; ``wire`` holds :data:`evalkit._spec.config.WIRE_SETTINGS`."""
     common: dict[str, Any] = {
         "rubric": rubric,
         "model": model,

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from evalkit._model.results import Row
 from evalkit.errors import MetricError
 from evalkit.metrics.builtin import latency_mean, latency_percentile, nearest_rank
-from evalkit.results import Row
 
 __all__ = ["latency_mean", "latency_p50", "latency_p95", "latency_p99", "percentile"]
 

@@ -54,7 +54,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from evalkit._bounded import loads
+from evalkit._util.bounded import loads
+from evalkit._util.retry_after import rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
 from evalkit.metrics.judge import (
     DEFAULT_MAX_TOKENS,
@@ -65,13 +66,12 @@ from evalkit.metrics.judge import (
     _digest,
     _one_line,
 )
-from evalkit.retry_after import rate_limit_advice, retry_after_seconds
 
 if TYPE_CHECKING:
     import httpx
 
-    from evalkit.golden_cases import GoldenCase
-    from evalkit.results import TargetResponse
+    from evalkit._model.golden_cases import GoldenCase
+    from evalkit._model.results import TargetResponse
 
 __all__ = ["PROVIDER", "TOKEN_LIMIT_KEYS", "OpenAIJudge"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from evalkit.registry import (
+from evalkit._model.registry import (
     RetrievalFn,
     register_concrete_family_metric,
     register_family,

@@ -5,7 +5,7 @@
 - :func:`render_json` / :func:`dumps` — machine-readable, schema in docs/report-schema.md;
 - :func:`render_html` / :func:`render_compare_html` — one self-contained page with SVG plots.
 
-Reporters only present: every number comes from :class:`evalkit.gate.GateReport`.
+Reporters only present: every number comes from :class:`evalkit.gate.model.GateReport`.
 rich is imported only when a terminal report is rendered.
 """
 

@@ -14,8 +14,10 @@ ends up in a PR comment.  Three layers, applied in this order:
    text — table cells, list items, paragraphs and raw-HTML ``<summary>`` — so one
    escaper serves all of them.  Mentions and issue references are *not* markup:
    GitHub links them after rendering, on the decoded text, so an entity cannot
-   stop them; a zero-width space after ``@`` and ``#`` does (the same fix
-   Dependabot and Renovate use).  Newlines become ``<br>``.
+   stop them; an invisible character after ``@`` and ``#`` does (the fix Dependabot
+   and Renovate use, with a word joiner rather than their zero-width space, so that
+   ``recall@10`` is not broken across two lines of a narrow table cell).  Newlines
+   become ``<br>``.
 3. :func:`html_text` — for the HTML report: :func:`html.escape` on top of (1).
 
 Code spans are deliberately not used for untrusted text: entities do not decode
@@ -33,13 +35,16 @@ from urllib.parse import quote, urlsplit
 from evalkit.errors import InputError
 
 ELLIPSIS = "…"
-ZWSP = "&#8203;"  # zero-width space, written as a reference so it is visible in the source
+# U+2060 word joiner, written as a reference so it is visible in the source: invisible,
+# not a letter or digit (so no mention or reference starts after it) and, unlike a
+# zero-width space, not a place where a line may break.
+WJ = "&#8288;"
 
 # Characters that can start or end markdown/HTML constructs in GFM on GitHub, each
 # replaced by a numeric reference.  ``$`` is GitHub's math delimiter, ``~`` strikethrough.
 _MD_TABLE = {ord(ch): f"&#{ord(ch)};" for ch in "&<>\"'|`*_[]\\~$"}
-_MD_TABLE[ord("@")] = "@" + ZWSP  # breaks @user and @org/team mentions
-_MD_TABLE[ord("#")] = "#" + ZWSP  # breaks #123 and owner/repo#123 references
+_MD_TABLE[ord("@")] = "@" + WJ  # breaks @user and @org/team mentions
+_MD_TABLE[ord("#")] = "#" + WJ  # breaks #123 and owner/repo#123 references
 _MD_TABLE[ord("\n")] = "<br>"
 
 _KEEP = frozenset("\n")

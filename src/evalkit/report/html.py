@@ -15,17 +15,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalkit.gate import CaseDelta, GateReport, RunSummary
-from evalkit.pvalues import p_label
+from evalkit._util.pvalues import p_label
+from evalkit._util.units import suffix, unit_of
+from evalkit.gate.model import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
+from evalkit.report.slices import slice_forest
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
-from evalkit.units import suffix, unit_of
 
 if TYPE_CHECKING:
-    from evalkit.artifact import RunArtifact
-    from evalkit.compare import CompareRow
-    from evalkit.trend import DriftTrend
+    from evalkit._spec.artifact import RunArtifact
+    from evalkit.gate.compare import CompareRow
+    from evalkit.gate.trend import DriftTrend
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 SHOW_FAILED = 200
@@ -181,7 +182,7 @@ def _checks_table(report: GateReport) -> list[str]:
             f"<td>{html_text(v.metric, 80)}{arrow}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
-            f'<td class="num">{v.covered}/{v.total} cases</td>'
+            f'<td class="num">{html_text(v.coverage)}</td>'
             f'<td class="num">{html_text(S.wlt(v))}</td><td class="num">{html_text(S.mde(v))}</td>'
             f"<td>{html_text(v.message, 400)}</td></tr>"
         )
@@ -280,7 +281,7 @@ def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
 def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
     """One self-contained HTML page for a gate report (no script, no external resource).
 
-    ``trend`` (:func:`evalkit.reference_lookup.report_trends`: each drift-checked metric across
+    ``trend`` (:func:`evalkit._app.reference_lookup.report_trends`: each drift-checked metric across
     promotions, the candidate last) is drawn under the checks when drift checks ran.
     """
     forest: list[ForestRow] = []
@@ -321,6 +322,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
         *_trends(report, trend),
         *_plots(forest, diffs),
     ]
+    if report.slices is not None and report.slices.n_tested:
+        body += ["<h2>Slices: Δ with its FDR-level interval</h2>", slice_forest(report.slices)]
     if worst:
         body += ["<h2>Most regressed cases</h2>", *worst]
     body += _failed_and_goldens(report)
@@ -332,8 +335,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
 
 def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDelta, ...]:
     """Per-case Δ (A − B) over the cases ``evalkit compare`` paired (the gate's pairing)."""
-    from evalkit.gate import pair_for_gate
-    from evalkit.gate_inputs import goldens_diff
+    from evalkit.gate.inputs import goldens_diff
+    from evalkit.gate.procedure import pair_for_gate
 
     match = pair_for_gate(a.result.per_query, a, b, goldens_diff(a, b))
     out = []

@@ -13,8 +13,9 @@ import json
 import math
 from typing import Any
 
-from evalkit.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
-from evalkit.gate import (
+from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
+from evalkit.gate.inputs import GoldensDiff
+from evalkit.gate.model import (
     CaseDelta,
     CheckVerdict,
     Comparison,
@@ -22,7 +23,7 @@ from evalkit.gate import (
     ReferenceReport,
     RunSummary,
 )
-from evalkit.gate_inputs import GoldensDiff
+from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, non_finite_fields
 
 
@@ -78,7 +79,7 @@ def _check(v: CheckVerdict) -> dict[str, Any]:
         "status": v.status,
         "blocking": v.blocking,
         "message": v.message,
-        "coverage": {"covered": v.covered, "total": v.total},
+        "coverage": _coverage(v),
         "observed": _f(v.observed),
         "op": v.op,
         "threshold": _f(v.threshold),
@@ -104,7 +105,12 @@ def _run(run: RunSummary | None) -> dict[str, Any] | None:
 
 
 def _diff(diff: GoldensDiff) -> dict[str, Any]:
-    return {"added": list(diff.added), "removed": list(diff.removed), "changed": list(diff.changed)}
+    return {
+        "added": list(diff.added),
+        "removed": list(diff.removed),
+        "changed": list(diff.changed),
+        "reassigned": list(diff.reassigned),
+    }
 
 
 def _reference(ref: ReferenceReport | None) -> dict[str, Any] | None:
@@ -159,6 +165,8 @@ def render_json(report: GateReport) -> dict[str, Any]:
         "notes": list(report.notes),
         "non_finite": non_finite_fields(report),
         "checks": [_check(v) for v in report.verdicts],
+        # per_slice checks only (report/slices.py): additive, so the schema stays 1
+        **({"slices": slice_json(report.slices)} if report.slices is not None else {}),
     }
 
 
@@ -172,3 +180,11 @@ def dumps(report: GateReport, *, indent: int | None = 2) -> str:
 
 
 __all__ = ["dumps", "render_json"]
+
+
+def _coverage(v: CheckVerdict) -> dict[str, Any]:
+    """``covered``/``total``, and ``counts`` when a metric counted only some cases."""
+    out: dict[str, Any] = {"covered": v.covered, "total": v.total}
+    if v.counts is not None:
+        out["counts"] = v.counts
+    return out

@@ -21,12 +21,16 @@ the limit however GitHub counts) by :func:`evalkit.report._layout.fit`.
 
 from __future__ import annotations
 
+import re
+
+from evalkit._util.units import suffix, unit_of
 from evalkit.errors import InputError
-from evalkit.gate import CaseDelta, CheckVerdict, GateReport, RunSummary
+from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.escape import marker_name, md, safe_url
-from evalkit.units import suffix, unit_of
+from evalkit.report.links import docs_url
+from evalkit.report.slices import slice_markdown
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 DEFAULT_BUDGET = 60_000
@@ -44,11 +48,13 @@ FAILED_OPEN = 10  # failed-case tables up to this long are shown open
 
 # Truncation priorities: lower is dropped first.
 P_CASE_DETAILS = 1
-P_WORST = 2
-P_GOLDENS = 3
-P_FAILED = 4
-P_WHY = 5
-P_TABLE = 6
+P_PASSED = 2
+P_WORST = 3
+P_GOLDENS = 4
+P_FAILED = 5
+P_WHY = 6
+P_TABLE = 7
+ALL_OPEN = 15  # up to this many checks, one table in the checks file's order
 
 
 def comment_marker(config_name: str) -> str:
@@ -62,15 +68,21 @@ def render_markdown(
     config_name: str,
     max_chars: int = DEFAULT_BUDGET,
     details_url: str | None = None,
+    baseline_detail: str | None = None,
 ) -> str:
-    """The PR-comment body for ``report``: deterministic, escaped, under ``max_chars``."""
+    """The PR-comment body for ``report``: deterministic, escaped, under ``max_chars``.
+
+    ``baseline_detail`` is the store's sentence on where the baseline came from (one of
+    ``report.notes``); when there is no baseline it is said in the "No baseline" line
+    instead of again as a note.
+    """
     if not MIN_BUDGET <= max_chars < GITHUB_LIMIT:
         raise InputError(
             f"max_chars={max_chars}: the markdown budget must be between {MIN_BUDGET:,} and "
             f"{GITHUB_LIMIT - 1:,} (GitHub rejects a comment of {GITHUB_LIMIT:,} characters)"
         )
     url = safe_url(details_url) if details_url is not None else None
-    doc = _document(report, config_name, url)
+    doc = _document(report, config_name, url, baseline_detail)
     fit(doc, max_chars)
     return render(doc)
 
@@ -78,18 +90,22 @@ def render_markdown(
 # ----------------------------------------------------------------------------- document
 
 
-def _document(report: GateReport, config_name: str, url: str | None) -> list[Part]:
+def _document(
+    report: GateReport, config_name: str, url: str | None, baseline_detail: str | None
+) -> list[Part]:
+    why = baseline_detail if report.baseline is None and baseline_detail in report.notes else None
     doc: list[Part] = [comment_marker(config_name) + "\n", _headline(report) + "\n\n"]
     doc.append(_provenance(report))
-    line = S.multiplicity(report)
-    if line is not None:
-        doc.append(line + "\n\n")
-    doc.extend(_notes(report))
-    doc.append(_checks_table(report))
+    doc.extend(_conditions(report, why))
+    doc.extend(_checks_tables(report))
+    doc.append(_footer(report))
     doc.extend(_why(report))
+    doc.extend(_notes(report, why))
     doc.extend(_caveats(report))
     doc.extend(_failed_cases(report))
     doc.extend(_goldens(report))
+    if report.slices is not None:  # report/slices.py: the slices that moved
+        doc.append(slice_markdown(report.slices))
     doc.extend(_most_regressed(report))
     doc.extend(_details(report))
     if url is not None:
@@ -114,116 +130,233 @@ def _run_line(label: str, run: RunSummary) -> str:
         bits.append(f"commit {sha}")
     elif run.git_commit:
         bits.append(f"commit {md(run.git_commit, 40)}")
-    # The candidate's creation time changes on every run; leaving it out keeps the sticky
-    # comment byte-identical when nothing else changed, so it is not rewritten.
-    if run.created_at and label != "Candidate":
+    # The candidate's too: a reader can tell a fresh comment from yesterday's.
+    if run.created_at:
         bits.append(f"created {md(run.created_at, 40)}")
     return " · ".join(bits)
 
 
-def _reference(report: GateReport) -> str:
-    """The drift checks' reference: its run line, or a loud warning that there is none."""
+def _provenance(report: GateReport) -> str:
+    lines = [_run_line("Candidate", report.candidate)]
+    if report.baseline is not None:
+        lines.append(_run_line("Baseline", report.baseline))
     ref = report.reference
     if ref is not None and ref.run is not None:
-        return _run_line("Reference", ref.run) + f" · {md(ref.detail, NOTE_LEN)}\n\n"
-    missing = S.no_reference(report)
-    if missing is None:
-        return ""
-    return (
-        f"> [!{'CAUTION' if missing.blocking else 'WARNING'}]\n"
-        f"> **{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {missing.consequence()}\n\n"
-    )
+        lines.append(_run_line("Reference", ref.run) + f" · {md(ref.detail, NOTE_LEN)}")
+    return "  \n".join(lines) + "\n\n"
 
 
-def _provenance(report: GateReport) -> str:
-    return _baseline_provenance(report) + _reference(report)
-
-
-def _baseline_provenance(report: GateReport) -> str:
-    lines = [_run_line("Candidate", report.candidate)]
+def _conditions(report: GateReport, why: str | None) -> list[Part]:
+    """Everything that changes how the whole table reads, each said once, in one box."""
+    lines: list[str] = []
+    blocking = False
     coverage = S.coverage_line(report)
     if coverage is not None:
         before, selection, after = coverage
         lines.append(f"**{before}{md(selection, NAME_LEN)}{after}**")
-    if report.baseline is not None:
-        lines.append(_run_line("Baseline", report.baseline))
-        return "  \n".join(lines) + "\n\n"
-    text = "  \n".join(lines) + "\n\n"
-    n_vs = sum(1 for v in report.verdicts if v.kind == "vs_baseline")
-    if n_vs == 0:
-        if report.reference is not None:
-            return text
-        return text + "No baseline (no check compares against one).\n\n"
-    blocking = any(v.kind == "vs_baseline" and v.blocking for v in report.verdicts)
-    consequence = (
-        "and `require_baseline` makes that a blocking failure"
-        if blocking
-        else "so they could not detect a regression and do not block"
-    )
-    return text + (
-        "> [!WARNING]\n"
-        f"> **No baseline**: {n_vs} vs_baseline check(s) had nothing to compare against, "
-        f"{consequence}. Promote a run of the default branch as the baseline.\n\n"
-    )
-
-
-def _notes(report: GateReport) -> list[Part]:
-    notes = [md(n, NOTE_LEN) for n in report.notes]
+    vs = [v for v in report.verdicts if v.kind == "vs_baseline"]
+    if report.baseline is None and vs:
+        required = any(v.blocking for v in vs)
+        blocking |= required
+        checks = S.plural(len(vs), "vs_baseline check", "vs_baseline checks")
+        consequence = (
+            "and `require_baseline` makes that a blocking failure"
+            if required
+            else "so a regression could not be detected, and that does not block"
+        )
+        # The store's own sentence says how to get one, for its kind of store.
+        fix = (
+            f" ({md(why, NOTE_LEN)})"
+            if why
+            else ". Promote a run of the default branch as the baseline"
+        )
+        lines.append(
+            f"**No baseline**: {checks} had nothing to compare against, {consequence}{fix}."
+        )
+    missing = S.no_reference(report)
+    if missing is not None:
+        blocking |= missing.blocking
+        then = missing.consequence().removesuffix(".")
+        lines.append(
+            f"**{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {then} "
+            f"([drift checks]({docs_url('drift.md')}))."
+        )
     bad = S.non_finite_fields(report)
     if bad:
         shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-        notes.append(f"Some statistics are not finite (NaN or infinite) and show as n/a: {shown}")
-    if not notes:
+        lines.append(f"Some statistics are not finite (NaN or infinite) and show as n/a: {shown}")
+    if not lines:
         return []
-    rows = [f"- {n}\n" for n in notes]
-    return [Rows(rows, P_WHY, unit="notes", closing="\n", floor=len(rows))]
-
-
-def _caveats(report: GateReport) -> list[Part]:
-    """Statistical warnings at a glance: a "pass" on 30 skewed cases is weaker evidence."""
-    found = S.caveats(report)
-    if not found:
-        return []
-    rows = [
-        f"- ⚠️ {', '.join(md(c, NAME_LEN) for c in checks)}: {md(warning, MESSAGE_LEN)}\n"
-        for warning, checks in found
+    kind = "CAUTION" if blocking else "WARNING"
+    return [
+        f"> [!{kind}]\n" + "".join(f"> {line}\n>\n" for line in lines[:-1]) + f"> {lines[-1]}\n\n"
     ]
-    return [Rows(rows, P_WHY, unit="caveats", head="**Read with care**\n\n", closing="\n")]
 
 
-_TABLE_HEAD = (
-    "| | check | metric | status | result | coverage | W / L / T | detects ≥ (80% power) |\n"
-    "|---|---|---|---|---|---|---|---|\n"
-)
+def _head(report: GateReport, partial: bool, with_p: bool = True) -> str:
+    level = S.shared_confidence(report)
+    result = f"result ({S.confidence(level)} CI)" if level is not None else "result"
+    cols = ["status", "check", "metric", result] + ["p"] * with_p + ["cases"] * partial
+    return "| " + " | ".join(cols) + " |\n" + "|---" * len(cols) + "|\n"
 
 
-def _metric_cell(v: CheckVerdict) -> str:
-    arrow = {True: " ↑", False: " ↓", None: ""}[v.higher_is_better]
-    return md(v.metric, NAME_LEN) + arrow
+_SEPARATOR = re.compile(r"(&#95;|[./-])")
+BREAK_EVERY = 4  # visible characters between break opportunities, at the least
 
 
-def _checks_table(report: GateReport) -> Part:
+def _breakable(text: str) -> str:
+    """A long id, escaped, with a break opportunity after some of its ``_ . - /``, so a
+    narrow cell wraps it between words rather than widening the table past the comment."""
+    escaped = md(text, NAME_LEN)
+    if len(text) < 16:
+        return escaped
+    out: list[str] = []
+    run = 0
+    for piece in _SEPARATOR.split(escaped):
+        out.append(piece)
+        run += 1 if piece.startswith("&#") else len(piece)
+        if _SEPARATOR.fullmatch(piece) and run >= BREAK_EVERY:
+            out.append("<wbr>")
+            run = 0
+    return "".join(out)
+
+
+def _nb(text: str) -> str:
+    """Spaces that do not break: a cell wraps between pieces, never inside Δ, a CI or a p."""
+    return text.replace(" ", "&nbsp;")
+
+
+def _row(v: CheckVerdict, shared: float | None, partial: bool, with_p: bool = True) -> str:
+    arrow = {True: "&nbsp;↑", False: "&nbsp;↓", None: ""}[v.higher_is_better]
+    # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]".
+    parts = []
+    for part in S.change_parts(v):
+        delta, bracket, interval = part.partition(" [")
+        parts.append(_nb(delta) + (" " + _nb("[" + interval) if bracket else ""))
+    c = v.comparison
+    if c is not None:
+        if c.confidence != shared:
+            parts[0] += f" {S.confidence(c.confidence)}&nbsp;CI"
+        if v.kind == "vs_reference":
+            parts[0] = "vs&nbsp;reference: " + parts[0]
+    cells = [
+        _nb(f"{S.STATUS_ICON[v.status]} {S.short_word(v)}"),
+        _breakable(v.check_id),
+        _breakable(v.metric) + arrow,
+        ", ".join(parts),
+    ]
+    if with_p:  # "p vs margin=0.0012" may wrap after its words, never inside the number
+        cells.append(S.p_cell(v))
+    if partial:
+        counts = f" {v.counts}" if v.counts else ""
+        cells.append("" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}")
+    return "| " + " | ".join(cells) + " |\n"
+
+
+def _checks_tables(report: GateReport) -> list[Part]:
+    """One short row per check; past ALL_OPEN checks, the passing ones fold away."""
     if not report.verdicts:
-        return "No checks are configured, so nothing was gated.\n\n"
-    rows = [
-        f"| {S.STATUS_ICON[v.status]} | {md(v.check_id, NAME_LEN)} | {_metric_cell(v)} "
-        f"| {S.status_word(v)} | {S.result(v)} | {v.covered}/{v.total} cases "
-        f"| {S.wlt(v)} | {S.mde(v)} |\n"
-        for v in report.verdicts
-    ]
-    return Rows(rows, P_TABLE, unit="checks", head=_TABLE_HEAD, closing="\n", floor=len(rows))
+        return ["No checks are configured, so nothing was gated.\n\n"]
+    shared = S.shared_confidence(report)
+    verdicts = list(report.verdicts)
+
+    def table(verdicts: list[CheckVerdict]) -> tuple[list[str], str]:
+        # A cases column only where one of the table's rows does not cover its cases
+        partial = any(v.covered != v.total for v in verdicts)
+        with_p = any(v.comparison is not None for v in verdicts)  # else a column of blanks
+        rows = [_row(v, shared, partial, with_p) for v in verdicts]
+        return rows, _head(report, partial, with_p)
+
+    if len(verdicts) <= ALL_OPEN:
+        rows, head = table(verdicts)
+        return [Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows))]
+    # Failures first: at scale the reader is looking for what went wrong.
+    attention = [v for v in verdicts if v.status != "pass"]
+    passed = [v for v in verdicts if v.status == "pass"]
+    parts: list[Part] = []
+    if attention:
+        rows, head = table(attention)
+        parts.append(Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows)))
+    if passed:
+        rows, head = table(passed)
+        passing = Rows(rows, P_PASSED, unit="passing checks", head=head, floor=0)
+        summary = (
+            f"{S.STATUS_ICON['pass']} {S.plural(len(passed), 'passing check', 'passing checks')}"
+        )
+        parts.append(
+            Section(
+                [_collapsible(summary, passing)],
+                P_PASSED,
+                f"{summary} not listed to fit the comment (see the JSON report/artifact).\n\n",
+            )
+        )
+    return parts
+
+
+def _footer(report: GateReport) -> str:
+    """The line under the table: the tests that ran, and the coverage when it is full."""
+    bits = []
+    line = S.multiplicity(report)
+    if line is not None:
+        bits.append(line)
+    full = S.full_coverage(report)
+    if full is not None:
+        bits.append(full)
+    return " ".join(bits) + "\n\n" if bits else ""
 
 
 def _why(report: GateReport) -> list[Part]:
+    """Why a check did not pass, where its row cannot say: an error or an incomparable."""
     rows = [
         f"- {S.STATUS_ICON[v.status]} **{md(v.check_id, NAME_LEN)}**: "
         f"{md(v.message, MESSAGE_LEN)}\n"
         for v in report.verdicts
-        if v.status != "pass"
+        if v.status in ("error", "incomparable")
     ]
     if not rows:
         return []
     return [Rows(rows, P_WHY, unit="checks", closing="\n", floor=len(rows))]
+
+
+def _notes(report: GateReport, said: str | None) -> list[Part]:
+    notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
+    parts: list[Part] = []
+    rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
+    if trials is not None:
+        rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} (per metric below)\n")
+    if rows:
+        parts.append(Rows(rows, P_WHY, unit="notes", closing="\n", floor=len(rows)))
+    if trials is not None:
+        lines = Rows([f"- {md(n, NOTE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
+        parts.append(_collapsible("Trial noise, per metric", lines))
+    return parts
+
+
+def _caveats(report: GateReport) -> list[Part]:
+    """Statistical warnings: open when they can change a verdict's reading, folded if not."""
+    found = S.ranked_caveats(report)
+    if not found:
+        return []
+
+    def row(c: S.Caveat) -> str:
+        checks = ", ".join(md(n, NAME_LEN) for n in c.checks[:5])
+        more = f" and {len(c.checks) - 5} more" if len(c.checks) > 5 else ""
+        return f"- ⚠️ {checks}{more}: {md(c.warning, MESSAGE_LEN)}\n"
+
+    parts: list[Part] = []
+    matter = [row(c) for c in found if c.matters]
+    rest = [row(c) for c in found if not c.matters]
+    if matter:
+        parts.append(
+            Rows(matter, P_WHY, unit="caveats", head="**Read with care**\n\n", closing="\n")
+        )
+    if rest:
+        summary = (
+            f"{S.plural(len(rest), 'statistical caveat', 'statistical caveats')} "
+            "on clear-cut checks (not changing a verdict)"
+        )
+        parts.append(_collapsible(summary, Rows(rest, P_WORST, unit="caveats")))
+    return parts
 
 
 def _collapsible(summary: str, rows: Rows, *, open_: bool = False) -> Rows:
@@ -293,7 +426,8 @@ def _delta_row(d: CaseDelta) -> str:
 def _most_regressed(report: GateReport) -> list[Part]:
     blocks: list[str | Rows] = []
     for v in report.verdicts:
-        if not v.worst_cases:
+        # A passing check's losses are in its details; here they would bury the failures'.
+        if not v.worst_cases or v.status == "pass":
             continue
         c = v.comparison
         losses = f" ({S.plural(c.losses, 'loss', 'losses')} in all)" if c is not None else ""
@@ -303,7 +437,7 @@ def _most_regressed(report: GateReport) -> list[Part]:
             f"{'the' if n == 1 else n} most regressed {'case' if n == 1 else 'cases'}{losses}"
         )
         rows = Rows([_delta_row(d) for d in v.worst_cases], P_WORST, head=_delta_head(v), floor=10)
-        blocks.append(_collapsible(summary, rows, open_=v.status != "pass"))
+        blocks.append(_collapsible(summary, rows, open_=v.blocking))
     if not blocks:
         return []
     return [
@@ -315,12 +449,13 @@ def _most_regressed(report: GateReport) -> list[Part]:
     ]
 
 
-def _stats(v: CheckVerdict) -> list[str]:
+def _stats(v: CheckVerdict, listed: set[str]) -> list[str]:
     kind = v.kind if v.mode is None else f"{v.kind} ({md(v.mode, NAME_LEN)})"
-    lines = [
-        md(v.message, MESSAGE_LEN),
+    # A missing baseline or reference is said once, above the table: not again here.
+    lines = [] if v.status in ("no-baseline", "no-reference") else [md(v.message, MESSAGE_LEN)]
+    lines += [
         f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
-        f"coverage {v.covered}/{v.total} cases",
+        f"coverage {v.coverage}",
     ]
     u = unit_of(v.metric)
     if v.observed is not None:
@@ -349,11 +484,14 @@ def _stats(v: CheckVerdict) -> list[str]:
             lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
         if c.margin is not None:
             lines.append(f"non-inferiority margin {S.num(c.margin, u)}")
-        lines += [f"warning: {md(w, MESSAGE_LEN)}" for w in c.warnings]
+        # The statistical warnings are listed once for all checks (above), by kind, in
+        # the first check's words: here only this check's own where its numbers differ.
+        lines += [f"warning: {md(w, MESSAGE_LEN)}" for w in c.warnings if w not in listed]
     return [f"- {line}\n" for line in lines]
 
 
 def _details(report: GateReport) -> list[Part]:
+    listed = {c.warning for c in S.ranked_caveats(report)}
     blocks: list[str | Rows] = []
     for v in report.verdicts:
         summary = f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}: {S.status_word(v)}"
@@ -368,7 +506,7 @@ def _details(report: GateReport) -> list[Part]:
             P_CASE_DETAILS,
             floor=0,
             soft=100,
-            opening="".join(_stats(v)) + ("\n" if deltas else ""),
+            opening="".join(_stats(v, listed)) + ("\n" if deltas else ""),
             head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
         blocks.append(_collapsible(summary, rows))

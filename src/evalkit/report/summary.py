@@ -8,22 +8,24 @@ untrusted parts its own way and paste these in as they are.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from evalkit.gate import CaseDelta, CheckVerdict, GateReport
+# p_text and pvalue are the reporters' p formatters too (one owner: evalkit._util.pvalues)
+from evalkit._util.pvalues import p_text as p_text
+from evalkit._util.pvalues import pvalue as pvalue
+from evalkit._util.units import suffix, unit_of
+from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport
 
-# p_text and pvalue are the reporters' p formatters too (one owner: evalkit.pvalues)
-from evalkit.pvalues import p_text as p_text
-from evalkit.pvalues import pvalue as pvalue
-from evalkit.units import suffix, unit_of
-
+# Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
+# unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
 STATUS_ICON = {
     "pass": "✅",
     "fail": "❌",
     "warn": "⚠️",
     "error": "💥",
-    "no-baseline": "❔",
+    "no-baseline": "🔵",  # not compared: nothing to compare with yet, not a failure
     "no-reference": "❓",  # louder than no-baseline: a drift check that did not run
     "incomparable": "🚫",
 }
@@ -40,7 +42,7 @@ def finite(x: float | None) -> bool:
 def num(x: float | None, unit: str = "") -> str:
     """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite.
 
-    ``unit`` (:func:`evalkit.units.unit_of`, e.g. ``"ms"``) follows a finite value.
+    ``unit`` (:func:`evalkit._util.units.unit_of`, e.g. ``"ms"``) follows a finite value.
     """
     if x is None or not math.isfinite(x):
         return NA
@@ -92,6 +94,13 @@ def status_word(v: CheckVerdict) -> str:
     return word
 
 
+def short_word(v: CheckVerdict) -> str:
+    """The status in a table cell: the word alone, the condition's sentence says the rest."""
+    if v.status in ("no-baseline", "no-reference"):
+        return _WORDS[v.status]
+    return status_word(v)
+
+
 def against(v: CheckVerdict) -> str:
     """What a comparison check compared with: ``baseline`` or ``reference`` (a drift check)."""
     return "reference" if v.kind == "vs_reference" else "baseline"
@@ -121,6 +130,72 @@ def result(v: CheckVerdict) -> str:
     if c.margin is not None:
         text += f", margin {num(c.margin, u)}"
     return text
+
+
+def change(v: CheckVerdict) -> str:
+    """A table cell's result: the value against its threshold, or Δ and its interval."""
+    return ", ".join(change_parts(v))
+
+
+def change_parts(v: CheckVerdict) -> list[str]:
+    """:func:`change` in the pieces a narrow cell may wrap between (never inside one).
+
+    The interval's level is the table's (:func:`shared_confidence`); a reporter whose
+    checks differ in level writes it beside the interval.
+    """
+    c = v.comparison
+    u = unit_of(v.metric)
+    if v.status == "error" or (c is None and v.observed is None):
+        return ["—"]
+    if v.kind == "threshold":
+        sym = op_symbol(v.op)
+        need = f"needs {sym} {num(v.threshold, u)}" if sym else f"threshold {num(v.threshold, u)}"
+        return [num(v.observed, u), need]
+    if c is None:
+        return [num(v.observed, u)]
+    parts = [f"Δ {signed(c.delta, u)} [{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)}"]
+    if c.margin is not None:
+        parts.append(f"margin {num(c.margin, u)}")
+    return parts
+
+
+def shared_confidence(report: GateReport) -> float | None:
+    """The interval level every comparison in ``report`` shares (``None``: none, or mixed)."""
+    levels = {v.comparison.confidence for v in report.verdicts if v.comparison is not None}
+    return levels.pop() if len(levels) == 1 else None
+
+
+def p_cell(v: CheckVerdict) -> str:
+    """The deciding p with its label (``p``, ``p vs margin``, ``Holm-adjusted p``), or ``""``."""
+    c = v.comparison
+    return "" if c is None else p_text(c.deciding_p, c.p_label)
+
+
+def borderline(v: CheckVerdict) -> bool:
+    """True when the deciding p is near the level (a third to three times α) or unknown.
+
+    Only then can a caveat such as "small n" or "skewed" change how the verdict reads; on
+    a clear-cut one (p = 1 on an identical rerun, p = 0.0001 on a real drop) it is noise.
+    """
+    c = v.comparison
+    if c is None:
+        return False
+    alpha = 1.0 - c.confidence
+    p = c.deciding_p
+    if not (math.isfinite(p) and math.isfinite(alpha)):
+        return True
+    return alpha / 3 <= p <= 3 * alpha
+
+
+def full_coverage(report: GateReport) -> str | None:
+    """The one sentence that stands for a coverage column with nothing to say, or None
+    when some check did not cover all of its cases (the table then shows which)."""
+    if not report.verdicts or any(v.covered != v.total for v in report.verdicts):
+        return None
+    n = report.candidate.n_cases
+    if {v.total for v in report.verdicts} == {n}:
+        return f"Every check covered all {n:,} cases."
+    return "Every check covered all of its cases."
 
 
 def wlt(v: CheckVerdict) -> str:
@@ -256,10 +331,7 @@ class NoReference:
         checks = plural(self.n_checks, "drift check", "drift checks")
         if self.blocking:
             return f"{checks} could not run, and `require_reference` makes that a blocking failure."
-        return (
-            f"{checks} could not run, which is not a pass. Pin a reference "
-            "(`evalkit pin`, docs/drift.md)."
-        )
+        return f"{checks} could not run, which is not a pass. Pin a reference with `evalkit pin`."
 
 
 def no_reference(report: GateReport) -> NoReference | None:
@@ -294,15 +366,87 @@ def multiplicity(report: GateReport) -> str | None:
 
 def caveats(report: GateReport) -> list[tuple[str, list[str]]]:
     """Each kind of statistical warning (its first wording) with the checks it applies to."""
-    found: dict[str, tuple[str, list[str]]] = {}
+    return [(c.warning, list(c.checks)) for c in ranked_caveats(report)]
+
+
+@dataclass(frozen=True)
+class Caveat:
+    """One kind of statistical warning, its first wording, and the checks it applies to."""
+
+    warning: str
+    checks: tuple[str, ...]
+    # Whether it can change how a verdict reads: it applies to a check that did not
+    # pass, or to a borderline one. The others are folded away.
+    matters: bool
+
+
+def ranked_caveats(report: GateReport) -> list[Caveat]:
+    """The statistical warnings, deduplicated, those that matter first (then by reach)."""
+    found: dict[str, tuple[str, list[str], list[bool]]] = {}
     for v in report.verdicts:
         for warning in v.comparison.warnings if v.comparison is not None else ():
             # The numbers inside differ per check (n, skewness): group by the lead phrase.
-            kind = warning.split(":", 1)[0]
-            _, checks = found.setdefault(kind, (warning, []))
+            kind = _caveat_kind(warning)
+            _, checks, matters = found.setdefault(kind, (warning, [], []))
             if v.check_id not in checks:
                 checks.append(v.check_id)
-    return list(found.values())
+                matters.append(v.status != "pass" or borderline(v))
+    out = [Caveat(w, tuple(c), any(m)) for w, c, m in found.values()]
+    # Stable: among equals the first seen (the checks file's order) stays first.
+    return sorted(out, key=lambda c: (not c.matters, -len(c.checks)))
+
+
+def _caveat_kind(warning: str) -> str:
+    lead = warning.split(":", 1)[0]
+    # "only 8 cases" and "only 12 cases" are one kind: the number is the check's own.
+    return re.sub(r"[-+]?\d[\d,.]*", "#", lead)
+
+
+# A repeated run's per-metric trial-noise note (evalkit._engine.trials.TrialSpread.line).
+_TRIAL_NOTE = re.compile(r"^(?P<metric>.+?): (?P<k>\d+) trials per case, ")
+_TRIAL_SHARE = re.compile(r"; (?P<share>\d+)% of the variance of the case means is trial noise")
+
+
+@dataclass(frozen=True)
+class TrialNotes:
+    """The trial-noise notes of a repeated run, said in one line (untrusted: metric names)."""
+
+    trials: int
+    metrics: tuple[str, ...]
+    shares: tuple[int, ...]  # the percentages that could be read, in order
+    lines: tuple[str, ...]  # the notes, whole
+
+    def summary(self) -> str:
+        what = plural(len(self.metrics), "metric", "metrics")
+        text = f"{self.trials} trials per case on {what}"
+        if self.shares:
+            lo, hi = min(self.shares), max(self.shares)
+            share = f"{lo}%" if lo == hi else f"{lo}–{hi}%"
+            text += f"; trial noise is {share} of the variance of the case means"
+        return text
+
+
+def split_notes(notes: tuple[str, ...]) -> tuple[list[str], TrialNotes | None]:
+    """The notes, with a repeated run's per-metric trial-noise lines taken out as one."""
+    rest: list[str] = []
+    trial: list[tuple[str, int, str]] = []
+    for note in notes:
+        m = _TRIAL_NOTE.match(note)
+        if m is None:
+            rest.append(note)
+        else:
+            trial.append((m.group("metric"), int(m.group("k")), note))
+    if len(trial) < 2:  # one line is already one line
+        return list(notes), None
+    shares = tuple(
+        int(s.group("share")) for _, _, line in trial if (s := _TRIAL_SHARE.search(line))
+    )
+    return rest, TrialNotes(
+        trials=min(k for _, k, _ in trial),
+        metrics=tuple(m for m, _, _ in trial),
+        shares=shares,
+        lines=tuple(line for _, _, line in trial),
+    )
 
 
 def short_sha(sha: str | None) -> str | None:

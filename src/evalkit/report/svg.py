@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalkit.gate import CaseDelta
+from evalkit._util.units import reading, suffix, unit_of
+from evalkit.gate.model import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
-from evalkit.units import reading, suffix, unit_of
 
 if TYPE_CHECKING:
-    from evalkit.trend import MetricTrend, TrendPoint
+    from evalkit.gate.trend import MetricTrend, TrendPoint
 
 MAX_BARS = 1_000
 WIDTH = 900

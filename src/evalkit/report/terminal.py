@@ -14,13 +14,15 @@ import io
 import os
 from typing import TYPE_CHECKING
 
+from evalkit._util.units import unit_of
 from evalkit.errors import InputError
-from evalkit.gate import CheckVerdict, GateReport, RunSummary
+from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report.escape import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
+    from rich.table import Table
     from rich.text import Text
 
 STATUS_STYLE = {
@@ -44,10 +46,11 @@ STATUS_MARK = {
     "fail": "✗",
     "warn": "!",
     "error": "✗",
-    "no-baseline": "?",
-    "no-reference": "?",
+    "no-baseline": "–",  # skipped: nothing to compare with yet
+    "no-reference": "?",  # a drift check that could not run: never a pass
     "incomparable": "≠",
 }
+ARROW = {True: " ↑", False: " ↓", None: ""}
 NAME_LEN = 80
 ID_LEN = 120
 MESSAGE_LEN = 400
@@ -166,38 +169,114 @@ def _run_line(label: str, run: RunSummary) -> Text:
     return line
 
 
-def _table(report: GateReport) -> RenderableType:
+def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) -> str:
+    """Δ and its interval (with before → after), or the value against its threshold."""
+    text = S.change(v)
+    c = v.comparison
+    if c is not None:
+        after = c.candidate_value if c.candidate_value is not None else v.observed
+        u = unit_of(v.metric)
+        if before_after:
+            text = f"{S.num(c.baseline_value, u)} → {S.num(after, u)}: {text}"
+        if c.confidence != shared:
+            text += f" {S.confidence(c.confidence)} CI"
+        if v.kind == "vs_reference":
+            text = "vs reference: " + text
+    return text
+
+
+def _table(report: GateReport, before_after: bool) -> Table:
+    """The checks as one table whose cells never wrap (the caller checks that it fits)."""
     from rich import box
     from rich.table import Table
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for name, justify in (
+    shared = S.shared_confidence(report)
+    partial = any(v.covered != v.total for v in report.verdicts)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    columns = [
         ("", "left"),
         ("check", "left"),
         ("metric", "left"),
         ("status", "left"),
-        ("result", "left"),
-        ("coverage", "right"),
+        (f"result ({S.confidence(shared)} CI)" if shared is not None else "result", "left"),
+        ("p", "left"),
+        *([("cases", "right")] if partial else []),
         ("W/L/T", "right"),
         ("detects ≥", "right"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    ]
+    for name, justify in columns:
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for v in report.verdicts:
         style = STATUS_STYLE[v.status]
-        arrow = {True: " ↑", False: " ↓", None: ""}[v.higher_is_better]
         metric = _t(v.metric)
-        metric.append(arrow)
-        table.add_row(
+        metric.append(ARROW[v.higher_is_better])
+        cells: list[RenderableType] = [
             _t(STATUS_MARK[v.status], style=style),
             _t(v.check_id),
             metric,
             _t(S.status_word(v), style=style),
-            _t(S.result(v), 200),
-            f"{v.covered}/{v.total}",
-            S.wlt(v),
-            S.mde(v),
-        )
+            _result(v, shared, before_after),
+            S.p_cell(v),
+        ]
+        if partial:
+            counts = f" {v.counts}" if v.counts else ""
+            cells.append("" if v.covered == v.total else f"{v.covered}/{v.total}{counts}")
+        cells += [S.wlt(v).replace(" / ", "/"), S.mde(v)]
+        table.add_row(*cells)
     return table
+
+
+def _blocks(console: Console, report: GateReport) -> None:
+    """The checks as blocks when no table fits: a line that names the check, then its
+    numbers indented, each wrapped at spaces, so no id, bound or p is cut."""
+    from rich.text import Text
+
+    shared = S.shared_confidence(report)
+    if shared is not None:
+        _say(console, Text(f"Intervals are {S.confidence(shared)} confidence intervals.", "dim"))
+    for v in report.verdicts:
+        style = STATUS_STYLE[v.status]
+        head = _t(f"{STATUS_MARK[v.status]} ", style=style)
+        head.append(_t(v.check_id, style="bold"))
+        head.append("  ").append(_t(v.metric)).append(ARROW[v.higher_is_better])
+        head.append("  ").append(_t(S.status_word(v), style=style))
+        console.print(head, overflow="fold")
+        bits = [_result(v, shared)]
+        if v.comparison is not None:
+            bits.append(S.p_cell(v))
+        bits.append(v.coverage)
+        if v.comparison is not None:
+            bits += [f"W/L/T {S.wlt(v).replace(' / ', '/')}", f"detects ≥ {S.mde(v)}"]
+        for line in _pack(bits, console.width - 4):
+            # A piece longer than the line itself is folded, never cut.
+            console.print(Text("    " + line), overflow="fold")
+
+
+def _pack(pieces: list[str], width: int) -> list[str]:
+    """Pieces joined by two spaces into lines of at most ``width``, none split."""
+    from rich.cells import cell_len
+
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and cell_len(lines[-1]) + 2 + cell_len(piece) <= width:
+            lines[-1] += "  " + piece
+        else:
+            lines.append(piece)
+    return lines
+
+
+def _checks(console: Console, report: GateReport) -> None:
+    """A table when it fits the width, else one block per check (wrapped by block)."""
+    wide = console.options.update_width(100_000)  # rich clamps a measurement to its width
+    for before_after in (True, False):
+        table = _table(report, before_after)
+        if console.measure(table, options=wide).maximum <= console.width:
+            console.print(table)
+            full = S.full_coverage(report)  # the table has no cases column then
+            if full is not None:
+                _say(console, full)
+            return
+    _blocks(console, report)
 
 
 def _why(v: CheckVerdict) -> Text:
@@ -255,7 +334,7 @@ def _print(console: Console, report: GateReport) -> None:
     if bad:
         _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
     if report.verdicts:
-        console.print(_table(report))
+        _checks(console, report)
     else:
         _say(console, "No checks are configured, so nothing was gated.")
     for v in report.verdicts:
@@ -266,7 +345,19 @@ def _print(console: Console, report: GateReport) -> None:
         _prose(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
     _print_failed(console, report)
     _print_goldens(console, report)
+    _print_slices(console, report)
     _print_worst(console, report)
+
+
+def _print_slices(console: Console, report: GateReport) -> None:
+    """Every slice of the per-slice checks (report/slices.py: the table compare --by prints)."""
+    from rich.text import Text
+
+    from evalkit.report.slices import slice_text
+
+    if report.slices is not None and report.slices.verdicts:
+        for line in slice_text(report.slices).splitlines():
+            _say(console, Text(line))
 
 
 def _more(n: int, unit: str = "cases") -> str:

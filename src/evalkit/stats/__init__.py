@@ -1,4 +1,4 @@
-"""The statistics engine behind :mod:`evalkit.significance` (pure numpy, no I/O).
+"""The statistics engine behind :mod:`evalkit.stats.significance` (pure numpy, no I/O).
 
 One module per job:
 
@@ -10,6 +10,7 @@ One module per job:
 * :mod:`~evalkit.stats.tails` -- tail counts into p-values (+1 rule, mid-p)
 * :mod:`~evalkit.stats.tdist` -- Student's t tails without scipy
 * :mod:`~evalkit.stats.correction` -- Holm, Westfall-Young max-T, false-alarm chance
+* :mod:`~evalkit.stats.fdr` -- Benjamini-Hochberg / Benjamini-Yekutieli (per-slice checks)
 * :mod:`~evalkit.stats.diagnostics` -- small-sample and skewness warnings
 * :mod:`~evalkit.stats.pairing` -- runs paired by case id, with every fail-loud rule
 * :mod:`~evalkit.stats.ties` -- wins, losses and ties (one polarity-aware definition)

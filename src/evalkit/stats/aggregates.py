@@ -18,8 +18,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit._model.results import Row
 from evalkit.errors import MetricError
-from evalkit.results import Row
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -127,6 +127,9 @@ class NearestRankAggregate:
         self._sorted_b = values_b[self._order_b]
         self.value_a = float(self._sorted_a[self._rank - 1])
         self.value_b = float(self._sorted_b[self._rank - 1])
+        self.p = p
+        self.n = int(n)
+
         # Each case's sorted position and whether it lies in the tail that holds the
         # rank on (nearly) every resample: built once, read by every bootstrap block.
         self._start = self._tail_start(n)
@@ -134,6 +137,19 @@ class NearestRankAggregate:
             (rank_of, rank_of >= self._start)
             for rank_of in (_positions_of(self._order_a), _positions_of(self._order_b))
         )
+
+    @property
+    def is_maximum(self) -> bool:
+        """True when the percentile is each run's slowest case (p95 below 20 cases)."""
+        return bool(self._rank >= self.n)
+
+    @property
+    def cases_needed(self) -> int:
+        """The fewest cases at which the percentile is not the maximum: ⌈100/(100 − p)⌉."""
+        n = 2
+        while max(1, math.ceil(self.p / 100 * n)) >= n:
+            n += 1
+        return n
 
     def _pick(self, counts: IntArray, order: IntArray, ordered: FloatArray) -> FloatArray:
         # first sorted position whose cumulative count reaches the rank

@@ -21,8 +21,28 @@ per-case differences d = a − b (mean exactly 0 before any shift):
     ``Exp(1) − 1``: skewness +2, many small losses and a few big wins.
 ``left-skewed``
     ``1 − Exp(1)``: skewness −2.
+``heavy-t2`` / ``heavy-t3``
+    Student t with 2 / 3 degrees of freedom (× 0.1): symmetric, heavy tails (t2 has
+    no finite variance); a few extreme cases make the sample skewness large.
+``ndcg-shared``
+    nDCG@10 of two rankers over 20 documents per query (grades 0/1/2, a query's
+    share of relevant documents ``~ Beta(1, 3)``) that share most of their score
+    noise: score = 0.8·grade + N(0, 1) shared + N(0, 0.35²) each; symmetric by
+    exchangeability, about 22% of cases tie (the same top 10), kurtosis about 7.
+``bounded-right`` / ``bounded-left``
+    ``±(Beta(½, 3) − 1/7)``: bounded, skewness ±1.6.
+``precision@5``
+    discrete: each system's P@5 ``Binomial(5, p)/5`` with ``p ~ Beta(1, 2)`` shared by
+    the case, so differences move in steps of 0.2 (about 30% tie).
+``trec-<metric>``
+    real data: per-topic values of 17 TREC 2003 Robust runs (tests/data/robust03,
+    100 topics); each eval draws two runs, n topics without replacement, and gives
+    each topic's two scores to the two systems by a fair coin, so the null is exact.
 ``skewed+ties`` (outside the claims, reported for honesty)
     half the cases tie, the others ``Exp(1) − 1``: skewness +2.8.
+``rare-large-win`` (outside the claims: no procedure can hold it)
+    with probability 0.05 a case wins +0.95, else loses −0.05 (mean 0): at
+    n ≤ 30 most evals hold no win at all and look like a clean regression.
 
 The rule under test is DESIGN §5's: a higher-is-better metric fails when the
 1 − α interval lies wholly below 0 (nominal α/2 = 2.5% at α = 0.05), a
@@ -35,6 +55,8 @@ calls (:mod:`evalkit.stats.procedures`).
 from __future__ import annotations
 
 import argparse
+import csv
+import functools
 import math
 import sys
 import time
@@ -62,7 +84,7 @@ FloatArray = NDArray[np.float64]
 Shape = Callable[[int, int, np.random.Generator], FloatArray]
 
 ALPHA: Final = 0.05
-SIZES: Final = (20, 30, 50, 100, 300, 1000)
+SIZES: Final = (10, 15, 20, 30, 50, 100, 300, 1000)
 
 
 def continuous(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
@@ -106,14 +128,121 @@ def skewed_ties(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
     return out
 
 
+def heavy_t2(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    out: FloatArray = 0.1 * rng.standard_t(2.0, (trials, n))
+    return out
+
+
+def heavy_t3(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    out: FloatArray = 0.1 * rng.standard_t(3.0, (trials, n))
+    return out
+
+
+_DISCOUNT: Final = 1.0 / np.log2(np.arange(2, 12))
+
+
+def ndcg_shared(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    docs = 20
+    share = rng.beta(1.0, 3.0, (trials, n, 1))
+    u = rng.random((trials, n, docs))
+    grades = np.where(u < 0.4 * share, 2.0, np.where(u < share, 1.0, 0.0))
+    common = 0.8 * grades + rng.normal(0.0, 1.0, (trials, n, docs))
+    gains = 2.0**grades - 1.0
+    ideal = np.sort(gains, axis=2)[:, :, ::-1][:, :, :10] @ _DISCOUNT
+    scored = []
+    for _ in range(2):
+        order = np.argsort(-(common + rng.normal(0.0, 0.35, (trials, n, docs))), axis=2)
+        dcg = np.take_along_axis(gains, order[:, :, :10], axis=2) @ _DISCOUNT
+        scored.append(np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0))
+    out: FloatArray = scored[0] - scored[1]
+    return out
+
+
+def bounded_right(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    out: FloatArray = rng.beta(0.5, 3.0, (trials, n)) - 1.0 / 7.0
+    return out
+
+
+def bounded_left(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    out: FloatArray = 1.0 / 7.0 - rng.beta(0.5, 3.0, (trials, n))
+    return out
+
+
+def precision_at_5(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    """P@5 of two systems on a query with relevant-document rate ``p ~ Beta(1, 2)``."""
+    p = rng.beta(1.0, 2.0, (trials, n))
+    out: FloatArray = (rng.binomial(5, p) - rng.binomial(5, p)) / 5.0
+    return out
+
+
+def rare_large_win(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    out: FloatArray = np.where(rng.random((trials, n)) < 0.05, 0.95, -0.05)
+    return out
+
+
+#: The real-data table (tests/data/robust03/README.md): in the repository, not the wheel.
+TREC_TABLE: Final = Path(__file__).resolve().parents[3] / "tests/data/robust03/per_topic.csv"
+TREC_METRICS: Final = ("ndcg@10", "precision@10", "map@1000", "recall@100", "mrr@1000")
+
+
+@functools.cache
+def trec_table() -> dict[str, FloatArray]:
+    """{metric: topics × runs} from the committed table; a clear error outside a checkout."""
+    if not TREC_TABLE.is_file():
+        raise SystemExit(
+            f"error: {TREC_TABLE} not found: the real-data null needs a repository checkout "
+            "(tests/data/robust03/README.md)"
+        )
+    rows: dict[str, list[list[float]]] = {}
+    with TREC_TABLE.open(encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        next(reader)
+        for row in reader:
+            rows.setdefault(row[0], []).append([float(x) for x in row[2:]])
+    return {metric: np.asarray(values) for metric, values in rows.items()}
+
+
+def trec_shape(metric: str) -> Shape:
+    """Two real runs, n real topics, each topic's two scores swapped by a fair coin."""
+
+    def draw(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+        table = trec_table()[metric]
+        topics, runs = table.shape
+        if n > topics:
+            raise ValueError(f"trec-{metric}: only {topics} topics")
+        first = rng.integers(0, runs, trials)
+        second = (first + rng.integers(1, runs, trials)) % runs  # another run, uniformly
+        chosen = np.argsort(rng.random((trials, topics)), axis=1)[:, :n]
+        d = table[chosen, first[:, None]] - table[chosen, second[:, None]]
+        out: FloatArray = np.where(rng.random((trials, n)) < 0.5, d, -d)
+        return out
+
+    draw.__name__ = f"trec_{metric}"
+    return draw
+
+
+TREC_SHAPES: Final[dict[str, Shape]] = {f"trec-{m}": trec_shape(m) for m in TREC_METRICS}
+#: Largest n a shape can be drawn at (the real data have 100 topics).
+MAX_N: Final[dict[str, int]] = dict.fromkeys(TREC_SHAPES, 100)
+
 SHAPES: Final[dict[str, Shape]] = {
     "continuous": continuous,
     "binary": binary,
     "tie-heavy": tie_heavy,
     "right-skewed": right_skewed,
     "left-skewed": left_skewed,
+    "heavy-t2": heavy_t2,
+    "heavy-t3": heavy_t3,
+    "ndcg-shared": ndcg_shared,
+    "bounded-right": bounded_right,
+    "bounded-left": bounded_left,
+    "precision@5": precision_at_5,
+    **TREC_SHAPES,
 }
-EXTRA_SHAPES: Final[dict[str, Shape]] = {"skewed+ties": skewed_ties}
+EXTRA_SHAPES: Final[dict[str, Shape]] = {
+    "skewed+ties": skewed_ties,
+    "rare-large-win": rare_large_win,
+}
 ALL_SHAPES: Final[dict[str, Shape]] = {**SHAPES, **EXTRA_SHAPES}
 #: Procedures the gate can decide with, plus the candidates the default was chosen from.
 PROCEDURES: Final = ("auto", "t", "skew-t", "bootstrap", "permutation")
@@ -186,6 +315,7 @@ def measure(
     chunk: int = 2000,
 ) -> Rates:
     below = above = 0
+    chunk = max(1, min(chunk, 200_000 // n))  # ndcg-shared holds 20 documents per case
     for start in range(0, trials, chunk):
         rows = min(chunk, trials - start)
         data = shape(rows, n, rng) + shift
@@ -196,7 +326,8 @@ def measure(
 
 
 def population_sd(shape: Shape) -> float:
-    return float(np.std(shape(1, 2_000_000, seed_for("sd", shape.__name__))))
+    draws = np.concatenate([shape(1000, 100, seed_for("sd", shape.__name__, i)) for i in range(5)])
+    return float(np.std(draws))
 
 
 def realised_power(

@@ -26,6 +26,15 @@ SMALL_N_FIGURES: Final = (
 BOOTSTRAP_SMALL_N_FIGURES: Final = "measured one-sided up to 8.2% against 2.5% at n = 20-50"
 #: |sample skewness| of the per-case differences above which a warning names the skew.
 SKEW_LIMIT: Final = 1.0
+#: Below this many cases a verdict with no winning case says a rare large win may be missing.
+NO_WIN_N: Final = 60
+#: Measured by ``uv run python -m evalkit.stats.calibrate`` (shape ``rare-large-win``: a
+#: +0.95 win in 1 case of 20, else a −0.05 loss; docs/calibration.md).
+NO_WIN_FIGURES: Final = (
+    "measured on a change that wins big on 1 case in 20 and loses a little on the rest: "
+    "60% / 46% / 22% / 8% false fails at n = 10 / 15 / 30 / 50, every one of them on a "
+    "sample with no win"
+)
 
 
 def skewness(values: NDArray[np.float64]) -> float:
@@ -38,10 +47,43 @@ def skewness(values: NDArray[np.float64]) -> float:
     return m3 / math.pow(m2, 1.5)
 
 
+def no_win_warning(
+    n: int, diffs: NDArray[np.float64], higher_is_better: bool
+) -> StatWarning | None:
+    """``no_wins`` when some case lost, none won, and n is small enough to miss rare wins.
+
+    A change that helps a few cases a lot and costs the others a little looks, on a
+    sample without one of those few cases, exactly like a clean regression: no
+    procedure can tell (the shape is outside the calibration claims), so the report
+    says it on the very samples where that false fail happens.
+    """
+    good = diffs > 0 if higher_is_better else diffs < 0
+    bad = diffs < 0 if higher_is_better else diffs > 0
+    if n >= NO_WIN_N or bool(good.any()) or not bool(bad.any()):
+        return None
+    chance = 0.95**n
+    return StatWarning(
+        "no_wins",
+        f"no case improved ({int(bad.sum())} of {n} worse, none better): if the change is "
+        f"meant to help a few cases, {n} cases may hold none of them (a win on 1 case in "
+        f"20 is absent from {n} cases {chance:.0%} of the time), and then every procedure "
+        f"reports a regression that is not there ({NO_WIN_FIGURES}); check that the cases "
+        "cover what the change targets",
+    )
+
+
 def warnings_for(
-    *, n: int, method: str, kind: str, diffs: NDArray[np.float64] | None
+    *,
+    n: int,
+    method: str,
+    kind: str,
+    diffs: NDArray[np.float64] | None,
+    higher_is_better: bool | None = None,
 ) -> tuple[StatWarning, ...]:
-    """Warnings for a result decided by ``method`` (an engine method or a gate procedure)."""
+    """Warnings for a result decided by ``method`` (an engine method or a gate procedure).
+
+    ``higher_is_better`` (known to the gate) enables the ``no_wins`` warning.
+    """
     out: list[StatWarning] = []
     if kind == "aggregate" and diffs is None and n < SMALL_N:
         out.append(
@@ -85,4 +127,8 @@ def warnings_for(
                     ),
                 )
             )
+        if higher_is_better is not None:
+            no_wins = no_win_warning(n, diffs, higher_is_better)
+            if no_wins is not None:
+                out.append(no_wins)
     return tuple(out)

@@ -71,8 +71,29 @@ class FamilywiseRate:
     rate: float
     estimated: bool  # False: an upper bound
     worlds: int
+    # Per-slice checks (evalkit.gate.slices): their FDR q, added to ``rate`` as a bound.
+    slice_q: float | None = None
+    slice_method: str = ""
+    checks_rate: float | None = None  # the rate of the checks alone, before slices
+
+    def with_slices(self, q: float, method: str) -> FamilywiseRate:
+        """The rate once per-slice checks can also fail the gate: at most rate + q.
+
+        With nothing changed every slice that fails is a false discovery, so the chance
+        that any does is the FDR itself, which the step-up holds at q (BH for
+        independent tests, BY under any dependence); the union bound adds it to the
+        checks' own rate whatever the dependence between the two.
+        """
+        return FamilywiseRate(min(1.0, self.rate + q), False, self.worlds, q, method, self.rate)
 
     def describe(self, correction: str) -> str:
+        if self.slice_q is not None and self.checks_rate is not None:
+            alone = FamilywiseRate(self.checks_rate, self.worlds > 0, self.worlds)
+            return (
+                f"at most {self.rate:.1%}: {alone.describe(correction)} for the checks, plus "
+                f"q = {self.slice_q:.0%} for the per-slice tests (with nothing changed, any "
+                f"slice that fails is a false discovery, which {self.slice_method} holds to q)"
+            )
         if self.estimated:
             return (
                 f"about {self.rate:.1%} (one-sided, for the correlation between these checks' "

@@ -16,14 +16,14 @@ from typing import Any, Final, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
+from evalkit._model.registry import MetricDef, get_metric
+from evalkit._model.results import Row, RunResult
 from evalkit.errors import (
     ComparisonError,
     MetricError,
     MissingMetricError,
     UnknownMetricError,
 )
-from evalkit.registry import MetricDef, get_metric
-from evalkit.results import Row, RunResult
 from evalkit.stats.aggregates import (
     GenericAggregate,
     ItemCountAggregate,

@@ -16,12 +16,19 @@ the tested value -- so every procedure here provides both from one computation:
     ``{μ : |T(μ)| ≤ t(1 − α/2, n − 1)}`` is an interval with closed-form ends
     (a cube root), and p = P(|t_{n-1}| ≥ |T(μ₀)|) is its dual.
 ``auto`` (the gate's default)
-    ``skew-t`` unless at least half of the per-case differences are one and the
-    same value (usually 0: both systems scored the case alike), then ``t``.
-    The rule and why are measured in ``docs/calibration.md``: with
-    few untied cases the sample skewness is noise dominated by one or two
-    cases, and correcting for it over-rejects (5-6% one-sided on the tie-heavy
-    shape at n = 30-50 against 2.5%), while plain t holds its level there.
+    ``skew-t`` when the skewness is *stable*, else ``t``.  Stable: fewer than
+    half of the per-case differences share one value (usually 0: both systems
+    scored the case alike), and the skewness keeps its sign, at least
+    :data:`AUTO_MIN_TRIMMED_SKEW` in size, once the k most extreme cases on the
+    side of the skew are set aside (k = max(3, ⌈n/20⌉), :func:`trim_count`).
+    Why, measured in ``docs/calibration.md``: the sample skewness of symmetric
+    heavy-tailed differences (Student t with 2-3 df, nDCG of two rankers that
+    share their noise, real TREC runs under a coin-flip null) is the noise of
+    one to three extreme cases, and correcting for it fails falsely 4-7% one-sided
+    against 2.5% and costs 5-16 points of power against plain t; the skewness
+    of a genuinely skewed parent (Exp) survives the trimming, so the correction
+    stays where plain t fails falsely 6-9%.  With many ties the sample skewness
+    is the noise of a handful of untied cases (5-6% on the tie-heavy shape).
 ``bootstrap``
     The spec's percentile interval (the same resamples, hence the same numbers,
     as :func:`evalkit.paired_bootstrap`) with the *percentile p*: the smallest α
@@ -51,6 +58,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
+from evalkit.stats.aggregates import NearestRankAggregate
 from evalkit.stats.compare import (
     aggregate_column,
     case_column,
@@ -81,6 +89,11 @@ RESAMPLING: Final = ("bootstrap", "permutation")
 SKEW_BIAS: Final = 2.0
 #: ``auto`` corrects for skewness only while fewer than this share of the cases tie.
 AUTO_MAX_TIED_SHARE: Final = 0.5
+#: ... and only while the skewness, with the most extreme cases on its side set aside
+#: (:func:`trim_count`), keeps its sign and at least this size.  Chosen by measurement
+#: (docs/calibration.md): 0.1 left nDCG of correlated rankers at 4.0-4.2% one-sided at
+#: n = 15, 0.2 left Exp(1) − 1 at 4.1%; 0.15 holds both under 4%.
+AUTO_MIN_TRIMMED_SKEW: Final = 0.15
 
 #: Bisection steps for the permutation interval's ends (2**-64 of the bracket).
 _BISECTION_STEPS: Final = 64
@@ -114,6 +127,7 @@ class Moments:
     sd: FloatArray  # ddof = 1
     skewness: FloatArray  # G1 × (1 + SKEW_BIAS/√n); 0 when the row does not vary or n < 3
     tied_share: FloatArray  # largest share of cases with one and the same difference
+    trimmed_skewness: FloatArray  # g1 without the trim_count(n) most extreme cases on its side
 
     @classmethod
     def of(cls, data: FloatArray) -> Moments:
@@ -136,7 +150,40 @@ class Moments:
         )
         sd = np.sqrt(m2 * n / (n - 1))
         sd = np.where(varies, sd, 0.0)
-        return cls(n, mean, sd, g1 * adjust, _mode_share(d))
+        return cls(n, mean, sd, g1 * adjust, _mode_share(d), _trimmed_g1(centred, g1))
+
+
+def trim_count(n: int) -> int:
+    """Cases set aside on the skew's side before the skewness must still show: max(3, ⌈n/20⌉).
+
+    Three because one to three extreme cases make up the whole sample skewness of a
+    symmetric heavy-tailed sample at n = 10-50; growing with n because an infinite-variance
+    parent (Student t, 2 df) has proportionally more of them (a fixed 3 left it at 3.1-3.7%
+    one-sided at n = 100-1000, docs/calibration.md).
+    """
+    return max(3, -(-n // 20))
+
+
+def _trimmed_g1(centred: FloatArray, g1: FloatArray) -> FloatArray:
+    """Per row, g1 of the cases left once the trim_count(n) largest on the side of g1 go.
+
+    Shift- and scale-invariant, so the non-inferiority test at −margin and the test
+    at 0 see the same value.
+    """
+    rows, n = centred.shape
+    k = trim_count(n)
+    if n - k < 3:
+        return np.zeros(rows)
+    side = np.where(g1 < 0.0, -1.0, 1.0)[:, None]
+    kept = np.sort(centred * side, axis=1)[:, : n - k]  # the side's k largest dropped
+    rest = kept - kept.mean(axis=1, keepdims=True)
+    m2 = np.mean(rest * rest, axis=1)
+    m3 = np.mean(rest * rest * rest, axis=1)
+    scale = np.max(np.abs(centred), axis=1)
+    varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: FloatArray = np.where(varies, side[:, 0] * m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
+    return out
 
 
 def _mode_share(d: FloatArray) -> FloatArray:
@@ -149,9 +196,18 @@ def _mode_share(d: FloatArray) -> FloatArray:
     return tied_share(d, AUTO_MAX_TIED_SHARE)
 
 
+def auto_corrects(m: Moments) -> BoolArray:
+    """Per row, whether ``auto`` corrects for skewness (the rule in the module docstring)."""
+    stable = (np.sign(m.trimmed_skewness) == np.sign(m.skewness)) & (
+        np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW
+    )
+    out: BoolArray = (m.tied_share < AUTO_MAX_TIED_SHARE) & stable & (m.skewness != 0.0)
+    return out
+
+
 def auto_skewness(m: Moments) -> FloatArray:
-    """The skewness ``auto`` corrects for: G1, or 0 when half the cases or more share a value."""
-    out: FloatArray = np.where(m.tied_share < AUTO_MAX_TIED_SHARE, m.skewness, 0.0)
+    """The skewness ``auto`` corrects for: the adjusted G1 where :func:`auto_corrects`, else 0."""
+    out: FloatArray = np.where(auto_corrects(m), m.skewness, 0.0)
     return out
 
 
@@ -592,6 +648,29 @@ def spec_resamples(
     return resampled
 
 
+#: Measured one-sided false fails of latency_p95's percentile bootstrap where p95 is the
+#: maximum (scripts/aggregate_small_n.py; docs/calibration.md): 7-10% at n = 10-15.
+MAXIMUM_FIGURES: Final = "7-10% one-sided against 2.5% at n = 10-15"
+
+
+def refuse_unbounded(aggregate: object, metric: str) -> None:
+    """Raise when a percentile aggregate is each run's slowest case: no resampling bounds it.
+
+    The bootstrap of a sample maximum never contains values above the observed one,
+    so its interval is too narrow however many resamples are drawn (the measured
+    figures are in :data:`MAXIMUM_FIGURES`); the gate refuses rather than fails
+    falsely.  From the first n where one case lies above the percentile the
+    bootstrap holds 3.0-3.6% at n = 20 and 2.5-3.3% at n = 30.
+    """
+    if isinstance(aggregate, NearestRankAggregate) and aggregate.is_maximum:
+        raise InputError(
+            f"{metric!r} over {aggregate.n} paired cases is each run's slowest case (the "
+            f"nearest-rank p{aggregate.p:g} of {aggregate.n}); a bootstrap cannot bound a "
+            f"maximum and fails falsely {MAXIMUM_FIGURES}: compare at least "
+            f"{aggregate.cases_needed} cases, or gate latency_mean or a lower percentile"
+        )
+
+
 def evaluator_for(
     a: RunLike,
     b: RunLike,
@@ -600,12 +679,18 @@ def evaluator_for(
     method: object = DEFAULT_GATE_METHOD,
     n_resamples: int = 10_000,
     seed: int = 42,
+    refuse_maximum: bool = True,
 ) -> tuple[Evaluator, PairedData]:
     """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, ready to decide.
 
     One owner for the gate and ``evalkit compare``: both show what this decides.
+    ``refuse_maximum``: raise (:func:`refuse_unbounded`) rather than decide a
+    percentile aggregate that is each run's maximum (the gate; ``compare``, which
+    only describes, passes False and keeps the ``aggregate_small_n`` warning).
     """
     paired, data = paired_data(a, b, metric)
+    if refuse_maximum and paired.diffs is None:
+        refuse_unbounded(data.aggregate, metric)
     procedure = choose_procedure(check_gate_method(method), paired.diffs)
     if procedure == "bootstrap":
         resampled = spec_resamples(paired, data, n_resamples, seed)

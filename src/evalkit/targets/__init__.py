@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from evalkit._model.results import TargetResponse
 from evalkit.errors import TargetError
-from evalkit.results import TargetResponse
 from evalkit.targets.base import Target
 from evalkit.targets.callable import CallableTarget
 

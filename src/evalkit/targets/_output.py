@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from evalkit._model.results import TargetResponse
 from evalkit.errors import TargetError
-from evalkit.results import TargetResponse
 
 ACCEPTED = "a list of ids (best first), a str of text, or a TargetResponse"
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+# A response is a value of the model (rows carry it); 0.2.0 imported it from here.
+from evalkit._model.results import TargetResponse
 from evalkit.errors import TargetError
 
-# A response is a value of the model (rows carry it); 0.2.0 imported it from here.
-from evalkit.results import TargetResponse
-
 if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase
+    from evalkit._model.golden_cases import GoldenCase
 
 
 @runtime_checkable

@@ -6,12 +6,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from evalkit._model.results import TargetResponse
 from evalkit.errors import TargetConfigError, TargetError
-from evalkit.results import TargetResponse
 from evalkit.targets._output import TargetOutput, describe_exception, to_response
 
 if TYPE_CHECKING:
-    from evalkit.golden_cases import GoldenCase
+    from evalkit._model.golden_cases import GoldenCase
 
 __all__ = ["CallableTarget"]
 

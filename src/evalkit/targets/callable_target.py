@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalkit.golden_cases import GoldenCase
+from evalkit._model.golden_cases import GoldenCase
 from evalkit.targets._output import TargetOutput
 from evalkit.targets.callable import CallableTarget
 

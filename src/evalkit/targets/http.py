@@ -26,10 +26,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from evalkit._bounded import loads
+from evalkit._model.results import TargetResponse
+from evalkit._util.bounded import loads
+from evalkit._util.retry_after import WaitBudget, retry_after_seconds
 from evalkit.errors import TargetConfigError, TargetError
-from evalkit.results import TargetResponse
-from evalkit.retry_after import WaitBudget, retry_after_seconds
 from evalkit.targets._output import (
     TargetOutput,
     describe_exception,
@@ -49,7 +49,7 @@ from evalkit.targets.http_wire import WirePool, wire_eligible
 if TYPE_CHECKING:
     from types import TracebackType
 
-    from evalkit.golden_cases import GoldenCase
+    from evalkit._model.golden_cases import GoldenCase
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import httpx
 
-from evalkit._bounded import max_input_bytes
+from evalkit._util.bounded import max_input_bytes
 from evalkit.targets._output import describe_exception, one_line
 
 __all__ = [

@@ -1,0 +1,948 @@
+"""From ``evalkit.yaml`` to a run, an artefact and a gate report.
+
+The CLI and the GitHub Action are thin shells over these functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit._app.provenance import git_state
+from evalkit._engine.execute import RowCallback, resolve_metrics
+from evalkit._engine.trials import TrialCallback, evaluate_repeated
+from evalkit._model.golden_cases import GoldenCase, GoldenSet
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.artifact import (
+    GoldensInfo,
+    RunArtifact,
+    build_artifact,
+    read_artifact,
+    vouch_schema1_fingerprints,
+    with_infix,
+    write_artifact,
+)
+from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
+from evalkit._spec.metric_entries import register_declared_metrics
+from evalkit._spec.slices import declare_slices, resolve_slice_checks
+from evalkit._util.suggest import did_you_mean
+from evalkit._util.text import decode_utf8
+from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
+from evalkit.gate.model import GateOptions, GateReport
+from evalkit.gate.procedure import evaluate_gate
+from evalkit.gate.slices import SliceSettings
+from evalkit.targets.base import Target
+
+if TYPE_CHECKING:
+    from evalkit._engine.shards import ShardSpec
+    from evalkit._spec.case_filter import CaseFilter, Subset
+    from evalkit.gate.reference import Reference
+    from evalkit.gate.trend import DriftTrend
+
+_PLACEHOLDER = "{{%s}}"
+
+
+def import_plugins(config: LoadedConfig) -> None:
+    """Put the config's python_path on sys.path and import its plugin modules."""
+    for entry in config.model.python_path:
+        resolved = config.resolve(entry).resolve()
+        if not resolved.is_dir():
+            raise ConfigError(
+                f"{config.path}: python_path entry {entry!r} ({resolved}) is not a folder; "
+                "fix the path or remove the entry"
+            )
+        folder = str(resolved)
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    for module in config.model.plugins:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(
+                f"{config.path}: plugin {module!r} cannot be imported ({exc}); "
+                "check the module name and python_path"
+            ) from None
+
+
+def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
+    """Register each configured LLM judge as a per-case metric."""
+    if not config.model.judge:
+        return
+    from evalkit._model.registry import register_metric
+    from evalkit._util.bounded import read_bytes
+    from evalkit.metrics.judge_providers import build_judge
+
+    for index, judge in enumerate(config.model.judge):
+        if cache_only and judge.cache_path and not config.resolve(judge.cache_path).exists():
+            # Every grade would miss: refuse before the target is called even once.
+            raise ConfigError(
+                f"{config.where('judge', index, 'cache_path')}: --judge-cache-only, but the "
+                f"judge cache {config.resolve(judge.cache_path)} does not exist; run once "
+                "without --judge-cache-only to record it, or fix cache_path"
+            )
+        if judge.rubric_file is not None:
+            rubric_path = config.resolve(judge.rubric_file)
+            try:
+                raw = read_bytes(rubric_path)
+            except OSError as exc:
+                raise ConfigError(
+                    f"{config.path}: judge rubric_file {rubric_path}: {exc.strerror or exc}"
+                ) from None
+            rubric = decode_utf8(raw, str(rubric_path), ConfigError)
+        else:
+            rubric = judge.rubric or ""
+        cache = config.resolve(judge.cache_path) if judge.cache_path else None
+        grader = build_judge(
+            judge.provider,
+            rubric=rubric,
+            model=judge.model,
+            scale=judge.scale,
+            cache_path=cache,
+            cache_only=cache_only,
+            prices=judge.prices,
+            wire={key: getattr(judge, key) for key in WIRE_SETTINGS},
+        )
+        register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
+
+
+def _case_field(case: GoldenCase, name: str) -> Any:
+    if name == "id":
+        return case.id
+    if name == "query":
+        return case.query
+    if name == "expected":
+        return case.expected_text
+    if name == "relevant":
+        return sorted(case.relevant)
+    if name.startswith("context."):
+        key = name.removeprefix("context.")
+        if key in case.context:
+            return case.context[key]
+    raise TargetError(
+        f"payload template names {{{{{name}}}}}, which case {case.id!r} does not have "
+        "(use id, query, expected, relevant or context.<column>)"
+    )
+
+
+def render_payload(template: Any, case: GoldenCase) -> Any:
+    """Fill ``{{query}}``-style placeholders; a string that is one placeholder keeps its type."""
+    if isinstance(template, str):
+        stripped = template.strip()
+        if stripped.startswith("{{") and stripped.endswith("}}") and stripped.count("{{") == 1:
+            return _case_field(case, stripped[2:-2].strip())
+        out = template
+        while "{{" in out:
+            start = out.index("{{")
+            end = out.find("}}", start)
+            if end < 0:
+                break
+            name = out[start + 2 : end].strip()
+            out = out[:start] + str(_case_field(case, name)) + out[end + 2 :]
+        return out
+    if isinstance(template, dict):
+        return {k: render_payload(v, case) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render_payload(v, case) for v in template]
+    return template
+
+
+def _jmespath_extract(expr: str) -> Callable[[Any], Any]:
+    import jmespath
+
+    compiled = jmespath.compile(expr)
+
+    def extract(body: Any) -> Any:
+        found = compiled.search(body)
+        if found is None:
+            raise ValueError(f"extract {expr!r} matched nothing in the response body")
+        if isinstance(found, list):
+            return [str(x) for x in found]
+        if isinstance(found, str):
+            return found
+        raise ValueError(
+            f"extract {expr!r} gave {type(found).__name__}; it must give a list of ids or a string"
+        )
+
+    return extract
+
+
+def build_http_target(
+    http: HttpTargetConfig, name: str, env: Mapping[str, str], where: str
+) -> Target:
+    from evalkit.targets.http import HttpTarget
+
+    url = expand_env(http.url, env, f"{where}.url")
+    headers = expand_env(http.headers, env, f"{where}.headers")
+    payload_template = expand_env(http.payload, env, f"{where}.payload")
+    return HttpTarget(
+        url=url,
+        name=name,
+        build_payload=lambda case: render_payload(payload_template, case),
+        extract=_jmespath_extract(http.extract),
+        headers=headers,
+        timeout_s=http.timeout_s,
+        meta_keys=tuple(http.meta_keys),
+        method=http.method,
+        rate_limit_wait_s=http.rate_limit_wait_s,
+    )
+
+
+def build_target(config: LoadedConfig, env: Mapping[str, str] | None = None) -> Target:
+    """The configured target: a python factory's product or a declarative HTTP target."""
+    tc = config.model.target
+    environ = os.environ if env is None else env
+    if tc.http is not None:
+        return build_http_target(tc.http, tc.name or config.name, environ, "target.http")
+    assert tc.python is not None
+    module_name, _, attr = tc.python.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"{config.path}: target.python: cannot import {module_name!r} ({exc}); "
+            "check python_path and the module name"
+        ) from None
+    factory: Any = module
+    for part in attr.split("."):
+        factory = getattr(factory, part, None)
+        if factory is None:
+            raise ConfigError(f"{config.path}: target.python: {module_name!r} has no {attr!r}")
+    try:
+        made = factory(**tc.args)
+    except EvalkitError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            f"{config.path}: target.python: {tc.python}() raised {type(exc).__name__}: {exc}"
+        ) from None
+    if not hasattr(made, "invoke") and callable(made):
+        from evalkit.targets.callable import CallableTarget
+
+        made = CallableTarget(made, name=tc.name or config.name)
+    if not hasattr(made, "invoke") or not hasattr(made, "name"):
+        raise ConfigError(
+            f"{config.path}: target.python: {tc.python}() returned {type(made).__name__}, "
+            "not a Target (an object with .name and .invoke(case)) or a callable"
+        )
+    return made  # type: ignore[no-any-return]
+
+
+@dataclass
+class Prepared:
+    """Everything loaded and validated before any case is run."""
+
+    config: LoadedConfig
+    goldens: GoldenSet
+    checks: Any  # evalkit._spec.checks.ChecksFile
+
+
+def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
+    """Load plugins, judges, goldens and checks, and cross-validate them.
+
+    ``cache_only`` is process-wide: it holds for every judge, including ones a
+    plugin registers itself (:mod:`evalkit.metrics.judge_guard`).
+    """
+    from evalkit._spec.checks import load_checks_file
+    from evalkit._spec.golden_loaders import load_goldens
+    from evalkit.metrics.judge_guard import set_cache_only
+
+    set_cache_only(cache_only)
+    import_plugins(config)
+    register_judges(config, cache_only=cache_only)
+    register_declared_metrics(
+        config.model.metrics, config.resolve, lambda index: config.where("metrics", index)
+    )
+    goldens = load_goldens(config.resolve(config.model.goldens))
+    goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
+    _register_judge_checks(config, goldens)
+    checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
+    checks = resolve_slice_checks(checks, goldens, str(config.path))
+    for index, name in enumerate(config.model.metrics):
+        try:
+            resolve_metrics([name])
+        except InputError as exc:
+            raise ConfigError(f"{config.where('metrics', index)}: metrics: {exc}") from None
+    computed = set(config.model.metrics)
+    for spec in checks.checks:
+        if spec.metric not in computed:
+            # a near name among the computed ones is most often a typo in the checks file
+            hint = did_you_mean(spec.metric, config.model.metrics)
+            fix = "correct the name or add it there" if hint else "add it there"
+            raise ConfigError(
+                f"{spec.source or config.path}: check {spec.id!r} names metric "
+                f"{spec.metric!r}{hint}, which {config.path} does not compute (metrics: "
+                f"{', '.join(config.model.metrics)}); {fix}"
+            )
+    return Prepared(config, goldens, checks)
+
+
+def _judges(config: LoadedConfig) -> list[tuple[str, int]]:
+    return [(judge.metric, judge.scale) for judge in config.model.judge]
+
+
+def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
+    """The judge-human agreement aggregates (metrics/judge_agreement.py), for each judge."""
+    if config.model.judge:
+        from evalkit.metrics.judge_agreement import register_judge_agreement
+
+        register_judge_agreement(
+            _judges(config), goldens, config.model.metrics, where=str(config.path)
+        )
+
+
+def goldens_info(goldens: GoldenSet) -> GoldensInfo:
+    per_case = goldens.case_fingerprints()
+    return GoldensInfo(goldens.fingerprint(), per_case, goldens.slice_assignment())
+
+
+def run_candidate(
+    prepared: Prepared,
+    *,
+    target: Target | None = None,
+    on_row: RowCallback | None = None,
+    skip: Sequence[str] = (),
+    concurrency: int | None = None,
+    on_trial: TrialCallback | None = None,
+    done_trials: Mapping[str, Mapping[int, CaseResult]] | None = None,
+) -> RunResult[CaseResult]:
+    """Run the prepared eval (``repeats`` trials per case: :func:`evaluate_repeated`)."""
+    cfg = prepared.config.model
+    tgt = target or build_target(prepared.config)
+    per_trial: dict[str, Any] = {}
+    if cfg.repeats > 1:
+        per_trial = {"on_trial": on_trial, "done_trials": done_trials}
+    try:
+        return evaluate_repeated(
+            tgt,
+            prepared.goldens,
+            cfg.metrics,
+            repeats=cfg.repeats,
+            concurrency=concurrency or cfg.concurrency,
+            rate_limit=cfg.rate_limit,
+            case_timeout_s=cfg.case_timeout_s,
+            on_row=on_row,
+            skip=skip,
+            **per_trial,
+        )
+    finally:
+        close = getattr(tgt, "close", None)
+        if target is None and callable(close):
+            close()
+
+
+def to_artifact(
+    prepared: Prepared,
+    result: RunResult[CaseResult],
+    target_name: str,
+    *,
+    shard: str | None = None,
+    truncated_ids: frozenset[str] = frozenset(),
+    subset: str | None = None,
+) -> RunArtifact:
+    """The run's artefact, with the provenance of the whole prepared eval (even for a shard)."""
+    from evalkit._engine.checkpoint import config_fingerprint
+    from evalkit.stats import significance
+
+    cfg = prepared.config.model
+    return build_artifact(
+        result,
+        cfg.metrics,
+        target_name=target_name,
+        target_description=cfg.target.description,
+        goldens=goldens_info(prepared.goldens),
+        seed=cfg.seed,
+        resampling_stream=getattr(significance, "RESAMPLING_STREAM", None),
+        config_name=prepared.config.name,
+        git=git_state(),
+        config_fingerprint=config_fingerprint(cfg),
+        shard=shard,
+        truncated_ids=truncated_ids,
+        subset=subset,
+    )
+
+
+# ----------------------------------------------------------------------------- a run to a file
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """What a checkpointed run is about to do, told before its first case starts."""
+
+    checkpoint: Path
+    total: int  # cases in this run (in this shard, for a sharded run)
+    done: int  # finished cases kept from the checkpoint, not run again
+    retried: int  # cases that failed in the checkpointed run and run again
+    resumed: bool  # a checkpoint with finished cases was picked up
+    resume_requested: bool
+    trials: int = 1  # repeats: k -- each case runs k times
+    trials_done: int = 0  # finished trials kept from the checkpoint (repeats > 1)
+
+    @property
+    def to_run(self) -> int:
+        """Target invocations still to make: cases, or (case, trial) pairs when repeated."""
+        if self.trials > 1:
+            return self.total * self.trials - self.trials_done
+        return self.total - self.done
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """A finished :func:`run_to_artifact`: the artefact and where everything went."""
+
+    artifact: RunArtifact
+    path: Path  # where the artefact was written
+    requested: Path  # where it was asked to go (OUT, or the shard's name for it)
+    checkpoint: Path  # kept while cases failed, so --resume retries only those
+    shard: ShardSpec | None
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return self.artifact.failed
+
+    @property
+    def set_aside(self) -> bool:
+        """True when failed cases sent the artefact beside ``requested`` instead."""
+        return self.path != self.requested
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_to_artifact`, with what the checkpoint kept.
+
+    Still a ``KeyboardInterrupt``, so a caller's ``except Exception`` never swallows it.
+    """
+
+    def __init__(self, checkpoint: Path, saved: int, total: int, unit: str = "case(s)") -> None:
+        super().__init__(f"interrupted: {saved} of {total} {unit} saved in {checkpoint}")
+        self.checkpoint = checkpoint
+        self.saved = saved
+        self.total = total
+        self.unit = unit  # "trial(s)" for a repeated run: what the checkpoint counts
+
+
+def failed_run_path(path: str | Path) -> Path:
+    """Where a failed run goes instead of ``path``: ``base.json`` -> ``base.failed.json``."""
+    return with_infix(path, "failed")
+
+
+def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False) -> Path:
+    """Write a run artefact; one with failed cases never replaces the file at ``path``.
+
+    A run with failed cases goes to :func:`failed_run_path` beside ``path`` (and
+    ``path``, perhaps a good baseline, is left as it was) unless ``allow_failed``.
+    """
+    target = Path(path)
+    if art.failed and not allow_failed:
+        target = failed_run_path(target)
+    return write_artifact(art, target)
+
+
+def run_and_write(
+    prepared: Prepared,
+    out: Path,
+    *,
+    concurrency: int | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+    cases: CaseFilter | None = None,
+) -> tuple[RunArtifact, Path]:
+    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it.
+
+    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
+    then counts cases × repeats), so it moves from the first trial on.
+    """
+    todo, subset = select_cases(prepared, cases)
+    if on_row is not None and prepared.config.model.repeats > 1:
+        seen = on_row
+        result = run_candidate(
+            todo,
+            target=target,
+            concurrency=concurrency,
+            on_trial=lambda _trial, index, row: seen(index, row),
+        )
+    else:
+        result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
+    art = to_artifact(prepared, result, result.name, subset=_selection(subset))
+    return art, write_run(art, out)
+
+
+def select_cases(prepared: Prepared, cases: CaseFilter | None) -> tuple[Prepared, Subset | None]:
+    """The eval of the cases ``-k``/``--case`` keep (all of them without a filter)."""
+    if cases is None:
+        return prepared, None
+    goldens, subset = cases.select(prepared.goldens)
+    return replace(prepared, goldens=goldens), subset
+
+
+def _selection(subset: Subset | None) -> str | None:
+    return None if subset is None else subset.selection
+
+
+def run_output_path(
+    config: LoadedConfig,
+    out: Path | None,
+    shard: ShardSpec | None = None,
+    cases: CaseFilter | None = None,
+) -> Path:
+    """OUT, else the config's output path, named per shard or subset so none overwrites
+    the whole run's artefact."""
+    if out is not None:
+        return out
+    default = config.output_path
+    if shard is not None:
+        return with_infix(default, shard.slug)
+    return default if cases is None else with_infix(default, "subset")
+
+
+def run_to_artifact(
+    prepared: Prepared,
+    out: Path | None = None,
+    *,
+    shard: ShardSpec | None = None,
+    resume: bool = False,
+    allow_failed: bool = False,
+    on_start: Callable[[RunStart], None] | None = None,
+    on_row: RowCallback | None = None,
+    target: Target | None = None,
+    cases: CaseFilter | None = None,
+) -> RunOutcome:
+    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
+
+    Every finished case is appended to the checkpoint (under the config folder's
+    ``.evalkit/``, :func:`evalkit._engine.checkpoint.checkpoint_path`) the moment it
+    finishes; ``resume=True`` keeps a matching checkpoint's finished cases and
+    runs only the rest.  The artefact lists the cases in golden-set
+    order.  A run with failed cases keeps its checkpoint and is written by
+    :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
+    :class:`RunInterrupted` with the number of cases saved.
+    """
+    from evalkit._engine.checkpoint import (
+        Checkpoint,
+        checkpoint_path,
+        read_checkpoint,
+        run_identity,
+    )
+    from evalkit._engine.shards import select_shard
+    from evalkit._util.atomic import check_writable
+
+    if shard is not None and cases is not None:
+        raise InputError(
+            f"--shard {shard} and {cases.describe()} both pick cases: a shard of a subset "
+            "is neither; drop one of them"
+        )
+    todo, subset = select_cases(prepared, cases)
+    if shard is not None:
+        todo = replace(prepared, goldens=select_shard(prepared.goldens, shard))
+    requested = run_output_path(prepared.config, out, shard, cases)
+    # The checkpoint belongs to one selection: resuming with another is refused.
+    part = str(shard) if shard is not None else None
+    if subset is not None:
+        part = f"cases {subset.selection}"
+    identity = run_identity(prepared.config.model, prepared.goldens, part)
+    ckpt_path = checkpoint_path(requested, prepared.config.root)
+    check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
+    total = len(todo.goldens)
+    repeats = prepared.config.model.repeats
+    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        done = ckpt.completed
+        trials_done = ckpt.completed_trials  # repeats > 1: resumed per (case, trial)
+        if on_start is not None:
+            on_start(
+                RunStart(
+                    checkpoint=ckpt_path,
+                    total=total,
+                    done=len(done) + sum(len(t) >= repeats for t in trials_done.values()),
+                    retried=len(ckpt.failed_before.keys() - done.keys())
+                    + ckpt.failed_trials_before,
+                    resumed=ckpt.resumed,
+                    resume_requested=resume,
+                    trials=repeats,
+                    trials_done=sum(len(t) for t in trials_done.values()),
+                )
+            )
+
+        def record(index: int, row: CaseResult) -> None:
+            ckpt.append(row)
+            if on_row is not None:
+                on_row(index, row)
+
+        def record_trial(trial: int, index: int, row: CaseResult) -> None:
+            ckpt.append(row, trial=trial)
+            if on_row is not None:
+                on_row(index, row)
+
+        try:
+            if repeats > 1:
+                fresh = run_candidate(
+                    todo, target=target, on_trial=record_trial, done_trials=trials_done
+                )
+            else:
+                fresh = run_candidate(todo, target=target, skip=list(done), on_row=record)
+        except KeyboardInterrupt:
+            # Count from the file: the signal may land between a row's write and its tally.
+            saved = read_checkpoint(ckpt_path)
+            kept = saved.saved if saved is not None else 0
+            if repeats > 1:
+                raise RunInterrupted(ckpt_path, kept, total * repeats, "trial(s)") from None
+            raise RunInterrupted(ckpt_path, kept, total) from None
+        new_rows = {row.case_id: row for row in fresh.per_query}
+        rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
+        result = RunResult(fresh.name, rows)
+        art = to_artifact(
+            prepared,
+            result,
+            result.name,
+            shard=None if shard is None else str(shard),
+            truncated_ids=frozenset(ckpt.truncated_ids),
+            subset=_selection(subset),
+        )
+        path = write_run(art, requested, allow_failed=allow_failed)
+        if not art.failed:
+            ckpt.discard()
+    return RunOutcome(art, path, requested, ckpt_path, shard)
+
+
+def find_baseline(
+    config: LoadedConfig, override: str | Path | None
+) -> tuple[RunArtifact | None, str]:
+    """(baseline or None, one sentence on where it came from or where none was found).
+
+    The store is the one evalkit.yaml names
+    (:func:`evalkit._app.store_opening.open_config_store`, the Action's too): a configured
+    file that is missing is an input error; a GitHub store, which only the Action reads,
+    is "no baseline" with the store and where it looks.
+    """
+    from evalkit._app.store_opening import open_config_store
+    from evalkit._store.protocol import FetchRequest
+    from evalkit.gate.inputs import refuse_other_config
+
+    if override is not None:
+        art, origin = read_artifact(override), f"baseline {override}"
+    else:
+        fetched = open_config_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
+        if fetched.path is None:
+            return None, f"no baseline: {fetched.detail}"
+        art, origin = read_artifact(fetched.path), fetched.detail
+    refuse_other_config(art, config.name, origin)
+    return art, origin
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """A run made the configured baseline (``evalkit promote``)."""
+
+    run: Path
+    baseline: Path
+    artifact: RunArtifact
+    replaced: RunArtifact | None  # the baseline it replaced, when there was a readable one
+
+
+def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotion:
+    """Make the run at ``run`` (default: the config's output) the configured baseline file.
+
+    Refused (exit 2, one line): a store other than a file (GitHub stores are promoted by
+    the Action), a run with failed cases (a baseline must hold every case), a shard
+    (merge the shards first), a run of another config.  The baseline is written in the
+    current schema, atomically, so a crash leaves the old baseline or the new one.
+    """
+    from evalkit._app.store_opening import open_config_store
+    from evalkit._store.file_store import FileStore
+    from evalkit.gate.inputs import refuse_other_config
+
+    store = open_config_store(config)
+    if not isinstance(store, FileStore):
+        raise ConfigError(
+            f"{config.path}: baseline.store is {store.kind!r} ({store.describe()}): the "
+            "GitHub Action promotes those on the default branch (mode: promote); to keep a "
+            "baseline locally, set baseline: {path: baseline.json}"
+        )
+    source = Path(run) if run is not None else config.output_path
+    art = read_artifact(source)
+    failed = art.failed
+    if failed:
+        ids = ", ".join(row.case_id for row in failed[:5]) + (", …" if len(failed) > 5 else "")
+        raise InputError(
+            f"{source}: {len(failed)} of {len(art.result)} case(s) failed ({ids}); a baseline "
+            "must hold every case: fix the failures, `evalkit run --resume`, then promote"
+        )
+    if art.shard is not None:
+        raise InputError(
+            f"{source}: is shard {art.shard} of a run; `evalkit merge` the shards, then "
+            "promote the merged run"
+        )
+    if art.subset is not None:
+        raise InputError(
+            f"{source}: holds only the cases {art.subset} keeps; a baseline must hold every "
+            "case: run without -k/--case, then promote"
+        )
+    refuse_other_config(art, config.name, str(source))
+    replaced = None
+    if store.path.is_file():
+        try:
+            replaced = read_artifact(store.path)
+        except EvalkitError:
+            replaced = None  # an unreadable baseline is not worth keeping from being replaced
+    path = write_artifact(art, store.path)
+    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
+    return Promotion(source, path, art, replaced)
+
+
+def gate(
+    prepared: Prepared,
+    candidate: RunArtifact,
+    baseline: RunArtifact | None,
+    *,
+    notes: Sequence[str] = (),
+    baseline_chosen: bool = False,
+    subset: Subset | None = None,
+    reference: Reference | None = None,
+    reference_chosen: bool = False,
+    require_reference: bool = False,
+) -> GateReport:
+    """Validate the inputs against the goldens (:mod:`evalkit.gate.inputs`), then decide.
+
+    ``baseline_chosen``: the user pointed at this baseline (``--baseline``, the
+    config's file store), so one that cannot be paired is an input error.
+    ``subset`` (``-k``/``--case``): decide on those cases only; the report says so and
+    its verdict is never ``pass`` (:mod:`evalkit._spec.case_filter`).
+    ``reference`` is what drift checks compare with (:mod:`evalkit.gate.reference`), and
+    ``reference_chosen`` says the user pointed at it (``--reference``).
+    """
+    from evalkit.gate.inputs import check_baseline, check_candidate
+    from evalkit.gate.reference import check_reference
+
+    cfg = prepared.config.model
+    checks = prepared.checks
+    specs = list(checks.checks)
+    goldens = prepared.goldens
+    if subset is not None:
+        candidate = subset.only(candidate)
+        baseline = None if baseline is None else subset.only(baseline)
+        goldens = subset.goldens(goldens)
+        specs, left_out = subset.checks(specs)
+        notes = (*notes, *left_out)
+    # Runs read from schema 1, perhaps before the plugins were imported: vouch now.
+    candidate = vouch_schema1_fingerprints(candidate)
+    baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
+    check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
+    candidate = _current_slices(candidate, goldens)
+    if baseline is not None and baseline_chosen:
+        check_baseline(baseline, candidate, specs)
+    if subset is not None and reference is not None and reference.artifact is not None:
+        reference = replace(reference, artifact=subset.only(reference.artifact))
+    reference = check_reference(reference, candidate, specs, chosen=reference_chosen)
+    if cfg.judge:
+        from evalkit.metrics.judge_agreement import agreement_notes
+
+        rows = candidate.result.per_query
+        agreed = agreement_notes(rows, _judges(prepared.config), goldens, seed=cfg.seed)
+        notes = (*notes, *agreed)
+    if cfg.repeats > 1:
+        from evalkit._engine.trials import trial_notes
+        from evalkit.metrics.judge_consistency import consistency_notes
+
+        rows = candidate.result.per_query
+        notes = (*notes, *trial_notes(rows, cfg.metrics))
+        judged = [metric for metric, _ in _judges(prepared.config)]
+        notes = (*notes, *consistency_notes(rows, judged, seed=cfg.seed))
+    report = evaluate_gate(
+        specs,
+        candidate,
+        baseline,
+        reference=reference,
+        options=GateOptions(
+            n_resamples=cfg.n_resamples,
+            seed=cfg.seed,
+            require_baseline=cfg.require_baseline
+            or bool(getattr(checks, "require_baseline", False)),
+            correction=getattr(checks, "correction", "none") or "none",
+            extra_notes=tuple(n for n in notes if n),
+            require_reference=require_reference
+            or cfg.require_reference
+            or bool(getattr(checks, "require_reference", False)),
+            slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
+        ),
+    )
+    return report if subset is None else replace(report, subset=subset)
+
+
+def _current_slices(candidate: RunArtifact, goldens: GoldenSet) -> RunArtifact:
+    """The candidate with the goldens' slice assignment as it is now.
+
+    Slice fields are left out of the case fingerprints, so a candidate made before a
+    case was re-tagged still answers these goldens; its slices are the goldens' own.
+    """
+    current = goldens.slice_assignment()
+    info = candidate.goldens
+    if info is None or info.slices == current:
+        return candidate
+    return replace(candidate, goldens=replace(info, slices=current))
+
+
+# ----------------------------------------------------------------------------- the gate command
+
+
+def config_inputs(config: LoadedConfig) -> dict[str, Path | None]:
+    """The files a config reads: no command may write over them."""
+    return {
+        "config": config.path,
+        "goldens file": config.resolve(config.model.goldens),
+        "checks file": config.resolve(config.model.checks),
+    }
+
+
+@dataclass(frozen=True)
+class GateAsk:
+    """What ``evalkit gate`` was asked: the files to use and how to run the candidate."""
+
+    candidate: Path | None = None  # a run artefact to gate instead of running the target
+    baseline: Path | None = None  # else the configured store's
+    reference: Path | None = None  # for drift checks (evalkit.gate.reference)
+    out: Path | None = None  # where the candidate run goes (else the config's output)
+    concurrency: int | None = None
+    cache_only: bool = False
+    cases: CaseFilter | None = None  # -k/--case
+    require_baseline: bool = False
+    require_reference: bool = False
+    reports: Mapping[str, Path | None] = field(default_factory=dict)  # flag -> report file
+
+
+@dataclass(frozen=True)
+class GateRun:
+    """A decided gate: the report, the candidate, and where its run went (if it ran)."""
+
+    report: GateReport
+    candidate: RunArtifact
+    run_out: Path  # where a run of the candidate was asked to go
+    written: Path | None  # where it went (None: --candidate, nothing ran)
+    reference: Reference | None  # what drift checks compared with (evalkit.gate.reference)
+    candidate_file: Path | None  # the candidate's artefact: --candidate, or the run written
+
+    def trend(self, config: LoadedConfig) -> DriftTrend:
+        """The HTML report's drift trend, the candidate's artefact last (evalkit.gate.reference)."""
+        from evalkit._app.reference_lookup import report_trends
+
+        return report_trends(config, self.report, self.candidate_file, self.reference)
+
+
+@contextlib.contextmanager
+def noting_client_saturation() -> Iterator[list[str]]:
+    """The client-saturation warnings of a run, kept for the gate's report.
+
+    The run's latencies decide latency checks, so a report whose latencies the
+    client's own CPU inflated must say so where the verdict is read, not only on
+    stderr.  Every warning caught is shown again as it would have been.
+    """
+    import warnings
+
+    from evalkit._engine.client_load import ClientSaturationWarning
+
+    saturated: list[str] = []
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as recorded:
+            warnings.simplefilter("always", ClientSaturationWarning)
+            caught = recorded
+            yield saturated
+    finally:
+        for w in caught:
+            if issubclass(w.category, ClientSaturationWarning):
+                saturated.append(f"client saturation: {w.message}")
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+
+
+def gate_config(
+    config: LoadedConfig,
+    ask: GateAsk,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_row: RowCallback | None = None,
+) -> GateRun:
+    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input.
+
+    Refused before anything runs (exit 2): an output that is an input or unwritable, a
+    candidate that is its own baseline or reference, a configured baseline file that is
+    missing, a reference no check uses, a filter that keeps nothing.  ``on_start`` gets
+    the number of cases about to run; ``on_row`` each finished one.
+    """
+    from evalkit._app.reference_lookup import find_reference
+    from evalkit._util.atomic import check_writable
+    from evalkit._util.paths import refuse_overwriting_inputs
+    from evalkit.gate.reference import refuse_unused
+
+    if ask.candidate is not None:
+        for flag, value in (("--out", ask.out), ("--concurrency", ask.concurrency)):
+            if value is not None:
+                raise InputError(
+                    f"{flag} applies when the gate runs the target; with --candidate "
+                    f"{ask.candidate} nothing is run: drop {flag}, or drop --candidate"
+                )
+    cfg = config.with_overrides(require_baseline=True) if ask.require_baseline else config
+    run_out = run_output_path(cfg, ask.out, None, ask.cases)
+    ran_to = None if ask.candidate is not None else run_out
+    check_writable(*ask.reports.values(), ran_to)
+    stored = cfg.model.baseline
+    configured = (
+        cfg.resolve(stored.path)
+        if stored is not None and stored.kind == "file" and stored.path is not None
+        else None
+    )
+    chosen_baseline = ask.baseline if ask.baseline is not None else configured
+    out_flag = "--out" if ask.out is not None else f"output ({cfg.path})"
+    refuse_overwriting_inputs(
+        {**ask.reports, out_flag: ran_to},
+        {
+            **config_inputs(cfg),
+            "candidate": ask.candidate,
+            "baseline": chosen_baseline,
+            "reference": ask.reference,
+        },
+    )
+    for role, other in (("baseline", chosen_baseline), ("reference", ask.reference)):
+        if (
+            ask.candidate is not None
+            and other is not None
+            and os.path.realpath(ask.candidate) == os.path.realpath(other)
+        ):
+            raise InputError(
+                f"the {role} {other} is the candidate itself; a run compared with "
+                f"itself always passes: pass the {role} made from the code you compare against"
+            )
+    # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
+    base, where = find_baseline(cfg, ask.baseline)
+    prepared = prepare(cfg, cache_only=ask.cache_only)
+    chosen, subset = select_cases(prepared, ask.cases)  # a bad -k is exit 2 here too
+    # Before the (paid) run: the reference file is read, and one no check uses is refused.
+    ref = find_reference(cfg, ask.reference, prepared.checks.checks)
+    refuse_unused(ref, prepared.checks.checks)
+    written: Path | None = None
+    saturated: list[str] = []
+    if ask.candidate is not None:
+        candidate = read_artifact(ask.candidate)
+    else:
+        if on_start is not None:  # each trial advances the progress
+            on_start(len(chosen.goldens) * cfg.model.repeats)
+        with noting_client_saturation() as saturated:
+            candidate, written = run_and_write(
+                prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
+            )
+    # Where no baseline was found matters only to a check that compares with one.
+    no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
+    report = gate(
+        prepared,
+        candidate,
+        base,
+        notes=((where,) if no_baseline else ()) + tuple(saturated),
+        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
+        baseline_chosen=chosen_baseline is not None,
+        subset=subset,
+        reference=ref,
+        reference_chosen=ask.reference is not None,
+        require_reference=ask.require_reference,
+    )
+    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written)

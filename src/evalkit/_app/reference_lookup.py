@@ -1,0 +1,116 @@
+"""Finding what drift checks compare with, and the trend the report draws under them.
+
+The gate decides drift checks on a :class:`~evalkit.gate.reference.Reference` it is handed;
+this use case makes one: from ``--reference PATH``, from the configured store's pin,
+or from the store's answer the Action fetched.  It also reads the store's promotions
+for the HTML report's trend.  Stores and files are opened here, never in the gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalkit.gate.reference import Reference, ReferenceStatus, wants_reference
+from evalkit.gate.trend import DriftTrend
+
+if TYPE_CHECKING:
+    from evalkit._spec.checks import CheckSpec
+    from evalkit._spec.config import LoadedConfig
+    from evalkit._store.protocol import BaselineFetch, BaselineStore
+    from evalkit.gate.model import GateReport
+
+__all__ = ["find_reference", "reference_from_fetch", "report_trends"]
+
+
+def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -> Reference:
+    """The gate's :class:`Reference` for a store's answer (reads the artefact when found).
+
+    With ``config_name``, a reference recorded for another config is refused (exit 2),
+    as a baseline is: it would gate one config against the other's numbers.
+    """
+    from evalkit._spec.artifact import read_artifact
+    from evalkit.gate.inputs import refuse_other_config
+
+    if fetch.status == "found" and fetch.path is not None:
+        art = read_artifact(Path(fetch.path))
+        if config_name is not None:
+            refuse_other_config(art, config_name, f"reference ({fetch.detail})")
+        sha = fetch.sha or art.git_commit
+        return Reference("found", art, fetch.detail, fetch.source, sha, Path(fetch.path))
+    status: ReferenceStatus = "expired" if fetch.status == "expired" else "missing"
+    return Reference(status, None, fetch.detail, fetch.source, fetch.sha)
+
+
+def find_reference(
+    config: LoadedConfig, override: str | Path | None, checks: Sequence[CheckSpec]
+) -> Reference | None:
+    """The reference a local gate compares drift checks with (None: no check needs one).
+
+    ``override`` is ``evalkit gate --reference PATH``: that file, refused when it is
+    another config's run (like ``--baseline``).  Otherwise the configured store's
+    pinned reference (``evalkit pin``); a GitHub store, which only the Action reads,
+    answers ``missing`` and says so.
+    """
+    from evalkit._app.store_opening import open_config_store
+    from evalkit._spec.artifact import read_artifact
+    from evalkit._store.protocol import FetchRequest
+    from evalkit.gate.inputs import refuse_other_config
+
+    if override is not None:
+        origin = f"reference {override}"
+        art = read_artifact(override)
+        refuse_other_config(art, config.name, origin)
+        return Reference("found", art, origin, "file", art.git_commit, Path(override))
+    if not wants_reference(checks):
+        return None
+    fetched = open_config_store(config).fetch_reference(
+        FetchRequest(config.name, config.fetched_dir)
+    )
+    return reference_from_fetch(fetched, config.name)
+
+
+def report_trends(
+    config: LoadedConfig,
+    report: GateReport,
+    candidate: Path | None,
+    reference: Reference | None,
+    *,
+    store: BaselineStore | None = None,
+    work: Path | None = None,
+) -> DriftTrend:
+    """The HTML report's trend of each drift-checked metric, the candidate last.
+
+    The store's promotions (``evalkit history``'s own view and steps, from
+    :mod:`evalkit._app.promotions`); a history that cannot be read is a note on the page,
+    never a failed gate: the verdicts are already decided.  The reference is the
+    promotion whose artefact has the same bytes (a pin is a copy), if there is one.
+    ``store``/``work``: the Action's store (with GitHub access) and where it fetches
+    the promotions; the CLI leaves them to the config (no GitHub access).
+    """
+    from evalkit._app.promotions import history_view
+    from evalkit.errors import EvalkitError
+
+    if report.reference is None:
+        return DriftTrend()
+    metrics = list(dict.fromkeys(v.metric for v in report.verdicts if v.kind == "vs_reference"))
+    try:
+        view = history_view(config, metrics=metrics, candidate=candidate, store=store, work=work)
+    except EvalkitError as exc:
+        return DriftTrend(note=f"trend across promotions not drawn: {exc}")
+    entries = view.history.entries
+    if not entries:
+        return DriftTrend(note=f"trend across promotions not drawn: {view.history.detail}")
+    pinned = _digest(reference.path) if reference is not None and reference.path else None
+    at = next((i for i, e in enumerate(entries) if pinned and _digest(e.path) == pinned), None)
+    return DriftTrend(view.trends, None, at)
+
+
+def _digest(path: Path) -> str | None:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None

@@ -1,0 +1,534 @@
+"""The run checkpoint: every finished case, on disk the moment it finishes.
+
+A run that dies (Ctrl-C, SIGKILL, a crashed runner, a failing target) must not
+lose the cases already paid for.  ``evalkit run`` therefore appends each
+finished row to a JSON Lines file under the project's ``.evalkit/checkpoints/``
+(:func:`checkpoint_path`), flushed and fsync'd before the next row is
+taken, and ``evalkit run --resume`` invokes only the cases it does not hold.
+
+Layout: one header line, then one row per line in the artefact's own row
+format (:func:`evalkit._spec.artifact._row_dict`)::
+
+    {"format": "evalkit-checkpoint", "version": 1, "evalkit_version": "...",
+     "created_at": "...", "identity": {"config": "...", "goldens": "...",
+                                       "metrics": {"ndcg@10": "..."}, "shard": "2/4"}}
+    {"id": "q1", "metrics": {...}, "output": {...}, "latency_ms": 21.3, ...}
+
+* **Identity**: the header carries fingerprints of the config (target, metrics,
+  judges, plugins), the goldens and every metric definition.  Resuming under a
+  changed one is refused, naming what changed, because the finished rows would
+  silently mix two different evals.
+* **Torn tail**: a crash mid-write leaves at most a partial last line; reading
+  drops it (that case simply runs again) and resuming cuts it off before
+  appending.  A damaged line anywhere else is corruption and is reported.
+* **Failed rows** are recorded too, but a resume runs them again: a failure is a
+  missing result, never a score.  When a case appears twice the later line wins.
+* **One writer**: a lock file next to the checkpoint stops two runs appending
+  to the same one; it is removed whenever the run stops (finished, failed, interrupted,
+  or stopped by an error such as a metric that raised).
+* When the run completes with no failed case the checkpoint is deleted; when
+  cases failed it stays, so ``--resume`` retries exactly those.
+* **Trials** (``repeats: k``): each trial of a case is its own line, the
+  trial's row plus ``"trial": t`` (1-based), written the moment that trial
+  finishes, so a resume invokes only the missing (case, trial) pairs.  Lines
+  without ``trial`` are single-trial rows (the format of ``repeats: 1``, which
+  is unchanged).  The trial count is part of the config fingerprint, so a
+  checkpoint is never resumed with another ``repeats``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from evalkit._model.formats import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
+from evalkit._model.results import CaseResult
+from evalkit._spec.artifact import _parse_row, _row_dict
+from evalkit._util import bounded as _bounded
+from evalkit._util.atomic import fsync_dir, write_bytes_atomic
+from evalkit.errors import ArtifactError, RuntimeFailure
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
+
+    from evalkit._model.golden_cases import GoldenSet
+    from evalkit._spec.config import EvalkitConfig
+
+CHECKPOINT_SUFFIX = ".checkpoint.jsonl"
+TRIAL_KEY = "trial"
+
+# The parts of evalkit.yaml that decide what a row contains.  Concurrency, rate
+# limit, timeouts, checks, baseline and output do not, so they may change
+# between an interrupted run and its resume.
+_IDENTITY_KEYS = ("target", "metrics", "judge", "plugins")
+
+
+CHECKPOINT_DIR = Path(".evalkit") / "checkpoints"
+
+
+def checkpoint_path(out: str | Path, root: str | Path) -> Path:
+    """Where the checkpoint of a run writing ``out`` lives, under ``root``'s ``.evalkit/``.
+
+    ``<root>/.evalkit/checkpoints/<out's name>-<12 hex>.checkpoint.jsonl``: working files
+    stay out of the folder the artefact goes to (often a tracked one), and the hash of
+    ``out``'s absolute path keeps two outputs of one name apart while a resume of the same
+    ``--out`` finds its checkpoint again.  The lock file sits beside it.
+    """
+    target = Path(os.path.abspath(Path(out).expanduser()))
+    digest = hashlib.sha256(os.fsencode(target)).hexdigest()[:12]
+    return Path(root) / CHECKPOINT_DIR / f"{target.name}-{digest}{CHECKPOINT_SUFFIX}"
+
+
+def config_fingerprint(config: EvalkitConfig) -> str:
+    """SHA-256 of what the config says to run (not how fast or where to write it).
+
+    ``${ENV}`` references are hashed unexpanded, so a secret never reaches the
+    hash and matrix jobs with different runner environments still agree.
+    """
+    doc = config.model_dump(mode="json", include=set(_IDENTITY_KEYS))
+    if config.repeats != 1:  # rows are means over trials; one trial keeps the old hash
+        doc["repeats"] = config.repeats
+    text = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """What a checkpoint's rows were produced by; a resume must match it exactly."""
+
+    config: str
+    goldens: str
+    metrics: Mapping[str, str]  # metric name -> definition fingerprint
+    shard: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "goldens": self.goldens,
+            "metrics": dict(self.metrics),
+            "shard": self.shard,
+        }
+
+    @classmethod
+    def from_json(cls, doc: object, where: str) -> RunIdentity:
+        if not isinstance(doc, dict):
+            raise ArtifactError(f"{where}: header 'identity' is not an object")
+        config, goldens, metrics, shard = (
+            doc.get("config"),
+            doc.get("goldens"),
+            doc.get("metrics"),
+            doc.get("shard"),
+        )
+        if not isinstance(config, str) or not isinstance(goldens, str):
+            raise ArtifactError(f"{where}: header identity lacks the config/goldens fingerprints")
+        if not isinstance(metrics, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metrics.items()
+        ):
+            raise ArtifactError(f"{where}: header identity 'metrics' must map names to strings")
+        if shard is not None and not isinstance(shard, str):
+            raise ArtifactError(f"{where}: header identity 'shard' must be a string or null")
+        return cls(config, goldens, dict(metrics), shard)
+
+    def differences(self, other: RunIdentity) -> list[str]:
+        """How ``other`` (the current run) differs from this one (the checkpoint), in words."""
+        out: list[str] = []
+        if self.config != other.config:
+            out.append("the config's target, metrics, judges or plugins changed")
+        if self.goldens != other.goldens:
+            out.append("the golden set changed")
+        if list(self.metrics) != list(other.metrics):
+            out.append(
+                f"the metrics changed (checkpoint: {', '.join(self.metrics)}; "
+                f"now: {', '.join(other.metrics)})"
+            )
+        else:
+            redefined = [m for m in self.metrics if self.metrics[m] != other.metrics[m]]
+            if redefined:
+                out.append(f"the definition of {', '.join(redefined)} changed")
+        if self.shard != other.shard:
+            out.append(f"the shard changed (checkpoint: {self.shard}; now: {other.shard})")
+        return out
+
+
+@dataclass
+class CheckpointContents:
+    """What a checkpoint file holds: its identity and its rows, latest per case."""
+
+    identity: RunIdentity
+    rows: dict[str, CaseResult] = field(default_factory=dict)
+    truncated_ids: set[str] = field(default_factory=set)
+    good_bytes: int = 0  # length of the file up to the end of its last intact line
+    torn: bool = False
+    # repeats: k -- case id -> trial number -> that trial's row (latest line wins)
+    trials: dict[str, dict[int, CaseResult]] = field(default_factory=dict)
+
+    @property
+    def completed(self) -> dict[str, CaseResult]:
+        """Rows that succeeded: the cases a resume does not run again."""
+        return {cid: row for cid, row in self.rows.items() if row.error is None}
+
+    @property
+    def failed(self) -> dict[str, CaseResult]:
+        return {cid: row for cid, row in self.rows.items() if row.error is not None}
+
+    @property
+    def completed_trials(self) -> dict[str, dict[int, CaseResult]]:
+        """Trials that succeeded, per case: the (case, trial) pairs a resume does not run."""
+        return _succeeded(self.trials)
+
+    @property
+    def failed_trials(self) -> int:
+        return sum(row.error is not None for rows in self.trials.values() for row in rows.values())
+
+    @property
+    def saved(self) -> int:
+        """Finished results kept: succeeded rows, or succeeded trials of a repeated run."""
+        return len(self.completed) + sum(len(t) for t in self.completed_trials.values())
+
+
+def _succeeded(trials: Mapping[str, Mapping[int, CaseResult]]) -> dict[str, dict[int, CaseResult]]:
+    out: dict[str, dict[int, CaseResult]] = {}
+    for cid, rows in trials.items():
+        good = {t: row for t, row in rows.items() if row.error is None}
+        if good:
+            out[cid] = good
+    return out
+
+
+def _trial_number(doc: object, where: str) -> int | None:
+    """The ``trial`` of a checkpoint line (removed from ``doc``), or None for a plain row."""
+    if not isinstance(doc, dict) or TRIAL_KEY not in doc:
+        return None
+    trial = doc.pop(TRIAL_KEY)
+    if isinstance(trial, bool) or not isinstance(trial, int) or trial < 1:
+        raise ArtifactError(f"{where}: 'trial' must be an integer >= 1, got {trial!r}")
+    return trial
+
+
+def read_checkpoint(path: str | Path) -> CheckpointContents | None:
+    """Read a checkpoint; ``None`` when there is none (or not even a whole header).
+
+    A partial last line is dropped (``torn`` is set); any other damage raises an
+    :class:`ArtifactError` naming the file and line.
+    """
+    p = Path(path)
+    try:
+        data = _bounded.read_bytes(p)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ArtifactError(f"{p}: cannot read checkpoint: {exc.strerror or exc}") from None
+    lines = data.split(b"\n")
+    # Each entry: (line number, byte offset just past it, bytes).  The segment after
+    # the final newline is empty for an intact file and a torn line otherwise.
+    entries: list[tuple[int, int, bytes]] = []
+    offset = 0
+    for number, raw in enumerate(lines, 1):
+        offset += len(raw) + (1 if number < len(lines) else 0)
+        if raw.strip():
+            entries.append((number, offset, raw))
+    contents: CheckpointContents | None = None
+    for position, (number, end, raw) in enumerate(entries):
+        last = position == len(entries) - 1
+        try:
+            doc = _bounded.loads(raw.decode("utf-8"))
+        except _bounded.JsonRefused as exc:  # whole, not torn: refused wherever it is
+            raise ArtifactError(f"{p}:{number}: damaged checkpoint line ({exc.msg})") from None
+        except (UnicodeDecodeError, ValueError):
+            if last:  # a write cut short by a crash: that case just runs again
+                if contents is not None:
+                    contents.torn = True
+                return contents
+            raise ArtifactError(
+                f"{p}:{number}: damaged checkpoint line (not JSON) before the last line; "
+                f"the file was edited or corrupted: delete {p} to start the run over"
+            ) from None
+        if contents is None:
+            contents = CheckpointContents(_parse_header(doc, f"{p}:{number}"), good_bytes=end)
+            continue
+        trial = _trial_number(doc, f"{p}:{number}")
+        row, truncated = _parse_row(doc, position - 1, "target", f"{p}:{number}")
+        assert isinstance(row, CaseResult)
+        if trial is not None:
+            contents.trials.setdefault(row.case_id, {})[trial] = row
+            if trial == 1:  # the merged row shows the first trial's output
+                _mark(contents.truncated_ids, row.case_id, truncated)
+            contents.good_bytes = end
+            continue
+        contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
+        contents.rows[row.case_id] = row
+        _mark(contents.truncated_ids, row.case_id, truncated)
+        contents.good_bytes = end
+    return contents
+
+
+def _mark(ids: set[str], case_id: str, truncated: bool) -> None:
+    if truncated:
+        ids.add(case_id)
+    else:
+        ids.discard(case_id)
+
+
+def _parse_header(doc: object, where: str) -> RunIdentity:
+    if not isinstance(doc, dict) or doc.get("format") != CHECKPOINT_FORMAT:
+        raise ArtifactError(
+            f"{where}: not an evalkit checkpoint (its first line is not a checkpoint header); "
+            "is --out pointing at the wrong file?"
+        )
+    version = doc.get("version")
+    if version != CHECKPOINT_VERSION:
+        raise ArtifactError(
+            f"{where}: checkpoint version {version!r} is not supported by this evalkit "
+            f"(reads version {CHECKPOINT_VERSION}); finish it with the evalkit that wrote it, "
+            "or delete it to start over"
+        )
+    return RunIdentity.from_json(doc.get("identity"), where)
+
+
+def _header_line(identity: RunIdentity) -> bytes:
+    from evalkit._version import __version__
+
+    header = {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "evalkit_version": __version__,
+        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "identity": identity.to_json(),
+    }
+    return (json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _unlock(lock: BaseFileLock) -> None:
+    """Release ``lock`` and leave no lock file behind, whatever stopped the run.
+
+    The file is removed while still held: a second run that opens it afterwards locks a
+    fresh file, and this run appends nothing more.
+    """
+    Path(lock.lock_file).unlink(missing_ok=True)
+    lock.release()
+
+
+class Checkpoint:
+    """An open checkpoint: the rows already finished, and :meth:`append` for new ones.
+
+    Use :meth:`open` (ideally as a ``with`` block, which releases the lock)::
+
+        with Checkpoint.open(checkpoint_path(out, root), identity, resume=True) as ckpt:
+            evaluate(..., skip=ckpt.completed, on_row=lambda _i, row: ckpt.append(row))
+
+    Not thread-safe by itself: ``evaluate`` calls ``on_row`` from one thread.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        identity: RunIdentity,
+        previous: CheckpointContents | None,
+        lock: BaseFileLock,
+    ) -> None:
+        self.path = path
+        self.identity = identity
+        self._lock = lock
+        self._fd: int | None = None
+        previous_rows = previous.rows if previous is not None else {}
+        self.completed: dict[str, CaseResult] = {
+            cid: row for cid, row in previous_rows.items() if row.error is None
+        }
+        self.failed_before: dict[str, CaseResult] = {
+            cid: row for cid, row in previous_rows.items() if row.error is not None
+        }
+        self.completed_trials: dict[str, dict[int, CaseResult]] = (
+            previous.completed_trials if previous is not None else {}
+        )
+        self.failed_trials_before = previous.failed_trials if previous is not None else 0
+        kept = self.completed.keys() | {c for c, t in self.completed_trials.items() if 1 in t}
+        self.truncated_ids: set[str] = (
+            {cid for cid in previous.truncated_ids if cid in kept} if previous else set()
+        )
+        self.resumed = previous is not None
+        self.appended = 0
+
+    # -- opening -------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str | Path, identity: RunIdentity, *, resume: bool) -> Checkpoint:
+        """Lock the checkpoint and make it ready for appends.
+
+        ``resume=True`` keeps the rows of a matching checkpoint (a missing one
+        starts fresh).  ``resume=False`` starts fresh, but refuses to throw away
+        a checkpoint that holds finished cases.
+        """
+        from filelock import FileLock, Timeout
+
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(p) + ".lock", timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise ArtifactError(
+                f"{p}: another `evalkit run` is writing this checkpoint right now; wait for it "
+                "to finish, or give this run a different --out"
+            ) from None
+        try:
+            previous = read_checkpoint(p)
+            if previous is not None and not resume and previous.saved:
+                what = (
+                    f"{len(previous.completed)} finished case(s)"
+                    if previous.completed
+                    else f"{previous.saved} finished trial(s)"
+                )
+                raise ArtifactError(
+                    f"{p} holds {what} from a run that did "
+                    "not complete; rerun with --resume to keep them and run only the rest, or "
+                    "delete the file to start over"
+                )
+            if previous is not None and not previous.saved:
+                previous = None  # only failures (or nothing): no finished work to keep
+            if previous is not None and resume:
+                changed = previous.identity.differences(identity)
+                if changed:
+                    raise ArtifactError(
+                        f"{p}: cannot resume, the checkpoint was written for a different run "
+                        f"({'; '.join(changed)}); restore the previous setup, or delete the "
+                        "checkpoint to start over"
+                    )
+            kept = previous if resume else None
+            checkpoint = cls(p, identity, kept, lock)
+            checkpoint._start(kept)
+        except BaseException:
+            _unlock(lock)
+            raise
+        return checkpoint
+
+    def _start(self, previous: CheckpointContents | None) -> None:
+        try:
+            if previous is None:
+                self._write_fresh_header()
+            elif previous.torn:
+                # Cut the partial line off, so the next append starts on a line of its own.
+                os.truncate(self.path, previous.good_bytes)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise RuntimeFailure(
+                f"{self.path}: cannot prepare the checkpoint: {exc.strerror or exc}"
+            ) from None
+
+    def _write_fresh_header(self) -> None:
+        # Temp file + rename: a crash leaves the old checkpoint or a whole header.
+        write_bytes_atomic(self.path, _header_line(self.identity))
+
+    # -- writing -------------------------------------------------------------------
+
+    def append(self, row: CaseResult, *, trial: int | None = None) -> None:
+        """Write one finished row and make it durable (flush + fsync) before returning.
+
+        ``trial`` (1-based) marks the row as one trial of a repeated run.
+        """
+        if self._fd is None:
+            raise RuntimeFailure(
+                f"{self.path}: checkpoint is closed; cannot record {row.case_id!r}"
+            )
+        doc = _row_dict(row, str(self.path))
+        if trial is not None:
+            doc = {TRIAL_KEY: trial, **doc}
+        try:
+            line = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError) as exc:
+            raise ArtifactError(
+                f"{self.path}: case {row.case_id!r}: its meta holds a value JSON cannot store "
+                f"({exc}); keep meta to strings, numbers, booleans, lists and objects"
+            ) from None
+        data = (line + "\n").encode("utf-8")
+        # Counted before the write: a Ctrl-C landing right after the write must not
+        # leave a recorded row in a checkpoint that close() thinks is empty.
+        self.appended += 1
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise RuntimeFailure(
+                f"{self.path}: cannot record case {row.case_id!r} in the checkpoint "
+                f"({exc.strerror or exc}); the run stopped so that no finished case goes "
+                "unrecorded"
+            ) from None
+
+    # -- closing -------------------------------------------------------------------
+
+    @property
+    def empty(self) -> bool:
+        """True when the checkpoint holds no row at all: nothing to resume from."""
+        return (
+            not self.completed
+            and not self.failed_before
+            and not self.completed_trials
+            and not self.failed_trials_before
+            and self.appended == 0
+        )
+
+    def discard(self) -> None:
+        """Delete the checkpoint (the run's artefact now holds every row) and unlock."""
+        if not self._lock.is_locked:
+            return
+        self._close_fd()
+        self.path.unlink(missing_ok=True)
+        fsync_dir(self.path.parent)
+        _unlock(self._lock)
+
+    def close(self) -> None:
+        """Stop appending and release the lock; the file stays for a later --resume.
+
+        A checkpoint that never recorded a row (the run failed before its first
+        case finished) is deleted instead: there is nothing in it to resume.
+        """
+        if self.empty:
+            self.discard()
+            return
+        self._close_fd()
+        if self._lock.is_locked:
+            _unlock(self._lock)
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Checkpoint:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def run_identity(
+    config: EvalkitConfig, goldens: GoldenSet, shard: str | None = None
+) -> RunIdentity:
+    """The identity of a configured run, once its plugins and judges are registered.
+
+    ``goldens`` is the whole golden set, even for a shard (the shard is named
+    separately), so every shard of one run shares the goldens fingerprint.
+    """
+    from evalkit._spec.artifact import metric_info
+
+    return RunIdentity(
+        config=config_fingerprint(config),
+        goldens=goldens.fingerprint(),
+        metrics={name: metric_info(name).fingerprint for name in config.metrics},
+        shard=shard,
+    )

@@ -1,0 +1,1 @@
+"""The nouns: golden cases, per-case results, the metric registry, metric identity, file formats."""

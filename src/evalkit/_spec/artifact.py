@@ -1,0 +1,782 @@
+"""The run artefact: one versioned JSON document per run, and the only thing a baseline is.
+
+Layout (``schema_version`` first, then provenance, then one row per case)::
+
+    {"schema_version": 2,
+     "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
+     "git": {"commit": "...", "dirty": false} | null,
+     "path": "target" | "retrieval",
+     "run_name": "...", "target": {"name": "...", "description": "..."},
+     "metrics": {"ndcg@10": {"kind": "case", "higher_is_better": true,
+                             "fingerprint": "...", "params": {...}?, "judge": null}, ...},
+     "goldens": {"fingerprint": "...", "cases": {"q1": "..."},
+                 "slices"?: {"dimensions": ["tags"], "cases": {"q1": {"tags": ["billing"]}},
+                             "fingerprint": "..."}} | null,
+     "seed": 42, "resampling_stream": "...", "config_name": "...",
+     "config_fingerprint": "..." | null, "shard": "2/4" | null,
+     "rows": [{"id": "q1", "metrics": {...}, "output": {"ids": [...]} | {"text": "..."},
+               "truncated": false, "latency_ms": 12.5, "meta": {...}, "error": null}]}
+
+Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
+Only the current schema is written; every earlier one is read through the
+migration steps below.  Readers check the version and the shape and refuse
+NaN/inf rather than turning them into something that looks like a score.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
+from evalkit._model.metric_identity import Params
+from evalkit._model.results import CaseResult, QueryResult, RunResult, TargetResponse
+from evalkit._model.slices import SliceAssignment
+from evalkit._util import bounded as _bounded
+from evalkit._util.atomic import write_bytes_atomic
+from evalkit.errors import ArtifactError, EvalkitError
+
+MAX_OUTPUT_IDS = 1_000
+MAX_OUTPUT_CHARS = 20_000
+
+RunPath = Literal["target", "retrieval"]
+
+
+@dataclass(frozen=True)
+class JudgeInfo:
+    model: str
+    rubric_sha256: str
+    scale: int
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """What a stored metric meant when the run was made."""
+
+    name: str
+    kind: Literal["case", "aggregate"]
+    higher_is_better: bool | None
+    fingerprint: str
+    judge: JudgeInfo | None = None
+    # Parameter values of this instance, defaults left out (evalkit._model.metric_identity);
+    # already covered by the fingerprint, kept so messages can say what differs.
+    params: Params = ()
+
+
+@dataclass(frozen=True)
+class GoldensInfo:
+    fingerprint: str
+    cases: Mapping[str, str]
+    # Which slices each case was in (evalkit.yaml `slices:`), when any were declared.
+    # Optional and additive: a reader that predates it ignores it, and a run without it
+    # pairs by case id as before (evalkit._model.slices).
+    slices: SliceAssignment | None = None
+
+
+@dataclass(frozen=True)
+class RunArtifact:
+    """A run plus everything needed to trust a comparison against it later.
+
+    Frozen: built once (by :func:`build_artifact`, the reader or a merge) with
+    every field it will ever have; use :func:`dataclasses.replace` for a variant.
+    """
+
+    result: RunResult[Any]
+    path: RunPath
+    metrics: dict[str, MetricInfo]
+    evalkit_version: str
+    created_at: str
+    git_commit: str | None = None
+    git_dirty: bool | None = None
+    target_name: str | None = None
+    target_description: str | None = None
+    goldens: GoldensInfo | None = None
+    seed: int | None = None
+    resampling_stream: str | None = None
+    config_name: str | None = None
+    truncated_ids: frozenset[str] = field(default_factory=frozenset)
+    # What the run was configured to do (target, metrics, judges), so shards of
+    # different configs are never merged; and which shard ("i/N") this run is.
+    config_fingerprint: str | None = None
+    shard: str | None = None
+    # The case filter (``-k``/``--case``, evalkit/_spec/case_filter.py) when the run covers only
+    # some cases: such a run is never a baseline.  Optional in every schema version.
+    subset: str | None = None
+    # The schema_version of the file this was read from (older ones are migrated on
+    # read); None for a run built in this process.  Never written: files are current.
+    read_schema_version: int | None = None
+    # The file it was read from (not stored in it): messages name the file, not the run.
+    source: str | None = field(default=None, compare=False)
+
+    @property
+    def name(self) -> str:
+        return self.result.name
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [r for r in self.result.per_query if isinstance(r, CaseResult) and r.error]
+
+
+def metric_info(name: str, params: Mapping[str, object] | None = None) -> MetricInfo:
+    """Describe a registered metric as it is defined right now (with run-wide ``params``,
+    e.g. ``relevance_level``, applied to the metrics that take them)."""
+    from evalkit._model.registry import metric_instance
+
+    defn = metric_instance(name, params, only_declared=True)
+    judge = None
+    judge_obj = defn.fn
+    model = getattr(judge_obj, "model", None)
+    rubric = getattr(judge_obj, "rubric", None)
+    scale = getattr(judge_obj, "scale", None)
+    if isinstance(model, str) and isinstance(rubric, str) and isinstance(scale, int):
+        import hashlib
+
+        judge = JudgeInfo(model, hashlib.sha256(rubric.encode()).hexdigest(), scale)
+    return MetricInfo(name, defn.kind, defn.higher_is_better, defn.fingerprint, judge, defn.params)
+
+
+def build_artifact(
+    result: RunResult[Any],
+    metrics: Sequence[str],
+    *,
+    target_name: str | None = None,
+    target_description: str | None = None,
+    goldens: GoldensInfo | None = None,
+    seed: int | None = None,
+    resampling_stream: str | None = None,
+    config_name: str | None = None,
+    git: tuple[str | None, bool | None] | None = None,
+    config_fingerprint: str | None = None,
+    shard: str | None = None,
+    truncated_ids: frozenset[str] = frozenset(),
+    params: Mapping[str, object] | None = None,
+    subset: str | None = None,
+) -> RunArtifact:
+    """Wrap a run with provenance for the metrics it was evaluated on.
+
+    ``params`` are run-wide metric parameters (``{"relevance_level": 2}``): each
+    metric that declares one records it in its identity and fingerprint.  ``git`` is
+    the work tree's ``(commit, dirty)`` (:func:`evalkit._app.provenance.git_state`, read by
+    the caller); without it the artefact records both as unknown.
+    """
+    from evalkit._version import __version__
+
+    path: RunPath = (
+        "retrieval"
+        if result.per_query and isinstance(result.per_query[0], QueryResult)
+        else "target"
+    )
+    commit, dirty = git if git is not None else (None, None)
+    return RunArtifact(
+        result=result,
+        path=path,
+        metrics={name: metric_info(name, params) for name in metrics},
+        evalkit_version=__version__,
+        created_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        git_commit=commit,
+        git_dirty=dirty,
+        target_name=target_name or result.name,
+        target_description=target_description,
+        goldens=goldens,
+        seed=seed,
+        resampling_stream=resampling_stream,
+        config_name=config_name,
+        truncated_ids=truncated_ids,
+        config_fingerprint=config_fingerprint,
+        shard=shard,
+        subset=subset,
+    )
+
+
+# ----------------------------------------------------------------------------- naming
+
+
+def with_infix(path: str | Path, infix: str) -> Path:
+    """``runs/base.json`` + ``failed`` -> ``runs/base.failed.json`` (``.json.gz`` kept whole)."""
+    target = Path(path)
+    name = target.name
+    ext = ".json.gz" if name.endswith(".json.gz") else target.suffix
+    stem = name.removesuffix(ext) if ext else name
+    return target.with_name(f"{stem}.{infix}{ext}")
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def _finite(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ArtifactError(f"{where}: metric value must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ArtifactError(
+            f"{where}: metric value is {value!r}; NaN/inf cannot be stored as a score "
+            "(fix the metric so it returns a finite number or raises)"
+        )
+    return float(value)
+
+
+def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, bool]:
+    if response is None:
+        return None, False
+    out: dict[str, Any] = {}
+    truncated = False
+    if response.has_ids:
+        ids = response.ranked_ids
+        truncated = len(ids) > MAX_OUTPUT_IDS
+        out["ids"] = ids[:MAX_OUTPUT_IDS]
+    if response.has_text:
+        truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
+        out["text"] = response.text[:MAX_OUTPUT_CHARS]
+    return out, truncated
+
+
+def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
+    where = f"{path}: case {row.query_id!r}"
+    metrics = {k: _finite(v, f"{where}, metric {k!r}") for k, v in row.metrics.items()}
+    if isinstance(row, QueryResult):
+        output, truncated = _output(row.response)
+        return {
+            "id": row.query_id,
+            "metrics": metrics,
+            "output": output,
+            "truncated": truncated,
+            "latency_ms": row.latency_ms,
+            "meta": {},
+            "error": None,
+        }
+    output, truncated = _output(row.response)
+    meta = dict(row.response.meta) if row.response is not None else {}
+    return {
+        "id": row.case_id,
+        "metrics": metrics,
+        "output": output,
+        "truncated": truncated,
+        "latency_ms": row.response.latency_ms if row.response is not None else None,
+        "meta": meta,
+        "error": row.error,
+    }
+
+
+def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
+    return {
+        "schema_version": ARTIFACT_SCHEMA_VERSION,
+        "evalkit_version": art.evalkit_version,
+        "created_at": art.created_at,
+        "git": None
+        if art.git_commit is None and art.git_dirty is None
+        else {"commit": art.git_commit, "dirty": art.git_dirty},
+        "path": art.path,
+        "run_name": art.result.name,
+        "config_name": art.config_name,
+        "config_fingerprint": art.config_fingerprint,
+        "shard": art.shard,
+        **({"subset": art.subset} if art.subset is not None else {}),
+        "target": {"name": art.target_name, "description": art.target_description},
+        "metrics": {
+            name: {
+                "kind": info.kind,
+                "higher_is_better": info.higher_is_better,
+                "fingerprint": info.fingerprint,
+                **({"params": dict(info.params)} if info.params else {}),
+                "judge": None
+                if info.judge is None
+                else {
+                    "model": info.judge.model,
+                    "rubric_sha256": info.judge.rubric_sha256,
+                    "scale": info.judge.scale,
+                },
+            }
+            for name, info in art.metrics.items()
+        },
+        "goldens": None if art.goldens is None else _goldens_dict(art.goldens),
+        "seed": art.seed,
+        "resampling_stream": art.resampling_stream,
+        "rows": [_with_truncation(_row_dict(row, where), art) for row in art.result.per_query],
+    }
+
+
+def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
+    out: dict[str, Any] = {"fingerprint": info.fingerprint, "cases": dict(info.cases)}
+    if info.slices is not None:
+        out["slices"] = {**info.slices.canonical(), "fingerprint": info.slices.fingerprint()}
+    return out
+
+
+def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssignment | None:
+    """``goldens.slices``: the dimensions and every case's values, checked against its
+    own fingerprint (an edited assignment would slice the run differently from its run)."""
+    if doc is None:
+        return None
+    at = f"{where}: goldens.slices"
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    dims = _req(doc, "dimensions", list, at)
+    members = _req(doc, "cases", dict, at)
+    if not all(isinstance(d, str) and d for d in dims):
+        raise ArtifactError(f"{at}.dimensions must be a list of field names")
+    parsed: dict[str, dict[str, tuple[str, ...]]] = {}
+    for case_id, values in members.items():
+        ok = isinstance(values, dict) and all(
+            d in dims and isinstance(v, list) and all(isinstance(x, str) for x in v)
+            for d, v in values.items()
+        )
+        if not ok or case_id not in cases:
+            raise ArtifactError(
+                f"{at}.cases[{case_id!r}] must map declared dimensions to lists of text, for "
+                "a case of goldens.cases; the artefact was edited: re-run it"
+            )
+        parsed[case_id] = {d: tuple(values.get(d, [])) for d in dims}
+    assignment = SliceAssignment(tuple(dims), parsed)
+    if doc.get("fingerprint") != assignment.fingerprint():
+        raise ArtifactError(
+            f"{at}: the slice assignment does not match its fingerprint; the artefact was "
+            "edited: re-run it"
+        )
+    return assignment
+
+
+def _with_truncation(row: dict[str, Any], art: RunArtifact) -> dict[str, Any]:
+    # A row read back from disk holds the already-capped output, so the cap alone
+    # cannot tell it was cut; the flag read with it must survive a rewrite.
+    if row["id"] in art.truncated_ids:
+        row["truncated"] = True
+    return row
+
+
+def encode_artifact(doc: Mapping[str, Any]) -> str:
+    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line.
+
+    ``json.dumps(..., indent=...)`` makes CPython fall back to its pure-Python encoder,
+    which spent 0.9 s on 100 queries x 1,000 ids; each line here goes through the C
+    encoder instead, and a file of one row per line still diffs and greps case by case.
+    Raises what ``json.dumps`` raises (ValueError for NaN, TypeError for a foreign type).
+    """
+    return encode_json_lines(doc, "rows")
+
+
+def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
+    """``doc`` as JSON text with one top-level key per line and one item of the list
+    ``doc[listed]`` per line, every line through json's C encoder (see
+    :func:`encode_artifact`; the history index is written the same way)."""
+    lines = []
+    for key, value in doc.items():
+        name = json.dumps(key, ensure_ascii=False)
+        if key == listed and isinstance(value, list) and value:
+            items = ",\n".join(
+                "  " + json.dumps(item, ensure_ascii=False, allow_nan=False) for item in value
+            )
+            lines.append(f" {name}: [\n{items}\n ]")
+        else:
+            lines.append(f" {name}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def write_artifact(art: RunArtifact, path: str | Path) -> Path:
+    """Write atomically: a crash leaves the old file or the new one, never half of one."""
+    target = Path(path)
+    doc = artifact_to_dict(art, where=str(target))
+    try:
+        data = encode_artifact(doc).encode()
+    except ValueError as exc:  # pragma: no cover - _finite catches metric values first
+        raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
+    except TypeError as exc:
+        raise ArtifactError(
+            f"{target}: a row's meta holds a value JSON cannot store ({exc}); "
+            "keep meta to strings, numbers, booleans, lists and objects"
+        ) from None
+    if target.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    return write_bytes_atomic(target, data)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _reject_constant(token: str) -> float:
+    raise ValueError(f"{token} is not a valid metric value")
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        raw = _bounded.read_bytes(path)
+        if path.suffix == ".gz" or raw[:2] == _bounded.GZIP_MAGIC:
+            try:
+                raw = _bounded.gunzip(raw, path)
+            except (EOFError, zlib.error) as exc:
+                raise ArtifactError(f"{path}: corrupt or truncated gzip artefact ({exc})") from None
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: artefact file not found") from None
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
+    try:
+        # No walk of the whole document for its depth: the reader keeps only a row's
+        # meta and a metric's params as parsed, and checks those (0.6 s of 10^5 rows).
+        return _bounded.loads(raw.decode("utf-8"), parse_constant=_reject_constant, walk=False)
+    except UnicodeDecodeError:
+        raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(
+            f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg}); "
+            "the file is truncated or was edited by hand: regenerate it with `evalkit run`"
+        ) from None
+    except ValueError as exc:
+        raise ArtifactError(f"{path}: {exc} (NaN/Infinity are never valid scores)") from None
+
+
+def _req(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in doc:
+        raise ArtifactError(f"{where}: missing field {key!r}")
+    value = doc[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise ArtifactError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _opt(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if doc.get(key) is None:
+        return None
+    return _req(doc, key, kind, where)
+
+
+def _parse_metrics(doc: Mapping[str, Any], where: str) -> dict[str, MetricInfo]:
+    raw = _req(doc, "metrics", dict, where)
+    out: dict[str, MetricInfo] = {}
+    for name, info in raw.items():
+        w = f"{where}: metrics[{name!r}]"
+        if not isinstance(info, dict):
+            raise ArtifactError(f"{w}: expected an object")
+        kind = _req(info, "kind", str, w)
+        if kind not in ("case", "aggregate"):
+            raise ArtifactError(f"{w}: kind must be 'case' or 'aggregate', got {kind!r}")
+        judge_doc = _opt(info, "judge", dict, w)
+        judge = None
+        if judge_doc is not None:
+            judge = JudgeInfo(
+                _req(judge_doc, "model", str, w + ".judge"),
+                _req(judge_doc, "rubric_sha256", str, w + ".judge"),
+                _req(judge_doc, "scale", int, w + ".judge"),
+            )
+        out[name] = MetricInfo(
+            name,
+            kind,
+            _opt(info, "higher_is_better", bool, w),
+            _req(info, "fingerprint", str, w),
+            judge,
+            _params(_opt(info, "params", dict, w), w),
+        )
+    return out
+
+
+def _params(doc: dict[str, Any] | None, where: str) -> Params:
+    """A stored metric's parameters, back in canonical form."""
+    if doc is None:
+        return ()
+    if not _bounded.check_depth(doc, depth=4):  # document, metrics, the metric, params
+        raise ArtifactError(f"{where}: params are nested deeper than {_bounded.MAX_DEPTH} levels")
+    out = []
+    for key in sorted(doc):
+        value = doc[key]
+        out.append((key, tuple(value) if isinstance(value, list) else value))
+    return tuple(out)
+
+
+_STR = frozenset({str})
+_FLOAT = frozenset({float})
+
+
+def _quick_row(doc: Any, path: RunPath) -> tuple[QueryResult | CaseResult, bool] | None:
+    """The row a well-formed document describes, or ``None`` to take :func:`_parse_row`.
+
+    Every test here is one :func:`_parse_row` makes, done with exact types and C-level
+    passes over the ids and metric values; anything unusual (an integer metric, an
+    integer latency, a missing latency) goes the careful way, which names the defect.
+    Reading 10^5 rows is then dominated by the JSON parser, not by the checks.
+    """
+    if type(doc) is not dict:
+        return None
+    case_id = doc.get("id")
+    metrics = doc.get("metrics")
+    output = doc.get("output")
+    latency = doc.get("latency_ms")
+    meta = doc.get("meta")
+    error = doc.get("error")
+    truncated = doc.get("truncated")
+    if type(case_id) is not str or type(metrics) is not dict:
+        return None
+    values = metrics.values()
+    if not _FLOAT.issuperset(map(type, values)) or not all(map(math.isfinite, values)):
+        return None
+    if not (latency is None or (type(latency) is float and 0.0 <= latency < math.inf)):
+        return None
+    if not (meta is None or type(meta) is dict) or not (error is None or type(error) is str):
+        return None
+    if not (truncated is None or type(truncated) is bool):
+        return None
+    if output is None:
+        ids = text = None
+    elif type(output) is dict:
+        ids, text = output.get("ids"), output.get("text")
+        if not (ids is None or (type(ids) is list and _STR.issuperset(map(type, ids)))):
+            return None
+        if not (text is None or type(text) is str):
+            return None
+    else:
+        return None
+    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
+        return None
+    cut = truncated is True
+    # The parsed dicts and lists are this row's alone: kept, not copied.
+    if path == "retrieval":
+        if ids is None:
+            return None
+        return QueryResult(case_id, ids, metrics, latency_ms=latency), cut
+    if ids is None and text is None:
+        if error is None:
+            return None
+        return CaseResult(case_id, None, metrics, error), cut
+    if latency is None:
+        return None
+    response = TargetResponse._checked(ids, text, latency, meta or {})
+    return CaseResult(case_id, response, metrics, error), cut
+
+
+# A row's meta sits at depth 4 (document, rows, row, meta): what it may nest below that.
+_ROW_META_DEPTH = 4
+
+
+def _parse_row(
+    doc: Any, index: int, path: RunPath, where: str
+) -> tuple[QueryResult | CaseResult, bool]:
+    quick = _quick_row(doc, path)
+    return quick if quick is not None else _careful_row(doc, index, path, where)
+
+
+def _careful_row(
+    doc: Any, index: int, path: RunPath, where: str
+) -> tuple[QueryResult | CaseResult, bool]:
+    w = f"{where}: rows[{index}]"
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{w}: expected an object")
+    case_id = _req(doc, "id", str, w)
+    w = f"{where}: case {case_id!r}"
+    metrics_doc = _req(doc, "metrics", dict, w)
+    metrics: dict[str, float] = {}
+    for k, v in metrics_doc.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ArtifactError(f"{w}: metric {k!r} has a non-numeric value {v!r}")
+        metrics[k] = float(v)
+    output = _opt(doc, "output", dict, w)
+    latency = _opt(doc, "latency_ms", (int, float), w)
+    if latency is not None and not (math.isfinite(latency) and latency >= 0):
+        raise ArtifactError(f"{w}: latency_ms must be a finite number >= 0, got {latency!r}")
+    meta = _opt(doc, "meta", dict, w) or {}
+    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
+        raise ArtifactError(
+            f"{w}: meta is nested deeper than {_bounded.MAX_DEPTH} levels; keep meta flat"
+        )
+    error = _opt(doc, "error", str, w)
+    truncated = bool(_opt(doc, "truncated", bool, w))
+    ids = None if output is None else output.get("ids")
+    text = None if output is None else output.get("text")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise ArtifactError(f"{w}: output.ids must be a list of strings")
+    if text is not None and not isinstance(text, str):
+        raise ArtifactError(f"{w}: output.text must be a string")
+    if path == "retrieval":
+        if ids is None:
+            raise ArtifactError(f"{w}: a retrieval row needs output.ids")
+        return QueryResult(case_id, ids, metrics, latency_ms=latency), truncated
+    response = None
+    if output is not None and (ids is not None or text is not None):
+        if latency is None:
+            # evalkit records every answered case's latency; none would read as 0 ms.
+            raise ArtifactError(f"{w}: an answered case needs latency_ms (a number of ms)")
+        response = TargetResponse(ids, text=text, latency_ms=latency, meta=meta)
+    if response is None and error is None:
+        raise ArtifactError(f"{w}: a row needs an output or an error")
+    return CaseResult(case_id, response, metrics, error), truncated
+
+
+# ----------------------------------------------------------------------------- migrations
+#
+# A promoted baseline must outlive the release that wrote it.  Every schema change
+# adds one step here, from version N to N+1, and a fixture of version N that the
+# tests read forever (tests/data/artifacts/v<N>*.json).  Only the current version
+# is ever written.
+
+
+def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
+
+    See :func:`schema1_fingerprint`; built-in fingerprints are the same in both schemas.
+    """
+    metrics = doc.get("metrics")
+    if isinstance(metrics, dict):
+        translated: dict[str, Any] = {}
+        for name, info in metrics.items():
+            if isinstance(info, dict) and isinstance(info.get("fingerprint"), str):
+                info = {**info, "fingerprint": schema1_fingerprint(name, info["fingerprint"])}
+            translated[name] = info
+        doc = {**doc, "metrics": translated}
+    return {**doc, "schema_version": 2}
+
+
+def schema1_fingerprint(name: str, stored: str) -> str:
+    """Today's fingerprint for a schema-1 one, when it can be vouched for; else ``stored``.
+
+    Schema 1 hashed a client metric's source text.  When ``stored`` is exactly what
+    schema 1 computes for the metric registered right now, the text is the same, so
+    the code is, and today's fingerprint stands in.  Otherwise (another definition,
+    or a metric whose plugin is not imported yet) ``stored`` is kept and the gate
+    calls the metric incomparable rather than trusting what it cannot check.
+    """
+    from evalkit._model.registry import get_metric, source_text_fingerprint
+
+    try:
+        defn = get_metric(name)
+    except EvalkitError:
+        return stored
+    return defn.fingerprint if stored == source_text_fingerprint(defn) else stored
+
+
+def vouch_schema1_fingerprints(art: RunArtifact) -> RunArtifact:
+    """Apply :func:`schema1_fingerprint` again to an artefact read from schema 1.
+
+    The reader already did, with the metrics registered when it read the file; the
+    gate calls this once the config's plugins are imported, so a baseline read
+    before them is judged by the same rule.
+    """
+    if art.read_schema_version != 1:
+        return art
+    metrics = {
+        name: replace(info, fingerprint=schema1_fingerprint(name, info.fingerprint))
+        for name, info in art.metrics.items()
+    }
+    return replace(art, metrics=metrics)
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+
+
+def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, Any], int]:
+    """Bring an artefact document of any earlier schema to the current one.
+
+    Returns ``(document, version it was read as)``.  A version from a newer
+    evalkit, or one that never existed, is refused.
+    """
+    version = doc.get("schema_version")
+    if version is None:
+        raise ArtifactError(f"{where}: not an evalkit run artefact (no schema_version)")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ArtifactError(
+            f"{where}: artefact schema_version {version!r} is not a schema version "
+            f"(1 to {ARTIFACT_SCHEMA_VERSION}); the file was edited or is not an evalkit artefact"
+        )
+    if version > ARTIFACT_SCHEMA_VERSION:
+        raise ArtifactError(
+            f"{where}: artefact schema_version {version} was written by a newer evalkit "
+            f"(this one reads versions 1 to {ARTIFACT_SCHEMA_VERSION}); upgrade evalkit to read it"
+        )
+    original = version
+    while version < ARTIFACT_SCHEMA_VERSION:
+        doc = _MIGRATIONS[version](doc)
+        version += 1
+    return doc, original
+
+
+def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
+    """A gate report (``gate --json``) is the usual wrong file: say what it is."""
+    if "kind" not in doc:
+        return
+    if doc["kind"] == GATE_REPORT_KIND:
+        raise ArtifactError(
+            f"{where}: this is a gate report (written by evalkit gate --json), not a run "
+            "artefact; pass the run artefact instead (evalkit run --out, or the gate's "
+            "output: file)"
+        )
+
+
+def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
+    _refuse_gate_report(doc, where)
+    doc, read_version = migrate(doc, where=where)
+    path = _req(doc, "path", str, where)
+    if path not in ("target", "retrieval"):
+        raise ArtifactError(f"{where}: path must be 'target' or 'retrieval', got {path!r}")
+    rows_doc = _req(doc, "rows", list, where)
+    rows: list[Any] = []
+    truncated: set[str] = set()
+    seen: set[str] = set()
+    for i, row_doc in enumerate(rows_doc):
+        row, cut = _parse_row(row_doc, i, path, where)
+        if row.query_id in seen:
+            raise ArtifactError(f"{where}: case {row.query_id!r} appears twice")
+        seen.add(row.query_id)
+        rows.append(row)
+        if cut:
+            truncated.add(row.query_id)
+    git = _opt(doc, "git", dict, where) or {}
+    target = _opt(doc, "target", dict, where) or {}
+    goldens_doc = _opt(doc, "goldens", dict, where)
+    goldens = None
+    if goldens_doc is not None:
+        cases = _req(goldens_doc, "cases", dict, where + ": goldens")
+        bad = [k for k, v in cases.items() if not isinstance(v, str)]
+        if bad:
+            raise ArtifactError(
+                f"{where}: goldens.cases[{bad[0]!r}] must be a fingerprint string, "
+                f"got {cases[bad[0]]!r}"
+            )
+        goldens = GoldensInfo(
+            _req(goldens_doc, "fingerprint", str, where + ": goldens"),
+            cases,
+            _parse_slices(goldens_doc.get("slices"), cases, where),
+        )
+    return RunArtifact(
+        result=RunResult(_req(doc, "run_name", str, where), rows),
+        path=path,
+        metrics=_parse_metrics(doc, where),
+        evalkit_version=_req(doc, "evalkit_version", str, where),
+        created_at=_req(doc, "created_at", str, where),
+        git_commit=_opt(git, "commit", str, where),
+        git_dirty=_opt(git, "dirty", bool, where),
+        target_name=_opt(target, "name", str, where),
+        target_description=_opt(target, "description", str, where),
+        goldens=goldens,
+        seed=_opt(doc, "seed", int, where),
+        resampling_stream=_opt(doc, "resampling_stream", str, where),
+        config_name=_opt(doc, "config_name", str, where),
+        truncated_ids=frozenset(truncated),
+        config_fingerprint=_opt(doc, "config_fingerprint", str, where),
+        shard=_opt(doc, "shard", str, where),
+        subset=_opt(doc, "subset", str, where),
+        read_schema_version=read_version,
+    )
+
+
+def read_artifact(path: str | Path) -> RunArtifact:
+    """Read and validate an artefact; every defect is one :class:`ArtifactError` line."""
+    p = Path(path)
+    # The collector would walk the whole parsed document at every generation-2 pass
+    # while the rows are built from it; nothing here makes a reference cycle.
+    with _bounded.paused_gc():
+        doc = _load_json(p)
+        try:
+            art = artifact_from_dict(doc, where=str(p))
+            del doc
+        except EvalkitError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise ArtifactError(f"{p}: malformed artefact ({exc})") from None
+    return replace(art, source=str(p))

@@ -1,0 +1,364 @@
+"""Optional BEIR loaders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/{split}.tsv``.
+
+Convenience only — :func:`evalkit.run` never needs them.  A dataset is a
+directory laid out the BEIR way::
+
+    <root>/<name>/corpus.jsonl        {"_id": ..., "title": ..., "text": ...}
+    <root>/<name>/queries.jsonl       {"_id": ..., "text": ...}
+    <root>/<name>/qrels/test.tsv      query-id <TAB> corpus-id <TAB> score
+
+Any of these files may be gzipped (``corpus.jsonl.gz``).
+
+Where the data lives is decided per call, first match wins:
+
+1. the ``data_root=`` argument;
+2. the ``EVALKIT_DATA`` environment variable;
+3. :data:`DATA`, a ``data/`` directory beside the source checkout (the
+   spec's original behaviour, kept for compatibility; assignable).
+
+``name_or_path`` is a dataset name under that root (``"scifact"``), or a
+path — a :class:`~pathlib.Path`, or a string containing a path separator —
+to a dataset directory or to the file itself.  ``None`` means the root is
+itself the dataset directory.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalkit._util.bounded import line_too_long, loads, max_line_bytes
+from evalkit.errors import ConfigError, GoldenError
+
+__all__ = [
+    "DATA",
+    "ENV_VAR",
+    "Doc",
+    "Query",
+    "data_root",
+    "load_corpus",
+    "load_qrels",
+    "load_qrels_graded",
+    "load_queries",
+]
+
+ENV_VAR = "EVALKIT_DATA"
+
+#: Default data root: ``data/`` beside the source checkout (``<repo>/data``).
+#: Only useful from a checkout; set ``EVALKIT_DATA`` or pass ``data_root=`` otherwise.
+DATA: Path = Path(__file__).resolve().parents[2] / "data"
+
+DEFAULT_SPLIT = "test"
+
+
+@dataclass(frozen=True)
+class Doc:
+    """A BEIR document (0.2.0's type; :func:`load_corpus` returns plain mappings)."""
+
+    id: str
+    title: str
+    text: str
+
+    @property
+    def full(self) -> str:
+        """Title and text joined, as a retriever usually indexes them."""
+        return f"{self.title} {self.text}"
+
+
+@dataclass(frozen=True)
+class Query:
+    """A BEIR query: ``id`` for :func:`evalkit.run`, ``text`` for the retriever."""
+
+    id: str
+    text: str
+
+
+# --------------------------------------------------------------------------- locating
+
+
+def data_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data root this call would use (argument, else ``EVALKIT_DATA``, else :data:`DATA`)."""
+    return _root(explicit)[0]
+
+
+def _root(explicit: str | os.PathLike[str] | None) -> tuple[Path, str]:
+    if explicit is not None:
+        return Path(explicit), "the data_root argument"
+    env = os.environ.get(ENV_VAR, "").strip()
+    if env:
+        return Path(env), f"{ENV_VAR}={env}"
+    return Path(DATA), f"evalkit.corpus.DATA (no {ENV_VAR} set)"
+
+
+def _is_path(name_or_path: str | os.PathLike[str]) -> bool:
+    if not isinstance(name_or_path, str):
+        return True
+    return os.sep in name_or_path or "/" in name_or_path or name_or_path in (".", "..")
+
+
+def _locate(
+    name_or_path: str | os.PathLike[str] | None,
+    data_root_arg: str | os.PathLike[str] | None,
+    relative: str,
+) -> Path:
+    """Find ``relative`` (e.g. ``"corpus.jsonl"``) for a dataset, trying ``.gz`` too."""
+    if name_or_path is not None and _is_path(name_or_path):
+        base = Path(name_or_path)
+        origin = "the path you passed"
+        if base.is_file():
+            return base
+    else:
+        root, origin = _root(data_root_arg)
+        base = root if name_or_path is None else root / str(name_or_path)
+    plain = base / relative
+    zipped = base / (relative + ".gz")
+    if plain.is_file() and zipped.is_file():
+        raise ConfigError(
+            f"both {plain} and {zipped} exist; remove one so it is clear which is read"
+        )
+    if plain.is_file():
+        return plain
+    if zipped.is_file():
+        return zipped
+    raise ConfigError(
+        f"BEIR data not found: looked for {plain} (or .gz), using {origin}. "
+        f"Set {ENV_VAR} to the directory holding your datasets, or pass data_root= "
+        "or a path to the dataset"
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _open_binary(file: Path) -> gzip.GzipFile | io.BufferedReader:
+    if file.suffix == ".gz":
+        return gzip.open(file, "rb")
+    return file.open("rb")
+
+
+def _lines(file: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` for a text or gzipped file, with read errors named.
+
+    Lines are decoded one at a time so a bad byte is reported on its own line.
+    """
+    number = 0
+    longest = max_line_bytes()
+    try:
+        with _open_binary(file) as handle:
+            for number, raw in enumerate(iter(lambda: handle.readline(longest + 1), b""), 1):
+                if len(raw) > longest and not raw.endswith(b"\n"):
+                    raise GoldenError(line_too_long(str(file), number))
+                if number == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 byte order mark
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise GoldenError(
+                        f"{file}:{number}: not valid UTF-8 ({exc.reason} at column {exc.start + 1})"
+                    ) from None
+                yield number, line.rstrip("\r\n")
+    except (OSError, EOFError, zlib.error) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise GoldenError(f"cannot read {file}: {detail}") from None
+
+
+def _json_records(file: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for number, line in _lines(file):
+        if not line.strip():
+            continue
+        try:
+            record = loads(line)
+        except json.JSONDecodeError as exc:
+            raise GoldenError(
+                f"{file}:{number}: invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
+        if not isinstance(record, dict):
+            raise GoldenError(
+                f"{file}:{number}: expected a JSON object per {what}, got {type(record).__name__}"
+            )
+        yield number, record
+
+
+def _record_id(record: dict[str, Any], file: Path, number: int) -> str:
+    raw = record.get("_id")
+    if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
+        raise GoldenError(
+            f"{file}:{number}: '_id' must be a non-empty string (or integer), got {raw!r}"
+        )
+    return str(raw)
+
+
+def _text(record: dict[str, Any], key: str, file: Path, number: int, *, default: str | None) -> str:
+    raw = record.get(key, default)
+    if raw is None and default is not None:
+        raw = default
+    if not isinstance(raw, str):
+        need = f"a string, got {raw!r}" if key in record else "present"
+        raise GoldenError(f"{file}:{number}: '{key}' must be {need}")
+    return raw
+
+
+# --------------------------------------------------------------------------- loaders
+
+
+def load_corpus(
+    name_or_path: str | os.PathLike[str] | None = None,
+    *,
+    data_root: str | os.PathLike[str] | None = None,
+) -> dict[str, dict[str, str]]:
+    """``{doc id: {"title": ..., "text": ...}}`` from ``corpus.jsonl``, in file order.
+
+    ``title`` defaults to ``""``; ``text`` is required.  A duplicate ``_id``,
+    invalid JSON or an empty file raises, naming ``file:line``.
+    """
+    file = _locate(name_or_path, data_root, "corpus.jsonl")
+    docs: dict[str, dict[str, str]] = {}
+    first: dict[str, int] = {}
+    for number, record in _json_records(file, "document"):
+        doc_id = _record_id(record, file, number)
+        if doc_id in first:
+            raise GoldenError(
+                f"{file}:{number}: duplicate document id {doc_id!r} (first at line {first[doc_id]})"
+            )
+        first[doc_id] = number
+        docs[doc_id] = {
+            "title": _text(record, "title", file, number, default=""),
+            "text": _text(record, "text", file, number, default=None),
+        }
+    if not docs:
+        raise GoldenError(f"{file}: no documents; the corpus file is empty")
+    return docs
+
+
+def load_queries(
+    name_or_path: str | os.PathLike[str] | None = None,
+    *,
+    data_root: str | os.PathLike[str] | None = None,
+    split: str | None = DEFAULT_SPLIT,
+) -> list[Query]:
+    """Queries from ``queries.jsonl`` as :class:`Query` objects, in file order.
+
+    With ``split`` (default ``"test"``), only the queries judged in
+    ``qrels/{split}.tsv`` are returned, so the result pairs with
+    ``load_qrels(split=...)`` in :func:`evalkit.run` (which refuses unjudged
+    queries).  A judged query missing from ``queries.jsonl`` raises.
+    ``split=None`` returns every query.
+    """
+    file = _locate(name_or_path, data_root, "queries.jsonl")
+    queries: list[Query] = []
+    first: dict[str, int] = {}
+    for number, record in _json_records(file, "query"):
+        query_id = _record_id(record, file, number)
+        if query_id in first:
+            raise GoldenError(
+                f"{file}:{number}: duplicate query id {query_id!r} "
+                f"(first at line {first[query_id]})"
+            )
+        first[query_id] = number
+        text = _text(record, "text", file, number, default=None)
+        if not text.strip():
+            raise GoldenError(f"{file}:{number}: query {query_id!r} has empty 'text'")
+        queries.append(Query(query_id, text))
+    if not queries:
+        raise GoldenError(f"{file}: no queries; the queries file is empty")
+    if split is None:
+        return queries
+    qrels_file = _qrels_beside(file, split)
+    judged = _read_qrels(qrels_file)
+    absent = [qid for qid in judged if qid not in first]
+    if absent:
+        shown = ", ".join(absent[:10]) + (
+            f" (+{len(absent) - 10} more)" if len(absent) > 10 else ""
+        )
+        raise GoldenError(
+            f"{qrels_file}: judges {len(absent)} query id(s) absent from {file}: {shown}"
+        )
+    return [q for q in queries if q.id in judged]
+
+
+def _qrels_beside(queries_file: Path, split: str) -> Path:
+    dataset = queries_file.parent
+    return _locate(dataset, None, f"qrels/{_split_name(split)}.tsv")
+
+
+def _split_name(split: str) -> str:
+    if not split or any(sep in split for sep in ("/", "\\", os.sep)) or split in (".", ".."):
+        raise ConfigError(f"split must be a plain name such as 'test', got {split!r}")
+    return split
+
+
+def load_qrels_graded(
+    name_or_path: str | os.PathLike[str] | None = None,
+    *,
+    data_root: str | os.PathLike[str] | None = None,
+    split: str = DEFAULT_SPLIT,
+) -> dict[str, dict[str, int]]:
+    """``{query id: {doc id: grade}}`` from ``qrels/{split}.tsv``, every grade kept (0 and < 0 too).
+
+    ``name_or_path`` may also point at the ``.tsv`` file itself.
+    """
+    return _read_qrels(_locate(name_or_path, data_root, f"qrels/{_split_name(split)}.tsv"))
+
+
+def load_qrels(
+    name_or_path: str | os.PathLike[str] | None = None,
+    *,
+    data_root: str | os.PathLike[str] | None = None,
+    split: str = DEFAULT_SPLIT,
+) -> dict[str, set[str]]:
+    """``{query id: relevant doc ids}`` (grade >= 1), the shape :func:`evalkit.run` takes.
+
+    Every judged query is present, even one whose judgements are all below 1
+    (its set is empty): dropping it would hide that it was judged at all.
+    """
+    graded = load_qrels_graded(name_or_path, data_root=data_root, split=split)
+    return {qid: {doc for doc, grade in docs.items() if grade >= 1} for qid, docs in graded.items()}
+
+
+_HEADER = ("query-id", "corpus-id", "score")
+
+
+def _read_qrels(file: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    first: dict[tuple[str, str], int] = {}
+    for number, line in _lines(file):
+        if not line.strip():
+            continue
+        fields = line.split("\t") if "\t" in line else line.split()
+        fields = [f.strip() for f in fields]
+        if number == 1 and tuple(f.lower() for f in fields) == _HEADER:
+            continue
+        if len(fields) != 3:
+            raise GoldenError(
+                f"{file}:{number}: expected 3 tab-separated fields "
+                f"(query-id, corpus-id, score), got {len(fields)}"
+            )
+        query_id, doc_id, score_text = fields
+        if not query_id or not doc_id:
+            raise GoldenError(f"{file}:{number}: empty query-id or corpus-id")
+        try:
+            score = int(score_text)
+        except ValueError:
+            what = "header" if number == 1 else "score"
+            raise GoldenError(
+                f"{file}:{number}: {what} {score_text!r} is not an integer grade"
+                + (f"; the header must be {' '.join(_HEADER)}" if number == 1 else "")
+            ) from None
+        pair = (query_id, doc_id)
+        if pair in first:
+            raise GoldenError(
+                f"{file}:{number}: query {query_id!r} judges document {doc_id!r} again "
+                f"(first at line {first[pair]})"
+            )
+        first[pair] = number
+        qrels.setdefault(query_id, {})[doc_id] = score
+    if not qrels:
+        raise GoldenError(f"{file}: no judgements; the qrels file is empty")
+    return qrels

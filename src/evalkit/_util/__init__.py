@@ -1,0 +1,1 @@
+"""Utilities every layer may use: atomic writes, bounded reads, YAML, paths, signals, text."""

@@ -1,0 +1,26 @@
+"""Make a module callable, for a name that is both a module and a function.
+
+``evalkit.gate.compare`` is the module behind ``evalkit compare`` and, in
+paired-evalkit 0.2.0, was the threshold function ``compare(op, observed,
+threshold)``.  Importing the submodule rebinds the package attribute to the
+module, so the module itself must answer a call the way the function does.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+
+def make_callable(module_name: str, fn: Callable[..., Any]) -> None:
+    """Calling the module ``module_name`` calls ``fn`` with the same arguments."""
+    module = sys.modules[module_name]
+
+    class CallableModule(types.ModuleType):
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+    CallableModule.__name__ = f"{module_name}:callable"
+    module.__class__ = CallableModule

@@ -1,0 +1,65 @@
+"""What a YAML document reads to, usable without PyYAML.
+
+Integers remember how they were written (:class:`LiteralInt`, made by
+:mod:`evalkit._util.yaml_files`'s loader) so that ids survive the round trip; :func:`plain`
+and :func:`as_text` read such values back.  The loaders of JSON Lines and CSV
+goldens use them too, so they live apart from the parser: importing them does
+not import PyYAML.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["LiteralInt", "as_text", "plain"]
+
+
+class LiteralInt(int):
+    """An ``int`` read from YAML that remembers how it was written."""
+
+    literal: str
+
+    def __new__(cls, value: int, literal: str) -> LiteralInt:
+        obj = super().__new__(cls, value)
+        obj.literal = literal
+        return obj
+
+
+def plain(value: Any) -> Any:
+    """Strip :class:`LiteralInt` back to ``int`` throughout a value."""
+    if isinstance(value, LiteralInt):
+        return int(value)
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def as_text(value: Any) -> str:
+    """Read an id-like value as text, refusing values whose text is not what was written.
+
+    Strings pass through; integers become their decimal text when that is how
+    they were written (``1`` -> ``"1"``).  Floats (``1.0``), booleans
+    (``yes``/``true``) and integers YAML rewrote (``010`` is 8, ``0x1A`` is 26)
+    raise :class:`ValueError` with a reason that says to quote the value.
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise ValueError(
+            f"{value!r} is a boolean (YAML reads yes/no/true/false/on/off as booleans); "
+            "quote it to use it as text"
+        )
+    if isinstance(value, LiteralInt) and value.literal != str(int(value)):
+        raise ValueError(
+            f"{value.literal} is read by YAML as the integer {int(value)}; "
+            f"quote it ('{value.literal}') to keep it as written"
+        )
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        raise ValueError(f"{value!r} is a number with a decimal point; quote it to use it as text")
+    if value is None:
+        raise ValueError("it is empty")
+    raise ValueError(f"expected text, got {type(value).__name__} {value!r}")

@@ -1,0 +1,101 @@
+"""The real gate behind the Action: config -> candidate run -> gate -> report files.
+
+The Action (:mod:`evalkit.action.run`) owns the GitHub side and receives the gate as a
+:data:`~evalkit.action.contract.GateRunner`; this is the one the CLI passes.  A use case
+beside the pipeline it drives, outside the GitHub package, so that GitHub code never
+imports the pipeline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalkit._app.isolated_target import isolated_target
+from evalkit._app.pipeline import (
+    gate,
+    noting_client_saturation,
+    prepare,
+    run_candidate,
+    to_artifact,
+)
+from evalkit._app.reference_lookup import reference_from_fetch, report_trends
+from evalkit._spec.artifact import read_artifact, write_artifact
+from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
+from evalkit.gate.inputs import refuse_other_config
+from evalkit.report.html import render_html
+from evalkit.report.json_report import dumps
+from evalkit.report.markdown import render_markdown
+
+
+def pipeline_gate(request: GateRequest) -> GateOutcome:
+    """Run the configured candidate and gate it against the baseline the action fetched.
+
+    The action has already chosen the baseline store: with no baseline path there is
+    no baseline (the config's local file is not consulted behind its back).
+    """
+    # The config the action read once, its inputs merged in (input wins): an explicit
+    # `require-baseline: false` switches off the file's `require_baseline: true`, and a
+    # promotion (always False) must not fail for lack of the baseline it is creating.
+    # The same for `require-reference` and `require_reference`.
+    cfg = request.config.with_overrides(
+        require_baseline=request.require_baseline, require_reference=request.require_reference
+    )
+    baseline = read_artifact(request.baseline_path) if request.baseline_path else None
+    if baseline is not None:
+        # Before running the target: another config's baseline is refused, not compared.
+        refuse_other_config(baseline, cfg.name, request.baseline_detail or "baseline")
+    # The store's pinned reference, when a drift check asked for one
+    # (evalkit._app.reference_lookup).
+    fetched = request.reference
+    reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
+    with noting_client_saturation() as saturated:
+        if request.isolate_target and cfg.model.target.python is not None:
+            # An http target is out of this process already. Plugins would be imported
+            # here, with the token: isolated_target refuses them before anything runs.
+            target = isolated_target(cfg)
+            try:
+                prepared = prepare(cfg)
+                result = run_candidate(prepared, target=target)
+            finally:
+                target.close()
+        else:
+            prepared = prepare(cfg)
+            result = run_candidate(prepared)
+    candidate = to_artifact(prepared, result, result.name)
+    out = request.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    candidate_path = write_artifact(candidate, out / f"candidate-{request.config_name}.json")
+    notes = (request.baseline_detail, *saturated)
+    report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
+    markdown = render_markdown(
+        report,
+        config_name=request.config_name,
+        details_url=request.details_url,
+        baseline_detail=request.baseline_detail,
+    )
+    md_path = out / f"report-{request.config_name}.md"
+    json_path = out / f"report-{request.config_name}.json"
+    md_path.write_text(markdown, encoding="utf-8")
+    json_path.write_text(dumps(report), encoding="utf-8")
+    # The drift trend reads the promotions through the Action's own store (GitHub access);
+    # only when a drift check ran (report_trends returns nothing otherwise: no fetch).
+    trend = report_trends(
+        cfg, report, Path(candidate_path), reference, store=request.store, work=out / "history-in"
+    )
+    html_path = out / f"report-{request.config_name}.html"
+    html_path.write_text(render_html(report, trend=trend), encoding="utf-8")
+    failing = [
+        FailingCheck(v.check_id, v.message)
+        for v in report.verdicts
+        if v.status in ("fail", "error", "incomparable")
+    ]
+    return GateOutcome(
+        exit_code=report.exit_code,
+        verdict=report.verdict,
+        blocking_failures=len(report.blocking_failures),
+        markdown=markdown,
+        failing_checks=failing,
+        candidate_path=Path(candidate_path),
+        report_paths={"markdown": md_path, "json": json_path, "html": html_path},
+        checks_path=cfg.resolve(cfg.model.checks),
+    )

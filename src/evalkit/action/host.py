@@ -1,0 +1,70 @@
+"""The container's place on the runner: the host's address, and handing files back.
+
+GitHub runs a Docker action as root with the workspace mounted; these two keep that
+arrangement from leaking into what users see (an unreachable host service, root-owned
+files a self-hosted runner's next checkout cannot clean).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+from collections.abc import Mapping
+from pathlib import Path
+
+HOST_GATEWAY_VAR = "EVALKIT_HOST_GATEWAY"
+
+
+def host_gateway(route_table: Path = Path("/proc/net/route")) -> str | None:
+    """The container's default gateway (the runner host, seen from the action container).
+
+    A service started directly on the runner (bound to 0.0.0.0) is reachable from inside
+    the Docker action at this address; evalkit.yaml can say ``${EVALKIT_HOST_GATEWAY}``.
+    """
+    try:
+        lines = route_table.read_text(encoding="ascii").splitlines()[1:]
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # Iface Destination Gateway Flags ...: the default route has destination 0.
+        if len(fields) > 3 and fields[1] == "00000000" and int(fields[3], 16) & 0x2:
+            return socket.inet_ntoa(struct.pack("<L", int(fields[2], 16)))
+    return None
+
+
+def export_host_gateway(env: Mapping[str, str]) -> None:
+    # The gate expands ${ENV} in evalkit.yaml from the process environment.
+    if HOST_GATEWAY_VAR not in env and HOST_GATEWAY_VAR not in os.environ:
+        gateway = host_gateway()
+        if gateway:
+            os.environ[HOST_GATEWAY_VAR] = gateway
+
+
+def hand_back(folder: Path, workspace: Path) -> None:
+    """Give what the action wrote under ``folder`` to the workspace's owner.
+
+    GitHub runs the container as root, so its files in the mounted workspace are
+    root-owned, and on a self-hosted runner the next job's checkout cannot clean them.
+    As root, chown ``folder`` (and the folders made for it inside the workspace) to the
+    workspace's owner; otherwise nothing to do. Best effort: a failure is not an error.
+    """
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    try:
+        owner = workspace.stat()
+        root = workspace.resolve()
+        target = folder.resolve()
+        if owner.st_uid == 0 or not target.is_relative_to(root):
+            return
+        paths = [*target.rglob("*"), target]
+        paths += [p for p in target.parents if p.is_relative_to(root) and p != root]
+        for path in paths:
+            if path.lstat().st_uid == 0:
+                os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+    except OSError:
+        return
+
+
+__all__ = ["HOST_GATEWAY_VAR", "export_host_gateway", "hand_back", "host_gateway"]

@@ -1,0 +1,59 @@
+"""The sticky PR comment of ``mode: gate``: posted or updated, never the reason a step fails.
+
+The verdict is already in the step summary and the outputs, so failing to comment is a
+warning and a ``comment`` output (``forbidden``, ``failed``), never another exit code.
+A fork's token cannot comment: its report waits for the ``workflow_run`` companion
+(:mod:`evalkit.action.comment_mode`).
+"""
+
+from __future__ import annotations
+
+from evalkit.action.session import ActionRun
+from evalkit.github.comment import upsert_sticky_comment
+from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+
+
+def maybe_comment(run: ActionRun, body: str, config_name: str) -> None:
+    """Post or update this config's comment on the PR (off, not a PR, a fork: say so)."""
+    ctx, console = run.ctx, run.console
+    pr = ctx.pull_request
+    if pr is None or not run.inputs.comment:
+        run.outputs["comment"] = "off" if pr is not None else "not-a-pr"
+        return
+    if ctx.is_fork_pull_request:
+        run.outputs["comment"] = "skipped-fork"
+        console.notice(
+            f"PR #{pr.number} comes from a fork, whose token cannot comment: the report is in "
+            "the step summary and report-dir; the workflow_run companion posts the comment"
+        )
+        return
+    try:
+        result = upsert_sticky_comment(
+            run.repo(),
+            pr.number,
+            body,
+            config_name=config_name,
+            identity=run.comment_identity(),
+            retry=run.retry,
+        )
+    except GitHubPermissionError as exc:
+        run.outputs["comment"] = "forbidden"
+        console.warning(
+            f"could not comment on PR #{pr.number}: {exc}; grant 'pull-requests: write' "
+            "(the verdict is in the step summary)",
+            title="evalkit: no PR comment",
+        )
+        return
+    except GitHubApiError as exc:
+        run.outputs["comment"] = "failed"
+        console.warning(
+            f"could not comment on PR #{pr.number}: {exc} (the verdict is in the step summary)",
+            title="evalkit: no PR comment",
+        )
+        return
+    run.outputs["comment"] = result.action
+    run.outputs["comment-url"] = result.url
+    console.line(f"evalkit: PR comment {result.action}: {result.url}")
+
+
+__all__ = ["maybe_comment"]

@@ -1,0 +1,104 @@
+"""``mode: promote`` (a push to the default branch): today's run becomes the baseline.
+
+Run the gate without a baseline to produce the candidate artefact, then hand it to the
+store: a folder for ``actions/upload-artifact``, a commit on the store branch, or a local
+file. A run whose checks fail is promoted anyway (PRs are compared with what the default
+branch really does); a gate that could not decide promotes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalkit._store.protocol import PromoteRequest, PromoteResult
+from evalkit.action.contract import GateOutcome
+from evalkit.action.session import md_text
+from evalkit.action.skeleton import Job, ModeFlow, call_gate, gate_request
+from evalkit.errors import ConfigError, RuntimeFailure
+from evalkit.exit_codes import ExitCode
+from evalkit.github.context import GitHubContext
+
+
+def on_a_push_to_default_branch(ctx: GitHubContext, default_branch: str) -> None:
+    """A GitHub store is promoted only by a push to the default branch."""
+    if not (ctx.event_name == "push" and ctx.ref == f"refs/heads/{default_branch}"):
+        raise ConfigError(
+            f"mode: promote runs only on a push to {default_branch} (this run is a "
+            f"{ctx.event_name or 'unknown'} event on {ctx.ref or 'an unknown ref'}); guard "
+            "the step with if: github.event_name == 'push' && github.ref_name == "
+            "github.event.repository.default_branch"
+        )
+
+
+def promote(job: Job) -> int:
+    """The promote mode's work: gate without a baseline, then promote the candidate."""
+    request = gate_request(
+        job,
+        # A promotion must not fail for lack of the baseline it is creating.
+        config=job.settings.config.with_overrides(require_baseline=False, require_reference=False),
+        baseline_path=None,
+        baseline_status="none",
+        baseline_detail="promotion runs the candidate without a baseline",
+        require_baseline=False,
+    )
+    outcome = call_gate(job, request)
+    if isinstance(outcome, int):
+        return outcome
+    run = job.run
+    if outcome.exit_code not in (ExitCode.OK, ExitCode.CHECK_FAILED):
+        run.summary(outcome.markdown)
+        run.console.error(
+            f"the gate failed (exit {int(outcome.exit_code)}); nothing was promoted",
+            title="evalkit: promotion skipped",
+        )
+        return outcome.exit_code
+    candidate = outcome.candidate_path
+    if candidate is None or not candidate.is_file():
+        raise RuntimeFailure(
+            "the gate produced no candidate artefact to promote (GateOutcome.candidate_path)"
+        )
+    settings = job.settings
+    promoted = job.store.promote(
+        PromoteRequest(candidate, settings.config_name, run.ctx.sha, settings.output_dir)
+    )
+    _report_promotion(job, outcome, promoted)
+    return ExitCode.OK
+
+
+def _report_promotion(job: Job, outcome: GateOutcome, promoted: PromoteResult) -> None:
+    run, console = job.run, job.run.console
+    location = promoted.location
+    if promoted.upload_dir is not None:
+        run.outputs["baseline-path"] = run.rel(promoted.upload_dir)
+        # The name to upload under: the one fetch looks for (baseline.name / input).
+        run.outputs["baseline-name"] = job.settings.artifact_name
+        location = run.rel(Path(promoted.location))
+    detail = promoted.detail
+    if promoted.upload_dir is not None:
+        detail = f"baseline ready at {run.rel(promoted.upload_dir)}; {detail}"
+    run.out(
+        baseline_source=promoted.source,
+        baseline_sha=promoted.sha or "",
+        baseline_latest=promoted.latest,
+        promoted_path=location,
+    )
+    if promoted.latest == "kept":
+        console.warning(detail, title="evalkit: latest baseline kept")
+    if outcome.exit_code == ExitCode.CHECK_FAILED:
+        console.warning(
+            f"checks fail on {run.ctx.ref}: promoted anyway, so PRs are compared with what the "
+            "default branch really does",
+            title="evalkit: promoted a failing run",
+        )
+    console.line(f"evalkit: {detail}")
+    kept = (
+        f"\n\n> **The latest baseline was not moved.** {md_text(detail)}"
+        if promoted.latest == "kept"
+        else ""
+    )
+    run.summary(f"{outcome.markdown}{kept}\n\n<sub>evalkit: {md_text(detail)}</sub>\n")
+
+
+PROMOTE = ModeFlow("promote", promote, branch_rule=on_a_push_to_default_branch)
+
+__all__ = ["PROMOTE", "on_a_push_to_default_branch", "promote"]

@@ -1,0 +1,161 @@
+"""One run of the Action: its inputs, the event, the log, GitHub, and the outputs it collects.
+
+Every mode works through an :class:`ActionRun`: it opens the GitHub client once and only
+when needed, remembers the step outputs until :meth:`ActionRun.finish` writes them with
+the exit code, and appends to the step summary.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit._store.protocol import GitHubAccess
+from evalkit.action.host import hand_back
+from evalkit.action.inputs import ActionInputs
+from evalkit.github.client import GithubFactory, RetryPolicy, call_github
+from evalkit.github.comment import GITHUB_ACTIONS_BOT
+from evalkit.github.context import GitHubContext
+from evalkit.github.errors import GitHubApiError
+from evalkit.github.outputs import (
+    Console,
+    append_summary,
+    env_path,
+    relative_to_workspace,
+    write_outputs,
+)
+
+if TYPE_CHECKING:
+    import httpx
+    from github.Repository import Repository
+
+    from github import Github
+
+_SAFE_WORD = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
+
+
+def safe_word(value: str) -> str:
+    """A word from outside (a verdict, a run's conclusion) fit for an output or the log."""
+    return value if _SAFE_WORD.match(value) else "unknown"
+
+
+def md_text(text: str) -> str:
+    """Plain text safe inside markdown/HTML (store details can carry branch names)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass
+class ActionRun:
+    """Per-invocation state shared by the mode functions."""
+
+    env: Mapping[str, str]
+    inputs: ActionInputs
+    ctx: GitHubContext
+    console: Console
+    github_factory: GithubFactory
+    http_client: httpx.Client | None
+    retry: RetryPolicy
+    outputs: dict[str, str] = field(default_factory=dict)
+    config_name: str | None = None  # known once evalkit.yaml is read: the comment's marker
+    output_dir: Path | None = None  # known once evalkit.yaml is read
+    _github: Github | None = None
+    _identity: str | None = None
+
+    @property
+    def workspace(self) -> Path:
+        return self.ctx.workspace
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path)
+        return p if p.is_absolute() else self.workspace / p
+
+    @property
+    def details_url(self) -> str | None:
+        if not self.ctx.run_id:
+            return None
+        return f"{self.ctx.server_url}/{self.ctx.repository}/actions/runs/{self.ctx.run_id}"
+
+    def rel(self, path: Path) -> str:
+        return relative_to_workspace(path, self.workspace)
+
+    def repo(self) -> Repository:
+        if self._github is None:
+            self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
+        return self._github.get_repo(self.ctx.repository)
+
+    def comment_identity(self) -> str:
+        """The login whose marked comment is ours: the input, else the token's own user.
+
+        The job's GITHUB_TOKEN (an installation token) may not read ``/user`` (403): its
+        comments are github-actions[bot]'s. A GitHub App token needs ``comment-author``.
+        GitHub failing to answer (5xx after the retries) also means the bot, with a warning.
+        """
+        if self.inputs.comment_author:
+            return self.inputs.comment_author
+        if self._identity is None:
+            if self._github is None:
+                self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
+            gh = self._github
+            try:
+                login = call_github(
+                    "read the token's user", lambda: gh.get_user().login, retry=self.retry
+                )
+                self._identity = str(login)
+            except GitHubApiError as exc:
+                if exc.status not in (401, 403, 404):
+                    # GitHub failing (retried already) says nothing about who we are: the
+                    # job token's identity is the likeliest, and a comment is worth more
+                    # than a failed step.
+                    self.console.warning(
+                        f"{exc}; looking for {GITHUB_ACTIONS_BOT}'s comment (set the "
+                        "comment-author input if the token is another identity)",
+                        title="evalkit: token's user unknown",
+                    )
+                self._identity = GITHUB_ACTIONS_BOT
+        return self._identity
+
+    def access(self) -> GitHubAccess:
+        return GitHubAccess(
+            repo=self.repo,
+            repo_facts=self.repo_facts,
+            token=self.inputs.token,
+            retry=self.retry,
+            http=self.http_client,
+        )
+
+    def repo_facts(self) -> tuple[int, str]:
+        """(repository id, default branch), from the payload or, failing that, the API."""
+        repo_id, default_branch = self.ctx.repository_id, self.ctx.default_branch
+        if repo_id is None or default_branch is None:
+            raw: dict[str, Any] = call_github(
+                f"get repository {self.ctx.repository}",
+                lambda: self.repo().raw_data,
+                retry=self.retry,
+            )
+            repo_id = repo_id if repo_id is not None else int(raw["id"])
+            default_branch = default_branch or str(raw["default_branch"])
+        return repo_id, default_branch
+
+    def out(self, **values: str) -> None:
+        """Set step outputs; ``baseline_sha=`` becomes the output ``baseline-sha``."""
+        self.outputs.update({name.replace("_", "-"): value for name, value in values.items()})
+
+    def finish(self, exit_code: int) -> int:
+        if self.output_dir is not None:
+            hand_back(self.output_dir, self.workspace)
+        self.outputs["exit-code"] = str(int(exit_code))
+        path = env_path(self.env, "GITHUB_OUTPUT")
+        if path is not None:
+            write_outputs(path, self.outputs)
+        return exit_code
+
+    def summary(self, markdown: str) -> None:
+        path = env_path(self.env, "GITHUB_STEP_SUMMARY")
+        if path is not None:
+            append_summary(path, markdown)
+
+
+__all__ = ["ActionRun", "md_text", "safe_word"]

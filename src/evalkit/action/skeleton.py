@@ -1,0 +1,210 @@
+"""The flow every configured mode shares: evalkit.yaml -> store -> the mode's work -> exit code.
+
+:func:`run_mode` is the skeleton of ``gate``, ``promote`` and ``pin`` (the ``comment``
+companion reads no config): read evalkit.yaml with the inputs merged in
+(:func:`open_config`), open the store it names, refuse a store the mode cannot write,
+then hand a :class:`Job` to the mode's work, which returns the exit code. The entry point
+(:func:`evalkit.action.run.run_action`) writes the outputs with that code, once.
+
+The steps the modes have in common live here too: asking the gate
+(:func:`gate_request`, :func:`call_gate`), the report outputs, the one-line notice on a
+fetched baseline or reference, and :func:`error_state`, which fails the step visibly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from evalkit.action.contract import GateOutcome, GateRequest, GateRunner
+from evalkit.action.inputs import Mode, Settings, resolve_settings
+from evalkit.action.pr_comment import maybe_comment
+from evalkit.action.session import ActionRun, md_text, safe_word
+from evalkit.errors import ConfigError, EvalkitError
+from evalkit.github.comment import marker_for
+from evalkit.github.outputs import Console
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from evalkit._spec.config import LoadedConfig
+    from evalkit._store.protocol import BaselineFetch, BaselineStore
+    from evalkit.github.context import GitHubContext
+
+# The stores that live on GitHub (a file store or none needs no API and no branch rule).
+GITHUB_STORES = ("artifact", "branch")
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a mode's work receives: the run, evalkit.yaml as merged, its store, the gate."""
+
+    run: ActionRun
+    settings: Settings
+    store: BaselineStore
+    gate: GateRunner
+
+
+@dataclass(frozen=True)
+class ModeFlow:
+    """One configured mode: its work, and whether it writes to the store.
+
+    A mode that writes (promote, pin) needs a store, and a GitHub store only from the
+    default branch: ``branch_rule(ctx, default_branch)`` raises the mode's refusal.
+    """
+
+    name: Mode
+    work: Callable[[Job], int]
+    branch_rule: Callable[[GitHubContext, str], None] | None = None
+
+    @property
+    def writes_store(self) -> bool:
+        return self.branch_rule is not None
+
+
+def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
+    """The skeleton: config, store, the store's rule for this mode, then the mode's work."""
+    settings = open_config(run)
+    store = open_store(run, settings)
+    if flow.branch_rule is not None:
+        if store.kind == "none":
+            raise ConfigError(
+                f"mode: {flow.name} needs a baseline-store (artifact, branch or file)"
+            )
+        if store.kind in GITHUB_STORES:
+            _, default_branch = run.repo_facts()
+            flow.branch_rule(run.ctx, default_branch)
+    return flow.work(Job(run, settings, store, gate))
+
+
+def open_config(run: ActionRun) -> Settings:
+    """evalkit.yaml with the inputs merged in; its name and report folder become outputs."""
+    settings = resolve_settings(run.inputs, run.workspace)
+    if not settings.output_dir.resolve().is_relative_to(run.workspace.resolve()):
+        # Only the workspace is mounted from the runner: anything else vanishes with
+        # the container, and later steps could not read the reports.
+        run.console.warning(
+            f"output-dir {settings.output_dir} is outside the workspace {run.workspace}: "
+            "its files are lost when the action's container exits; use a relative path",
+            title="evalkit: output-dir outside the workspace",
+        )
+    settings.output_dir.mkdir(parents=True, exist_ok=True)
+    run.config_name = settings.config_name
+    run.output_dir = settings.output_dir
+    run.out(config_name=settings.config_name, report_dir=run.rel(settings.output_dir))
+    return settings
+
+
+def open_store(run: ActionRun, settings: Settings) -> BaselineStore:
+    """The store evalkit.yaml (and the inputs) name, with this run's GitHub access."""
+    from evalkit._app.store_opening import open_config_store
+
+    return open_config_store(settings.config, run.access())
+
+
+def error_state(run: ActionRun, message: str, exit_code: int, *, title: str) -> int:
+    """Fail the step visibly everywhere: annotation, outputs, summary and the PR comment.
+
+    The sticky comment is updated too, so yesterday's PASS does not stay on a PR whose
+    gate can no longer run. Returns ``exit_code`` (the entry point writes the outputs).
+    """
+    run.console.error(message, title=title)
+    run.outputs.setdefault("verdict", "error")
+    run.outputs.setdefault("blocking-failures", "0")
+    text = md_text(message)
+    run.summary(f"### evalkit: error\n\n{text}\n")
+    if run.config_name is not None and run.inputs.mode == "gate":
+        body = (
+            f"{marker_for(run.config_name)}\n### evalkit: error (exit {int(exit_code)})\n\n"
+            f"The gate could not decide: {text}\n\nAny earlier verdict on this PR no longer "
+            "applies.\n"
+        )
+        if run.details_url:
+            body += f"\n[Workflow run]({run.details_url})\n"
+        maybe_comment(run, body, run.config_name)
+    return exit_code
+
+
+def gate_request(
+    job: Job,
+    *,
+    config: LoadedConfig,
+    baseline_path: Path | None,
+    baseline_status: Literal["found", "missing", "expired", "none"],
+    baseline_detail: str,
+    require_baseline: bool,
+    reference: BaselineFetch | None = None,
+    require_reference: bool = False,
+    store: BaselineStore | None = None,
+) -> GateRequest:
+    """What to ask the gate: this job's config name, report folder and run page, and the
+    baseline, reference and config the mode decided on."""
+    settings = job.settings
+    return GateRequest(
+        config_path=settings.config_path,
+        config_name=settings.config_name,
+        config=config,
+        baseline_path=baseline_path,
+        baseline_status=baseline_status,
+        baseline_detail=baseline_detail,
+        require_baseline=require_baseline,
+        output_dir=settings.output_dir,
+        details_url=job.run.details_url,
+        reference=reference,
+        require_reference=require_reference,
+        store=store,
+        isolate_target=job.run.inputs.isolate_target,
+    )
+
+
+def call_gate(job: Job, request: GateRequest) -> GateOutcome | int:
+    """The gate's outcome with its report outputs set, or the exit code of its error."""
+    try:
+        outcome = job.gate(request)
+    except EvalkitError as exc:
+        return error_state(job.run, str(exc), exc.exit_code, title="evalkit gate error")
+    _report_outputs(job.run, outcome)
+    return outcome
+
+
+def _report_outputs(run: ActionRun, outcome: GateOutcome) -> None:
+    run.out(
+        verdict=safe_word(outcome.verdict),
+        blocking_failures=str(outcome.blocking_failures),
+    )
+    for kind, path in outcome.report_paths.items():
+        key = re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
+        if key:
+            run.outputs[f"report-{key}"] = run.rel(path)
+    if outcome.candidate_path is not None:
+        run.outputs["candidate-path"] = run.rel(outcome.candidate_path)
+
+
+def announce(
+    console: Console, what: str, checks: str, fetch: BaselineFetch, detail: str, *, blocking: bool
+) -> None:
+    """One log line for a fetched baseline or reference: a notice, or why there is none."""
+    if fetch.found:
+        console.notice(f"evalkit {what}: {detail}")
+        return
+    why = f" — blocking: require-{what} is on" if blocking else ""
+    console.warning(
+        f"no {what} ({fetch.status}): {fetch.detail}; {checks} checks report no-{what}{why}",
+        title=f"evalkit: no {what}",
+    )
+
+
+__all__ = [
+    "GITHUB_STORES",
+    "Job",
+    "ModeFlow",
+    "announce",
+    "call_gate",
+    "error_state",
+    "gate_request",
+    "open_config",
+    "open_store",
+    "run_mode",
+]

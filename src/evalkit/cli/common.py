@@ -1,0 +1,260 @@
+"""What every command shares: its help layout, the options declared once, output and errors.
+
+Imported by every command module, so it imports only typer and the leaves: a command's
+use case is imported inside the command, when it runs (``evalkit --help`` stays fast).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, cast
+
+import typer
+import typer.core
+
+from evalkit._util.limits import MAX_CONCURRENCY
+from evalkit.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    # Typer vendors its own click: the types its commands are handed.
+    from typer._click import Context as ClickContext
+    from typer._click import HelpFormatter
+
+    from evalkit._app.pipeline import RunInterrupted
+    from evalkit._spec.artifact import RunArtifact
+
+
+class Command(typer.core.TyperCommand):
+    """A command whose arguments read as their metavar alone in ``--help``.
+
+    Typer writes an argument as ``RUN <list[Path]>``: a Python type where a user looks
+    for what to type.  An argument given a metavar is written ``RUN`` (``RUN...`` when it
+    takes several), the way an option with a metavar already is.
+    """
+
+    def format_options(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        arguments: list[tuple[str, str]] = []
+        options: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                if param.metavar is not None:
+                    several = "..." if param.nargs != 1 else ""
+                    record = (param.metavar + several, record[1])
+                arguments.append(record)
+            elif param.param_type_name == "option":
+                options.append(record)
+        for title, records in (("Arguments", arguments), ("Options", options)):
+            if records:
+                with formatter.section(title):
+                    formatter.write_dl(records)
+
+
+# ----------------------------------------------------------------------------- the session
+
+
+@dataclass
+class Session:
+    """Process-wide options, set by the root callback before any command runs."""
+
+    debug: bool
+
+
+def debug_from_env() -> bool:
+    return os.environ.get("EVALKIT_DEBUG", "") not in ("", "0")
+
+
+def enable_debug(ctx: typer.Context, value: bool) -> None:
+    session = ctx.find_root().obj
+    if value and isinstance(session, Session):
+        session.debug = True
+
+
+DEBUG_HELP = "Show the traceback of an error on stderr (exit codes stay the same); EVALKIT_DEBUG=1"
+
+# ----------------------------------------------------------------------------- shared options
+
+DEFAULT_CONFIG = Path("evalkit.yaml")
+
+# Also accepted after the command (`evalkit gate … --debug`), where users type it.
+DebugOpt = Annotated[
+    bool, typer.Option("--debug", callback=enable_debug, hidden=True, help=DEBUG_HELP)
+]
+ConfigOpt = Annotated[
+    Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
+]
+KeywordOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "-k",
+        metavar="WORD",
+        help="Only the cases whose id contains WORD (ignoring case); repeatable.",
+    ),
+]
+CaseOpt = Annotated[
+    list[str] | None,
+    typer.Option("--case", metavar="ID", help="Only the case with this id; repeatable."),
+]
+ConcurrencyOpt = Annotated[
+    int | None,
+    typer.Option(min=1, max=MAX_CONCURRENCY, help="Cases in flight at once (overrides config)."),
+]
+JudgeCacheOnlyOpt = Annotated[
+    bool,
+    typer.Option(show_default=False, help="Grade only from the judge cache; a miss is an error."),
+]
+AllowFailedOpt = Annotated[
+    bool,
+    typer.Option(
+        show_default=False, help="Write OUT even when cases failed (else: OUT's name + .failed)."
+    ),
+]
+RunArg = Annotated[Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")]
+TrecMetricsHelp = "Comma-separated metrics, e.g. ndcg@10,map@100."
+RelevanceLevelHelp = "Lowest grade counted as relevant."
+QueriesHelp = (
+    "The queries scored: both (default, as trec_eval): ranked and judged; qrels "
+    "(trec_eval -c): every judged one, an unranked one as an empty ranking (0); run: "
+    "every ranked one, all must be judged."
+)
+
+# ----------------------------------------------------------------------------- output
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+@contextmanager
+def stdout_may_close() -> Iterator[None]:
+    """Let the reader of stdout leave early (``| head -1``): the command still finishes."""
+    try:
+        yield
+    except BrokenPipeError:
+        discard_stdout()
+
+
+def say(text: str = "") -> None:
+    """Print to stdout; a reader that left early (``| head -1``) changes nothing else."""
+    with stdout_may_close():
+        typer.echo(text)
+
+
+def err(message: str) -> None:
+    typer.echo(f"evalkit: {message}", err=True)
+
+
+def write_text(path: Path, text: str) -> None:
+    from evalkit._util.atomic import write_text_atomic
+
+    write_text_atomic(path, text)
+
+
+class Progress:
+    """A progress bar on stderr when it is a terminal (a no-op otherwise), fed per row."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+
+    def start(self, total: int, label: str) -> None:
+        if not sys.stderr.isatty() or total < 2:
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
+        from rich.progress import Progress as Bar
+
+        self._bar = Bar(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
+        self._task = self._bar.add_task(label, total=total)
+        self._bar.start()
+
+    def advance(self, _index: int, _row: Any) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task)
+
+    def stop(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def report_failed_cases(
+    art: RunArtifact, requested: Path | None = None, written: Path | None = None
+) -> None:
+    """List the failed cases on stderr; say where the run went when it was set aside.
+
+    When every case failed it is one line (the first error names the culprit).
+    """
+    failed = art.failed
+    if not failed:
+        return
+    aside = ""
+    if requested is not None and written is not None and written != requested:
+        state = "is left as it was" if requested.exists() else "is not written"
+        aside = (
+            f"{requested} {state}: a run with failed cases goes to {written} instead "
+            "(pass --allow-failed to write it anyway)"
+        )
+    if len(failed) == len(art.result):
+        first = f"the first: {failed[0].case_id}: {failed[0].error}"
+        err(f"all {len(failed)} case(s) failed; {first}{'; ' + aside if aside else ''}")
+        return
+    err(f"{len(failed)} of {len(art.result)} case(s) failed; the rest were kept:")
+    for row in failed[:20]:
+        typer.echo(f"  {row.case_id}: {row.error}", err=True)
+    if len(failed) > 20:
+        typer.echo(f"  … and {len(failed) - 20} more (see the artefact)", err=True)
+    if aside:
+        err(aside)
+
+
+# ----------------------------------------------------------------------------- interruptions
+
+# Whether this invocation already said it was interrupted (one line, never two).
+interrupt_reported = threading.Event()
+
+
+def report_interrupt(stop: KeyboardInterrupt) -> ExitCode:
+    """One stderr line for a Ctrl-C or SIGTERM, and its exit code (130 or 143).
+
+    A run that was stopped (``evalkit run``, or the gate running its target) says what its
+    checkpoint kept and how to go on from there.
+    """
+    from evalkit._util.signals import terminated
+
+    interrupt_reported.set()
+    how = "terminated (SIGTERM)" if terminated() else "interrupted"
+    # Only a run raises RunInterrupted, and a run has imported the pipeline: importing it
+    # here (a second or so) would delay the line a cancelled job has seconds to print.
+    pipeline: Any = sys.modules.get("evalkit._app.pipeline")
+    if pipeline is None or not isinstance(stop, pipeline.RunInterrupted):
+        err(how)
+    elif (run := cast("RunInterrupted", stop)).saved:
+        err(
+            f"{how}: {run.saved} of {run.total} {run.unit} are saved in "
+            f"{run.checkpoint}; rerun with --resume to run only the rest"
+        )
+    else:
+        err(f"{how} before any case finished; nothing was saved")
+    return ExitCode.TERMINATED if terminated() else ExitCode.INTERRUPTED

@@ -1,0 +1,142 @@
+"""Looking at finished runs: ``evalkit compare``, ``evalkit show`` and ``evalkit export``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalkit._util.limits import MAX_RESAMPLES
+from evalkit.cli.common import (
+    DEFAULT_CONFIG,
+    ConfigOpt,
+    DebugOpt,
+    RunArg,
+    say,
+    stdout_may_close,
+    write_text,
+)
+
+
+def compare(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="RUN",
+            help="Run artefacts; the last is the reference unless --reference names one.",
+        ),
+    ],
+    reference: Annotated[
+        Path | None,
+        typer.Option(
+            "--reference", "-r", metavar="RUN", help="The run every other run is compared with."
+        ),
+    ] = None,
+    correction: Annotated[
+        str, typer.Option(metavar="holm|none", help="Across each metric's comparisons.")
+    ] = "holm",
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="text|markdown|csv", help="markdown: for a PR; csv: for a paper."
+        ),
+    ] = "text",
+    n_resamples: Annotated[
+        int, typer.Option(min=1, max=MAX_RESAMPLES, help="Resamples of a resampling procedure.")
+    ] = 10_000,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the resampling.")] = 42,
+    alpha: Annotated[
+        float,
+        typer.Option(metavar="A", help="Significance level of each verdict; intervals are 1 - A."),
+    ] = 0.05,
+    html: Annotated[
+        Path | None, typer.Option(help="Write an HTML report here (two runs only).")
+    ] = None,
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            metavar="DIMENSION",
+            help="Also compare slice by slice (a declared slice dimension; two runs only).",
+        ),
+    ] = None,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """Paired table of every metric: runs against a reference run.
+
+    compare A B is A against B (delta = A - B).  With more runs, each is compared
+    with the reference on the cases every run shares, and each metric's
+    p-values are Holm-adjusted across its comparisons (--correction none: not).
+    Each row says better, worse or no detectable change.
+    """
+    from evalkit._app.inspect_runs import compare_files
+
+    done = compare_files(
+        runs,
+        reference,
+        correction=correction,
+        fmt=fmt,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        html=html,
+        by=by,
+    )
+    with stdout_may_close():
+        typer.echo(done.text, nl=not done.text.endswith("\n"))
+    if html is not None and done.html is not None:
+        write_text(html, done.html)
+
+
+def show(
+    artefact: RunArg,
+    case: Annotated[
+        str | None,
+        typer.Option("--case", metavar="ID", help="Show this case: output, expected, metrics."),
+    ] = None,
+    goldens: Annotated[
+        Path | None,
+        typer.Option(help="With --case: the golden file (default: the config's goldens)."),
+    ] = None,
+    qrels: Annotated[
+        Path | None, typer.Option(help="With --case: TREC qrels (for a scored TREC run).")
+    ] = None,
+    config: ConfigOpt = DEFAULT_CONFIG,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """Summarise a run artefact: provenance, metrics, failed cases.
+
+    With --case ID: that case's output against the expected answer or the
+    relevant ids (read from --goldens, or the config's golden file), its
+    metric values, latency and error.
+    """
+    from evalkit._app.show import show_run
+
+    named = None if config == DEFAULT_CONFIG else config
+    for text in show_run(artefact, case=case, goldens=goldens, qrels=qrels, config=named):
+        say(text)
+
+
+def export(
+    artefact: RunArg,
+    csv: Annotated[
+        Path, typer.Option("--csv", help="Write the per-case rows here as CSV ('-': stdout).")
+    ],
+    include_output: Annotated[
+        bool,
+        typer.Option(show_default=False, help="Add each case's output (ids or text) as a column."),
+    ] = False,
+    debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
+) -> None:
+    """Write a run's per-case rows as CSV: id, metrics, latency, error."""
+    from evalkit._app.inspect_runs import export_csv
+
+    if str(csv) == "-":  # the Unix convention: the CSV itself is the output, nothing else
+        with stdout_may_close():
+            export_csv(artefact, sys.stdout, include_output=include_output)
+            sys.stdout.flush()
+        return
+    art, path = export_csv(artefact, csv, include_output=include_output)
+    say(f"wrote {path} ({len(art.result)} rows)")

@@ -1,0 +1,304 @@
+"""``evalkit compare`` tables as text, GitHub markdown and CSV.
+
+Two layouts, each with its runs in the order its title names them:
+
+* two runs (``compare A B``): one row per metric, columns ``A``, ``B``, Δ = A − B;
+* more runs: one row per metric and run, the compared runs in the order given,
+  then the reference; Δ is always run − reference.
+
+Text and markdown share one grid (:class:`_Grid`) and differ only in how a cell
+is escaped and how the grid is drawn.  CSV is one record per metric and compared
+run, with full-precision numbers (``repr``), for papers and spreadsheets.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from evalkit._util.pvalues import pvalue
+from evalkit._util.units import unit_of
+from evalkit.errors import InputError
+from evalkit.gate.compare import CompareRow, CompareTable
+from evalkit.report.escape import md, one_line
+
+Escape = Callable[[object], str]
+
+FORMATS = ("text", "markdown", "csv")
+
+#: The CSV columns, in order (docs: README "compare").
+CSV_COLUMNS = (
+    "metric",
+    "run",
+    "run_file",
+    "reference",
+    "reference_file",
+    "n",
+    "value",
+    "reference_value",
+    "delta",
+    "ci_low",
+    "ci_high",
+    "confidence",
+    "p_value",
+    "p_adjusted",
+    "correction",
+    "wins",
+    "losses",
+    "ties",
+    "direction",
+    "note",
+)
+
+
+@dataclass
+class _Grid:
+    headers: list[str]
+    right: list[bool]  # right-aligned (numeric) columns
+    rows: list[list[str]] = field(default_factory=list)
+
+
+def _corrected(table: CompareTable) -> bool:
+    return table.correction != "none" and len(table.comparisons) > 1
+
+
+def _percent(confidence: float) -> str:
+    """``95%``, ``98.75%``: Holm's levels 1 − α/j need two decimals to be told apart."""
+    return f"{confidence * 100:.2f}".rstrip("0").rstrip(".") + "%"
+
+
+def _level(r: CompareRow) -> str:
+    return _percent(r.confidence)
+
+
+def _direction(r: CompareRow) -> str:
+    return r.note if r.incomparable else r.direction
+
+
+def _wlt(r: CompareRow) -> str:
+    return f"{r.wins}/{r.losses}/{r.ties}" if r.kind == "case" else "-"
+
+
+def _metric(name: str, esc: Escape) -> str:
+    """The metric as a row names it, with the unit its values are in: ``latency_p95 (ms)``."""
+    unit = unit_of(name)
+    return esc(name) + (f" ({unit})" if unit else "")
+
+
+def _ci(r: CompareRow) -> str:
+    return f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]"
+
+
+def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
+    (only,) = table.comparisons
+    level = f"{_percent(1 - table.alpha)} CI"
+    grid = _Grid(
+        [
+            "metric",
+            esc(only.label),
+            esc(table.reference_label),
+            "delta",
+            level,
+            "p",
+            "W/L/T",
+            "direction",
+        ],
+        [False, True, True, True, False, True, False, False],
+    )
+    for r in only.rows:
+        grid.rows.append(
+            [
+                _metric(r.metric, esc),
+                f"{r.value_a:.4f}",
+                f"{r.value_b:.4f}",
+                f"{r.delta:+.4f}",
+                _ci(r),
+                pvalue(r.deciding_p),
+                _wlt(r),
+                esc(_direction(r)),
+            ]
+        )
+    return grid
+
+
+def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Grid:
+    corrected = _corrected(table)
+    headers = ["metric", "run", "value", "delta", "CI", "level", "p", "W/L/T", "direction"]
+    right = [False, False, True, True, False, True, True, False, False]
+    if corrected:
+        headers[6] = f"p ({table.correction})"
+    else:
+        headers[4] = f"{_percent(1 - table.alpha)} CI"
+        del headers[5], right[5]
+    grid = _Grid(headers, right)
+    for metric in table.metrics:
+        for k, comparison in enumerate(table.comparisons):
+            r = table.row(k, metric)
+            shown = _metric(metric, esc) if k == 0 or repeat_metric else ""
+            cells = [shown, esc(comparison.label), f"{r.value_a:.4f}", f"{r.delta:+.4f}", _ci(r)]
+            if corrected:
+                cells.append(_level(r))
+            cells += [pvalue(r.deciding_p), _wlt(r), esc(_direction(r))]
+            grid.rows.append(cells)
+        blank = [""] * (len(headers) - 4)
+        grid.rows.append(
+            [
+                _metric(metric, esc) if repeat_metric else "",
+                esc(table.reference_label),
+                f"{table.reference_values[metric]:.4f}",
+                *blank,
+                "reference",
+            ]
+        )
+    return grid
+
+
+def _title(table: CompareTable, esc: Escape) -> str:
+    runs = ", ".join(esc(c.label) for c in table.comparisons)
+    ref = esc(table.reference_label)
+    if len(table.comparisons) == 1:
+        return f"comparing {runs} against {ref}, paired on {table.n} cases"
+    return (
+        f"comparing {runs} against the reference {ref}, paired on {table.n} cases "
+        f"(delta = run - {ref})"
+    )
+
+
+def _files(table: CompareTable, esc: Escape) -> str:
+    """Which file each label stands for, when a label is not the file itself."""
+    pairs = [(c.label, c.artifact.source) for c in table.comparisons]
+    pairs.append((table.reference_label, table.reference.source))
+    named = [f"{esc(lab)} = {esc(src)}" for lab, src in pairs if src and lab != str(src)]
+    return f"files: {'; '.join(named)}" if named else ""
+
+
+def _footnotes(table: CompareTable, esc: Escape) -> list[str]:
+    notes: list[str] = []
+    if _corrected(table):
+        notes.append(
+            f"p: {table.correction}-adjusted across the {len(table.comparisons)} comparisons of "
+            f"each metric (unadjusted p in --format csv); each CI is at the level at which its "
+            f"own test decides as the adjusted p does at alpha {table.alpha:g}"
+        )
+    notes.extend(esc(n) for n in table.notes)
+    return notes
+
+
+def _draw_text(grid: _Grid) -> list[str]:
+    widths = [
+        max(len(h), *(len(row[i]) for row in grid.rows)) if grid.rows else len(h)
+        for i, h in enumerate(grid.headers)
+    ]
+
+    def line(cells: list[str]) -> str:
+        parts = [
+            c.rjust(w) if right else c.ljust(w)
+            for c, w, right in zip(cells, widths, grid.right, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    header = line(grid.headers)
+    return [header, "-" * len(header), *(line(row) for row in grid.rows)]
+
+
+def _draw_markdown(grid: _Grid) -> list[str]:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(cells) + " |"
+
+    rule = ["---:" if right else "---" for right in grid.right]
+    return [line(grid.headers), line(rule), *(line(row) for row in grid.rows)]
+
+
+def _grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Grid:
+    if len(table.comparisons) == 1:
+        return _pair_grid(table, esc)
+    return _many_grid(table, esc, repeat_metric=repeat_metric)
+
+
+def render_text(table: CompareTable) -> str:
+    """The terminal table, its title first and its footnotes after."""
+    esc: Escape = one_line
+    lines = [_title(table, esc)]
+    files = _files(table, esc)
+    if files:
+        lines.append(files)
+    lines += _draw_text(_grid(table, esc, repeat_metric=False))
+    notes = _footnotes(table, esc)
+    if notes:
+        lines.append("")
+        lines += [textwrap.fill(n, 88, break_on_hyphens=False) for n in notes]
+    return "\n".join(lines)
+
+
+def render_markdown(table: CompareTable) -> str:
+    """A GitHub-flavoured markdown table (untrusted names made inert), for PRs and papers."""
+    esc: Escape = md
+    lines = [f"**{_title(table, esc)}**", ""]
+    files = _files(table, esc)
+    if files:
+        lines += [files, ""]
+    lines += _draw_markdown(_grid(table, esc, repeat_metric=True))
+    notes = _footnotes(table, esc)
+    if notes:
+        lines += ["", *(f"- {n}" for n in notes)]
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def render_csv(table: CompareTable) -> str:
+    """One record per metric and compared run (``CSV_COLUMNS``), numbers at full precision."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    ref = table.reference
+    for metric in table.metrics:
+        for k, comparison in enumerate(table.comparisons):
+            r = table.row(k, metric)
+            per_case = r.kind == "case"
+            writer.writerow(
+                [
+                    metric,
+                    comparison.label,
+                    comparison.artifact.source or "",
+                    table.reference_label,
+                    ref.source or "",
+                    r.n,
+                    _number(r.value_a),
+                    _number(r.value_b),
+                    _number(r.delta),
+                    _number(r.ci_low),
+                    _number(r.ci_high),
+                    _number(r.confidence),
+                    _number(r.p_value),
+                    _number(r.p_adjusted),
+                    r.correction,
+                    r.wins if per_case else "",
+                    r.losses if per_case else "",
+                    r.ties if per_case else "",
+                    r.direction,
+                    r.note,
+                ]
+            )
+    return out.getvalue()
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        from evalkit._util.suggest import did_you_mean
+
+        raise InputError(
+            f"--format {fmt!r} is not one of {', '.join(FORMATS)}{did_you_mean(fmt, FORMATS)}"
+        )
+    return fmt
+
+
+def render_compare_table(table: CompareTable, fmt: str = "text") -> str:
+    """The table in ``fmt``: ``text``, ``markdown`` or ``csv``."""
+    renderers = {"text": render_text, "markdown": render_markdown, "csv": render_csv}
+    return renderers[fmt](table)

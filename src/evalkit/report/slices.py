@@ -1,0 +1,179 @@
+"""The per-slice section of every report (issue 28), from one set of cells.
+
+The terminal and ``evalkit compare --by`` print :func:`slice_text`, the JSON report
+carries :func:`slice_json`, the PR comment :func:`slice_markdown` (only the slices that
+moved, and how many were tested), the HTML report :func:`slice_forest`.  Every figure
+comes from :func:`slice_cells`, so no two formats can print a slice differently.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+from evalkit._util.pvalues import pvalue
+from evalkit.gate.slices import SliceReport, SliceVerdict
+from evalkit.report import summary as S
+from evalkit.report.escape import md, one_line
+from evalkit.report.svg import ForestRow, forest_plot
+
+__all__ = ["slice_cells", "slice_forest", "slice_json", "slice_markdown", "slice_text"]
+
+HEADERS: Final = (
+    "check",
+    "metric",
+    "slice",
+    "n",
+    "baseline",
+    "candidate",
+    "Δ",
+    "interval",
+    "p (bad side)",
+    "FDR-adjusted p",
+    "status",
+)
+#: Moved slices listed in the PR comment before the rest are counted, not listed.
+MARKDOWN_SHOWN: Final = 10
+
+_WORDS: Final = {
+    "regressed": "regressed",
+    "improved": "improved",
+    "no-change": "no significant change",
+    "too-small": "too small, not tested",
+    "no-baseline": "no baseline cases",
+    "error": "error",
+}
+
+
+def _interval(v: SliceVerdict) -> str:
+    if v.ci_low is None or v.ci_high is None or v.confidence is None:
+        return ""
+    return f"{_level(v.confidence)} [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
+
+
+def _level(confidence: float) -> str:
+    """``98.75%``: as many digits as the FDR level needs, none it does not."""
+    text = f"{confidence:.4%}".rstrip("0").rstrip(".")
+    return text if text.endswith("%") else text + "%"
+
+
+def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
+    """One slice's row, in :data:`HEADERS` order, as every format prints it."""
+    n = f"{v.n_paired}/{v.n_cases}" if v.n_paired != v.n_cases else str(v.n_cases)
+    return (
+        one_line(v.check_id, 80),
+        one_line(v.metric, 80),
+        one_line(v.slice, 80),
+        n,
+        S.num(v.baseline_value) if v.baseline_value is not None else "",
+        S.num(v.candidate_value) if v.candidate_value is not None else "",
+        S.signed(v.delta) if v.delta is not None else "",
+        _interval(v),
+        pvalue(v.p_value) if v.p_value is not None else "",
+        pvalue(v.p_adjusted) if v.p_adjusted is not None else "",
+        _WORDS[v.status],
+    )
+
+
+def slice_text(report: SliceReport) -> str:
+    """A fixed-width table of every slice, with the family's one-line description."""
+    rows = [HEADERS, *(slice_cells(v) for v in report.verdicts)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join([f"Slices: {report.describe()}", *lines]) + "\n"
+
+
+def _f(x: float | None) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
+def slice_json(report: SliceReport) -> dict[str, Any]:
+    """The ``slices`` object of the JSON report (docs/report-schema.md)."""
+    return {
+        "dimensions": list(report.dimensions),
+        "method": report.method,
+        "why": report.why,
+        "q": report.q,
+        "min_cases": report.min_cases,
+        "level": report.level,
+        "n_tested": report.n_tested,
+        "verdicts": [
+            {
+                "check_id": v.check_id,
+                "metric": v.metric,
+                "slice": v.slice,
+                "status": v.status,
+                "n_cases": v.n_cases,
+                "n_paired": v.n_paired,
+                "baseline_value": _f(v.baseline_value),
+                "candidate_value": _f(v.candidate_value),
+                "delta": _f(v.delta),
+                "ci_low": _f(v.ci_low),
+                "ci_high": _f(v.ci_high),
+                "confidence": v.confidence,
+                "p_value": _f(v.p_value),
+                "p_adjusted": _f(v.p_adjusted),
+                "procedure": v.procedure,
+                "message": v.message,
+            }
+            for v in report.verdicts
+        ],
+    }
+
+
+def slice_markdown(report: SliceReport) -> str:
+    """The PR comment's slice section: only the slices that moved, and how many were tested."""
+    moved = [v for v in report.verdicts if v.moved]
+    tested = report.n_tested
+    head = (
+        f"**Slices**: {len(moved)} of {tested} slice test(s) moved "
+        f"({report.method_name}, q = {report.q:g}"
+    )
+    skipped = len(report.verdicts) - tested
+    head += f"; {skipped} not tested: too small or no baseline cases)" if skipped else ")"
+    if not moved:
+        return head + ".\n\n"
+    order = sorted(moved, key=lambda v: (v.status != "regressed", v.p_adjusted or 1.0))
+    keep = (2, 6, 7, 9, 10)  # slice, Δ, interval, FDR-adjusted p, status
+    rows = [
+        "| " + " | ".join(md(slice_cells(v)[i], 80) for i in (0, *keep)) + " |\n"
+        for v in order[:MARKDOWN_SHOWN]
+    ]
+    table = (
+        "| "
+        + " | ".join(HEADERS[i] for i in (0, *keep))
+        + " |\n"
+        + "|---" * (len(keep) + 1)
+        + "|\n"
+    )
+    more = (
+        f"\n… {len(moved) - MARKDOWN_SHOWN} more in the JSON report\n"
+        if len(moved) > MARKDOWN_SHOWN
+        else ""
+    )
+    return f"{head}:\n\n{table}{''.join(rows)}{more}\n"
+
+
+def slice_forest(report: SliceReport) -> str:
+    """A forest plot of every tested slice, its interval at the step-up's level."""
+    rows = [
+        ForestRow(
+            label=f"{v.slice} ({v.check_id})",
+            metric=v.metric,
+            delta=v.delta,
+            ci_low=v.ci_low,
+            ci_high=v.ci_high,
+            confidence=v.confidence,
+            p_value=v.p_adjusted if v.p_adjusted is not None else math.nan,
+            higher_is_better=v.higher_is_better,
+            status="fail" if v.status == "regressed" else "pass",
+            p_label="FDR-adjusted p",
+        )
+        for v in report.verdicts
+        if v.tested
+        and v.delta is not None
+        and v.ci_low is not None
+        and v.ci_high is not None
+        and v.confidence is not None
+    ]
+    return forest_plot(rows) if rows else ""

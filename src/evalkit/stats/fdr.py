@@ -1,0 +1,143 @@
+"""False-discovery-rate control across many one-sided tests: the per-slice verdicts (issue 28).
+
+Testing twenty slices at α each finds a "regressed" slice in most gates where nothing
+changed.  A per-slice check therefore controls the *false discovery rate*: among the
+slices it calls regressed, the expected share that did not truly regress is at most q.
+
+``bh``  Benjamini & Hochberg (1995): sort the m p-values, find the largest k with
+        p₍ₖ₎ ≤ q·k/m, reject the k smallest.  FDR ≤ q·m₀/m when the tests are
+        independent (and under positive regression dependence, PRDS: Benjamini &
+        Yekutieli 2001, which covers one-sided tests of positively correlated normal
+        statistics).
+``by``  Benjamini & Yekutieli (2001): the same step-up at q / c(m), c(m) = Σ 1/i.
+        FDR ≤ q under *any* dependence between the tests.
+
+``auto`` picks ``bh`` when no case is in two of the tests (disjoint slices of one
+metric: the tests are independent, BH's own condition) and ``by`` otherwise (a case in
+two tags, two dimensions, or two metrics on one slice make the tests share cases; the
+dependence is then whatever the data make it, and only BY is proved for every kind).
+
+With nothing changed at all every rejection is false, so the FDR is the chance of any
+rejection: q also bounds the chance that per-slice checks fail a gate where nothing
+changed (:mod:`evalkit.stats.familywise` adds it to the gate's family-wise figure).
+
+Every step-up here returns the *level* ℓ = q·R/m (BH) or q·R/(m·c(m)) (BY), R the
+number rejected: a test is rejected exactly when its p ≤ ℓ, so the gate can show each
+slice's interval at the level that decides as the procedure does (Benjamini &
+Yekutieli 2005 build false-coverage-rate intervals at the same level).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+FdrMethod = Literal["bh", "by"]
+FDR_METHODS: Final = ("auto", "bh", "by")
+FDR_NAMES: Final[dict[str, str]] = {"bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
+
+
+def harmonic(m: int) -> float:
+    """c(m) = 1 + 1/2 + ... + 1/m: Benjamini-Yekutieli's price for arbitrary dependence."""
+    return math.fsum(1.0 / i for i in range(1, m + 1))
+
+
+@dataclass(frozen=True)
+class StepUp:
+    """The outcome of one step-up procedure over m p-values."""
+
+    method: FdrMethod
+    q: float
+    rejected: tuple[bool, ...]
+    adjusted: tuple[float, ...]  # the smallest q at which each test would be rejected
+    level: float  # reject exactly when p ≤ level (q·R/m, BY: /c(m)); q/m(·/c(m)) when R = 0
+
+    @property
+    def n_rejected(self) -> int:
+        return sum(self.rejected)
+
+
+def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod) -> StepUp:
+    """Benjamini-Hochberg (``bh``) or Benjamini-Yekutieli (``by``) at rate ``q``."""
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"the false discovery rate q must lie strictly between 0 and 1, got {q!r}")
+    if method not in ("bh", "by"):
+        raise ValueError(f"unknown FDR method {method!r}; use 'bh' or 'by'")
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("p-values must be a flat sequence of numbers in [0, 1]")
+    m = p.size
+    if m == 0:
+        return StepUp(method, q, (), (), q)
+    scale = harmonic(m) if method == "by" else 1.0
+    order = np.argsort(p, kind="stable")
+    ranks = np.arange(1, m + 1, dtype=np.float64)
+    sorted_p = p[order]
+    # reject the k smallest, k the largest rank with p₍ₖ₎ ≤ q·k/(m·c)
+    below = sorted_p <= q * ranks / (m * scale)
+    k = int(np.flatnonzero(below)[-1]) + 1 if np.any(below) else 0
+    level = q * max(k, 1) / (m * scale)
+    rejected = np.zeros(m, dtype=bool)
+    rejected[order[:k]] = True
+    # adjusted p: min over j ≥ i of m·c·p₍ⱼ₎/j, capped at 1, back in input order
+    raw = np.minimum(1.0, sorted_p * m * scale / ranks)
+    monotone = np.minimum.accumulate(raw[::-1])[::-1]
+    adjusted = np.empty(m)
+    adjusted[order] = monotone
+    return StepUp(
+        method,
+        q,
+        tuple(bool(x) for x in rejected),
+        tuple(float(x) for x in adjusted),
+        float(level),
+    )
+
+
+def choose_method(requested: str, case_sets: Iterable[Iterable[str]]) -> tuple[FdrMethod, str]:
+    """The procedure in force and why, for tests over these cases (one set per test)."""
+    sets = [frozenset(s) for s in case_sets]
+    shared = _shared_case(sets)
+    if requested == "bh":
+        why = "requested (slices: method: bh)"
+        if shared is not None:
+            why += f"; case {shared!r} is in more than one test, so BH assumes they are PRDS"
+        return "bh", why
+    if requested == "by":
+        return "by", "requested (slices: method: by): valid under any dependence"
+    if shared is None:
+        return "bh", "no case is in two tests, so the tests are independent"
+    return "by", (
+        f"case {shared!r} is in more than one test (overlapping slices or several metrics), "
+        "so the tests are dependent: Benjamini-Yekutieli holds under any dependence"
+    )
+
+
+def _shared_case(sets: Sequence[frozenset[str]]) -> str | None:
+    seen: set[str] = set()
+    for s in sets:
+        common = seen & s
+        if common:
+            return min(common)
+        seen |= s
+    return None
+
+
+def one_sided_p(p_two_sided: float, estimate: float, null: float, higher_is_better: bool) -> float:
+    """The p of "the change is on the bad side", from an interval-dual two-sided p.
+
+    The gate's intervals are two-sided at α and a check fails when the whole interval
+    lies on the bad side, a one-sided test at α/2; for a procedure whose p is the dual
+    of its interval (evalkit.stats.procedures) that test's p is half the two-sided p
+    when the estimate is on the bad side, and 1 − p/2 when it is not.
+    """
+    bad = estimate < null if higher_is_better else estimate > null
+    half = p_two_sided / 2.0
+    return half if bad else 1.0 - half
