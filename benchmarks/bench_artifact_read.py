@@ -8,8 +8,10 @@ metrics, a latency and a meta number), then times ``evalkit._spec.artifact.read_
 of this tree and of ``--baseline`` (a git revision, default ``61eb538``: the reader
 before #27), loaded from ``git show`` into this process with its own ``_bounded``
 and ``results`` helpers, and ``json.loads`` of the same text alone (what any reader
-pays).  Runs alternate, the median of ``--repeat`` is reported with the load average,
-and both readers must return the same rows.  The last line is one JSON object.
+pays, with the collector running as a plain ``json.loads`` has it).  Runs alternate;
+the median CPU and wall time of ``--repeat`` are reported with the load average (CPU
+time: on a shared machine wall time mostly measures the neighbours), and both readers
+must return the same rows.  The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -89,11 +91,12 @@ def baseline_reader(rev: str) -> Callable[[Path], Any]:
     return reader
 
 
-def _timed(fn: Callable[[], object]) -> float:
+def _timed(fn: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``fn()``, the result freed inside the timing."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
@@ -119,31 +122,35 @@ def main() -> None:
         if ours_rows != old_rows or len(ours_rows) != args.cases:
             raise SystemExit("the two readers disagree")
         del ours_art, old_art, ours_rows, old_rows
-        ours: list[float] = []
-        old: list[float] = []
-        parse: list[float] = []
+        timings: dict[str, list[tuple[float, float]]] = {"ours": [], "old": [], "parse": []}
         for _ in range(args.repeat):
-            ours.append(_timed(lambda: read_artifact(path)))
-            old.append(_timed(lambda: old_read(path)))
-            parse.append(_timed(lambda: json.loads(text)))
+            timings["ours"].append(_timed(lambda: read_artifact(path)))
+            timings["old"].append(_timed(lambda: old_read(path)))
+            timings["parse"].append(_timed(lambda: json.loads(text)))
     load = os.getloadavg()[0]
-    o, b, p = statistics.median(ours), statistics.median(old), statistics.median(parse)
+    wall = {k: statistics.median(w for w, _ in v) for k, v in timings.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in timings.items()}
     print(
         f"read {args.cases:,} cases ({len(text):,} characters), median of {args.repeat}, "
         f"load average {load:.2f}:\n"
-        f"  evalkit (this tree)      {o:7.3f} s\n"
-        f"  evalkit {args.baseline:<16} {b:7.3f} s   ({b / o:.1f}x slower)\n"
-        f"  json.loads alone         {p:7.3f} s"
+        f"  evalkit (this tree)      {cpu['ours']:7.3f} s CPU {wall['ours']:7.3f} s wall\n"
+        f"  evalkit {args.baseline:<16} {cpu['old']:7.3f} s CPU {wall['old']:7.3f} s wall"
+        f"   ({cpu['old'] / cpu['ours']:.1f}x the CPU, "
+        f"{wall['old'] / wall['ours']:.1f}x the wall)\n"
+        f"  json.loads alone         {cpu['parse']:7.3f} s CPU {wall['parse']:7.3f} s wall"
     )
     print(
         json.dumps(
             {
                 "cases": args.cases,
-                "evalkit_s": round(o, 3),
-                "baseline_s": round(b, 3),
+                "evalkit_cpu_s": round(cpu["ours"], 3),
+                "baseline_cpu_s": round(cpu["old"], 3),
+                "evalkit_wall_s": round(wall["ours"], 3),
+                "baseline_wall_s": round(wall["old"], 3),
                 "baseline": args.baseline,
-                "speedup": round(b / o, 2),
-                "json_loads_s": round(p, 3),
+                "cpu_speedup": round(cpu["old"] / cpu["ours"], 2),
+                "wall_speedup": round(wall["old"] / wall["ours"], 2),
+                "json_loads_cpu_s": round(cpu["parse"], 3),
                 "load_avg_1m": round(load, 2),
             }
         )
