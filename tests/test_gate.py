@@ -172,7 +172,7 @@ def test_lower_is_better_aggregate_latency_p95_regresses_upwards() -> None:
 
 @pytest.mark.parametrize(("n", "status"), [(19, "error"), (20, "fail")])
 def test_latency_p95_that_is_each_runs_maximum_is_refused_not_decided(n: int, status: str) -> None:
-    """Below 20 cases p95 is the slowest case; its bootstrap failed falsely 7-10% (#23)."""
+    """Below 20 cases p95 is the slowest case; its bootstrap failed falsely 7-11% (#23)."""
     ids = [f"c{i}" for i in range(n)]
     vals = {i: {"ndcg@10": 0.5} for i in ids}
     base_lat = {i: 50.0 + 3 * k for k, i in enumerate(ids)}

@@ -16,12 +16,13 @@ from evalkit.stats.outcome import StatWarning
 
 #: Below this many cases the percentile bootstrap rejects a true null too often.
 SMALL_N: Final = 80
-#: From this many cases on, ``auto`` holds 2.5% ± 1 point one-sided on every measured shape.
+#: From this many cases on, ``auto`` holds at most 3.6% one-sided on every claimed shape.
 CALIBRATED_N: Final = 30
 #: Measured by ``uv run python -m evalkit.stats.calibrate`` (docs/calibration.md).
 SMALL_N_FIGURES: Final = (
-    "measured at n = 20 for the default 'auto': 1.4-3.1% one-sided against 2.5% on the "
-    "calibration shapes, but up to 9% on a skewed metric with many ties"
+    "measured for the default 'auto' at n = 10-20: 0.4-5.7% one-sided against 2.5% on the "
+    "calibration shapes (the high end on skewed differences at n = 10), and up to 9.5% on "
+    "a skewed metric with many ties"
 )
 BOOTSTRAP_SMALL_N_FIGURES: Final = "measured one-sided up to 8.2% against 2.5% at n = 20-50"
 #: |sample skewness| of the per-case differences above which a warning names the skew.
