@@ -771,9 +771,10 @@ READING: Final = """## Reading it
   procedure on the eval's own differences; the discrete `precision@5` shape (steps of
   0.2) holds 80 ± 5 there. It misses on right-skewed differences at n = 30 (72%), on
   `heavy-t2` at n = 15 and 100 (74-75%) and on the real data at n = 100 (72-76%: every
-  eval then holds all 100 topics, a finite population the resampling does not model). On discrete data with a handful of discordant cases (binary at
-  n = 10 with 90% ties) no test reaches its nominal level: `evalkit power`'s simulated
-  column shows it, since a resample holding only tied cases is no evidence of a shift
+  eval then holds all 100 topics, a finite population the resampling does not model).
+  On discrete data with a handful of discordant cases (binary at n = 10 with 90% ties)
+  no test reaches its nominal level: `evalkit power`'s simulated column shows it, since a
+  resample holding only tied cases is no evidence of a shift
   (the simulation used to count it as a detection).
 - **Aggregates.** latency_p95 below 20 cases is each run's maximum, and its bootstrap
   fails falsely 7-11%: the gate refuses such a check. From 20 cases on it measured
