@@ -175,7 +175,10 @@ def _trimmed_g1(centred: FloatArray, g1: FloatArray) -> FloatArray:
     if n - k < 3:
         return np.zeros(rows)
     side = np.where(g1 < 0.0, -1.0, 1.0)[:, None]
-    kept = np.sort(centred * side, axis=1)[:, : n - k]  # the side's k largest dropped
+    # The side's k largest dropped: np.partition leaves the n - k smallest first (in no
+    # order, which the moments do not need), O(n) per row where a sort was O(n log n):
+    # 70 % of the detectable-regression simulation at 10^5 cases (#27).
+    kept = np.partition(centred * side, n - k - 1, axis=1)[:, : n - k]
     rest = kept - kept.mean(axis=1, keepdims=True)
     m2 = np.mean(rest * rest, axis=1)
     m3 = np.mean(rest * rest * rest, axis=1)
