@@ -543,7 +543,7 @@ def verdict(
     ]  # fmt: skip
     ok = (
         image == f"{ghcr}/{ACTION_REPO}"
-        and tags == [TAG, "v0"]
+        and tags == sorted([TAG, "v0"])
         and all(c.returncode == 0 for c in checks)
     )
     return ok, (
