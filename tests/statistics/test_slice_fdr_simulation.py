@@ -12,7 +12,7 @@ overlapping tags (each case carries 1-3 of 8 tags: ``auto`` takes Benjamini-Yeku
 BH forced on the same data is measured beside it).
 
 ``EVALKIT_SLICE_TRIALS=2000 uv run pytest -m slow tests/statistics/test_slice_fdr_simulation.py -s``
-prints the tables quoted in docs/calibration.md (SE ≤ 0.5 points at 2,000 trials).
+prints the tables quoted in docs/slices.md#measured (SE ≤ 0.5 points at 2,000 trials).
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def test_overlapping_tags_take_by_and_hold_q() -> None:
 
 
 def _table() -> None:
-    """The tables of docs/calibration.md (run with -s)."""
+    """The tables of docs/slices.md (run with -s)."""
     trials = TRIALS
     print(f"\nFDR and power per scenario, q = 0.05, {trials:,} trials per cell")
     rows = [

@@ -787,7 +787,11 @@ READING: Final = """## Reading it
   can.
 - **Family-wise**: the header's rate is computed for the decision made (one-sided,
   correlated, corrected; `stats/familywise.py`) and names the correction that decided
-  (Holm where max-T could not run)."""
+  (Holm where max-T could not run).
+- **Per-slice checks** (their false discovery rate under a global null and with truly
+  regressed slices, overlapping tags, power per slice size) are measured by
+  `tests/statistics/test_slice_fdr_simulation.py` and published in
+  [slices.md](slices.md#measured), beside what they describe."""
 
 
 def main(argv: list[str] | None = None) -> int:
