@@ -226,3 +226,45 @@ def test_the_gate_writes_a_fetched_reference_under_evalkit_fetched(
     assert [name for name in added if "reference" in name] == []
     fetched = project / ".evalkit" / "fetched" / "reference-evalkit.json"
     assert fetched.read_bytes() == (store / "reference" / "evalkit.json").read_bytes()
+
+
+def test_keep_promotions_bounds_the_file_stores_history_and_keeps_the_pinned_reference(
+    tmp_path: Path,
+) -> None:
+    files = {"tiny_target.py": TARGET_MODULE, "goldens.jsonl": GOLDENS, "checks.yaml": CHECKS}
+    config = CONFIG + "baseline: {path: baseline.json, keep_promotions: 2}\n"
+    project = write_files(tmp_path, {**files, "evalkit.yaml": config})
+    promote(project, 0)
+    pinned = evalkit("pin", "0 promotions ago", cwd=project, env=NO_GITHUB)
+    assert pinned.returncode == 0, pinned.stderr
+    for k in range(1, 4):
+        promote(project, k)
+    shown = evalkit("history", "--json", "h.json", cwd=project, env=NO_GITHUB)
+    assert shown.returncode == 0, shown.stderr
+    assert "2 promotion(s) kept in" in shown.stdout
+    assert "deleted" not in shown.stdout  # pruned, not lost
+    doc = json.loads((project / "h.json").read_text())
+    assert [p["sha"] for p in doc["promotions"]] == [sha_of(2), sha_of(3)]
+    folder = project / ".evalkit" / "history" / "evalkit"
+    kept = sorted(p.name for p in folder.iterdir() if p.name.endswith(".json"))
+    assert not [k for k in kept if sha_of(0)[:12] in k or sha_of(1)[:12] in k]
+    # the reference pinned to the first promotion is a copy: still there, still read
+    assert (folder / "reference.json").is_file()
+    reference_line = next(line for line in shown.stdout.splitlines() if "reference" in line)
+    assert "missing" not in reference_line, shown.stdout
+    assert sha_of(0)[:7] in reference_line, shown.stdout
+
+
+@pytest.mark.parametrize(
+    ("baseline", "needle"),
+    [
+        ("{store: artifact, keep_promotions: 5}", "keep_promotions bounds the history"),
+        ("{path: baseline.json, keep_promotions: 0}", "keep_promotions"),
+    ],
+)
+def test_keep_promotions_is_refused_where_it_cannot_hold(
+    tmp_path: Path, baseline: str, needle: str
+) -> None:
+    files = {"tiny_target.py": TARGET_MODULE, "goldens.jsonl": GOLDENS, "checks.yaml": CHECKS}
+    project = write_files(tmp_path, {**files, "evalkit.yaml": CONFIG + f"baseline: {baseline}\n"})
+    one_line_error(evalkit("history", cwd=project, env=NO_GITHUB), 2, needle, "evalkit.yaml")

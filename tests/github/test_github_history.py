@@ -460,3 +460,31 @@ def test_cli_history_reads_the_artifact_store_with_a_token(
     assert offline.returncode == 0, offline.stderr
     assert "only the GitHub Action can read" in offline.stdout
     assert len(fake_github.requests) == calls
+
+
+def test_branch_store_keeps_only_the_newest_promotions_and_the_pinned_reference(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    store = BranchStore(access_for(fake_github), sleep=lambda _s: None, now=Clock(), keep=2)
+    for i in range(1, 3):
+        fake_github.git.push("main", sha(i))
+        path = tmp_path / f"run{i}.json"
+        path.write_bytes(artefact_bytes(i))
+        store.promote(PromoteRequest(path, CONFIG, sha(i), tmp_path))
+    assert pin(store, tmp_path, "1 promotions ago").record.sha == sha(1)
+    for i in range(3, 5):
+        fake_github.git.push("main", sha(i))
+        path = tmp_path / f"run{i}.json"
+        path.write_bytes(artefact_bytes(i))
+        store.promote(PromoteRequest(path, CONFIG, sha(i), tmp_path))
+    history = store.history(HistoryRequest(CONFIG, tmp_path / "h"))
+    assert [e.sha for e in history.entries] == [sha(3), sha(4)]
+    assert history.lost == 0  # pruned promotions leave the index, not dangling entries
+    git = fake_github.git
+    for i in (1, 2):
+        assert git.file_at("evalkit-baselines", f"{sha(i)}/evalkit.json") is None
+    assert git.file_at("evalkit-baselines", f"{sha(4)}/evalkit.json") is not None
+    # the pinned reference is its own copy: pruning its promotion never loses it
+    fetched = store.fetch_reference(FetchRequest(CONFIG, tmp_path / "ref"))
+    assert fetched.path is not None
+    assert json.loads(fetched.path.read_bytes())["n"] == 1

@@ -150,11 +150,20 @@ class BaselineConfig(_Strict):
     path: str | None = None
     name: str = Field(default=DEFAULT_ARTIFACT_NAME, min_length=1)
     branch: str = Field(default=DEFAULT_BASELINE_BRANCH, min_length=1)
+    # Keep only the newest N promotions in the history (file and branch stores); left
+    # out, every promotion is kept. The pinned reference is a copy and always stays.
+    keep_promotions: int | None = Field(default=None, ge=1, strict=True)
 
     @model_validator(mode="after")
     def _path_for_file(self) -> BaselineConfig:
         if self.store == "file" and self.path is None:
             raise ValueError("store 'file' needs a 'path' to the baseline artefact")
+        if self.keep_promotions is not None and self.kind not in ("file", "branch"):
+            raise ValueError(
+                f"keep_promotions bounds the history of the file and branch stores; the "
+                f"{self.kind} store keeps none of its own (Actions artifacts expire with their "
+                "retention): drop keep_promotions, or use store: branch"
+            )
         return self
 
     @property

@@ -61,7 +61,8 @@ class FileStore:
         path = settings.baseline.path
         assert path is not None  # BaselineConfig: store file needs a path
         name = settings.config_name
-        log = LocalHistory(settings.root / LOCAL_HISTORY_DIR / name, name)
+        keep = settings.baseline.keep_promotions
+        log = LocalHistory(settings.root / LOCAL_HISTORY_DIR / name, name, keep=keep)
         return cls(settings.resolve(path), key="baseline.path", history=log)
 
     def describe(self) -> str:

@@ -323,6 +323,20 @@ def with_promotion(
     return [*listed, record]
 
 
+def pruned(
+    records: Sequence[PromotionRecord], keep: int | None
+) -> tuple[list[PromotionRecord], list[PromotionRecord]]:
+    """``(kept, dropped)``: the newest ``keep`` promotions of an index (oldest first).
+
+    ``keep`` None keeps everything.  The pinned reference never depends on what is
+    dropped: every store keeps it as a copy of its own.
+    """
+    listed = list(records)
+    if keep is None or len(listed) <= keep:
+        return listed, []
+    return listed[-keep:], listed[:-keep]
+
+
 def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
     """The history index a store keeps (oldest promotion first)."""
     doc = {
@@ -432,9 +446,10 @@ class LocalHistory:
     REFERENCE = "reference.json"
     PIN = "reference.pin.json"
 
-    def __init__(self, root: Path, config_name: str) -> None:
+    def __init__(self, root: Path, config_name: str, *, keep: int | None = None) -> None:
         self.root = root
         self.config_name = config_name
+        self.keep = keep  # baseline.keep_promotions: the newest N stay, older are deleted
 
     def _records(self) -> list[PromotionRecord]:
         index = self.root / self.INDEX
@@ -449,8 +464,12 @@ class LocalHistory:
         self.root.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(self.root / name, data)
         record = PromotionRecord(name, sha, now, config_fingerprint)
-        records = [*self._records(), record]
+        records, dropped = pruned([*self._records(), record], self.keep)
         write_bytes_atomic(self.root / self.INDEX, index_dumps(self.config_name, records))
+        # After the index no longer lists them: a crash in between leaves a file too many.
+        for old in dropped:
+            if old.file != name:
+                (self.root / old.file).unlink(missing_ok=True)
         return record.entry(self.root / name)
 
     def history(self) -> History:
@@ -520,6 +539,7 @@ __all__ = [
     "artefact_facts",
     "entry_label",
     "index_dumps",
+    "pruned",
     "index_loads",
     "make_entry",
     "no_reference",

@@ -38,6 +38,7 @@ from evalkit._store.history import (
     make_entry,
     no_reference,
     promotion_stem,
+    pruned,
     reference_found,
     select_pinned,
     with_promotion,
@@ -117,8 +118,10 @@ class BranchStore:
         sleep: Callable[[float], None] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         git_root: Path | None = None,
+        keep: int | None = None,
     ) -> None:
         self._access = access
+        self._keep = keep  # baseline.keep_promotions: older promotions leave the branch
         # Without GitHub (the CLI), history and the reference are read from a fetched copy
         # of the store branch in the local clone, when there is one.
         self._local = LocalBranch(git_root, branch) if access is None and git_root else None
@@ -131,7 +134,12 @@ class BranchStore:
 
     @classmethod
     def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> BranchStore:
-        return cls(access, branch=settings.baseline.branch, git_root=settings.root)
+        return cls(
+            access,
+            branch=settings.baseline.branch,
+            git_root=settings.root,
+            keep=settings.baseline.keep_promotions,
+        )
 
     @property
     def _repo(self) -> Repository:
@@ -267,11 +275,19 @@ class BranchStore:
                 f"branch {self.branch}:{index_path}",
             )
             records = with_promotion(records, record, latest_sha=current if held[0] else None)
+            records, dropped = pruned(records, self._keep)
             index = index_dumps(config_name, records).decode("utf-8")
             moved = [] if held[0] else latest
+            # sha None deletes the file from the tree (the branch's history still has it)
+            gone = [
+                InputGitTreeElement(old.file, "100644", "blob", sha=None)
+                for old in dropped
+                if old.file != kept_at and parent and self._read(old.file, parent) is not None
+            ]
             return [
                 *moved,
                 kept,
+                *gone,
                 InputGitTreeElement(index_path, "100644", "blob", content=index),
             ]
 
