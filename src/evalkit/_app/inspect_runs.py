@@ -44,10 +44,12 @@ def compare_files(
     seed: int = 42,
     html: Path | None = None,
     by: str | None = None,
+    slice_metrics: Sequence[str] = (),
 ) -> Compared:
     """Every metric the runs share, each run against the reference, rendered as ``fmt``.
 
-    ``by``: also the gate's per-slice family over that slice dimension (two runs, text).
+    ``by``: also the gate's per-slice family over those slice dimensions (``tags`` or
+    ``tags,lang``; two runs, text), over ``slice_metrics`` (default: every shared metric).
     """
     from evalkit._spec.artifact import read_artifact
     from evalkit._util.atomic import check_writable
@@ -58,6 +60,8 @@ def compare_files(
     check_format(fmt)
     check_alpha(alpha)
     compared, ref = choose_reference(runs, reference, html=html)
+    if slice_metrics and by is None:
+        raise InputError("--metric chooses the metrics of --by's slice table: add --by DIMENSION")
     if by is not None and (len(compared) != 1 or fmt != "text"):
         raise InputError(
             "--by compares two runs in the text format: give one run and the reference, "
@@ -78,7 +82,10 @@ def compare_files(
         from evalkit.gate.compare import compare_slices
         from evalkit.report.slices import slice_text
 
-        slices = compare_slices(arts[0], base, by, n_resamples=n_resamples, seed=seed)
+        dims = [d.strip() for d in by.split(",") if d.strip()]
+        slices = compare_slices(
+            arts[0], base, dims, metrics=slice_metrics, n_resamples=n_resamples, seed=seed
+        )
         text = text.rstrip("\n") + "\n\n" + slice_text(slices)
     page = None
     if html is not None:

@@ -59,7 +59,16 @@ def compare(
         typer.Option(
             "--by",
             metavar="DIMENSION",
-            help="Also compare slice by slice (a declared slice dimension; two runs only).",
+            help="Also compare slice by slice (declared slice dimensions, e.g. tags or "
+            "tags,lang; two runs only).",
+        ),
+    ] = None,
+    slice_metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            metavar="METRIC",
+            help="With --by: a metric of the slice table (repeatable; default: all shared).",
         ),
     ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
@@ -83,6 +92,7 @@ def compare(
         seed=seed,
         html=html,
         by=by,
+        slice_metrics=slice_metric or (),
     )
     with stdout_may_close():
         typer.echo(done.text, nl=not done.text.endswith("\n"))

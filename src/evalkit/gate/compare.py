@@ -412,18 +412,19 @@ def compare_artifacts(
 def compare_slices(
     run: RunArtifact,
     reference: RunArtifact,
-    dimension: str,
+    dimensions: str | Sequence[str],
     *,
+    metrics: Sequence[str] | None = None,
     n_resamples: int = 10_000,
     seed: int = 42,
 ) -> SliceReport:
-    """``evalkit compare RUN REF --by DIMENSION``: every shared metric slice by slice.
+    """``evalkit compare RUN REF --by DIMENSION[,...]``: every shared metric slice by slice.
 
     The gate's own family computation (:func:`evalkit.gate.slices.slice_family`) with the
     default settings (q = 0.05, ``auto``, 30 cases), on the gate's pairing and with the
     run's recorded slices; the family is the dimension's slices × every shared metric
-    with a known direction, so its figures equal a gate whose ``per_slice`` checks gate
-    those metrics on that dimension.
+    with a known direction (or ``metrics``, ``--metric``), so its figures equal a gate
+    whose ``per_slice`` checks gate those metrics on those dimensions.
     """
     from evalkit._util.suggest import did_you_mean
     from evalkit.gate.slices import SliceSettings, SliceTest, slice_family
@@ -434,19 +435,28 @@ def compare_slices(
             f"{label(run)}: records no slice assignment, so --by has nothing to group by; "
             "declare slices: in evalkit.yaml and re-run it"
         )
-    if dimension not in recorded.dimensions:
-        raise InputError(
-            f"--by {dimension}: {label(run)} records slices by "
-            f"{', '.join(recorded.dimensions)}{did_you_mean(dimension, recorded.dimensions)}"
-        )
-    metrics, _ = _shared_metrics([run], reference)
+    asked = [dimensions] if isinstance(dimensions, str) else list(dimensions)
+    for dimension in asked:
+        if dimension not in recorded.dimensions:
+            raise InputError(
+                f"--by {dimension}: {label(run)} records slices by "
+                f"{', '.join(recorded.dimensions)}{did_you_mean(dimension, recorded.dimensions)}"
+            )
+    shared, _ = _shared_metrics([run], reference)
+    for metric in metrics or ():
+        if metric not in shared:
+            raise InputError(
+                f"--metric {metric}: not a metric both runs record (they share "
+                f"{', '.join(shared) or 'none'}){did_you_mean(metric, shared)}"
+            )
+    chosen = list(metrics) if metrics else shared
     diff = goldens_diff(run, reference)
     match = pair_for_gate(run.result.per_query, run, reference, diff)
     cand: RunResult[Any] = RunResult(run.name, [match.rows_a[i] for i in match.ids])
     base: RunResult[Any] = RunResult(reference.name, [match.rows_b[i] for i in match.ids])
     tests = [
         SliceTest(metric, metric, hib, cand, base, tuple(run.result.ids()))
-        for metric in metrics
+        for metric in chosen
         if (hib := run.metrics[metric].higher_is_better) is not None
     ]
     return slice_family(
@@ -455,5 +465,5 @@ def compare_slices(
         SliceSettings(),
         n_resamples=n_resamples,
         seed=seed,
-        dimensions=[dimension],
+        dimensions=asked,
     )
