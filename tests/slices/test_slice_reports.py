@@ -110,3 +110,23 @@ def test_compare_by_refusals_are_one_line(tmp_path: Path) -> None:
     )
     assert fmt.returncode == 2
     assert "text format" in fmt.stderr
+
+
+def test_the_terminal_at_80_columns_keeps_every_slice_figure_whole() -> None:
+    report = _report()
+    assert report.slices is not None
+    wide = render_terminal(report, capture=True, width=200)
+    narrow = render_terminal(report, capture=True, width=80)
+    assert wide is not None
+    assert narrow is not None
+    assert "FDR-adjusted p" in wide  # the table, where it fits
+    lines = narrow.splitlines()
+    for v in report.slices.verdicts:
+        cells = slice_cells(v)
+        start = lines.index(next(line for line in lines if line.startswith(f"{v.slice}  ")))
+        block = lines[start : start + 3]
+        assert max(len(line) for line in block) <= 80, block
+        assert cells[10] in block[0]
+        shown = " ".join(block)
+        for figure in cells[4:10]:  # baseline, candidate, Δ, interval, p, adjusted p
+            assert figure in shown, (figure, block)

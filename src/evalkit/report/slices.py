@@ -75,12 +75,31 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
     )
 
 
-def slice_text(report: SliceReport) -> str:
-    """A fixed-width table of every slice, with the family's one-line description."""
+def slice_text(report: SliceReport, width: int | None = None) -> str:
+    """Every slice, with the family's one-line description: a fixed-width table, or,
+    when ``width`` is too narrow for it, one short block per slice, so no figure
+    is cut or wrapped mid-number (the terminal at 80 columns)."""
     rows = [HEADERS, *(slice_cells(v) for v in report.verdicts)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    if width is not None and max(len(line) for line in lines) > width:
+        lines = [line for cells in rows[1:] for line in _block(cells)]
     return "\n".join([f"Slices: {report.describe()}", *lines]) + "\n"
+
+
+def _block(cells: tuple[str, ...]) -> list[str]:
+    """One slice as short lines: what was decided, the change, then its p-values."""
+    check, metric, where, n, base, cand, delta, interval, p, adjusted, status = cells
+    change = [f"{base} → {cand}" if base or cand else "", f"Δ {delta}" if delta else ""]
+    tests = [f"p={p}" if p else "", f"FDR p={adjusted}" if adjusted else "", f"({check})"]
+    return [
+        f"{where}  {metric}  n={n}  {status}",
+        *(
+            "    " + "  ".join(f for f in part if f)
+            for part in ([*change, interval], tests)
+            if any(part)
+        ),
+    ]
 
 
 def _f(x: float | None) -> float | None:

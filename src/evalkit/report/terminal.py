@@ -356,7 +356,7 @@ def _print_slices(console: Console, report: GateReport) -> None:
     from evalkit.report.slices import slice_text
 
     if report.slices is not None and report.slices.verdicts:
-        for line in slice_text(report.slices).splitlines():
+        for line in slice_text(report.slices, console.width).splitlines():
             _say(console, Text(line))
 
 
