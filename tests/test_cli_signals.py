@@ -15,11 +15,14 @@ which one the kernel would have chosen.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
 import socket
+import struct
 import subprocess
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -230,3 +233,89 @@ def test_the_guard_is_a_no_op_off_the_main_thread() -> None:
     worker.start()
     worker.join()
     assert seen == [before]
+
+
+# --- the relay repeats a nudge the main thread did not answer ---------------------------
+#
+# A nudge can land in the microseconds between the main thread releasing the GIL and
+# entering its system call; it then only sets CPython's "tripped" flag and the call blocks
+# until its timeout.  The relay therefore repeats the nudge until the nudge's handler has
+# run.  These drive ``_relay`` itself with a stand-in for ``pthread_kill`` that loses the
+# first nudges, which no real process can be made to do on demand.
+
+
+class _Relay:
+    """``_relay`` on its own thread, fed through a real pipe, nudging a stand-in."""
+
+    def __init__(self, lose: int, renudge_s: float = 0.001) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self.state = _signals._NudgeState()
+        self.sent: list[float] = []
+        self.lose = lose
+        self.answered = threading.Event()
+        self.thread = threading.Thread(
+            target=_signals._relay, args=(self.read_fd, self._nudge, self.state, renudge_s)
+        )
+        self.thread.start()
+
+    def _nudge(self) -> None:
+        self.sent.append(time.monotonic())
+        if len(self.sent) > self.lose:  # this one interrupts the call: the handler answers
+            self.state.unanswered = False
+            self.answered.set()
+
+    def feed(self, data: bytes) -> None:
+        """Write ``data`` and wait until the relay has read all of it (so reads are apart)."""
+        os.write(self.write_fd, data)
+        deadline = time.monotonic() + 10
+        while _pending_bytes(self.read_fd) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def signal(self, sig: int) -> None:
+        self.answered.clear()
+        os.write(self.write_fd, bytes([sig]))
+        assert self.answered.wait(10), f"no answered nudge after {len(self.sent)} sent"
+
+    def stop(self) -> None:
+        os.write(self.write_fd, _signals._STOP_RELAY)
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+        for fd in (self.read_fd, self.write_fd):
+            os.close(fd)
+
+
+def _pending_bytes(fd: int) -> int:
+    return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+
+
+@pytest.mark.skipif(_signals.NUDGE is None, reason="no SIGUSR2 here")
+@pytest.mark.parametrize("lose", [0, 1, 5])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_lost_nudge_is_sent_again_until_the_main_thread_answers(
+    lose: int, sig: signal.Signals
+) -> None:
+    relay = _Relay(lose)
+    try:
+        relay.signal(sig)
+        assert len(relay.sent) == lose + 1
+        # Answered: the nudges' own bytes must not start another round, and the next
+        # signal gets exactly one nudge (the stand-in answers every nudge after the lost).
+        assert _signals.NUDGE is not None
+        relay.feed(bytes([_signals.NUDGE]) * 3)
+        relay.signal(sig)
+        assert len(relay.sent) == lose + 2
+    finally:
+        relay.stop()
+
+
+@pytest.mark.skipif(_signals.NUDGE is None, reason="no SIGUSR2 here")
+def test_the_nudges_own_bytes_and_other_signals_never_start_a_nudge() -> None:
+    assert _signals.NUDGE is not None
+    relay = _Relay(lose=0)
+    try:
+        relay.feed(bytes([_signals.NUDGE, signal.SIGUSR1, signal.SIGCHLD]))
+        assert relay.sent == []
+        relay.signal(signal.SIGTERM)  # the relay is still there and answers a stop
+        assert len(relay.sent) == 1
+    finally:
+        relay.stop()

@@ -23,8 +23,15 @@ Two facts make this module necessary:
 * a *relay* thread that reads that pipe and sends :data:`NUDGE` to the main thread alone
   (``pthread_kill``).  Its only job is to interrupt whatever system call the main thread is
   sleeping in (``recv``, ``poll``, a lock wait), so the interpreter runs the pending
-  handler there at once.  The nudge's own handler does nothing: a signal that reached the
-  main thread directly is not handled twice.
+  handler there at once.  The nudge's own handler only records that it ran: a signal that
+  reached the main thread directly is not handled twice.
+* a *repeat* of the nudge until that record says the main thread has run its handlers.
+  One nudge can be lost: the relay needs the GIL to send it, so it typically runs the
+  moment the main thread releases the GIL on its way into ``poll``/``recv``; a nudge that
+  lands in the microseconds between that release and the system call only sets the
+  "tripped" flag, the call then blocks, and nothing interrupts it (about one signal test
+  in a hundred hung this way until the timeout).  A repeated nudge finds the main thread
+  inside the call and interrupts it.
 
 Why not block SIGINT/SIGTERM in every other thread instead?  A signal sent to one thread
 (``tgkill``) that blocks it stays pending on that thread for ever, so the run would never
@@ -37,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 import threading
@@ -51,6 +59,27 @@ _STOP_RELAY = b"\xff"  # not a signal number: the relay's cue to end
 
 _received = threading.Event()
 
+RENUDGE_S = 0.02
+"""How long the relay waits for the main thread to answer a nudge before sending another.
+
+Short against the 1 s the tests allow for the report, long against a system call's
+restart: a nudge that is answered costs one more wakeup at most."""
+
+
+class _NudgeState:
+    """Whether a nudge is out that the main thread has not yet answered.
+
+    A plain attribute, not an Event: it is written from a signal handler, and an Event's
+    lock could be held by the very frame the handler interrupted.  Reads and writes of one
+    attribute are atomic under the GIL.
+    """
+
+    def __init__(self) -> None:
+        self.unanswered = False
+
+
+_nudge = _NudgeState()
+
 Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
 
 
@@ -63,8 +92,13 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
     raise Terminated
 
 
-def _on_nudge(signum: int, frame: FrameType | None) -> None:
-    """Nothing: arriving at all is the point (the main thread's system call returns)."""
+def _on_nudge(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
+    """Record the answer: the main thread is running its handlers, so the relay can stop.
+
+    CPython runs every tripped handler in one pass, lowest signal first, so by the time this
+    runs the SIGINT/SIGTERM handler has run too (or is raising, and this runs on the next
+    check while the exception unwinds)."""
+    _nudge.unanswered = False
 
 
 def terminated() -> bool:
@@ -72,21 +106,40 @@ def terminated() -> bool:
     return _received.is_set()
 
 
-def _relay(read_fd: int, main_ident: int, nudge: int) -> None:
-    """Nudge the main thread for every SIGINT/SIGTERM the wakeup fd reports."""
+def _relay(
+    read_fd: int,
+    nudge_main: Callable[[], None],
+    state: _NudgeState,
+    renudge_s: float = RENUDGE_S,
+) -> None:
+    """Nudge the main thread for every SIGINT/SIGTERM the wakeup fd reports, until answered.
+
+    ``nudge_main`` sends the nudge; ``state.unanswered`` is cleared by the nudge's handler.
+    While a nudge is unanswered the relay sends another every ``renudge_s``; the bytes the
+    nudges themselves write to the wakeup fd are read and ignored.
+    """
     stops = {int(s) for s in _STOPS}
+    poller = select.poll()
+    poller.register(read_fd, select.POLLIN)
     while True:
-        try:
-            data = os.read(read_fd, 64)
-        except OSError:
-            return  # the pipe was closed under us: the guard is gone
-        if not data or _STOP_RELAY[0] in data:
-            return
-        if stops.intersection(data):
+        timeout_ms = round(renudge_s * 1000) if state.unanswered else None
+        if poller.poll(timeout_ms):
             try:
-                signal.pthread_kill(main_ident, nudge)
-            except (OSError, ValueError):  # pragma: no cover - the main thread is gone
+                data = os.read(read_fd, 64)
+            except OSError:
+                return  # the pipe was closed under us: the guard is gone
+            if not data or _STOP_RELAY[0] in data:
                 return
+            if not stops.intersection(data):
+                continue  # a nudge's own byte, or a signal the relay does not stop for
+        elif not state.unanswered:
+            continue
+        # Marked before sending, so an answer that comes at once is not overwritten.
+        state.unanswered = True
+        try:
+            nudge_main()
+        except (OSError, ValueError):  # pragma: no cover - the main thread is gone
+            return
 
 
 @contextlib.contextmanager
@@ -102,6 +155,7 @@ def guard() -> Iterator[None]:
         yield
         return
     _received.clear()
+    _nudge.unanswered = False
     previous: dict[int, Handler] = {
         int(s): signal.signal(s, h)
         for s, h in (
@@ -118,9 +172,10 @@ def guard() -> Iterator[None]:
             os.set_blocking(write_fd, False)  # set_wakeup_fd requires a non-blocking fd
             previous[int(NUDGE)] = signal.signal(NUDGE, _on_nudge)
             previous_wakeup = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+            main_ident, nudge = threading.get_ident(), int(NUDGE)
             relay = threading.Thread(
                 target=_relay,
-                args=(read_fd, threading.get_ident(), int(NUDGE)),
+                args=(read_fd, lambda: signal.pthread_kill(main_ident, nudge), _nudge),
                 name="evalkit-signal-relay",
                 daemon=True,
             )
