@@ -483,6 +483,7 @@ def _compare(
         kind="case" if paired.diffs is not None else "aggregate",
         diffs=paired.diffs,
         higher_is_better=hib,
+        configured=method,
     )
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on

@@ -73,6 +73,30 @@ def no_win_warning(
     )
 
 
+def _skew_remedy(method: str, configured: str | None, diffs: NDArray[np.float64]) -> str:
+    """What the skew warning adds: what ``auto`` did here, or what it would do.
+
+    ``auto`` corrects only a skew that is stable (few ties, and it survives setting the most
+    extreme cases aside); recommending it for a sample it would not correct was false.
+    """
+    if method == "skew-t":
+        return "; the skewness-corrected t decided" if configured == "auto" else ""
+    # Imported here: procedures imports the engine's compare, which imports this module.
+    from evalkit.stats.procedures import choose_procedure
+
+    would_correct = diffs.size >= 2 and choose_procedure("auto", diffs) == "skew-t"
+    if configured == "auto" or method == "auto":
+        return (
+            "; the skewness-corrected t decided"
+            if would_correct
+            else "; plain t decided: most cases tie or the skew rests on the few most extreme "
+            "cases, too unstable to correct for"
+        )
+    if would_correct:
+        return "; the default method 'auto' would correct for it"
+    return ""
+
+
 def warnings_for(
     *,
     n: int,
@@ -80,10 +104,14 @@ def warnings_for(
     kind: str,
     diffs: NDArray[np.float64] | None,
     higher_is_better: bool | None = None,
+    configured: str | None = None,
 ) -> tuple[StatWarning, ...]:
     """Warnings for a result decided by ``method`` (an engine method or a gate procedure).
 
-    ``higher_is_better`` (known to the gate) enables the ``no_wins`` warning.
+    ``configured`` is the method the check asked for when it differs from the procedure
+    that ran (``auto``, which runs ``t`` or ``skew-t``), so the skew warning says what
+    ``auto`` did rather than recommending it.  ``higher_is_better`` (known to the gate)
+    enables the ``no_wins`` warning.
     """
     out: list[StatWarning] = []
     if kind == "aggregate" and diffs is None and n < SMALL_N:
@@ -121,11 +149,7 @@ def warnings_for(
                     "skewed",
                     f"the per-case differences are heavily skewed (skewness {g1:+.2f}, "
                     f"n = {n}): a few extreme cases drive the result, so inspect them"
-                    + (
-                        ""
-                        if method in ("skew-t", "auto")
-                        else "; the default method 'auto' corrects for skewness"
-                    ),
+                    + _skew_remedy(method, configured, diffs),
                 )
             )
         if higher_is_better is not None:
