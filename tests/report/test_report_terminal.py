@@ -153,3 +153,21 @@ def test_long_ids_wrap_whole_at_80_columns() -> None:
     out = _text(dataclasses.replace(report, verdicts=(v,)), width=80)
     assert long_id in out.replace("\n", "")  # folded over two lines, every character kept
     assert "p=0.0008" in out
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_the_family_wise_sentence_wraps_at_words_and_keeps_its_rate_whole(width: int) -> None:
+    """The rate is the figure a reviewer quotes: at 80 columns the terminal's own wrap
+    split it mid-number ("about 6." / "2%"), so the sentence is wrapped at words here."""
+    report = failing()
+    sentence = S.multiplicity(report)
+    assert sentence is not None
+    out = _text(report, width=width)
+    lines = [line.rstrip() for line in out.splitlines()]
+    start = next(i for i, line in enumerate(lines) if line.startswith(sentence.split()[0]))
+    block = lines[start : start + len(sentence) // (width // 2) + 2]
+    assert all(len(line) <= width for line in block), block
+    assert " ".join(" ".join(block).split()).startswith(" ".join(sentence.split()))
+    rate = re.search(r"\d+(?:\.\d+)?%", sentence)
+    assert rate is not None
+    assert any(rate.group(0) in line for line in block)

@@ -327,7 +327,7 @@ def _print(console: Console, report: GateReport) -> None:
     _say_reference(console, report)
     line = S.multiplicity(report)
     if line is not None:
-        _say(console, line)
+        _prose(console, line)  # a sentence to read: wrapped at words, "6.2%" never split
     for note in report.notes:
         _say(console, _t(note, MESSAGE_LEN, style="dim"))
     bad = S.non_finite_fields(report)
