@@ -19,6 +19,7 @@ from evalkit._model.metric_identity import describe_params
 from evalkit._model.results import Row, RunResult
 from evalkit._spec.artifact import MetricInfo, RunArtifact
 from evalkit._spec.checks import CheckSpec
+from evalkit._util.figures import num, signed
 from evalkit._util.pvalues import p_text
 from evalkit._util.units import suffix
 from evalkit.errors import CheckError, EvalkitError, InputError, MetricError
@@ -128,10 +129,6 @@ def _value(metric: str, rows: Sequence[Any], art: RunArtifact, check_id: str) ->
     return sub.mean(metric)
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.4g}"
-
-
 # ----------------------------------------------------------------------------- threshold
 
 
@@ -169,7 +166,8 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     rel = "meets" if ok else "misses"
     assert spec.threshold is not None  # a threshold check always has one (CheckSpec validates)
     u = suffix(spec.metric)
-    message = f"{spec.metric} = {_fmt(observed)}{u} {rel} {spec.op} {_fmt(spec.threshold)}{u}"
+    # The value in the tables' digits; the threshold as the user wrote it.
+    message = f"{spec.metric} = {num(observed)}{u} {rel} {spec.op} {spec.threshold:g}{u}"
     if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
         message += _missed_cases(spec, rows)
     base.setdefault("covered", len(rows))
@@ -515,7 +513,7 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
     u = suffix(spec.metric)
     ci = (
-        f"Δ {c.delta:+.4g}{u}, {level} CI [{c.ci_low:+.4g}, {c.ci_high:+.4g}]{u} "
+        f"Δ {signed(c.delta)}{u}, {level} CI [{signed(c.ci_low)}, {signed(c.ci_high)}]{u} "
         f"({PROCEDURE_NAMES.get(c.procedure, c.procedure)})"
     )
     bad_status: Status = "fail" if spec.level == "block" else "warn"
@@ -529,7 +527,7 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
             )
         return bad_status, (
             f"{ci}, {p_shown}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
-            f"(bound {worse_side:+.4g}{u})"
+            f"(bound {signed(worse_side)}{u})"
         )
     # The corrected verdict shows the adjusted p and the interval at the level that
     # decides exactly as the adjusted p does (see stats.procedures.corrected_alpha).
@@ -755,7 +753,7 @@ def _fail_regressed_slices(
         bad: Status = "fail" if spec.level == "block" else "warn"
         u = suffix(spec.metric)
         named = ", ".join(
-            f"{s.slice} (Δ {s.delta or 0.0:+.4g}{u}, n={s.n_paired}, "
+            f"{s.slice} (Δ {signed(s.delta or 0.0)}{u}, n={s.n_paired}, "
             f"{p_text(s.p_adjusted, 'FDR-adjusted p')})"
             for s in regressed
         )

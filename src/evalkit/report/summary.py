@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 # p_text and pvalue are the reporters' p formatters too (one owner: evalkit._util.pvalues)
+from evalkit._util.figures import num as num
+from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
@@ -37,31 +39,6 @@ HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
 
 def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
-
-
-def num(x: float | None, unit: str = "") -> str:
-    """Four decimals (the spec's style), one from 100 up; ``n/a`` for missing or non-finite.
-
-    ``unit`` (:func:`evalkit._util.units.unit_of`, e.g. ``"ms"``) follows a finite value.
-    """
-    if x is None or not math.isfinite(x):
-        return NA
-    after = f" {unit}" if unit else ""
-    if x == 0:
-        return "0.0000" + after
-    if abs(x) >= 1e6 or abs(x) < 1e-4:
-        return f"{x:.3e}{after}"
-    if abs(x) >= 100:  # latencies, counts: a tenth is plenty and four decimals are noise
-        return f"{x:.1f}{after}"
-    return f"{x:.4f}{after}"
-
-
-def signed(x: float | None, unit: str = "") -> str:
-    if x is None or not math.isfinite(x):
-        return NA
-    if x == 0:
-        return "+0.0000" + (f" {unit}" if unit else "")
-    return ("+" if x > 0 else "") + num(x, unit)
 
 
 def plural(n: int, one: str, many: str) -> str:

@@ -1,0 +1,41 @@
+"""How a metric's value, change or bound is printed, everywhere: one owner for its digits.
+
+Four decimals, the spec's style, so a table's cell and the sentence explaining it show the
+same digits (the gate's messages used four *significant* digits: ``-0.185`` beside the
+table's ``-0.1850``, and ``1.235e+04 ms`` for a 12 s latency).  From 100 up one decimal
+(latencies, counts: four decimals there are noise); scientific notation only from 10^6 or
+below 10^-4.  A user's own threshold or margin is printed as written (``g``), not here.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+NA: Final = "n/a"
+
+
+def num(x: float | None, unit: str = "") -> str:
+    """Four decimals, one from 100 up; ``n/a`` for missing or non-finite.
+
+    ``unit`` (:func:`evalkit._util.units.unit_of`, e.g. ``"ms"``) follows a finite value.
+    """
+    if x is None or not math.isfinite(x):
+        return NA
+    after = f" {unit}" if unit else ""
+    if x == 0:
+        return "0.0000" + after
+    if abs(x) >= 1e6 or abs(x) < 1e-4:
+        return f"{x:.3e}{after}"
+    if abs(x) >= 100:
+        return f"{x:.1f}{after}"
+    return f"{x:.4f}{after}"
+
+
+def signed(x: float | None, unit: str = "") -> str:
+    """:func:`num` with its sign always shown (a change, a bound)."""
+    if x is None or not math.isfinite(x):
+        return NA
+    if x == 0:
+        return "+0.0000" + (f" {unit}" if unit else "")
+    return ("+" if x > 0 else "") + num(x, unit)
