@@ -6,11 +6,23 @@ suite's (tests/statistics/test_calibration.py, docs/calibration.md).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from evalkit.stats.diagnostics import NO_WIN_N, warnings_for
-from evalkit.stats.procedures import Moments, auto_corrects, choose_procedure, trim_count
+from evalkit.stats.procedures import (
+    Evaluator,
+    Moments,
+    auto_corrects,
+    batch_bounds,
+    choose_procedure,
+    guarded_bounds,
+    guarded_p,
+    skew_t_bounds,
+    trim_count,
+)
 
 
 @pytest.mark.parametrize(("n", "k"), [(3, 3), (10, 3), (60, 3), (61, 4), (100, 5), (1000, 50)])
@@ -32,8 +44,8 @@ def test_skew_that_survives_trimming_is_corrected_for() -> None:
     d = np.array([-0.3] * 12 + [-0.2] * 6 + [0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.3, 1.6, 2.0])
     m = Moments.of(d)
     assert float(m.trimmed_skewness[0]) >= 0.15
-    assert choose_procedure("auto", d) == "skew-t"
-    assert choose_procedure("auto", -d) == "skew-t"  # left skew, mirrored
+    assert choose_procedure("auto", d) == "t+skew-t"
+    assert choose_procedure("auto", -d) == "t+skew-t"  # left skew, mirrored
 
 
 def test_the_choice_is_shift_and_scale_invariant() -> None:
@@ -88,3 +100,56 @@ def test_no_wins_is_silent_with_one_win_with_many_cases_or_without_polarity() ->
     assert not [
         w for w in warnings_for(n=30, method="t", kind="case", diffs=d) if w.code == "no_wins"
     ]
+
+
+# --- where auto corrects, plain t must agree (procedure t+skew-t) -------------------------
+
+
+def _contaminated(trials: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    """Symmetric by construction: 90% of cases N(0, 0.01²), 10% N(0, 0.3²)."""
+    out: np.ndarray = np.where(
+        rng.random((trials, n)) < 0.9,
+        rng.normal(0.0, 0.01, (trials, n)),
+        rng.normal(0.0, 0.3, (trials, n)),
+    )
+    return out
+
+
+@pytest.mark.parametrize("n", [30, 50])
+def test_a_symmetric_parent_with_many_extreme_cases_holds_plain_ts_level(n: int) -> None:
+    """Outliers on both sides, more than the trimming sets aside: the stable-skew rule
+    corrects often, and correcting alone failed falsely 4-5% one-sided here (plain t
+    0.5-1.6%); requiring plain t to agree gives plain t's rate (2.5% nominal)."""
+    data = _contaminated(20_000, n, np.random.default_rng(n))
+    assert auto_corrects(Moments.of(data)).mean() > 0.05  # the rule fires (about 11%)
+    low, high = batch_bounds("auto", data, 0.05)
+    for rate in (np.mean(high < 0.0), np.mean(low > 0.0)):
+        assert rate <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / 20_000), rate
+
+
+def test_the_guarded_interval_is_the_union_and_its_p_the_larger() -> None:
+    rng = np.random.default_rng(3)
+    data = np.vstack([rng.exponential(1.0, (300, 30)) - 0.7, -rng.exponential(1.0, (300, 30))])
+    m = Moments.of(data)
+    gamma = m.skewness
+    t_low, t_high = skew_t_bounds(m, np.zeros_like(gamma), 0.05)
+    s_low, s_high = skew_t_bounds(m, gamma, 0.05)
+    low, high = guarded_bounds(m, gamma, 0.05)
+    assert (low == np.minimum(t_low, s_low)).all()
+    assert (high == np.maximum(t_high, s_high)).all()
+    p = guarded_p(m, gamma, 0.0)
+    # duals: the union excludes 0 exactly when the larger p is at most alpha
+    excluded = (low > 0.0) | (high < 0.0)
+    assert (excluded == (p <= 0.05)).mean() > 0.995  # float ties at the boundary aside
+
+
+def test_a_guarded_verdict_decides_only_where_both_procedures_do() -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        d = rng.exponential(0.2, 40) - 0.2 + rng.normal(-0.05, 0.05)
+        if choose_procedure("auto", d) != "t+skew-t":
+            continue
+        both = [Evaluator(p, float(d.mean()), diffs=d).decide(0.05) for p in ("t", "skew-t")]
+        guarded = Evaluator("t+skew-t", float(d.mean()), diffs=d).decide(0.05)
+        assert guarded.excludes_null == all(x.excludes_null for x in both)
+        assert guarded.p_value == pytest.approx(max(x.p_value for x in both), abs=1e-12)

@@ -58,6 +58,9 @@ SYMMETRIC: Final = (
     "trec-map@1000",
 )
 
+#: Genuinely skewed shapes: plain t fails falsely on one side, the correction decides.
+SKEWED: Final = ("right-skewed", "left-skewed", "bounded-right", "bounded-left")
+
 
 def se(rate: float, trials: int) -> float:
     return math.sqrt(rate * (1 - rate) / trials)
@@ -86,8 +89,17 @@ def test_default_false_fail_rate_and_coverage(shape: str, n: int) -> None:
     for side, rate in (("higher-is-better", rates.hib), ("lower-is-better", rates.lib)):
         assert rate <= limit, f"{shape}, n={n}, {side}: {rate:.2%} false fails, target {limit:.2%}"
     if n >= 30:
-        assert abs(rates.coverage - 0.95) <= 0.015 + 2 * se(0.05, TRIALS), (
-            f"{shape}, n={n}: coverage {rates.coverage:.2%}, target 95% ± 1.5 points"
+        slack = 2 * se(0.05, TRIALS)
+        assert rates.coverage >= 0.95 - 0.015 - slack, (
+            f"{shape}, n={n}: coverage {rates.coverage:.2%}, at least 93.5% wanted"
+        )
+        # Where auto corrects, plain t must agree (t+skew-t): on a genuinely skewed parent
+        # the side plain t is conservative on stays at t's 0.5-1.1%, so coverage runs
+        # 96.5-97.5% there.  A deliberate trade, measured in docs/design/statistics.md:
+        # correcting alone failed falsely 4-5% on symmetric parents with many outliers.
+        over = 0.03 if shape in SKEWED else 0.015
+        assert rates.coverage <= 0.95 + over + slack, (
+            f"{shape}, n={n}: coverage {rates.coverage:.2%}, at most {0.95 + over:.1%} wanted"
         )
 
 

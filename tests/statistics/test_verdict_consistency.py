@@ -22,6 +22,7 @@ from scipy import stats  # type: ignore[import-untyped]  # dev-only, no stubs
 from evalkit._model.results import CaseResult, QueryResult, RunResult
 from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
 from evalkit._spec.checks import CheckSpec
+from evalkit._util.figures import signed
 from evalkit.errors import EvalkitError
 from evalkit.gate.model import GateOptions
 from evalkit.gate.procedure import evaluate_gate
@@ -214,7 +215,7 @@ def check_line(v: Any, alpha: float) -> None:
     assert bad_side == (p <= alpha and estimate_bad)
     excluded = c.ci_low > 0 or c.ci_high < 0
     assert excluded == (p <= alpha)
-    assert f"{c.ci_low:+.4g}, {c.ci_high:+.4g}" in v.message
+    assert f"{signed(c.ci_low)}, {signed(c.ci_high)}" in v.message
 
 
 @pytest.mark.parametrize("hib", [True, False])

@@ -73,6 +73,13 @@ def no_win_warning(
     )
 
 
+#: What the skew warning says where ``auto`` corrected (procedure ``t+skew-t``).
+GUARDED_DECIDED: Final = (
+    "corrected for: the skewness-corrected t and plain t decided together (a change counts "
+    "only where both find it)"
+)
+
+
 def _skew_remedy(method: str, configured: str | None, diffs: NDArray[np.float64]) -> str:
     """What the skew warning adds: what ``auto`` did here, or what it would do.
 
@@ -80,14 +87,16 @@ def _skew_remedy(method: str, configured: str | None, diffs: NDArray[np.float64]
     extreme cases aside); recommending it for a sample it would not correct was false.
     """
     if method == "skew-t":
-        return "; the skewness-corrected t decided" if configured == "auto" else ""
+        return ""
+    if method == "t+skew-t":
+        return f"; {GUARDED_DECIDED}"
     # Imported here: procedures imports the engine's compare, which imports this module.
     from evalkit.stats.procedures import choose_procedure
 
-    would_correct = diffs.size >= 2 and choose_procedure("auto", diffs) == "skew-t"
+    would_correct = diffs.size >= 2 and choose_procedure("auto", diffs) == "t+skew-t"
     if configured == "auto" or method == "auto":
         return (
-            "; the skewness-corrected t decided"
+            f"; {GUARDED_DECIDED}"
             if would_correct
             else "; plain t decided: most cases tie or the skew rests on the few most extreme "
             "cases, too unstable to correct for"

@@ -179,6 +179,8 @@ def detectable_regression(
     d = _diffs(diffs)
     n = d.shape[0]
     a, goal = _alpha(alpha), _target(power)
+    if method == "t+skew-t":
+        method = "auto"  # the procedure auto picked here: simulate auto's own choice per world
     if method not in ("auto", "t", "skew-t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
     from evalkit.stats.procedures import batch_bounds
