@@ -42,6 +42,7 @@ from evalkit.stats.procedures import (
     RESAMPLING,
     Evaluator,
     PairedData,
+    choose_procedure,
     corrected_alpha,
     evaluator_for,
 )
@@ -482,6 +483,12 @@ def _compare(
         diffs=paired.diffs,
         higher_is_better=hib,
         configured=method,
+        # Only asked under another method: under auto the procedure that ran says it.
+        auto_would_correct=(
+            method != "auto"
+            and paired.diffs is not None
+            and choose_procedure("auto", paired.diffs) == "t+skew-t"
+        ),
     )
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on

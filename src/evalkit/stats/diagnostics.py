@@ -80,28 +80,23 @@ GUARDED_DECIDED: Final = (
 )
 
 
-def _skew_remedy(method: str, configured: str | None, diffs: NDArray[np.float64]) -> str:
+def _skew_remedy(method: str, configured: str | None, auto_would_correct: bool | None) -> str:
     """What the skew warning adds: what ``auto`` did here, or what it would do.
 
     ``auto`` corrects only a skew that is stable (few ties, and it survives setting the most
-    extreme cases aside); recommending it for a sample it would not correct was false.
+    extreme cases aside); recommending it for a sample it would not correct was false, so
+    nothing is said about ``auto`` unless the caller knows (``auto_would_correct``).
     """
     if method == "skew-t":
         return ""
     if method == "t+skew-t":
         return f"; {GUARDED_DECIDED}"
-    # Imported here: procedures imports the engine's compare, which imports this module.
-    from evalkit.stats.procedures import choose_procedure
-
-    would_correct = diffs.size >= 2 and choose_procedure("auto", diffs) == "t+skew-t"
-    if configured == "auto" or method == "auto":
+    if configured == "auto" and method == "t":
         return (
-            f"; {GUARDED_DECIDED}"
-            if would_correct
-            else "; plain t decided: most cases tie or the skew rests on the few most extreme "
+            "; plain t decided: most cases tie or the skew rests on the few most extreme "
             "cases, too unstable to correct for"
         )
-    if would_correct:
+    if auto_would_correct:
         return "; the default method 'auto' would correct for it"
     return ""
 
@@ -114,13 +109,15 @@ def warnings_for(
     diffs: NDArray[np.float64] | None,
     higher_is_better: bool | None = None,
     configured: str | None = None,
+    auto_would_correct: bool | None = None,
 ) -> tuple[StatWarning, ...]:
     """Warnings for a result decided by ``method`` (an engine method or a gate procedure).
 
     ``configured`` is the method the check asked for when it differs from the procedure
-    that ran (``auto``, which runs ``t`` or ``skew-t``), so the skew warning says what
-    ``auto`` did rather than recommending it.  ``higher_is_better`` (known to the gate)
-    enables the ``no_wins`` warning.
+    that ran (``auto``, which runs ``t`` or ``t+skew-t``), so the skew warning says what
+    ``auto`` did rather than recommending it; ``auto_would_correct`` (known to the gate,
+    which owns the rule's caller) lets it recommend ``auto`` only where ``auto`` corrects.
+    ``higher_is_better`` (known to the gate) enables the ``no_wins`` warning.
     """
     out: list[StatWarning] = []
     if kind == "aggregate" and diffs is None and n < SMALL_N:
@@ -158,7 +155,7 @@ def warnings_for(
                     "skewed",
                     f"the per-case differences are heavily skewed (skewness {g1:+.2f}, "
                     f"n = {n}): a few extreme cases drive the result, so inspect them"
-                    + _skew_remedy(method, configured, diffs),
+                    + _skew_remedy(method, configured, auto_would_correct),
                 )
             )
         if higher_is_better is not None:
