@@ -15,7 +15,12 @@ import pytest
 
 from evalkit.stats.aggregates import NearestRankAggregate
 from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE
-from evalkit.stats.selection import shortest_run_at, tied_share
+from evalkit.stats.selection import (
+    resampled_tied_share,
+    shortest_run_at,
+    tied_share,
+    value_codes,
+)
 
 
 def exact_share(d: np.ndarray) -> np.ndarray:
@@ -41,6 +46,24 @@ def test_tied_share_decides_the_threshold_exactly(n: int, at_least: float) -> No
     high = exact >= at_least
     assert np.array_equal(got[high], exact[high])
     assert np.all(got <= exact)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 64, 257])
+@pytest.mark.parametrize("distinct", [1, 2, 3, 0])
+def test_the_tied_share_of_resamples_is_counted_exactly(n: int, distinct: int) -> None:
+    # The detectable-regression simulation counts its worlds' ties by value code (#27).
+    rng = np.random.default_rng(n * 10 + distinct)
+    sample = rng.integers(0, distinct, size=n) / 4 if distinct else rng.normal(size=n)
+    sample[0] = -0.0 if sample[0] == 0.0 else sample[0]  # one value with 0.0
+    draws = rng.integers(0, n, size=(50, n))
+    draws[0] = 0  # a world of one value
+    codes, n_codes = value_codes(sample)
+    got = resampled_tied_share(codes, n_codes, draws)
+    assert np.array_equal(got, exact_share(sample[draws]))
+    high = got >= AUTO_MAX_TIED_SHARE
+    assert np.array_equal(
+        high, tied_share(sample[draws], AUTO_MAX_TIED_SHARE) >= AUTO_MAX_TIED_SHARE
+    )
 
 
 def test_shortest_run_is_the_first_count_whose_share_reaches_the_threshold() -> None:

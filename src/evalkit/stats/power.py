@@ -182,15 +182,19 @@ def detectable_regression(
     if method not in ("auto", "t", "skew-t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
     from evalkit.stats.procedures import batch_bounds
+    from evalkit.stats.selection import resampled_tied_share, value_codes
 
     gen = substream(resolve_seed(seed), PURPOSE_POWER)
     centred = d - d.mean()
+    codes, n_codes = value_codes(centred)
     bad_ends: list[FloatArray] = []
     rows = max(1, min(n_sim, _CHUNK_ELEMENTS // n))
     for start in range(0, n_sim, rows):
         count = min(rows, n_sim - start)
-        worlds = centred[gen.integers(0, n, size=(count, n), dtype=np.int64)]
-        low, high = batch_bounds(method, worlds, a)  # type: ignore[arg-type]
+        draws = gen.integers(0, n, size=(count, n), dtype=np.int64)
+        worlds = centred[draws]
+        tied = resampled_tied_share(codes, n_codes, draws)
+        low, high = batch_bounds(method, worlds, a, tied_share=tied)  # type: ignore[arg-type]
         # the end that must clear 0 for a regression to be caught, as a distance
         bad_ends.append(high if higher_is_better else -low)
     level = _level_for_estimated_spread(d, a, goal, higher_is_better)

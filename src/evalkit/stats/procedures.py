@@ -130,13 +130,14 @@ class Moments:
     trimmed_skewness: FloatArray  # g1 without the trim_count(n) most extreme cases on its side
 
     @classmethod
-    def of(cls, data: FloatArray) -> Moments:
+    def of(cls, data: FloatArray, tied: FloatArray | None = None) -> Moments:
+        """The moments of every row; ``tied``: the rows' tied shares, when the caller
+        counted them more cheaply (:func:`evalkit.stats.selection.resampled_tied_share`)."""
         d = _rows(data)
         n = d.shape[1]
         mean = d.mean(axis=1)
         centred = d - mean[:, None]
-        m2 = np.mean(centred * centred, axis=1)
-        m3 = np.mean(centred * centred * centred, axis=1)
+        m2, m3 = _second_third(centred)
         # Differences that only vary by rounding noise have no usable skewness.
         varies = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -150,7 +151,17 @@ class Moments:
         )
         sd = np.sqrt(m2 * n / (n - 1))
         sd = np.where(varies, sd, 0.0)
-        return cls(n, mean, sd, g1 * adjust, _mode_share(d), _trimmed_g1(centred, g1))
+        share = _mode_share(d) if tied is None else tied
+        return cls(n, mean, sd, g1 * adjust, share, _trimmed_g1(centred, g1))
+
+
+def _second_third(centred: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Per row, the mean of x² and of x³: the same products and sums as
+    ``mean(x * x)`` and ``mean(x * x * x)``, with one temporary array instead of three."""
+    power = centred * centred
+    m2 = np.mean(power, axis=1)
+    power *= centred
+    return m2, np.mean(power, axis=1)
 
 
 def trim_count(n: int) -> int:
@@ -175,14 +186,16 @@ def _trimmed_g1(centred: FloatArray, g1: FloatArray) -> FloatArray:
     if n - k < 3:
         return np.zeros(rows)
     side = np.where(g1 < 0.0, -1.0, 1.0)[:, None]
-    # The side's k largest dropped: np.partition leaves the n - k smallest first (in no
+    # The side's k largest dropped: partitioning leaves the n - k smallest first (in no
     # order, which the moments do not need), O(n) per row where a sort was O(n log n):
-    # 70 % of the detectable-regression simulation at 10^5 cases (#27).
-    kept = np.partition(centred * side, n - k - 1, axis=1)[:, : n - k]
+    # 70 % of the detectable-regression simulation at 10^5 cases (#27).  In place, on
+    # the one copy the product makes.
+    flipped = centred * side
+    flipped.partition(n - k - 1, axis=1)
+    kept = flipped[:, : n - k]
     rest = kept - kept.mean(axis=1, keepdims=True)
-    m2 = np.mean(rest * rest, axis=1)
-    m3 = np.mean(rest * rest * rest, axis=1)
-    scale = np.max(np.abs(centred), axis=1)
+    m2, m3 = _second_third(rest)
+    scale = np.maximum(centred.max(axis=1), -centred.min(axis=1))  # max |x|, no |x| array
     varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = np.where(varies, side[:, 0] * m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
@@ -573,10 +586,16 @@ def check_gate_method(method: object) -> GateMethod:
 
 
 def batch_bounds(
-    method: Literal["auto", "t", "skew-t"], data: FloatArray, alpha: float
+    method: Literal["auto", "t", "skew-t"],
+    data: FloatArray,
+    alpha: float,
+    *,
+    tied_share: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
-    """Interval ends of an analytic procedure for every row (the calibration suite's path)."""
-    m = Moments.of(data)
+    """Interval ends of an analytic procedure for every row (the calibration suite's path).
+
+    ``tied_share``: each row's largest share of equal values, if already counted."""
+    m = Moments.of(data, tied_share)
     if method == "t":
         gamma = np.zeros_like(m.mean)
     elif method == "skew-t":
