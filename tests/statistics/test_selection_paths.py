@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from evalkit.stats.aggregates import NearestRankAggregate
-from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE
+from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE, Moments, auto_corrects, counted_moments
 from evalkit.stats.selection import (
+    code_counts,
     resampled_tied_share,
     shortest_run_at,
     tied_share,
@@ -57,8 +58,8 @@ def test_the_tied_share_of_resamples_is_counted_exactly(n: int, distinct: int) -
     sample[0] = -0.0 if sample[0] == 0.0 else sample[0]  # one value with 0.0
     draws = rng.integers(0, n, size=(50, n))
     draws[0] = 0  # a world of one value
-    codes, n_codes = value_codes(sample)
-    got = resampled_tied_share(codes, n_codes, draws)
+    levels, codes = value_codes(sample)
+    got = resampled_tied_share(codes, len(levels), draws)
     assert np.array_equal(got, exact_share(sample[draws]))
     high = got >= AUTO_MAX_TIED_SHARE
     assert np.array_equal(
@@ -135,3 +136,30 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
         np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW,
         np.abs(expected) >= AUTO_MIN_TRIMMED_SKEW,
     )
+
+
+@pytest.mark.parametrize("n", [3, 20, 23, 200, 5_000])
+@pytest.mark.parametrize("shape", ["levels", "binary", "mostly_tied", "one_value"])
+def test_moments_from_level_counts_equal_the_moments_of_the_cases(n: int, shape: str) -> None:
+    # The detectable-regression simulation summarises resamples of a metric with few
+    # levels from their counts per level (#27): the same summaries, to rounding.
+    rng = np.random.default_rng(n)
+    if shape == "levels":
+        sample = (rng.integers(0, 11, n) - rng.integers(0, 11, n)) / 10
+    elif shape == "binary":
+        sample = rng.integers(0, 2, n) - rng.integers(0, 2, n) * 1.0
+    elif shape == "mostly_tied":
+        sample = np.where(rng.random(n) < 0.6, 0.0, rng.integers(1, 4, n) / 3)
+    else:
+        sample = np.full(n, 0.25)
+    draws = rng.integers(0, n, size=(60, n))
+    levels, codes = value_codes(sample)
+    counts = code_counts(codes, len(levels), draws).astype(float)
+    counted = counted_moments(levels, counts, n)
+    direct = Moments.of(sample[draws])
+    assert counted.n == direct.n
+    for field in ("mean", "sd", "skewness", "trimmed_skewness"):
+        got, want = getattr(counted, field), getattr(direct, field)
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-12), field
+    assert np.array_equal(counted.tied_share, exact_share(sample[draws]))
+    assert np.array_equal(auto_corrects(counted), auto_corrects(direct))

@@ -54,24 +54,30 @@ def tied_share(d: FloatArray, at_least: float) -> FloatArray:
     return out
 
 
-def value_codes(d: FloatArray) -> tuple[IntArray, int]:
-    """Each value of the 1-D ``d`` as a code, equal codes for equal values, and how many
-    codes there are: what :func:`resampled_tied_share` counts."""
+def value_codes(d: FloatArray) -> tuple[FloatArray, IntArray]:
+    """The distinct values of the 1-D ``d`` (ascending) and each case's code, its
+    value's index among them: what :func:`code_counts` counts."""
     uniques, codes = np.unique(d, return_inverse=True)
-    return codes.astype(np.int64, copy=False), int(uniques.shape[0])
+    return uniques, codes.astype(np.int64, copy=False)
+
+
+def code_counts(codes: IntArray, n_codes: int, draws: IntArray) -> IntArray:
+    """Per row of ``draws`` (positions into the data ``codes`` came from), how many
+    drawn cases hold each value: one ``bincount`` for all rows."""
+    rows = draws.shape[0]
+    keyed = codes[draws] + (np.arange(rows, dtype=np.int64) * n_codes)[:, None]
+    counts: IntArray = np.bincount(keyed.ravel(), minlength=rows * n_codes).reshape(rows, n_codes)
+    return counts
 
 
 def resampled_tied_share(codes: IntArray, n_codes: int, draws: IntArray) -> FloatArray:
-    """Per row of ``draws`` (positions into the data ``codes`` came from), the exact
-    largest share of drawn cases holding one and the same value.
+    """Per row of ``draws``, the exact largest share of drawn cases holding one and the
+    same value.
 
     The data sets a simulation draws from one sample hold only that sample's values, so
-    one count per value (a ``bincount``) finds each row's mode: a third of what
-    :func:`tied_share`'s partition cost the detectable-regression simulation (#27).
-    Where both are at least the share :func:`tied_share` was asked for, they are equal.
+    one count per value finds each row's mode: a third of what :func:`tied_share`'s
+    partition cost the detectable-regression simulation (#27).  Where both are at
+    least the share :func:`tied_share` was asked for, they are equal.
     """
-    rows, n = draws.shape
-    keyed = codes[draws] + (np.arange(rows, dtype=np.int64) * n_codes)[:, None]
-    counts = np.bincount(keyed.ravel(), minlength=rows * n_codes).reshape(rows, n_codes)
-    out: FloatArray = counts.max(axis=1) / n
+    out: FloatArray = code_counts(codes, n_codes, draws).max(axis=1) / draws.shape[1]
     return out
