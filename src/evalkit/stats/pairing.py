@@ -241,13 +241,23 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
                 f"case(s): {_shown(missing)} (a failed case is never scored as zero: fix "
                 "those cases or drop them from both runs)"
             )
-        arrays.append(
-            np.array(
-                [_number(row.metrics[metric], metric, row.query_id, run) for row in rows],
+        values = [row.metrics[metric] for row in rows]
+        array = np.array(values, dtype=np.float64) if _FLOAT.issuperset(map(type, values)) else None
+        if array is None or not np.isfinite(array).all():
+            # Anything but finite floats goes case by case, which names the defect; the
+            # check per value cost a tenth of the gate at 10^5 cases (#27).
+            array = np.array(
+                [
+                    _number(v, metric, row.query_id, run)
+                    for v, row in zip(values, rows, strict=True)
+                ],
                 dtype=np.float64,
             )
-        )
+        arrays.append(array)
     return CaseValues(metric, arrays[0], arrays[1], "case")
+
+
+_FLOAT = frozenset({float})
 
 
 def _latencies(rows: list[Row]) -> FloatArray | None:
