@@ -203,7 +203,7 @@ def detectable_regression(
             moments = counted_moments(levels, counts, n)
             low, high = moments_bounds(method, moments, a)  # type: ignore[arg-type]
         else:
-            tied = resampled_tied_share(codes, n_levels, draws)
+            tied = resampled_tied_share(codes, draws)
             worlds = centred[draws]
             low, high = batch_bounds(method, worlds, a, tied_share=tied)  # type: ignore[arg-type]
         # the end that must clear 0 for a regression to be caught, as a distance

@@ -70,14 +70,18 @@ def code_counts(codes: IntArray, n_codes: int, draws: IntArray) -> IntArray:
     return counts
 
 
-def resampled_tied_share(codes: IntArray, n_codes: int, draws: IntArray) -> FloatArray:
+def resampled_tied_share(codes: IntArray, draws: IntArray) -> FloatArray:
     """Per row of ``draws``, the exact largest share of drawn cases holding one and the
     same value.
 
     The data sets a simulation draws from one sample hold only that sample's values, so
-    one count per value finds each row's mode: a third of what :func:`tied_share`'s
-    partition cost the detectable-regression simulation (#27).  Where both are at
-    least the share :func:`tied_share` was asked for, they are equal.
+    one count per value finds each row's mode: under a third of what
+    :func:`tied_share`'s partition cost the detectable-regression simulation (#27).
+    Where both are at least the share :func:`tied_share` was asked for, they are equal.
     """
-    out: FloatArray = code_counts(codes, n_codes, draws).max(axis=1) / draws.shape[1]
+    # One bincount per row: its counts fit in cache, where one for all rows (as
+    # code_counts makes) scattered over rows x n_codes and took 3.7x as long.
+    rows, n = draws.shape
+    best = np.fromiter((np.bincount(codes[row]).max() for row in draws), np.int64, rows)
+    out: FloatArray = best / n
     return out
