@@ -251,6 +251,10 @@ class RunResult(Generic[R]):
 
     def values(self, metric: str) -> dict[str, float]:
         """``{query_id: value}`` for a per-case metric; raises if any row lacks it."""
+        try:  # one pass when every row has it (the gate asks 20 times per run)
+            return {row.query_id: row.metrics[metric] for row in self.per_query}
+        except KeyError:
+            pass
         missing = [row.query_id for row in self.per_query if metric not in row.metrics]
         if missing and len(missing) == len(self.per_query):
             computed = ", ".join(self.metric_names()) or "none"
@@ -263,7 +267,7 @@ class RunResult(Generic[R]):
                 f"run {self.name!r}: metric {metric!r} is missing on {len(missing)} of "
                 f"{len(self.per_query)} case(s): {shown} (failed cases are never scored as zero)"
             )
-        return {row.query_id: row.metrics[metric] for row in self.per_query}
+        raise AssertionError("a row lacked the metric, then had it")  # pragma: no cover
 
     def mean(self, metric: str) -> float:
         """Mean of a per-case metric over every row (aggregates use :meth:`aggregate`)."""
