@@ -112,7 +112,7 @@ def _trimmed_g1_by_sorting(centred: np.ndarray, g1: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-@pytest.mark.parametrize("n", [4, 30, 257, 5000])
+@pytest.mark.parametrize("n", [4, 30, 257, 1999, 2000, 5000, 20_000])
 def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None:
     # Statistically identical, not bit for bit: the kept cases are summed in another
     # order, so the moments may differ in the last bits, never in what auto decides.
@@ -136,6 +136,25 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
         np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW,
         np.abs(expected) >= AUTO_MIN_TRIMMED_SKEW,
     )
+
+
+def test_a_tail_threshold_that_catches_too_few_cases_falls_back_to_the_whole_row() -> None:
+    # From 2,000 cases the set-aside cases are found above a threshold read from every
+    # 16th case (#27); here the largest cases sit exactly there, so it catches too few.
+    from evalkit.stats.procedures import Moments, trim_count
+
+    n = 3200
+    rng = np.random.default_rng(1)
+    row = rng.normal(size=n)
+    row[::16] = 10.0 + rng.random(n // 16)
+    d = np.stack([row, -row])
+    m = Moments.of(d)
+    k = trim_count(n)
+    rank = n // 16 - 1 - int(1.25 * k / 16) - 4  # the sample's rank the threshold is read at
+    assert np.count_nonzero(row > np.sort(row[::16])[rank]) < k  # so the whole row is used
+    centred = d - d.mean(axis=1, keepdims=True)
+    expected = _trimmed_g1_by_sorting(centred, m.skewness)
+    assert np.allclose(m.trimmed_skewness, expected, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("n", [3, 20, 23, 200, 5_000])

@@ -245,15 +245,64 @@ def _trimmed_g1(centred: FloatArray, g1: FloatArray) -> FloatArray:
     # 70 % of the detectable-regression simulation at 10^5 cases (#27).  In place, on
     # the one copy the product makes.
     flipped = centred * side
-    flipped.partition(n - k - 1, axis=1)
-    kept = flipped[:, : n - k]
-    rest = kept - kept.mean(axis=1, keepdims=True)
-    m2, m3 = _second_third(rest)
+    if n >= _TAIL_CASES:
+        m2, m3 = _kept_moments_by_tail(flipped, k)
+    else:
+        flipped.partition(n - k - 1, axis=1)
+        kept = flipped[:, : n - k]
+        rest = kept - kept.mean(axis=1, keepdims=True)
+        m2, m3 = _second_third(rest)
     scale = np.maximum(centred.max(axis=1), -centred.min(axis=1))  # max |x|, no |x| array
     varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         out: FloatArray = np.where(varies, side[:, 0] * m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
     return out
+
+
+#: Cases from which the trimmed skewness finds the set-aside cases in a sampled tail.
+_TAIL_CASES: Final = 2000
+
+
+def _kept_moments_by_tail(flipped: FloatArray, k: int) -> tuple[FloatArray, FloatArray]:
+    """Per row, the 2nd and 3rd central moments of the cases left once the k largest go.
+
+    The k largest lie above a threshold read from every 16th case (a little below
+    where they should start); only the cases above it are partitioned, and the kept
+    cases' moments are the whole row's power sums less the set-aside cases'.  A pass
+    and a partition of a few percent of the row instead of a partition of all of it:
+    four fifths of the trimmed skewness at 10^5 cases (#27).  Equal to partitioning
+    the whole row to rounding; a row whose threshold catches fewer than k cases is
+    partitioned whole.
+    """
+    rows, n = flipped.shape
+    sample = np.array(flipped[:, ::16])  # a copy: partitioned below
+    size = sample.shape[1]
+    # The sample's rank a quarter of the tail (and 4 cases) lower than the cut's.
+    rank = max(0, min(size - 1, size - 1 - int(1.25 * k * size / n) - 4))
+    sample.partition(rank, axis=1)
+    threshold = sample[:, rank]
+    above = flipped > threshold[:, None]
+    caught = np.count_nonzero(above, axis=1)
+    s1, s2, s3 = flipped.sum(axis=1), np.empty(rows), np.empty(rows)
+    power = flipped * flipped
+    s2[:] = power.sum(axis=1)
+    power *= flipped
+    s3[:] = power.sum(axis=1)
+    for r in range(rows):
+        if caught[r] >= k:
+            tail = flipped[r][above[r]]
+            tail.partition(tail.shape[0] - k)
+            top = tail[tail.shape[0] - k :]
+        else:
+            top = np.partition(flipped[r], n - k)[n - k :]
+        s1[r] -= top.sum()
+        s2[r] -= (top * top).sum()
+        s3[r] -= (top * top * top).sum()
+    kept = n - k
+    mean = s1 / kept
+    m2 = np.maximum(s2 / kept - mean * mean, 0.0)
+    m3 = s3 / kept - 3.0 * mean * (s2 / kept) + 2.0 * mean**3
+    return m2, m3
 
 
 def _mode_share(d: FloatArray) -> FloatArray:
