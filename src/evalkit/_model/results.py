@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Generic, Protocol, TypeVar
 
 from evalkit.errors import MetricError, MissingMetricError, OutputKindError
@@ -202,9 +203,9 @@ class CaseResult:
     metrics: dict[str, float] = field(default_factory=dict)
     error: str | None = None
 
-    @property
-    def query_id(self) -> str:
-        return self.case_id
+    # A property whose getter is C: the gate and the readers ask every row for its id
+    # millions of times at 10^5 cases, and a Python getter costs 2.7x as much (#27).
+    query_id = property(attrgetter("case_id"))
 
     @property
     def ok(self) -> bool:
