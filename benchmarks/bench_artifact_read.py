@@ -69,19 +69,24 @@ def _module(name: str, source: str, replace: dict[str, str]) -> types.ModuleType
 def baseline_reader(rev: str) -> Callable[[Path], Any]:
     """``read_artifact`` as of ``rev``, with that revision's ``_bounded`` and ``results``."""
 
-    def show(path: str) -> str:
-        return subprocess.run(
-            ["git", "-C", str(ROOT), "show", f"{rev}:{path}"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+    def show(path: str, before_layers: str) -> str:
+        # Revisions before the layer move kept these modules flat under src/evalkit/.
+        for where in (path, before_layers):
+            done = subprocess.run(
+                ["git", "-C", str(ROOT), "show", f"{rev}:src/evalkit/{where}"],
+                check=False,
+                capture_output=True,
+                text=True,
+            )
+            if done.returncode == 0:
+                return done.stdout
+        raise SystemExit(f"{rev} has neither src/evalkit/{path} nor src/evalkit/{before_layers}")
 
-    bounded = _module("_bench_old_bounded", show("src/evalkit/_util/bounded.py"), {})
-    results = _module("_bench_old_results", show("src/evalkit/_model/results.py"), {})
+    bounded = _module("_bench_old_bounded", show("_util/bounded.py", "_bounded.py"), {})
+    results = _module("_bench_old_results", show("_model/results.py", "results.py"), {})
     old = _module(
         "_bench_old_artifact",
-        show("src/evalkit/_spec/artifact.py"),
+        show("_spec/artifact.py", "artifact.py"),
         {
             "from evalkit import _bounded\n": f"import {bounded.__name__} as _bounded\n",
             "from evalkit.results import": f"from {results.__name__} import",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,26 @@ def test_the_lazy_front_door_still_serves_every_name() -> None:
         "evalkit.stats.significance",
         "evalkit.targets.http",
     ]
+
+
+@pytest.mark.parametrize("command", ["run --trec-run", "score"])
+def test_scoring_a_trec_run_loads_no_gate_pipeline_or_yaml(tmp_path: Path, command: str) -> None:
+    # Scoring a file runs no target and decides nothing (issue 27): the pipeline pulled in
+    # the gate and its statistics, a third of the command's time on a 10^5-line run.
+    (tmp_path / "q.txt").write_text("301 0 d1 1\n301 0 d2 0\n")
+    (tmp_path / "r.txt").write_text("301 Q0 d1 1 2.0 t\n301 Q0 d3 2 1.0 t\n")
+    files = (
+        ["--trec-run", "r.txt", "--qrels", "q.txt"] if command != "score" else ["r.txt", "q.txt"]
+    )
+    argv = [*command.split()[:1], *files, "--metrics", "ndcg@10", "--out", "o.json"]
+    code = (
+        f"import contextlib, io, os, sys\nos.chdir({str(tmp_path)!r})\n"
+        "from evalkit.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        f"    main({argv!r})\n"
+    )
+    loaded = _loaded(code)
+    assert (tmp_path / "o.json").is_file()  # the command ran
+    heavy = ("evalkit.gate", "evalkit._app.pipeline", "evalkit.stats", "evalkit._spec.config")
+    assert {m for m in loaded if m.startswith(heavy)} == set()
+    assert _packages(loaded) & {"yaml", "scipy", "httpx", "h11"} == set()

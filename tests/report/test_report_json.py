@@ -124,3 +124,33 @@ def test_docs_describe_every_schema_field() -> None:
 
     walk(_schema())
     assert names - documented == set()
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_the_c_encoded_layout_holds_what_json_dumps_indent_2_held(name: str) -> None:
+    # dumps lays the report out itself, each flat object on one line, to stay on json's C
+    # encoder (#27); the document must be the very one json.dumps(indent=2) wrote.
+    report = SCENARIOS[name]()
+    text = dumps(report)
+    assert json.loads(text) == json.loads(json.dumps(render_json(report), indent=2))
+    assert json.loads(dumps(report, indent=None)) == json.loads(text)
+    assert text.endswith("}\n")
+    assert text.isascii()
+
+
+def test_each_case_delta_is_one_line_under_its_indented_outline() -> None:
+    report = failing()
+    lines = dumps(report).splitlines()
+    assert lines[:2] == ["{", '  "schema_version": 1,']
+    deltas = [line for line in lines if line.lstrip().startswith('{"case_id": ')]
+    shown = sum(
+        len(c["comparison"]["deltas"]) + len(c["worst_cases"])
+        for c in render_json(report)["checks"]
+        if c["comparison"] is not None
+    )
+    assert shown > 0
+    assert len(deltas) == shown
+    assert all(
+        json.loads(line.rstrip(",")).keys() == {"case_id", "baseline", "candidate", "delta"}
+        for line in deltas
+    )

@@ -314,3 +314,18 @@ def test_the_stores_reason_for_no_baseline_is_said_once_in_the_box() -> None:
     found = dataclasses.replace(failing(), notes=("artifact 'b' #3 from push run 9",))
     kept = render_markdown(found, config_name="c", baseline_detail=found.notes[0])
     assert "- artifact &#39;b&#39; #&#8288;3 from push run 9" in kept
+
+
+@pytest.mark.parametrize("max_chars", [GITHUB_LIMIT - 1, 20_000])
+def test_formatting_only_the_rows_that_can_fit_changes_no_comment(
+    monkeypatch: pytest.MonkeyPatch, max_chars: int
+) -> None:
+    # Only the first MOST_CASE_ROWS case rows of a check are formatted (#27): the comment,
+    # its "N more cases" notes included, must be the one formatting every row gave.
+    from evalkit.report import markdown
+
+    report = big(5_000)
+    assert markdown.MOST_CASE_ROWS < 5_000
+    capped = render_markdown(report, config_name="big", max_chars=max_chars)
+    monkeypatch.setattr(markdown, "MOST_CASE_ROWS", 10**9)
+    assert render_markdown(report, config_name="big", max_chars=max_chars) == capped

@@ -14,8 +14,14 @@ import numpy as np
 import pytest
 
 from evalkit.stats.aggregates import NearestRankAggregate
-from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE
-from evalkit.stats.selection import shortest_run_at, tied_share
+from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE, Moments, auto_corrects, counted_moments
+from evalkit.stats.selection import (
+    code_counts,
+    resampled_tied_share,
+    shortest_run_at,
+    tied_share,
+    value_codes,
+)
 
 
 def exact_share(d: np.ndarray) -> np.ndarray:
@@ -41,6 +47,24 @@ def test_tied_share_decides_the_threshold_exactly(n: int, at_least: float) -> No
     high = exact >= at_least
     assert np.array_equal(got[high], exact[high])
     assert np.all(got <= exact)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 64, 257])
+@pytest.mark.parametrize("distinct", [1, 2, 3, 0])
+def test_the_tied_share_of_resamples_is_counted_exactly(n: int, distinct: int) -> None:
+    # The detectable-regression simulation counts its worlds' ties by value code (#27).
+    rng = np.random.default_rng(n * 10 + distinct)
+    sample = rng.integers(0, distinct, size=n) / 4 if distinct else rng.normal(size=n)
+    sample[0] = -0.0 if sample[0] == 0.0 else sample[0]  # one value with 0.0
+    draws = rng.integers(0, n, size=(50, n))
+    draws[0] = 0  # a world of one value
+    _, codes = value_codes(sample)
+    got = resampled_tied_share(codes, draws)
+    assert np.array_equal(got, exact_share(sample[draws]))
+    high = got >= AUTO_MAX_TIED_SHARE
+    assert np.array_equal(
+        high, tied_share(sample[draws], AUTO_MAX_TIED_SHARE) >= AUTO_MAX_TIED_SHARE
+    )
 
 
 def test_shortest_run_is_the_first_count_whose_share_reaches_the_threshold() -> None:
@@ -88,7 +112,7 @@ def _trimmed_g1_by_sorting(centred: np.ndarray, g1: np.ndarray) -> np.ndarray:
     return np.array(out)
 
 
-@pytest.mark.parametrize("n", [4, 30, 257, 5000])
+@pytest.mark.parametrize("n", [4, 30, 257, 1999, 2000, 5000, 20_000])
 def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None:
     # Statistically identical, not bit for bit: the kept cases are summed in another
     # order, so the moments may differ in the last bits, never in what auto decides.
@@ -112,3 +136,49 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
         np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW,
         np.abs(expected) >= AUTO_MIN_TRIMMED_SKEW,
     )
+
+
+def test_a_tail_threshold_that_catches_too_few_cases_falls_back_to_the_whole_row() -> None:
+    # From 2,000 cases the set-aside cases are found above a threshold read from every
+    # 16th case (#27); here the largest cases sit exactly there, so it catches too few.
+    from evalkit.stats.procedures import Moments, trim_count
+
+    n = 3200
+    rng = np.random.default_rng(1)
+    row = rng.normal(size=n)
+    row[::16] = 10.0 + rng.random(n // 16)
+    d = np.stack([row, -row])
+    m = Moments.of(d)
+    k = trim_count(n)
+    rank = n // 16 - 1 - int(1.25 * k / 16) - 4  # the sample's rank the threshold is read at
+    assert np.count_nonzero(row > np.sort(row[::16])[rank]) < k  # so the whole row is used
+    centred = d - d.mean(axis=1, keepdims=True)
+    expected = _trimmed_g1_by_sorting(centred, m.skewness)
+    assert np.allclose(m.trimmed_skewness, expected, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [3, 20, 23, 200, 5_000])
+@pytest.mark.parametrize("shape", ["levels", "binary", "mostly_tied", "one_value"])
+def test_moments_from_level_counts_equal_the_moments_of_the_cases(n: int, shape: str) -> None:
+    # The detectable-regression simulation summarises resamples of a metric with few
+    # levels from their counts per level (#27): the same summaries, to rounding.
+    rng = np.random.default_rng(n)
+    if shape == "levels":
+        sample = (rng.integers(0, 11, n) - rng.integers(0, 11, n)) / 10
+    elif shape == "binary":
+        sample = rng.integers(0, 2, n) - rng.integers(0, 2, n) * 1.0
+    elif shape == "mostly_tied":
+        sample = np.where(rng.random(n) < 0.6, 0.0, rng.integers(1, 4, n) / 3)
+    else:
+        sample = np.full(n, 0.25)
+    draws = rng.integers(0, n, size=(60, n))
+    levels, codes = value_codes(sample)
+    counts = code_counts(codes, len(levels), draws).astype(float)
+    counted = counted_moments(levels, counts, n)
+    direct = Moments.of(sample[draws])
+    assert counted.n == direct.n
+    for field in ("mean", "sd", "skewness", "trimmed_skewness"):
+        got, want = getattr(counted, field), getattr(direct, field)
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-12), field
+    assert np.array_equal(counted.tied_share, exact_share(sample[draws]))
+    assert np.array_equal(auto_corrects(counted), auto_corrects(direct))

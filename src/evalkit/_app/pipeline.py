@@ -34,14 +34,13 @@ from evalkit._spec.slices import declare_slices, resolve_slice_checks
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
-from evalkit.gate.model import GateOptions, GateReport
-from evalkit.gate.procedure import evaluate_gate
-from evalkit.gate.slices import SliceSettings
 from evalkit.targets.base import Target
 
+# The gate (and its numpy statistics) is imported by the gate command alone, not by a run.
 if TYPE_CHECKING:
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
+    from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
     from evalkit.gate.trend import DriftTrend
 
@@ -714,7 +713,10 @@ def gate(
     ``reference_chosen`` says the user pointed at it (``--reference``).
     """
     from evalkit.gate.inputs import check_baseline, check_candidate
+    from evalkit.gate.model import GateOptions
+    from evalkit.gate.procedure import evaluate_gate
     from evalkit.gate.reference import check_reference
+    from evalkit.gate.slices import SliceSettings
 
     cfg = prepared.config.model
     checks = prepared.checks

@@ -12,19 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit._app.pipeline import (
-    Prepared,
-    RunOutcome,
-    RunStart,
-    config_inputs,
-    prepare,
-    run_output_path,
-    run_to_artifact,
-    write_run,
-)
 from evalkit.errors import InputError
 
+# The pipeline (and through it the gate, numpy and PyYAML) is imported by the functions
+# that run a target: `evalkit run --trec-run` builds a RunAsk and runs none.
 if TYPE_CHECKING:
+    from evalkit._app.pipeline import Prepared, RunOutcome, RunStart
     from evalkit._engine.execute import RowCallback
     from evalkit._spec.artifact import RunArtifact
     from evalkit._spec.case_filter import CaseFilter
@@ -56,6 +49,7 @@ class RunDone:
 
 def prepare_run(ask: RunAsk) -> Prepared:
     """Load the config with the command line's overrides, and prepare the eval."""
+    from evalkit._app.pipeline import prepare
     from evalkit._spec.config import load_config
 
     for flag, value in (("--rate-limit", ask.rate_limit), ("--case-timeout", ask.case_timeout)):
@@ -87,6 +81,7 @@ def run_config(
     ``on_start`` gets the run's plan and the config's name before the first case starts.
     Refused before anything runs: a bad shard, override or filter, an output that is an input.
     """
+    from evalkit._app.pipeline import config_inputs, run_output_path, run_to_artifact
     from evalkit._engine.shards import parse_shard
     from evalkit._util.paths import refuse_overwriting_inputs
 
@@ -119,6 +114,7 @@ def merge_shard_files(
     A merged run with failed cases goes beside ``out`` unless ``allow_failed``
     (:func:`evalkit._app.pipeline.write_run`).
     """
+    from evalkit._app.pipeline import write_run
     from evalkit._engine.shards import merge
     from evalkit._spec.artifact import read_artifact
     from evalkit._util.atomic import check_writable

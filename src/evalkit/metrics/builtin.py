@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 from evalkit._model.registry import (
     MetricDef,
@@ -94,10 +95,11 @@ def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     """
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     sets = _item_sets(rows, name, k)
-    answered = sum(1 for items in _item_sets(rows, name, None) if items)
-    counts: Counter[str] = Counter()
-    for items in sets:
-        counts.update(items)
+    # A response listed anything exactly when its first item exists: no set of all of
+    # its ids is needed for that; and one Counter over all the sets counts in C (#27).
+    whole = sets if k is None else _item_sets(rows, name, 1)
+    answered = sum(1 for items in whole if items)
+    counts: Counter[str] = Counter(chain.from_iterable(sets))
     if not counts:
         return 0.0
     return max(counts.values()) / answered

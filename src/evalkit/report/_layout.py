@@ -37,15 +37,19 @@ class Rows:
     floor: int = 10  # rows kept before any more important part gets its full share
     soft: int = 1_000_000  # rows shown before any less important part grows past its floor
     shown: int = -1
+    # Rows there are in all, when only the first of them were formatted (no more fit).
+    total: int = -1
     _prefix: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         if self.shown < 0:
             self.shown = len(self.rows)
+        if self.total < len(self.rows):
+            self.total = len(self.rows)
         self._prefix = [0, *accumulate(size(r) for r in self.rows)]
 
     def note(self, k: int) -> str:
-        omitted = len(self.rows) - k
+        omitted = self.total - k
         return f"\n{MORE_NOTE.format(n=omitted, unit=self.unit)}\n" if omitted else ""
 
     def size(self, k: int | None = None) -> int:

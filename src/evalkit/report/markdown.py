@@ -33,6 +33,9 @@ from evalkit.report.links import docs_url
 from evalkit.report.slices import slice_markdown
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
+# Case rows formatted per check: a row is longer than 16 characters, so no comment ever
+# shows more.  Formatting all of them was a tenth of a 10^5-case gate (#27).
+MOST_CASE_ROWS = GITHUB_LIMIT // 16
 DEFAULT_BUDGET = 60_000
 MIN_BUDGET = 10_000
 
@@ -501,9 +504,10 @@ def _details(report: GateReport) -> list[Part]:
             [
                 f"| {md(d.case_id, ID_LEN)} | {S.num(d.baseline)} | {S.num(d.candidate)} "
                 f"| {S.signed(d.delta)} | {S.outcome(d, hib)} |\n"
-                for d in deltas
+                for d in deltas[:MOST_CASE_ROWS]
             ],
             P_CASE_DETAILS,
+            total=len(deltas),
             floor=0,
             soft=100,
             opening="".join(_stats(v, listed)) + ("\n" if deltas else ""),

@@ -82,7 +82,10 @@ def _name_and_rows(run: RunLike, default: str) -> tuple[str, list[Row]]:
 
 
 def _by_id(rows: list[Row], name: str) -> dict[str, Row]:
-    out: dict[str, Row] = {}
+    quick = dict(zip([row.query_id for row in rows], rows, strict=True))
+    if len(quick) == len(rows):
+        return quick
+    out: dict[str, Row] = {}  # a duplicate: find and name the first
     for row in rows:
         case_id = row.query_id
         if case_id in out:
@@ -148,21 +151,29 @@ def match_cases(
     by_a = _by_id(list(rows_a), name_a)
     by_b = _by_id(list(rows_b), name_b)
     skip = set(changed)
-    failed_a = tuple(i for i, r in by_a.items() if drop_failed and r.error is not None)
-    failed_b = tuple(i for i, r in by_b.items() if drop_failed and r.error is not None)
+    failed_a = tuple(i for i, r in by_a.items() if r.error is not None) if drop_failed else ()
+    failed_b = tuple(i for i, r in by_b.items() if r.error is not None) if drop_failed else ()
     bad = {*failed_a, *failed_b}
-    ids = tuple(i for i in by_a if i in by_b and i not in skip and i not in bad)
+    # The gate pairs the same two runs for every check: when both hold the same cases,
+    # none failed or changed, the C-level comparison of the id sets decides it (#27).
+    same = by_a.keys() == by_b.keys()
+    if same and not skip and not bad:
+        ids = tuple(by_a)
+    else:
+        ids = tuple(i for i in by_a if i in by_b and i not in skip and i not in bad)
     return CaseMatch(
         ids=ids,
         rows_a=by_a,
         rows_b=by_b,
         name_a=name_a,
         name_b=name_b,
-        only_a=tuple(i for i in by_a if i not in by_b),
-        only_b=tuple(i for i in by_b if i not in by_a),
+        only_a=() if same else tuple(i for i in by_a if i not in by_b),
+        only_b=() if same else tuple(i for i in by_b if i not in by_a),
         failed_a=failed_a,
-        failed_b=tuple(i for i in failed_b if i not in set(failed_a)),
-        changed=tuple(i for i in by_a if i in by_b and i in skip and i not in bad),
+        failed_b=tuple(i for i in failed_b if i not in set_a)
+        if (set_a := set(failed_a))
+        else failed_b,
+        changed=tuple(i for i in by_a if i in by_b and i in skip and i not in bad) if skip else (),
     )
 
 
@@ -241,13 +252,23 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
                 f"case(s): {_shown(missing)} (a failed case is never scored as zero: fix "
                 "those cases or drop them from both runs)"
             )
-        arrays.append(
-            np.array(
-                [_number(row.metrics[metric], metric, row.query_id, run) for row in rows],
+        values = [row.metrics[metric] for row in rows]
+        array = np.array(values, dtype=np.float64) if _FLOAT.issuperset(map(type, values)) else None
+        if array is None or not np.isfinite(array).all():
+            # Anything but finite floats goes case by case, which names the defect; the
+            # check per value cost a tenth of the gate at 10^5 cases (#27).
+            array = np.array(
+                [
+                    _number(v, metric, row.query_id, run)
+                    for v, row in zip(values, rows, strict=True)
+                ],
                 dtype=np.float64,
             )
-        )
+        arrays.append(array)
     return CaseValues(metric, arrays[0], arrays[1], "case")
+
+
+_FLOAT = frozenset({float})
 
 
 def _latencies(rows: list[Row]) -> FloatArray | None:

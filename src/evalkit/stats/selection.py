@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 
 def shortest_run_at(share: float, n: int) -> int:
@@ -49,5 +50,38 @@ def tied_share(d: FloatArray, at_least: float) -> FloatArray:
     best = np.zeros(rows, dtype=np.int64)
     for j in range(candidates.shape[1]):
         best = np.maximum(best, np.count_nonzero(d == candidates[:, j : j + 1], axis=1))
+    out: FloatArray = best / n
+    return out
+
+
+def value_codes(d: FloatArray) -> tuple[FloatArray, IntArray]:
+    """The distinct values of the 1-D ``d`` (ascending) and each case's code, its
+    value's index among them: what :func:`code_counts` counts."""
+    uniques, codes = np.unique(d, return_inverse=True)
+    return uniques, codes.astype(np.int64, copy=False)
+
+
+def code_counts(codes: IntArray, n_codes: int, draws: IntArray) -> IntArray:
+    """Per row of ``draws`` (positions into the data ``codes`` came from), how many
+    drawn cases hold each value: one ``bincount`` for all rows."""
+    rows = draws.shape[0]
+    keyed = codes[draws] + (np.arange(rows, dtype=np.int64) * n_codes)[:, None]
+    counts: IntArray = np.bincount(keyed.ravel(), minlength=rows * n_codes).reshape(rows, n_codes)
+    return counts
+
+
+def resampled_tied_share(codes: IntArray, draws: IntArray) -> FloatArray:
+    """Per row of ``draws``, the exact largest share of drawn cases holding one and the
+    same value.
+
+    The data sets a simulation draws from one sample hold only that sample's values, so
+    one count per value finds each row's mode: under a third of what
+    :func:`tied_share`'s partition cost the detectable-regression simulation (#27).
+    Where both are at least the share :func:`tied_share` was asked for, they are equal.
+    """
+    # One bincount per row: its counts fit in cache, where one for all rows (as
+    # code_counts makes) scattered over rows x n_codes and took 3.7x as long.
+    rows, n = draws.shape
+    best = np.fromiter((np.bincount(codes[row]).max() for row in draws), np.int64, rows)
     out: FloatArray = best / n
     return out
