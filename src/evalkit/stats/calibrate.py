@@ -402,14 +402,21 @@ def realised_power(
     return float(np.mean(claimed)), hits / trials
 
 
-def familywise(correction: str, k: int, n: int, trials: int, rng: np.random.Generator) -> float:
-    """Share of gates with k independent continuous metrics, all unchanged, that fail.
+def familywise(
+    correction: str,
+    k: int,
+    n: int,
+    trials: int,
+    rng: np.random.Generator,
+    shape: Shape = continuous,
+) -> float:
+    """Share of gates with k independent metrics of ``shape``, all unchanged, that fail.
 
     The gate's default procedure (``auto``) decides each check; ``none`` fails
     when any interval lies wholly on the bad side, ``holm`` when any Holm-adjusted
     p ≤ α with the estimate on the bad side.
     """
-    data = continuous(trials * k, n, rng)
+    data = shape(trials * k, n, rng)
     m = Moments.of(data)
     bad = (m.mean < 0).reshape(trials, k)
     if correction == "none":
@@ -418,6 +425,20 @@ def familywise(correction: str, k: int, n: int, trials: int, rng: np.random.Gene
     p = skew_t_p(m, auto_skewness(m), 0.0).reshape(trials, k)
     adjusted = holm_rows(p)
     return float(np.mean(np.any((adjusted <= ALPHA) & bad, axis=1)))
+
+
+def far_tail(
+    shape: Shape, n: int, trials: int, rng: np.random.Generator, alpha: float
+) -> tuple[float, float, float]:
+    """One-sided false fails at level ``alpha`` (a Holm step's): ``auto``, ``t``, and the
+    share of ``auto``'s that fell on samples where it corrected for skewness."""
+    data = shape(trials, n, rng)
+    _, auto_high = batch_bounds("auto", data, alpha)
+    _, t_high = batch_bounds("t", data, alpha)
+    failed = auto_high < 0
+    corrected = auto_skewness(Moments.of(data)) != 0.0
+    share = float(np.count_nonzero(failed & corrected)) / max(1, int(np.count_nonzero(failed)))
+    return float(np.mean(failed)), float(np.mean(t_high < 0)), share
 
 
 def power_against_t(
@@ -509,6 +530,26 @@ def _table_head(first: str, sizes: tuple[int, ...]) -> list[str]:
         f"| {first} | " + " | ".join(f"n = {n}" for n in sizes) + " |",
         "|---|" + "---:|" * len(sizes),
     ]
+
+
+def _band_lines(cells: dict[tuple[str, int], float], word: str) -> list[str]:
+    """The worst cells against the issue's targets: ≤ 3.5% from n = 30, ≤ 4% at n = 15."""
+    lines = []
+    bands: tuple[tuple[str, int, int, float], ...] = (
+        ("from n = 30 (target ≤ 3.5%)", 30, 10**9, 0.035),
+        ("at n = 15 (target ≤ 4%)", 15, 15, 0.04),
+    )
+    for label, smallest, largest, limit in bands:
+        chosen = {key: r for key, r in cells.items() if smallest <= key[1] <= largest}
+        if not chosen:
+            continue
+        worst = max(chosen, key=chosen.__getitem__)
+        over = [f"{s} ({_pct(r)}%)" for (s, _), r in chosen.items() if r > limit]
+        lines.append(
+            f"- worst {word} {label}: {_pct(chosen[worst])}% ({worst[0]}, n = {worst[1]}); "
+            f"above the target: {', '.join(over) or 'none'}"
+        )
+    return lines
 
 
 def false_fail_table(
@@ -647,10 +688,14 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
         "",
         "Share of evals that pass `non_inferiority` although the candidate is worse by "
         "exactly the margin (must be ≤ α/2 = 2.5%). Procedure `auto`; the shape is shifted "
-        f"by −margin (margin 0.1). {trials:,} trials per cell.",
+        f"by −margin (margin 0.1). {trials:,} trials per cell. The procedures are "
+        "shift-invariant, so this is the lower-is-better false-fail rate of the table above "
+        "on other draws, and the issue's general targets apply too: at most 3.5% from "
+        "n = 30, at most 4% at n = 15.",
         "",
         *_table_head("shape", few),
     ]
+    ni_cells: dict[tuple[str, int], float] = {}
     for name, shape in SHAPES.items():
         row = []
         for n in few:
@@ -658,8 +703,10 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
                 row.append("—")
                 continue
             r = measure("auto", shape, n, trials, seed_for("ni", name, n), shift=-0.1)
+            ni_cells[name, n] = r.lib
             row.append(f"{_pct(r.lib)} ± {_pct(r.se(r.lib))}")
         out.append(f"| {name} | " + " | ".join(row) + " |")
+    out += ["", *_band_lines(ni_cells, "pass")]
     print("  non-inferiority done", file=sys.stderr, flush=True)
     power_trials = max(1000, trials // 10)
     out += [
@@ -672,12 +719,14 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
         "shape's true spread (a normal-theory figure: it cannot see skew, and on skewed "
         "data it is off in both directions). Second figure: the claim a **verdict** "
         "reports, `detectable_regression` computed by each eval from its own differences, "
-        "then tested on a fresh eval with that true regression. Target 80 ± 5 for the "
+        "then tested on a second eval of the same two systems with that true regression "
+        "(for the real data: the same pair of runs, other topics). Target 80 ± 5 for the "
         f"second. {power_trials:,} trials per cell (SE "
         f"±{_pct(math.sqrt(0.16 / power_trials))}).",
         "",
         *_table_head("shape", few),
     ]
+    own_cells: dict[tuple[str, int], float] = {}
     for name, shape in SHAPES.items():
         row = []
         for n in few:
@@ -687,8 +736,18 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
             cell = power_trials
             _, known = realised_power("auto", shape, n, cell, seed_for("pw", name, n), own=False)
             _, own = realised_power("auto", shape, n, cell, seed_for("po", name, n), own=True)
+            own_cells[name, n] = own
             row.append(f"{_pct(known)} / {_pct(own)}")
         out.append(f"| {name} | " + " | ".join(row) + " |")
+    low_cell = min(own_cells, key=own_cells.__getitem__)
+    high_cell = max(own_cells, key=own_cells.__getitem__)
+    outside = [f"{s} at n = {n}" for (s, n), r in own_cells.items() if abs(r - 0.8) > 0.05]
+    out += [
+        "",
+        f"- the verdict's claim, realised: {_pct(own_cells[low_cell])}% ({low_cell[0]}, "
+        f"n = {low_cell[1]}) to {_pct(own_cells[high_cell])}% ({high_cell[0]}, n = "
+        f"{high_cell[1]}); outside 80 ± 5: {', '.join(outside) or 'none'}",
+    ]
     print("  power done", file=sys.stderr, flush=True)
     agg_trials = max(500, trials // 5)
     out += [
@@ -750,6 +809,33 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
             corrected = familywise("holm", k, n, fw_trials, seed_for("fwh", k, n))
             expected = 1 - (1 - ALPHA / 2) ** k
             out.append(f"| {k} | {n} | {_pct(none)} ({_pct(expected)}) | {_pct(corrected)} |")
+    out += [
+        "",
+        "The same with heavy-tailed metrics (the header's figure is computed for normal "
+        "differences: for such a gate it prints about the continuous rows' rate; still "
+        "open in issue #23):",
+        "",
+        "| shape | k | n | none (expected) | holm |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name in ("heavy-t2", "heavy-t3"):
+        shape = SHAPES[name]
+        none = familywise("none", 5, 30, fw_trials, seed_for("fw", name, 5, 30), shape)
+        corrected = familywise("holm", 5, 30, fw_trials, seed_for("fwh", name, 5, 30), shape)
+        expected = 1 - (1 - ALPHA / 2) ** 5
+        out.append(f"| {name} | 5 | 30 | {_pct(none)} ({_pct(expected)}) | {_pct(corrected)} |")
+    tail_trials = 4 * trials
+    auto_tail, t_tail, share = far_tail(
+        SHAPES["heavy-t2"], 30, tail_trials, seed_for("tail", 30), ALPHA / 5
+    )
+    out += [
+        "",
+        f"Why: Holm's first step tests at α/5, where a single `heavy-t2` check at n = 30 "
+        f"fails falsely {auto_tail:.2%} one-sided under `auto` against {ALPHA / 10:.2%} "
+        f"nominal ({_pct(share)}% of those on the samples where `auto` corrects for "
+        f"skewness), and {t_tail:.2%} under `t` ({tail_trials:,} trials). The skewness "
+        "correction that holds α/2 on these shapes over-rejects in the far tail.",
+    ]
     maxt_trials = 2000
     out += [
         "",
@@ -800,15 +886,22 @@ READING: Final = """## Reading it
   (`skewed+ties`) fails falsely 6-9% under every procedure up to n = 50.
 - **`bootstrap` and `permutation`** (opt-in per check): the percentile bootstrap
   over-rejects at small n on every shape; the sign-flip test is exact on the symmetric
-  shapes (mid-p: slightly above 2.5%) and wrong on skewed ones.
+  shapes (mid-p: slightly above 2.5%) and wrong on skewed ones. The studentized paired
+  bootstrap (bootstrap-t, measured as a candidate for the default) fixes most of the skew
+  but over-rejects on tied, binary, heavy-tailed and correlated-nDCG differences at
+  n = 30 (its table): no paired bootstrap meets the targets on every claimed shape, so
+  `auto` decides, and a verdict's details show the spec's percentile bootstrap interval
+  beside it with one line saying why it did not decide.
 - **Power.** Where `t` holds, `auto` stays within a few points of `t` (table "Power
   against plain t"); the old default lost 5-16 points on the heavy-tailed shapes. The
-  figure a verdict reports (`detectable_regression`) is simulated from the deciding
-  procedure on the eval's own differences; the discrete `precision@5` shape (steps of
-  0.2) holds 80 ± 5 there. It misses on right-skewed differences at n = 30 (72%), on
-  `heavy-t2` at n = 15 and 100 (74-75%) and on the real data at n = 100 (72-76%: every
-  eval then holds all 100 topics, a finite population the resampling does not model).
-  On discrete data with a handful of discordant cases (binary at n = 10 with 90% ties)
+  figure a verdict reports (`detectable_regression`) is simulated from the check's
+  method on the eval's own differences, with an allowance for the uncertainty of its
+  own spread (kurtosis, and skewness by 1/n); the range it is realised at is read off
+  the table above. It was 72% on right-skewed differences at n = 30 when the allowance
+  weighed the skewness toward the bad side only, by 1/√n, and the procedure this sample
+  chose stood in for `auto`. The real data at n = 100 used to show 72-76%: the second
+  eval then compared another pair of runs, with another spread; it now compares the same
+  pair. On discrete data with a handful of discordant cases (binary at n = 10 with 90% ties)
   no test reaches its nominal level: `evalkit power`'s simulated column shows it, since a
   resample holding only tied cases is no evidence of a shift
   (the simulation used to count it as a detection).
@@ -823,7 +916,9 @@ READING: Final = """## Reading it
   can.
 - **Family-wise**: the header's rate is computed for the decision made (one-sided,
   correlated, corrected; `stats/familywise.py`) and names the correction that decided
-  (Holm where max-T could not run).
+  (Holm where max-T could not run). It models normal differences: with heavy-tailed
+  metrics under Holm the gate fails falsely more often than it says (the heavy-tailed
+  rows and the far-tail line above; still open in #23).
 - **Per-slice checks** (their false discovery rate under a global null and with truly
   regressed slices, overlapping tags, power per slice size) are measured by
   `tests/statistics/test_slice_fdr_simulation.py` and published in
