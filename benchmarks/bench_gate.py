@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 import evalkit
-import evalkit.gate
+import evalkit.gate.procedure
 import evalkit.stats.compare
 from evalkit._spec.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
 from evalkit.checks import load_checks_file
@@ -127,7 +127,7 @@ def _timed_stage(stage: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 def _instrument() -> None:
     # The names as the gate and the comparison engine look them up.
     for module, name, stage in (
-        (evalkit.gate, "detectable_regression", "detectable"),
+        (evalkit.gate.procedure, "detectable_regression", "detectable"),
         (evalkit.stats.compare, "marginal_draws", "resample"),
     ):
         setattr(module, name, _timed_stage(stage, getattr(module, name)))

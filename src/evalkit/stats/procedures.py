@@ -688,9 +688,10 @@ def spec_resamples(
 
 
 #: Paired cases up to which a verdict decided by another procedure also shows the spec's
-#: percentile bootstrap interval in its details (about 0.5 s of resampling per check at
-#: this size; above it the line says how to get it).
-BOOTSTRAP_SHOWN_UP_TO: Final = 20_000
+#: percentile bootstrap interval in its details: 10,000 resamples of 10^4 continuous cases
+#: cost about 0.45 s CPU per check (benchmarks/bench_gate.py: 4.5 → 6.3 s CPU for its 10
+#: checks at 10^4 cases); above it the line says how to get it.
+BOOTSTRAP_SHOWN_UP_TO: Final = 10_000
 #: Why a paired bootstrap does not decide (measured, docs/calibration.md, 2,000 trials a
 #: cell): one line in each verdict's details, beside the bootstrap's interval.
 BOOTSTRAP_NOT_DECIDING: Final = (
