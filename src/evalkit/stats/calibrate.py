@@ -86,6 +86,8 @@ FloatArray = NDArray[np.float64]
 Shape = Callable[[int, int, np.random.Generator], FloatArray]
 
 ALPHA: Final = 0.05
+#: Trials per cell of the realised-power table at least (SE ±0.9 points at 80%).
+POWER_TRIALS: Final = 2000
 SIZES: Final = (10, 15, 20, 30, 50, 100, 300, 1000)
 
 
@@ -615,6 +617,52 @@ def targets(cells: dict[tuple[str, str, int], Rates], sizes: tuple[int, ...]) ->
     return lines
 
 
+def power_section(few: tuple[int, ...], power_trials: int) -> list[str]:
+    """The "reported detectable effect, realised" section (``--only power`` redoes it)."""
+    out: list[str] = []
+    out += [
+        "",
+        "## Power: the reported detectable effect, realised",
+        "",
+        "Share of evals with a true regression of the claimed size that the deciding "
+        "procedure (`auto`) fails, in %. First figure: the claim of `mde()` / `evalkit "
+        "power`, the formula `(t(1 − α/2, n − 1) + t(0.8, n − 1))·σ_d/√n` with σ_d the "
+        "shape's true spread (a normal-theory figure: it cannot see skew, and on skewed "
+        "data it is off in both directions). Second figure: the claim a **verdict** "
+        "reports, `detectable_regression` computed by each eval from its own differences, "
+        "then tested on a second eval of the same two systems with that true regression "
+        "(for the real data: the same pair of runs, other topics). Target 80 ± 5 for the "
+        f"second. {power_trials:,} trials per cell (SE "
+        f"±{_pct(math.sqrt(0.16 / power_trials))}).",
+        "",
+        *_table_head("shape", few),
+    ]
+    own_cells: dict[tuple[str, int], float] = {}
+    for name, shape in SHAPES.items():
+        row = []
+        for n in few:
+            if n > MAX_N.get(name, n):
+                row.append("—")
+                continue
+            cell = power_trials
+            _, known = realised_power("auto", shape, n, cell, seed_for("pw", name, n), own=False)
+            _, own = realised_power("auto", shape, n, cell, seed_for("po", name, n), own=True)
+            own_cells[name, n] = own
+            row.append(f"{_pct(known)} / {_pct(own)}")
+        out.append(f"| {name} | " + " | ".join(row) + " |")
+    low_cell = min(own_cells, key=own_cells.__getitem__)
+    high_cell = max(own_cells, key=own_cells.__getitem__)
+    outside = [f"{s} at n = {n}" for (s, n), r in own_cells.items() if abs(r - 0.8) > 0.05]
+    out += [
+        "",
+        f"- the verdict's claim, realised: {_pct(own_cells[low_cell])}% ({low_cell[0]}, "
+        f"n = {low_cell[1]}) to {_pct(own_cells[high_cell])}% ({high_cell[0]}, n = "
+        f"{high_cell[1]}); outside 80 ± 5: {', '.join(outside) or 'none'}",
+    ]
+    print("  power done", file=sys.stderr, flush=True)
+    return out
+
+
 def render(trials: int, sizes: tuple[int, ...]) -> str:
     started = time.time()
     few = tuple(n for n in sizes if n in (15, 30, 100, 300)) or sizes
@@ -708,47 +756,8 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
         out.append(f"| {name} | " + " | ".join(row) + " |")
     out += ["", *_band_lines(ni_cells, "pass")]
     print("  non-inferiority done", file=sys.stderr, flush=True)
-    power_trials = max(1000, trials // 10)
-    out += [
-        "",
-        "## Power: the reported detectable effect, realised",
-        "",
-        "Share of evals with a true regression of the claimed size that the deciding "
-        "procedure (`auto`) fails, in %. First figure: the claim of `mde()` / `evalkit "
-        "power`, the formula `(t(1 − α/2, n − 1) + t(0.8, n − 1))·σ_d/√n` with σ_d the "
-        "shape's true spread (a normal-theory figure: it cannot see skew, and on skewed "
-        "data it is off in both directions). Second figure: the claim a **verdict** "
-        "reports, `detectable_regression` computed by each eval from its own differences, "
-        "then tested on a second eval of the same two systems with that true regression "
-        "(for the real data: the same pair of runs, other topics). Target 80 ± 5 for the "
-        f"second. {power_trials:,} trials per cell (SE "
-        f"±{_pct(math.sqrt(0.16 / power_trials))}).",
-        "",
-        *_table_head("shape", few),
-    ]
-    own_cells: dict[tuple[str, int], float] = {}
-    for name, shape in SHAPES.items():
-        row = []
-        for n in few:
-            if n > MAX_N.get(name, n):
-                row.append("—")
-                continue
-            cell = power_trials
-            _, known = realised_power("auto", shape, n, cell, seed_for("pw", name, n), own=False)
-            _, own = realised_power("auto", shape, n, cell, seed_for("po", name, n), own=True)
-            own_cells[name, n] = own
-            row.append(f"{_pct(known)} / {_pct(own)}")
-        out.append(f"| {name} | " + " | ".join(row) + " |")
-    low_cell = min(own_cells, key=own_cells.__getitem__)
-    high_cell = max(own_cells, key=own_cells.__getitem__)
-    outside = [f"{s} at n = {n}" for (s, n), r in own_cells.items() if abs(r - 0.8) > 0.05]
-    out += [
-        "",
-        f"- the verdict's claim, realised: {_pct(own_cells[low_cell])}% ({low_cell[0]}, "
-        f"n = {low_cell[1]}) to {_pct(own_cells[high_cell])}% ({high_cell[0]}, n = "
-        f"{high_cell[1]}); outside 80 ± 5: {', '.join(outside) or 'none'}",
-    ]
-    print("  power done", file=sys.stderr, flush=True)
+    power_trials = max(POWER_TRIALS, trials // 5)
+    out += power_section(few, power_trials)
     agg_trials = max(500, trials // 5)
     out += [
         "",
@@ -925,12 +934,37 @@ READING: Final = """## Reading it
   [slices.md](slices.md#measured), beside what they describe."""
 
 
+def _redo_power(path: Path) -> int:
+    """Replace the realised-power section of ``path`` by a fresh measurement."""
+    text = path.read_text(encoding="utf-8")
+    head, sep, rest = text.partition("\n## Power: the reported detectable effect, realised\n")
+    _, sep2, tail = rest.partition("\n## Small-n aggregates")
+    if not sep or not sep2:
+        raise SystemExit(f"error: {path} has no realised-power section to replace")
+    started = time.time()
+    section = "\n".join(power_section((15, 30, 100, 300), POWER_TRIALS))
+    note = (
+        f"\n\n_This section regenerated alone (`--only power`) in {time.time() - started:.0f} s; "
+        "the rest of the file by the full run._\n"
+    )
+    path.write_text(head + section + note + sep2 + tail, encoding="utf-8")
+    print(f"wrote {path} (realised power only)", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evalkit.stats.calibrate")
     parser.add_argument("--quick", action="store_true", help="1,000 trials; print, do not write")
     parser.add_argument("--out", default="docs/calibration.md")
     parser.add_argument("--trials", type=int, help="trials per cell (a smoke run); print only")
+    parser.add_argument(
+        "--only",
+        choices=["power"],
+        help="redo one section in place in --out (the rest of the file is kept as it is)",
+    )
     args = parser.parse_args(argv)
+    if args.only == "power":
+        return _redo_power(Path(args.out))
     trials = args.trials or (1000 if args.quick else 10_000)
     args.quick = args.quick or args.trials is not None
     text = render(trials, SIZES)
