@@ -76,6 +76,11 @@ class Comparison:
     # The Δ the p-value tests: 0, or the margin on the bad side for non_inferiority.
     tested_value: float = 0.0
     candidate_value: float | None = None
+    # The spec's percentile bootstrap interval (low, high, confidence: the check's own,
+    # uncorrected) where another procedure decided: shown in the details, with why it
+    # did not decide.  None where the bootstrap decided, for aggregates, or above
+    # stats.procedures.BOOTSTRAP_SHOWN_UP_TO paired cases.
+    bootstrap_ci: tuple[float, float, float] | None = None
 
     @property
     def deciding_p(self) -> float:

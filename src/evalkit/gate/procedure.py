@@ -37,6 +37,7 @@ from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
 from evalkit.stats.power import detectable_regression
 from evalkit.stats.procedures import (
+    BOOTSTRAP_SHOWN_UP_TO,
     DEFAULT_GATE_METHOD,
     PROCEDURE_NAMES,
     RESAMPLING,
@@ -472,10 +473,30 @@ def _compare(
             paired.diffs,
             alpha,
             higher_is_better=hib,
-            method=evaluator.procedure,
+            # the check's method, not the procedure it chose on this sample: an eval
+            # with a true regression is decided by `auto` afresh, which may choose
+            # otherwise, and the calibration suite measures the claim that way (#23)
+            method=method,
             seed=options.seed,
         )
         mde = detectable if detectable > 0 else None
+    bootstrap_ci = None
+    if (
+        paired.diffs is not None
+        and evaluator.procedure != "bootstrap"
+        and len(paired.ids) <= BOOTSTRAP_SHOWN_UP_TO
+    ):
+        # the spec's interval, one click away from the one that decided (#23)
+        shown, _ = evaluator_for(
+            cand_run,
+            base_run,
+            spec.metric,
+            method="bootstrap",
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+        )
+        boot = shown.decide(alpha, decision.null)
+        bootstrap_ci = (boot.low, boot.high, boot.confidence)
     stat_warnings = warnings_for(
         n=len(paired.ids),
         method=evaluator.procedure,
@@ -511,6 +532,7 @@ def _compare(
         deltas=tuple(deltas),
         procedure=evaluator.procedure,
         tested_value=decision.null,
+        bootstrap_ci=bootstrap_ci,
     )
     return comparison, worst, evaluator
 

@@ -67,6 +67,13 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         "tested_value": _f(c.tested_value),
         "deciding_p": _f(c.deciding_p),
         "p_label": c.p_label,
+        "bootstrap_ci": None
+        if c.bootstrap_ci is None
+        else {
+            "low": _f(c.bootstrap_ci[0]),
+            "high": _f(c.bootstrap_ci[1]),
+            "confidence": _f(c.bootstrap_ci[2]),
+        },
     }
 
 

@@ -31,6 +31,7 @@ from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.escape import marker_name, md, safe_url
 from evalkit.report.links import docs_url
 from evalkit.report.slices import slice_markdown
+from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING, BOOTSTRAP_SHOWN_UP_TO
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 # Case rows formatted per check: a row is longer than 16 characters, so no comment ever
@@ -483,6 +484,17 @@ def _stats(v: CheckVerdict, listed: set[str]) -> list[str]:
             f"{md(c.method, NAME_LEN)} over {c.n_paired:,} paired cases, "
             f"{c.n_resamples:,} resamples; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
         ]
+        if c.bootstrap_ci is not None:
+            low, high, level = c.bootstrap_ci
+            lines.append(
+                f"percentile bootstrap {S.confidence(level)} CI [{S.signed(low)}, "
+                f"{S.signed(high)}]{suffix(v.metric)}, {BOOTSTRAP_NOT_DECIDING}"
+            )
+        elif c.procedure != "bootstrap" and c.deltas:
+            lines.append(
+                f"percentile bootstrap: not computed above {BOOTSTRAP_SHOWN_UP_TO:,} cases "
+                "(`evalkit.paired_bootstrap` gives it), " + BOOTSTRAP_NOT_DECIDING
+            )
         if c.mde is not None:
             lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
         if c.margin is not None:
