@@ -534,6 +534,15 @@ def _table_head(first: str, sizes: tuple[int, ...]) -> list[str]:
     ]
 
 
+def _shape_rows(sizes: tuple[int, ...], cell: Callable[[str, Shape, int], str]) -> list[str]:
+    """One table row per claimed shape, ``cell(name, shape, n)`` per size it can be drawn at."""
+    rows = []
+    for name, shape in SHAPES.items():
+        cells = [cell(name, shape, n) if n <= MAX_N.get(name, n) else "—" for n in sizes]
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return rows
+
+
 def _band_lines(cells: dict[tuple[str, int], float], word: str) -> list[str]:
     """The worst cells against the issue's targets: ≤ 3.5% from n = 30, ≤ 4% at n = 15."""
     lines = []
@@ -638,18 +647,15 @@ def power_section(few: tuple[int, ...], power_trials: int) -> list[str]:
         *_table_head("shape", few),
     ]
     own_cells: dict[tuple[str, int], float] = {}
-    for name, shape in SHAPES.items():
-        row = []
-        for n in few:
-            if n > MAX_N.get(name, n):
-                row.append("—")
-                continue
-            cell = power_trials
-            _, known = realised_power("auto", shape, n, cell, seed_for("pw", name, n), own=False)
-            _, own = realised_power("auto", shape, n, cell, seed_for("po", name, n), own=True)
-            own_cells[name, n] = own
-            row.append(f"{_pct(known)} / {_pct(own)}")
-        out.append(f"| {name} | " + " | ".join(row) + " |")
+
+    def power_cell(name: str, shape: Shape, n: int) -> str:
+        cell = power_trials
+        _, known = realised_power("auto", shape, n, cell, seed_for("pw", name, n), own=False)
+        _, own = realised_power("auto", shape, n, cell, seed_for("po", name, n), own=True)
+        own_cells[name, n] = own
+        return f"{_pct(known)} / {_pct(own)}"
+
+    out += _shape_rows(few, power_cell)
     low_cell = min(own_cells, key=own_cells.__getitem__)
     high_cell = max(own_cells, key=own_cells.__getitem__)
     outside = [f"{s} at n = {n}" for (s, n), r in own_cells.items() if abs(r - 0.8) > 0.05]
@@ -744,16 +750,13 @@ def render(trials: int, sizes: tuple[int, ...]) -> str:
         *_table_head("shape", few),
     ]
     ni_cells: dict[tuple[str, int], float] = {}
-    for name, shape in SHAPES.items():
-        row = []
-        for n in few:
-            if n > MAX_N.get(name, n):
-                row.append("—")
-                continue
-            r = measure("auto", shape, n, trials, seed_for("ni", name, n), shift=-0.1)
-            ni_cells[name, n] = r.lib
-            row.append(f"{_pct(r.lib)} ± {_pct(r.se(r.lib))}")
-        out.append(f"| {name} | " + " | ".join(row) + " |")
+
+    def ni_cell(name: str, shape: Shape, n: int) -> str:
+        r = measure("auto", shape, n, trials, seed_for("ni", name, n), shift=-0.1)
+        ni_cells[name, n] = r.lib
+        return f"{_pct(r.lib)} ± {_pct(r.se(r.lib))}"
+
+    out += _shape_rows(few, ni_cell)
     out += ["", *_band_lines(ni_cells, "pass")]
     print("  non-inferiority done", file=sys.stderr, flush=True)
     power_trials = max(POWER_TRIALS, trials // 5)
