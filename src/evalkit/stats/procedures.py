@@ -861,11 +861,12 @@ def spec_resamples(
 #: checks at 10^4 cases); above it the line says how to get it.
 BOOTSTRAP_SHOWN_UP_TO: Final = 10_000
 #: Why a paired bootstrap does not decide (measured, docs/calibration.md, 2,000 trials a
-#: cell): one line in each verdict's details, beside the bootstrap's interval.
+#: cell; tests/report/test_quoted_calibration.py reads the figures off it): one line in
+#: each verdict's details, beside the bootstrap's interval.
 BOOTSTRAP_NOT_DECIDING: Final = (
     "not deciding: at n = 30 the percentile bootstrap fails falsely up to 7.3% one-sided "
     "(skewed differences) and the studentized one up to 6.5% (tied, heavy-tailed "
-    "differences) against 2.5%; the default's procedure holds 3.6% (docs/calibration.md)"
+    "differences) against 2.5%; the default's procedure holds 2.6% (docs/calibration.md)"
 )
 
 
