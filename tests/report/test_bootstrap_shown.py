@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,8 +14,10 @@ from evalkit._spec.artifact import GoldensInfo, RunArtifact, build_artifact
 from evalkit._spec.checks import CheckSpec
 from evalkit.gate.model import GateOptions
 from evalkit.gate.procedure import evaluate_gate
+from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
+from evalkit.report.terminal import render_terminal
 from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING
 from evalkit.stats.significance import paired_bootstrap
 from evalkit.targets.base import TargetResponse
@@ -51,6 +55,14 @@ def test_the_bootstrap_interval_beside_a_t_verdict_is_paired_bootstraps() -> Non
     assert BOOTSTRAP_NOT_DECIDING in text
     shown = json.loads(dumps(report))["checks"][0]["comparison"]["bootstrap_ci"]
     assert shown == {"low": spec.ci_low, "high": spec.ci_high, "confidence": 0.95}
+    # the HTML page gives the same block, collapsed under the check, with what decided
+    page = render_html(report)
+    block = page[page.index('<details class="check">') :]
+    block = block[: block.index("</details>")]
+    assert f"percentile bootstrap 95% CI [{spec.ci_low:+.4f}, {spec.ci_high:+.4f}]" in block
+    assert html.escape(BOOTSTRAP_NOT_DECIDING) in block
+    assert f"{html.escape(c.method_shown)} over 40 paired cases" in block
+    assert c.method_shown in ("auto: paired t", "auto: skewness-corrected t (Hall 1992)")
 
 
 def test_no_second_interval_where_the_bootstrap_decided() -> None:
@@ -70,3 +82,31 @@ def test_no_second_interval_where_the_bootstrap_decided() -> None:
     assert c.procedure == "bootstrap"
     assert c.bootstrap_ci is None
     assert BOOTSTRAP_NOT_DECIDING not in render_markdown(report, config_name="evalkit.yml")
+
+
+def test_the_terminal_names_the_procedure_that_decided_each_check() -> None:
+    rng = np.random.default_rng(25)
+    base = rng.random(40)
+    cand = np.clip(base + rng.normal(0.0, 0.1, 40), 0.0, 1.0)
+    nsr: Final = "no_significant_regression"
+    checks = [
+        CheckSpec(id="by_default", metric="ndcg@10", vs_baseline=nsr),
+        CheckSpec(id="by_bootstrap", metric="ndcg@10", vs_baseline=nsr, method="bootstrap"),
+        CheckSpec(id="by_t", metric="ndcg@10", vs_baseline=nsr, method="t"),
+    ]
+    options = GateOptions(n_resamples=499, seed=3)
+    report = evaluate_gate(checks, artifact("c", cand), artifact("b", base), options)
+    chosen = report.verdicts[0].comparison
+    assert chosen is not None
+    assert chosen.procedure == "t"  # near-symmetric differences: auto chose plain t
+    text = render_terminal(report, width=80, capture=True, color=False)
+    assert text is not None
+    said = " ".join(text[text.index("Decided by") :].split())
+    assert said.startswith(
+        "Decided by auto: paired t (by_default); percentile bootstrap (by_bootstrap); "
+        "paired t (by_t)."
+    ), said
+    one = evaluate_gate(checks[2:], artifact("c", cand), artifact("b", base), options)
+    shown = render_terminal(one, width=80, capture=True, color=False)
+    assert shown is not None
+    assert "Decided by paired t (every compared check)." in shown

@@ -56,7 +56,8 @@ def test_hostile_text_is_text() -> None:
     doc = _parse(page)
     allowed = {"html", "head", "meta", "link", "title", "style", "body", "h1", "h2", "h3", "p"}
     allowed |= {"span", "strong", "br", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
-    allowed |= {"svg", "g", "rect", "line", "circle", "text", "tspan", "footer"}
+    allowed |= {"svg", "g", "rect", "line", "circle", "text", "tspan", "footer", "details"}
+    allowed |= {"summary", "wbr"}
     assert {tag for tag, _ in doc.tags} <= allowed
     text = "".join(doc.text)
     for tag in ("check-id", "metric", "failed-error", "added", "delta-id", "note", "cand-name"):

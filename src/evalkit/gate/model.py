@@ -18,6 +18,7 @@ from evalkit.gate.inputs import (
 )
 from evalkit.gate.slices import SliceReport, SliceSettings
 from evalkit.stats.familywise import FamilywiseRate
+from evalkit.stats.procedures import PROCEDURE_NAMES
 
 if TYPE_CHECKING:
     from evalkit._spec.case_filter import Subset
@@ -81,6 +82,20 @@ class Comparison:
     # did not decide.  None where the bootstrap decided, for aggregates, or above
     # stats.procedures.BOOTSTRAP_SHOWN_UP_TO paired cases.
     bootstrap_ci: tuple[float, float, float] | None = None
+
+    @property
+    def decided_by(self) -> str:
+        """The deciding procedure in words (``paired t``), as every report names it."""
+        return PROCEDURE_NAMES.get(self.procedure, self.procedure)
+
+    @property
+    def method_shown(self) -> str:
+        """The configured method and, where it chose, what it chose: ``auto: paired t``."""
+        return (
+            self.decided_by
+            if self.method == self.procedure
+            else f"{self.method}: {self.decided_by}"
+        )
 
     @property
     def deciding_p(self) -> float:

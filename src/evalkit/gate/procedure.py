@@ -39,7 +39,6 @@ from evalkit.stats.power import detectable_regression
 from evalkit.stats.procedures import (
     BOOTSTRAP_SHOWN_UP_TO,
     DEFAULT_GATE_METHOD,
-    PROCEDURE_NAMES,
     RESAMPLING,
     Evaluator,
     PairedData,
@@ -543,7 +542,7 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     u = suffix(spec.metric)
     ci = (
         f"Δ {signed(c.delta)}{u}, {level} CI [{signed(c.ci_low)}, {signed(c.ci_high)}]{u} "
-        f"({PROCEDURE_NAMES.get(c.procedure, c.procedure)})"
+        f"({c.decided_by})"
     )
     bad_status: Status = "fail" if spec.level == "block" else "warn"
     if spec.mode == "non_inferiority":

@@ -19,7 +19,8 @@ from evalkit._util.pvalues import p_label
 from evalkit._util.units import suffix, unit_of
 from evalkit.gate.model import CaseDelta, GateReport, RunSummary
 from evalkit.report import summary as S
-from evalkit.report.escape import html_text
+from evalkit.report.details import detail_lines
+from evalkit.report.escape import html_text, visible
 from evalkit.report.slices import slice_forest
 from evalkit.report.svg import ForestRow, difference_plot, forest_plot, trend_plot
 
@@ -68,6 +69,10 @@ svg .grid { stroke: #eaeef2; stroke-width: 1; }
 svg .band { fill: #1565c0; fill-opacity: .16; } svg .band.worse { fill: #c62828; fill-opacity: .3; }
 svg .line { fill: none; stroke: #1f2328; stroke-width: 2; }
 svg .reference { stroke: #ef6c00; stroke-width: 1.5; stroke-dasharray: 6 4; }
+details.check { margin: 6px 0; border: 1px solid var(--line); border-radius: 6px;
+                padding: 4px 10px; }
+details.check summary { cursor: pointer; }
+details.check ul { margin: 6px 0; padding-left: 20px; }
 ul.ids { columns: 3; font-family: ui-monospace, monospace; font-size: 12px; }
 footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 """
@@ -166,6 +171,12 @@ def _header(report: GateReport) -> list[str]:
     return out
 
 
+def _breakable(escaped: str) -> str:
+    """Escaped text that may wrap after ``_`` when a table column is narrow: long check
+    ids and metric names otherwise push the table past the page."""
+    return escaped.replace("_", "_<wbr>")
+
+
 def _checks_table(report: GateReport) -> list[str]:
     if not report.verdicts:
         return ["<p>No checks are configured, so nothing was gated.</p>"]
@@ -178,8 +189,8 @@ def _checks_table(report: GateReport) -> list[str]:
         arrow = {True: " ↑", False: " ↓", None: ""}[v.higher_is_better]
         out.append(
             f'<tr data-status="{html_text(v.status)}">'
-            f'<td class="id">{html_text(v.check_id, 80)}</td>'
-            f"<td>{html_text(v.metric, 80)}{arrow}</td>"
+            f'<td class="id">{_breakable(html_text(v.check_id, 80))}</td>'
+            f"<td>{_breakable(html_text(v.metric, 80))}{arrow}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
             f'<td class="num">{html_text(v.coverage)}</td>'
@@ -187,6 +198,21 @@ def _checks_table(report: GateReport) -> list[str]:
             f"<td>{html_text(v.message, 400)}</td></tr>"
         )
     out.append("</tbody></table>")
+    return out
+
+
+def _check_details(report: GateReport) -> list[str]:
+    """Each check's statistics in a collapsed block: the procedure that decided, its
+    interval and p, the bootstrap interval beside it and why it did not decide, and the
+    check's own warnings (the page lists them nowhere else)."""
+    out: list[str] = []
+    for v in report.verdicts:
+        items = "".join(f"<li>{html_text(line)}</li>" for line in detail_lines(v, set(), visible))
+        out.append(
+            f'<details class="check"><summary><span class="id">{html_text(v.check_id, 80)}'
+            f"</span> ({html_text(v.metric, 80)}) {_badge(v.status, S.status_word(v))}"
+            f"</summary><ul>{items}</ul></details>"
+        )
     return out
 
 
@@ -319,6 +345,7 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
         *_header(report),
         "<h2>Checks</h2>",
         *_checks_table(report),
+        *(["<h2>How each check decided</h2>", *_check_details(report)] if report.verdicts else []),
         *_trends(report, trend),
         *_plots(forest, diffs),
     ]

@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import re
 
-from evalkit._util.units import suffix, unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
+from evalkit.report.details import detail_lines
 from evalkit.report.escape import marker_name, md, safe_url
 from evalkit.report.links import docs_url
 from evalkit.report.slices import slice_markdown
-from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING, BOOTSTRAP_SHOWN_UP_TO
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 # Case rows formatted per check: a row is longer than 16 characters, so no comment ever
@@ -454,55 +453,7 @@ def _most_regressed(report: GateReport) -> list[Part]:
 
 
 def _stats(v: CheckVerdict, listed: set[str]) -> list[str]:
-    kind = v.kind if v.mode is None else f"{v.kind} ({md(v.mode, NAME_LEN)})"
-    # A missing baseline or reference is said once, above the table: not again here.
-    lines = [] if v.status in ("no-baseline", "no-reference") else [md(v.message, MESSAGE_LEN)]
-    lines += [
-        f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
-        f"coverage {v.coverage}",
-    ]
-    u = unit_of(v.metric)
-    if v.observed is not None:
-        lines.append(f"observed {S.num(v.observed, u)}")
-    if v.kind == "threshold" and v.threshold is not None:
-        sym = S.op_symbol(v.op) or md(v.op or "?", 8)
-        lines.append(f"threshold {sym} {S.num(v.threshold, u)}")
-    c = v.comparison
-    if c is not None:
-        lines += [
-            f"paired means: {S.against(v)} {S.num(c.baseline_value, u)}"
-            + (
-                f", candidate {S.num(c.candidate_value, u)}"
-                if c.candidate_value is not None
-                else ""
-            )
-            + f", Δ {S.signed(c.delta, u)}, "
-            f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}]"
-            f"{suffix(v.metric)}, "
-            + S.p_text(c.deciding_p, c.p_label)
-            + (f" (unadjusted {S.p_text(c.p_value)})" if c.p_adjusted is not None else ""),
-            f"{md(c.method, NAME_LEN)} over {c.n_paired:,} paired cases, "
-            f"{c.n_resamples:,} resamples; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
-        ]
-        if c.bootstrap_ci is not None:
-            low, high, level = c.bootstrap_ci
-            lines.append(
-                f"percentile bootstrap {S.confidence(level)} CI [{S.signed(low)}, "
-                f"{S.signed(high)}]{suffix(v.metric)}, {BOOTSTRAP_NOT_DECIDING}"
-            )
-        elif c.procedure != "bootstrap" and c.deltas:
-            lines.append(
-                f"percentile bootstrap: not computed above {BOOTSTRAP_SHOWN_UP_TO:,} cases "
-                "(`evalkit.paired_bootstrap` gives it), " + BOOTSTRAP_NOT_DECIDING
-            )
-        if c.mde is not None:
-            lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
-        if c.margin is not None:
-            lines.append(f"non-inferiority margin {S.num(c.margin, u)}")
-        # The statistical warnings are listed once for all checks (above), by kind, in
-        # the first check's words: here only this check's own where its numbers differ.
-        lines += [f"warning: {md(w, MESSAGE_LEN)}" for w in c.warnings if w not in listed]
-    return [f"- {line}\n" for line in lines]
+    return [f"- {line}\n" for line in detail_lines(v, listed, md, lambda name: f"`{name}`")]
 
 
 def _details(report: GateReport) -> list[Part]:

@@ -142,6 +142,27 @@ def shared_confidence(report: GateReport) -> float | None:
     return levels.pop() if len(levels) == 1 else None
 
 
+def deciding_procedures(report: GateReport) -> str | None:
+    """``Decided by paired t (a, b); percentile bootstrap (c).``: which procedure gave
+    each compared check its interval and p, grouped, in the order the checks run
+    (``Decided by paired t (every compared check).`` where one did for all)."""
+    groups: dict[str, list[str]] = {}
+    for v in report.verdicts:
+        if v.comparison is not None:
+            groups.setdefault(v.comparison.method_shown, []).append(v.check_id)
+    if not groups:
+        return None
+    if len(groups) == 1:
+        (method,) = groups
+        return f"Decided by {method} (every compared check)."
+    # a long family is counted, not listed: the sentence must stay a sentence
+    named = {
+        m: ", ".join(ids) if len(ids) <= 3 else plural(len(ids), "check", "checks")
+        for m, ids in groups.items()
+    }
+    return "Decided by " + "; ".join(f"{m} ({who})" for m, who in named.items()) + "."
+
+
 def p_cell(v: CheckVerdict) -> str:
     """The deciding p with its label (``p``, ``p vs margin``, ``Holm-adjusted p``), or ``""``."""
     c = v.comparison

@@ -335,6 +335,11 @@ def _print(console: Console, report: GateReport) -> None:
         _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
     if report.verdicts:
         _checks(console, report)
+        decided = S.deciding_procedures(report)
+        if decided is not None:
+            # the rest of each check's statistics (the bootstrap interval beside the
+            # deciding one among them) is in the HTML, markdown and JSON reports
+            _prose(console, _t(decided, MESSAGE_LEN, style="dim"))
     else:
         _say(console, "No checks are configured, so nothing was gated.")
     for v in report.verdicts:

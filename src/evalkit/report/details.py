@@ -1,0 +1,77 @@
+"""How one check decided, as plain lines: the details every report draws the same way.
+
+The PR comment lists them in each check's collapsed details; the HTML page in a
+``<details>`` block per check.  The renderer passes how untrusted text is escaped
+(``text``) and how a name of code is set (``code``), so both say the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from evalkit._util.units import suffix, unit_of
+from evalkit.gate.model import CheckVerdict
+from evalkit.report import summary as S
+from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING, BOOTSTRAP_SHOWN_UP_TO
+
+NAME_LEN = 80
+MESSAGE_LEN = 400
+
+Escape = Callable[[object, int], str]
+
+
+def detail_lines(
+    v: CheckVerdict,
+    listed: set[str],
+    text: Escape,
+    code: Callable[[str], str] = str,
+) -> list[str]:
+    """The lines of ``v``'s details; warnings already in ``listed`` are not repeated."""
+    kind = v.kind if v.mode is None else f"{v.kind} ({text(v.mode, NAME_LEN)})"
+    # A missing baseline or reference is said once, above the table: not again here.
+    lines = [] if v.status in ("no-baseline", "no-reference") else [text(v.message, MESSAGE_LEN)]
+    lines += [
+        f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
+        f"coverage {v.coverage}",
+    ]
+    u = unit_of(v.metric)
+    if v.observed is not None:
+        lines.append(f"observed {S.num(v.observed, u)}")
+    if v.kind == "threshold" and v.threshold is not None:
+        sym = S.op_symbol(v.op) or text(v.op or "?", 8)
+        lines.append(f"threshold {sym} {S.num(v.threshold, u)}")
+    c = v.comparison
+    if c is None:
+        return lines
+    lines += [
+        f"paired means: {S.against(v)} {S.num(c.baseline_value, u)}"
+        + (f", candidate {S.num(c.candidate_value, u)}" if c.candidate_value is not None else "")
+        + f", Δ {S.signed(c.delta, u)}, "
+        f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}]"
+        f"{suffix(v.metric)}, "
+        + S.p_text(c.deciding_p, c.p_label)
+        + (f" (unadjusted {S.p_text(c.p_value)})" if c.p_adjusted is not None else ""),
+        f"{text(c.method_shown, NAME_LEN)} over {c.n_paired:,} paired cases"
+        # an analytic procedure draws no resamples: "0 resamples" would read as a fault
+        + (f", {c.n_resamples:,} resamples" if c.n_resamples else "")
+        + f"; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
+    ]
+    if c.bootstrap_ci is not None:
+        low, high, level = c.bootstrap_ci
+        lines.append(
+            f"percentile bootstrap {S.confidence(level)} CI [{S.signed(low)}, "
+            f"{S.signed(high)}]{suffix(v.metric)}, {BOOTSTRAP_NOT_DECIDING}"
+        )
+    elif c.procedure != "bootstrap" and c.deltas:
+        lines.append(
+            f"percentile bootstrap: not computed above {BOOTSTRAP_SHOWN_UP_TO:,} cases "
+            f"({code('evalkit.paired_bootstrap')} gives it), " + BOOTSTRAP_NOT_DECIDING
+        )
+    if c.mde is not None:
+        lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
+    if c.margin is not None:
+        lines.append(f"non-inferiority margin {S.num(c.margin, u)}")
+    # The statistical warnings are listed once for all checks, by kind, in the first
+    # check's words: here only this check's own where its numbers differ.
+    lines += [f"warning: {text(w, MESSAGE_LEN)}" for w in c.warnings if w not in listed]
+    return lines
