@@ -1,0 +1,122 @@
+"""The built-in retrieval families over one query's plain lists of grades, without numpy.
+
+:mod:`evalkit.metrics.batch` scores many queries with numpy; importing numpy costs more
+than scoring a 10^5-line TREC run file, so the file path (:mod:`evalkit._spec.trec_plain`)
+scores here instead, one query at a time.  Each value is the double batch computes: the
+same operation on the same operands, and every sum added in rank order from 0.0 as
+batch's ``bincount`` adds.  (``sum()`` is not used on floats: from Python 3.12 it
+compensates, which batch does not.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from itertools import compress, count, islice
+from typing import Literal, TypeAlias
+
+from evalkit.metrics import core
+
+__all__ = ["PlainKind", "QueryGrades", "plain_kind"]
+
+PlainKind: TypeAlias = Literal["precision", "recall", "hit_rate", "mrr", "map", "ndcg"]
+
+_KINDS: dict[Callable[..., float], PlainKind] = {
+    core.precision_at_k: "precision",
+    core.recall_at_k: "recall",
+    core.hit_rate_at_k: "hit_rate",
+    core.mrr_at_k: "mrr",
+    core.map_at_k: "map",
+    core.ndcg_at_k: "ndcg",
+}
+
+_positive = (0).__lt__  # grade > 0: a gain (UNJUDGED, int64's least, is none)
+# _DISCOUNT[r] == log2(r + 2.0): the discount of 0-based rank r, as batch's np.log2 gives it.
+_DISCOUNT: list[float] = []
+
+
+def plain_kind(fn: Callable[..., float]) -> PlainKind | None:
+    """Which built-in formula a family function is; ``None`` for any other function."""
+    return _KINDS.get(fn)
+
+
+def _discounts(n: int) -> list[float]:
+    if len(_DISCOUNT) < n:
+        _DISCOUNT.extend(math.log2(r + 2.0) for r in range(len(_DISCOUNT), n))
+    return _DISCOUNT
+
+
+def _dcg(gains: Sequence[int]) -> float:
+    disc = _discounts(len(gains))
+    total = 0.0
+    for rank in compress(count(), map(_positive, gains)):
+        total += gains[rank] / disc[rank]
+    return total
+
+
+class QueryGrades:
+    """One query: the grade at each ranked position, best first, and every judged grade.
+
+    ``ranked`` holds ``UNJUDGED`` (:data:`evalkit.metrics.rankings.UNJUDGED`) for an
+    unjudged id; the ids are distinct (a TREC run repeats none).
+    """
+
+    __slots__ = ("_hits", "_ideal", "_n_relevant", "judged", "level", "ranked")
+
+    def __init__(self, ranked: list[int], judged: Sequence[int], level: int) -> None:
+        self.ranked = ranked
+        self.judged = judged
+        self.level = level
+        self._hits: list[int] | None = None
+        self._n_relevant: int | None = None
+        self._ideal: list[int] | None = None
+
+    @property
+    def hits(self) -> list[int]:
+        """0-based ranks of the relevant ids (grade >= level), best first."""
+        if self._hits is None:
+            self._hits = list(compress(count(), map(self.level.__le__, self.ranked)))
+        return self._hits
+
+    @property
+    def n_relevant(self) -> int:
+        """Judged ids with grade >= level: the recall and MAP denominator."""
+        if self._n_relevant is None:
+            self._n_relevant = sum(map(self.level.__le__, self.judged))
+        return self._n_relevant
+
+    def _hits_within(self, k: int) -> int:
+        hits = self.hits
+        if not hits or hits[-1] < k:
+            return len(hits)
+        return sum(1 for rank in hits if rank < k)
+
+    def _ideal_dcg(self, k: int) -> float:
+        if self._ideal is None:
+            self._ideal = sorted(filter(_positive, self.judged), reverse=True)
+        return _dcg(self._ideal[:k])
+
+    def value(self, kind: PlainKind, k: int) -> float:
+        """The family's value at ``k`` (batch's ``_precision``, ``_recall``... exactly)."""
+        if kind == "precision":
+            return self._hits_within(k) / k
+        if kind == "recall":
+            n_rel = self.n_relevant
+            return self._hits_within(k) / n_rel if n_rel > 0 else 0.0
+        if kind == "hit_rate":
+            return 1.0 if self._hits_within(k) > 0 else 0.0
+        if kind == "mrr":
+            hits = self.hits
+            return 1.0 / (hits[0] + 1.0) if hits and hits[0] < k else 0.0
+        if kind == "map":
+            n_rel = self.n_relevant
+            if n_rel <= 0:
+                return 0.0
+            total = 0.0
+            for nth, rank in enumerate(self.hits, start=1):
+                if rank >= k:
+                    break
+                total += nth / (rank + 1.0)
+            return total / n_rel
+        ideal = self._ideal_dcg(k)
+        return _dcg(list(islice(self.ranked, k))) / ideal if ideal > 0 else 0.0
