@@ -41,7 +41,6 @@ from evalkit._model.results import QueryResult, RunResult
 from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
 from evalkit._spec.trec_plain import read_plain_run, score_plain_run
 from evalkit._spec.trec_run import FloatArray, TrecRun
-from evalkit._util.atomic import atomic_file
 from evalkit._util.bounded import paused_gc
 from evalkit.metrics.ranked_lists import PlainKind, plain_kind
 from evalkit.metrics.rankings import QuerySelection
@@ -103,6 +102,9 @@ def _check_query_id(qid: object, where: str) -> str:
 
 
 def _atomic_write(path: Path, lines: Iterator[str]) -> Path:
+    # Imported here: its tempfile (random, shutil, bz2, lzma) is for writing, not scoring.
+    from evalkit._util.atomic import atomic_file
+
     with atomic_file(path) as raw:
         if path.name.endswith(".gz"):
             # mtime=0 and no file name in the header: the same data gives the same bytes.

@@ -15,6 +15,7 @@ message, file and line as ever: this path never raises a format error of its own
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby, islice, repeat
@@ -129,7 +130,7 @@ def score_plain_run(
     rows: list[QueryResult] = []
     for qid in chosen:
         judged = qrels[qid]
-        grades = list(judged.values())
+        grades = Counter(judged.values())
         if not (grades and _INT64.start <= min(grades) and max(grades) < _INT64.stop):
             return None
         ranking = run.ranked.get(qid, [])

@@ -11,8 +11,8 @@ compensates, which batch does not.)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from itertools import compress, count, islice
+from collections.abc import Callable, Mapping, Sequence
+from itertools import compress, count, islice, repeat
 from typing import Literal, TypeAlias
 
 from evalkit.metrics import core
@@ -55,21 +55,19 @@ def _dcg(gains: Sequence[int]) -> float:
 
 
 class QueryGrades:
-    """One query: the grade at each ranked position, best first, and every judged grade.
+    """One query: the grade at each ranked position, best first, and its judged grades.
 
     ``ranked`` holds ``UNJUDGED`` (:data:`evalkit.metrics.rankings.UNJUDGED`) for an
     unjudged id; the ids are distinct (a TREC run repeats none).
     """
 
-    __slots__ = ("_hits", "_ideal", "_n_relevant", "judged", "level", "ranked")
+    __slots__ = ("_hits", "judged", "level", "ranked")
 
-    def __init__(self, ranked: list[int], judged: Sequence[int], level: int) -> None:
+    def __init__(self, ranked: list[int], judged: Mapping[int, int], level: int) -> None:
         self.ranked = ranked
-        self.judged = judged
+        self.judged = judged  # grade -> how many ids are judged so (a Counter of the qrels)
         self.level = level
         self._hits: list[int] | None = None
-        self._n_relevant: int | None = None
-        self._ideal: list[int] | None = None
 
     @property
     def hits(self) -> list[int]:
@@ -81,9 +79,7 @@ class QueryGrades:
     @property
     def n_relevant(self) -> int:
         """Judged ids with grade >= level: the recall and MAP denominator."""
-        if self._n_relevant is None:
-            self._n_relevant = sum(map(self.level.__le__, self.judged))
-        return self._n_relevant
+        return sum(n for grade, n in self.judged.items() if grade >= self.level)
 
     def _hits_within(self, k: int) -> int:
         hits = self.hits
@@ -92,9 +88,13 @@ class QueryGrades:
         return sum(1 for rank in hits if rank < k)
 
     def _ideal_dcg(self, k: int) -> float:
-        if self._ideal is None:
-            self._ideal = sorted(filter(_positive, self.judged), reverse=True)
-        return _dcg(self._ideal[:k])
+        """DCG@k of every positive judged grade, best first."""
+        ideal: list[int] = []
+        for grade in sorted(filter(_positive, self.judged), reverse=True):
+            ideal += repeat(grade, min(self.judged[grade], k - len(ideal)))
+            if len(ideal) >= k:
+                break
+        return _dcg(ideal)
 
     def value(self, kind: PlainKind, k: int) -> float:
         """The family's value at ``k`` (batch's ``_precision``, ``_recall``... exactly)."""
