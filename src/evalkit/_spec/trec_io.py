@@ -123,10 +123,14 @@ def _fast_qrels_chunk(chunk: bytes, n: int) -> tuple[list[str], list[str], list[
     toks = plain_tokens(chunk, n, 4)
     if toks is None:
         return None
+    grade_tokens = toks[3::5]
     try:
-        grades = list(map(int, toks[3::5]))
+        # Grades take a few values: each is parsed once (a 1-character token is CPython's
+        # shared string, its hash already known), then looked up.
+        value = {token: int(token) for token in set(grade_tokens)}
     except ValueError:
         return None
+    grades = list(map(value.__getitem__, grade_tokens))
     return toks[0::5], toks[2::5], grades
 
 

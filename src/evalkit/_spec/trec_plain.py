@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby, islice, repeat
-from operator import eq
+from operator import gt
 from pathlib import Path
 
 from evalkit._model.results import QueryResult
@@ -72,8 +72,8 @@ def _read_columns(path: Path) -> tuple[list[str], list[str], list[str], str] | N
 
 def _ranked(scores: list[float], docs: list[str]) -> list[str]:
     """The query's ids best first: score descending, exact ties by id descending."""
-    if scores == sorted(scores, reverse=True) and not any(map(eq, scores, islice(scores, 1, None))):
-        return docs  # already in order, no tie: the common case, checked in C
+    if all(map(gt, scores, islice(scores, 1, None))):
+        return docs  # strictly falling already, so no tie: the common case, checked in C
     return [doc for _, doc in sorted(zip(scores, docs, strict=True), reverse=True)]
 
 

@@ -4,15 +4,18 @@
 than scoring a 10^5-line TREC run file, so the file path (:mod:`evalkit._spec.trec_plain`)
 scores here instead, one query at a time.  Each value is the double batch computes: the
 same operation on the same operands, and every sum added in rank order from 0.0 as
-batch's ``bincount`` adds.  (``sum()`` is not used on floats: from Python 3.12 it
-compensates, which batch does not.)
+batch's ``bincount`` adds.  (Floats are added with ``reduce(add, ..., 0.0)``, never ``sum()``:
+from Python 3.12 ``sum()`` compensates, which batch does not.)
 """
 
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
+from functools import reduce
 from itertools import compress, count, islice, repeat
+from operator import add, truediv
 from typing import Literal, TypeAlias
 
 from evalkit.metrics import core
@@ -31,6 +34,7 @@ _KINDS: dict[Callable[..., float], PlainKind] = {
 }
 
 _positive = (0).__lt__  # grade > 0: a gain (UNJUDGED, int64's least, is none)
+_plus_one = (1.0).__add__
 # _DISCOUNT[r] == log2(r + 2.0): the discount of 0-based rank r, as batch's np.log2 gives it.
 _DISCOUNT: list[float] = []
 
@@ -48,10 +52,10 @@ def _discounts(n: int) -> list[float]:
 
 def _dcg(gains: Sequence[int]) -> float:
     disc = _discounts(len(gains))
-    total = 0.0
-    for rank in compress(count(), map(_positive, gains)):
-        total += gains[rank] / disc[rank]
-    return total
+    ranks = list(compress(count(), map(_positive, gains)))
+    return reduce(
+        add, map(truediv, map(gains.__getitem__, ranks), map(disc.__getitem__, ranks)), 0.0
+    )
 
 
 class QueryGrades:
@@ -61,13 +65,14 @@ class QueryGrades:
     unjudged id; the ids are distinct (a TREC run repeats none).
     """
 
-    __slots__ = ("_hits", "judged", "level", "ranked")
+    __slots__ = ("_hits", "_n_relevant", "judged", "level", "ranked")
 
     def __init__(self, ranked: list[int], judged: Mapping[int, int], level: int) -> None:
         self.ranked = ranked
         self.judged = judged  # grade -> how many ids are judged so (a Counter of the qrels)
         self.level = level
         self._hits: list[int] | None = None
+        self._n_relevant: int | None = None
 
     @property
     def hits(self) -> list[int]:
@@ -79,13 +84,12 @@ class QueryGrades:
     @property
     def n_relevant(self) -> int:
         """Judged ids with grade >= level: the recall and MAP denominator."""
-        return sum(n for grade, n in self.judged.items() if grade >= self.level)
+        if self._n_relevant is None:
+            self._n_relevant = sum(n for grade, n in self.judged.items() if grade >= self.level)
+        return self._n_relevant
 
     def _hits_within(self, k: int) -> int:
-        hits = self.hits
-        if not hits or hits[-1] < k:
-            return len(hits)
-        return sum(1 for rank in hits if rank < k)
+        return bisect_left(self.hits, k)  # hits are ascending ranks
 
     def _ideal_dcg(self, k: int) -> float:
         """DCG@k of every positive judged grade, best first."""
@@ -112,11 +116,8 @@ class QueryGrades:
             n_rel = self.n_relevant
             if n_rel <= 0:
                 return 0.0
-            total = 0.0
-            for nth, rank in enumerate(self.hits, start=1):
-                if rank >= k:
-                    break
-                total += nth / (rank + 1.0)
-            return total / n_rel
+            # The n-th hit (1-based) at 0-based rank r adds n / (r + 1.0), in rank order.
+            ranks = map(_plus_one, islice(self.hits, self._hits_within(k)))
+            return reduce(add, map(truediv, count(1), ranks), 0.0) / n_rel
         ideal = self._ideal_dcg(k)
         return _dcg(list(islice(self.ranked, k))) / ideal if ideal > 0 else 0.0
