@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalkit._spec.trec import _score_arrays, read_qrels, score_trec
+from evalkit._spec.trec import _score_arrays, read_qrels, read_run, score_trec
 from evalkit._spec.trec_plain import read_plain_run
 from evalkit.errors import EvalkitError
 
@@ -143,14 +143,25 @@ def test_a_plain_file_takes_the_plain_path_and_an_odd_one_does_not(tmp_path: Pat
         assert read_plain_run(path) is None
 
 
-def test_plain_ties_rank_by_doc_id_descending(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        (["1", "1.0", "2", "0"], ["C", "B", "A", "D"]),  # out of order, and a tie
+        (["3", "2", "2.0", "1"], ["A", "C", "B", "D"]),  # in order, one tie run
+        (["2", "2", "1", "1"], ["B", "A", "D", "C"]),  # in order, two tie runs
+        (["-0.0", "0", "0.0", "-1"], ["C", "B", "A", "D"]),  # -0.0 ties 0
+    ],
+)
+def test_plain_ties_rank_by_doc_id_descending(
+    tmp_path: Path, scores: list[str], expected: list[str]
+) -> None:
     # trec_eval: score descending, then doc id descending (strcmp), whatever the file order.
-    text = _run_text(
-        [("301", "A", "1"), ("301", "C", "1.0"), ("301", "B", "2"), ("301", "D", "0")], None
-    )
-    run = read_plain_run(_write(tmp_path / "r.txt", text, "\n", True, False))
+    lines = [("301", doc, score) for doc, score in zip("ABCD", scores, strict=True)]
+    path = _write(tmp_path / "r.txt", _run_text(lines, None), "\n", True, False)
+    run = read_plain_run(path)
     assert run is not None
-    assert run.ranked == {"301": ["B", "C", "A", "D"]}
+    assert run.ranked == {"301": expected}
+    assert read_run(path).ranking(0) == expected  # the numpy reader
 
 
 @pytest.mark.parametrize(

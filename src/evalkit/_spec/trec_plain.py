@@ -18,8 +18,8 @@ import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import groupby, islice, repeat
-from operator import gt
+from itertools import compress, count, groupby, islice, repeat
+from operator import eq, ge, gt
 from pathlib import Path
 
 from evalkit._model.results import QueryResult
@@ -72,9 +72,19 @@ def _read_columns(path: Path) -> tuple[list[str], list[str], list[str], str] | N
 
 def _ranked(scores: list[float], docs: list[str]) -> list[str]:
     """The query's ids best first: score descending, exact ties by id descending."""
-    if all(map(gt, scores, islice(scores, 1, None))):
+    following = islice(scores, 1, None)
+    if all(map(gt, scores, following)):
         return docs  # strictly falling already, so no tie: the common case, checked in C
-    return [doc for _, doc in sorted(zip(scores, docs, strict=True), reverse=True)]
+    if not all(map(ge, scores, islice(scores, 1, None))):
+        return [doc for _, doc in sorted(zip(scores, docs, strict=True), reverse=True)]
+    # In order but for ties: only each run of tied scores needs its ids put descending.
+    ranked = list(docs)
+    tied = compress(count(), map(eq, scores, islice(scores, 1, None)))  # i: s[i] == s[i+1]
+    for _, run in groupby(enumerate(tied), key=lambda pair: pair[1] - pair[0]):
+        positions = [i for _, i in run]
+        a, b = positions[0], positions[-1] + 2
+        ranked[a:b] = sorted(ranked[a:b], reverse=True)
+    return ranked
 
 
 def read_plain_run(path: PathLike) -> PlainRun | None:
