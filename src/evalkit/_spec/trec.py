@@ -28,7 +28,6 @@ byte-reproducible.
 
 from __future__ import annotations
 
-import gzip
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -102,7 +101,9 @@ def _check_query_id(qid: object, where: str) -> str:
 
 
 def _atomic_write(path: Path, lines: Iterator[str]) -> Path:
-    # Imported here: its tempfile (random, shutil, bz2, lzma) is for writing, not scoring.
+    # Imported here: tempfile (random, shutil, bz2, lzma) and gzip write; scoring needs neither.
+    import gzip
+
     from evalkit._util.atomic import atomic_file
 
     with atomic_file(path) as raw:

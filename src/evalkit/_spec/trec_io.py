@@ -5,7 +5,6 @@ and the run reader that does (:mod:`.trec_read`) builds on these.
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import zlib
@@ -42,6 +41,8 @@ def open_bytes(path: Path, what: str) -> IO[bytes]:
     except OSError as exc:
         raise TrecFormatError(f"cannot read {what} {str(path)!r}: {exc.strerror}") from None
     if magic == _GZIP_MAGIC:
+        import gzip  # here: most files are plain, and scoring them need not pay for it
+
         return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
     return fh
 
