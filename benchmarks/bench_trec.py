@@ -2,6 +2,12 @@
 
     uv run python benchmarks/bench_trec.py --trec-eval /path/to/trec_eval
     uv run python benchmarks/bench_trec.py --sizes 10000 100000 --repeat 5
+    uv run python benchmarks/bench_trec.py --trec-eval PATH --real-run RUN --real-qrels QRELS
+
+``--real-run``/``--real-qrels`` time a real pair too, as given (plain or ``.gz``): the TREC
+2003 Robust run ``input.fub03IeOLKe3`` (100,000 lines) and its qrels (128,796 judgments),
+e.g. from https://github.com/joaopalotti/trectools (examples/robust03/); skipped, with a
+message, when the files are not there.  Nothing here is fetched.
 
 trec_eval is not on PyPI or in Debian: build it from https://github.com/usnistgov/trec_eval
 (``make``; 10.0, the version evalkit's reader follows) and pass the binary with
@@ -29,6 +35,7 @@ trec_eval's ``-q`` output (4 decimals, all it prints).  The last line is one JSO
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import resource
@@ -157,11 +164,42 @@ def commands(
     return out
 
 
+def real_pair(
+    run: Path | None, qrels: Path | None, folder: Path
+) -> tuple[str, int, Path, Path] | None:
+    """The real run and qrels given, if both are there; else say why they are skipped.
+
+    A ``.gz`` file is decompressed into ``folder`` first: trec_eval reads plain text only.
+    """
+    if run is None and qrels is None:
+        return None
+    missing = [
+        f"{flag} {path}"
+        for flag, path in (("--real-run", run), ("--real-qrels", qrels))
+        if path is None or not path.is_file()
+    ]
+    if missing or run is None or qrels is None:
+        print(f"real pair skipped: not found: {', '.join(missing)}")
+        return None
+    title = f"real pair {run.name} / {qrels.name}"
+    plain = []
+    for given in (run, qrels):
+        path = given
+        if given.name.endswith(".gz"):
+            path = folder / given.name.removesuffix(".gz")
+            path.write_bytes(gzip.decompress(given.read_bytes()))
+        plain.append(path)
+    lines = plain[0].read_bytes().count(b"\n")
+    return f"{title}, {lines:,} run lines", lines, plain[0], plain[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"))
+    parser.add_argument("--real-run", type=Path, help="a real run file, timed after the sizes")
+    parser.add_argument("--real-qrels", type=Path, help="its qrels")
     args = parser.parse_args()
     trec_eval = args.trec_eval or shutil.which("trec_eval")
     if trec_eval is None:
@@ -176,8 +214,15 @@ def main() -> None:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        cases: list[tuple[str, int, Path, Path]] = []
         for lines in args.sizes:
             run, qrels = generate(folder, lines)
+            queries = lines // (100 if lines <= 10_000 else 1000)
+            cases.append((f"{lines:,} run lines, {queries:,} queries", lines, run, qrels))
+        real = real_pair(args.real_run, args.real_qrels, folder)
+        if real is not None:
+            cases.append(real)
+        for title, lines, run, qrels in cases:
             todo = commands(run, qrels, folder, trec_eval, pytrec)
             for command in todo.values():  # warm-up: bytecode, page cache
                 timed(command)
@@ -200,14 +245,16 @@ def main() -> None:
                 loads.append(os.getloadavg()[0])
             peer = "trec_eval (C)" if trec_eval else None
             base = statistics.median(cpu[peer]) if peer else None
-            print(
-                f"{lines:,} run lines, {lines // (100 if lines <= 10_000 else 1000):,} queries, "
-                f"median of {args.repeat}, load average {statistics.median(loads):.2f}"
-            )
-            row: dict[str, object] = {"lines": lines, "load_avg_1m": statistics.median(loads)}
+            print(f"{title}, median of {args.repeat}, load average {statistics.median(loads):.2f}")
+            row: dict[str, object] = {
+                "case": title,
+                "lines": lines,
+                "load_avg_1m": statistics.median(loads),
+            }
+            base_wall = statistics.median(wall[peer]) if peer else None
             for name in todo:
                 c, w = statistics.median(cpu[name]), statistics.median(wall[name])
-                ratio = f"{c / base:5.2f}x trec_eval" if base else ""
+                ratio = f"{c / base:5.2f}x / {w / base_wall:5.2f}x trec_eval" if base else ""
                 print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall  {ratio}")
                 row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3)}
             if trec_eval:

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import evalkit._spec.trec as trec
+import evalkit._spec.trec_io as trec_io
 from evalkit._spec.trec import (
     TrecFormatError,
     read_qrels,
@@ -78,7 +78,7 @@ def test_small_chunks_read_the_same_run(tmp_path: Path, monkeypatch: pytest.Monk
     lines += ["q3 Q0 late 0 9.0 t\n"]  # q3 again, after other queries
     path = write(tmp_path / "run.txt", "".join(lines))
     whole = read_run(path)
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 37)  # queries span many chunks
+    monkeypatch.setattr(trec_io, "CHUNK_BYTES", 37)  # queries span many chunks
     chunked = read_run(path)
     assert chunked.as_dict() == whole.as_dict()
     assert chunked.scores.tolist() == whole.scores.tolist()
@@ -168,7 +168,7 @@ def test_malformed_qrels_name_file_and_line(tmp_path: Path, text: str, message: 
 def test_a_repeat_judgment_in_a_later_chunk_names_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 16)
+    monkeypatch.setattr(trec_io, "CHUNK_BYTES", 16)
     path = write(tmp_path / "qrels.txt", "q1 0 a 1\nq1 0 b 1\nq1 0 c 1\nq2 0 a 1\nq1 0 b 2\n")
     with pytest.raises(TrecFormatError, match="line 5: document 'b' is judged twice"):
         read_qrels(path)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,7 @@ from evalkit._model.results import QueryResult, RunResult, TargetResponse
 from evalkit._util.bounded import paused_gc
 from evalkit.errors import MetricError
 from evalkit.metrics import core
+from evalkit.metrics.rankings import UNJUDGED, QuerySelection, Rankings
 
 __all__ = [
     "UNJUDGED",
@@ -43,84 +44,6 @@ __all__ = [
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
 FloatArray: TypeAlias = npt.NDArray[np.float64]
-QuerySelection: TypeAlias = Literal["both", "qrels", "run"]
-
-UNJUDGED: int = int(np.iinfo(np.int64).min)
-"""Grade stored for an unjudged id or a repeat: below every level, no gain."""
-
-
-@dataclass(frozen=True, eq=False)
-class Rankings:
-    """Ranked lists of many queries, flattened.
-
-    ``query_ids`` are unique; query ``i`` ranked ``docnos[offsets[i]:offsets[i+1]]``,
-    best first.  ``distinct`` promises that no query repeats an id (TREC run
-    files guarantee it), which lets scoring skip the repeat check.
-    """
-
-    query_ids: list[str]
-    offsets: IntArray
-    docnos: list[str]
-    distinct: bool = False
-
-    def __post_init__(self) -> None:
-        if len(self.offsets) != len(self.query_ids) + 1:
-            raise MetricError("Rankings: offsets must have one entry more than query_ids")
-        if len(set(self.query_ids)) != len(self.query_ids):
-            raise MetricError("Rankings: query ids must be unique")
-
-    @classmethod
-    def from_mapping(cls, rankings: Mapping[str, Sequence[str]]) -> Rankings:
-        """Flatten ``{query_id: [ids best first]}``."""
-        query_ids: list[str] = []
-        docnos: list[str] = []
-        lengths: list[int] = []
-        for qid, ranked in rankings.items():
-            if isinstance(ranked, str | bytes) or not isinstance(ranked, Sequence):
-                raise MetricError(
-                    f"ranking of query {qid!r} must be a list of ids best first, "
-                    f"got {type(ranked).__name__}"
-                )
-            if not set(map(type, ranked)) <= {str}:
-                bad = next(d for d in ranked if not isinstance(d, str))
-                raise MetricError(
-                    f"ranking of query {qid!r}: ids must be strings, got {bad!r} "
-                    f"({type(bad).__name__}); an id of another type would never match the qrels"
-                )
-            query_ids.append(str(qid))
-            docnos.extend(ranked)
-            lengths.append(len(ranked))
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        return cls(query_ids, offsets, docnos)
-
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    def ranking(self, index: int) -> list[str]:
-        """The ranked ids of the ``index``-th query."""
-        return self.docnos[int(self.offsets[index]) : int(self.offsets[index + 1])]
-
-    def as_dict(self) -> dict[str, list[str]]:
-        """``{query_id: [ids best first]}``."""
-        return {qid: self.ranking(i) for i, qid in enumerate(self.query_ids)}
-
-    def select(self, indices: Sequence[int], extra_empty: Sequence[str] = ()) -> Rankings:
-        """The queries at ``indices`` (in that order), then empty rankings for ``extra_empty``."""
-        offs = self.offsets.tolist()
-        if list(indices) == list(range(len(self.query_ids))) and not extra_empty:
-            return self
-        docnos: list[str] = []
-        lengths: list[int] = []
-        for i in indices:
-            a, b = offs[i], offs[i + 1]
-            docnos.extend(self.docnos[a:b])
-            lengths.append(b - a)
-        lengths.extend(0 for _ in extra_empty)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        ids = [self.query_ids[i] for i in indices] + list(extra_empty)
-        return Rankings(ids, offsets, docnos, self.distinct)
 
 
 def _grades_with_repeats(ranked: Sequence[str], grades: Grades) -> list[int]:

@@ -1,0 +1,208 @@
+"""TREC files, line by line: open (plain or ``.gz``), cut into whole-line chunks, check
+tokens, and read qrels.  No numpy: scoring a plain file needs none (:mod:`.trec_plain`),
+and the run reader that does (:mod:`.trec_read`) builds on these.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+from collections.abc import Iterator, Sequence
+from itertools import groupby
+from pathlib import Path
+from typing import IO, Literal, TypeAlias
+
+from evalkit._util.bounded import line_too_long, max_line_bytes, paused_gc
+from evalkit.errors import InputError
+
+ScoreDtype: TypeAlias = Literal["float64", "float32"]
+PathLike: TypeAlias = str | os.PathLike[str]
+
+CHUNK_BYTES = 1 << 17
+_GZIP_MAGIC = b"\x1f\x8b"
+# A chunk holding none of these bytes tokenises identically with str.split()
+# and C isspace(), has no comment lines, and no score Python would read
+# differently from a C float literal ("1_0"); others take the line-by-line path.
+FAST_PATH_UNSAFE = (b"#", b"\x00", b"\x01", b"_", b"\x1c", b"\x1d", b"\x1e", b"\x1f")
+_SCORE = re.compile(rb"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf(?:inity)?", re.I)
+_GRADE = re.compile(rb"[+-]?\d+")
+
+
+class TrecFormatError(InputError):
+    """A TREC run or qrels file (or the data to write as one) is malformed."""
+
+
+def open_bytes(path: Path, what: str) -> IO[bytes]:
+    try:
+        fh: IO[bytes] = open(path, "rb")  # noqa: SIM115  (returned to the caller)
+        magic = fh.read(2)
+        fh.seek(0)
+    except OSError as exc:
+        raise TrecFormatError(f"cannot read {what} {str(path)!r}: {exc.strerror}") from None
+    if magic == _GZIP_MAGIC:
+        import gzip  # here: most files are plain, and scoring them need not pay for it
+
+        return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
+    return fh
+
+
+def chunks(fh: IO[bytes], source: str) -> Iterator[tuple[bytes, int, int]]:
+    """Whole-line chunks of the file, each ending in a newline: (chunk, first line, lines)."""
+    line_no = 1
+    longest = max_line_bytes()
+    while True:
+        try:
+            data = fh.read(CHUNK_BYTES)
+            if data and not data.endswith(b"\n"):
+                rest = fh.readline(longest + 1)  # bounded: a bomb need not hold a newline
+                if len(rest) > longest and not rest.endswith(b"\n"):
+                    raise TrecFormatError(line_too_long(source, line_no + data.count(b"\n")))
+                data += rest
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TrecFormatError(f"{source}: cannot read the file: {exc}") from None
+        if not data:
+            return
+        if not data.endswith(b"\n"):
+            data += b"\n"
+        n_lines = data.count(b"\n")
+        yield data, line_no, n_lines
+        line_no += n_lines
+
+
+def clip(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return repr(text if len(text) <= 80 else text[:77] + "...")
+
+
+def id_text(token: bytes, source: str, line_no: int) -> str:
+    try:
+        return token.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TrecFormatError(
+            f"{source}, line {line_no}: {token!r} is not valid UTF-8; ids must be UTF-8 text"
+        ) from None
+
+
+def score_value(token: bytes, source: str, line_no: int) -> float:
+    if token.lower() in (b"nan", b"+nan", b"-nan"):
+        raise TrecFormatError(
+            f"{source}, line {line_no}: score is NaN, which cannot be ranked; "
+            "give the document a finite score or drop the line"
+        )
+    if not _SCORE.fullmatch(token):
+        raise TrecFormatError(
+            f"{source}, line {line_no}: score {token.decode('utf-8', 'replace')!r} is not "
+            "a number (the 5th field of 'query_id Q0 doc_id rank score run_tag')"
+        )
+    return float(token)
+
+
+def first_duplicate(ranked: Sequence[str]) -> str:
+    seen: set[str] = set()
+    for doc in ranked:
+        if doc in seen:
+            return doc
+        seen.add(doc)
+    raise AssertionError("no duplicate")  # pragma: no cover
+
+
+def plain_tokens(chunk: bytes, n: int, fields: int) -> list[str] | None:
+    """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
+    line's followed by ``"\x01"``; ``None`` when the chunk needs the careful path."""
+    if not chunk.isascii() or any(b in chunk for b in FAST_PATH_UNSAFE):
+        return None
+    # A sentinel token after every line proves each line has exactly `fields` fields.
+    toks = chunk.decode("ascii").replace("\n", " \x01 ").split()
+    stride = fields + 1
+    if len(toks) != stride * n or toks[fields::stride].count("\x01") != n:
+        return None
+    return toks
+
+
+def _fast_qrels_chunk(chunk: bytes, n: int) -> tuple[list[str], list[str], list[int]] | None:
+    toks = plain_tokens(chunk, n, 4)
+    if toks is None:
+        return None
+    grade_tokens = toks[3::5]
+    try:
+        # Grades take a few values: each is parsed once (a 1-character token is CPython's
+        # shared string, its hash already known), then looked up.
+        value = {token: int(token) for token in set(grade_tokens)}
+    except ValueError:
+        return None
+    grades = list(map(value.__getitem__, grade_tokens))
+    return toks[0::5], toks[2::5], grades
+
+
+def _careful_qrels_chunk(
+    chunk: bytes, first_line: int, source: str
+) -> tuple[list[str], list[str], list[int], list[int]]:
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list[int] = []
+    lines: list[int] = []
+    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        line_no = first_line + offset
+        if len(fields) != 4:
+            raise TrecFormatError(
+                f"{source}, line {line_no}: expected 'query_id 0 doc_id grade', "
+                f"got {len(fields)} field(s): {clip(raw)}"
+            )
+        if not _GRADE.fullmatch(fields[3]):
+            raise TrecFormatError(
+                f"{source}, line {line_no}: grade {fields[3].decode('utf-8', 'replace')!r} "
+                "is not an integer (the 4th field of 'query_id 0 doc_id grade')"
+            )
+        qids.append(id_text(fields[0], source, line_no))
+        docs.append(id_text(fields[2], source, line_no))
+        grades.append(int(fields[3]))
+        lines.append(line_no)
+    return qids, docs, grades, lines
+
+
+def _raise_duplicate_judgment(file: Path, source: str) -> None:
+    """Find and name the first line that judges a document twice (error path only)."""
+    seen: set[tuple[str, str]] = set()
+    with open_bytes(file, "qrels file") as fh:
+        for chunk, first_line, _ in chunks(fh, source):
+            qids, docs, _, lines = _careful_qrels_chunk(chunk, first_line, source)
+            for qid, doc, line_no in zip(qids, docs, lines, strict=True):
+                if (qid, doc) in seen:
+                    raise TrecFormatError(
+                        f"{source}, line {line_no}: document {doc!r} is judged twice for "
+                        f"query {qid!r}; trec_eval refuses duplicate judgments: keep one"
+                    )
+                seen.add((qid, doc))
+    raise AssertionError("no duplicate judgment found")  # pragma: no cover
+
+
+def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+    file = Path(path)
+    source = str(file)
+    qrels: dict[str, dict[str, int]] = {}
+    with paused_gc(), open_bytes(file, "qrels file") as fh:
+        for chunk, first_line, n_lines in chunks(fh, source):
+            fast = _fast_qrels_chunk(chunk, n_lines)
+            if fast is not None:
+                qids, docs, grades = fast
+            else:
+                qids, docs, grades, _ = _careful_qrels_chunk(chunk, first_line, source)
+            start = 0
+            for qid, group in groupby(qids):
+                stop = start + len(list(group))
+                judged = qrels.setdefault(qid, {})
+                before = len(judged)
+                judged.update(zip(docs[start:stop], grades[start:stop], strict=True))
+                if len(judged) != before + stop - start:
+                    _raise_duplicate_judgment(file, source)
+                start = stop
+    if not qrels:
+        raise TrecFormatError(
+            f"{source}: no qrels lines; expected 'query_id 0 doc_id grade' per line"
+        )
+    return qrels

@@ -1,0 +1,307 @@
+"""Read a TREC run file into a :class:`~evalkit._spec.trec_run.TrecRun`: numpy arrays,
+ranked as trec_eval ranks them (see :mod:`evalkit._spec.trec` for the rules).
+
+Loaded on first use only: scoring a plain file takes :mod:`.trec_plain`, which needs no numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import groupby, repeat
+from pathlib import Path
+from typing import TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+
+from evalkit._model.relevance import Grades
+from evalkit._spec.trec_io import (
+    PathLike,
+    ScoreDtype,
+    TrecFormatError,
+    chunks,
+    clip,
+    first_duplicate,
+    id_text,
+    open_bytes,
+    plain_tokens,
+    score_value,
+)
+from evalkit._spec.trec_run import TrecRun
+from evalkit.metrics.batch import UNJUDGED, IntArray, paused_gc
+
+FloatArray: TypeAlias = npt.NDArray[np.float64]
+
+_Columns: TypeAlias = tuple[list[str], list[str], FloatArray, str | None]
+
+
+def _fast_run_chunk(chunk: bytes, n: int) -> _Columns | None:
+    """Tokenise a plain chunk of ``n`` lines in C; ``None`` when it needs the careful path."""
+    toks = plain_tokens(chunk, n, 6)
+    if toks is None:
+        return None
+    try:
+        scores = np.array(toks[4::7], dtype=np.float64)
+    except ValueError:
+        return None
+    if np.isnan(scores).any():
+        return None
+    return toks[0::7], toks[2::7], scores, toks[5::7][-1] if n else None
+
+
+def _careful_run_chunk(chunk: bytes, first_line: int, source: str) -> _Columns:
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    tag: bytes | None = None
+    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
+        fields = raw.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        line_no = first_line + offset
+        if len(fields) < 6:
+            raise TrecFormatError(
+                f"{source}, line {line_no}: expected 'query_id Q0 doc_id rank score run_tag', "
+                f"got {len(fields)} field(s): {clip(raw)}"
+            )
+        qids.append(id_text(fields[0], source, line_no))
+        docs.append(id_text(fields[2], source, line_no))
+        scores.append(score_value(fields[4], source, line_no))
+        tag = fields[5]
+    tag_text = None if tag is None else tag.decode("utf-8", "replace")
+    return qids, docs, np.array(scores, dtype=np.float64), tag_text
+
+
+def _order_block(
+    seg_ids: Sequence[str],
+    offs: Sequence[int],
+    docs: list[str],
+    scores: FloatArray,
+    float32: bool,
+    source: str,
+) -> tuple[list[str], FloatArray]:
+    """Check and rank a block of whole queries: query ``i`` is ``offs[i]:offs[i+1]``.
+
+    Refuses a document listed twice for one query; orders each query by score
+    descending, then doc id descending (trec_eval).  Runs usually arrive in
+    that order already, so the check is vectorised and only the queries out
+    of order are sorted.
+    """
+    # One set for the whole block proves most blocks clean (ids rarely repeat
+    # across the queries of a block); otherwise check query by query.
+    for i, qid in enumerate(seg_ids if len(set(docs)) != len(docs) else ()):
+        a, b = offs[i], offs[i + 1]
+        if len(set(docs[a:b])) != b - a:
+            raise TrecFormatError(
+                f"{source}: query {qid!r} lists document {first_duplicate(docs[a:b])!r} "
+                "more than once; trec_eval refuses duplicate documents in a run: keep one "
+                "line per document"
+            )
+    n = len(docs)
+    if n < 2:
+        return docs, scores
+    key = scores.astype(np.float32) if float32 else scores
+    crosses = np.zeros(n - 1, dtype=bool)
+    crosses[np.asarray(offs[1:-1], dtype=np.int64) - 1] = True
+    ties = ~crosses & (key[:-1] == key[1:])
+    falling = np.flatnonzero(~crosses & ~ties & ~(key[:-1] > key[1:])).tolist()
+    tie_pairs = np.flatnonzero(ties).tolist()
+    misordered = [i for i in tie_pairs if docs[i] <= docs[i + 1]]
+    if not falling and not misordered:
+        return docs, scores
+    docs = list(docs)
+    scores = scores.copy()
+    # A query with scores out of order is sorted whole...
+    unsorted = set((np.searchsorted(offs, falling, side="right") - 1).tolist())
+    if unsorted:
+        key_list = key.tolist()
+        for qi in sorted(unsorted):
+            a, b = offs[qi], offs[qi + 1]
+            # Doc ids are distinct within a query, so the index never decides.
+            ranked = sorted(zip(key_list[a:b], docs[a:b], range(a, b), strict=True), reverse=True)
+            docs[a:b] = [doc for _, doc, _ in ranked]
+            scores[a:b] = scores[[i for _, _, i in ranked]]
+    # ...elsewhere only runs of tied scores need their ids put in descending order.
+    bad_runs = _tie_runs(tie_pairs, set(misordered))
+    for start, stop in bad_runs:
+        if int(np.searchsorted(offs, start, side="right")) - 1 in unsorted:
+            continue
+        order = sorted(range(start, stop), key=docs.__getitem__, reverse=True)
+        docs[start:stop] = [docs[i] for i in order]
+        scores[start:stop] = scores[order]  # float32 ties may differ as doubles
+    return docs, scores
+
+
+def _tie_runs(tie_pairs: list[int], misordered: set[int]) -> list[tuple[int, int]]:
+    """Maximal runs of tied neighbours, as [start, stop) slices, that hold a misordered pair."""
+    runs: list[tuple[int, int]] = []
+    start = prev = -2
+    bad = False
+    for i in tie_pairs:
+        if i != prev + 1:
+            if bad:
+                runs.append((start, prev + 2))
+            start, bad = i, False
+        bad = bad or i in misordered
+        prev = i
+    if bad:
+        runs.append((start, prev + 2))
+    return runs
+
+
+class _RunAccumulator:
+    """Builds a :class:`TrecRun` chunk by chunk.
+
+    Each query is checked and ranked as soon as its lines are complete, while
+    its strings are still in the CPU cache: that, not the parsing, is what
+    makes 10^7-line runs fast.  A query whose lines are not contiguous in the
+    file is merged and re-ranked at the end.
+    """
+
+    def __init__(
+        self, source: str, float32: bool, judgments: Mapping[str, Grades] | None = None
+    ) -> None:
+        self.source = source
+        self.float32 = float32
+        # With judgments, each query's grades are looked up while its ids are hot.
+        self.judgments = judgments
+        self.grades: list[IntArray] = []
+        self.query_ids: list[str] = []
+        self.lengths: list[int] = []
+        self.docs: list[str] = []
+        self.scores: list[FloatArray] = []
+        self.seen: set[str] = set()
+        self.interleaved = False
+        self.carry_id: str | None = None
+        self.carry_docs: list[list[str]] = []
+        self.carry_scores: list[FloatArray] = []
+
+    def _emit(
+        self, seg_ids: Sequence[str], offs: Sequence[int], docs: list[str], scores: FloatArray
+    ) -> None:
+        docs, scores = _order_block(seg_ids, offs, docs, scores, self.float32, self.source)
+        for qid in seg_ids:
+            if qid in self.seen:
+                self.interleaved = True
+            self.seen.add(qid)
+        if self.judgments is not None:
+            self.grades.append(_lookup_grades(self.judgments, seg_ids, offs, docs))
+        self.query_ids.extend(seg_ids)
+        self.lengths.extend(offs[i + 1] - offs[i] for i in range(len(seg_ids)))
+        self.docs.extend(docs)
+        self.scores.append(scores)
+
+    def _flush_carry(self) -> None:
+        if self.carry_id is None:
+            return
+        docs = [d for piece in self.carry_docs for d in piece]
+        scores = np.concatenate(self.carry_scores)
+        self._emit([self.carry_id], [0, len(docs)], docs, scores)
+        self.carry_id, self.carry_docs, self.carry_scores = None, [], []
+
+    def add(self, qids: list[str], docs: list[str], scores: FloatArray) -> None:
+        seg_ids: list[str] = []
+        offs = [0]
+        for key, group in groupby(qids):
+            seg_ids.append(key)
+            offs.append(offs[-1] + len(list(group)))
+        if not seg_ids:
+            return
+        first = 0
+        if self.carry_id is not None:
+            if seg_ids[0] == self.carry_id:
+                self.carry_docs.append(docs[: offs[1]])
+                self.carry_scores.append(scores[: offs[1]])
+                first = 1
+            if first < len(seg_ids):
+                self._flush_carry()
+        if first == len(seg_ids):
+            return
+        # Every segment but the last is complete; the last may go on in the next chunk.
+        last = len(seg_ids) - 1
+        if first < last:
+            a, b = offs[first], offs[last]
+            block_offs = [o - a for o in offs[first : last + 1]]
+            self._emit(seg_ids[first:last], block_offs, docs[a:b], scores[a:b])
+        self.carry_id = seg_ids[last]
+        self.carry_docs = [docs[offs[last] :]]
+        self.carry_scores = [scores[offs[last] :]]
+
+    def judged_grades(self) -> IntArray | None:
+        """Grades aligned with the finished run's ids (``None`` if not looked up)."""
+        if self.judgments is None or self.interleaved:
+            return None  # merged queries were re-ranked: the scorer looks them up again
+        return np.concatenate(self.grades) if self.grades else np.zeros(0, dtype=np.int64)
+
+    def finish(self, tag: str | None) -> TrecRun:
+        self._flush_carry()
+        if not self.query_ids:
+            raise TrecFormatError(
+                f"{self.source}: no run lines; expected 'query_id Q0 doc_id rank score run_tag' "
+                "per line"
+            )
+        scores = np.concatenate(self.scores)
+        query_ids, lengths, docs = self.query_ids, self.lengths, self.docs
+        if self.interleaved:
+            query_ids, lengths, docs, scores = self._merge_interleaved(scores)
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        return TrecRun(query_ids, offsets, docs, True, scores=scores, tag=tag, source=self.source)
+
+    def _merge_interleaved(
+        self, scores: FloatArray
+    ) -> tuple[list[str], list[int], list[str], FloatArray]:
+        """Gather every query's segments (file order) and re-check and re-rank it."""
+        starts = np.concatenate(([0], np.cumsum(self.lengths))).tolist()
+        segments: dict[str, list[int]] = {}
+        for s, qid in enumerate(self.query_ids):
+            segments.setdefault(qid, []).append(s)
+        docs: list[str] = []
+        parts: list[FloatArray] = []
+        lengths: list[int] = []
+        for qid, segs in segments.items():
+            q_docs = [d for s in segs for d in self.docs[starts[s] : starts[s + 1]]]
+            q_scores = np.concatenate([scores[starts[s] : starts[s + 1]] for s in segs])
+            if len(segs) > 1:
+                q_docs, q_scores = _order_block(
+                    [qid], [0, len(q_docs)], q_docs, q_scores, self.float32, self.source
+                )
+            docs.extend(q_docs)
+            parts.append(q_scores)
+            lengths.append(len(q_docs))
+        return list(segments), lengths, docs, np.concatenate(parts)
+
+
+def _lookup_grades(
+    judgments: Mapping[str, Grades], seg_ids: Sequence[str], offs: Sequence[int], docs: list[str]
+) -> IntArray:
+    flat: list[int] = []
+    for i, qid in enumerate(seg_ids):
+        a, b = offs[i], offs[i + 1]
+        grades = judgments.get(qid)
+        if grades is None:
+            flat.extend(repeat(UNJUDGED, b - a))
+        else:
+            flat.extend(map(grades.get, docs[a:b], repeat(UNJUDGED, b - a)))
+    return np.array(flat, dtype=np.int64)
+
+
+def read_run_with_grades(
+    path: PathLike, score_dtype: ScoreDtype, judgments: Mapping[str, Grades] | None
+) -> tuple[TrecRun, IntArray | None]:
+    """The run, and its grades looked up in ``judgments`` while its ids are hot (if given)."""
+    if score_dtype not in ("float64", "float32"):
+        raise TrecFormatError(f"score_dtype must be 'float64' or 'float32', got {score_dtype!r}")
+    file = Path(path)
+    source = str(file)
+    acc = _RunAccumulator(source, score_dtype == "float32", judgments)
+    tag: str | None = None
+    with paused_gc(), open_bytes(file, "run file") as fh:
+        for chunk, first_line, n_lines in chunks(fh, source):
+            qids, docs, scores, chunk_tag = _fast_run_chunk(chunk, n_lines) or _careful_run_chunk(
+                chunk, first_line, source
+            )
+            acc.add(qids, docs, scores)
+            tag = chunk_tag if chunk_tag is not None else tag
+    run = acc.finish(tag)
+    return run, acc.judged_grades()

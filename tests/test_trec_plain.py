@@ -1,0 +1,197 @@
+"""The numpy-free path of score_trec (evalkit._spec.trec_plain) against the numpy one.
+
+Scoring a plain run file skips numpy; every other file takes the numpy reader.  Both
+must give the same rows (ids, rankings, the same doubles) and the same notes, or raise
+the same error with the same message, on whatever files: generated runs with tied
+scores, repeated documents, interleaved or unjudged queries, negative and zero grades,
+gzip, CRLF, comments, and malformed lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalkit._spec.trec import _score_arrays, read_qrels, read_run, score_trec
+from evalkit._spec.trec_plain import read_plain_run
+from evalkit.errors import EvalkitError
+
+METRICS = [
+    "map@1000",
+    "ndcg@10",
+    "precision@10",
+    "mrr@1000",
+    "recall@1000",
+    "hit_rate@3",
+    "map@5",
+    "ndcg@2",
+    "recall@4",
+    "precision@1",
+]
+SCORES = ["3", "2.5", "2.50", "1", "1e0", "-0.0", "0", "0.0", "+.5", "-2", "inf", "-inf", "7."]
+DOCS = [f"D{i}" for i in range(12)] + ["d1", "D1a", "Z", "a-b"]
+QUERIES = ["301", "302", "303", "99", "q1"]
+
+line = st.tuples(st.sampled_from(QUERIES), st.sampled_from(DOCS), st.sampled_from(SCORES))
+judgment = st.tuples(st.sampled_from(QUERIES), st.sampled_from(DOCS), st.integers(-2, 3))
+# Text a line may be replaced by: each sends the file to the numpy reader, which reads
+# it (a comment, a blank line, a seventh field) or names the line that is wrong.
+ODD_LINES = [
+    "# a comment",
+    "",
+    "301 Q0 D1 1 nan t",
+    "301 Q0 D1 1 2.0",
+    "301 Q0 D1 1 x2 t",
+    "301 Q0 D1 1 2.0 t extra",
+    "301 Q0 D\u00e91 1 2.0 t",
+    "301 Q0 D1 1 1_0 t",
+]
+
+
+def _run_text(lines: list[tuple[str, str, str]], odd: tuple[int, str] | None) -> list[str]:
+    text = [f"{q} Q0 {d} {rank} {s} tag{rank % 2}" for rank, (q, d, s) in enumerate(lines)]
+    if odd is not None and text:
+        text[odd[0] % len(text)] = odd[1]
+    return text
+
+
+def _write(path: Path, lines: list[str], eol: str, final_eol: bool, gz: bool) -> Path:
+    data = (eol.join(lines) + (eol if final_eol else "")).encode("utf-8")
+    path.write_bytes(gzip.compress(data, mtime=0) if gz else data)
+    return path
+
+
+def _outcome(call: object) -> object:
+    try:
+        scoring = call()  # type: ignore[operator]
+    except EvalkitError as exc:
+        return type(exc).__name__, str(exc)
+    rows = [(r.query_id, r.retrieved, r.metrics) for r in scoring.result.per_query]
+    return scoring.result.name, rows, scoring.unranked, scoring.unjudged
+
+
+files = st.fixed_dictionaries(
+    {
+        # sorted by query most of the time, as runs are; else interleaved
+        "lines": st.lists(line, min_size=0, max_size=40),
+        "by_query": st.booleans(),
+        "judgments": st.lists(judgment, min_size=0, max_size=40),
+        "odd": st.none() | st.tuples(st.integers(0, 99), st.sampled_from(ODD_LINES)),
+        "eol": st.sampled_from(["\n", "\r\n"]),
+        "final_eol": st.booleans(),
+        "gz": st.booleans(),
+        "queries": st.sampled_from(["both", "qrels", "run"]),
+        "level": st.sampled_from([1, 2]),
+        "metrics": st.lists(st.sampled_from(METRICS), min_size=1, max_size=5, unique=True),
+    }
+)
+
+
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=files)
+def test_plain_and_numpy_paths_agree_on_any_file(tmp_path: Path, case: dict) -> None:  # type: ignore[type-arg]
+    lines = sorted(case["lines"], key=lambda t: t[0]) if case["by_query"] else case["lines"]
+    judged = {(q, d): g for q, d, g in case["judgments"]}  # qrels repeat no judgment here
+    run = _write(
+        tmp_path / ("run.gz" if case["gz"] else "run.txt"),
+        _run_text(lines, case["odd"]),
+        case["eol"],
+        case["final_eol"],
+        case["gz"],
+    )
+    qrels = _write(
+        tmp_path / "qrels.txt",
+        [f"{q} 0 {d} {g}" for (q, d), g in sorted(judged.items())],
+        case["eol"],
+        True,
+        False,
+    )
+    args = (case["metrics"], case["level"], case["queries"])
+    ours = _outcome(
+        lambda: score_trec(run, qrels, case["metrics"], relevance_level=args[1], queries=args[2])
+    )
+    theirs = _outcome(lambda: _score_arrays(run, read_qrels(qrels), *args, "float64", None))
+    assert ours == theirs
+
+
+def test_a_plain_file_takes_the_plain_path_and_an_odd_one_does_not(tmp_path: Path) -> None:
+    # Without this, the test above could pass with the plain path never taken.
+    plain = _write(
+        tmp_path / "r.txt",
+        _run_text([("301", "D1", "2"), ("301", "D2", "1")], None),
+        "\r\n",
+        False,
+        True,
+    )
+    assert read_plain_run(plain) is not None
+    for odd in ODD_LINES:
+        text = _run_text([("301", "D1", "2"), ("301", "D2", "1")], (1, odd))
+        assert read_plain_run(_write(tmp_path / "o.txt", text, "\n", True, False)) is None, odd
+    for lines in (
+        [("301", "D1", "2"), ("302", "D2", "1"), ("301", "D3", "1")],  # interleaved
+        [("301", "D1", "2"), ("301", "D1", "1")],  # a document twice
+    ):
+        path = _write(tmp_path / "o.txt", _run_text(lines, None), "\n", True, False)
+        assert read_plain_run(path) is None
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        (["1", "1.0", "2", "0"], ["C", "B", "A", "D"]),  # out of order, and a tie
+        (["3", "2", "2.0", "1"], ["A", "C", "B", "D"]),  # in order, one tie run
+        (["2", "2", "1", "1"], ["B", "A", "D", "C"]),  # in order, two tie runs
+        (["-0.0", "0", "0.0", "-1"], ["C", "B", "A", "D"]),  # -0.0 ties 0
+    ],
+)
+def test_plain_ties_rank_by_doc_id_descending(
+    tmp_path: Path, scores: list[str], expected: list[str]
+) -> None:
+    # trec_eval: score descending, then doc id descending (strcmp), whatever the file order.
+    lines = [("301", doc, score) for doc, score in zip("ABCD", scores, strict=True)]
+    path = _write(tmp_path / "r.txt", _run_text(lines, None), "\n", True, False)
+    run = read_plain_run(path)
+    assert run is not None
+    assert run.ranked == {"301": expected}
+    assert read_run(path).ranking(0) == expected  # the numpy reader
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("301 Q0 D2 2 nan t", "r.txt, line 2: score is NaN"),
+        (
+            "301 Q0 D2 2 1.0",
+            "r.txt, line 2: expected 'query_id Q0 doc_id rank score run_tag', got 5 field(s)",
+        ),
+        ("301 Q0 D2 2 high t", "r.txt, line 2: score 'high' is not a number"),
+        ("301 Q0 D1 2 1.0 t", "query '301' lists document 'D1' more than once"),
+    ],
+)
+def test_a_bad_line_is_named_as_before(tmp_path: Path, line: str, message: str) -> None:
+    run = tmp_path / "r.txt"
+    run.write_text(f"301 Q0 D1 1 2.0 t\n{line}\n")
+    (tmp_path / "q.txt").write_text("301 0 D1 1\n")
+    with pytest.raises(EvalkitError, match="^.*" + message.replace("(", r"\(").replace(")", r"\)")):
+        score_trec(run, tmp_path / "q.txt", ["ndcg@10"])
+
+
+def test_scoring_a_plain_file_imports_no_numpy(tmp_path: Path) -> None:
+    (tmp_path / "r.txt").write_text("301 Q0 D1 1 2.0 t\n301 Q0 D2 2 1.0 t\n")
+    (tmp_path / "q.txt").write_text("301 0 D2 1\n")
+    code = (
+        "import sys\nfrom evalkit.trec import score_trec_run\n"
+        f"r = score_trec_run({str(tmp_path / 'r.txt')!r}, {str(tmp_path / 'q.txt')!r}, "
+        "['ndcg@10', 'map@1000', 'recall@1000', 'precision@10', 'mrr@1000'])\n"
+        "print(r.per_query[0].metrics['mrr@1000'], 'numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0.5", "False"]
