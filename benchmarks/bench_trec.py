@@ -254,7 +254,11 @@ def main() -> None:
             base_wall = statistics.median(wall[peer]) if peer else None
             for name in todo:
                 c, w = statistics.median(cpu[name]), statistics.median(wall[name])
-                ratio = f"{c / base:5.2f}x / {w / base_wall:5.2f}x trec_eval" if base else ""
+                ratio = (
+                    f"{c / base:5.2f}x / {w / base_wall:5.2f}x trec_eval"
+                    if base and base_wall
+                    else ""
+                )
                 print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall  {ratio}")
                 row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3)}
             if trec_eval:
