@@ -347,3 +347,29 @@ def test_a_columns_header_other_than_the_schemas_is_refused(tmp_path: Path, colu
     what = "columns must be" if isinstance(columns, list) else "field 'columns' has the wrong type"
     with pytest.raises(ArtifactError, match=rf"^{path}: {what}"):
         read_artifact(path)
+
+
+def test_without_the_c_encoder_the_same_text_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from json import encoder as json_encoder
+
+    from evalkit._spec import artifact
+
+    rows = [
+        CaseResult(
+            "a", TargetResponse(["d1", "é"], latency_ms=1.5, meta={"k": [1, None]}), {"m": 0.25}
+        ),
+        CaseResult("b", TargetResponse(text='say "hi"\n', latency_ms=0.0), {}),
+        CaseResult("c", None, {}, error="boom"),
+    ]
+    art = build_artifact(RunResult("r", rows), [], git=(None, None))
+    with_c = write_artifact(art, tmp_path / "c.json").read_bytes()
+    artifact._line_encoder.cache_clear()
+    monkeypatch.setattr(json_encoder, "c_make_encoder", None)
+    try:
+        without = write_artifact(art, tmp_path / "py.json").read_bytes()
+    finally:
+        artifact._line_encoder.cache_clear()
+    assert without == with_c
+    assert read_artifact(tmp_path / "py.json").result == art.result
