@@ -278,6 +278,8 @@ def table_rows(
         if not exact:
             at = f"{where}: case {case_id!r}"
             metrics = {k: _finite(v, f"{at}, metric {k!r}") for k, v in metrics.items()}
+        # A row read back from disk holds the already-capped output, so the cap alone
+        # cannot tell it was cut; the flag read with it must survive a rewrite.
         cut = case_id in truncated_ids
         if isinstance(row, QueryResult):
             ids: Sequence[str] = row.retrieved
