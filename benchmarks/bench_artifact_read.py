@@ -1,17 +1,18 @@
-"""Read a large run artefact: this tree's reader against an earlier commit's, same file.
+"""Read a large run artefact: this tree's reader against an earlier commit's, same run.
 
     uv run python benchmarks/bench_artifact_read.py                 # 100,000 cases
     uv run python benchmarks/bench_artifact_read.py --cases 10000 --baseline v0.3.0
 
-Writes a seeded target-path artefact (``--cases`` rows of 10 ids, a short text, three
-metrics, a latency and a meta number), then times ``evalkit._spec.artifact.read_artifact``
-of this tree and of ``--baseline`` (a git revision, default ``61eb538``: the reader
-before #27), loaded from ``git show`` into this process with its own ``_bounded``
-and ``results`` helpers, and ``json.loads`` of the same text alone (what any reader
-pays, with the collector running as a plain ``json.loads`` has it).  Runs alternate;
-the median CPU and wall time of ``--repeat`` are reported with the load average (CPU
-time: on a shared machine wall time mostly measures the neighbours), and both readers
-must return the same rows.  The last line is one JSON object.
+Builds a seeded target-path run (``--cases`` rows of 10 ids, a short text, three
+metrics, a latency and a meta number) and writes it twice: with this tree's writer
+(the current schema) and with the writer of ``--baseline`` (a git revision, default
+``61eb538``: the code before #27, schema 2), loaded from ``git show`` into this process
+(benchmarks/artifact_baseline.py).  Then times each revision's ``read_artifact`` of its
+own file, and ``json.loads`` of each text alone (what any reader of that layout pays,
+with the collector running as a plain ``json.loads`` has it).  Runs alternate; the
+median CPU and wall time of ``--repeat`` are reported with the load average before and
+after (CPU time: on a shared machine wall time mostly measures the neighbours), and
+both readers must return the same rows.  The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -21,23 +22,20 @@ import gc
 import json
 import os
 import random
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evalkit._spec.artifact import build_artifact, read_artifact, write_artifact
+from artifact_baseline import DEFAULT_BASELINE, baseline_artifact_module, figures, medians
+
+from evalkit._spec.artifact import RunArtifact, build_artifact, read_artifact, write_artifact
 from evalkit.results import CaseResult, RunResult, TargetResponse
 
-ROOT = Path(__file__).resolve().parents[1]
 
-
-def _artefact(path: Path, cases: int, seed: int) -> None:
+def bench_run(cases: int, seed: int) -> RunArtifact:
+    """The seeded target-path run both benchmarks write and read."""
     rng = random.Random(seed)
     rows = [
         CaseResult(
@@ -52,48 +50,7 @@ def _artefact(path: Path, cases: int, seed: int) -> None:
         )
         for i in range(cases)
     ]
-    art = build_artifact(RunResult("bench", rows), ["ndcg@10", "recall@10", "mrr@10"])
-    write_artifact(art, path)
-
-
-def _module(name: str, source: str, replace: dict[str, str]) -> types.ModuleType:
-    for old, new in replace.items():
-        source = source.replace(old, new)
-    module = types.ModuleType(name)
-    module.__dict__["__name__"] = name
-    sys.modules[name] = module
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
-    return module
-
-
-def baseline_reader(rev: str) -> Callable[[Path], Any]:
-    """``read_artifact`` as of ``rev``, with that revision's ``_bounded`` and ``results``."""
-
-    def show(path: str, before_layers: str) -> str:
-        # Revisions before the layer move kept these modules flat under src/evalkit/.
-        for where in (path, before_layers):
-            done = subprocess.run(
-                ["git", "-C", str(ROOT), "show", f"{rev}:src/evalkit/{where}"],
-                check=False,
-                capture_output=True,
-                text=True,
-            )
-            if done.returncode == 0:
-                return done.stdout
-        raise SystemExit(f"{rev} has neither src/evalkit/{path} nor src/evalkit/{before_layers}")
-
-    bounded = _module("_bench_old_bounded", show("_util/bounded.py", "_bounded.py"), {})
-    results = _module("_bench_old_results", show("_model/results.py", "results.py"), {})
-    old = _module(
-        "_bench_old_artifact",
-        show("_spec/artifact.py", "artifact.py"),
-        {
-            "from evalkit import _bounded\n": f"import {bounded.__name__} as _bounded\n",
-            "from evalkit.results import": f"from {results.__name__} import",
-        },
-    )
-    reader: Callable[[Path], Any] = old.read_artifact
-    return reader
+    return build_artifact(RunResult("bench", rows), ["ndcg@10", "recall@10", "mrr@10"])
 
 
 def _timed(fn: Callable[[], object]) -> tuple[float, float]:
@@ -104,59 +61,64 @@ def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - start, time.process_time() - cpu
 
 
+def _rows(art: Any) -> list[tuple[Any, ...]]:
+    return [
+        (r.case_id, r.metrics, r.response.ranked_ids, r.response.text, r.response.meta)
+        for r in art.result.per_query
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--baseline", default="61eb538", help="git revision to compare with")
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision to compare")
     args = parser.parse_args()
-    old_read = baseline_reader(args.baseline)
+    old = baseline_artifact_module(args.baseline)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "run.json"
-        _artefact(path, args.cases, seed=7)
-        text = path.read_text()
-        ours_art, old_art = read_artifact(path), old_read(path)
-        ours_rows = [
-            (r.case_id, r.metrics, r.response.ranked_ids, r.response.meta)
-            for r in ours_art.result.per_query
-        ]
-        old_rows = [
-            (r.case_id, r.metrics, r.response.ranked_ids, r.response.meta)
-            for r in old_art.result.per_query
-        ]
-        if ours_rows != old_rows or len(ours_rows) != args.cases:
+        ours_path, old_path = Path(tmp) / "ours.json", Path(tmp) / "old.json"
+        art = bench_run(args.cases, seed=7)
+        write_artifact(art, ours_path)
+        old.write_artifact(art, old_path)
+        del art
+        ours_text, old_text = ours_path.read_text(), old_path.read_text()
+        versions = (json.loads(ours_text)["schema_version"], json.loads(old_text)["schema_version"])
+        if _rows(read_artifact(ours_path)) != _rows(old.read_artifact(old_path)):
             raise SystemExit("the two readers disagree")
-        del ours_art, old_art, ours_rows, old_rows
-        timings: dict[str, list[tuple[float, float]]] = {"ours": [], "old": [], "parse": []}
+        timings: dict[str, list[tuple[float, float]]] = {
+            "ours": [],
+            "old": [],
+            "parse_ours": [],
+            "parse_old": [],
+        }
         for _ in range(args.repeat):
-            timings["ours"].append(_timed(lambda: read_artifact(path)))
-            timings["old"].append(_timed(lambda: old_read(path)))
-            timings["parse"].append(_timed(lambda: json.loads(text)))
-    load = os.getloadavg()[0]
-    wall = {k: statistics.median(w for w, _ in v) for k, v in timings.items()}
-    cpu = {k: statistics.median(c for _, c in v) for k, v in timings.items()}
+            timings["ours"].append(_timed(lambda: read_artifact(ours_path)))
+            timings["old"].append(_timed(lambda: old.read_artifact(old_path)))
+            timings["parse_ours"].append(_timed(lambda: json.loads(ours_text)))
+            timings["parse_old"].append(_timed(lambda: json.loads(old_text)))
+    load_after = os.getloadavg()[0]
+    cpu, wall = medians(timings)
     print(
-        f"read {args.cases:,} cases ({len(text):,} characters), median of {args.repeat}, "
-        f"load average {load:.2f}:\n"
-        f"  evalkit (this tree)      {cpu['ours']:7.3f} s CPU {wall['ours']:7.3f} s wall\n"
-        f"  evalkit {args.baseline:<16} {cpu['old']:7.3f} s CPU {wall['old']:7.3f} s wall"
-        f"   ({cpu['old'] / cpu['ours']:.1f}x the CPU, "
-        f"{wall['old'] / wall['ours']:.1f}x the wall)\n"
-        f"  json.loads alone         {cpu['parse']:7.3f} s CPU {wall['parse']:7.3f} s wall"
+        f"read {args.cases:,} cases, median of {args.repeat}, "
+        f"load average {load_before:.2f} before, {load_after:.2f} after:\n"
+        f"  evalkit (this tree, schema {versions[0]}, {len(ours_text):,} characters)\n"
+        f"    read_artifact  {cpu['ours']:7.3f} s CPU {wall['ours']:7.3f} s wall\n"
+        f"    json.loads     {cpu['parse_ours']:7.3f} s CPU {wall['parse_ours']:7.3f} s wall\n"
+        f"  evalkit {args.baseline} (schema {versions[1]}, {len(old_text):,} characters)\n"
+        f"    read_artifact  {cpu['old']:7.3f} s CPU {wall['old']:7.3f} s wall\n"
+        f"    json.loads     {cpu['parse_old']:7.3f} s CPU {wall['parse_old']:7.3f} s wall\n"
+        f"  this tree reads in 1/{cpu['old'] / cpu['ours']:.1f} of the baseline's CPU time "
+        f"(1/{wall['old'] / wall['ours']:.1f} of its wall time)"
     )
     print(
         json.dumps(
             {
-                "cases": args.cases,
-                "evalkit_cpu_s": round(cpu["ours"], 3),
-                "baseline_cpu_s": round(cpu["old"], 3),
-                "evalkit_wall_s": round(wall["ours"], 3),
-                "baseline_wall_s": round(wall["old"], 3),
-                "baseline": args.baseline,
-                "cpu_speedup": round(cpu["old"] / cpu["ours"], 2),
-                "wall_speedup": round(wall["old"] / wall["ours"], 2),
-                "json_loads_cpu_s": round(cpu["parse"], 3),
-                "load_avg_1m": round(load, 2),
+                **figures(args.cases, args.baseline, cpu, wall, (load_before, load_after)),
+                "json_loads_cpu_s": round(cpu["parse_ours"], 3),
+                "baseline_json_loads_cpu_s": round(cpu["parse_old"], 3),
+                "evalkit_chars": len(ours_text),
+                "baseline_chars": len(old_text),
             }
         )
     )

@@ -8,14 +8,8 @@ import pytest
 
 from evalkit import ArtifactError, CaseResult, QueryResult, RunResult, TargetResponse, run
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
-from evalkit._spec.artifact import (
-    MAX_OUTPUT_CHARS,
-    MAX_OUTPUT_IDS,
-    GoldensInfo,
-    build_artifact,
-    read_artifact,
-    write_artifact,
-)
+from evalkit._spec.artifact import GoldensInfo, build_artifact, read_artifact, write_artifact
+from evalkit._spec.artifact_rows import COLUMNS, MAX_OUTPUT_CHARS, MAX_OUTPUT_IDS
 
 
 class Q:
@@ -85,7 +79,8 @@ def test_provenance_fields_written_in_order(tmp_path: Path) -> None:
     assert doc["goldens"] == {"fingerprint": "setfp", "cases": {"a": "fa"}}
     assert doc["resampling_stream"] == "pcg64-v1"
     assert doc["created_at"].endswith("Z")
-    assert doc["rows"][2]["error"].startswith("target 'x'")
+    assert doc["columns"] == list(COLUMNS)
+    assert doc["rows"][2][COLUMNS.index("error")].startswith("target 'x'")
 
 
 def test_write_is_atomic_and_leaves_no_temp_files(tmp_path: Path) -> None:
@@ -197,7 +192,7 @@ def test_hand_broken_metric_value(tmp_path: Path) -> None:
     doc = good_doc(tmp_path)
     rows = doc["rows"]
     assert isinstance(rows, list)
-    rows[0]["metrics"]["recall@1"] = "high"
+    rows[0][COLUMNS.index("metrics")]["recall@1"] = "high"
     with pytest.raises(ArtifactError, match="case 'a': metric 'recall@1' has a non-numeric value"):
         read_artifact(write_doc(tmp_path, doc))
 
@@ -222,7 +217,7 @@ def test_row_without_output_or_error(tmp_path: Path) -> None:
     doc = good_doc(tmp_path)
     rows = doc["rows"]
     assert isinstance(rows, list)
-    rows[0]["output"] = None
+    rows[0][COLUMNS.index("ids")] = None
     with pytest.raises(ArtifactError, match="case 'a': a row needs an output or an error"):
         read_artifact(write_doc(tmp_path, doc))
 

@@ -20,7 +20,7 @@ from evalkit._engine.checkpoint import (
 )
 from evalkit._engine.execute import evaluate
 from evalkit._model.results import CaseResult
-from evalkit._spec.artifact import _row_dict
+from evalkit._spec.artifact_rows import _row_dict
 from evalkit._spec.config import EvalkitConfig
 from evalkit.errors import ArtifactError, RuntimeFailure
 from evalkit.goldens import GoldenCase, GoldenSet

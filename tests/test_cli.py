@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fakes import unused_port
+from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, evalkit_process, process_env, write_files
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
@@ -419,7 +420,7 @@ def test_run_scores_a_trec_run_file_without_a_target(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    doc = json.loads((tmp_path / "trec.json").read_text())
+    doc = load_artefact(tmp_path / "trec.json")
     assert doc["path"] == "retrieval"
     by_id = {row["id"]: row["metrics"] for row in doc["rows"]}
     assert by_id["q3"]["map@100"] == 0.5

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, write_files
 from helpers.tiny_project import CHECKS
 from helpers.tiny_project import CONFIG as BASE_CONFIG
@@ -225,7 +226,7 @@ def test_run_with_k_runs_only_the_matching_cases_and_says_so(project: Path) -> N
     assert run.returncode == 0, run.stderr
     written = project / ".evalkit" / "runs" / "evalkit.subset.json"
     assert f"wrote {written.relative_to(project)} (3 cases of 6, subset: -k B)" in run.stdout
-    doc = json.loads(written.read_text())
+    doc = load_artefact(written)
     assert [row["id"] for row in doc["rows"]] == ["b1", "b2", "b3"]
     assert doc["subset"] == "-k B"
     # the whole run's artefact is not replaced by a subset

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from helpers.artefact_docs import dump_artefact, load_artefact
 from helpers.cli import evalkit
 from helpers.tiny_project import CHECKS, CONFIG, one_line_error
 
@@ -66,11 +67,9 @@ def project(tmp_path: Path, made: Path) -> Path:
 
 def derive(project: Path, name: str, change: Callable[[dict[str, Any]], None]) -> Path:
     """A copy of full.json with ``change`` applied to its document."""
-    doc = json.loads((project / "full.json").read_text())
+    doc = load_artefact(project / "full.json")
     change(doc)
-    path = project / name
-    path.write_text(json.dumps(doc))
-    return path
+    return dump_artefact(doc, project / name)
 
 
 def drop_metric(metric: str) -> Callable[[dict[str, Any]], None]:
@@ -87,7 +86,7 @@ def drop_metric(metric: str) -> Callable[[dict[str, Any]], None]:
 def fail_rows(doc: dict[str, Any], ids: set[str]) -> None:
     for row in doc["rows"]:
         if row["id"] in ids:
-            row.update(error="target 'plain' failed: HTTP 503", metrics={}, output=None)
+            row.update(error="target 'plain' failed: HTTP 503", metrics={}, ids=None, text=None)
 
 
 def digests(project: Path) -> dict[str, str]:

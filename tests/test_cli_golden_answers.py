@@ -7,7 +7,6 @@ refused at its line before the target is called once.  ``evalkit run`` in proces
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
+from helpers.artefact_docs import load_artefact
 from helpers.judge_project import imports_undone
 
 MODULE = "phrase_list_target"
@@ -74,7 +74,7 @@ def test_numbers_in_answers_are_read_as_written_like_expected(
     )
     code, err = run(tmp_path, goldens, capsys)
     assert code == 0, err
-    (row,) = json.loads((tmp_path / "r.json").read_text())["rows"]
+    (row,) = load_artefact(tmp_path / "r.json")["rows"]
     assert row["metrics"] == {"exact_match": 1.0, "contains_any": 1.0}
 
 

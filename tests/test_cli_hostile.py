@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._engine.checkpoint import checkpoint_path
+from helpers.artefact_docs import dump_artefact, load_artefact
 from helpers.cli import evalkit
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
@@ -128,9 +129,9 @@ def test_deeply_nested_artefact_is_refused(project: Path) -> None:
 def test_artefact_nested_under_the_parser_limit_is_still_refused(project: Path) -> None:
     # 500 levels parse fine in C but would break any recursive walk after it.
     good = run_ok(project)
-    doc = json.loads(good.read_text())
+    doc = load_artefact(good)
     doc["rows"][0]["meta"] = {"x": json.loads("[" * 500 + "]" * 500)}
-    (project / "deepish.json").write_text(json.dumps(doc, indent=1))
+    dump_artefact(doc, project / "deepish.json")
     one_line_error(evalkit("show", "deepish.json", cwd=project), 2, "deepish.json", "nested deeper")
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from fakes.anthropic_server import FakeAnthropic, grade
 from helpers import cli
+from helpers.artefact_docs import load_artefact
 
 TARGET = """
 from evalkit import CallableTarget
@@ -89,7 +90,7 @@ def test_judge_grades_through_the_real_sdk_and_records_usage(
     assert first.body["tool_choice"]["type"] == "tool"
     sent_key = first.headers.get("x-api-key") or first.headers.get("authorization", "")
     assert sent_key.endswith("test-key")
-    doc = json.loads((project / "run.json").read_text())
+    doc = load_artefact(project / "run.json")
     rows = {row["id"]: row for row in doc["rows"]}
     assert rows["a"]["metrics"]["helpfulness"] == 5.0
     assert rows["c"]["metrics"]["helpfulness"] == 1.0

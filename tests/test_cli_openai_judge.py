@@ -12,6 +12,7 @@ import pytest
 
 from fakes.openai_server import FakeOpenAI, grade
 from helpers import cli
+from helpers.artefact_docs import load_artefact
 from helpers.cli import answer_target
 
 TARGET = answer_target({"a": "Paris", "b": "I do not know"})
@@ -72,7 +73,7 @@ def test_run_grades_through_chat_completions_and_replays(api: FakeOpenAI, projec
     result = evalkit("run", "--out", "run.json", cwd=project)
     assert result.returncode == 0, result.stderr
     assert len(api.completion_requests) == 2
-    doc = json.loads((project / "run.json").read_text())
+    doc = load_artefact(project / "run.json")
     rows = {row["id"]: row for row in doc["rows"]}
     assert rows["a"]["metrics"] == {"helpfulness": 5.0, "exact_match": 1.0}
     assert rows["b"]["metrics"] == {"helpfulness": 1.0, "exact_match": 0.0}

@@ -7,7 +7,6 @@ the real service sends; ``evalkit run`` runs in process, the judge talks real HT
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 from evalkit.cli import main
 from fakes.openai_server import FakeOpenAI
+from helpers.artefact_docs import load_artefact
 from helpers.cli import answer_target
 from helpers.judge_project import imports_undone, openai_judge_config
 
@@ -82,7 +82,7 @@ def test_token_limit_key_in_the_config_grades_with_a_reasoning_model(
     # evalkit.yaml never sends a temperature: these models take only their default.
     assert all("temperature" not in (r.body or {}) for r in api.completion_requests)
     assert "warning" not in err
-    rows = json.loads((tmp_path / "run.json").read_text())["rows"]
+    rows = load_artefact(tmp_path / "run.json")["rows"]
     assert [row["metrics"]["helpfulness"] for row in rows] == [4.0, 4.0]
 
 

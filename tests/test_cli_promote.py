@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._spec.artifact import write_artifact
+from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, write_files
 from helpers.history_runs import run
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
@@ -26,7 +27,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def rows(path: Path) -> list[dict[str, object]]:
-    doc = json.loads(path.read_text())
+    doc = load_artefact(path)
     return [{k: v for k, v in row.items() if k != "latency_ms"} for row in doc["rows"]]
 
 

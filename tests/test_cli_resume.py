@@ -23,6 +23,7 @@ import pytest
 
 from evalkit._engine.checkpoint import checkpoint_path, read_checkpoint
 from evalkit.cli import main
+from helpers.artefact_docs import load_artefact
 from servers.search import RecordedRequest, Reply, SearchServer
 
 N_CASES = 40
@@ -98,7 +99,7 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str
 
 def comparable(path: Path) -> dict[str, Any]:
     """An artefact without what differs between two honest runs: clocks, timings, git state."""
-    doc: dict[str, Any] = json.loads(path.read_text())
+    doc: dict[str, Any] = load_artefact(path)
     for key in ("created_at", "git"):
         doc.pop(key)
     for row in doc["rows"]:
@@ -215,7 +216,7 @@ def test_failed_cases_are_listed_kept_and_retried_alone_on_resume(
     )
     assert "--resume" in lines[-1]
     assert not out.exists()
-    failed_doc = json.loads(aside.read_text())
+    failed_doc = load_artefact(aside)
     assert {r["id"]: r["error"] is not None for r in failed_doc["rows"]}["q03"] is True
     assert {r["id"] for r in failed_doc["rows"] if r["metrics"]} == set(expected_ids()) - {
         "q03",
@@ -252,14 +253,14 @@ def test_a_run_with_failed_cases_never_replaces_a_good_artefact(
     assert stdout == f"wrote {aside} ({N_CASES} cases)\n"
     assert f"{base} is left as it was: a run with failed cases goes to {aside}" in stderr
     assert base.read_bytes() == good  # the good baseline is untouched
-    assert all(row["error"] for row in json.loads(aside.read_text())["rows"])
+    assert all(row["error"] for row in load_artefact(aside)["rows"])
     assert "Traceback" not in stderr
 
     # --allow-failed is the one way to put a failed run at OUT
     code, stdout, _ = cli(capsys, "run", "-c", project.config, "--out", base, "--allow-failed")
     assert code == 3
     assert stdout == f"wrote {base} ({N_CASES} cases)\n"
-    assert all(row["error"] for row in json.loads(base.read_text())["rows"])
+    assert all(row["error"] for row in load_artefact(base)["rows"])
 
 
 def test_a_failed_shard_goes_beside_its_own_name(

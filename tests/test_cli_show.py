@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
 from helpers.cli import answer_target, evalkit, write_files
 from helpers.tiny_project import one_line_error
 from test_cli_compare import CHECKS, GOLDENS, TARGET, config
@@ -156,7 +157,7 @@ def test_golden_options_without_case_are_refused(ranked: Path) -> None:
 
 def test_show_without_case_still_summarises_the_run(ranked: Path) -> None:
     lines = show(ranked, "flaky.json")
-    assert lines[0] == "flaky.json: artefact schema_version 2 (current)"
+    assert lines[0] == f"flaky.json: artefact schema_version {ARTIFACT_SCHEMA_VERSION} (current)"
     assert "  c00: " in "\n".join(lines)
     assert json.loads((ranked / "flaky.json").read_text())["run_name"] == "flaky"
 

@@ -9,13 +9,13 @@ CLI in process.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from evalkit._spec.trec import write_qrels, write_run
 from evalkit.cli import main
+from helpers.artefact_docs import load_artefact
 from ir_reference import Qrels, ScoredRun, generate, reference
 
 TOL = 1e-9
@@ -33,7 +33,7 @@ def score(
         ]
     )
     err = capsys.readouterr().err
-    rows = json.loads(out.read_text())["rows"] if code == 0 else []
+    rows = load_artefact(out)["rows"] if code == 0 else []
     return code, {row["id"]: row["metrics"] for row in rows}, err
 
 

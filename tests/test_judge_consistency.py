@@ -21,6 +21,7 @@ from evalkit.targets.base import TargetResponse
 from fakes import anthropic_server, openai_server
 from fakes.anthropic_server import FakeAnthropic
 from fakes.openai_server import FakeOpenAI
+from helpers.artefact_docs import load_artefact
 from helpers.cli import answer_target, evalkit, write_files
 
 # The judge's first and second grade of each answer: they differ on case c only.
@@ -199,7 +200,7 @@ def test_a_repeated_run_reports_the_judges_self_consistency_and_replays_it(
     assert "3 of 4 grade(s) identical" in line
     assert f"weighted κ (quadratic) {KAPPA:.2f} [" in line
     assert "Spearman ρ 1.00 [" in line
-    rows = {r["id"]: r for r in json.loads((tmp_path / "run.json").read_text())["rows"]}
+    rows = {r["id"]: r for r in load_artefact(tmp_path / "run.json")["rows"]}
     assert rows["c"]["meta"]["helpfulness_score"] == 4
     assert rows["c"]["meta"]["helpfulness_regrade_score"] == 3
     entries = json.loads((tmp_path / "cache" / "judge.json").read_text())["entries"]

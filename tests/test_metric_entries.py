@@ -13,6 +13,7 @@ from evalkit._spec.config import load_config
 from evalkit._spec.metric_entries import DeclaredMetric
 from evalkit.errors import ConfigError
 from evalkit.metrics.answers import JsonSchemaMatch
+from helpers.artefact_docs import load_artefact
 from helpers.cli import answer_target, evalkit
 
 TARGET = answer_target({"a": "Paris [1]", "b": '{"city": "Rome"}'})
@@ -140,7 +141,7 @@ def test_run_scores_declared_metrics_and_changed_parameters_are_incomparable(
 ) -> None:
     first = evalkit("run", "--out", "base.json", cwd=project)
     assert first.returncode == 0, first.stderr
-    rows = {r["id"]: r["metrics"] for r in json.loads((project / "base.json").read_text())["rows"]}
+    rows = {r["id"]: r["metrics"] for r in load_artefact(project / "base.json")["rows"]}
     assert rows["a"] == {"token_f1": pytest.approx(2 / 3), "cites_source": 1.0, "valid_city": 0.0}
     # {"city": "Rome"} normalises to "city rome": F1 2/3 against "rome"
     assert rows["b"] == {"token_f1": pytest.approx(2 / 3), "cites_source": 0.0, "valid_city": 1.0}

@@ -12,6 +12,7 @@ from evalkit._app.pipeline import prepare
 from evalkit._model.registry import get_metric
 from evalkit._spec.config import load_config
 from evalkit.errors import ConfigError, MetricError
+from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, write_files
 
 # Graded goldens: d1 is highly relevant (2), d2 marginally (1).  The service ranks d2 first.
@@ -61,7 +62,7 @@ def project(tmp_path: Path) -> Path:
 def test_the_level_changes_the_value_and_is_recorded_on_the_definition(project: Path) -> None:
     result = evalkit("run", "--out", "base.json", cwd=project)
     assert result.returncode == 0, result.stderr
-    doc = json.loads((project / "base.json").read_text())
+    doc = load_artefact(project / "base.json")
     # recall@1 at level 1: d2 (grade 1) is relevant, 1 of 2 found; at level 2 only d1
     # counts, and it is ranked third: 0 of 1.
     assert {r["id"]: r["metrics"] for r in doc["rows"]}["q0"] == {

@@ -23,6 +23,7 @@ from evalkit._spec.artifact import (
     read_artifact,
     write_artifact,
 )
+from evalkit._spec.artifact_rows import COLUMNS
 from evalkit.errors import ArtifactError, InputError
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.targets.callable import CallableTarget
@@ -71,8 +72,9 @@ def comparable(art: RunArtifact) -> dict[str, Any]:
     doc = artifact_to_dict(art)
     for key in ("created_at", "shard"):
         doc.pop(key)
+    latency = COLUMNS.index("latency_ms")
     for row in doc["rows"]:
-        row.pop("latency_ms")
+        row[latency] = None
     return doc
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from pathlib import Path
@@ -16,6 +15,7 @@ from evalkit._model import registry
 from evalkit._model.results import CaseResult, RunResult
 from evalkit.errors import InputError
 from evalkit.targets.base import TargetResponse
+from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, write_files
 
 
@@ -201,7 +201,7 @@ def test_repeats_in_the_config_reports_flaky_cases(tmp_path: Path) -> None:
     result = evalkit("gate", "--out", "run.json", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "exact_match: 3 trials per case, 1 of 2 case(s) flaky (a)" in result.stdout
-    rows = {r["id"]: r for r in json.loads((tmp_path / "run.json").read_text())["rows"]}
+    rows = {r["id"]: r for r in load_artefact(tmp_path / "run.json")["rows"]}
     assert rows["a"]["metrics"]["exact_match"] == pytest.approx(2 / 3)
     assert rows["b"]["metrics"]["exact_match"] == 1.0
 

@@ -23,6 +23,7 @@ from evalkit._engine.trials import evaluate_repeated
 from evalkit._model.results import TRIALS_KEY, CaseResult
 from evalkit.errors import ArtifactError, InputError
 from evalkit.targets.base import TargetResponse
+from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, evalkit_process, write_files
 
 # --- in process: evaluate_repeated with trials already done -------------------------------
@@ -234,7 +235,7 @@ def test_an_interrupted_repeated_run_resumes_only_the_missing_trials(
     assert len(after) == total - STOP_AFTER
     assert Counter(cid for _, cid in after) == {"c0": 1, "c1": 1, "c2": 2, "c3": 2, "c4": 2}
     assert not ckpt.exists()
-    rows = {r["id"]: r for r in json.loads(out.read_text())["rows"]}
+    rows = {r["id"]: r for r in load_artefact(out)["rows"]}
     used = sorted(v for r in rows.values() for v in r["meta"][TRIALS_KEY]["answer_length"])
     # every call's answer is used exactly once: the 7 checkpointed and the 8 resumed
     assert used == [float(n) for n, _ in before] + [float(n) for n, _ in after]
@@ -266,6 +267,6 @@ def test_a_failed_trial_fails_its_case_and_is_retried_alone(tmp_path: Path) -> N
         in resumed.stderr
     )
     assert [cid for _, cid in calls(log)[before:]] == ["c1"]  # only the failed trial
-    rows = {r["id"]: r for r in json.loads(out.read_text())["rows"]}
+    rows = {r["id"]: r for r in load_artefact(out)["rows"]}
     assert rows["c1"]["error"] is None
     assert len(rows["c1"]["meta"][TRIALS_KEY]["answer_length"]) == REPEATS

@@ -7,7 +7,7 @@ finished row to a JSON Lines file under the project's ``.evalkit/checkpoints/``
 taken, and ``evalkit run --resume`` invokes only the cases it does not hold.
 
 Layout: one header line, then one row per line in the artefact's own row
-format (:func:`evalkit._spec.artifact._row_dict`)::
+format (:func:`evalkit._spec.artifact_rows._row_dict`)::
 
     {"format": "evalkit-checkpoint", "version": 1, "evalkit_version": "...",
      "created_at": "...", "identity": {"config": "...", "goldens": "...",
@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit._model.formats import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
 from evalkit._model.results import CaseResult
-from evalkit._spec.artifact import _parse_row, _row_dict
+from evalkit._spec.artifact_rows import _parse_row, _row_dict
 from evalkit._util import bounded as _bounded
 from evalkit._util.atomic import fsync_dir, write_bytes_atomic
 from evalkit.errors import ArtifactError, RuntimeFailure

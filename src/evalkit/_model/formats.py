@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 # The run artefact (artifact.py): `schema_version` is its first key.
-ARTIFACT_SCHEMA_VERSION: Final = 2
+ARTIFACT_SCHEMA_VERSION: Final = 3
 # The gate report (`evalkit gate --json`, report/json_report.py).
 GATE_REPORT_KIND: Final = "evalkit.gate-report"
 GATE_REPORT_SCHEMA_VERSION: Final = 1

@@ -1,8 +1,9 @@
 """The run artefact: one versioned JSON document per run, and the only thing a baseline is.
 
-Layout (``schema_version`` first, then provenance, then one row per case)::
+Layout (``schema_version`` first, then provenance, then the columns named once and one
+row per case, each on its own line)::
 
-    {"schema_version": 2,
+    {"schema_version": 3,
      "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
      "git": {"commit": "...", "dirty": false} | null,
      "path": "target" | "retrieval",
@@ -14,8 +15,14 @@ Layout (``schema_version`` first, then provenance, then one row per case)::
                              "fingerprint": "..."}} | null,
      "seed": 42, "resampling_stream": "...", "config_name": "...",
      "config_fingerprint": "..." | null, "shard": "2/4" | null,
-     "rows": [{"id": "q1", "metrics": {...}, "output": {"ids": [...]} | {"text": "..."},
-               "truncated": false, "latency_ms": 12.5, "meta": {...}, "error": null}]}
+     "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
+     "rows": [
+      ["q1", {"ndcg@10": 0.5}, ["d3", "d1"] | null, "..." | null, 12.5 | null, {...}, null, false],
+      ...]}
+
+A row's cells are described in :mod:`evalkit._spec.artifact_rows`; schemas 1 and 2
+held each case as an object of those names (``ids``/``text`` inside ``output``), and
+schema 2 -> 3 turns those into cells.
 
 Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
 Only the current schema is written; every earlier one is read through the
@@ -27,26 +34,30 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
 from evalkit._model.metric_identity import Params
-from evalkit._model.results import CaseResult, QueryResult, RunResult, TargetResponse
+from evalkit._model.results import CaseResult, QueryResult, RunResult
 from evalkit._model.slices import SliceAssignment
+from evalkit._spec.artifact_rows import (
+    COLUMNS,
+    RunPath,
+    _opt,
+    _req,
+    cells_of_row_object,
+    read_table,
+    table_rows,
+)
 from evalkit._util import bounded as _bounded
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, EvalkitError
-
-MAX_OUTPUT_IDS = 1_000
-MAX_OUTPUT_CHARS = 20_000
-
-RunPath = Literal["target", "retrieval"]
 
 
 @dataclass(frozen=True)
@@ -210,60 +221,9 @@ def with_infix(path: str | Path, infix: str) -> Path:
 # ----------------------------------------------------------------------------- writing
 
 
-def _finite(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ArtifactError(f"{where}: metric value must be a number, got {value!r}")
-    if not math.isfinite(value):
-        raise ArtifactError(
-            f"{where}: metric value is {value!r}; NaN/inf cannot be stored as a score "
-            "(fix the metric so it returns a finite number or raises)"
-        )
-    return float(value)
-
-
-def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, bool]:
-    if response is None:
-        return None, False
-    out: dict[str, Any] = {}
-    truncated = False
-    if response.has_ids:
-        ids = response.ranked_ids
-        truncated = len(ids) > MAX_OUTPUT_IDS
-        out["ids"] = ids[:MAX_OUTPUT_IDS]
-    if response.has_text:
-        truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
-        out["text"] = response.text[:MAX_OUTPUT_CHARS]
-    return out, truncated
-
-
-def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
-    where = f"{path}: case {row.query_id!r}"
-    metrics = {k: _finite(v, f"{where}, metric {k!r}") for k, v in row.metrics.items()}
-    if isinstance(row, QueryResult):
-        output, truncated = _output(row.response)
-        return {
-            "id": row.query_id,
-            "metrics": metrics,
-            "output": output,
-            "truncated": truncated,
-            "latency_ms": row.latency_ms,
-            "meta": {},
-            "error": None,
-        }
-    output, truncated = _output(row.response)
-    meta = dict(row.response.meta) if row.response is not None else {}
-    return {
-        "id": row.case_id,
-        "metrics": metrics,
-        "output": output,
-        "truncated": truncated,
-        "latency_ms": row.response.latency_ms if row.response is not None else None,
-        "meta": meta,
-        "error": row.error,
-    }
-
-
 def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
+    """The document :func:`write_artifact` writes.  Its rows' cells share the run's own
+    metric and meta dicts (nothing is copied at 10^5 cases): copy one before editing it."""
     return {
         "schema_version": ARTIFACT_SCHEMA_VERSION,
         "evalkit_version": art.evalkit_version,
@@ -297,7 +257,8 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
         "goldens": None if art.goldens is None else _goldens_dict(art.goldens),
         "seed": art.seed,
         "resampling_stream": art.resampling_stream,
-        "rows": [_with_truncation(_row_dict(row, where), art) for row in art.result.per_query],
+        "columns": list(COLUMNS),
+        "rows": table_rows(art.result.per_query, art.truncated_ids, where),
     }
 
 
@@ -341,14 +302,6 @@ def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssign
     return assignment
 
 
-def _with_truncation(row: dict[str, Any], art: RunArtifact) -> dict[str, Any]:
-    # A row read back from disk holds the already-capped output, so the cap alone
-    # cannot tell it was cut; the flag read with it must survive a rewrite.
-    if row["id"] in art.truncated_ids:
-        row["truncated"] = True
-    return row
-
-
 def encode_artifact(doc: Mapping[str, Any]) -> str:
     """``doc`` as the artefact's JSON text: one top-level key per line, one row per line.
 
@@ -364,25 +317,68 @@ def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
     """``doc`` as JSON text with one top-level key per line and one item of the list
     ``doc[listed]`` per line, every line through json's C encoder (see
     :func:`encode_artifact`; the history index is written the same way)."""
+    encode = _line_encoder()
     lines = []
     for key, value in doc.items():
         name = json.dumps(key, ensure_ascii=False)
         if key == listed and isinstance(value, list) and value:
-            items = ",\n".join(
-                "  " + json.dumps(item, ensure_ascii=False, allow_nan=False) for item in value
-            )
-            lines.append(f" {name}: [\n{items}\n ]")
+            items = ",\n  ".join(map(encode, value))
+            lines.append(f" {name}: [\n  {items}\n ]")
         else:
-            lines.append(f" {name}: {json.dumps(value, ensure_ascii=False, allow_nan=False)}")
+            lines.append(f" {name}: {encode(value)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _refuse_foreign(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+@cache
+def _line_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, without the price of
+    building a new encoder for every one of 10^5 lines (half the time of a short row).
+
+    The C encoder ``json.dumps`` itself uses, made once; where CPython has none (or a
+    different one), a reused :class:`json.JSONEncoder` gives the same text.
+    """
+    from json import encoder as json_encoder
+
+    fallback = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    make = getattr(json_encoder, "c_make_encoder", None)
+    if make is None:
+        return fallback
+    try:
+        chunks = make(
+            None,
+            _refuse_foreign,
+            json_encoder.encode_basestring,
+            None,
+            ": ",
+            ", ",
+            False,
+            False,
+            False,
+        )
+        probe: Any = [1.5, "é\n", {"k": None}, True]
+        if "".join(chunks(probe, 0)) != fallback(probe):
+            return fallback
+    except TypeError:  # another signature than CPython 3.11-3.13's
+        return fallback
+
+    def encode(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return encode
 
 
 def write_artifact(art: RunArtifact, path: str | Path) -> Path:
     """Write atomically: a crash leaves the old file or the new one, never half of one."""
     target = Path(path)
-    doc = artifact_to_dict(art, where=str(target))
     try:
-        data = encode_artifact(doc).encode()
+        # The table is 10^5 new lists: with the collector running, each of its passes
+        # would walk the whole run as well (0.3 of the 0.5 s building it took).
+        with _bounded.paused_gc():
+            data = encode_artifact(artifact_to_dict(art, where=str(target))).encode()
     except ValueError as exc:  # pragma: no cover - _finite catches metric values first
         raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
     except TypeError as exc:
@@ -402,7 +398,8 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a valid metric value")
 
 
-def _load_json(path: Path) -> Any:
+def _load_json(path: Path) -> tuple[Any, str]:
+    """The parsed document and its text."""
     try:
         raw = _bounded.read_bytes(path)
         if path.suffix == ".gz" or raw[:2] == _bounded.GZIP_MAGIC:
@@ -415,9 +412,10 @@ def _load_json(path: Path) -> Any:
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
     try:
+        text = raw.decode("utf-8")
         # No walk of the whole document for its depth: the reader keeps only a row's
         # meta and a metric's params as parsed, and checks those (0.6 s of 10^5 rows).
-        return _bounded.loads(raw.decode("utf-8"), parse_constant=_reject_constant, walk=False)
+        return _bounded.loads(text, parse_constant=_reject_constant, walk=False), text
     except UnicodeDecodeError:
         raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
     except json.JSONDecodeError as exc:
@@ -427,25 +425,6 @@ def _load_json(path: Path) -> Any:
         ) from None
     except ValueError as exc:
         raise ArtifactError(f"{path}: {exc} (NaN/Infinity are never valid scores)") from None
-
-
-def _req(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if key not in doc:
-        raise ArtifactError(f"{where}: missing field {key!r}")
-    value = doc[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
-        raise ArtifactError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
-    return value
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
-
-
-def _opt(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if doc.get(key) is None:
-        return None
-    return _req(doc, key, kind, where)
 
 
 def _parse_metrics(doc: Mapping[str, Any], where: str) -> dict[str, MetricInfo]:
@@ -490,123 +469,6 @@ def _params(doc: dict[str, Any] | None, where: str) -> Params:
     return tuple(out)
 
 
-_STR = frozenset({str})
-_FLOAT = frozenset({float})
-
-
-def _quick_row(doc: Any, path: RunPath) -> tuple[QueryResult | CaseResult, bool] | None:
-    """The row a well-formed document describes, or ``None`` to take :func:`_parse_row`.
-
-    Every test here is one :func:`_parse_row` makes, done with exact types and C-level
-    passes over the ids and metric values; anything unusual (an integer metric, an
-    integer latency, a missing latency) goes the careful way, which names the defect.
-    Reading 10^5 rows is then dominated by the JSON parser, not by the checks.
-    """
-    if type(doc) is not dict:
-        return None
-    case_id = doc.get("id")
-    metrics = doc.get("metrics")
-    output = doc.get("output")
-    latency = doc.get("latency_ms")
-    meta = doc.get("meta")
-    error = doc.get("error")
-    truncated = doc.get("truncated")
-    if type(case_id) is not str or type(metrics) is not dict:
-        return None
-    values = metrics.values()
-    if not _FLOAT.issuperset(map(type, values)) or not all(map(math.isfinite, values)):
-        return None
-    if not (latency is None or (type(latency) is float and 0.0 <= latency < math.inf)):
-        return None
-    if not (meta is None or type(meta) is dict) or not (error is None or type(error) is str):
-        return None
-    if not (truncated is None or type(truncated) is bool):
-        return None
-    if output is None:
-        ids = text = None
-    elif type(output) is dict:
-        ids, text = output.get("ids"), output.get("text")
-        if not (ids is None or (type(ids) is list and _STR.issuperset(map(type, ids)))):
-            return None
-        if not (text is None or type(text) is str):
-            return None
-    else:
-        return None
-    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
-        return None
-    cut = truncated is True
-    # The parsed dicts and lists are this row's alone: kept, not copied.
-    if path == "retrieval":
-        if ids is None:
-            return None
-        return QueryResult(case_id, ids, metrics, latency_ms=latency), cut
-    if ids is None and text is None:
-        if error is None:
-            return None
-        return CaseResult(case_id, None, metrics, error), cut
-    if latency is None:
-        return None
-    response = TargetResponse._checked(ids, text, latency, meta or {})
-    return CaseResult(case_id, response, metrics, error), cut
-
-
-# A row's meta sits at depth 4 (document, rows, row, meta): what it may nest below that.
-_ROW_META_DEPTH = 4
-
-
-def _parse_row(
-    doc: Any, index: int, path: RunPath, where: str
-) -> tuple[QueryResult | CaseResult, bool]:
-    quick = _quick_row(doc, path)
-    return quick if quick is not None else _careful_row(doc, index, path, where)
-
-
-def _careful_row(
-    doc: Any, index: int, path: RunPath, where: str
-) -> tuple[QueryResult | CaseResult, bool]:
-    w = f"{where}: rows[{index}]"
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{w}: expected an object")
-    case_id = _req(doc, "id", str, w)
-    w = f"{where}: case {case_id!r}"
-    metrics_doc = _req(doc, "metrics", dict, w)
-    metrics: dict[str, float] = {}
-    for k, v in metrics_doc.items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise ArtifactError(f"{w}: metric {k!r} has a non-numeric value {v!r}")
-        metrics[k] = float(v)
-    output = _opt(doc, "output", dict, w)
-    latency = _opt(doc, "latency_ms", (int, float), w)
-    if latency is not None and not (math.isfinite(latency) and latency >= 0):
-        raise ArtifactError(f"{w}: latency_ms must be a finite number >= 0, got {latency!r}")
-    meta = _opt(doc, "meta", dict, w) or {}
-    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
-        raise ArtifactError(
-            f"{w}: meta is nested deeper than {_bounded.MAX_DEPTH} levels; keep meta flat"
-        )
-    error = _opt(doc, "error", str, w)
-    truncated = bool(_opt(doc, "truncated", bool, w))
-    ids = None if output is None else output.get("ids")
-    text = None if output is None else output.get("text")
-    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
-        raise ArtifactError(f"{w}: output.ids must be a list of strings")
-    if text is not None and not isinstance(text, str):
-        raise ArtifactError(f"{w}: output.text must be a string")
-    if path == "retrieval":
-        if ids is None:
-            raise ArtifactError(f"{w}: a retrieval row needs output.ids")
-        return QueryResult(case_id, ids, metrics, latency_ms=latency), truncated
-    response = None
-    if output is not None and (ids is not None or text is not None):
-        if latency is None:
-            # evalkit records every answered case's latency; none would read as 0 ms.
-            raise ArtifactError(f"{w}: an answered case needs latency_ms (a number of ms)")
-        response = TargetResponse(ids, text=text, latency_ms=latency, meta=meta)
-    if response is None and error is None:
-        raise ArtifactError(f"{w}: a row needs an output or an error")
-    return CaseResult(case_id, response, metrics, error), truncated
-
-
 # ----------------------------------------------------------------------------- migrations
 #
 # A promoted baseline must outlive the release that wrote it.  Every schema change
@@ -615,7 +477,7 @@ def _careful_row(
 # is ever written.
 
 
-def _v1_to_v2(doc: dict[str, Any]) -> dict[str, Any]:
+def _v1_to_v2(doc: dict[str, Any], _where: str) -> dict[str, Any]:
     """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
 
     See :func:`schema1_fingerprint`; built-in fingerprints are the same in both schemas.
@@ -665,7 +527,24 @@ def vouch_schema1_fingerprints(art: RunArtifact) -> RunArtifact:
     return replace(art, metrics=metrics)
 
 
-_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+def _v2_to_v3(doc: dict[str, Any], where: str) -> dict[str, Any]:
+    """Schema 3: each case is an array of the cells the ``columns`` header names once,
+    not an object repeating the names (:mod:`evalkit._spec.artifact_rows`).
+
+    A row object that cannot become cells is refused here, as schema 2's reader did.
+    """
+    rows = doc.get("rows")
+    if not isinstance(rows, list):  # the reader names the missing or mistyped field
+        return {**doc, "schema_version": 3}
+    path: RunPath = "retrieval" if doc.get("path") == "retrieval" else "target"
+    cells = [cells_of_row_object(row, i, path, where) for i, row in enumerate(rows)]
+    return {**doc, "schema_version": 3, "columns": list(COLUMNS), "rows": cells}
+
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+    1: _v1_to_v2,
+    2: _v2_to_v3,
+}
 
 
 def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, Any], int]:
@@ -689,7 +568,7 @@ def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, 
         )
     original = version
     while version < ARTIFACT_SCHEMA_VERSION:
-        doc = _MIGRATIONS[version](doc)
+        doc = _MIGRATIONS[version](doc, where)
         version += 1
     return doc, original
 
@@ -706,7 +585,11 @@ def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
         )
 
 
-def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
+def artifact_from_dict(
+    doc: Any, *, where: str = "artefact", text: str | None = None
+) -> RunArtifact:
+    """The artefact ``doc`` describes (of any schema); ``text``, the file it was parsed
+    from, lets a message about a row name its line."""
     if not isinstance(doc, dict):
         raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
     _refuse_gate_report(doc, where)
@@ -714,18 +597,16 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
     path = _req(doc, "path", str, where)
     if path not in ("target", "retrieval"):
         raise ArtifactError(f"{where}: path must be 'target' or 'retrieval', got {path!r}")
-    rows_doc = _req(doc, "rows", list, where)
-    rows: list[Any] = []
-    truncated: set[str] = set()
-    seen: set[str] = set()
-    for i, row_doc in enumerate(rows_doc):
-        row, cut = _parse_row(row_doc, i, path, where)
-        if row.query_id in seen:
-            raise ArtifactError(f"{where}: case {row.query_id!r} appears twice")
-        seen.add(row.query_id)
-        rows.append(row)
-        if cut:
-            truncated.add(row.query_id)
+    table = _req(doc, "rows", list, where)
+    columns = _req(doc, "columns", list, where)
+    if columns != list(COLUMNS):
+        raise ArtifactError(
+            f"{where}: columns must be {json.dumps(list(COLUMNS))} in schema_version "
+            f"{ARTIFACT_SCHEMA_VERSION}, got {json.dumps(columns)[:200]}; the file was edited: "
+            "regenerate it with `evalkit run`"
+        )
+    located = text if read_version == ARTIFACT_SCHEMA_VERSION else None
+    rows, truncated = read_table(table, path, _row_locator(where, table, located))
     git = _opt(doc, "git", dict, where) or {}
     target = _opt(doc, "target", dict, where) or {}
     goldens_doc = _opt(doc, "goldens", dict, where)
@@ -765,15 +646,37 @@ def artifact_from_dict(doc: Any, *, where: str = "artefact") -> RunArtifact:
     )
 
 
+def _row_locator(where: str, table: list[Any], text: str | None) -> Callable[[int], str]:
+    """Where row ``i`` of ``table`` is, for a message: ``run.json:17`` when the file holds
+    it on a line of its own after the line ``"rows": [`` (as evalkit writes it), else
+    ``run.json: rows[15]``.  Looked up only when a row is wrong."""
+
+    def locate(index: int) -> str:
+        if text is not None:
+            lines = text.split("\n")
+            start = next((n for n, line in enumerate(lines) if line == ' "rows": ['), None)
+            if start is not None and start + 1 + index < len(lines):
+                candidate = lines[start + 1 + index].strip().removesuffix(",")
+                try:
+                    same = json.loads(candidate) == table[index]
+                except ValueError:
+                    same = False
+                if same:
+                    return f"{where}:{start + 2 + index}"
+        return f"{where}: rows[{index}]"
+
+    return locate
+
+
 def read_artifact(path: str | Path) -> RunArtifact:
     """Read and validate an artefact; every defect is one :class:`ArtifactError` line."""
     p = Path(path)
     # The collector would walk the whole parsed document at every generation-2 pass
     # while the rows are built from it; nothing here makes a reference cycle.
     with _bounded.paused_gc():
-        doc = _load_json(p)
+        doc, text = _load_json(p)
         try:
-            art = artifact_from_dict(doc, where=str(p))
+            art = artifact_from_dict(doc, where=str(p), text=text)
             del doc
         except EvalkitError:
             raise

@@ -1,0 +1,444 @@
+"""One case of a run as the artefact stores it: a row of the ``rows`` table.
+
+Schema 3 stores a case as one JSON array on its own line, its cells in the order the
+artefact's ``columns`` header names once (:data:`COLUMNS`)::
+
+    "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
+    "rows": [
+     ["q1", {"ndcg@10": 0.5}, ["d3", "d1"], null, 12.5, {}, null, false],
+     ...
+
+Schemas 1 and 2 stored each case as an object with those names as keys (``ids`` and
+``text`` inside ``output``), the shape a run's checkpoint still uses
+(:func:`_row_dict`, :func:`_parse_row`).  The table is what makes 10^5 cases cheap:
+the parser meets no repeated keys, the writer and the reader check whole columns with
+C-level passes (:func:`table_rows`, :func:`_quick_table`), and only a table that fails
+them is read row by row by :func:`_careful_row`, which names the defect.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Mapping, Sequence
+from itertools import chain, compress
+from operator import attrgetter
+from typing import Any, Literal
+
+from evalkit._model.results import CaseResult, QueryResult, TargetResponse
+from evalkit._util import bounded as _bounded
+from evalkit.errors import ArtifactError
+
+MAX_OUTPUT_IDS = 1_000
+MAX_OUTPUT_CHARS = 20_000
+
+# The cells of a schema-3 row, in order; the artefact's `columns` header says the same.
+COLUMNS: tuple[str, ...] = (
+    "id",
+    "metrics",
+    "ids",
+    "text",
+    "latency_ms",
+    "meta",
+    "error",
+    "truncated",
+)
+
+RunPath = Literal["target", "retrieval"]
+
+
+# ------------------------------------------------- row objects (schemas 1 and 2, checkpoints)
+
+
+def _req(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in doc:
+        raise ArtifactError(f"{where}: missing field {key!r}")
+    value = doc[key]
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+        raise ArtifactError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _opt(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if doc.get(key) is None:
+        return None
+    return _req(doc, key, kind, where)
+
+
+def _finite(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ArtifactError(f"{where}: metric value must be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ArtifactError(
+            f"{where}: metric value is {value!r}; NaN/inf cannot be stored as a score "
+            "(fix the metric so it returns a finite number or raises)"
+        )
+    return float(value)
+
+
+def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, bool]:
+    if response is None:
+        return None, False
+    out: dict[str, Any] = {}
+    truncated = False
+    if response.has_ids:
+        ids = response.ranked_ids
+        truncated = len(ids) > MAX_OUTPUT_IDS
+        out["ids"] = ids[:MAX_OUTPUT_IDS]
+    if response.has_text:
+        truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
+        out["text"] = response.text[:MAX_OUTPUT_CHARS]
+    return out, truncated
+
+
+def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
+    where = f"{path}: case {row.query_id!r}"
+    metrics = {k: _finite(v, f"{where}, metric {k!r}") for k, v in row.metrics.items()}
+    if isinstance(row, QueryResult):
+        output, truncated = _output(row.response)
+        return {
+            "id": row.query_id,
+            "metrics": metrics,
+            "output": output,
+            "truncated": truncated,
+            "latency_ms": row.latency_ms,
+            "meta": {},
+            "error": None,
+        }
+    output, truncated = _output(row.response)
+    meta = dict(row.response.meta) if row.response is not None else {}
+    return {
+        "id": row.case_id,
+        "metrics": metrics,
+        "output": output,
+        "truncated": truncated,
+        "latency_ms": row.response.latency_ms if row.response is not None else None,
+        "meta": meta,
+        "error": row.error,
+    }
+
+
+_STR = frozenset({str})
+_FLOAT = frozenset({float})
+
+
+def _quick_row(doc: Any, path: RunPath) -> tuple[QueryResult | CaseResult, bool] | None:
+    """The row a well-formed document describes, or ``None`` to take :func:`_parse_row`.
+
+    Every test here is one :func:`_parse_row` makes, done with exact types and C-level
+    passes over the ids and metric values; anything unusual (an integer metric, an
+    integer latency, a missing latency) goes the careful way, which names the defect.
+    Reading 10^5 rows is then dominated by the JSON parser, not by the checks.
+    """
+    if type(doc) is not dict:
+        return None
+    case_id = doc.get("id")
+    metrics = doc.get("metrics")
+    output = doc.get("output")
+    latency = doc.get("latency_ms")
+    meta = doc.get("meta")
+    error = doc.get("error")
+    truncated = doc.get("truncated")
+    if type(case_id) is not str or type(metrics) is not dict:
+        return None
+    values = metrics.values()
+    if not _FLOAT.issuperset(map(type, values)) or not all(map(math.isfinite, values)):
+        return None
+    if not (latency is None or (type(latency) is float and 0.0 <= latency < math.inf)):
+        return None
+    if not (meta is None or type(meta) is dict) or not (error is None or type(error) is str):
+        return None
+    if not (truncated is None or type(truncated) is bool):
+        return None
+    if output is None:
+        ids = text = None
+    elif type(output) is dict:
+        ids, text = output.get("ids"), output.get("text")
+        if not (ids is None or (type(ids) is list and _STR.issuperset(map(type, ids)))):
+            return None
+        if not (text is None or type(text) is str):
+            return None
+    else:
+        return None
+    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
+        return None
+    cut = truncated is True
+    # The parsed dicts and lists are this row's alone: kept, not copied.
+    if path == "retrieval":
+        if ids is None:
+            return None
+        return QueryResult(case_id, ids, metrics, latency_ms=latency), cut
+    if ids is None and text is None:
+        if error is None:
+            return None
+        return CaseResult(case_id, None, metrics, error), cut
+    if latency is None:
+        return None
+    response = TargetResponse._checked(ids, text, latency, meta or {})
+    return CaseResult(case_id, response, metrics, error), cut
+
+
+# A row's meta sits at depth 4 (document, rows, row, meta): what it may nest below that.
+_ROW_META_DEPTH = 4
+
+
+def _parse_row(
+    doc: Any, index: int, path: RunPath, where: str
+) -> tuple[QueryResult | CaseResult, bool]:
+    quick = _quick_row(doc, path)
+    return quick if quick is not None else _careful_row(doc, index, path, where)
+
+
+def _careful_row(
+    doc: Any, index: int, path: RunPath, where: str
+) -> tuple[QueryResult | CaseResult, bool]:
+    w = f"{where}: rows[{index}]"
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{w}: expected an object")
+    case_id = _req(doc, "id", str, w)
+    w = f"{where}: case {case_id!r}"
+    metrics_doc = _req(doc, "metrics", dict, w)
+    metrics: dict[str, float] = {}
+    for k, v in metrics_doc.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ArtifactError(f"{w}: metric {k!r} has a non-numeric value {v!r}")
+        metrics[k] = float(v)
+    output = _opt(doc, "output", dict, w)
+    latency = _opt(doc, "latency_ms", (int, float), w)
+    if latency is not None and not (math.isfinite(latency) and latency >= 0):
+        raise ArtifactError(f"{w}: latency_ms must be a finite number >= 0, got {latency!r}")
+    meta = _opt(doc, "meta", dict, w) or {}
+    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
+        raise ArtifactError(
+            f"{w}: meta is nested deeper than {_bounded.MAX_DEPTH} levels; keep meta flat"
+        )
+    error = _opt(doc, "error", str, w)
+    truncated = bool(_opt(doc, "truncated", bool, w))
+    ids = None if output is None else output.get("ids")
+    text = None if output is None else output.get("text")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise ArtifactError(f"{w}: output.ids must be a list of strings")
+    if text is not None and not isinstance(text, str):
+        raise ArtifactError(f"{w}: output.text must be a string")
+    if path == "retrieval":
+        if ids is None:
+            raise ArtifactError(f"{w}: a retrieval row needs output.ids")
+        return QueryResult(case_id, ids, metrics, latency_ms=latency), truncated
+    response = None
+    if output is not None and (ids is not None or text is not None):
+        if latency is None:
+            # evalkit records every answered case's latency; none would read as 0 ms.
+            raise ArtifactError(f"{w}: an answered case needs latency_ms (a number of ms)")
+        response = TargetResponse(ids, text=text, latency_ms=latency, meta=meta)
+    if response is None and error is None:
+        raise ArtifactError(f"{w}: a row needs an output or an error")
+    return CaseResult(case_id, response, metrics, error), truncated
+
+
+# ------------------------------------------------------------------ the table (schema 3)
+
+_LIST = frozenset({list})
+_DICT = frozenset({dict})
+_BOOL = frozenset({bool})
+_LIST_OR_NONE = frozenset({list, type(None)})
+_STR_OR_NONE = frozenset({str, type(None)})
+_FLOAT_OR_NONE = frozenset({float, type(None)})
+_metrics_of = attrgetter("metrics")
+# What a meta value may be without a depth test: nothing nests below it.
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _all_finite_floats(values: Sequence[Any]) -> bool:
+    """Every value a ``float`` and finite, in two C-level passes (a NaN or an infinity
+    makes the sum non-finite; a sum that overflows sends the caller the careful way)."""
+    return _FLOAT.issuperset(map(type, values)) and math.isfinite(sum(values))
+
+
+def table_rows(
+    rows: Sequence[QueryResult | CaseResult], truncated_ids: Collection[str], where: str
+) -> list[list[Any]]:
+    """The schema-3 ``rows`` table of a run: one list of :data:`COLUMNS` cells a case.
+
+    Metric values are checked for the whole run at once; only a run holding something
+    else than finite floats (an integer, a NaN) takes :func:`_finite` row by row, which
+    converts the integers and names the case and metric of anything that cannot be
+    stored.  The cells hold the run's own dicts and tuples: nothing is copied.
+    """
+    metric_dicts = list(map(_metrics_of, rows))
+    exact = all(type(m) is dict for m in metric_dicts) and _all_finite_floats(
+        list(chain.from_iterable(map(dict.values, metric_dicts)))
+    )
+    table: list[list[Any]] = []
+    append = table.append
+    for row, metrics in zip(rows, metric_dicts, strict=True):
+        case_id = row.query_id
+        if not exact:
+            at = f"{where}: case {case_id!r}"
+            metrics = {k: _finite(v, f"{at}, metric {k!r}") for k, v in metrics.items()}
+        # A row read back from disk holds the already-capped output, so the cap alone
+        # cannot tell it was cut; the flag read with it must survive a rewrite.
+        cut = case_id in truncated_ids
+        if isinstance(row, QueryResult):
+            ids: Sequence[str] = row.retrieved
+            if len(ids) > MAX_OUTPUT_IDS:
+                ids, cut = ids[:MAX_OUTPUT_IDS], True
+            append([case_id, metrics, ids, None, row.latency_ms, {}, None, cut])
+            continue
+        response = row.response
+        if response is None:
+            append([case_id, metrics, None, None, None, {}, row.error, cut])
+            continue
+        ids_kept, text = response._ids, response._text
+        if ids_kept is not None and len(ids_kept) > MAX_OUTPUT_IDS:
+            ids_kept, cut = ids_kept[:MAX_OUTPUT_IDS], True
+        if text is not None and len(text) > MAX_OUTPUT_CHARS:
+            text, cut = text[:MAX_OUTPUT_CHARS], True
+        latency, meta = response.latency_ms, response.meta
+        append([case_id, metrics, ids_kept, text, latency, meta, row.error, cut])
+    return table
+
+
+def read_table(
+    table: list[Any], path: RunPath, row_where: Callable[[int], str]
+) -> tuple[list[QueryResult | CaseResult], set[str]]:
+    """The rows of a schema-3 ``rows`` table and the ids of those whose output was cut.
+
+    ``row_where(i)`` says where row ``i`` is (``run.json:17``) for a message; it is
+    asked only when a row is wrong.  Every defect is one :class:`ArtifactError`.
+    """
+    quick = _quick_table(table, path)
+    if quick is not None:
+        return quick
+    rows: list[QueryResult | CaseResult] = []
+    truncated: set[str] = set()
+    seen: set[str] = set()
+    for index, cells in enumerate(table):
+        row, cut = _careful_cells(cells, index, path, row_where)
+        if row.query_id in seen:
+            raise ArtifactError(f"{row_where(index)}: case {row.query_id!r} appears twice")
+        seen.add(row.query_id)
+        rows.append(row)
+        if cut:
+            truncated.add(row.query_id)
+    return rows, truncated
+
+
+def _careful_cells(
+    cells: Any, index: int, path: RunPath, row_where: Callable[[int], str]
+) -> tuple[QueryResult | CaseResult, bool]:
+    where = row_where(index)
+    if not isinstance(cells, list) or len(cells) != len(COLUMNS):
+        got = (
+            f"has {len(cells)} cells"
+            if isinstance(cells, list)
+            else f"is {_json_kind(cells)}, not an array"
+        )
+        raise ArtifactError(
+            f"{where}: row {got}; each row is an array of the {len(COLUMNS)} columns "
+            f"{', '.join(COLUMNS)}; the file was edited or cut short: regenerate it"
+        )
+    doc = dict(zip(COLUMNS, cells, strict=True))
+    ids, text = doc.pop("ids"), doc.pop("text")
+    output = {key: value for key, value in (("ids", ids), ("text", text)) if value is not None}
+    doc["output"] = output or None
+    return _careful_row(doc, index, path, where)
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, str):
+        return "text"
+    return "null" if value is None else f"a {type(value).__name__}"
+
+
+def _quick_table(
+    table: list[Any], path: RunPath
+) -> tuple[list[QueryResult | CaseResult], set[str]] | None:
+    """The rows of a well-formed table, or ``None`` to take the careful way.
+
+    Each test is one :func:`_careful_row` makes, done a column at a time with exact
+    types and C-level passes; anything unusual (an integer metric or latency, a missing
+    latency, a nested meta, a repeated id) goes the careful way, which names it.
+    """
+    if not _LIST.issuperset(map(type, table)) or not {len(COLUMNS)}.issuperset(map(len, table)):
+        return None
+    if not table:
+        return [], set()
+    case_ids, metrics, ids, texts, latencies, metas, errors, cuts = zip(*table, strict=True)
+    if not _STR.issuperset(map(type, case_ids)) or len(set(case_ids)) != len(case_ids):
+        return None
+    if not _DICT.issuperset(map(type, metrics)):
+        return None
+    if not _all_finite_floats(list(chain.from_iterable(map(dict.values, metrics)))):
+        return None
+    if not _LIST_OR_NONE.issuperset(map(type, ids)):
+        return None
+    if not _STR.issuperset(map(type, chain.from_iterable(filter(None, ids)))):
+        return None
+    if not _STR_OR_NONE.issuperset(map(type, texts)):
+        return None
+    if not _FLOAT_OR_NONE.issuperset(map(type, latencies)):
+        return None
+    answered = list(filter(None, latencies))  # 0.0 and None need no test
+    if answered and not (min(answered) >= 0.0 and math.isfinite(sum(answered))):
+        return None
+    if not _DICT.issuperset(map(type, metas)):
+        return None
+    flat = _LEAVES.issuperset(map(type, chain.from_iterable(map(dict.values, metas))))
+    if not flat and not all(_bounded.check_depth(m, depth=_ROW_META_DEPTH) for m in metas):
+        return None
+    if not _STR_OR_NONE.issuperset(map(type, errors)) or not _BOOL.issuperset(map(type, cuts)):
+        return None
+    truncated = set(compress(case_ids, cuts))
+    # The parsed dicts and lists are this row's alone: kept, not copied.
+    rows: list[QueryResult | CaseResult] = []
+    append = rows.append
+    if path == "retrieval":
+        for case_id, metric_values, ranked, _, latency, _, _, _ in table:
+            if ranked is None:
+                return None
+            append(QueryResult(case_id, ranked, metric_values, latency))
+        return rows, truncated
+    checked = TargetResponse._checked
+    for case_id, metric_values, ranked, text, latency, meta, error, _ in table:
+        if ranked is None and text is None:
+            if error is None:
+                return None
+            append(CaseResult(case_id, None, metric_values, error))
+        elif latency is None:
+            return None
+        else:
+            append(CaseResult(case_id, checked(ranked, text, latency, meta), metric_values, error))
+    return rows, truncated
+
+
+def cells_of_row_object(doc: Any, index: int, path: RunPath, where: str) -> list[Any]:
+    """A schema-2 row object as schema-3 cells (the 2 -> 3 migration).
+
+    An object that the cells could not say faithfully (no id, an output that is not an
+    object, not an object at all) is refused by :func:`_careful_row` with the message
+    schema 2's reader gave it.
+    """
+    output = doc.get("output") if isinstance(doc, dict) else None
+    if (
+        not isinstance(doc, dict)
+        or "id" not in doc
+        or "metrics" not in doc
+        or not (output is None or isinstance(output, dict))
+    ):
+        _careful_row(doc, index, path, where)  # raises: it names what is wrong
+    out = output if isinstance(output, dict) else {}
+    return [
+        doc["id"],
+        doc["metrics"],
+        out.get("ids"),
+        out.get("text"),
+        doc.get("latency_ms"),
+        doc.get("meta"),
+        doc.get("error"),
+        doc.get("truncated"),
+    ]
