@@ -104,13 +104,18 @@ def _kernel_timeouts(sock: socket.socket, timeout_s: float) -> None:
 class _Connection:
     """One keep-alive HTTP/1.1 connection, used by one request at a time."""
 
-    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+    def __init__(
+        self, host: str, port: int, timeout_s: float, sock: socket.socket | None = None
+    ) -> None:
+        """Connect (blocking), or adopt ``sock``: a non-blocking socket still connecting."""
         self.opened_at = time.time()  # a fresh connection's first request is timed from here
         self.sent_at: float | None = None  # when the current request started (wall clock)
         self.used = False
-        self.sock = socket.create_connection((host, port), timeout_s)
+        self.sock = socket.create_connection((host, port), timeout_s) if sock is None else sock
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         _kernel_timeouts(self.sock, timeout_s)
+        if sock is not None:
+            self.sock.setblocking(False)  # _kernel_timeouts made it blocking
         self.stamped = False
         if SO_TIMESTAMPNS is not None and _ANCILLARY:
             with contextlib.suppress(OSError):
@@ -224,13 +229,16 @@ class WirePool:
                 continue
             return conn
         conn = _Connection(self.host, self.port, timeout_s)
+        self._count_opened(conn)
+        return conn
+
+    def _count_opened(self, conn: _Connection) -> None:
         with self._lock:
             self.opened += 1
             self._live.add(conn)
             closed = self._closed
         if closed:  # closed while connecting: do not leave it open
             self._drop(conn)
-        return conn
 
     def _release(self, conn: _Connection) -> None:
         h = conn.h11
@@ -246,6 +254,47 @@ class WirePool:
         with self._lock:
             self._live.discard(conn)
         conn.close()
+
+    # -- for the one-thread loop (evalkit.targets.http_loop) -----------------------
+
+    def take_idle(self) -> list[_Connection]:
+        """Hand every idle connection to the caller (made non-blocking), most recent last."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.sock.setblocking(False)
+        return idle
+
+    def keep_idle(self, conn: _Connection) -> None:
+        """Take back a connection between requests (made blocking again), or close it."""
+        conn.sock.setblocking(True)  # its kernel timeouts (SO_RCVTIMEO/SO_SNDTIMEO) remain
+        with self._lock:
+            if not self._closed and len(self._idle) < self.keepalive:
+                self._idle.append(conn)
+                return
+        self._drop(conn)
+
+    def open_nonblocking(self, address: tuple[int, tuple[Any, ...]]) -> tuple[_Connection, int]:
+        """A connection to ``address`` (family, sockaddr) being opened; connect_ex's errno."""
+        family, sockaddr = address
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            conn = _Connection(self.host, self.port, self.timeout_s, sock=sock)
+            err = sock.connect_ex(sockaddr)
+        except BaseException:
+            sock.close()
+            raise
+        self._count_opened(conn)
+        return conn, err
+
+    def addresses(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """Where the origin may be reached (family, sockaddr), in create_connection's order."""
+        found = socket.getaddrinfo(self.host, self.port, 0, socket.SOCK_STREAM)
+        return [(family, sockaddr) for family, _, _, _, sockaddr in found]
+
+    def drop(self, conn: _Connection) -> None:
+        """Close a connection that must not be reused."""
+        self._drop(conn)
 
     def request_target(self, params: Mapping[str, Any] | None) -> bytes:
         """The request line's target: what ``URL.copy_with(params=...).raw_path`` gives.
@@ -269,10 +318,7 @@ class WirePool:
             return Attempt(error=httpx.ConnectError(str(exc)))
         try:
             response, body, received_at = self._exchange(conn, request, cap)
-            if "content-encoding" in response.headers:
-                read_capped(response)  # decodes (gzip, deflate) and caps, as for httpx
-            else:  # no decoding to do: the body as read, already capped, is the content
-                response._content = body
+            decoded(response, body)
         except httpx.HTTPError as exc:
             self._drop(conn)
             return Attempt(error=exc, started_at=conn.sent_at)
@@ -282,10 +328,8 @@ class WirePool:
         self._release(conn)
         return Attempt(response=response, started_at=conn.sent_at, received_at=received_at)
 
-    def _exchange(
-        self, conn: _Connection, request: PreparedRequest, cap: int
-    ) -> tuple[httpx.Response, bytes, float | None]:
-        """The reply (its stream unread), its raw body, and when the kernel received it."""
+    def request_bytes(self, conn: _Connection, request: PreparedRequest) -> bytes:
+        """The request as ``conn``'s h11 state machine frames it (headers as httpx sends them)."""
         h = conn.h11
         # The defaults httpx would send; a header of the same name from the target replaces one.
         fields = {"host": self.host_header, "user-agent": USER_AGENT}
@@ -303,58 +347,101 @@ class WirePool:
         except h11.LocalProtocolError as exc:
             raise httpx.LocalProtocolError(str(exc)) from exc
         assert out is not None
+        return out
+
+    def _exchange(
+        self, conn: _Connection, request: PreparedRequest, cap: int
+    ) -> tuple[httpx.Response, bytes, float | None]:
+        """The reply (its stream unread), its raw body, and when the kernel received it."""
+        out = self.request_bytes(conn, request)
         # The clock starts here, not before the pool hand-out: waiting for the
         # interpreter lock around that is the client's time (a new connection's
         # connect is the target's, as with httpx).
         conn.sent_at = time.time() if conn.used else conn.opened_at
         conn.used = True
         _io(lambda: conn.sock.sendall(out), httpx.WriteTimeout, httpx.WriteError)
-        status = 0
-        reason = b""
-        raw_headers: list[tuple[bytes, bytes]] = []
-        chunks: list[bytes] = []
-        total = 0
-        received_at: float | None = None
+        reply = ReplyReader(conn.h11, cap)
+        while not reply.advance():
+            data, stamp = _io(conn.recv, httpx.ReadTimeout, httpx.ReadError)
+            reply.feed(data, stamp)
+        return reply.response()
+
+
+class ReplyReader:
+    """One reply read off an h11 connection: fed bytes as they arrive, complete at its end.
+
+    Sans I/O, so the blocking path (:meth:`WirePool.send`) and the one-thread loop
+    (:mod:`evalkit.targets.http_loop`) parse and cap replies the same way and raise the
+    same httpx errors.
+    """
+
+    def __init__(self, h: h11.Connection, cap: int) -> None:
+        self._h = h
+        self._cap = cap
+        self._status = 0
+        self._reason = b""
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._chunks: list[bytes] = []
+        self._total = 0
+        self.received_at: float | None = None
+        """When the kernel received the latest bytes fed (epoch seconds), if it said."""
+
+    def feed(self, data: bytes, stamp: float | None) -> None:
+        if stamp is not None:
+            self.received_at = stamp
+        self._h.receive_data(data)
+
+    def advance(self) -> bool:
+        """Take every event the bytes fed so far allow; True once the reply is complete."""
+        h = self._h
         while True:
             try:
                 event = h.next_event()
             except h11.RemoteProtocolError as exc:
                 raise httpx.RemoteProtocolError(str(exc)) from exc
             if event is h11.NEED_DATA:
-                data, stamp = _io(conn.recv, httpx.ReadTimeout, httpx.ReadError)
-                if stamp is not None:
-                    received_at = stamp
-                h.receive_data(data)
-            elif isinstance(event, h11.Response):
-                status, reason = event.status_code, event.reason
-                raw_headers = list(event.headers)
-                declared = _content_length(raw_headers)
-                if declared is not None and declared > cap:
+                return False
+            if isinstance(event, h11.Response):
+                self._status, self._reason = event.status_code, event.reason
+                self._headers = list(event.headers)
+                declared = _content_length(self._headers)
+                if declared is not None and declared > self._cap:
                     raise ResponseTooLarge(
-                        f"the reply declares {declared} bytes, over the {cap} byte limit"
+                        f"the reply declares {declared} bytes, over the {self._cap} byte limit"
                     )
             elif isinstance(event, h11.Data):
-                total += len(event.data)
-                if total > cap:
-                    raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
-                chunks.append(bytes(event.data))
+                self._total += len(event.data)
+                if self._total > self._cap:
+                    raise ResponseTooLarge(f"the reply body is over the {self._cap} byte limit")
+                self._chunks.append(bytes(event.data))
             elif isinstance(event, h11.EndOfMessage):
-                break
+                return True
             elif isinstance(event, h11.ConnectionClosed):
                 raise httpx.RemoteProtocolError(
                     "Server disconnected without sending a response."
-                    if status == 0
+                    if self._status == 0
                     else "peer closed connection without sending complete message body"
                 )
             # h11.InformationalResponse (100 Continue): nothing to do.
-        body = b"".join(chunks)
+
+    def response(self) -> tuple[httpx.Response, bytes, float | None]:
+        """The complete reply (its stream unread), its raw body, and its kernel receive time."""
+        body = b"".join(self._chunks)
         response = httpx.Response(
-            status,
-            headers=raw_headers,
+            self._status,
+            headers=self._headers,
             stream=httpx.ByteStream(body),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": self._reason},
         )
-        return response, body, received_at
+        return response, body, self.received_at
+
+
+def decoded(response: httpx.Response, body: bytes) -> None:
+    """Give ``response`` its content: decoded (gzip, deflate) and capped as httpx would."""
+    if "content-encoding" in response.headers:
+        read_capped(response)
+    else:  # no decoding to do: the body as read, already capped, is the content
+        response._content = body
 
 
 def _timeout_s(timeout: httpx.Timeout) -> float:
