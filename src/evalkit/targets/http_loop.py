@@ -34,12 +34,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-import h11
 import httpx
 
 from evalkit.errors import EvalkitError, RuntimeFailure
+from evalkit.targets.http_codec import ReplyReader
 from evalkit.targets.http_exchange import Attempt, PreparedRequest, measured_latency_ms
-from evalkit.targets.http_wire import ReplyReader, WirePool, _Connection, decoded
+from evalkit.targets.http_wire import WirePool, _Connection, decoded
 
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
@@ -246,11 +246,14 @@ class _Loop:
         except httpx.HTTPError as exc:
             self.attempt_failed(c, exc)
             return
+        except Exception as exc:  # e.g. a header that is not ASCII: the case's row says so
+            self.end_with(c, exc)
+            return
         # The clock starts here (a new connection's: at its connect), as on the blocking path.
         conn.sent_at = time.time() if conn.used else conn.opened_at
         conn.used = True
         c.out = memoryview(out)
-        c.reader = ReplyReader(conn.h11, self.cap)
+        c.reader = ReplyReader(self.cap, we_close=conn.we_close)
         self.write(c)
 
     def write(self, c: _Case) -> None:
@@ -297,17 +300,15 @@ class _Loop:
         if not complete:
             self.wait(c, _READ)  # each read waits at most timeout_s, as with httpx
             return
-        self.release(conn)
+        self.release(conn, reader)
         c.conn = None
         attempt = Attempt(response=response, started_at=conn.sent_at, received_at=received_at)
         self.attempt_done(c, attempt)
 
-    def release(self, conn: _Connection) -> None:
+    def release(self, conn: _Connection, reader: ReplyReader) -> None:
         """Keep ``conn`` for the next case if both sides may go on, else close it."""
         self.owner.pop(conn, None)
-        h = conn.h11
-        if h.our_state is h11.DONE and h.their_state is h11.DONE:
-            h.start_next_cycle()
+        if reader.reusable:
             self.idle.append(conn)
             return
         self.drop(conn)

@@ -1,13 +1,14 @@
-"""HttpTarget's lean path for plain ``http://``: blocking sockets, h11, kernel receive times.
+"""HttpTarget's lean path for plain ``http://``: pooled sockets, own codec, kernel receive times.
 
 Why not httpx here: under concurrency httpx costs the client 0.55-0.65 ms of CPU
 per request (its pool bookkeeping under one lock, request/URL/header models),
 and ``httpx.AsyncClient`` more (1.2-5 ms at c=32-64), so at c=64 against a 20 ms
 service the client's own CPU, not the service, set the pace and the latencies
 (``docs/design/concurrency.md``).  This path sends the same request over a
-pooled keep-alive socket and parses the reply with h11: a whole case, payload to
-scored row, then costs the client about 0.3 ms of CPU under load against
-0.5-0.6 ms through httpx (``benchmarks/bench_runner.py`` prints both).  It keeps
+pooled keep-alive socket and parses the reply with :mod:`evalkit.targets.http_codec`
+(h11's rules at a fraction of its CPU, #27).  :meth:`WirePool.send` is the blocking
+path (one call, one thread); a run's cases go through :mod:`evalkit.targets.http_loop`
+instead, on one thread, over the same pool and codec.  It keeps
 httpx's contract: an :class:`~evalkit.targets.http_exchange.Attempt`
 holding an ``httpx.Response`` (decoded and size-capped the same way) or the same
 httpx exception types, so retry, error wording and ``interpret`` do not change.
@@ -38,10 +39,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
-import h11
 import httpx
 
-from evalkit.targets.http_exchange import Attempt, PreparedRequest, ResponseTooLarge, read_capped
+from evalkit.targets.http_codec import ReplyReader, asks_to_close, request_bytes
+from evalkit.targets.http_exchange import Attempt, PreparedRequest, read_capped
 
 _T = TypeVar("_T")
 
@@ -55,7 +56,7 @@ SO_TIMESTAMPNS: Final[int | None] = getattr(
 _TIMESPEC: Final = struct.Struct("@qq")
 _ANCILLARY: Final = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 _READ: Final = 65536
-USER_AGENT: Final = "evalkit (http_wire; h11)"
+USER_AGENT: Final = "evalkit (http_wire)"
 DEFAULT_IDLE: Final = 20  # idle connections kept before expect_concurrency sizes the pool
 
 
@@ -121,7 +122,7 @@ class _Connection:
             with contextlib.suppress(OSError):
                 self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 self.stamped = True
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.we_close = False  # the current request asked the server to close
 
     def stale(self) -> bool:
         """An idle connection the server closed (or wrote to unasked) must not be reused."""
@@ -240,10 +241,8 @@ class WirePool:
         if closed:  # closed while connecting: do not leave it open
             self._drop(conn)
 
-    def _release(self, conn: _Connection) -> None:
-        h = conn.h11
-        if h.our_state is h11.DONE and h.their_state is h11.DONE:
-            h.start_next_cycle()
+    def _release(self, conn: _Connection, reply: ReplyReader) -> None:
+        if reply.reusable:
             with self._lock:
                 if not self._closed and len(self._idle) < self.keepalive:
                     self._idle.append(conn)
@@ -317,7 +316,8 @@ class WirePool:
         except OSError as exc:
             return Attempt(error=httpx.ConnectError(str(exc)))
         try:
-            response, body, received_at = self._exchange(conn, request, cap)
+            reply = self._exchange(conn, request, cap)
+            response, body, received_at = reply.response()
             decoded(response, body)
         except httpx.HTTPError as exc:
             self._drop(conn)
@@ -325,12 +325,11 @@ class WirePool:
         except BaseException:
             self._drop(conn)
             raise
-        self._release(conn)
+        self._release(conn, reply)
         return Attempt(response=response, started_at=conn.sent_at, received_at=received_at)
 
     def request_bytes(self, conn: _Connection, request: PreparedRequest) -> bytes:
-        """The request as ``conn``'s h11 state machine frames it (headers as httpx sends them)."""
-        h = conn.h11
+        """The request's bytes, with the headers httpx would send (``http_codec`` frames them)."""
         # The defaults httpx would send; a header of the same name from the target replaces one.
         fields = {"host": self.host_header, "user-agent": USER_AGENT}
         fields["accept-encoding"] = "gzip, deflate"
@@ -338,21 +337,12 @@ class WirePool:
         if request.content is not None:
             fields["content-length"] = str(len(request.content))
         headers = list(fields.items())
+        conn.we_close = asks_to_close(headers)
         target = self.request_target(request.params)
-        try:
-            out = h.send(h11.Request(method=request.method, target=target, headers=headers))
-            if request.content:
-                out += h.send(h11.Data(data=request.content))
-            out += h.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as exc:
-            raise httpx.LocalProtocolError(str(exc)) from exc
-        assert out is not None
-        return out
+        return request_bytes(request.method, target, headers, request.content)
 
-    def _exchange(
-        self, conn: _Connection, request: PreparedRequest, cap: int
-    ) -> tuple[httpx.Response, bytes, float | None]:
-        """The reply (its stream unread), its raw body, and when the kernel received it."""
+    def _exchange(self, conn: _Connection, request: PreparedRequest, cap: int) -> ReplyReader:
+        """The complete reply, read."""
         out = self.request_bytes(conn, request)
         # The clock starts here, not before the pool hand-out: waiting for the
         # interpreter lock around that is the client's time (a new connection's
@@ -360,80 +350,11 @@ class WirePool:
         conn.sent_at = time.time() if conn.used else conn.opened_at
         conn.used = True
         _io(lambda: conn.sock.sendall(out), httpx.WriteTimeout, httpx.WriteError)
-        reply = ReplyReader(conn.h11, cap)
+        reply = ReplyReader(cap, we_close=conn.we_close)
         while not reply.advance():
             data, stamp = _io(conn.recv, httpx.ReadTimeout, httpx.ReadError)
             reply.feed(data, stamp)
-        return reply.response()
-
-
-class ReplyReader:
-    """One reply read off an h11 connection: fed bytes as they arrive, complete at its end.
-
-    Sans I/O, so the blocking path (:meth:`WirePool.send`) and the one-thread loop
-    (:mod:`evalkit.targets.http_loop`) parse and cap replies the same way and raise the
-    same httpx errors.
-    """
-
-    def __init__(self, h: h11.Connection, cap: int) -> None:
-        self._h = h
-        self._cap = cap
-        self._status = 0
-        self._reason = b""
-        self._headers: list[tuple[bytes, bytes]] = []
-        self._chunks: list[bytes] = []
-        self._total = 0
-        self.received_at: float | None = None
-        """When the kernel received the latest bytes fed (epoch seconds), if it said."""
-
-    def feed(self, data: bytes, stamp: float | None) -> None:
-        if stamp is not None:
-            self.received_at = stamp
-        self._h.receive_data(data)
-
-    def advance(self) -> bool:
-        """Take every event the bytes fed so far allow; True once the reply is complete."""
-        h = self._h
-        while True:
-            try:
-                event = h.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise httpx.RemoteProtocolError(str(exc)) from exc
-            if event is h11.NEED_DATA:
-                return False
-            if isinstance(event, h11.Response):
-                self._status, self._reason = event.status_code, event.reason
-                self._headers = list(event.headers)
-                declared = _content_length(self._headers)
-                if declared is not None and declared > self._cap:
-                    raise ResponseTooLarge(
-                        f"the reply declares {declared} bytes, over the {self._cap} byte limit"
-                    )
-            elif isinstance(event, h11.Data):
-                self._total += len(event.data)
-                if self._total > self._cap:
-                    raise ResponseTooLarge(f"the reply body is over the {self._cap} byte limit")
-                self._chunks.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                return True
-            elif isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError(
-                    "Server disconnected without sending a response."
-                    if self._status == 0
-                    else "peer closed connection without sending complete message body"
-                )
-            # h11.InformationalResponse (100 Continue): nothing to do.
-
-    def response(self) -> tuple[httpx.Response, bytes, float | None]:
-        """The complete reply (its stream unread), its raw body, and its kernel receive time."""
-        body = b"".join(self._chunks)
-        response = httpx.Response(
-            self._status,
-            headers=self._headers,
-            stream=httpx.ByteStream(body),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": self._reason},
-        )
-        return response, body, self.received_at
+        return reply
 
 
 def decoded(response: httpx.Response, body: bytes) -> None:
