@@ -113,13 +113,13 @@ def test_a_signal_on_another_thread_stops_a_blocked_run_promptly(
     """The signal lands on a thread other than the main one.
 
     The oldest non-main thread is the signal relay or a native one (OpenBLAS's worker,
-    started by importing numpy); the newest is a case worker at concurrency 3.
+    started by importing numpy); the newest is whichever started last (at concurrency 3
+    the lean HTTP path runs every case on the main thread, so no case worker is needed:
+    the target has accepted all 3 connections, the run is blocked on all of them).
     """
     blocked = start_blocked(tmp_path, target, command=command, concurrency=concurrency)
     others = threads(blocked.pid)[1:]
     assert others, "an evalkit run always has more than one thread (the relay at least)"
-    if concurrency > 1:
-        assert len(others) >= concurrency  # the workers exist: each holds a connection
     tid = others[0] if which == "oldest" else others[-1]
     sent_at = time.monotonic()
     tgkill(blocked.pid, tid, sig)

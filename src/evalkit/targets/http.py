@@ -20,7 +20,7 @@ import math
 import ssl
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -42,6 +42,7 @@ from evalkit.targets.http_exchange import (
     PreparedRequest,
     body_excerpt,
     max_response_bytes,
+    measured_latency_ms,
     read_capped,
 )
 from evalkit.targets.http_wire import WirePool, wire_eligible
@@ -123,15 +124,7 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
         if not attempt.retryable or len(attempts) >= MAX_ATTEMPTS:
             break
     elapsed_ms = (time.perf_counter() - start) * 1000.0
-    received_at = attempts[-1].received_at
-    if received_at is not None:
-        began = attempts[0].started_at
-        kernel_ms = (received_at - (wall_start if began is None else began)) * 1000.0
-        # Received before it was read, so never more than elapsed_ms; a wall clock
-        # stepped meanwhile (NTP) can make it look otherwise: then trust perf_counter.
-        if 0.0 <= kernel_ms <= elapsed_ms:
-            return attempts, kernel_ms
-    return attempts, elapsed_ms
+    return attempts, measured_latency_ms(attempts, wall_start, elapsed_ms)
 
 
 # Lifted into ``meta`` when the body has them unless ``meta_keys=`` says otherwise:
@@ -337,6 +330,47 @@ class HttpTarget:
         if waited:
             response.meta["rate_limit_wait_s"] = waited
         return response
+
+    def runs_cases_on_one_thread(self) -> bool:
+        """True when :meth:`run_cases` can serve a run (the lean ``http://`` path).
+
+        Not with ``rate_limit_wait_s`` (waiting out a 429 sleeps, which would stall
+        every other case on the thread), nor once closed (the threaded path reports that).
+        """
+        return self._wire is not None and not self.rate_limit_budget.enabled and not self._closed
+
+    def run_cases(
+        self,
+        jobs: Iterable[tuple[int, GoldenCase]],
+        *,
+        concurrency: int,
+        case_timeout_s: float | None,
+        pace: Callable[[], float] | None,
+        answered: Callable[[int, GoldenCase, TargetResponse], None],
+        failed: Callable[[int, GoldenCase, str], None],
+        timed_out: Callable[[int, GoldenCase], None],
+    ) -> None:
+        """Run many cases on the calling thread, ``concurrency`` at once (``targets/http_loop``).
+
+        Each case is sent, retried and interpreted as :meth:`invoke` would; see
+        :func:`evalkit.targets.http_loop.run_cases` for the callbacks.
+        """
+        from evalkit.targets.http_loop import run_cases
+
+        assert self._wire is not None, "runs_cases_on_one_thread() said no"
+        run_cases(
+            self,
+            self._wire,
+            jobs,
+            concurrency=concurrency,
+            cap=max_response_bytes(),
+            max_attempts=MAX_ATTEMPTS,
+            case_timeout_s=case_timeout_s,
+            pace=pace,
+            answered=answered,
+            failed=failed,
+            timed_out=timed_out,
+        )
 
     def _sender(self, request: PreparedRequest) -> Callable[[], Attempt]:
         """One send of ``request``: the lean path for plain http://, else httpx."""

@@ -23,6 +23,7 @@ __all__ = [
     "ResponseTooLarge",
     "body_excerpt",
     "max_response_bytes",
+    "measured_latency_ms",
     "read_capped",
 ]
 
@@ -72,6 +73,25 @@ class Attempt:
 
 class ResponseTooLarge(httpx.HTTPError):
     """The reply body is over :func:`max_response_bytes` (never retried)."""
+
+
+def measured_latency_ms(attempts: list[Attempt], wall_start: float, elapsed_ms: float) -> float:
+    """A case's latency from its attempts: the kernel's receive time where it said.
+
+    ``wall_start`` (epoch seconds) and ``elapsed_ms`` (``perf_counter``) span every
+    attempt, first send to final body read.  When the final attempt knows when the
+    kernel received the reply, the latency ends there instead, and starts when the
+    first attempt began sending (its connect, for a new connection).
+    """
+    received_at = attempts[-1].received_at
+    if received_at is not None:
+        began = attempts[0].started_at
+        kernel_ms = (received_at - (wall_start if began is None else began)) * 1000.0
+        # Received before it was read, so never more than elapsed_ms; a wall clock
+        # stepped meanwhile (NTP) can make it look otherwise: then trust perf_counter.
+        if 0.0 <= kernel_ms <= elapsed_ms:
+            return kernel_ms
+    return elapsed_ms
 
 
 def max_response_bytes() -> int:

@@ -1,13 +1,14 @@
-"""HttpTarget's lean path for plain ``http://``: blocking sockets, h11, kernel receive times.
+"""HttpTarget's lean path for plain ``http://``: pooled sockets, own codec, kernel receive times.
 
 Why not httpx here: under concurrency httpx costs the client 0.55-0.65 ms of CPU
 per request (its pool bookkeeping under one lock, request/URL/header models),
 and ``httpx.AsyncClient`` more (1.2-5 ms at c=32-64), so at c=64 against a 20 ms
 service the client's own CPU, not the service, set the pace and the latencies
 (``docs/design/concurrency.md``).  This path sends the same request over a
-pooled keep-alive socket and parses the reply with h11: a whole case, payload to
-scored row, then costs the client about 0.3 ms of CPU under load against
-0.5-0.6 ms through httpx (``benchmarks/bench_runner.py`` prints both).  It keeps
+pooled keep-alive socket and parses the reply with :mod:`evalkit.targets.http_codec`
+(h11's rules at a fraction of its CPU, #27).  :meth:`WirePool.send` is the blocking
+path (one call, one thread); a run's cases go through :mod:`evalkit.targets.http_loop`
+instead, on one thread, over the same pool and codec.  It keeps
 httpx's contract: an :class:`~evalkit.targets.http_exchange.Attempt`
 holding an ``httpx.Response`` (decoded and size-capped the same way) or the same
 httpx exception types, so retry, error wording and ``interpret`` do not change.
@@ -38,10 +39,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 from urllib.parse import urlsplit
 
-import h11
 import httpx
 
-from evalkit.targets.http_exchange import Attempt, PreparedRequest, ResponseTooLarge, read_capped
+from evalkit.targets.http_codec import ReplyReader, asks_to_close, request_bytes
+from evalkit.targets.http_exchange import Attempt, PreparedRequest, read_capped
 
 _T = TypeVar("_T")
 
@@ -55,7 +56,7 @@ SO_TIMESTAMPNS: Final[int | None] = getattr(
 _TIMESPEC: Final = struct.Struct("@qq")
 _ANCILLARY: Final = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 _READ: Final = 65536
-USER_AGENT: Final = "evalkit (http_wire; h11)"
+USER_AGENT: Final = "evalkit (http_wire)"
 DEFAULT_IDLE: Final = 20  # idle connections kept before expect_concurrency sizes the pool
 
 
@@ -104,19 +105,24 @@ def _kernel_timeouts(sock: socket.socket, timeout_s: float) -> None:
 class _Connection:
     """One keep-alive HTTP/1.1 connection, used by one request at a time."""
 
-    def __init__(self, host: str, port: int, timeout_s: float) -> None:
+    def __init__(
+        self, host: str, port: int, timeout_s: float, sock: socket.socket | None = None
+    ) -> None:
+        """Connect (blocking), or adopt ``sock``: a non-blocking socket still connecting."""
         self.opened_at = time.time()  # a fresh connection's first request is timed from here
         self.sent_at: float | None = None  # when the current request started (wall clock)
         self.used = False
-        self.sock = socket.create_connection((host, port), timeout_s)
+        self.sock = socket.create_connection((host, port), timeout_s) if sock is None else sock
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         _kernel_timeouts(self.sock, timeout_s)
+        if sock is not None:
+            self.sock.setblocking(False)  # _kernel_timeouts made it blocking
         self.stamped = False
         if SO_TIMESTAMPNS is not None and _ANCILLARY:
             with contextlib.suppress(OSError):
                 self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
                 self.stamped = True
-        self.h11 = h11.Connection(h11.CLIENT)
+        self.we_close = False  # the current request asked the server to close
 
     def stale(self) -> bool:
         """An idle connection the server closed (or wrote to unasked) must not be reused."""
@@ -224,18 +230,19 @@ class WirePool:
                 continue
             return conn
         conn = _Connection(self.host, self.port, timeout_s)
+        self._count_opened(conn)
+        return conn
+
+    def _count_opened(self, conn: _Connection) -> None:
         with self._lock:
             self.opened += 1
             self._live.add(conn)
             closed = self._closed
         if closed:  # closed while connecting: do not leave it open
             self._drop(conn)
-        return conn
 
-    def _release(self, conn: _Connection) -> None:
-        h = conn.h11
-        if h.our_state is h11.DONE and h.their_state is h11.DONE:
-            h.start_next_cycle()
+    def _release(self, conn: _Connection, reply: ReplyReader) -> None:
+        if reply.reusable:
             with self._lock:
                 if not self._closed and len(self._idle) < self.keepalive:
                     self._idle.append(conn)
@@ -246,6 +253,47 @@ class WirePool:
         with self._lock:
             self._live.discard(conn)
         conn.close()
+
+    # -- for the one-thread loop (evalkit.targets.http_loop) -----------------------
+
+    def take_idle(self) -> list[_Connection]:
+        """Hand every idle connection to the caller (made non-blocking), most recent last."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.sock.setblocking(False)
+        return idle
+
+    def keep_idle(self, conn: _Connection) -> None:
+        """Take back a connection between requests (made blocking again), or close it."""
+        conn.sock.setblocking(True)  # its kernel timeouts (SO_RCVTIMEO/SO_SNDTIMEO) remain
+        with self._lock:
+            if not self._closed and len(self._idle) < self.keepalive:
+                self._idle.append(conn)
+                return
+        self._drop(conn)
+
+    def open_nonblocking(self, address: tuple[int, tuple[Any, ...]]) -> tuple[_Connection, int]:
+        """A connection to ``address`` (family, sockaddr) being opened; connect_ex's errno."""
+        family, sockaddr = address
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            conn = _Connection(self.host, self.port, self.timeout_s, sock=sock)
+            err = sock.connect_ex(sockaddr)
+        except BaseException:
+            sock.close()
+            raise
+        self._count_opened(conn)
+        return conn, err
+
+    def addresses(self) -> list[tuple[int, tuple[Any, ...]]]:
+        """Where the origin may be reached (family, sockaddr), in create_connection's order."""
+        found = socket.getaddrinfo(self.host, self.port, 0, socket.SOCK_STREAM)
+        return [(family, sockaddr) for family, _, _, _, sockaddr in found]
+
+    def drop(self, conn: _Connection) -> None:
+        """Close a connection that must not be reused."""
+        self._drop(conn)
 
     def request_target(self, params: Mapping[str, Any] | None) -> bytes:
         """The request line's target: what ``URL.copy_with(params=...).raw_path`` gives.
@@ -268,25 +316,20 @@ class WirePool:
         except OSError as exc:
             return Attempt(error=httpx.ConnectError(str(exc)))
         try:
-            response, body, received_at = self._exchange(conn, request, cap)
-            if "content-encoding" in response.headers:
-                read_capped(response)  # decodes (gzip, deflate) and caps, as for httpx
-            else:  # no decoding to do: the body as read, already capped, is the content
-                response._content = body
+            reply = self._exchange(conn, request, cap)
+            response, body, received_at = reply.response()
+            decoded(response, body)
         except httpx.HTTPError as exc:
             self._drop(conn)
             return Attempt(error=exc, started_at=conn.sent_at)
         except BaseException:
             self._drop(conn)
             raise
-        self._release(conn)
+        self._release(conn, reply)
         return Attempt(response=response, started_at=conn.sent_at, received_at=received_at)
 
-    def _exchange(
-        self, conn: _Connection, request: PreparedRequest, cap: int
-    ) -> tuple[httpx.Response, bytes, float | None]:
-        """The reply (its stream unread), its raw body, and when the kernel received it."""
-        h = conn.h11
+    def request_bytes(self, conn: _Connection, request: PreparedRequest) -> bytes:
+        """The request's bytes, with the headers httpx would send (``http_codec`` frames them)."""
         # The defaults httpx would send; a header of the same name from the target replaces one.
         fields = {"host": self.host_header, "user-agent": USER_AGENT}
         fields["accept-encoding"] = "gzip, deflate"
@@ -294,67 +337,32 @@ class WirePool:
         if request.content is not None:
             fields["content-length"] = str(len(request.content))
         headers = list(fields.items())
+        conn.we_close = asks_to_close(headers)
         target = self.request_target(request.params)
-        try:
-            out = h.send(h11.Request(method=request.method, target=target, headers=headers))
-            if request.content:
-                out += h.send(h11.Data(data=request.content))
-            out += h.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as exc:
-            raise httpx.LocalProtocolError(str(exc)) from exc
-        assert out is not None
+        return request_bytes(request.method, target, headers, request.content)
+
+    def _exchange(self, conn: _Connection, request: PreparedRequest, cap: int) -> ReplyReader:
+        """The complete reply, read."""
+        out = self.request_bytes(conn, request)
         # The clock starts here, not before the pool hand-out: waiting for the
         # interpreter lock around that is the client's time (a new connection's
         # connect is the target's, as with httpx).
         conn.sent_at = time.time() if conn.used else conn.opened_at
         conn.used = True
         _io(lambda: conn.sock.sendall(out), httpx.WriteTimeout, httpx.WriteError)
-        status = 0
-        reason = b""
-        raw_headers: list[tuple[bytes, bytes]] = []
-        chunks: list[bytes] = []
-        total = 0
-        received_at: float | None = None
-        while True:
-            try:
-                event = h.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise httpx.RemoteProtocolError(str(exc)) from exc
-            if event is h11.NEED_DATA:
-                data, stamp = _io(conn.recv, httpx.ReadTimeout, httpx.ReadError)
-                if stamp is not None:
-                    received_at = stamp
-                h.receive_data(data)
-            elif isinstance(event, h11.Response):
-                status, reason = event.status_code, event.reason
-                raw_headers = list(event.headers)
-                declared = _content_length(raw_headers)
-                if declared is not None and declared > cap:
-                    raise ResponseTooLarge(
-                        f"the reply declares {declared} bytes, over the {cap} byte limit"
-                    )
-            elif isinstance(event, h11.Data):
-                total += len(event.data)
-                if total > cap:
-                    raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
-                chunks.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                break
-            elif isinstance(event, h11.ConnectionClosed):
-                raise httpx.RemoteProtocolError(
-                    "Server disconnected without sending a response."
-                    if status == 0
-                    else "peer closed connection without sending complete message body"
-                )
-            # h11.InformationalResponse (100 Continue): nothing to do.
-        body = b"".join(chunks)
-        response = httpx.Response(
-            status,
-            headers=raw_headers,
-            stream=httpx.ByteStream(body),
-            extensions={"http_version": b"HTTP/1.1", "reason_phrase": reason},
-        )
-        return response, body, received_at
+        reply = ReplyReader(cap, we_close=conn.we_close)
+        while not reply.advance():
+            data, stamp = _io(conn.recv, httpx.ReadTimeout, httpx.ReadError)
+            reply.feed(data, stamp)
+        return reply
+
+
+def decoded(response: httpx.Response, body: bytes) -> None:
+    """Give ``response`` its content: decoded (gzip, deflate) and capped as httpx would."""
+    if "content-encoding" in response.headers:
+        read_capped(response)
+    else:  # no decoding to do: the body as read, already capped, is the content
+        response._content = body
 
 
 def _timeout_s(timeout: httpx.Timeout) -> float:
