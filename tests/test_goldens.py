@@ -20,6 +20,7 @@ from evalkit._model.registry import register_loader
 from evalkit._spec.golden_loaders import KNOWN_FIELDS, load_goldens
 from evalkit.errors import GoldenError, RegistryError
 from evalkit.goldens import GoldenCase, GoldenSet
+from evalkit.metrics.answer_keys import PHRASE_KEYS
 
 DATA = Path(__file__).parent / "data" / "goldens"
 
@@ -739,8 +740,10 @@ _json = st.recursive(
     max_leaves=6,
 )
 # The loaders' own fields are not context keys: a mapping-valued (or null) `context` is
-# 0.2.0's nested context, merged or left out, so it cannot round-trip as a plain key.
-_context_key = _text.filter(lambda k: k not in KNOWN_FIELDS)
+# 0.2.0's nested context, merged or left out, so it cannot round-trip as a plain key.  Nor
+# are the answer metrics' phrase keys (`must_include`, ...), which must hold text and are
+# refused otherwise at load (hypothesis draws them: it mines the loaders' own literals).
+_context_key = _text.filter(lambda k: k not in KNOWN_FIELDS and k not in PHRASE_KEYS)
 
 
 @st.composite
