@@ -16,13 +16,13 @@ from evalkit.stats.outcome import StatWarning
 
 #: Below this many cases the percentile bootstrap rejects a true null too often.
 SMALL_N: Final = 80
-#: From this many cases on, ``auto`` holds at most 2.8% one-sided on every claimed shape.
+#: From this many cases on, ``auto`` holds at most 2.7% one-sided on every claimed shape.
 CALIBRATED_N: Final = 30
 #: Measured by ``uv run python -m evalkit.stats.calibrate`` (docs/calibration.md; the
 #: figures of these sentences are read off it by tests/report/test_quoted_calibration.py).
 SMALL_N_FIGURES: Final = (
-    "measured for the default 'auto' at n = 10-20: 0.4-5.6% one-sided against 2.5% on the "
-    "calibration shapes (the high end on skewed differences at n = 10), and up to 9.3% on "
+    "measured for the default 'auto' at n = 10-20: 0.4-5.8% one-sided against 2.5% on the "
+    "calibration shapes (the high end on skewed differences at n = 10), and up to 9.0% on "
     "a skewed metric with many ties"
 )
 BOOTSTRAP_SMALL_N_FIGURES: Final = (
