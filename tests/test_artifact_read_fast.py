@@ -84,7 +84,7 @@ def _same(a: QueryResult | CaseResult, b: QueryResult | CaseResult) -> bool:
     return a.response == b.response and a.error == b.error
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(doc=row_docs(), path=st.sampled_from(["target", "retrieval"]))
 def test_the_quick_path_declines_or_agrees_with_the_careful_one(doc: Any, path: str) -> None:
     quick = _quick_row(doc, path)  # type: ignore[arg-type]

@@ -82,7 +82,7 @@ def _write_read(tmp_path: Path, result: RunResult[Any], truncated: frozenset[str
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(result=target_runs(), data=st.data())
 def test_a_target_run_reads_back_as_it_was_written(
@@ -98,7 +98,7 @@ def test_a_target_run_reads_back_as_it_was_written(
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(result=retrieval_runs())
 def test_a_retrieval_run_reads_back_as_it_was_written(
@@ -110,7 +110,7 @@ def test_a_retrieval_run_reads_back_as_it_was_written(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(result=target_runs())
 def test_every_case_is_one_line_in_run_order_under_the_columns_header(
@@ -130,7 +130,7 @@ def test_every_case_is_one_line_in_run_order_under_the_columns_header(
 
 
 @settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(result=target_runs())
 def test_a_schema_2_document_reads_to_the_same_run_as_the_schema_3_file(

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,14 +95,33 @@ def test_a_process_signal_stops_a_blocked_run_promptly(
     _assert_stopped_promptly(sig, sent_at, blocked)
 
 
+def _thread_directed_cases() -> list[Any]:
+    """All 16 combinations; the fast tier runs a covering four, the slow tier the rest.
+
+    Each run is a whole ``evalkit`` process (about 2 s), so the fast tier keeps one case per
+    command and concurrency, chosen so that each signal meets each of the two threads once:
+    every factor and every signal-thread pair is still exercised on each test run.
+    """
+    runs = [("run", 1), ("run", 3), ("gate", 1), ("gate", 3)]
+    covering = {
+        ("run", 1, "oldest", "SIGTERM"),
+        ("run", 3, "newest", "SIGTERM"),
+        ("gate", 1, "newest", "SIGINT"),
+        ("gate", 3, "oldest", "SIGINT"),
+    }
+    cases = []
+    for command, concurrency in runs:
+        for which in ("oldest", "newest"):
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                key = (command, concurrency, which, sig.name)
+                marks = () if key in covering else (pytest.mark.slow,)
+                ident = f"{sig.name}-{which}-{command}" + ("-c3" if concurrency == 3 else "")
+                cases.append(pytest.param(command, concurrency, which, sig, marks=marks, id=ident))
+    return cases
+
+
 @pytest.mark.skipif(not can_tgkill(), reason="tgkill is Linux-only")
-@pytest.mark.parametrize(
-    ("command", "concurrency"),
-    [("run", 1), ("run", 3), ("gate", 1), ("gate", 3)],
-    ids=["run", "run-c3", "gate", "gate-c3"],
-)
-@pytest.mark.parametrize("which", ["oldest", "newest"])
-@SIGNALS
+@pytest.mark.parametrize(("command", "concurrency", "which", "sig"), _thread_directed_cases())
 def test_a_signal_on_another_thread_stops_a_blocked_run_promptly(
     tmp_path: Path,
     target: SilentTarget,

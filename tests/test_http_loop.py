@@ -145,8 +145,13 @@ def raw_server(reply: bytes) -> Iterator[str]:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}/search"
     finally:
         stop.set()
+        # close() alone does not wake a thread blocked in accept() on Linux (the
+        # join then waited its whole 5 s); shutdown() does.
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
         thread.join(5)
+        assert not thread.is_alive()
 
 
 PARTIAL = b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\nContent-Type: application/json\r\n\r\n{"resu'

@@ -94,7 +94,7 @@ files = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(case=files)
 def test_plain_and_numpy_paths_agree_on_any_file(tmp_path: Path, case: dict) -> None:  # type: ignore[type-arg]
