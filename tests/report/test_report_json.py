@@ -154,3 +154,35 @@ def test_each_case_delta_is_one_line_under_its_indented_outline() -> None:
         json.loads(line.rstrip(",")).keys() == {"case_id", "baseline", "candidate", "delta"}
         for line in deltas
     )
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "named"),
+    [
+        ("deltas", math.nan, True),
+        ("deltas", -math.inf, True),
+        ("worst_cases", math.inf, True),
+        # Finite values whose sum overflows: the quick all-finite test must not list them.
+        ("deltas", 1.7e308, False),
+        ("worst_cases", -1.7e308, False),
+    ],
+)
+def test_a_per_case_value_is_listed_exactly_when_it_is_not_finite(
+    where: str, value: float, named: bool
+) -> None:
+    report = failing()
+    v = report.verdicts[1]
+    assert v.comparison is not None
+    assert v.comparison.deltas
+    rows = list(v.comparison.deltas if where == "deltas" else v.worst_cases or v.comparison.deltas)
+    rows[0] = dataclasses.replace(rows[0], candidate=value)
+    rows[-1] = dataclasses.replace(rows[-1], baseline=value)
+    if where == "deltas":
+        v = dataclasses.replace(v, comparison=dataclasses.replace(v.comparison, deltas=tuple(rows)))
+    else:
+        v = dataclasses.replace(v, worst_cases=tuple(rows))
+    report = dataclasses.replace(report, verdicts=(report.verdicts[0], v))
+    listed = render_json(report)["non_finite"]
+    prefix = "checks[1].comparison.deltas" if where == "deltas" else "checks[1].worst_cases"
+    expected = [f"{prefix}[0].candidate", f"{prefix}[{len(rows) - 1}].baseline"]
+    assert listed == (expected if named else [])
