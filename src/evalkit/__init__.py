@@ -35,7 +35,7 @@ def _register_builtins() -> None:
     """The built-in metrics and golden loaders, registered by importing their modules."""
     import importlib
 
-    importlib.import_module("evalkit.metrics")
+    importlib.import_module("evalkit.metrics.builtin").register_builtins()
     importlib.import_module("evalkit._spec.golden_loaders")
 
 

@@ -25,6 +25,14 @@ def defer(register: Callable[[], None]) -> None:
         _pending.append(register)
 
 
+def untouched() -> bool:
+    """True until the registry's first use: no table holds anything yet, and the first
+    use fills them with the built-ins alone.  So, until then, a built-in name means the
+    built-in, whatever the program goes on to register (scoring a TREC run relies on it
+    to skip loading the registry: :func:`evalkit._spec.trec.score_trec`)."""
+    return bool(_pending)
+
+
 def ensure() -> None:
     """Run the deferred registrations (once); a second thread waits until they are done."""
     if not _pending:
