@@ -215,6 +215,12 @@ def test_scoring_a_trec_run_loads_no_gate_pipeline_or_yaml(tmp_path: Path, comma
     assert (tmp_path / "o.json").is_file()  # the command ran
     heavy = ("evalkit.gate", "evalkit._app.pipeline", "evalkit.stats", "evalkit._spec.config")
     assert {m for m in loaded if m.startswith(heavy)} == set()
+    # Nor what running a target needs: the engine (its threads, targets, judge guard),
+    # the golden loaders (csv, YAML values: the metric tables fill apart from the loader
+    # table) and -k/--case filters (issue 27).
+    unused = ("evalkit._engine", "evalkit._spec.golden_loaders", "evalkit._spec.case_filter")
+    assert {m for m in loaded if m.startswith(unused)} == set()
+    assert "csv" not in loaded
     # typer 0.29 built each option's coercion with pydantic: 0.3 s of a 0.5 s command.
     assert _packages(loaded) & {"yaml", "scipy", "httpx", "h11", "pydantic"} == set()
 
@@ -251,3 +257,28 @@ def test_scoring_a_trec_run_in_the_library_loads_only_the_trec_modules(tmp_path:
         "evalkit.trec",
     }
     assert _packages(loaded) & {*ON_DEMAND, "hashlib", "difflib"} == set()
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # A metric lookup fills the metric tables alone; a loader lookup, the loader table.
+        (
+            "from evalkit._model.registry import get_metric; get_metric('ndcg@10')",
+            ["True", "False"],
+        ),
+        ("from evalkit._model.registry import get_loader; get_loader('csv')", ["False", "True"]),
+        ("from evalkit import registered; registered()", ["True", "True"]),
+    ],
+)
+def test_the_metric_and_loader_tables_fill_apart(code: str, expected: list[str]) -> None:
+    report = (
+        "\nimport sys\nfrom evalkit._model import registry as r\n"
+        "print('ndcg' in r._families, 'csv' in r._loaders)\n"
+        "print('evalkit.metrics.builtin' in sys.modules, "
+        "'evalkit._spec.golden_loaders' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code + report], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == expected * 2
