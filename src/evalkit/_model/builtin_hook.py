@@ -13,7 +13,7 @@ apart: scoring a TREC run looks metrics up and loads no golden-file reader.
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # threading's own RLock, without importing threading
 from collections.abc import Callable
 
 # What each group of tables waits for: the metric tables (case metrics, aggregates,
@@ -21,7 +21,7 @@ from collections.abc import Callable
 _pending: dict[str, list[Callable[[], None]]] = {"metrics": [], "loaders": []}
 # Re-entrant: registering the built-ins calls the registry, which calls ensure() again,
 # and returns at once in that thread (_running); any other thread waits on the lock.
-_lock = threading.RLock()
+_lock = RLock()
 _running: set[str] = set()
 
 
