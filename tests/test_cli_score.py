@@ -123,3 +123,33 @@ def test_the_old_spelling_still_refuses_target_flags_and_missing_flags(tmp_path:
     partial = evalkit("run", "--trec-run", "run.txt", "--out", "o.json", cwd=tmp_path)
     assert partial.returncode == 2
     assert partial.stderr == "evalkit: scoring a TREC run needs --qrels, --metrics\n"
+
+
+@pytest.mark.parametrize(("metrics", "code"), [("ndcg@10", 0), ("prec@5", 2)])
+def test_the_console_script_ends_at_once_after_scoring(
+    tmp_path: Path, metrics: str, code: int
+) -> None:
+    # A scored file leaves nothing to tear down: the process ends once its output is
+    # flushed (an atexit handler does not run), with every line said; a refusal ends as
+    # any command does.
+    import subprocess
+    import sys
+
+    write_qrels(tmp_path / "q.txt", {"1": {"a": 1}})
+    write_run(tmp_path / "r.txt", {"1": {"a": 2.0, "x": 1.0}})
+    argv = ["score", "r.txt", "q.txt", "--metrics", metrics, "--out", "out.json"]
+    script = (
+        "import atexit, sys\natexit.register(lambda: print('torn down'))\n"
+        f"sys.argv = ['evalkit', *{argv!r}]\n"
+        "from evalkit.cli import process_main\nprocess_main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == code
+    if code == 0:
+        assert done.stdout == "wrote out.json (1 queries scored from r.txt)\n"
+        assert json.loads((tmp_path / "out.json").read_text())
+    else:
+        assert done.stdout == "torn down\n"
+        assert "prec@5" in done.stderr

@@ -215,5 +215,70 @@ def test_scoring_a_trec_run_loads_no_gate_pipeline_or_yaml(tmp_path: Path, comma
     assert (tmp_path / "o.json").is_file()  # the command ran
     heavy = ("evalkit.gate", "evalkit._app.pipeline", "evalkit.stats", "evalkit._spec.config")
     assert {m for m in loaded if m.startswith(heavy)} == set()
+    # Nor what running a target needs: the engine (its threads, targets, judge guard),
+    # the golden loaders (csv, YAML values: the metric tables fill apart from the loader
+    # table) and -k/--case filters (issue 27).
+    unused = ("evalkit._engine", "evalkit._spec.golden_loaders", "evalkit._spec.case_filter")
+    assert {m for m in loaded if m.startswith(unused)} == set()
+    assert "csv" not in loaded
     # typer 0.29 built each option's coercion with pydantic: 0.3 s of a 0.5 s command.
     assert _packages(loaded) & {"yaml", "scipy", "httpx", "h11", "pydantic"} == set()
+
+
+def test_scoring_a_trec_run_in_the_library_loads_only_the_trec_modules(tmp_path: Path) -> None:
+    # A plain run file is scored without numpy (importing it costs more than scoring 10^5
+    # lines), and built-in metrics before any registration without the registry (issue
+    # 27): it, the built-ins, their fingerprints (hashlib) and the metrics package's other
+    # modules were a fifth of scoring the Robust03 run.  A client's registration still
+    # counts (tests/test_trec_plain.py).
+    (tmp_path / "q.txt").write_text("301 0 d1 1\n301 0 d2 0\n")
+    (tmp_path / "r.txt").write_text("301 Q0 d1 1 2.0 t\n301 Q0 d3 2 1.0 t\n")
+    code = (
+        "from evalkit.trec import score_trec_run\n"
+        f"r = score_trec_run({str(tmp_path / 'r.txt')!r}, {str(tmp_path / 'q.txt')!r}, "
+        "['ndcg@10', 'map@1000', 'recall@1000', 'precision@10', 'mrr@1000', 'hit_rate@5'])\n"
+        "assert r.per_query[0].metrics['mrr@1000'] == 1.0\n"
+    )
+    loaded = _loaded(code)
+    assert _evalkit_modules(loaded) == IMPORT_EVALKIT | {
+        "evalkit._model.relevance",
+        "evalkit._model.results",
+        "evalkit._spec",
+        "evalkit._spec.trec",
+        "evalkit._spec.trec_io",
+        "evalkit._spec.trec_plain",
+        "evalkit._spec.trec_run",
+        "evalkit._util.bounded",
+        "evalkit._util.limits",
+        "evalkit.metrics",
+        "evalkit.metrics.core",
+        "evalkit.metrics.ranked_lists",
+        "evalkit.metrics.rankings",
+        "evalkit.trec",
+    }
+    assert _packages(loaded) & {*ON_DEMAND, "hashlib", "difflib"} == set()
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        # A metric lookup fills the metric tables alone; a loader lookup, the loader table.
+        (
+            "from evalkit._model.registry import get_metric; get_metric('ndcg@10')",
+            ["True", "False"],
+        ),
+        ("from evalkit._model.registry import get_loader; get_loader('csv')", ["False", "True"]),
+        ("from evalkit import registered; registered()", ["True", "True"]),
+    ],
+)
+def test_the_metric_and_loader_tables_fill_apart(code: str, expected: list[str]) -> None:
+    report = (
+        "\nimport sys\nfrom evalkit._model import registry as r\n"
+        "print('ndcg' in r._families, 'csv' in r._loaders)\n"
+        "print('evalkit.metrics.builtin' in sys.modules, "
+        "'evalkit._spec.golden_loaders' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code + report], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == expected * 2

@@ -184,14 +184,82 @@ def test_a_bad_line_is_named_as_before(tmp_path: Path, line: str, message: str) 
         score_trec(run, tmp_path / "q.txt", ["ndcg@10"])
 
 
-def test_scoring_a_plain_file_imports_no_numpy(tmp_path: Path) -> None:
+def test_a_query_spanning_chunks_reads_as_one(tmp_path: Path) -> None:
+    # Each chunk's query ids are read apart (CHUNK_BYTES): a query whose lines go on into
+    # the next chunk is still one query, and one that comes back after another is not.
+    from evalkit._spec.trec_io import CHUNK_BYTES
+
+    per_query = CHUNK_BYTES // 30 + 7  # every query crosses a chunk boundary
+    lines = [
+        (qid, f"D{i:06d}", str((i * 7919) % 1000 / 8))
+        for qid in ("301", "302", "303")
+        for i in range(per_query)
+    ]
+    path = _write(tmp_path / "r.txt", _run_text(lines, None), "\n", True, False)
+    assert path.stat().st_size > 2 * CHUNK_BYTES
+    run = read_plain_run(path)
+    assert run is not None
+    assert run.query_ids == ["301", "302", "303"]
+    numpy_run = read_run(path)
+    assert run.ranked == {q: numpy_run.ranking(i) for i, q in enumerate(numpy_run.query_ids)}
+    back = [*lines, ("301", "X1", "0")]  # 301 again, chunks after its first lines
+    path = _write(tmp_path / "o.txt", _run_text(back, None), "\n", True, False)
+    assert read_plain_run(path) is None
+
+
+SPECS = [
+    ["ndcg@10", "map@1000"],
+    ["precision@1", "recall@20", "hit_rate@3", "mrr@5", "map@5", "ndcg@2"],
+    ["ndcg@010"],  # the registry names it ndcg@10
+    ["ndcg@10", "ndcg@10"],  # named twice: refused
+    ["map"],  # trec_eval's full-depth name
+    ["ndcg@0"],
+    ["ndcg@"],
+    ["ndcg@\u0661\u0660"],  # Arabic-Indic digits
+    ["recall"],
+    ["latency_p95"],
+    ["exact_match"],
+    ["nope@3"],
+    [],
+]
+
+
+@pytest.mark.parametrize("specs", SPECS)
+def test_built_in_specs_resolve_as_the_registry_resolves_them(specs: list[str]) -> None:
+    # Before the registry's first use, scoring reads built-in name@k specs without it
+    # (evalkit._model.builtin_hook.untouched): what it reads is what the registry says,
+    # and anything else goes to the registry.
+    from evalkit._spec.trec import _builtin_metrics, _registered_metrics
+
+    known = _builtin_metrics(specs)
+    assert known is None or known == _registered_metrics(specs)
+
+
+def test_the_built_in_families_are_the_registered_ones() -> None:
+    from evalkit._model import registry
+    from evalkit.metrics.ranked_lists import BUILTIN_FAMILIES, plain_kind
+
+    builtin = {name: fam for name, fam in registry.families().items() if fam.builtin}
+    assert set(builtin) == set(BUILTIN_FAMILIES)
+    assert {name: plain_kind(fam.fn) for name, fam in builtin.items()} == BUILTIN_FAMILIES
+
+
+def test_a_client_family_registered_after_a_scoring_counts_in_the_next(tmp_path: Path) -> None:
+    # The first scoring reads the built-in specs without the registry (and imports no
+    # numpy: tests/test_import_cost.py); a client's own map, a replaceable built-in,
+    # registered after it is what the next scoring uses.
     (tmp_path / "r.txt").write_text("301 Q0 D1 1 2.0 t\n301 Q0 D2 2 1.0 t\n")
     (tmp_path / "q.txt").write_text("301 0 D2 1\n")
+    files = f"{str(tmp_path / 'r.txt')!r}, {str(tmp_path / 'q.txt')!r}"
+    metrics = "['ndcg@10', 'map@1000', 'recall@1000', 'precision@10', 'mrr@1000']"
     code = (
-        "import sys\nfrom evalkit.trec import score_trec_run\n"
-        f"r = score_trec_run({str(tmp_path / 'r.txt')!r}, {str(tmp_path / 'q.txt')!r}, "
-        "['ndcg@10', 'map@1000', 'recall@1000', 'precision@10', 'mrr@1000'])\n"
-        "print(r.per_query[0].metrics['mrr@1000'], 'numpy' in sys.modules)\n"
+        "from evalkit.trec import score_trec_run\n"
+        f"r = score_trec_run({files}, {metrics})\n"
+        "print(r.per_query[0].metrics['mrr@1000'], r.per_query[0].metrics['map@1000'])\n"
+        "from evalkit.runner import METRICS\n"
+        "METRICS['map'] = lambda retrieved, relevant, k: 0.25\n"
+        f"r = score_trec_run({files}, {metrics})\n"
+        "print(r.per_query[0].metrics['map@1000'])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0.5", "False"]
+    assert done.stdout.split() == ["0.5", "0.5", "0.25"]

@@ -31,17 +31,25 @@ from evalkit.errors import (
 from evalkit.exit_codes import ExitCode
 
 
-def _register_builtins() -> None:
-    """The built-in metrics and golden loaders, registered by importing their modules."""
+def _register_metrics() -> None:
+    """The built-in metrics, aggregates and retrieval families."""
     import importlib
 
-    importlib.import_module("evalkit.metrics")
+    importlib.import_module("evalkit.metrics.builtin").register_builtins()
+
+
+def _register_loaders() -> None:
+    """The built-in golden loaders, registered by importing their module."""
+    import importlib
+
     importlib.import_module("evalkit._spec.golden_loaders")
 
 
-# Run at the registry's first use, whichever module a program starts from (see
-# evalkit._model.builtin_hook): `import evalkit` and `evalkit --help` never pay for it.
-_builtin_hook.defer(_register_builtins)
+# Run at the first use of the registry's tables, whichever module a program starts from
+# (see evalkit._model.builtin_hook): `import evalkit` and `evalkit --help` never pay for
+# them, and looking a metric up loads no golden loader.
+_builtin_hook.defer(_register_metrics)
+_builtin_hook.defer(_register_loaders, loaders=True)
 
 if TYPE_CHECKING:
     from evalkit._engine.client_load import ClientSaturationWarning

@@ -37,7 +37,7 @@ def score_trec_to_artifact(
     Also the scoring itself, which names the queries the two files do not share (what
     ``evalkit score`` reports as left out or zeroed).
     """
-    from evalkit._engine.execute import resolve_metrics
+    from evalkit._model.registry import resolve_metrics
     from evalkit._spec.artifact import build_artifact
     from evalkit._spec.trec import score_trec
 

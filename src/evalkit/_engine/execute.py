@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 from evalkit._engine.client_load import ClientLoad, ClientSaturationWarning, saturation_warning
 from evalkit._model import registry
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
+from evalkit._model.registry import resolve_metrics
 from evalkit._model.results import CaseResult, RunResult, TargetResponse
 from evalkit._util.ratelimit import RateLimiter
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
@@ -64,25 +65,6 @@ class RunOptions:
             raise InputError(
                 f"case timeout must be a positive number of seconds, got {self.case_timeout_s!r}"
             )
-
-
-def resolve_metrics(metrics: Sequence[str]) -> tuple[list[registry.MetricDef], list[str]]:
-    """Split metric names into per-case definitions and aggregate names; unknown raises."""
-    if isinstance(metrics, str):
-        raise MetricError(f"metrics must be a list of names, e.g. [{metrics!r}], not a str")
-    case_defs: list[registry.MetricDef] = []
-    aggregates: list[str] = []
-    seen: set[str] = set()
-    for name in metrics:
-        if name in seen:
-            raise MetricError(f"metric {name!r} is listed twice")
-        seen.add(name)
-        defn = registry.get_metric(name)
-        if defn.kind == "aggregate":
-            aggregates.append(name)
-        else:
-            case_defs.append(defn)
-    return case_defs, aggregates
 
 
 def _judge_value(defn: registry.MetricDef, response: TargetResponse, case: GoldenCase) -> Any:

@@ -4,31 +4,68 @@ They are defined above the registry (in :mod:`evalkit.metrics` and
 :mod:`evalkit._spec.golden_loaders`), and importing them costs more than some commands
 take (``evalkit --help``, issue 27).  So the package root hands over how to register
 them (:func:`defer`), and every function of :mod:`evalkit._model.registry` that reads or
-writes a table calls :func:`ensure` first: whichever module a program starts from, the
-first lookup or registration finds the built-ins there, and a client's ``"csv"`` loader
-or ``ndcg@10`` still clashes with them, as when they were registered at import.
+writes a table calls :func:`ensure` (the metric tables), :func:`ensure_loaders` or
+:func:`ensure_all` first: whichever module a program starts from, the first lookup or
+registration finds the built-ins there, and a client's ``"csv"`` loader or ``ndcg@10``
+still clashes with them, as when they were registered at import.  The two groups fill
+apart: scoring a TREC run looks metrics up and loads no golden-file reader.
 """
 
 from __future__ import annotations
 
-import threading
+from _thread import RLock  # threading's own RLock, without importing threading
 from collections.abc import Callable
 
-_pending: list[Callable[[], None]] = []
-# Re-entrant: registering the built-ins calls the registry, which calls ensure() again.
-_lock = threading.RLock()
+# What each group of tables waits for: the metric tables (case metrics, aggregates,
+# families) and the golden loaders fill apart, so looking up a metric loads no loader.
+_pending: dict[str, list[Callable[[], None]]] = {"metrics": [], "loaders": []}
+# Re-entrant: registering the built-ins calls the registry, which calls ensure() again,
+# and returns at once in that thread (_running); any other thread waits on the lock.
+_lock = RLock()
+_running: set[str] = set()
 
 
-def defer(register: Callable[[], None]) -> None:
-    """Run ``register`` at the registry's first use (at once, if that has already come)."""
+def defer(register: Callable[[], None], *, loaders: bool = False) -> None:
+    """Run ``register`` at the first use of the metric tables (of the loader table, with
+    ``loaders``)."""
     with _lock:
-        _pending.append(register)
+        _pending["loaders" if loaders else "metrics"].append(register)
+
+
+def untouched() -> bool:
+    """True until the metric tables' first use: none holds anything yet, and the first
+    use fills them with the built-ins alone.  So, until then, a built-in name means the
+    built-in, whatever the program goes on to register (scoring a TREC run relies on it
+    to skip loading the registry: :func:`evalkit._spec.trec.score_trec`)."""
+    return bool(_pending["metrics"])
 
 
 def ensure() -> None:
-    """Run the deferred registrations (once); a second thread waits until they are done."""
-    if not _pending:
+    """Fill the metric tables (once); a second thread waits until they are filled."""
+    _ensure("metrics")
+
+
+def ensure_loaders() -> None:
+    """Fill the loader table (once), as :func:`ensure` the metric tables."""
+    _ensure("loaders")
+
+
+def ensure_all() -> None:
+    """Fill every table: for what reads or resets them all."""
+    _ensure("metrics")
+    _ensure("loaders")
+
+
+def _ensure(tables: str) -> None:
+    pending = _pending[tables]
+    if not pending and tables not in _running:
         return
     with _lock:
-        while _pending:
-            _pending.pop(0)()
+        if tables in _running:
+            return  # called from inside the registration, which goes on
+        _running.add(tables)
+        try:
+            while pending:
+                pending.pop(0)()
+        finally:
+            _running.discard(tables)

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from evalkit._model.builtin_hook import ensure as _ensure_builtins
+from evalkit._model.builtin_hook import ensure_all as _ensure_all
+from evalkit._model.builtin_hook import ensure_loaders as _ensure_loaders
 from evalkit._model.metric_identity import (
     Params,
     ParamValue,
@@ -590,7 +592,7 @@ class Registered(list[str]):
 
 def registered() -> Registered:
     """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
-    _ensure_builtins()
+    _ensure_all()
     return Registered(
         {
             "metrics": sorted(_case),
@@ -608,7 +610,7 @@ def families() -> Mapping[str, RetrievalFamily]:
 
 def register_loader(extension: str) -> Callable[[F], F]:
     """Register a golden-set loader ``(Path) -> GoldenSet`` for a file extension."""
-    _ensure_builtins()
+    _ensure_loaders()
     if not isinstance(extension, str) or not extension.strip(". "):
         raise RegistryError(f"loader extension must be a non-empty string, got {extension!r}")
     ext = extension.lower().lstrip(".")
@@ -626,19 +628,19 @@ def register_loader(extension: str) -> Callable[[F], F]:
 
 def get_loader(extension: str) -> LoaderFn | None:
     """The loader registered for ``extension`` (without the dot), if any."""
-    _ensure_builtins()
+    _ensure_loaders()
     return _loaders.get(extension.lower().lstrip("."))
 
 
 def loader_extensions() -> list[str]:
-    _ensure_builtins()
+    _ensure_loaders()
     return sorted(_loaders)
 
 
 @contextmanager
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
-    _ensure_builtins()
+    _ensure_all()
     case, aggregate, fams, loaders = dict(_case), dict(_aggregate), dict(_families), dict(_loaders)
     try:
         yield
@@ -666,7 +668,7 @@ _POLARITY = _families
 
 def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
-    _ensure_builtins()
+    _ensure_all()
     for table in (_case, _aggregate, _families, _loaders):
         table.clear()
 
@@ -697,3 +699,22 @@ def resolve_query_metrics(specs: Sequence[str]) -> list[MetricDef]:
     if len({d.name for d in resolved}) != len(resolved):
         raise MetricError(f"metrics list names a metric twice: {list(specs)}")
     return resolved
+
+
+def resolve_metrics(metrics: Sequence[str]) -> tuple[list[MetricDef], list[str]]:
+    """Split metric names into per-case definitions and aggregate names; unknown raises."""
+    if isinstance(metrics, str):
+        raise MetricError(f"metrics must be a list of names, e.g. [{metrics!r}], not a str")
+    case_defs: list[MetricDef] = []
+    aggregates: list[str] = []
+    seen: set[str] = set()
+    for name in metrics:
+        if name in seen:
+            raise MetricError(f"metric {name!r} is listed twice")
+        seen.add(name)
+        defn = get_metric(name)
+        if defn.kind == "aggregate":
+            aggregates.append(name)
+        else:
+            case_defs.append(defn)
+    return case_defs, aggregates

@@ -35,13 +35,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
+from evalkit._model.builtin_hook import untouched
 from evalkit._model.relevance import Relevance, as_grades
 from evalkit._model.results import QueryResult, RunResult
 from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
 from evalkit._spec.trec_plain import read_plain_run, score_plain_run
 from evalkit._spec.trec_run import FloatArray, TrecRun
 from evalkit._util.bounded import paused_gc
-from evalkit.metrics.ranked_lists import PlainKind, plain_kind
+from evalkit.metrics.ranked_lists import PlainKind, builtin_kind, plain_kind
 from evalkit.metrics.rankings import QuerySelection
 
 __all__ = [
@@ -287,13 +288,46 @@ def _plain_metrics(
     """(name, formula, k) of each metric when all are built-in families; else ``None``.
 
     ``None`` too when the metrics or the level are refused: the numpy path then raises,
-    after reading the files, as it always has.
+    after reading the files, as it always has.  Before the registry's first use, built-in
+    ``name@k`` specs are known without loading it (the registry, its fingerprints and
+    every built-in with it cost a fifth of scoring a 10^5-line run): nothing can have
+    replaced a built-in family yet, so the registry would resolve them the same.
     """
-    from evalkit._model import registry
     from evalkit._model.relevance import check_level
 
     try:
         check_level(relevance_level)
+    except Exception:  # refused: the numpy path raises it, in its place
+        return None
+    if untouched():
+        known = _builtin_metrics(metrics)
+        if known is not None:
+            return known
+    return _registered_metrics(metrics)
+
+
+def _builtin_metrics(metrics: Sequence[str]) -> list[tuple[str, PlainKind, int]] | None:
+    """:func:`_registered_metrics` of built-in ``name@k`` specs, named none twice, as the
+    built-ins alone resolve them; ``None`` for any other list (the registry decides)."""
+    if isinstance(metrics, str):
+        return None
+    out: list[tuple[str, PlainKind, int]] = []
+    for spec in metrics:
+        known = builtin_kind(spec) if isinstance(spec, str) else None
+        if known is None:
+            return None
+        out.append((spec, *known))
+    if not out or len({name for name, _, _ in out}) != len(out):
+        return None
+    return out
+
+
+def _registered_metrics(metrics: Sequence[str]) -> list[tuple[str, PlainKind, int]] | None:
+    """(name, formula, k) of each metric as the registry resolves it, when all are
+    built-in families; ``None`` otherwise, or when the registry refuses the list."""
+    from evalkit._model import registry
+
+    try:
         defs = registry.resolve_query_metrics(metrics)
     except Exception:  # refused: the numpy path raises it, in its place
         return None

@@ -41,33 +41,40 @@ class PlainRun:
     tag: str | None
 
 
-def _columns(chunk: bytes, n: int) -> tuple[list[str], list[str], list[str], str] | None:
-    """(query ids, doc ids, score tokens, last tag) of a chunk of ``n`` plain lines."""
-    toks = plain_tokens(chunk, n, 6)
-    if toks is None:
-        return None
-    return toks[0::7], toks[2::7], toks[4::7], toks[-2]
+def _read_columns(path: Path) -> tuple[list[tuple[str, int]], list[str], list[float], str] | None:
+    """(each run of lines of one query id: the id and how many, doc ids, scores, last tag).
 
-
-def _read_columns(path: Path) -> tuple[list[str], list[str], list[str], str] | None:
+    Each chunk's query ids and score tokens are dropped once read, so their memory
+    serves the next chunk: keeping them took a fifth of the run's peak memory, and its
+    page faults."""
     source = str(path)
-    qids: list[str] = []
+    runs: list[tuple[str, int]] = []
     docs: list[str] = []
-    scores: list[str] = []
+    scores: list[float] = []
     tag = ""
     try:
         with open_bytes(path, "run file") as fh:
             for chunk, _, n in chunks(fh, source):
-                columns = _columns(chunk, n)
-                if columns is None:
+                toks = plain_tokens(chunk, n, 6)
+                if toks is None:
                     return None
-                qids += columns[0]
-                docs += columns[1]
-                scores += columns[2]
-                tag = columns[3]
+                try:
+                    chunk_scores = list(map(float, toks[4::7]))
+                except ValueError:
+                    return None
+                if any(map(math.isnan, chunk_scores)):
+                    return None
+                scores += chunk_scores
+                docs += toks[2::7]
+                for qid, group in groupby(toks[0::7]):
+                    lines = len(list(group))
+                    if runs and runs[-1][0] == qid:  # the query goes on from the last chunk
+                        lines += runs.pop()[1]
+                    runs.append((qid, lines))
+                tag = toks[-2]
     except TrecFormatError:
         return None  # the numpy reader meets it too, after any earlier error it reports first
-    return (qids, docs, scores, tag) if qids else None
+    return (runs, docs, scores, tag) if runs else None
 
 
 def _ranked(scores: list[float], docs: list[str]) -> list[str]:
@@ -92,22 +99,16 @@ def read_plain_run(path: PathLike) -> PlainRun | None:
     columns = _read_columns(Path(path))
     if columns is None:
         return None
-    qids, docs, score_tokens, tag = columns
-    try:
-        scores = list(map(float, score_tokens))
-    except ValueError:
-        return None
-    if any(map(math.isnan, scores)):
-        return None
+    runs, docs, scores, tag = columns
     query_ids: list[str] = []
     ranked: dict[str, list[str]] = {}
     start = 0
-    for qid, group in groupby(qids):
-        stop = start + len(list(group))
+    for qid, lines in runs:
+        stop = start + lines
         if qid in ranked:
             return None  # the query's lines are not contiguous
         q_docs = docs[start:stop]
-        if len(set(q_docs)) != stop - start:
+        if len(set(q_docs)) != lines:
             return None  # a document listed twice
         query_ids.append(qid)
         ranked[qid] = _ranked(scores[start:stop], q_docs)

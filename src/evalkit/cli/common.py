@@ -233,6 +233,10 @@ def report_failed_cases(
 
 # Whether this invocation already said it was interrupted (one line, never two).
 interrupt_reported = threading.Event()
+# Set by a command that leaves nothing to tear down once its output is flushed (scoring a
+# TREC file: no thread, no cache, no plugin, the artefact written): the console script
+# then ends the process at once (evalkit.cli.session.process_main).
+nothing_to_tear_down = threading.Event()
 
 
 def report_interrupt(stop: KeyboardInterrupt) -> ExitCode:

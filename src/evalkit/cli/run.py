@@ -32,6 +32,7 @@ from evalkit.exit_codes import ExitCode
 if TYPE_CHECKING:
     from evalkit._app.pipeline import RunStart
     from evalkit._app.runs import RunAsk, RunDone
+    from evalkit._spec.case_filter import CaseFilter
 
 # The older TREC spelling on `run`: accepted, not advertised (`evalkit score`).
 _TrecRunOpt = Annotated[Path | None, typer.Option(hidden=True, help="See evalkit score.")]
@@ -90,9 +91,12 @@ def run(
     To score an existing TREC run file: evalkit score.
     """
     from evalkit._app.runs import RunAsk
-    from evalkit._spec.case_filter import CaseFilter
 
-    cases = CaseFilter.of(keyword, case)
+    cases: CaseFilter | None = None
+    if keyword or case:  # else no filter, and no loading its module (a TREC run needs none)
+        from evalkit._spec.case_filter import CaseFilter
+
+        cases = CaseFilter.of(keyword, case)
     ask = RunAsk(
         config=config,
         out=out,

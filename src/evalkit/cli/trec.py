@@ -18,6 +18,7 @@ from evalkit.cli.common import (
     RelevanceLevelHelp,
     TrecMetricsHelp,
     err,
+    nothing_to_tear_down,
     say,
 )
 
@@ -108,6 +109,7 @@ def _score(
     say(f"wrote {done.path} ({len(done.artifact.result)} queries scored from {trec_run})")
     for note in trec_query_notes(done.scoring, trec_run.name):
         err(f"note: {note}")
+    nothing_to_tear_down.set()
 
 
 def trec_query_notes(scoring: TrecScoring, run_name: str) -> list[str]:

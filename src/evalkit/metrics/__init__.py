@@ -1,36 +1,52 @@
 """Metrics: the retrieval formulas, the built-ins, and the LLM judge.
 
-Importing this package registers the built-ins.  ``latency``, ``diversity``
-and ``retrieval`` are paired-evalkit 0.2.0's module paths for them.
+``latency``, ``diversity`` and ``retrieval`` are paired-evalkit 0.2.0's module paths
+for them.  Importing this package loads none of its modules: each name below is
+imported from its owner on first use, so a program that needs one formula module
+(scoring a TREC run needs :mod:`evalkit.metrics.ranked_lists`) pays for that one.  The
+built-ins are registered at the registry's first use (:mod:`evalkit._model.builtin_hook`),
+whichever module a program starts from, as ``import evalkit`` promises.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import JudgeError
-from evalkit.metrics import diversity, latency, retrieval
-from evalkit.metrics.builtin import register_builtins
-from evalkit.metrics.core import ndcg_at_k, recall_at_k
-from evalkit.metrics.diversity import entropy, max_item_share
-from evalkit.metrics.latency import percentile
 
 if TYPE_CHECKING:
+    from evalkit.metrics import diversity, latency, retrieval
+    from evalkit.metrics.core import ndcg_at_k, recall_at_k
+    from evalkit.metrics.diversity import entropy, max_item_share
     from evalkit.metrics.judge import Grade, LLMJudge, TokenUsage
+    from evalkit.metrics.latency import percentile
 
-register_builtins()
-
-# The judge (its cache, its HTTP retry rules, sockets) is loaded on first use: importing
-# the package registers the built-ins for every evalkit import, and most never grade.
-_JUDGE = ("Grade", "LLMJudge", "TokenUsage")
+# name -> the module that owns it ("" after the dot: the name is that submodule).  The
+# judge (its cache, its HTTP retry rules, sockets) is among them: most programs never grade.
+_LAZY = {
+    "Grade": "evalkit.metrics.judge",
+    "LLMJudge": "evalkit.metrics.judge",
+    "TokenUsage": "evalkit.metrics.judge",
+    "diversity": "evalkit.metrics.",
+    "entropy": "evalkit.metrics.diversity",
+    "latency": "evalkit.metrics.",
+    "max_item_share": "evalkit.metrics.diversity",
+    "ndcg_at_k": "evalkit.metrics.core",
+    "percentile": "evalkit.metrics.latency",
+    "recall_at_k": "evalkit.metrics.core",
+    "retrieval": "evalkit.metrics.",
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _JUDGE:
+    owner = _LAZY.get(name)
+    if owner is None:
         raise AttributeError(f"module 'evalkit.metrics' has no attribute {name!r}")
-    from evalkit.metrics import judge
-
-    value = getattr(judge, name)
+    if owner.endswith("."):
+        value: Any = importlib.import_module(owner + name)
+    else:
+        value = getattr(importlib.import_module(owner), name)
     globals()[name] = value
     return value
 

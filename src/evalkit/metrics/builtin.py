@@ -154,7 +154,8 @@ def _builtin_aggregate(
 
 
 def register_builtins() -> None:
-    """Register the built-in metrics (called once, from ``evalkit.metrics``)."""
+    """Register the built-in metrics: once, at the registry's first use
+    (:mod:`evalkit._model.builtin_hook`, deferred by the package root)."""
     register_family("recall", recall_at_k, higher_is_better=True, builtin=True)
     # nDCG's gains are the grades themselves: relevance_level does not change it
     register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True, parameters={})

@@ -20,7 +20,7 @@ from typing import Literal, TypeAlias
 
 from evalkit.metrics import core
 
-__all__ = ["PlainKind", "QueryGrades", "plain_kind"]
+__all__ = ["BUILTIN_FAMILIES", "PlainKind", "QueryGrades", "builtin_kind", "plain_kind"]
 
 PlainKind: TypeAlias = Literal["precision", "recall", "hit_rate", "mrr", "map", "ndcg"]
 
@@ -33,6 +33,17 @@ _KINDS: dict[Callable[..., float], PlainKind] = {
     core.ndcg_at_k: "ndcg",
 }
 
+# The built-in families by name, as :func:`evalkit.metrics.builtin.register_builtins`
+# registers them, each over the formula of the same name (tests/test_trec_plain.py).
+BUILTIN_FAMILIES: dict[str, PlainKind] = {
+    "precision": "precision",
+    "recall": "recall",
+    "hit_rate": "hit_rate",
+    "mrr": "mrr",
+    "map": "map",
+    "ndcg": "ndcg",
+}
+
 _positive = (0).__lt__  # grade > 0: a gain (UNJUDGED, int64's least, is none)
 _plus_one = (1.0).__add__
 # _DISCOUNT[r] == log2(r + 2.0): the discount of 0-based rank r, as batch's np.log2 gives it.
@@ -42,6 +53,16 @@ _DISCOUNT: list[float] = []
 def plain_kind(fn: Callable[..., float]) -> PlainKind | None:
     """Which built-in formula a family function is; ``None`` for any other function."""
     return _KINDS.get(fn)
+
+
+def builtin_kind(spec: str) -> tuple[PlainKind, int] | None:
+    """The family and k of ``spec`` when it is a built-in family's ``name@k`` spelt as the
+    registry names it (k in ASCII digits, no leading zero); ``None`` for anything else."""
+    base, sep, k_text = spec.partition("@")
+    kind = BUILTIN_FAMILIES.get(base) if sep else None
+    if kind is None or not (k_text.isascii() and k_text.isdigit()) or k_text.startswith("0"):
+        return None
+    return kind, int(k_text)
 
 
 def _discounts(n: int) -> list[float]:
