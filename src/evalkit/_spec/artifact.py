@@ -17,8 +17,14 @@ row per case, each on its own line)::
      "config_fingerprint": "..." | null, "shard": "2/4" | null,
      "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
      "rows": [
-      ["q1", {"ndcg@10": 0.5}, ["d3", "d1"] | null, "..." | null, 12.5 | null, {...}, null, false],
+      ["q1",{"ndcg@10":0.5},["d3","d1"] | null,"..." | null,12.5 | null,{...},null,false],
       ...]}
+
+The header is written a key a line by json's C encoder; the rows, without spaces, by
+orjson where it writes what json would (:mod:`evalkit._spec.artifact_json`), else by
+json; a current-schema file is read from orjson's document when that reads without a
+fault and holds nothing orjson parses otherwise than json, else by json, which words
+every fault as before.
 
 A row's cells are described in :mod:`evalkit._spec.artifact_rows`; schemas 1 and 2
 held each case as an object of those names (``ids``/``text`` inside ``output``), and

@@ -4,7 +4,7 @@ orjson (C, Rust) formats a row 7x as fast as json's C encoder and parses a file 
 three quarters of the time.  It differs from json in what it accepts, never in the
 values it writes or reads back, and this module keeps it to where they agree:
 
-* **Writing** (:func:`row_lines`): only a run whose cells are all of the exact types
+* **Writing** (:func:`write_rows`): only a run whose cells are all of the exact types
   JSON has (``str``, ``int``, finite ``float``, ``bool``, ``None``, lists, tuples and
   ``str``-keyed dicts of those) goes through orjson, checked a column at a time.  orjson
   would write NaN as ``null`` and an ``Enum`` or a ``UUID`` by value, where json refuses

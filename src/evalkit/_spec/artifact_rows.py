@@ -5,7 +5,7 @@ artefact's ``columns`` header names once (:data:`COLUMNS`)::
 
     "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
     "rows": [
-     ["q1", {"ndcg@10": 0.5}, ["d3", "d1"], null, 12.5, {}, null, false],
+     ["q1",{"ndcg@10":0.5},["d3","d1"],null,12.5,{},null,false],
      ...
 
 Schemas 1 and 2 stored each case as an object with those names as keys (``ids`` and
