@@ -191,3 +191,21 @@ def test_orjson_reads_a_plain_file_and_leaves_the_rest_to_json(tmp_path: Path) -
     assert _read_quickly(huge.read_bytes(), "huge.json") is None
     edited = plain.read_bytes().replace(b'"m":0.5', b'"m":"high"')
     assert _read_quickly(edited, "run.json") is None  # json's way names the fault
+
+
+FIXTURES = Path(__file__).parent / "data" / "artifacts"
+
+
+@pytest.mark.parametrize("name", ["v3.json", "v3-retrieval.json"])
+def test_a_schema_3_file_of_the_json_writer_reads_through_orjson_as_its_source(
+    tmp_path: Path, name: str
+) -> None:
+    from evalkit._spec.artifact import _read_quickly
+
+    path = FIXTURES / name
+    quick = _read_quickly(path.read_bytes(), str(path))
+    assert quick is not None  # spaces after , and : and json's floats are no matter
+    source = read_artifact(FIXTURES / name.replace("v3", "v2"))
+    assert read_artifact(path).result == quick.result == source.result
+    assert quick.truncated_ids == source.truncated_ids
+    assert read_artifact(write_artifact(quick, tmp_path / name)).result == source.result
