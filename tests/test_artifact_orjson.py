@@ -209,3 +209,29 @@ def test_a_schema_3_file_of_the_json_writer_reads_through_orjson_as_its_source(
     assert read_artifact(path).result == quick.result == source.result
     assert quick.truncated_ids == source.truncated_ids
     assert read_artifact(write_artifact(quick, tmp_path / name)).result == source.result
+
+
+def test_reading_leaves_the_collector_as_the_program_set_it(tmp_path: Path) -> None:
+    # The reader moves its new objects to the oldest generation with gc.freeze() and
+    # gc.unfreeze(): a program that froze objects of its own (before a fork) keeps them
+    # frozen, and one that turned the collector off finds it off.
+    import gc
+
+    path = _written(tmp_path, _run())
+    kept = [{"frozen": i} for i in range(100)]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen >= len(kept)
+        read_artifact(path)
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        read_artifact(path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert gc.get_freeze_count() == 0

@@ -278,7 +278,9 @@ def paused_gc_keeping() -> Iterator[None]:
     then ``gc.unfreeze()`` moves every tracked object there (two list splices): the
     young generations are collected first, so what they held was garbage is freed
     as it would have been, and only what the code inside built, and still holds,
-    skips the young passes.  Where the collector was off, it is left as it was.
+    skips the young passes.  Where the collector was off, it is left as it was; where
+    the program froze objects of its own (``gc.freeze()`` before a fork, say),
+    unfreezing would thaw them too, so the new objects take the young passes instead.
     """
     was_enabled = gc.isenabled()
     if was_enabled:
@@ -288,8 +290,9 @@ def paused_gc_keeping() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            gc.freeze()
-            gc.unfreeze()
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
