@@ -273,7 +273,7 @@ def _edit_line(path: Path, case_id: str, edit: Any) -> int:
 
 def test_a_row_with_a_missing_cell_is_named_by_file_and_line(tmp_path: Path) -> None:
     path = _written(tmp_path)
-    line = _edit_line(path, "b", lambda text: text.replace(", false]", "]"))
+    line = _edit_line(path, "b", lambda text: text.replace(",false]", "]"))
     with pytest.raises(
         ArtifactError,
         match=rf"^{path}:{line}: row has 7 cells; each row is an array of the 8 columns id, ",
@@ -299,7 +299,7 @@ def test_a_row_moved_off_its_line_is_named_by_its_index(tmp_path: Path) -> None:
 
 def test_a_wrong_cell_is_named_by_file_line_and_case(tmp_path: Path) -> None:
     path = _written(tmp_path)
-    line = _edit_line(path, "b", lambda text: text.replace('{"m": 0.0}', '{"m": "high"}'))
+    line = _edit_line(path, "b", lambda text: text.replace('{"m":0.0}', '{"m":"high"}'))
     with pytest.raises(
         ArtifactError,
         match=rf"^{path}:{line}: case 'b': metric 'm' has a non-numeric value 'high'$",

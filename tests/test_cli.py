@@ -288,7 +288,7 @@ def test_bad_truncated_artefact(project: Path) -> None:
 
 def test_bad_nan_in_artefact(project: Path) -> None:
     assert evalkit("run", "--out", "c.json", cwd=project).returncode == 0
-    data = (project / "c.json").read_text().replace('"recall@1": 1.0', '"recall@1": NaN', 1)
+    data = (project / "c.json").read_text().replace('"recall@1":1.0', '"recall@1":NaN', 1)
     (project / "c.json").write_text(data)
     one_line_error(evalkit("gate", "--candidate", "c.json", cwd=project), 2, "NaN")
 

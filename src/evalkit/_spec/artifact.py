@@ -17,8 +17,14 @@ row per case, each on its own line)::
      "config_fingerprint": "..." | null, "shard": "2/4" | null,
      "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
      "rows": [
-      ["q1", {"ndcg@10": 0.5}, ["d3", "d1"] | null, "..." | null, 12.5 | null, {...}, null, false],
+      ["q1",{"ndcg@10":0.5},["d3","d1"] | null,"..." | null,12.5 | null,{...},null,false],
       ...]}
+
+The header is written a key a line by json's C encoder; the rows, without spaces, by
+orjson where it writes what json would (:mod:`evalkit._spec.artifact_json`), else by
+json; a current-schema file is read from orjson's document when that reads without a
+fault and holds nothing orjson parses otherwise than json, else by json, which words
+every fault as before.
 
 A row's cells are described in :mod:`evalkit._spec.artifact_rows`; schemas 1 and 2
 held each case as an object of those names (``ids``/``text`` inside ``output``), and
@@ -33,6 +39,7 @@ NaN/inf rather than turning them into something that looks like a score.
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +59,7 @@ from evalkit._spec.artifact_rows import (
     _opt,
     _req,
     cells_of_row_object,
+    huge_float_in,
     read_table,
     table_rows,
 )
@@ -224,6 +232,11 @@ def with_infix(path: str | Path, infix: str) -> Path:
 def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
     """The document :func:`write_artifact` writes.  Its rows' cells share the run's own
     metric and meta dicts (nothing is copied at 10^5 cases): copy one before editing it."""
+    return {**_header_dict(art), "rows": table_rows(art.result.per_query, art.truncated_ids, where)}
+
+
+def _header_dict(art: RunArtifact) -> dict[str, Any]:
+    """Every key of :func:`artifact_to_dict` but the last, ``rows``."""
     return {
         "schema_version": ARTIFACT_SCHEMA_VERSION,
         "evalkit_version": art.evalkit_version,
@@ -258,7 +271,6 @@ def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, 
         "seed": art.seed,
         "resampling_stream": art.resampling_stream,
         "columns": list(COLUMNS),
-        "rows": table_rows(art.result.per_query, art.truncated_ids, where),
     }
 
 
@@ -334,16 +346,20 @@ def _refuse_foreign(value: object) -> object:
 
 
 @cache
-def _line_encoder() -> Callable[[Any], str]:
+def _line_encoder(compact: bool = False) -> Callable[[Any], str]:
     """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, without the price of
-    building a new encoder for every one of 10^5 lines (half the time of a short row).
+    building a new encoder for every one of 10^5 lines (half the time of a short row);
+    ``compact`` leaves out the spaces after ``,`` and ``:``, as orjson writes a row.
 
     The C encoder ``json.dumps`` itself uses, made once; where CPython has none (or a
     different one), a reused :class:`json.JSONEncoder` gives the same text.
     """
     from json import encoder as json_encoder
 
-    fallback = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    key_separator, item_separator = (":", ",") if compact else (": ", ", ")
+    fallback = json.JSONEncoder(
+        ensure_ascii=False, allow_nan=False, separators=(item_separator, key_separator)
+    ).encode
     make = getattr(json_encoder, "c_make_encoder", None)
     if make is None:
         return fallback
@@ -353,8 +369,8 @@ def _line_encoder() -> Callable[[Any], str]:
             _refuse_foreign,
             json_encoder.encode_basestring,
             None,
-            ": ",
-            ", ",
+            key_separator,
+            item_separator,
             False,
             False,
             False,
@@ -371,6 +387,32 @@ def _line_encoder() -> Callable[[Any], str]:
     return encode
 
 
+def _document_bytes(art: RunArtifact, where: str) -> bytes:
+    """The file's bytes: the header a key a line as :func:`encode_artifact` writes it,
+    then a row a line, without spaces (:mod:`evalkit._spec.artifact_json`, or json's
+    compact encoder where orjson would not write what json does)."""
+    from evalkit._spec import artifact_json  # orjson's import: 10 ms no command needs
+
+    encode = _line_encoder()
+    head = ",\n".join(
+        f" {json.dumps(key, ensure_ascii=False)}: {encode(value)}"
+        for key, value in _header_dict(art).items()
+    )
+    out = io.BytesIO()
+    out.write(b"{\n" + head.encode() + b",\n")
+    rows = art.result.per_query
+    if not rows:
+        out.write(b' "rows": []\n}\n')
+        return out.getvalue()
+    out.write(b' "rows": [\n  ')
+    if not artifact_json.write_rows(out, rows, art.truncated_ids):
+        table = table_rows(rows, art.truncated_ids, where)
+        separator = artifact_json.SEPARATOR.decode()
+        out.write(separator.join(map(_line_encoder(compact=True), table)).encode())
+    out.write(b"\n ]\n}\n")
+    return out.getvalue()
+
+
 def write_artifact(art: RunArtifact, path: str | Path) -> Path:
     """Write atomically: a crash leaves the old file or the new one, never half of one."""
     target = Path(path)
@@ -378,7 +420,13 @@ def write_artifact(art: RunArtifact, path: str | Path) -> Path:
         # The table is 10^5 new lists: with the collector running, each of its passes
         # would walk the whole run as well (0.3 of the 0.5 s building it took).
         with _bounded.paused_gc():
-            data = encode_artifact(artifact_to_dict(art, where=str(target))).encode()
+            try:
+                data = _document_bytes(art, str(target))
+            except (TypeError, ValueError):
+                # json's own words for it, as every earlier evalkit said them (the
+                # position of a character that cannot be stored counts in this text).
+                data = encode_artifact(artifact_to_dict(art, where=str(target))).encode()
+                raise
     except ValueError as exc:  # pragma: no cover - _finite catches metric values first
         raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
     except TypeError as exc:
@@ -398,8 +446,8 @@ def _reject_constant(token: str) -> float:
     raise ValueError(f"{token} is not a valid metric value")
 
 
-def _load_json(path: Path) -> tuple[Any, str]:
-    """The parsed document and its text."""
+def _read_raw(path: Path) -> bytes:
+    """The file's bytes, decompressed."""
     try:
         raw = _bounded.read_bytes(path)
         if path.suffix == ".gz" or raw[:2] == _bounded.GZIP_MAGIC:
@@ -411,6 +459,11 @@ def _load_json(path: Path) -> tuple[Any, str]:
         raise ArtifactError(f"{path}: artefact file not found") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot read artefact: {exc.strerror or exc}") from None
+    return raw
+
+
+def _load_json(path: Path, raw: bytes) -> tuple[Any, str]:
+    """The document parsed from the file's ``raw`` bytes, and its text."""
     try:
         text = raw.decode("utf-8")
         # No walk of the whole document for its depth: the reader keeps only a row's
@@ -586,10 +639,11 @@ def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
 
 
 def artifact_from_dict(
-    doc: Any, *, where: str = "artefact", text: str | None = None
+    doc: Any, *, where: str = "artefact", text: str | None = None, quick_only: bool = False
 ) -> RunArtifact:
     """The artefact ``doc`` describes (of any schema); ``text``, the file it was parsed
-    from, lets a message about a row name its line."""
+    from, lets a message about a row name its line.  ``quick_only`` raises
+    :class:`~evalkit._spec.artifact_rows.NotQuick` rather than read the rows one by one."""
     if not isinstance(doc, dict):
         raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
     _refuse_gate_report(doc, where)
@@ -606,7 +660,9 @@ def artifact_from_dict(
             "regenerate it with `evalkit run`"
         )
     located = text if read_version == ARTIFACT_SCHEMA_VERSION else None
-    rows, truncated = read_table(table, path, _row_locator(where, table, located))
+    rows, truncated = read_table(
+        table, path, _row_locator(where, table, located), quick_only=quick_only
+    )
     git = _opt(doc, "git", dict, where) or {}
     target = _opt(doc, "target", dict, where) or {}
     goldens_doc = _opt(doc, "goldens", dict, where)
@@ -668,13 +724,43 @@ def _row_locator(where: str, table: list[Any], text: str | None) -> Callable[[in
     return locate
 
 
+def _read_quickly(raw: bytes, where: str) -> RunArtifact | None:
+    """The artefact of a current-schema file that orjson parses and that reads without a
+    fault, or ``None``: then json reads it, and words any fault as it always did.
+
+    :mod:`evalkit._spec.artifact_json` says where orjson's document can differ from
+    json's (an integer past 64 bits, made a float); where the reader keeps what was
+    parsed (a row's meta and metrics, a metric's params), such a value sends the file
+    to json as well.
+    """
+    from evalkit._spec import artifact_json  # orjson's import: 10 ms no command needs
+
+    doc = artifact_json.loads(raw)
+    if type(doc) is not dict or type(doc.get("schema_version")) is not int:
+        return None
+    if doc["schema_version"] != ARTIFACT_SCHEMA_VERSION:
+        return None  # migrated the json way: old files are small, and read as they were
+    try:
+        if huge_float_in(doc.get("metrics")):
+            return None
+        # The table's quick checks send a huge float in a row to the careful way.
+        return artifact_from_dict(doc, where=where, quick_only=True)
+    except Exception:  # json's way says what it is, as before
+        return None
+
+
 def read_artifact(path: str | Path) -> RunArtifact:
     """Read and validate an artefact; every defect is one :class:`ArtifactError` line."""
     p = Path(path)
     # The collector would walk the whole parsed document at every generation-2 pass
     # while the rows are built from it; nothing here makes a reference cycle.
-    with _bounded.paused_gc():
-        doc, text = _load_json(p)
+    with _bounded.paused_gc_keeping():
+        raw = _read_raw(p)
+        quick = _read_quickly(raw, str(p))
+        if quick is not None:
+            return replace(quick, source=str(p))
+        doc, text = _load_json(p, raw)
+        del raw
         try:
             art = artifact_from_dict(doc, where=str(p), text=text)
             del doc

@@ -5,7 +5,7 @@ artefact's ``columns`` header names once (:data:`COLUMNS`)::
 
     "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
     "rows": [
-     ["q1", {"ndcg@10": 0.5}, ["d3", "d1"], null, 12.5, {}, null, false],
+     ["q1",{"ndcg@10":0.5},["d3","d1"],null,12.5,{},null,false],
      ...
 
 Schemas 1 and 2 stored each case as an object with those names as keys (``ids`` and
@@ -19,9 +19,9 @@ them is read row by row by :func:`_careful_row`, which names the defect.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
-from itertools import chain, compress
-from operator import attrgetter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from itertools import chain, compress, repeat
+from operator import and_, attrgetter, is_
 from typing import Any, Literal
 
 from evalkit._model.results import CaseResult, QueryResult, TargetResponse
@@ -241,6 +241,7 @@ def _careful_row(
 # ------------------------------------------------------------------ the table (schema 3)
 
 _LIST = frozenset({list})
+_NONE = type(None)
 _DICT = frozenset({dict})
 _BOOL = frozenset({bool})
 _LIST_OR_NONE = frozenset({list, type(None)})
@@ -301,17 +302,24 @@ def table_rows(
     return table
 
 
+class NotQuick(Exception):
+    """A table that :func:`read_table` was told to read only the quick way cannot be."""
+
+
 def read_table(
-    table: list[Any], path: RunPath, row_where: Callable[[int], str]
+    table: list[Any], path: RunPath, row_where: Callable[[int], str], *, quick_only: bool = False
 ) -> tuple[list[QueryResult | CaseResult], set[str]]:
     """The rows of a schema-3 ``rows`` table and the ids of those whose output was cut.
 
     ``row_where(i)`` says where row ``i`` is (``run.json:17``) for a message; it is
-    asked only when a row is wrong.  Every defect is one :class:`ArtifactError`.
+    asked only when a row is wrong.  Every defect is one :class:`ArtifactError`;
+    ``quick_only`` raises :class:`NotQuick` for a table the quick checks do not pass.
     """
     quick = _quick_table(table, path)
     if quick is not None:
         return quick
+    if quick_only:
+        raise NotQuick
     rows: list[QueryResult | CaseResult] = []
     truncated: set[str] = set()
     seen: set[str] = set()
@@ -364,45 +372,64 @@ def _quick_table(
     types and C-level passes; anything unusual (an integer metric or latency, a missing
     latency, a nested meta, a repeated id) goes the careful way, which names it.
     """
-    if not _LIST.issuperset(map(type, table)) or not {len(COLUMNS)}.issuperset(map(len, table)):
-        return None
     if not table:
         return [], set()
-    case_ids, metrics, ids, texts, latencies, metas, errors, cuts = zip(*table, strict=True)
+    if not _LIST.issuperset(map(type, table)):
+        return None
+    try:
+        case_ids, metrics, ids, texts, latencies, metas, errors, cuts = zip(*table, strict=True)
+    except ValueError:  # a row of another length, or all of them
+        return None
     if not _STR.issuperset(map(type, case_ids)) or len(set(case_ids)) != len(case_ids):
         return None
     if not _DICT.issuperset(map(type, metrics)):
         return None
-    if not _all_finite_floats(list(chain.from_iterable(map(dict.values, metrics)))):
-        return None
-    if not _LIST_OR_NONE.issuperset(map(type, ids)):
+    values = list(chain.from_iterable(map(dict.values, metrics)))
+    if not _FLOAT.issuperset(map(type, values)) or not _below_huge(values):
+        return None  # (_below_huge refuses NaN and the infinities as well)
+    id_kinds = set(map(type, ids))
+    text_kinds = set(map(type, texts))
+    latency_kinds = set(map(type, latencies))
+    if not (id_kinds <= _LIST_OR_NONE and text_kinds <= _STR_OR_NONE):
         return None
     if not _STR.issuperset(map(type, chain.from_iterable(filter(None, ids)))):
         return None
-    if not _STR_OR_NONE.issuperset(map(type, texts)):
+    if not latency_kinds <= _FLOAT_OR_NONE:
         return None
-    if not _FLOAT_OR_NONE.issuperset(map(type, latencies)):
-        return None
-    answered = list(filter(None, latencies))  # 0.0 and None need no test
+    answered = list(filter(None, latencies)) if _NONE in latency_kinds else latencies
     if answered and not (min(answered) >= 0.0 and math.isfinite(sum(answered))):
-        return None
+        return None  # (0.0 and None need no test)
     if not _DICT.issuperset(map(type, metas)):
         return None
-    flat = _LEAVES.issuperset(map(type, chain.from_iterable(map(dict.values, metas))))
-    if not flat and not all(_bounded.check_depth(m, depth=_ROW_META_DEPTH) for m in metas):
+    leaves = list(chain.from_iterable(map(dict.values, metas)))
+    kinds = list(map(type, leaves))
+    if _LEAVES.issuperset(kinds):
+        if float in kinds and not _below_huge(compress(leaves, map(is_, kinds, repeat(float)))):
+            return None
+    elif not all(_bounded.check_depth(m, depth=_ROW_META_DEPTH) for m in metas) or any(
+        map(huge_float_in, metas)
+    ):
         return None
     if not _STR_OR_NONE.issuperset(map(type, errors)) or not _BOOL.issuperset(map(type, cuts)):
         return None
     truncated = set(compress(case_ids, cuts))
     # The parsed dicts and lists are this row's alone: kept, not copied.
+    if path == "retrieval":
+        if _NONE in id_kinds:
+            return None
+        return list(map(QueryResult, case_ids, ids, metrics, latencies)), truncated
+    unanswered = (
+        _NONE in id_kinds
+        and _NONE in text_kinds
+        and any(map(and_, map(is_, ids, repeat(None)), map(is_, texts, repeat(None))))
+    )
+    if not unanswered:  # every case answered: a pass a column
+        if _NONE in latency_kinds:
+            return None
+        responses = map(TargetResponse._checked, ids, texts, latencies, metas)
+        return list(map(CaseResult, case_ids, responses, metrics, errors)), truncated
     rows: list[QueryResult | CaseResult] = []
     append = rows.append
-    if path == "retrieval":
-        for case_id, metric_values, ranked, _, latency, _, _, _ in table:
-            if ranked is None:
-                return None
-            append(QueryResult(case_id, ranked, metric_values, latency))
-        return rows, truncated
     checked = TargetResponse._checked
     for case_id, metric_values, ranked, text, latency, meta, error, _ in table:
         if ranked is None and text is None:
@@ -414,6 +441,33 @@ def _quick_table(
         else:
             append(CaseResult(case_id, checked(ranked, text, latency, meta), metric_values, error))
     return rows, truncated
+
+
+# A float this large and whole may be orjson's reading of an integer past 64 bits, which
+# json reads exactly (evalkit._spec.artifact_json): the careful way keeps json's value.
+_HUGE = float(2**63)
+
+
+def _below_huge(floats: Iterable[float]) -> bool:
+    """``floats`` finite and of magnitudes summing to less than 2^63 (so each is under it;
+    a run whose do not goes the careful way, which reads them as well)."""
+    return sum(map(abs, floats)) < _HUGE
+
+
+def huge_float_in(value: Any) -> bool:
+    """Whether parsed JSON ``value`` holds a float of 2^63 or more (see :data:`_HUGE`)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is float:
+            if not abs(item) < _HUGE:
+                return True
+        elif kind is dict:
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+    return False
 
 
 def cells_of_row_object(doc: Any, index: int, path: RunPath, where: str) -> list[Any]:

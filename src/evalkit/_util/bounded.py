@@ -266,6 +266,36 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+@contextmanager
+def paused_gc_keeping() -> Iterator[None]:
+    """:func:`paused_gc` for code that returns what it builds (a run read from a file):
+    the new objects join the collector's oldest generation when it resumes.
+
+    Otherwise its first pass would walk all of them at once (10^5 rows, each a row, a
+    response and a tuple of ids: 0.07 s of the 0.47 s reading a 10^5-case artefact took),
+    and walk them again a generation later, before they join the oldest generation
+    anyway, where every full pass walks them as it walks the rest.  ``gc.freeze()``
+    then ``gc.unfreeze()`` moves every tracked object there (two list splices): the
+    young generations are collected first, so what they held was garbage is freed
+    as it would have been, and only what the code inside built, and still holds,
+    skips the young passes.  Where the collector was off, it is left as it was; where
+    the program froze objects of its own (``gc.freeze()`` before a fork, say),
+    unfreezing would thaw them too, so the new objects take the young passes instead.
+    """
+    was_enabled = gc.isenabled()
+    if was_enabled:
+        gc.collect(1)
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            if gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
+            gc.enable()
+
+
 def check_depth(value: Any, *, depth: int = 1) -> bool:
     """True when ``value`` (parsed JSON/YAML data) is within :data:`MAX_DEPTH`.
 
