@@ -263,3 +263,36 @@ def test_a_client_family_registered_after_a_scoring_counts_in_the_next(tmp_path:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["0.5", "0.5", "0.25"]
+
+
+# Lines of 3-7 tokens cut by every kind of ASCII whitespace (and a few bytes the fast
+# path refuses): str.split and bytes.split must cut them alike.
+_SEPARATOR = st.sampled_from([b" ", b"  ", b"\t", b"\x0b", b"\x0c", b"\r", b" \t "])
+_TOKEN = st.sampled_from([b"301", b"Q0", b"d1", b"7", b"2.5", b"-inf", b"tag", b"#", b"_", b"\x1c"])
+_LINE = st.tuples(st.lists(_TOKEN, min_size=3, max_size=7), _SEPARATOR, st.booleans()).map(
+    lambda parts: parts[1].join(parts[0]) + (parts[1] if parts[2] else b"") + b"\n"
+)
+
+
+@given(st.lists(_LINE, min_size=1, max_size=8).map(b"".join))
+@settings(max_examples=300, deadline=None)
+def test_byte_tokens_are_the_text_tokens(chunk: bytes) -> None:
+    # The plain reader splits bytes and decodes only the columns it keeps; the numpy
+    # reader splits the decoded text. Both must see the same tokens, or refuse alike.
+    from evalkit._spec.trec_io import plain_byte_tokens, plain_tokens
+
+    n = chunk.count(b"\n")
+    for fields in (4, 6):
+        as_bytes = plain_byte_tokens(chunk, n, fields)
+        as_text = plain_tokens(chunk, n, fields)
+        assert (None if as_bytes is None else [t.decode("ascii") for t in as_bytes]) == as_text
+
+
+def test_byte_tokens_of_a_real_shaped_chunk() -> None:
+    from evalkit._spec.trec_io import plain_byte_tokens, plain_tokens
+
+    chunk = b"301 Q0 d1 1 2.5 tag\n301\tQ0 d2 2 1e-3 tag\x0b\n302 Q0  d3 1 -inf tag \r\n"
+    tokens = plain_byte_tokens(chunk, 3, 6)
+    assert tokens is not None
+    assert [t.decode() for t in tokens] == plain_tokens(chunk, 3, 6)
+    assert tokens[2::7] == [b"d1", b"d2", b"d3"]

@@ -120,19 +120,42 @@ def plain_tokens(chunk: bytes, n: int, fields: int) -> list[str] | None:
     return toks
 
 
-def _fast_qrels_chunk(chunk: bytes, n: int) -> tuple[list[str], list[str], list[int]] | None:
-    toks = plain_tokens(chunk, n, 4)
+def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
+    """:func:`plain_tokens` as bytes, for a reader that decodes only the columns it keeps.
+
+    The same tokens: on ASCII without the :data:`FAST_PATH_UNSAFE` bytes, ``bytes.split``
+    and ``str.split`` cut at the same whitespace.  Splitting bytes, then decoding the
+    document ids alone, took three quarters of the time of decoding and splitting it all
+    (a 10^5-line run, #27)."""
+    if not chunk.isascii() or any(b in chunk for b in FAST_PATH_UNSAFE):
+        return None
+    toks = chunk.replace(b"\n", b" \x01 ").split()
+    stride = fields + 1
+    if len(toks) != stride * n or toks[fields::stride].count(b"\x01") != n:
+        return None
+    return toks
+
+
+def query_runs(qids: list[bytes]) -> list[tuple[str, int]]:
+    """Each run of equal query ids in ``qids`` (ASCII): the id, decoded once, and its length."""
+    return [(qid.decode("ascii"), len(list(group))) for qid, group in groupby(qids)]
+
+
+def _fast_qrels_chunk(
+    chunk: bytes, n: int
+) -> tuple[list[tuple[str, int]], list[str], list[int]] | None:
+    toks = plain_byte_tokens(chunk, n, 4)
     if toks is None:
         return None
     grade_tokens = toks[3::5]
     try:
-        # Grades take a few values: each is parsed once (a 1-character token is CPython's
-        # shared string, its hash already known), then looked up.
+        # Grades take a few values: each is parsed once (a 1-byte token is CPython's
+        # shared object, its hash already known), then looked up.
         value = {token: int(token) for token in set(grade_tokens)}
     except ValueError:
         return None
     grades = list(map(value.__getitem__, grade_tokens))
-    return toks[0::5], toks[2::5], grades
+    return query_runs(toks[0::5]), list(map(bytes.decode, toks[2::5])), grades
 
 
 def _careful_qrels_chunk(
@@ -189,12 +212,13 @@ def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
         for chunk, first_line, n_lines in chunks(fh, source):
             fast = _fast_qrels_chunk(chunk, n_lines)
             if fast is not None:
-                qids, docs, grades = fast
+                runs, docs, grades = fast
             else:
                 qids, docs, grades, _ = _careful_qrels_chunk(chunk, first_line, source)
+                runs = [(qid, len(list(group))) for qid, group in groupby(qids)]
             start = 0
-            for qid, group in groupby(qids):
-                stop = start + len(list(group))
+            for qid, lines in runs:
+                stop = start + lines
                 judged = qrels.setdefault(qid, {})
                 before = len(judged)
                 judged.update(zip(docs[start:stop], grades[start:stop], strict=True))

@@ -23,7 +23,14 @@ from operator import eq, ge, gt
 from pathlib import Path
 
 from evalkit._model.results import QueryResult
-from evalkit._spec.trec_io import PathLike, TrecFormatError, chunks, open_bytes, plain_tokens
+from evalkit._spec.trec_io import (
+    PathLike,
+    TrecFormatError,
+    chunks,
+    open_bytes,
+    plain_byte_tokens,
+    query_runs,
+)
 from evalkit.metrics.ranked_lists import PlainKind, QueryGrades
 from evalkit.metrics.rankings import UNJUDGED, QuerySelection
 
@@ -55,7 +62,7 @@ def _read_columns(path: Path) -> tuple[list[tuple[str, int]], list[str], list[fl
     try:
         with open_bytes(path, "run file") as fh:
             for chunk, _, n in chunks(fh, source):
-                toks = plain_tokens(chunk, n, 6)
+                toks = plain_byte_tokens(chunk, n, 6)
                 if toks is None:
                     return None
                 try:
@@ -65,13 +72,12 @@ def _read_columns(path: Path) -> tuple[list[tuple[str, int]], list[str], list[fl
                 if any(map(math.isnan, chunk_scores)):
                     return None
                 scores += chunk_scores
-                docs += toks[2::7]
-                for qid, group in groupby(toks[0::7]):
-                    lines = len(list(group))
+                docs += map(bytes.decode, toks[2::7])
+                for qid, lines in query_runs(toks[0::7]):
                     if runs and runs[-1][0] == qid:  # the query goes on from the last chunk
                         lines += runs.pop()[1]
                     runs.append((qid, lines))
-                tag = toks[-2]
+                tag = toks[-2].decode("ascii")
     except TrecFormatError:
         return None  # the numpy reader meets it too, after any earlier error it reports first
     return (runs, docs, scores, tag) if runs else None
