@@ -91,6 +91,9 @@ def trec_rows(args: argparse.Namespace) -> tuple[list[Row], Any]:
     rows = []
     for case in data["results"]:
         peer = case["trec_eval (C)"]["cpu_s"]
+        # #27 holds the real pair and a 10^6-line run to the ratios; smaller synthetic
+        # runs show the fixed start-up cost, with no target of their own.
+        held = case["case"].startswith("real pair") or case["lines"] >= 1_000_000
         for name, limit in (("evalkit library", 1.5), ("evalkit CLI", 2.0)):
             ours = case[name]["cpu_s"]
             ratio = ours / peer
@@ -100,8 +103,8 @@ def trec_rows(args: argparse.Namespace) -> tuple[list[Row], Any]:
                     f"{ours:.3f} s",
                     f"trec_eval {peer:.3f} s",
                     f"{ratio:.2f}x",
-                    f"<= {limit}x",
-                    ratio <= limit,
+                    f"<= {limit}x" if held else "—",
+                    ratio <= limit if held else None,
                     case["load_avg_1m"],
                 )
             )
