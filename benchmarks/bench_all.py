@@ -108,6 +108,20 @@ def trec_rows(args: argparse.Namespace) -> tuple[list[Row], Any]:
                     case["load_avg_1m"],
                 )
             )
+        other = case.get("pytrec_eval")
+        if isinstance(other, dict) and other.get("cpu_s"):
+            ours = case["evalkit library"]["cpu_s"]
+            rows.append(
+                Row(
+                    f"TREC library vs pytrec_eval: {_short(case['case'])}",
+                    f"{ours:.3f} s",
+                    f"pytrec_eval {other['cpu_s']:.3f} s",
+                    f"{ours / other['cpu_s']:.2f}x",
+                    "—",
+                    None,
+                    case["load_avg_1m"],
+                )
+            )
     return rows, data
 
 
