@@ -423,9 +423,10 @@ def write_artifact(art: RunArtifact, path: str | Path) -> Path:
             try:
                 data = _document_bytes(art, str(target))
             except (TypeError, ValueError):
-                # json's own words for it, as every earlier evalkit said them (the
-                # position of a character that cannot be stored counts in this text).
-                data = encode_artifact(artifact_to_dict(art, where=str(target))).encode()
+                # Raise json's own words for it, as every earlier evalkit said them (the
+                # position of a character that cannot be stored counts in this text);
+                # should that text encode after all, the first error stands.
+                encode_artifact(artifact_to_dict(art, where=str(target))).encode()
                 raise
     except ValueError as exc:  # pragma: no cover - _finite catches metric values first
         raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None

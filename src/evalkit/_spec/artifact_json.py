@@ -34,7 +34,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from evalkit._model.results import CaseResult, QueryResult, TargetResponse
-from evalkit._spec.artifact_rows import MAX_OUTPUT_CHARS, MAX_OUTPUT_IDS
+from evalkit._spec.artifact_rows import MAX_OUTPUT_CHARS, MAX_OUTPUT_IDS, exact_metric_dicts
 from evalkit._util.bounded import MAX_DEPTH
 
 # Between two rows: each row on a line of its own, indented under `"rows": [`.
@@ -124,14 +124,6 @@ def _plain_metas(metas: list[Any]) -> bool:
     return all(map(_plain, values))
 
 
-def _exact_metrics(metrics: list[Any]) -> bool:
-    """Every metric dict a ``dict`` of finite floats (what :func:`table_rows` takes as is)."""
-    if not _DICT.issuperset(map(type, metrics)):
-        return False
-    values = list(chain.from_iterable(map(dict.values, metrics)))
-    return frozenset({float}).issuperset(map(type, values)) and all(map(math.isfinite, values))
-
-
 def _longest(values: Iterable[Any]) -> int:
     return max(map(len, filter(None, values)), default=0)
 
@@ -152,7 +144,7 @@ def write_rows(
     kinds = set(map(type, rows))
     case_ids = list(map(_query_id, rows))
     metrics = list(map(_metrics, rows))
-    if not _STR.issuperset(map(type, case_ids)) or not _exact_metrics(metrics):
+    if not _STR.issuperset(map(type, case_ids)) or not exact_metric_dicts(metrics):
         return False
     flagged = truncated_ids if isinstance(truncated_ids, frozenset | set) else set(truncated_ids)
     cuts = list(map(flagged.__contains__, case_ids))

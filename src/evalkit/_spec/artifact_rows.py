@@ -258,6 +258,13 @@ def _all_finite_floats(values: Sequence[Any]) -> bool:
     return _FLOAT.issuperset(map(type, values)) and math.isfinite(sum(values))
 
 
+def exact_metric_dicts(metric_dicts: Sequence[Any]) -> bool:
+    """Every one a ``dict`` of finite floats: the metrics a writer takes as they are."""
+    return all(type(m) is dict for m in metric_dicts) and _all_finite_floats(
+        list(chain.from_iterable(map(dict.values, metric_dicts)))
+    )
+
+
 def table_rows(
     rows: Sequence[QueryResult | CaseResult], truncated_ids: Collection[str], where: str
 ) -> list[list[Any]]:
@@ -269,9 +276,7 @@ def table_rows(
     stored.  The cells hold the run's own dicts and tuples: nothing is copied.
     """
     metric_dicts = list(map(_metrics_of, rows))
-    exact = all(type(m) is dict for m in metric_dicts) and _all_finite_floats(
-        list(chain.from_iterable(map(dict.values, metric_dicts)))
-    )
+    exact = exact_metric_dicts(metric_dicts)
     table: list[list[Any]] = []
     append = table.append
     for row, metrics in zip(rows, metric_dicts, strict=True):

@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import IO, Literal, TypeAlias
+from typing import IO, AnyStr, Literal, TypeAlias
 
 from evalkit._util.bounded import line_too_long, max_line_bytes, paused_gc
 from evalkit.errors import InputError
@@ -110,14 +110,9 @@ def first_duplicate(ranked: Sequence[str]) -> str:
 def plain_tokens(chunk: bytes, n: int, fields: int) -> list[str] | None:
     """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
     line's followed by ``"\x01"``; ``None`` when the chunk needs the careful path."""
-    if not chunk.isascii() or any(b in chunk for b in FAST_PATH_UNSAFE):
+    if not _plain_chunk(chunk):
         return None
-    # A sentinel token after every line proves each line has exactly `fields` fields.
-    toks = chunk.decode("ascii").replace("\n", " \x01 ").split()
-    stride = fields + 1
-    if len(toks) != stride * n or toks[fields::stride].count("\x01") != n:
-        return None
-    return toks
+    return _lines_of(chunk.decode("ascii").replace("\n", " \x01 ").split(), "\x01", n, fields)
 
 
 def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
@@ -127,11 +122,20 @@ def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
     and ``str.split`` cut at the same whitespace.  Splitting bytes, then decoding the
     document ids alone, took three quarters of the time of decoding and splitting it all
     (a 10^5-line run, #27)."""
-    if not chunk.isascii() or any(b in chunk for b in FAST_PATH_UNSAFE):
+    if not _plain_chunk(chunk):
         return None
-    toks = chunk.replace(b"\n", b" \x01 ").split()
+    return _lines_of(chunk.replace(b"\n", b" \x01 ").split(), b"\x01", n, fields)
+
+
+def _plain_chunk(chunk: bytes) -> bool:
+    return chunk.isascii() and not any(b in chunk for b in FAST_PATH_UNSAFE)
+
+
+def _lines_of(toks: list[AnyStr], sentinel: AnyStr, n: int, fields: int) -> list[AnyStr] | None:
+    """``toks`` when they are ``n`` lines of ``fields`` tokens, each followed by the
+    ``sentinel`` token: that proves each line has exactly ``fields`` fields."""
     stride = fields + 1
-    if len(toks) != stride * n or toks[fields::stride].count(b"\x01") != n:
+    if len(toks) != stride * n or toks[fields::stride].count(sentinel) != n:
         return None
     return toks
 
