@@ -706,6 +706,7 @@ def _familywise(
                 tested_value=c.tested_value,
                 corrected=c.p_adjusted is not None,
                 mode=v.mode or "no_significant_regression",
+                check_id=v.check_id,
             )
         )
     return familywise_rate(entries, _used_correction(tested, "none"), options.seed)

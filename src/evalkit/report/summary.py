@@ -356,10 +356,12 @@ def multiplicity(report: GateReport) -> str | None:
         chance = report.familywise.describe(report.correction)
     else:
         chance = f"{percent(fw) if math.isfinite(fw) else NA} (correction: {report.correction})"
-    return (
+    sentence = (
         f"{what} tests ran: if nothing had changed, the chance that at least one "
         f"of them fails falsely is {chance}."
     )
+    note = report.familywise.near_margin_note() if report.familywise is not None else None
+    return sentence if note is None else f"{sentence} {note}"
 
 
 def caveats(report: GateReport) -> list[tuple[str, list[str]]]:

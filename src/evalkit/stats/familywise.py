@@ -49,6 +49,10 @@ FAMILYWISE_WORLDS: Final = 20_000
 #: Simulated gates drawn at once (bounds the memory of the covariance draws).
 _CHUNK: Final = 4_096
 _NSR: Final = "no_significant_regression"
+_NI: Final = "non_inferiority"
+#: A non-inferiority check is named beside the family rate when its own rate with
+#: nothing changed exceeds α/2 by this much (1 point: well above the simulation's SE).
+_NEAR_MARGIN_EXCESS: Final = 0.01
 #: The step-down tracks the checks still in play as bits of one int64.
 _MAX_CHECKS: Final = 62
 
@@ -64,6 +68,7 @@ class TestedCheck:
     tested_value: float  # 0, or the margin on the bad side for non_inferiority
     corrected: bool  # part of the Holm / max-T family
     mode: str = _NSR
+    check_id: str = ""  # how the report names it (a non-inferiority check's own rate)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,10 @@ class FamilywiseRate:
     slice_q: float | None = None
     slice_method: str = ""
     checks_rate: float | None = None  # the rate of the checks alone, before slices
+    # Non-inferiority checks whose own rate with nothing changed is well above α/2 (a
+    # margin close to 0 for the cases there are): (check id, that rate, margin in
+    # half-widths of the check's interval).  They explain a family rate above Σ α/2.
+    near_margin: tuple[tuple[str, float, float], ...] = ()
 
     def with_slices(self, q: float, method: str) -> FamilywiseRate:
         """The rate once per-slice checks can also fail the gate: at most rate + q.
@@ -84,7 +93,31 @@ class FamilywiseRate:
         independent tests, BY under any dependence); the union bound adds it to the
         checks' own rate whatever the dependence between the two.
         """
-        return FamilywiseRate(min(1.0, self.rate + q), False, self.worlds, q, method, self.rate)
+        return FamilywiseRate(
+            min(1.0, self.rate + q), False, self.worlds, q, method, self.rate, self.near_margin
+        )
+
+    def near_margin_note(self) -> str | None:
+        """A sentence on the non-inferiority checks that fail often with nothing changed."""
+        if not self.near_margin:
+            return None
+        rates = " and ".join(
+            f"{check} alone fails {rate:.1%}" if i == 0 else f"{check} alone {rate:.1%}"
+            for i, (check, rate, _) in enumerate(self.near_margin)
+        )
+        widths = " and ".join(f"{w:.1f}" for _, _, w in self.near_margin)
+        one = len(self.near_margin) == 1
+        return (
+            f"Of these, {rates}: "
+            + (
+                "a non-inferiority check fails whenever its interval reaches its margin, and "
+                f"this one's margin is only {widths} half-widths of its interval from 0"
+                if one
+                else "non-inferiority checks fail whenever their interval reaches the margin, "
+                f"and these margins are only {widths} half-widths of their intervals from 0"
+            )
+            + " (a wider margin or more cases lowers the rate)."
+        )
 
     def describe(self, correction: str) -> str:
         if self.slice_q is not None and self.checks_rate is not None:
@@ -124,12 +157,18 @@ def familywise_rate(
     est, se = _simulated_evals(matrix, worlds, gen)
     family = [j for j, c in enumerate(checks) if c.corrected and correction != "none"]
     failed = np.zeros(worlds, dtype=bool)
+    near_margin: list[tuple[str, float, float]] = []
     for j, c in enumerate(checks):
         if j in family:
             continue
         q = t_quantile(1.0 - c.alpha / 2.0, n - 1)
         low, high = est[:, j] - q * se[:, j], est[:, j] + q * se[:, j]
-        failed |= fails(c.mode, low, high, c.tested_value, c.higher_is_better)
+        own = fails(c.mode, low, high, c.tested_value, c.higher_is_better)
+        failed |= own
+        rate = float(np.count_nonzero(own)) / worlds
+        if c.mode == _NI and rate > c.alpha / 2.0 + _NEAR_MARGIN_EXCESS:
+            half = q * float(np.std(matrix[:, j], ddof=1)) / math.sqrt(n)
+            near_margin.append((c.check_id, rate, abs(c.tested_value) / half))
     if family:
         if correction == "maxt":
             null_est, null_se = _simulated_evals(matrix[:, family], worlds, gen)
@@ -137,7 +176,8 @@ def familywise_rate(
         else:
             critical = _holm_critical(n)
         failed |= _step_down([checks[j] for j in family], est[:, family], se[:, family], critical)
-    return FamilywiseRate(float(np.count_nonzero(failed)) / worlds, True, worlds)
+    rate = float(np.count_nonzero(failed)) / worlds
+    return FamilywiseRate(rate, True, worlds, near_margin=tuple(near_margin))
 
 
 # ----------------------------------------------------------------------------- simulation

@@ -1,0 +1,81 @@
+"""The calibration command asserts issue #23's targets: each miss is named, and a full run
+that misses any exits 1 (a smoke run only prints them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit.stats.calibrate import (
+    Ledger,
+    Rates,
+    _band_lines,
+    _verdict,
+    false_fail_limit,
+    targets,
+)
+
+
+def rates(below: float, above: float, trials: int = 100_000) -> Rates:
+    return Rates(trials, round(below * trials), round(above * trials))
+
+
+def test_false_fail_limits_follow_the_issue() -> None:
+    assert false_fail_limit(10) is None
+    assert false_fail_limit(15) == 0.04
+    assert false_fail_limit(30) == false_fail_limit(300) == 0.035
+
+
+def test_a_false_fail_over_its_band_is_named_with_its_cell() -> None:
+    ledger = Ledger()
+    cells = {
+        ("auto", "continuous", 15): rates(0.039, 0.025),  # under 4%: holds
+        ("auto", "left-skewed", 15): rates(0.025, 0.0405),  # over 4%
+        ("auto", "binary", 30): rates(0.036, 0.02),  # over 3.5%
+        ("auto", "heavy-t2", 10): rates(0.09, 0.09),  # no target below 15
+        ("t", "right-skewed", 30): rates(0.07, 0.01),  # not the default: no target
+    }
+    targets(cells, (10, 15, 30), ledger)
+    named = " | ".join(ledger.misses)
+    assert "left-skewed at n = 15: 4.05%" in named
+    assert "binary at n = 30: 3.60%" in named
+    assert "continuous" not in named
+    assert "heavy-t2" not in named
+    assert "right-skewed" not in named
+
+
+def test_coverage_is_held_where_the_false_fail_target_holds() -> None:
+    ledger = Ledger()
+    # 0.8% + 1.0% outside: coverage 98.2%, over 95 + 1.5
+    targets({("auto", "bounded-left", 30): rates(0.008, 0.010)}, (30,), ledger)
+    assert ledger.misses == ["coverage, bounded-left at n = 30: 98.2% (target 95 ± 1.5)"]
+
+
+def test_real_data_cells_and_the_pool_are_held() -> None:
+    ledger = Ledger()
+    cells = {("auto", "trec-ndcg@10", 15): rates(0.045, 0.03)}
+    cells |= {("auto", "trec-map@1000", 15): rates(0.03, 0.03)}
+    targets(cells, (15,), ledger)
+    named = " | ".join(ledger.misses)
+    assert "real data, trec-ndcg@10 at n = 15: 4.50%" in named
+    assert "real data pooled at n = 15: 3.75%" in named
+    assert "trec-map@1000" not in named
+
+
+def test_non_inferiority_cells_are_held_to_the_same_bands() -> None:
+    ledger = Ledger()
+    lines = _band_lines({("left-skewed", 15): 0.0403, ("continuous", 30): 0.02}, "pass", ledger)
+    assert ledger.misses == ["pass at −margin, left-skewed at n = 15: 4.03% (target ≤ 4.0%)"]
+    assert any("left-skewed (4.0%)" in line for line in lines)
+
+
+@pytest.mark.parametrize(("asserted", "code"), [(True, 1), (False, 0)])
+def test_a_full_run_with_a_miss_exits_1_and_a_smoke_run_prints(
+    asserted: bool, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = Ledger()
+    ledger.hold(False, "false fails, x at n = 15: 5.00% (target ≤ 4.0%)")
+    assert _verdict(ledger, asserted=asserted) == code
+    assert "target missed: false fails, x at n = 15" in capsys.readouterr().err
+    assert _verdict(Ledger(), asserted=True) == 0
+    assert "every target holds" in capsys.readouterr().err
+    assert Ledger().section()[-1].startswith("- none")
