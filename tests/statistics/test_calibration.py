@@ -147,10 +147,21 @@ POWER_SHAPES: Final = (
 )
 
 
-@pytest.mark.parametrize("shape", POWER_SHAPES)
-def test_the_reported_detectable_regression_is_caught_80_percent(shape: str) -> None:
+#: At n = 15: the skewed shapes whose samples most often lack their big values (left-skewed
+#: realised 71% before the stable good-side term), and the discrete real MRR at the top.
+SMALL_N_POWER_SHAPES: Final = ("left-skewed", "bounded-left", "right-skewed", "trec-mrr@1000")
+
+
+@pytest.mark.parametrize(
+    ("shape", "n"),
+    [(s, 30) for s in POWER_SHAPES] + [(s, 15) for s in SMALL_N_POWER_SHAPES],
+)
+def test_the_reported_detectable_regression_is_caught_80_percent(shape: str, n: int) -> None:
     """The claim a verdict prints, computed as the gate does, caught on a second eval."""
-    trials, n = 1000, 30
+    # At n = 15 the doc's own 2,000 trials (the same cells, hence its figures): at 1,000
+    # the allowance of 2 SE let the 74% that left-skewed realised without its stable
+    # good-side term pass.
+    trials = 2000 if n == 15 else 1000
     _, caught = realised_power("auto", SHAPES[shape], n, trials, seed_for("po", shape, n), own=True)
     assert abs(caught - 0.8) <= 0.05 + 2 * se(0.8, trials), f"{shape}, n={n}: {caught:.1%}"
 

@@ -8,6 +8,9 @@ about 6%, because `recall_not_worse`'s margin is 1.8 half-widths of its interval
 from __future__ import annotations
 
 import math
+import re
+import shutil
+from pathlib import Path
 
 import numpy as np
 
@@ -15,6 +18,9 @@ import evalkit.stats.familywise as fw
 from evalkit.stats.familywise import familywise_rate
 from evalkit.stats.rule import fails
 from evalkit.stats.tdist import t_quantile
+from helpers.cli import evalkit
+
+REPO = Path(__file__).resolve().parents[2]
 
 N = 38
 ALPHA = 0.05
@@ -99,3 +105,28 @@ def test_two_near_margins_are_both_named_in_one_sentence() -> None:
     assert "these margins are only 1.5 and 1.7 half-widths of their intervals" in note
     # Slices keep the note: it is about the checks, which the slices only add to.
     assert rate.with_slices(0.05, "BH").near_margin == rate.near_margin
+
+
+def test_a_single_near_margin_check_is_the_family_and_is_said_so() -> None:
+    d = diffs_with_sd(0.2, 1)
+    rate = familywise_rate([check(d, "only", margin=0.7 * half_width(0.2))], "none", seed=7)
+    note = rate.near_margin_note()
+    assert note is not None
+    assert note.startswith(f"Check only fails {rate.rate:.1%} of the time with nothing changed:")
+
+
+def test_the_quick_start_names_its_near_margin_check(tmp_path: Path) -> None:
+    """The first statistical sentence a new user reads, from the gate itself."""
+    example = tmp_path / "repo" / "examples" / "custom_client"  # its output: ../../.evalkit
+    shutil.copytree(REPO / "examples" / "custom_client", example)
+    result = evalkit("gate", "--config", "evalkit.yaml", "--baseline", "baseline.json", cwd=example)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    sentence = re.search(r"fails falsely is about (\d+\.\d)%", text)
+    note = re.search(r"Of these, recall_not_worse alone fails (\d+\.\d)%: (.*?)\)\.", text)
+    assert sentence is not None
+    assert note is not None, text
+    family, alone = float(sentence[1]), float(note[1])
+    # two tests at 2.5% each: the family rate is explained by the near-margin check
+    assert 4.0 <= alone <= family <= alone + 2.5
+    assert "this one's margin is only 1.8 half-widths of its interval from 0" in note[2]

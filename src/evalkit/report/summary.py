@@ -349,8 +349,9 @@ def multiplicity(report: GateReport) -> str | None:
     drift = sum(1 for v in report.verdicts if v.kind == "vs_reference" and v.comparison)
     # Drift tests are in the same family as the vs_baseline ones (docs/drift.md).
     what = f"{n - drift} vs_baseline + {drift} vs_reference" if drift else f"{n} vs_baseline"
+    note = report.familywise.near_margin_note() if report.familywise is not None else None
     if n == 1 or report.alpha_familywise is None:
-        return f"{what} test ran."
+        return f"{what} test ran." if note is None or n != 1 else f"{what} test ran. {note}"
     fw = report.alpha_familywise
     if report.familywise is not None and math.isfinite(fw):
         chance = report.familywise.describe(report.correction)
@@ -360,7 +361,6 @@ def multiplicity(report: GateReport) -> str | None:
         f"{what} tests ran: if nothing had changed, the chance that at least one "
         f"of them fails falsely is {chance}."
     )
-    note = report.familywise.near_margin_note() if report.familywise is not None else None
     return sentence if note is None else f"{sentence} {note}"
 
 

@@ -1049,16 +1049,17 @@ READING: Final = """## Reading it
 - **Power.** Where `t` holds, `auto` stays within a few points of `t` (table "Power
   against plain t"); the old default lost 5-16 points on the heavy-tailed shapes. The
   figure a verdict reports (`detectable_regression`) is simulated from the check's
-  method on the eval's own differences, with an allowance for the uncertainty of its
-  own spread (kurtosis, and skewness by 1/n); the range it is realised at is read off
-  the table above. It was 72% on right-skewed differences at n = 30 when the allowance
-  weighed the skewness toward the bad side only, by 1/√n, and the procedure this sample
-  chose stood in for `auto`. The real data at n = 100 used to show 72-76%: the second
-  eval then compared another pair of runs, with another spread; it now compares the same
-  pair. On discrete data with a handful of discordant cases (binary at n = 10 with 90% ties)
-  no test reaches its nominal level: `evalkit power`'s simulated column shows it, since a
-  resample holding only tied cases is no evidence of a shift
-  (the simulation used to count it as a detection).
+  method on the eval's own differences, with an allowance for the uncertainty of its own
+  spread (kurtosis, skewness by 1/n, and a stable skewness toward the good side by 1/n²
+  as well: without that term left-skewed differences realised 71% at n = 15); the range
+  it is realised at is read off the table above. It was 72% on right-skewed differences
+  at n = 30 when the allowance weighed the skewness toward the bad side only, by 1/√n,
+  and the procedure this sample chose stood in for `auto`. The real data at n = 100 used
+  to show 72-76%: the second eval then compared another pair of runs, with another
+  spread; it now compares the same pair. On discrete data with a handful of discordant
+  cases (binary at n = 10 with 90% ties) no test reaches its nominal level: `evalkit
+  power`'s simulated column shows it, since a resample holding only tied cases is no
+  evidence of a shift (the simulation used to count it as a detection).
 - **Aggregates.** latency_p95 below 20 cases is each run's maximum, and its bootstrap
   fails falsely 7-11%: the gate refuses such a check. From 20 cases on it measured
   3.5-4.2% at n = 20, 2.9-3.1% at n = 30 and below nominal from 50 (conservative).

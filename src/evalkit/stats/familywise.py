@@ -84,6 +84,7 @@ class FamilywiseRate:
     # margin close to 0 for the cases there are): (check id, that rate, margin in
     # half-widths of the check's interval).  They explain a family rate above Σ α/2.
     near_margin: tuple[tuple[str, float, float], ...] = ()
+    tests: int = 0  # how many checks the rate is over
 
     def with_slices(self, q: float, method: str) -> FamilywiseRate:
         """The rate once per-slice checks can also fail the gate: at most rate + q.
@@ -94,30 +95,42 @@ class FamilywiseRate:
         checks' own rate whatever the dependence between the two.
         """
         return FamilywiseRate(
-            min(1.0, self.rate + q), False, self.worlds, q, method, self.rate, self.near_margin
+            min(1.0, self.rate + q),
+            False,
+            self.worlds,
+            q,
+            method,
+            self.rate,
+            self.near_margin,
+            self.tests,
         )
 
     def near_margin_note(self) -> str | None:
         """A sentence on the non-inferiority checks that fail often with nothing changed."""
         if not self.near_margin:
             return None
-        rates = " and ".join(
-            f"{check} alone fails {rate:.1%}" if i == 0 else f"{check} alone {rate:.1%}"
-            for i, (check, rate, _) in enumerate(self.near_margin)
-        )
         widths = " and ".join(f"{w:.1f}" for _, _, w in self.near_margin)
-        one = len(self.near_margin) == 1
-        return (
-            f"Of these, {rates}: "
-            + (
+        if len(self.near_margin) == 1:
+            check, rate, _ = self.near_margin[0]
+            head = (
+                f"Check {check} fails {rate:.1%} of the time with nothing changed"
+                if self.tests == 1  # the family is this one check
+                else f"Of these, {check} alone fails {rate:.1%}"
+            )
+            why = (
                 "a non-inferiority check fails whenever its interval reaches its margin, and "
                 f"this one's margin is only {widths} half-widths of its interval from 0"
-                if one
-                else "non-inferiority checks fail whenever their interval reaches the margin, "
+            )
+        else:
+            head = "Of these, " + " and ".join(
+                f"{check} alone fails {rate:.1%}" if i == 0 else f"{check} alone {rate:.1%}"
+                for i, (check, rate, _) in enumerate(self.near_margin)
+            )
+            why = (
+                "non-inferiority checks fail whenever their interval reaches the margin, "
                 f"and these margins are only {widths} half-widths of their intervals from 0"
             )
-            + " (a wider margin or more cases lowers the rate)."
-        )
+        return f"{head}: {why} (a wider margin or more cases lowers the rate)."
 
     def describe(self, correction: str) -> str:
         if self.slice_q is not None and self.checks_rate is not None:
@@ -177,7 +190,7 @@ def familywise_rate(
             critical = _holm_critical(n)
         failed |= _step_down([checks[j] for j in family], est[:, family], se[:, family], critical)
     rate = float(np.count_nonzero(failed)) / worlds
-    return FamilywiseRate(rate, True, worlds, near_margin=tuple(near_margin))
+    return FamilywiseRate(rate, True, worlds, near_margin=tuple(near_margin), tests=len(checks))
 
 
 # ----------------------------------------------------------------------------- simulation
