@@ -177,7 +177,7 @@ def test_moments_from_level_counts_equal_the_moments_of_the_cases(n: int, shape:
     counted = counted_moments(levels, counts, n)
     direct = Moments.of(sample[draws])
     assert counted.n == direct.n
-    for field in ("mean", "sd", "skewness", "trimmed_skewness", "smallest", "largest"):
+    for field in ("mean", "sd", "skewness", "trimmed_skewness"):
         got, want = getattr(counted, field), getattr(direct, field)
         assert np.allclose(got, want, rtol=1e-9, atol=1e-12), field
     assert np.array_equal(counted.tied_share, exact_share(sample[draws]))

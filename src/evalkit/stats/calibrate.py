@@ -1005,8 +1005,7 @@ READING: Final = """## Reading it
   *stable* and with plain `t` elsewhere; the verdict's `procedure` field (and the report
   line) names which. `t+skew-t` is the union of the plain t interval and the `skew-t`
   (Hall's skewness-corrected t) interval, with the larger of their two p-values: a change
-  counts only where both procedures find it; the skew-t ends stop at the sample's least
-  and greatest difference. Stable: fewer than half the cases
+  counts only where both procedures find it. Stable: fewer than half the cases
   share one difference, and the sample skewness keeps its sign, at least 0.15 in size,
   once the k = max(3, ⌈n/20⌉) most extreme cases on its side are set aside.
 - **Why.** Symmetric heavy-tailed differences (`heavy-t2/t3`), nDCG of rankers sharing

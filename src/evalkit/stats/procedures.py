@@ -18,9 +18,7 @@ the tested value -- so every procedure here provides both from one computation:
 ``t+skew-t``
     Both: the interval is the union of the ``t`` and the ``skew-t`` intervals and the p
     the larger of their two p-values, so a change counts only where both procedures find
-    it (still duals: the union excludes μ₀ exactly when both intervals do).  The skew-t
-    interval's ends stop at the sample's least and greatest difference (the cap in
-    :func:`guarded_bounds`).  Where the
+    it (still duals: the union excludes μ₀ exactly when both intervals do).  Where the
     skewness is real, the corrected side decides and plain t's false fails on that side
     are removed; where the sample skewness is the noise of a few extreme cases of a
     symmetric parent, plain t (which holds its level there, conservatively) decides.
@@ -111,6 +109,7 @@ AUTO_MAX_TIED_SHARE: Final = 0.5
 #: (docs/calibration.md): 0.1 left nDCG of correlated rankers at 4.0-4.2% one-sided at
 #: n = 15, 0.2 left Exp(1) − 1 at 4.1%; 0.15 holds both under 4%.
 AUTO_MIN_TRIMMED_SKEW: Final = 0.15
+
 #: Bisection steps for the permutation interval's ends (2**-64 of the bracket).
 _BISECTION_STEPS: Final = 64
 
@@ -145,8 +144,6 @@ class Moments:
     skewness: FloatArray  # G1 × (1 + SKEW_BIAS/√n); 0 when the row does not vary or n < 3
     tied_share: FloatArray  # largest share of cases with one and the same difference
     trimmed_skewness: FloatArray  # g1 without the trim_count(n) most extreme cases on its side
-    smallest: FloatArray  # the row's least and greatest difference (the guard's cap)
-    largest: FloatArray
 
     @classmethod
     def of(cls, data: FloatArray, tied: FloatArray | None = None) -> Moments:
@@ -171,8 +168,7 @@ class Moments:
         sd = np.sqrt(m2 * n / (n - 1))
         sd = np.where(varies, sd, 0.0)
         share = _mode_share(d) if tied is None else tied
-        trimmed = _trimmed_g1(centred, g1)
-        return cls(n, mean, sd, g1 * adjust, share, trimmed, d.min(axis=1), d.max(axis=1))
+        return cls(n, mean, sd, g1 * adjust, share, _trimmed_g1(centred, g1))
 
 
 def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
@@ -199,9 +195,7 @@ def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
     sd = np.where(varies, np.sqrt(m2 * n / (n - 1)), 0.0)
     tied = counts.max(axis=1) / n
     trimmed = _counted_trimmed_g1(centred, counts, present, g1, n) if rows else np.zeros(0)
-    smallest = np.min(np.where(present, values[None, :], np.inf), axis=1)
-    largest = np.max(np.where(present, values[None, :], -np.inf), axis=1)
-    return Moments(n, mean, sd, g1 * adjust, tied, trimmed, smallest, largest)
+    return Moments(n, mean, sd, g1 * adjust, tied, trimmed)
 
 
 def _counted_trimmed_g1(
@@ -404,35 +398,19 @@ def skew_t_p(m: Moments, gamma: FloatArray, null: float) -> FloatArray:
 
 
 def guarded_bounds(m: Moments, gamma: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
-    """The union of the t and the skewness-corrected t intervals (``t+skew-t``), the latter
-    capped at the sample's least and greatest difference.
+    """The union of the t and the skewness-corrected t intervals (``t+skew-t``).
 
     Where γ = 0 both are the t interval, so rows ``auto`` does not correct get plain t.
-    Why the cap: Hall's inverse θ = (∛(1 + 3au) − 1)/a (a = γ/3) has an infinite slope
-    where 1 + 3au = 0, and near it the corrected end runs past every case.  The 0.2.0
-    fixture's 8-case gate, all 8 cases worse by 0.08-1.0, read p = 0.0499 with the upper
-    end at −0.0007, and a correction 10% stronger made it a pass ([−0.95, +0.67]).  A
-    bound on the mean beyond every observed difference is the expansion extrapolating,
-    not evidence; capped, plain t's end (which the union keeps) decides there.  No
-    measured cell from n = 15 moves; at n = 10 the skewed shapes' endangered side fails
-    0.1-0.2 points more often (``scripts/guard_sweep.py``, docs/design/statistics.md).
     """
     t_low, t_high = skew_t_bounds(m, np.zeros_like(gamma), alpha)
     s_low, s_high = skew_t_bounds(m, gamma, alpha)
-    s_low, s_high = np.maximum(s_low, m.smallest), np.minimum(s_high, m.largest)
     return np.minimum(t_low, s_low), np.maximum(t_high, s_high)
 
 
 def guarded_p(m: Moments, gamma: FloatArray, null: float) -> FloatArray:
-    """The dual of :func:`guarded_bounds`: the larger of the t and the capped skew-t p.
-
-    The capped skew-t interval excludes a value outside the sample's range at every α,
-    so its p there is 0 and plain t's decides.
-    """
+    """The dual of :func:`guarded_bounds`: the larger of the t and the skew-t p."""
     t_p = skew_t_p(m, np.zeros_like(gamma), null)
-    s_p = skew_t_p(m, gamma, null)
-    outside = (null < m.smallest) | (null > m.largest)
-    out: FloatArray = np.maximum(t_p, np.where(outside, 0.0, s_p))
+    out: FloatArray = np.maximum(t_p, skew_t_p(m, gamma, null))
     return out
 
 
