@@ -130,3 +130,24 @@ def test_the_quick_start_names_its_near_margin_check(tmp_path: Path) -> None:
     # two tests at 2.5% each: the family rate is explained by the near-margin check
     assert 4.0 <= alone <= family <= alone + 2.5
     assert "this one's margin is only 1.8 half-widths of its interval from 0" in note[2]
+
+
+def test_a_gate_with_one_near_margin_check_says_its_rate(tmp_path: Path) -> None:
+    """One test, no family sentence: the note is the only place its 5% is said."""
+    example = tmp_path / "repo" / "examples" / "custom_client"
+    shutil.copytree(REPO / "examples" / "custom_client", example)
+    checks = (example / "checks.yaml").read_text(encoding="utf-8")
+    start = checks.index("  - id: no_ndcg_regression")
+    end = checks.index("  - id: recall_not_worse")
+    (example / "checks.yaml").write_text(checks[:start] + checks[end:], encoding="utf-8")
+    result = evalkit("gate", "--config", "evalkit.yaml", "--baseline", "baseline.json", cwd=example)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    note = re.search(
+        r"1 vs_baseline test ran\. Check recall_not_worse fails (\d+\.\d)% of the time with "
+        r"nothing changed: a non-inferiority check fails whenever its interval reaches its "
+        r"margin",
+        text,
+    )
+    assert note is not None, text
+    assert 4.0 <= float(note[1]) <= 6.5
