@@ -7,12 +7,14 @@ about 6%, because `recall_not_worse`'s margin is 1.8 half-widths of its interval
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import evalkit.stats.familywise as fw
 from evalkit.stats.familywise import familywise_rate
@@ -151,3 +153,18 @@ def test_a_gate_with_one_near_margin_check_says_its_rate(tmp_path: Path) -> None
     )
     assert note is not None, text
     assert 4.0 <= float(note[1]) <= 6.5
+
+
+@pytest.mark.parametrize("n", [8, 15, 200])
+def test_a_lower_is_better_check_mirrors_its_higher_is_better_twin(n: int) -> None:
+    """Negated differences, the margin on the other side: the same rate, width and note."""
+    d = np.random.default_rng(n).normal(0.0, 0.2, n)
+    d = d - d.mean()
+    half = t_quantile(1 - ALPHA / 2, n - 1) * float(np.std(d, ddof=1)) / math.sqrt(n)
+    up = check(d, "ni", margin=1.5 * half)
+    down = dataclasses.replace(up, diffs=-d, higher_is_better=False, tested_value=1.5 * half)
+    a = familywise_rate([up], "none", seed=3)
+    b = familywise_rate([down], "none", seed=3)
+    assert a.near_margin == b.near_margin
+    assert a.near_margin_note() == b.near_margin_note()
+    assert a.near_margin[0][2] == pytest.approx(1.5)

@@ -350,8 +350,9 @@ def multiplicity(report: GateReport) -> str | None:
     # Drift tests are in the same family as the vs_baseline ones (docs/drift.md).
     what = f"{n - drift} vs_baseline + {drift} vs_reference" if drift else f"{n} vs_baseline"
     note = report.familywise.near_margin_note() if report.familywise is not None else None
+    after = "" if note is None else f" {note}"
     if n == 1 or report.alpha_familywise is None:
-        return f"{what} test ran." if note is None or n != 1 else f"{what} test ran. {note}"
+        return f"{what} test ran.{after}"
     fw = report.alpha_familywise
     if report.familywise is not None and math.isfinite(fw):
         chance = report.familywise.describe(report.correction)
@@ -361,7 +362,7 @@ def multiplicity(report: GateReport) -> str | None:
         f"{what} tests ran: if nothing had changed, the chance that at least one "
         f"of them fails falsely is {chance}."
     )
-    return sentence if note is None else f"{sentence} {note}"
+    return sentence + after
 
 
 def caveats(report: GateReport) -> list[tuple[str, list[str]]]:
