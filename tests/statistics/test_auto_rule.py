@@ -15,12 +15,17 @@ from evalkit.stats.diagnostics import NO_WIN_N, warnings_for
 from evalkit.stats.procedures import (
     Evaluator,
     Moments,
+    auto_bounds,
     auto_corrects,
+    auto_drops_guard,
+    auto_p,
     batch_bounds,
     choose_procedure,
+    deep_trim_count,
     guarded_bounds,
     guarded_p,
     skew_t_bounds,
+    skew_t_p,
     trim_count,
 )
 
@@ -39,13 +44,97 @@ def test_one_extreme_case_in_symmetric_data_is_not_corrected_for() -> None:
     assert choose_procedure("auto", d) == "t"
 
 
-def test_skew_that_survives_trimming_is_corrected_for() -> None:
-    # a spread-out right tail: many moderate wins, not one or two extreme ones
+@pytest.mark.parametrize(
+    ("n", "k"), [(3, 5), (10, 5), (33, 5), (34, 6), (100, 15), (101, 16), (1000, 150)]
+)
+def test_deep_trim_count(n: int, k: int) -> None:
+    assert deep_trim_count(n) == k
+
+
+def test_skew_that_runs_deep_is_corrected_for_on_both_ends() -> None:
+    # a spread-out right tail: many moderate wins, not one or two extreme ones, so the
+    # skew survives setting aside 15% of the cases too, and skew-t decides alone
     d = np.array([-0.3] * 12 + [-0.2] * 6 + [0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.3, 1.6, 2.0])
     m = Moments.of(d)
     assert float(m.trimmed_skewness[0]) >= 0.15
+    assert float(m.deep_trimmed_skewness[0]) >= 0.2
+    assert choose_procedure("auto", d) == "skew-t"
+    assert choose_procedure("auto", -d) == "skew-t"  # left skew, mirrored
+    low, high = auto_bounds(m, 0.05)
+    s_low, s_high = skew_t_bounds(m, m.skewness, 0.05)
+    assert (float(low[0]), float(high[0])) == (float(s_low[0]), float(s_high[0]))
+
+
+def test_skew_of_a_few_cases_beyond_the_first_three_keeps_plain_t_as_guard() -> None:
+    # a symmetric core and five big wins: the skew survives setting three aside (two wins
+    # are left) but not five, so t and skew-t decide together
+    d = np.concatenate([np.linspace(-0.1, 0.1, 25), [0.5, 0.6, 0.7, 0.8, 0.9]])
+    m = Moments.of(d)
+    assert float(m.trimmed_skewness[0]) >= 0.15
+    assert abs(float(m.deep_trimmed_skewness[0])) < 0.2
     assert choose_procedure("auto", d) == "t+skew-t"
-    assert choose_procedure("auto", -d) == "t+skew-t"  # left skew, mirrored
+    assert choose_procedure("auto", -d) == "t+skew-t"
+    low, high = auto_bounds(m, 0.05)
+    t_low, _ = skew_t_bounds(m, np.zeros(1), 0.05)
+    _, s_high = skew_t_bounds(m, m.skewness, 0.05)
+    assert (float(low[0]), float(high[0])) == (float(t_low[0]), float(s_high[0]))
+
+
+def _mixed_rows(n: int) -> np.ndarray:
+    rng = np.random.default_rng(n)
+    return np.vstack(
+        [
+            rng.exponential(1.0, (300, n)) - 1.0,
+            rng.standard_t(2.0, (300, n)),
+            np.where(
+                rng.random((300, n)) < 0.9,
+                rng.normal(0, 0.01, (300, n)),
+                rng.normal(0, 0.3, (300, n)),
+            ),
+            rng.beta(0.5, 3.0, (300, n)) - 1.0 / 7.0,
+        ]
+    )
+
+
+@pytest.mark.parametrize("n", [8, 15, 30, 100])
+def test_auto_is_one_of_its_three_intervals_and_its_p_is_their_dual(n: int) -> None:
+    rows = _mixed_rows(n)
+    m = Moments.of(rows)
+    low, high = auto_bounds(m, 0.05)
+    zero = np.zeros(rows.shape[0])
+    t_low, t_high = skew_t_bounds(m, zero, 0.05)
+    s_low, s_high = skew_t_bounds(m, m.skewness, 0.05)
+    alone, corrects = auto_drops_guard(m), auto_corrects(m)
+    assert not (alone & ~corrects).any()  # dropping the guard needs the first test too
+    assert np.array_equal(low[alone], s_low[alone])
+    assert np.array_equal(high[alone], s_high[alone])
+    plain = ~corrects
+    assert np.array_equal(low[plain], t_low[plain])
+    assert np.array_equal(high[plain], t_high[plain])
+    both = corrects & ~alone
+    assert np.array_equal(low[both], np.minimum(t_low, s_low)[both])
+    assert np.array_equal(high[both], np.maximum(t_high, s_high)[both])
+    # the dual: p at the interval's own ends is α (to rounding), and p ≤ α exactly
+    # where the interval excludes 0
+    p = auto_p(m, 0.0)
+    excludes = (low > 0.0) | (high < 0.0)
+    clear = np.abs(p - 0.05) > 1e-9
+    assert np.array_equal((p <= 0.05)[clear], excludes[clear])
+    assert np.array_equal(p[alone], skew_t_p(m, m.skewness, 0.0)[alone])
+    if n >= 15:  # every tier is exercised by these shapes
+        assert alone.any()
+        assert both.any()
+        assert plain.any()
+
+
+@pytest.mark.parametrize("n", [15, 30, 100])
+def test_auto_mirrors_exactly_when_every_difference_changes_sign(n: int) -> None:
+    rows = _mixed_rows(n)
+    low, high = auto_bounds(Moments.of(rows), 0.05)
+    m_low, m_high = auto_bounds(Moments.of(-rows), 0.05)
+    assert np.allclose(m_low, -high, rtol=1e-12, atol=1e-15)
+    assert np.allclose(m_high, -low, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(auto_drops_guard(Moments.of(rows)), auto_drops_guard(Moments.of(-rows)))
 
 
 def test_the_choice_is_shift_and_scale_invariant() -> None:
@@ -57,6 +146,10 @@ def test_the_choice_is_shift_and_scale_invariant() -> None:
     assert plain.any()
     assert not plain.all()
     assert (plain == moved).all()
+    alone = auto_drops_guard(Moments.of(rows))
+    assert alone.any()
+    assert not alone.all()
+    assert (alone == auto_drops_guard(Moments.of(3.0 * rows - 0.1))).all()
 
 
 def test_half_the_cases_tied_is_never_corrected_for() -> None:
@@ -153,3 +246,10 @@ def test_a_guarded_verdict_decides_only_where_both_procedures_do() -> None:
         guarded = Evaluator("t+skew-t", float(d.mean()), diffs=d).decide(0.05)
         assert guarded.excludes_null == all(x.excludes_null for x in both)
         assert guarded.p_value == pytest.approx(max(x.p_value for x in both), abs=1e-12)
+
+
+def test_the_skew_warning_states_the_deep_trim_the_rule_uses() -> None:
+    from evalkit.stats.diagnostics import DEEP_DECIDED
+    from evalkit.stats.procedures import AUTO_DEEP_TRIM_PERCENT
+
+    assert f"most extreme {AUTO_DEEP_TRIM_PERCENT}% of cases" in DEEP_DECIDED

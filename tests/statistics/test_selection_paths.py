@@ -14,7 +14,13 @@ import numpy as np
 import pytest
 
 from evalkit.stats.aggregates import NearestRankAggregate
-from evalkit.stats.procedures import AUTO_MAX_TIED_SHARE, Moments, auto_corrects, counted_moments
+from evalkit.stats.procedures import (
+    AUTO_MAX_TIED_SHARE,
+    Moments,
+    auto_corrects,
+    auto_drops_guard,
+    counted_moments,
+)
 from evalkit.stats.selection import (
     code_counts,
     resampled_tied_share,
@@ -96,14 +102,17 @@ def test_the_tail_is_used_for_a_p95_of_many_cases() -> None:
     assert few._start == 0  # few cases: every position is counted
 
 
-def _trimmed_g1_by_sorting(centred: np.ndarray, g1: np.ndarray) -> np.ndarray:
-    """The reference: scipy's g1 of the sorted cases left once the side's k largest go."""
+def _trimmed_g1_by_sorting(centred: np.ndarray, g1: np.ndarray, deep: bool = False) -> np.ndarray:
+    """The reference: scipy's g1 of the sorted cases left once the side's k largest go
+    (k = trim_count(n), or deep_trim_count(n) for the deeper trim)."""
     from scipy.stats import skew  # type: ignore[import-untyped]  # dev-only, no stubs
 
-    from evalkit.stats.procedures import trim_count
+    from evalkit.stats.procedures import deep_trim_count, trim_count
 
     n = centred.shape[1]
-    keep = n - trim_count(n)
+    keep = n - (deep_trim_count(n) if deep else trim_count(n))
+    if keep < 3:
+        return np.zeros(centred.shape[0])
     out = []
     for row, g in zip(centred, g1, strict=True):
         side = -1.0 if g < 0.0 else 1.0
@@ -116,7 +125,11 @@ def _trimmed_g1_by_sorting(centred: np.ndarray, g1: np.ndarray) -> np.ndarray:
 def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None:
     # Statistically identical, not bit for bit: the kept cases are summed in another
     # order, so the moments may differ in the last bits, never in what auto decides.
-    from evalkit.stats.procedures import AUTO_MIN_TRIMMED_SKEW, Moments
+    from evalkit.stats.procedures import (
+        AUTO_MIN_DEEP_TRIMMED_SKEW,
+        AUTO_MIN_TRIMMED_SKEW,
+        Moments,
+    )
 
     rng = np.random.default_rng(n)
     d = np.concatenate(
@@ -135,6 +148,12 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
     assert np.array_equal(
         np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW,
         np.abs(expected) >= AUTO_MIN_TRIMMED_SKEW,
+    )
+    deep = _trimmed_g1_by_sorting(centred, g1, deep=True)
+    assert np.allclose(m.deep_trimmed_skewness, deep, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(
+        np.abs(m.deep_trimmed_skewness) >= AUTO_MIN_DEEP_TRIMMED_SKEW,
+        np.abs(deep) >= AUTO_MIN_DEEP_TRIMMED_SKEW,
     )
 
 
@@ -177,8 +196,9 @@ def test_moments_from_level_counts_equal_the_moments_of_the_cases(n: int, shape:
     counted = counted_moments(levels, counts, n)
     direct = Moments.of(sample[draws])
     assert counted.n == direct.n
-    for field in ("mean", "sd", "skewness", "trimmed_skewness"):
+    for field in ("mean", "sd", "skewness", "trimmed_skewness", "deep_trimmed_skewness"):
         got, want = getattr(counted, field), getattr(direct, field)
         assert np.allclose(got, want, rtol=1e-9, atol=1e-12), field
     assert np.array_equal(counted.tied_share, exact_share(sample[draws]))
     assert np.array_equal(auto_corrects(counted), auto_corrects(direct))
+    assert np.array_equal(auto_drops_guard(counted), auto_drops_guard(direct))

@@ -507,7 +507,7 @@ def _compare(
         auto_would_correct=(
             method != "auto"
             and paired.diffs is not None
-            and choose_procedure("auto", paired.diffs) == "t+skew-t"
+            and choose_procedure("auto", paired.diffs) != "t"
         ),
     )
     comparison = Comparison(

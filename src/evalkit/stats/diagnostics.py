@@ -83,6 +83,16 @@ GUARDED_DECIDED: Final = (
 )
 
 
+#: What it says where ``auto`` dropped plain t's guard (procedure ``skew-t`` under ``auto``);
+#: the share is :data:`~evalkit.stats.procedures.AUTO_DEEP_TRIM_PERCENT` (a test holds them
+#: together: importing it here would close an import circle through ``compare``).
+DEEP_DECIDED: Final = (
+    "corrected for: the skewness-corrected t decided alone (the skew survives setting the "
+    "most extreme 15% of cases on its side aside, so it is the "
+    "data's, not a few cases')"
+)
+
+
 def _skew_remedy(method: str, configured: str | None, auto_would_correct: bool | None) -> str:
     """What the skew warning adds: what ``auto`` did here, or what it would do.
 
@@ -91,7 +101,7 @@ def _skew_remedy(method: str, configured: str | None, auto_would_correct: bool |
     nothing is said about ``auto`` unless the caller knows (``auto_would_correct``).
     """
     if method == "skew-t":
-        return ""
+        return f"; {DEEP_DECIDED}" if configured == "auto" else ""
     if method == "t+skew-t":
         return f"; {GUARDED_DECIDED}"
     if configured == "auto" and method == "t":
