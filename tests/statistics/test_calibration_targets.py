@@ -79,3 +79,28 @@ def test_a_full_run_with_a_miss_exits_1_and_a_smoke_run_prints(
     assert _verdict(Ledger(), asserted=True) == 0
     assert "every target holds" in capsys.readouterr().err
     assert Ledger().section()[-1].startswith("- none")
+
+
+def test_a_power_only_run_replaces_just_the_realised_power_misses() -> None:
+    from evalkit.stats.calibrate import POWER_MISS, with_power_misses
+
+    doc = (
+        "# Calibration\n\n## Targets this run missed\n\n"
+        "- coverage, tie-heavy at n = 15: 98.2% (target 95 ± 1.5)\n"
+        f"- {POWER_MISS}, bounded-left at n = 15: 88.2% (claim 80 ± 5)\n"
+        "\n## Reading it\n\ntext\n"
+    )
+    fixed = with_power_misses(doc, [])
+    assert "88.2%" not in fixed
+    assert "- coverage, tie-heavy at n = 15: 98.2%" in fixed
+    assert fixed.endswith("\n## Reading it\n\ntext\n")
+    missed = f"{POWER_MISS}, continuous at n = 15: 70.0% (claim 80 ± 5)"
+    again = with_power_misses(fixed, [missed])
+    assert f"- {missed}\n" in again
+    assert with_power_misses(again, []) == fixed
+    # nothing missed at all: the section says so, and a later miss replaces that line
+    clean = with_power_misses(
+        doc.replace("- coverage, tie-heavy at n = 15: 98.2% (target 95 ± 1.5)\n", ""), []
+    )
+    assert "- none: every target above holds in this run" in clean
+    assert "- none:" not in with_power_misses(clean, [missed])

@@ -366,6 +366,8 @@ COVERAGE_SLACK: Final = 0.015
 POWER_LOSS: Final = 0.03
 #: The realised power of the reported detectable effect: 80 ± 5.
 POWER_CLAIM: Final = (0.75, 0.85)
+#: How a realised-power miss starts (``--only power`` replaces exactly those lines).
+POWER_MISS: Final = "realised power of the reported detectable effect"
 
 
 def false_fail_limit(n: int) -> float | None:
@@ -771,8 +773,7 @@ def power_section(few: tuple[int, ...], power_trials: int, ledger: Ledger) -> li
     for (name, n), r in own_cells.items():
         ledger.hold(
             low_claim <= r <= high_claim,
-            f"realised power of the reported detectable effect, {name} at n = {n}: "
-            f"{_pct(r)}% (claim 80 ± 5)",
+            f"{POWER_MISS}, {name} at n = {n}: {_pct(r)}% (claim 80 ± 5)",
         )
     out += [
         "",
@@ -1108,9 +1109,29 @@ def _redo_power(path: Path) -> int:
         f"\n\n_This section regenerated alone (`--only power`) in {time.time() - started:.0f} s; "
         "the rest of the file by the full run._\n"
     )
-    path.write_text(head + section + note + sep2 + tail, encoding="utf-8")
+    text = with_power_misses(head + section + note + sep2 + tail, ledger.misses)
+    path.write_text(text, encoding="utf-8")
     print(f"wrote {path} (realised power only)", file=sys.stderr)
     return _verdict(ledger, asserted=True)
+
+
+def with_power_misses(text: str, power_misses: list[str]) -> str:
+    """``text`` with its "Targets this run missed" list holding these realised-power
+    misses in place of the old ones (the other targets' lines, from the full run, stay)."""
+    heading = "\n## Targets this run missed\n"
+    head, sep, rest = text.partition(heading)
+    if not sep:
+        raise SystemExit("error: the file has no 'Targets this run missed' section")
+    body, next_heading, tail = rest.partition("\n## ")
+    kept = [
+        line[2:]
+        for line in body.splitlines()
+        if line.startswith("- ")
+        and not line.startswith(f"- {POWER_MISS}")
+        and not line.startswith("- none:")
+    ]
+    section = Ledger([*kept, *power_misses]).section()[2:]  # without the heading's lines
+    return head + heading + "\n".join(section) + "\n" + next_heading + tail
 
 
 def _verdict(ledger: Ledger, *, asserted: bool) -> int:
