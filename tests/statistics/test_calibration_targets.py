@@ -104,3 +104,35 @@ def test_a_power_only_run_replaces_just_the_realised_power_misses() -> None:
     )
     assert "- none: every target above holds in this run" in clean
     assert "- none:" not in with_power_misses(clean, [missed])
+
+
+def test_coverage_is_excused_only_where_the_exact_test_is_as_conservative() -> None:
+    ledger = Ledger()
+    cells = {
+        # tie-heavy-like: auto and the exact sign-flip test both cover ~98%
+        ("auto", "tie-heavy", 15): rates(0.009, 0.009),
+        ("permutation", "tie-heavy", 15): rates(0.007, 0.007, trials=2000),
+        # bounded: auto over-covers, but the sign-flip test does not: a real miss
+        ("auto", "bounded-left", 15): rates(0.013, 0.02),
+        ("permutation", "bounded-left", 15): rates(0.008, 0.078, trials=2000),
+        # under-coverage is never excused, whatever the exact test does
+        ("auto", "binary", 15): rates(0.035, 0.035),
+        ("permutation", "binary", 15): rates(0.005, 0.005, trials=2000),
+    }
+    targets(cells, (15,), ledger)
+    assert ledger.excused == [
+        "coverage, tie-heavy at n = 15: 98.2% (target 95 ± 1.5); the sign-flip test: 98.6%"
+    ]
+    assert ledger.misses == [
+        "coverage, bounded-left at n = 15: 96.7% (target 95 ± 1.5)",
+        "coverage, binary at n = 15: 93.0% (target 95 ± 1.5)",
+    ]
+    section = "\n".join(ledger.section())
+    assert "Held to no target" in section
+    # a power-only run keeps the excused cells as they were, and out of the misses
+    from evalkit.stats.calibrate import with_power_misses
+
+    doc = "# C\n" + section + "\n\n## Reading it\n"
+    again = with_power_misses(doc, [])
+    assert again == doc
+    assert again.count("- coverage, tie-heavy") == 1
