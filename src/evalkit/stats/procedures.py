@@ -186,8 +186,7 @@ class Moments:
         sd = np.sqrt(m2 * n / (n - 1))
         sd = np.where(varies, sd, 0.0)
         share = _mode_share(d) if tied is None else tied
-        trimmed = _trimmed_g1(centred, g1, trim_count(n))
-        deep = _trimmed_g1(centred, g1, deep_trim_count(n))
+        trimmed, deep = _trimmed_g1(centred, g1, (trim_count(n), deep_trim_count(n)))
         return cls(n, mean, sd, g1 * adjust, share, trimmed, deep)
 
 
@@ -282,79 +281,105 @@ def deep_trim_count(n: int) -> int:
     return max(AUTO_DEEP_TRIM_MIN, -(-n * AUTO_DEEP_TRIM_PERCENT // 100))
 
 
-def _trimmed_g1(centred: FloatArray, g1: FloatArray, k: int) -> FloatArray:
-    """Per row, g1 of the cases left once the k largest on the side of g1 go.
+def _trimmed_g1(centred: FloatArray, g1: FloatArray, ks: tuple[int, ...]) -> tuple[FloatArray, ...]:
+    """Per row and per k in ``ks``, g1 of the cases left once the k largest on the side
+    of g1 go (one selection of the largest max(ks) serves every k).
 
     Shift- and scale-invariant, so the non-inferiority test at −margin and the test
     at 0 see the same value.
     """
     rows, n = centred.shape
-    if n - k < 3:
-        return np.zeros(rows)
+    usable = [k for k in ks if n - k >= 3]
+    if not usable:
+        return tuple(np.zeros(rows) for _ in ks)
     side = np.where(g1 < 0.0, -1.0, 1.0)[:, None]
     # The side's k largest dropped: partitioning leaves the n - k smallest first (in no
     # order, which the moments do not need), O(n) per row where a sort was O(n log n):
     # 70 % of the detectable-regression simulation at 10^5 cases (#27).  In place, on
-    # the one copy the product makes.
+    # the one copy the product makes.  The largest k is partitioned off once; the
+    # smaller ones take back the least of those set-aside cases.
     flipped = centred * side
+    deepest = max(usable)
     if n >= _TAIL_CASES:
-        m2, m3 = _kept_moments_by_tail(flipped, k)
+        kept_moments = _kept_moments_by_tail(flipped, tuple(usable))
     else:
-        flipped.partition(n - k - 1, axis=1)
-        kept = flipped[:, : n - k]
-        rest = kept - kept.mean(axis=1, keepdims=True)
-        m2, m3 = _second_third(rest)
+        flipped.partition(n - deepest - 1, axis=1)
+        base = flipped[:, : n - deepest]
+        top = np.sort(flipped[:, n - deepest :], axis=1)  # the set-aside cases, ascending
+        kept_moments = []
+        for k in usable:
+            kept = np.concatenate((base, top[:, : deepest - k]), axis=1) if k < deepest else base
+            rest = kept - kept.mean(axis=1, keepdims=True)
+            kept_moments.append(_second_third(rest))
     scale = np.maximum(centred.max(axis=1), -centred.min(axis=1))  # max |x|, no |x| array
-    varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out: FloatArray = np.where(varies, side[:, 0] * m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
-    return out
+    by_k: dict[int, FloatArray] = {}
+    for k, (m2, m3) in zip(usable, kept_moments, strict=True):
+        varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
+        with np.errstate(divide="ignore", invalid="ignore"):
+            by_k[k] = np.where(varies, side[:, 0] * m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
+    return tuple(by_k.get(k, np.zeros(rows)) for k in ks)
 
 
 #: Cases from which the trimmed skewness finds the set-aside cases in a sampled tail.
 _TAIL_CASES: Final = 2000
 
 
-def _kept_moments_by_tail(flipped: FloatArray, k: int) -> tuple[FloatArray, FloatArray]:
-    """Per row, the 2nd and 3rd central moments of the cases left once the k largest go.
+def _kept_moments_by_tail(
+    flipped: FloatArray, ks: tuple[int, ...]
+) -> list[tuple[FloatArray, FloatArray]]:
+    """Per k in ``ks`` and per row, the 2nd and 3rd central moments of the cases left
+    once the k largest go.
 
-    The k largest lie above a threshold read from every 16th case (a little below
+    The largest max(ks) lie above a threshold read from every 16th case (a little below
     where they should start); only the cases above it are partitioned, and the kept
     cases' moments are the whole row's power sums less the set-aside cases'.  A pass
     and a partition of a few percent of the row instead of a partition of all of it:
     four fifths of the trimmed skewness at 10^5 cases (#27).  Equal to partitioning
-    the whole row to rounding; a row whose threshold catches fewer than k cases is
-    partitioned whole.
+    the whole row to rounding; a row whose threshold catches fewer than max(ks) cases
+    is partitioned whole.
     """
     rows, n = flipped.shape
+    deepest = max(ks)
     sample = np.array(flipped[:, ::16])  # a copy: partitioned below
     size = sample.shape[1]
     # The sample's rank a quarter of the tail (and 4 cases) lower than the cut's.
-    rank = max(0, min(size - 1, size - 1 - int(1.25 * k * size / n) - 4))
+    rank = max(0, min(size - 1, size - 1 - int(1.25 * deepest * size / n) - 4))
     sample.partition(rank, axis=1)
     threshold = sample[:, rank]
     above = flipped > threshold[:, None]
     caught = np.count_nonzero(above, axis=1)
-    s1, s2, s3 = flipped.sum(axis=1), np.empty(rows), np.empty(rows)
+    total1, total2, total3 = flipped.sum(axis=1), np.empty(rows), np.empty(rows)
     power = flipped * flipped
-    s2[:] = power.sum(axis=1)
+    total2[:] = power.sum(axis=1)
     power *= flipped
-    s3[:] = power.sum(axis=1)
+    total3[:] = power.sum(axis=1)
+    sums = {k: (total1.copy(), total2.copy(), total3.copy()) for k in ks}
+    # Within the deepest set-aside block, the cut of each smaller k (a partition, not a
+    # sort: the block is 15% of the row at the deep trim).
+    cuts = sorted({deepest - k for k in ks if k < deepest})
     for r in range(rows):
-        if caught[r] >= k:
+        if caught[r] >= deepest:
             tail = flipped[r][above[r]]
-            tail.partition(tail.shape[0] - k)
-            top = tail[tail.shape[0] - k :]
+            tail.partition(tail.shape[0] - deepest)
+            top = tail[tail.shape[0] - deepest :]
         else:
-            top = np.partition(flipped[r], n - k)[n - k :]
-        s1[r] -= top.sum()
-        s2[r] -= (top * top).sum()
-        s3[r] -= (top * top * top).sum()
-    kept = n - k
-    mean = s1 / kept
-    m2 = np.maximum(s2 / kept - mean * mean, 0.0)
-    m3 = s3 / kept - 3.0 * mean * (s2 / kept) + 2.0 * mean**3
-    return m2, m3
+            top = np.partition(flipped[r], n - deepest)[n - deepest :]
+        if cuts:
+            top = np.partition(top, cuts)
+        for k, (s1, s2, s3) in sums.items():
+            gone = top[deepest - k :]
+            s1[r] -= gone.sum()
+            s2[r] -= (gone * gone).sum()
+            s3[r] -= (gone * gone * gone).sum()
+    out: list[tuple[FloatArray, FloatArray]] = []
+    for k in ks:
+        s1, s2, s3 = sums[k]
+        kept = n - k
+        mean = s1 / kept
+        m2 = np.maximum(s2 / kept - mean * mean, 0.0)
+        m3 = s3 / kept - 3.0 * mean * (s2 / kept) + 2.0 * mean**3
+        out.append((m2, m3))
+    return out
 
 
 def _mode_share(d: FloatArray) -> FloatArray:
