@@ -144,13 +144,17 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
     centred = d - d.mean(axis=1, keepdims=True)
     g1 = np.where(m.skewness != 0.0, m.skewness, 0.0)
     expected = _trimmed_g1_by_sorting(centred, g1)
-    assert np.allclose(m.trimmed_skewness, expected, rtol=1e-12, atol=1e-15)
+    # From 2,000 cases the kept moments are the row's power sums less the set-aside
+    # cases', so a Student t₂ row, whose set-aside cases dominate those sums, keeps
+    # ~1e-12 of relative rounding (1.2e-12 under numpy 2.0's summation order).
+    rtol = 1e-10 if n >= 2000 else 1e-12
+    assert np.allclose(m.trimmed_skewness, expected, rtol=rtol, atol=1e-15)
     assert np.array_equal(
         np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW,
         np.abs(expected) >= AUTO_MIN_TRIMMED_SKEW,
     )
     deep = _trimmed_g1_by_sorting(centred, g1, deep=True)
-    assert np.allclose(m.deep_trimmed_skewness, deep, rtol=1e-12, atol=1e-15)
+    assert np.allclose(m.deep_trimmed_skewness, deep, rtol=rtol, atol=1e-15)
     assert np.array_equal(
         np.abs(m.deep_trimmed_skewness) >= AUTO_MIN_DEEP_TRIMMED_SKEW,
         np.abs(deep) >= AUTO_MIN_DEEP_TRIMMED_SKEW,
