@@ -849,7 +849,8 @@ def moments_bounds(
     if method == "auto":
         low, high = auto_bounds(m, alpha)
     else:
-        low, high = skew_t_bounds(m, m.skewness if method == "skew-t" else 0.0 * m.mean, alpha)
+        gamma = m.skewness if method == "skew-t" else np.zeros_like(m.mean)
+        low, high = skew_t_bounds(m, gamma, alpha)
     constant = m.sd == 0.0
     return np.where(constant, m.mean, low), np.where(constant, m.mean, high)
 
