@@ -8,7 +8,8 @@ Every shape has true mean difference 0 by construction.  Columns per size: false
 a higher-is-better / a lower-is-better metric (nominal 2.5% each) and coverage (nominal
 95%), for
 
-* ``auto``: the default (``t+skew-t`` where the skewness is stable, else plain t);
+* ``auto``: the default (``skew-t`` where the skewness runs deep, ``t+skew-t`` where it is
+  only stable, else plain t: the library's own ``batch_bounds("auto")``);
 * ``unguarded``: the previous default (``skew-t`` alone where the skewness is stable);
 * ``t``: plain paired t.
 
