@@ -119,7 +119,7 @@ AUTO_MAX_TIED_SHARE: Final = 0.5
 #: rates moved by at most 0.1 point from 0.15 to 0.1), it corrects more of a skewed
 #: parent's samples (Exp(1) − 1 at n = 15: 3.9% one-sided at 0.15, 3.7% at 0.1), and it
 #: costs power where plain t holds (Student t, 2 df, n = 15: 2.5 points below t at 0.15,
-#: 2.8 at 0.1, 3.2 at 0.05, against a limit of 3).
+#: 2.8 at 0.1, 3.1 at 0.05, against a limit of 3; scripts/stability_sweep.py).
 AUTO_MIN_TRIMMED_SKEW: Final = 0.1
 #: ``auto`` drops plain t's guard (decides with ``skew-t`` alone) only where the skewness
 #: also survives setting aside this share of the cases on its side
