@@ -16,8 +16,9 @@ The printed figure is a plug-in estimate from each gate's own sample covariance,
 scatters from gate to gate; it is compared as a mean over the gates, with a small
 allowance for that scatter's bias (the rate is convex in the estimated spread).
 
-``EVALKIT_FAMILYWISE_TRIALS=2000 uv run pytest -m slow tests/statistics/test_familywise_gate.py -s``
-prints the table quoted in docs/design/statistics.md.
+``EVALKIT_FAMILYWISE_TRIALS=2000 uv run pytest -m slow -rP``
+``tests/statistics/test_familywise_gate.py`` prints the table quoted in
+docs/design/statistics.md (``-rP``: the workers' ``-s`` output is not relayed).
 """
 
 from __future__ import annotations
