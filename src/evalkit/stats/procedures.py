@@ -116,7 +116,7 @@ AUTO_MAX_TIED_SHARE: Final = 0.5
 #: (:func:`trim_count`), keeps its sign and at least this size.  Chosen by measurement
 #: (docs/design/statistics.md, "The stability threshold at n = 15"): with plain t as the
 #: guard a lower threshold no longer lets symmetric parents fail falsely more often (their
-#: rates moved by at most 0.1 point from 0.15 to 0.1), it corrects more of a skewed
+#: rates rose by at most 0.1 point from 0.15 to 0.1), it corrects more of a skewed
 #: parent's samples (Exp(1) − 1 at n = 15: 3.9% one-sided at 0.15, 3.7% at 0.1), and it
 #: costs power where plain t holds (Student t, 2 df, n = 15: 2.5 points below t at 0.15,
 #: 2.8 at 0.1, 3.1 at 0.05, against a limit of 3; scripts/stability_sweep.py).
