@@ -12,7 +12,8 @@ stability threshold (:data:`AUTO_MIN_TRIMMED_SKEW`), the deep trim's minimum
 over the binding cells, plus the ones a change shows first elsewhere (correlated nDCG,
 the held-out contaminated normal and log-normal) and the power against plain t, and
 prints one line per combination, sorted by the bounded shape's coverage.  The library
-reads the constants at call time; nothing is changed on disk.
+reads the constants at call time (``stability_sweep.library_constants``); nothing is
+changed on disk.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from evalkit.stats.calibrate import SHAPES, Shape, measure, power_against_t, see
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_null import SHAPES as HELD_OUT
+from stability_sweep import library_constants
 
 GRID = {
     "SKEW_BIAS": (1.5, 1.75, 2.0, 2.25),
@@ -62,17 +64,15 @@ def main() -> None:
     library = {name: getattr(procedures, name) for name in GRID}
     rows: list[tuple[float, str]] = []
     for values in itertools.product(*GRID.values()):
-        for name, value in zip(GRID, values, strict=True):
-            setattr(procedures, name, value)
-        read = [cell(shape, n, how, trials, label) for label, shape, n, how in CELLS]
-        for label, shape, n in POWER:
-            hits = power_against_t(shape, n, trials, seed_for("frontier-power", label, n))
-            read.append(100 * (hits["auto"] - hits["t"]))
-        chosen = " *" if dict(zip(GRID, values, strict=True)) == library else ""
+        setting = dict(zip(GRID, values, strict=True))
+        with library_constants(**setting):
+            read = [cell(shape, n, how, trials, label) for label, shape, n, how in CELLS]
+            for label, shape, n in POWER:
+                hits = power_against_t(shape, n, trials, seed_for("frontier-power", label, n))
+                read.append(100 * (hits["auto"] - hits["t"]))
+        chosen = " *" if setting == library else ""
         line = "  ".join(f"{v:g}" for v in values).ljust(22)
         rows.append((read[0], line + "".join(f"{r:12.2f}" for r in read) + chosen))
-    for name, value in library.items():
-        setattr(procedures, name, value)
     labels = [label for label, *_ in CELLS] + [label for label, *_ in POWER]
     print(f"{trials:,} trials a cell; * marks the library's setting")
     print(f"{'b  thr  min  deep':22s}" + "".join(f"{label:>12s}" for label in labels))

@@ -14,21 +14,22 @@ the skewed shapes at n = 10-30 and the power of ``auto`` against plain t at t's 
 the symmetric ones (the calibration's own measures,
 :func:`~evalkit.stats.calibrate.measure` and :func:`~evalkit.stats.calibrate.power_against_t`,
 with their own seeds).  The library reads the threshold at call time, so the sweep
-sets it for each column; nothing is changed on disk.
+sets it for each column (:func:`library_constants`); nothing is changed on disk.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import evalkit.stats.procedures as procedures
-from evalkit.stats.calibrate import SHAPES, Shape, measure, power_against_t, seed_for
+from evalkit.stats.calibrate import measure, power_against_t, seed_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from heldout_null import SHAPES as HELD_OUT
+from guard_sweep import shape_of
 
 #: Where more correction shows: the suite's skewed shapes and the held-out skewed ones.
 FALSE_FAIL_CELLS = (
@@ -54,9 +55,18 @@ POWER_CELLS = (
 )
 
 
-def shape_of(name: str) -> Shape:
-    prefix = "held-out "
-    return HELD_OUT[name.removeprefix(prefix)] if name.startswith(prefix) else SHAPES[name]
+@contextmanager
+def library_constants(**values: float) -> Iterator[None]:
+    """The library's module constants of :mod:`evalkit.stats.procedures` set to ``values``
+    for the block (they are read at call time), and put back after it."""
+    saved = {name: getattr(procedures, name) for name in values}
+    for name, value in values.items():
+        setattr(procedures, name, value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(procedures, name, value)
 
 
 def sweep(
@@ -69,8 +79,8 @@ def sweep(
         for n in sizes:
             row = []
             for threshold in thresholds:
-                procedures.AUTO_MIN_TRIMMED_SKEW = threshold  # type: ignore[misc]
-                row.append(f"{cell(name, n):>21s}")
+                with library_constants(AUTO_MIN_TRIMMED_SKEW=threshold):
+                    row.append(f"{cell(name, n):>21s}")
             print(f"{name:22s}{n:4d}  " + "  ".join(row), flush=True)
 
 
@@ -89,7 +99,7 @@ def main() -> None:
         return f"{low:5.2f} / {high:5.2f} ({100 - low - high:5.2f})"
 
     def power(name: str, n: int) -> str:
-        hits = power_against_t(SHAPES[name], n, trials, seed_for("stabp", name, n))
+        hits = power_against_t(shape_of(name), n, trials, seed_for("stabp", name, n))
         return f"{100 * (hits['auto'] - hits['t']):+5.2f} (t {100 * hits['t']:4.1f})"
 
     print(f"{trials:,} trials a cell; the library's threshold: {chosen:g}")
@@ -97,7 +107,6 @@ def main() -> None:
     sweep(FALSE_FAIL_CELLS, args.thresholds, false_fails)
     print(f"\npower at t's MDE, auto minus t (points)\n{'':26s}{heads}")
     sweep(POWER_CELLS, args.thresholds, power)
-    procedures.AUTO_MIN_TRIMMED_SKEW = chosen  # type: ignore[misc]
 
 
 if __name__ == "__main__":
