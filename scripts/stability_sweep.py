@@ -73,15 +73,35 @@ def sweep(
     cells: tuple[tuple[str, tuple[int, ...]], ...],
     thresholds: list[float],
     cell: Callable[[str, int], str],
+    constant: str = "AUTO_MIN_TRIMMED_SKEW",
 ) -> None:
-    """One line per (shape, n): ``cell`` at each threshold, set in the library first."""
+    """One line per (shape, n): ``cell`` at each value of ``constant``, set in the
+    library first."""
     for name, sizes in cells:
         for n in sizes:
             row = []
             for threshold in thresholds:
-                with library_constants(AUTO_MIN_TRIMMED_SKEW=threshold):
+                with library_constants(**{constant: threshold}):
                     row.append(f"{cell(name, n):>21s}")
             print(f"{name:22s}{n:4d}  " + "  ".join(row), flush=True)
+
+
+def cell_readers(
+    trials: int, tag: str
+) -> tuple[Callable[[str, int], str], Callable[[str, int], str]]:
+    """The two cells a sweep prints, seeded by ``tag``: ``auto``'s one-sided false fails
+    (higher- / lower-is-better, coverage) and its power against plain t at t's MDE."""
+
+    def false_fails(name: str, n: int) -> str:
+        rates = measure("auto", shape_of(name), n, trials, seed_for(tag, name, n))
+        low, high = 100 * rates.below / trials, 100 * rates.above / trials
+        return f"{low:5.2f} / {high:5.2f} ({100 - low - high:5.2f})"
+
+    def power(name: str, n: int) -> str:
+        hits = power_against_t(shape_of(name), n, trials, seed_for(tag + "p", name, n))
+        return f"{100 * (hits['auto'] - hits['t']):+5.2f} (t {100 * hits['t']:4.1f})"
+
+    return false_fails, power
 
 
 def main() -> None:
@@ -93,15 +113,7 @@ def main() -> None:
     chosen = procedures.AUTO_MIN_TRIMMED_SKEW
     heads = "  ".join(f"{'at ' + format(t, 'g'):>21s}" for t in args.thresholds)
 
-    def false_fails(name: str, n: int) -> str:
-        rates = measure("auto", shape_of(name), n, trials, seed_for("stab", name, n))
-        low, high = 100 * rates.below / trials, 100 * rates.above / trials
-        return f"{low:5.2f} / {high:5.2f} ({100 - low - high:5.2f})"
-
-    def power(name: str, n: int) -> str:
-        hits = power_against_t(shape_of(name), n, trials, seed_for("stabp", name, n))
-        return f"{100 * (hits['auto'] - hits['t']):+5.2f} (t {100 * hits['t']:4.1f})"
-
+    false_fails, power = cell_readers(trials, "stab")
     print(f"{trials:,} trials a cell; the library's threshold: {chosen:g}")
     print(f"\nfalse fails, higher- / lower-is-better % (coverage %)\n{'':26s}{heads}")
     sweep(FALSE_FAIL_CELLS, args.thresholds, false_fails)

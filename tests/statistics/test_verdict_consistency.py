@@ -27,7 +27,9 @@ from evalkit.errors import EvalkitError
 from evalkit.gate.model import GateOptions
 from evalkit.gate.procedure import evaluate_gate
 from evalkit.stats.procedures import (
+    FAR_END_SKEW_BIAS,
     Evaluator,
+    Moments,
     PermutationNull,
     SignFlips,
     agree,
@@ -121,6 +123,55 @@ def test_skew_t_is_t_on_symmetric_data_and_moves_with_the_skew() -> None:
     # right skew: the mean's sampling distribution has a long right tail
     assert s_low > t_low
     assert s_high > t_high
+
+
+def hall_statistic(d: FloatArray, mu: FloatArray, gamma: float) -> FloatArray:
+    """Hall's (1992) statistic written out from its formula, at skewness ``gamma``."""
+    n = d.shape[0]
+    theta = (d.mean() - mu) / d.std(ddof=1)
+    a = gamma / 3.0
+    out: FloatArray = math.sqrt(n) * (theta + a * theta**2 + a * a * theta**3 / 3 + gamma / (6 * n))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_skew_t_ends_are_halls_statistics_inverted_on_a_grid(seed: int) -> None:
+    """On the skew's side of the mean the skew-t interval is {μ : |T_γ(μ)| ≤ q}; on the
+    far side {μ : |T_far(μ)| ≤ q} with the far end's skewness γ·(1 + FAR_END_SKEW_BIAS/n),
+    both statistics written out here from the formula and inverted on a fine grid; the
+    far end lies inside Hall's interval at γ alone; the p is α at both ends."""
+    rng = np.random.default_rng(seed)
+    n = (8, 15, 30)[seed % 3]
+    d = rng.exponential(1.0, n) - 1.0
+    if seed % 2:
+        d = -d  # left skew: the far end is the upper one
+    m = Moments.of(d)
+    gamma = float(m.skewness[0])
+    far = gamma * (1.0 + FAR_END_SKEW_BIAS / n)
+    q = float(stats.t.ppf(0.975, n - 1))
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    below = np.linspace(mean - 6 * sd, mean, 300_001)
+    above = np.linspace(mean, mean + 6 * sd, 300_001)
+    step = below[1] - below[0]
+    low_gamma, high_gamma = (far, gamma) if gamma > 0 else (gamma, far)
+    low_side = below[np.abs(hall_statistic(d, below, low_gamma)) <= q]
+    high_side = above[np.abs(hall_statistic(d, above, high_gamma)) <= q]
+    assert low_side[0] > below[0]
+    assert high_side[-1] < above[-1]
+    low, high, _ = Evaluator("skew-t", float(d.mean()), diffs=d).raw(0.05, 0.0)
+    assert low == pytest.approx(low_side[0], abs=step)
+    assert high == pytest.approx(high_side[-1], abs=step)
+    alone_low = below[np.abs(hall_statistic(d, below, gamma)) <= q][0]
+    alone_high = above[np.abs(hall_statistic(d, above, gamma)) <= q][-1]
+    if gamma > 0:
+        assert high == pytest.approx(alone_high, abs=step)
+        assert low > alone_low + step
+    else:
+        assert low == pytest.approx(alone_low, abs=step)
+        assert high < alone_high - step
+    for end in (low, high):
+        _, _, p = Evaluator("skew-t", float(d.mean()), diffs=d).raw(0.05, end)
+        assert p == pytest.approx(0.05, abs=1e-9)
 
 
 def brute_force_mid_p(d: FloatArray, shift: float) -> float:
