@@ -148,10 +148,10 @@ _BISECTION_STEPS: Final = 64
 
 PROCEDURE_NAMES: Final[dict[str, str]] = {
     "t": "paired t",
-    "skew-t": "skewness-corrected t (Hall 1992)",
+    "skew-t": "Hall's skewness-corrected t",
     "t+skew-t": "paired t and skewness-corrected t, both must agree",
     "bootstrap": "percentile bootstrap",
-    "permutation": "sign-flip permutation (inverted)",
+    "permutation": "sign-flip permutation test",
 }
 
 
