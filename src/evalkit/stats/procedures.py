@@ -1000,7 +1000,7 @@ BOOTSTRAP_SHOWN_UP_TO: Final = 10_000
 BOOTSTRAP_NOT_DECIDING: Final = (
     "not deciding: at n = 30 the percentile bootstrap fails falsely up to 7.3% one-sided "
     "(skewed differences) and the studentized one up to 6.5% (tied, heavy-tailed "
-    "differences) against 2.5%; the default's procedure holds 2.6% (docs/calibration.md)"
+    "differences) against 2.5%; the default's procedure holds 2.7% (docs/calibration.md)"
 )
 
 
