@@ -14,6 +14,8 @@ import pytest
 from evalkit.stats.diagnostics import NO_WIN_N, warnings_for
 from evalkit.stats.procedures import (
     AUTO_MIN_TRIMMED_SKEW,
+    AUTO_MODE_CORRELATION,
+    AUTO_MODE_MIN_N,
     Evaluator,
     Moments,
     auto_bounds,
@@ -22,6 +24,7 @@ from evalkit.stats.procedures import (
     auto_p,
     batch_bounds,
     choose_procedure,
+    counted_moments,
     deep_trim_count,
     guarded_bounds,
     guarded_p,
@@ -255,3 +258,68 @@ def test_the_skew_warning_states_the_deep_trim_the_rule_uses() -> None:
     from evalkit.stats.procedures import AUTO_DEEP_TRIM_PERCENT
 
     assert f"most extreme {AUTO_DEEP_TRIM_PERCENT}% of cases" in DEEP_DECIDED
+
+
+def brute_force_mode_correlation(d: np.ndarray) -> float:
+    """Drop each case in turn; correlate the n means with the n skewnesses g1."""
+    means, skews = [], []
+    for i in range(d.shape[0]):
+        rest = np.delete(d, i)
+        c = rest - rest.mean()
+        means.append(rest.mean())
+        skews.append(float(np.mean(c**3) / np.mean(c**2) ** 1.5))
+    return float(np.corrcoef(means, skews)[0, 1])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_mode_correlation_is_the_leave_one_out_correlation(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    for d in (
+        rng.exponential(1.0, 25) - 1.0,
+        np.where(rng.random(31) < 0.3, 0.07, -0.03) + rng.normal(0.0, 0.01, 31),
+        rng.standard_t(2, 12),
+    ):
+        m = Moments.of(d)
+        assert float(m.mode_correlation[0]) == pytest.approx(
+            brute_force_mode_correlation(d), abs=1e-9
+        )
+        # a mirror image has the same correlation (mean and skewness both change sign)
+        assert float(Moments.of(-d).mode_correlation[0]) == pytest.approx(
+            float(m.mode_correlation[0]), abs=1e-12
+        )
+
+
+def test_the_counted_path_has_the_same_mode_correlation() -> None:
+    rng = np.random.default_rng(3)
+    levels = np.array([-0.4, -0.2, 0.0, 0.2, 0.4, 1.0])
+    counts = rng.multinomial(40, [0.1, 0.2, 0.3, 0.2, 0.15, 0.05], size=50).astype(float)
+    cases = np.stack([np.repeat(levels, c.astype(int)) for c in counts])
+    counted = counted_moments(levels, counts, 40).mode_correlation
+    assert np.allclose(counted, Moments.of(cases).mode_correlation, atol=1e-12)
+
+
+def test_two_modes_are_not_corrected_for_from_the_rules_first_size() -> None:
+    # 70% of the cases near -0.03, 30% near +0.07: the skewness is the groups' sizes,
+    # stable under trimming (it grows when the smaller group loses cases), and it moves
+    # with the mean in lockstep, so auto leaves it to plain t from AUTO_MODE_MIN_N cases
+    def two_modes(n: int) -> np.ndarray:
+        upper = round(0.3 * n)
+        noise = np.linspace(-0.01, 0.01, n)
+        return np.concatenate([np.full(n - upper, -0.03), np.full(upper, 0.07)]) + noise
+
+    big = two_modes(AUTO_MODE_MIN_N + 10)
+    m = Moments.of(big)
+    assert float(m.trimmed_skewness[0]) > float(m.skewness[0]) > 0.5  # the trim fooled
+    assert float(m.mode_correlation[0]) < AUTO_MODE_CORRELATION
+    assert choose_procedure("auto", big) == "t"
+    small = two_modes(AUTO_MODE_MIN_N - 5)  # below the rule's size the old rule stands
+    assert float(Moments.of(small).mode_correlation[0]) < AUTO_MODE_CORRELATION
+    assert choose_procedure("auto", small) != "t"
+
+
+def test_a_tail_is_still_corrected_for_where_two_modes_are_not() -> None:
+    # a spread-out right tail at the rule's sizes: the correlation stays above the line
+    d = np.array([-0.3] * 12 + [-0.2] * 6 + [0.0, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.3, 1.6, 2.0])
+    assert d.shape[0] >= AUTO_MODE_MIN_N
+    assert float(Moments.of(d).mode_correlation[0]) > AUTO_MODE_CORRELATION
+    assert choose_procedure("auto", d) != "t"

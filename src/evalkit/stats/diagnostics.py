@@ -106,8 +106,9 @@ def _skew_remedy(method: str, configured: str | None, auto_would_correct: bool |
         return f"; {GUARDED_DECIDED}"
     if configured == "auto" and method == "t":
         return (
-            "; plain t decided: most cases tie or the skew rests on the few most extreme "
-            "cases, too unstable to correct for"
+            "; plain t decided: most cases tie, the skew rests on the few most extreme "
+            "cases, or it is the sizes of two groups of cases (which set the mean too), "
+            "none of which a skewness correction can use"
         )
     if auto_would_correct:
         return "; the default method 'auto' would correct for it"

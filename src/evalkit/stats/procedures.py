@@ -31,7 +31,11 @@ the tested value -- so every procedure here provides both from one computation:
     half of the per-case differences share one value (usually 0: both systems
     scored the case alike), and the skewness keeps its sign, at least
     :data:`AUTO_MIN_TRIMMED_SKEW` in size, once the k most extreme cases on the
-    side of the skew are set aside (k = max(3, ⌈n/20⌉), :func:`trim_count`).
+    side of the skew are set aside (k = max(3, ⌈n/20⌉), :func:`trim_count`), and, from
+    :data:`AUTO_MODE_MIN_N` cases, the cases do not fall in two groups whose sizes set
+    the skewness: the samples that leave one case out must not have their means and
+    skewnesses in lockstep (:func:`leave_one_out_correlation` at least
+    :data:`AUTO_MODE_CORRELATION`).
     Why, measured in ``docs/calibration.md``: the sample skewness of symmetric
     heavy-tailed differences (Student t with 2-3 df, nDCG of two rankers that
     share their noise, real TREC runs under a coin-flip null) is the noise of
