@@ -278,22 +278,32 @@ def leave_one_out_correlation(centred: FloatArray, weights: FloatArray, n: int) 
     if n < 4 or centred.shape[1] == 0:
         return np.zeros(centred.shape[0])
     k = n - 1
-    s1 = np.einsum("rj,rj->r", weights, centred)[:, None] - centred
-    s2 = np.einsum("rj,rj->r", weights, centred**2)[:, None] - centred**2
-    s3 = np.einsum("rj,rj->r", weights, centred**3)[:, None] - centred**3
-    mean = s1 / k
+
+    def total(values: FloatArray) -> FloatArray:
+        out: FloatArray = np.einsum("rj,rj->r", weights, values)[:, None]
+        return out
+
+    # Leave-one-out sums of x, x², x³, updated in place: a power simulation passes
+    # chunks of millions of elements, so few temporaries of that size are kept.
+    mean = (total(centred) - centred) / k
+    s2 = centred * centred
+    s3 = s2 * centred
+    s2 = total(s2) - s2
+    s3 = total(s3) - s3
     m2 = s2 / k - mean * mean
-    m3 = s3 / k - 3.0 * mean * s2 / k + 2.0 * mean**3
+    s3 /= k
+    s3 -= 3.0 * mean * s2 / k
+    s3 += 2.0 * mean**3  # now the third central moment
+    del s2
     scale = np.max(np.where(weights > 0, np.abs(centred), 0.0), axis=1)[:, None]
     varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        g1 = np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
-        mean_c = mean - (np.einsum("rj,rj->r", weights, mean) / n)[:, None]
-        g1_c = g1 - (np.einsum("rj,rj->r", weights, g1) / n)[:, None]
-        cov = np.einsum("rj,rj->r", weights, mean_c * g1_c)
-        spread = np.sqrt(
-            np.einsum("rj,rj->r", weights, mean_c**2) * np.einsum("rj,rj->r", weights, g1_c**2)
-        )
+        g1 = np.where(varies, s3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
+        del s3, m2, varies
+        mean -= total(mean) / n
+        g1 -= total(g1) / n
+        cov = total(mean * g1)[:, 0]
+        spread = np.sqrt(total(mean * mean)[:, 0] * total(g1 * g1)[:, 0])
         out: FloatArray = np.where(spread > 0.0, cov / np.where(spread > 0.0, spread, 1.0), 0.0)
     return out
 
