@@ -15,6 +15,7 @@ from evalkit.stats.diagnostics import NO_WIN_N, warnings_for
 from evalkit.stats.procedures import (
     AUTO_MIN_TRIMMED_SKEW,
     AUTO_MODE_CORRELATION,
+    AUTO_MODE_MAX_N,
     AUTO_MODE_MIN_N,
     Evaluator,
     Moments,
@@ -28,6 +29,7 @@ from evalkit.stats.procedures import (
     deep_trim_count,
     guarded_bounds,
     guarded_p,
+    leave_one_out_correlation,
     skew_t_bounds,
     skew_t_p,
     trim_count,
@@ -279,20 +281,22 @@ def test_the_mode_correlation_is_the_leave_one_out_correlation(seed: int) -> Non
         np.where(rng.random(31) < 0.3, 0.07, -0.03) + rng.normal(0.0, 0.01, 31),
         rng.standard_t(2, 12),
     ):
-        m = Moments.of(d)
-        assert float(m.mode_correlation[0]) == pytest.approx(
-            brute_force_mode_correlation(d), abs=1e-9
-        )
+        centred = (d - d.mean())[None, :]
+        got = float(leave_one_out_correlation(centred, None, d.shape[0])[0])
+        assert got == pytest.approx(brute_force_mode_correlation(d), abs=1e-9)
         # a mirror image has the same correlation (mean and skewness both change sign)
-        assert float(Moments.of(-d).mode_correlation[0]) == pytest.approx(
-            float(m.mode_correlation[0]), abs=1e-12
-        )
+        mirrored = float(leave_one_out_correlation(-centred, None, d.shape[0])[0])
+        assert mirrored == pytest.approx(got, abs=1e-12)
+        # Moments carries it where the rule applies, 0 elsewhere
+        inside = AUTO_MODE_MIN_N <= d.shape[0] <= AUTO_MODE_MAX_N
+        assert float(Moments.of(d).mode_correlation[0]) == (pytest.approx(got) if inside else 0.0)
 
 
 def test_the_counted_path_has_the_same_mode_correlation() -> None:
     rng = np.random.default_rng(3)
     levels = np.array([-0.4, -0.2, 0.0, 0.2, 0.4, 1.0])
     counts = rng.multinomial(40, [0.1, 0.2, 0.3, 0.2, 0.15, 0.05], size=50).astype(float)
+    assert AUTO_MODE_MIN_N <= 40 <= AUTO_MODE_MAX_N
     cases = np.stack([np.repeat(levels, c.astype(int)) for c in counts])
     counted = counted_moments(levels, counts, 40).mode_correlation
     assert np.allclose(counted, Moments.of(cases).mode_correlation, atol=1e-12)
@@ -312,9 +316,13 @@ def test_two_modes_are_not_corrected_for_from_the_rules_first_size() -> None:
     assert float(m.trimmed_skewness[0]) > float(m.skewness[0]) > 0.5  # the trim fooled
     assert float(m.mode_correlation[0]) < AUTO_MODE_CORRELATION
     assert choose_procedure("auto", big) == "t"
-    small = two_modes(AUTO_MODE_MIN_N - 5)  # below the rule's size the old rule stands
-    assert float(Moments.of(small).mode_correlation[0]) < AUTO_MODE_CORRELATION
-    assert choose_procedure("auto", small) != "t"
+    # below and above the rule's sizes the stability rule alone decides
+    for n in (AUTO_MODE_MIN_N - 5, AUTO_MODE_MAX_N + 10):
+        d = two_modes(n)
+        loo = leave_one_out_correlation((d - d.mean())[None, :], None, n)
+        assert float(loo[0]) < AUTO_MODE_CORRELATION
+        assert float(Moments.of(d).mode_correlation[0]) == 0.0
+        assert choose_procedure("auto", d) != "t"
 
 
 def test_a_tail_is_still_corrected_for_where_two_modes_are_not() -> None:

@@ -31,11 +31,11 @@ the tested value -- so every procedure here provides both from one computation:
     half of the per-case differences share one value (usually 0: both systems
     scored the case alike), and the skewness keeps its sign, at least
     :data:`AUTO_MIN_TRIMMED_SKEW` in size, once the k most extreme cases on the
-    side of the skew are set aside (k = max(3, ⌈n/20⌉), :func:`trim_count`), and, from
-    :data:`AUTO_MODE_MIN_N` cases, the cases do not fall in two groups whose sizes set
-    the skewness: the samples that leave one case out must not have their means and
-    skewnesses in lockstep (:func:`leave_one_out_correlation` at least
-    :data:`AUTO_MODE_CORRELATION`).
+    side of the skew are set aside (k = max(3, ⌈n/20⌉), :func:`trim_count`), and, at
+    :data:`AUTO_MODE_MIN_N` to :data:`AUTO_MODE_MAX_N` cases, the cases do not fall in
+    two groups whose sizes set the skewness: the samples that leave one case out must
+    not have their means and skewnesses in lockstep (:func:`leave_one_out_correlation`
+    at least :data:`AUTO_MODE_CORRELATION`).
     Why, measured in ``docs/calibration.md``: the sample skewness of symmetric
     heavy-tailed differences (Student t with 2-3 df, nDCG of two rankers that
     share their noise, real TREC runs under a coin-flip null) is the noise of
@@ -146,8 +146,12 @@ AUTO_MIN_TRIMMED_SKEW: Final = 0.1
 #: n = 30).  Measured in docs/design/statistics.md, "Two modes".
 AUTO_MODE_CORRELATION: Final = -0.95
 #: Below this many cases a skewed parent's samples look two-moded too often (Exp(1) − 1 at
-#: n = 15: 4.1% one-sided with the rule, 3.9% without), so the rule starts here.
+#: n = 15: 4.1% one-sided with the rule, 3.9% without), so the rule starts here ...
 AUTO_MODE_MIN_N: Final = 20
+#: ... and ends here: by 100 cases the correction's over-coverage on two modes was back in
+#: the band without the rule (95.8-95.9%), and the statistic costs O(n) per data set, which
+#: the detectable-regression simulation pays a thousand times a check.
+AUTO_MODE_MAX_N: Final = 200
 #: ``auto`` drops plain t's guard (decides with ``skew-t`` alone) only where the skewness
 #: also survives setting aside this share of the cases on its side
 #: (:func:`deep_trim_count`) ...
@@ -193,7 +197,7 @@ class Moments:
     tied_share: FloatArray  # largest share of cases with one and the same difference
     trimmed_skewness: FloatArray  # g1 without the trim_count(n) most extreme cases on its side
     deep_trimmed_skewness: FloatArray  # the same without the deep_trim_count(n) most extreme
-    mode_correlation: FloatArray  # corr. of the leave-one-out means and skewnesses
+    mode_correlation: FloatArray  # corr. of the leave-one-out means and skewnesses (or 0)
 
     @classmethod
     def of(cls, data: FloatArray, tied: FloatArray | None = None) -> Moments:
@@ -219,7 +223,7 @@ class Moments:
         sd = np.where(varies, sd, 0.0)
         share = _mode_share(d) if tied is None else tied
         trimmed, deep = _trimmed_g1(centred, g1, (trim_count(n), deep_trim_count(n)))
-        modes = leave_one_out_correlation(centred, np.ones_like(centred), n)
+        modes = mode_correlation(centred, None, n)
         return cls(n, mean, sd, g1 * adjust, share, trimmed, deep, modes)
 
 
@@ -252,7 +256,7 @@ def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
             return np.zeros(0)
         return _counted_trimmed_g1(centred, counts, present, g1, n, k)
 
-    modes = leave_one_out_correlation(centred, counts, n)
+    modes = mode_correlation(centred, counts, n)
     return Moments(
         n,
         mean,
@@ -265,45 +269,57 @@ def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
     )
 
 
-def leave_one_out_correlation(centred: FloatArray, weights: FloatArray, n: int) -> FloatArray:
+def mode_correlation(centred: FloatArray, weights: FloatArray | None, n: int) -> FloatArray:
+    """:func:`leave_one_out_correlation` where ``auto``'s two-mode rule applies (from
+    :data:`AUTO_MODE_MIN_N` to :data:`AUTO_MODE_MAX_N` cases), else 0."""
+    if not AUTO_MODE_MIN_N <= n <= AUTO_MODE_MAX_N:
+        return np.zeros(centred.shape[0])
+    return leave_one_out_correlation(centred, weights, n)
+
+
+def leave_one_out_correlation(
+    centred: FloatArray, weights: FloatArray | None, n: int
+) -> FloatArray:
     """Per row, the correlation, over the n samples that leave one case out, between
     their mean and their skewness g1 (0 where it is undefined).
 
-    ``centred[r, j]`` is a value less its row's mean, held ``weights[r, j]`` times (1 for
-    every case of :meth:`Moments.of`; the level counts of :func:`counted_moments`), so
-    both paths compute one statistic.  Near −1 the skewness moves with the mean in
-    lockstep: the sample is two modes, whose skewness is set by how many cases fell in
-    each, which is also what sets its mean (:data:`AUTO_MODE_CORRELATION`).
+    ``centred[r, j]`` is a value less its row's mean, held once (``weights`` None: every
+    case of :meth:`Moments.of`) or ``weights[r, j]`` times (the level counts of
+    :func:`counted_moments`), so both paths compute one statistic.  Near −1 the skewness
+    moves with the mean in lockstep: the sample is two modes, whose skewness is set by
+    how many cases fell in each, which is also what sets its mean
+    (:data:`AUTO_MODE_CORRELATION`).
     """
     if n < 4 or centred.shape[1] == 0:
         return np.zeros(centred.shape[0])
-    k = n - 1
 
     def total(values: FloatArray) -> FloatArray:
-        out: FloatArray = np.einsum("rj,rj->r", weights, values)[:, None]
-        return out
+        summed: FloatArray = (
+            values.sum(axis=1) if weights is None else np.einsum("rj,rj->r", weights, values)
+        )
+        return summed
 
-    # Leave-one-out sums of x, x², x³, updated in place: a power simulation passes
-    # chunks of millions of elements, so few temporaries of that size are kept.
-    mean = (total(centred) - centred) / k
-    s2 = centred * centred
-    s3 = s2 * centred
-    s2 = total(s2) - s2
-    s3 = total(s3) - s3
-    m2 = s2 / k - mean * mean
-    s3 /= k
-    s3 -= 3.0 * mean * s2 / k
-    s3 += 2.0 * mean**3  # now the third central moment
-    del s2
-    scale = np.max(np.where(weights > 0, np.abs(centred), 0.0), axis=1)[:, None]
-    varies = m2 > (1e-12 * np.maximum(scale, 1e-300)) ** 2
+    k = n - 1
+    # Leaving case j out: its mean is (S1 − x_j)/k, linear in x_j, so the correlation is
+    # −corr(x_j, g1 without j); the moments without j come from the row's sums of x, x², x³
+    # (one pass each, then elementwise, few temporaries: a power simulation passes chunks
+    # of millions of elements).
+    square = centred * centred
+    s1, s2, s3 = total(centred)[:, None], total(square)[:, None], total(square * centred)[:, None]
+    mean = (s1 - centred) / k
+    m2 = (s2 - square) / k - mean * mean
+    del square
+    m3 = (s3 - centred * centred * centred) / k - 3.0 * mean * m2 - mean * mean * mean
+    del mean
+    present = np.abs(centred) if weights is None else np.where(weights > 0, np.abs(centred), 0.0)
+    floor = (1e-12 * np.maximum(np.max(present, axis=1), 1e-300))[:, None] ** 2
+    del present
     with np.errstate(divide="ignore", invalid="ignore"):
-        g1 = np.where(varies, s3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
-        del s3, m2, varies
-        mean -= total(mean) / n
-        g1 -= total(g1) / n
-        cov = total(mean * g1)[:, 0]
-        spread = np.sqrt(total(mean * mean)[:, 0] * total(g1 * g1)[:, 0])
+        g1 = np.where(m2 > floor, m3 / (m2 * np.sqrt(np.maximum(m2, 0.0))), 0.0)
+        del m2, m3
+        g1 -= (total(g1) / n)[:, None]
+        spread = np.sqrt(s2[:, 0] * total(g1 * g1))
+        cov = -total(centred * g1)
         out: FloatArray = np.where(spread > 0.0, cov / np.where(spread > 0.0, spread, 1.0), 0.0)
     return out
 
@@ -481,7 +497,7 @@ def auto_corrects(m: Moments) -> BoolArray:
     stable = (np.sign(m.trimmed_skewness) == np.sign(m.skewness)) & (
         np.abs(m.trimmed_skewness) >= AUTO_MIN_TRIMMED_SKEW
     )
-    two_modes = (m.mode_correlation < AUTO_MODE_CORRELATION) & (m.n >= AUTO_MODE_MIN_N)
+    two_modes = m.mode_correlation < AUTO_MODE_CORRELATION  # 0 outside the rule's sizes
     out: BoolArray = (
         (m.tied_share < AUTO_MAX_TIED_SHARE) & stable & ~two_modes & (m.skewness != 0.0)
     )
