@@ -137,7 +137,8 @@ AUTO_MAX_TIED_SHARE: Final = 0.5
 #: costs power where plain t holds (Student t, 2 df, n = 15: 2.5 points below t at 0.15,
 #: 2.8 at 0.1, 3.1 at 0.05, against a limit of 3; scripts/stability_sweep.py).
 AUTO_MIN_TRIMMED_SKEW: Final = 0.1
-#: ... and, from :data:`AUTO_MODE_MIN_N` cases, only while the leave-one-out means and
+#: ... and, at :data:`AUTO_MODE_MIN_N` to :data:`AUTO_MODE_MAX_N` cases, only while the
+#: leave-one-out means and
 #: skewnesses do not move in lockstep (:func:`leave_one_out_correlation` above this).  Two
 #: modes make that correlation about −0.98 at every n (a sample's skewness is then the
 #: modes' weights, which also set its mean, and Hall's correction moved every interval
