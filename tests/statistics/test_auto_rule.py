@@ -17,8 +17,10 @@ from evalkit.stats.procedures import (
     AUTO_MODE_CORRELATION,
     AUTO_MODE_MAX_N,
     AUTO_MODE_MIN_N,
+    UNTIED_MIN,
     Evaluator,
     Moments,
+    TieSpikes,
     auto_bounds,
     auto_corrects,
     auto_drops_guard,
@@ -32,6 +34,7 @@ from evalkit.stats.procedures import (
     leave_one_out_correlation,
     skew_t_bounds,
     skew_t_p,
+    tie_spikes,
     trim_count,
 )
 
@@ -99,6 +102,9 @@ def _mixed_rows(n: int) -> np.ndarray:
                 rng.normal(0, 0.3, (300, n)),
             ),
             rng.beta(0.5, 3.0, (300, n)) - 1.0 / 7.0,
+            # a tie group beside continuous cases: skewed, and symmetric
+            np.where(rng.random((300, n)) < 0.5, 0.0, rng.exponential(1.0, (300, n)) - 1.0),
+            np.where(rng.random((300, n)) < 0.4, 0.0, rng.normal(0, 0.1, (300, n))),
         ]
     )
 
@@ -159,10 +165,88 @@ def test_the_choice_is_shift_and_scale_invariant() -> None:
     assert (alone == auto_drops_guard(Moments.of(3.0 * rows - 0.1))).all()
 
 
-def test_half_the_cases_tied_is_never_corrected_for() -> None:
-    d = np.array([0.0] * 10 + [-0.1] * 6 + [0.2, 0.5, 0.9, 1.5])
-    assert float(Moments.of(d).trimmed_skewness[0]) >= AUTO_MIN_TRIMMED_SKEW
-    assert choose_procedure("auto", d) == "t"
+# ----------------------------------------------------------------------------- ties
+
+
+def _spike(*parts: np.ndarray) -> tuple[float, float, bool]:
+    found = tie_spikes(np.concatenate(parts)[None, :])
+    return float(found.value[0]), float(found.kept[0]), bool(found.few_levels[0])
+
+
+def test_a_spike_is_the_commonest_value_less_what_its_neighbours_hold() -> None:
+    rng = np.random.default_rng(3)
+    spread = rng.exponential(1.0, 20) - 1.0  # 20 distinct values
+    assert _spike(np.zeros(10), spread) == (0.0, 1.0, False)  # neighbours hold 1 each
+    assert _spike(np.full(10, 0.25), spread) == (0.25, 1.0, False)  # wherever it sits
+    assert _spike(np.zeros(4), spread) == (0.0, 1.0, False)  # an excess of 3 of 24 ...
+    assert math.isnan(_spike(np.zeros(3), spread)[0])  # ... 2 is within counting noise
+    # equally common values: the one nearest 0
+    assert _spike(np.full(5, 0.4), np.full(5, -0.1), spread)[0] == -0.1
+    # a lattice whose 0 holds no more than a step either side: no spike ...
+    steps = np.array([-0.4] * 3 + [-0.2] * 8 + [0.0] * 9 + [0.2] * 8 + [0.4] * 2)
+    assert math.isnan(_spike(steps)[0])
+    # ... one whose 0 holds three times as many: the excess over its neighbours' 8
+    assert _spike(steps, np.zeros(15)) == (0.0, 8.0, False)
+    # pass/fail: what is left holds -1, 0 and +1 only
+    assert _spike(np.array([-1.0] * 3 + [0.0] * 20 + [1.0] * 4)) == (0.0, 4.0, True)
+    # two coincident pairs among 64 cases are no spike
+    wide = rng.normal(0.0, 1.0, 60)
+    assert math.isnan(_spike(wide, wide[:2])[0])
+    assert math.isnan(_spike(spread)[0])  # nothing ties
+    # a batch finds each row's own
+    rows = np.vstack([np.concatenate([np.zeros(6), wide]), np.concatenate([wide, wide[:6]])])
+    found = tie_spikes(rows)
+    assert found.value[0] == 0.0
+    assert math.isnan(float(found.value[1]))
+
+
+def test_a_spike_leaves_the_skewness_to_the_other_cases() -> None:
+    """Mean and spread are the whole sample's; the skewness, its trims and the far end's
+    size are those of the cases left once the spike's excess is set aside, the skewness
+    scaled by √(n/m) (#23, "Ties")."""
+    rng = np.random.default_rng(11)
+    other = rng.exponential(1.0, (50, 24)) - 1.0
+    d = np.hstack([np.zeros((50, 16)), other])
+    read = np.hstack([np.zeros((50, 1)), other])  # one zero stays: its neighbours hold 1
+    whole, own = Moments.of(d), Moments.of(read)
+    assert (tie_spikes(d).value == 0.0).all()
+    assert np.allclose(whole.mean, d.mean(axis=1), rtol=0, atol=1e-15)
+    assert np.allclose(whole.sd, d.std(axis=1, ddof=1), rtol=1e-13)
+    assert np.allclose(whole.skewness, own.skewness * math.sqrt(40 / 25), rtol=1e-12)
+    assert np.array_equal(whole.trimmed_skewness, own.trimmed_skewness)
+    assert np.array_equal(whole.deep_trimmed_skewness, own.deep_trimmed_skewness)
+    assert np.array_equal(whole.mode_correlation, own.mode_correlation)
+    assert (whole.skew_n == 25).all()
+    assert np.array_equal(auto_corrects(whole), auto_corrects(own))
+    assert auto_corrects(whole).any()  # where their skew is stable, auto corrects for it
+
+
+def test_a_spike_with_too_few_or_too_coarse_other_cases_keeps_plain_t() -> None:
+    rng = np.random.default_rng(2)
+    few = np.concatenate([np.zeros(12), rng.exponential(1.0, UNTIED_MIN - 2) - 1.0])
+    assert tie_spikes(few[None, :]).any()
+    assert choose_procedure("auto", few) == "t"
+    # hits and misses: -1, 0, +1 left; their skewness is their shares, which set the mean
+    coarse = np.array([-1.0] * 2 + [0.0] * 30 + [1.0] * 9)
+    assert tie_spikes(coarse[None, :]).few_levels[0]
+    assert choose_procedure("auto", coarse) == "t"
+
+
+def test_named_spikes_are_the_found_ones() -> None:
+    """The detectable-effect simulation names each world's spike (the eval's own: a
+    world's repeated draws are not ties); where a row's own search finds the same one
+    the two agree exactly."""
+    rng = np.random.default_rng(5)
+    d = np.where(rng.random((400, 40)) < 0.5, 0.0, rng.normal(0, 1, (400, 40)) ** 3) - 0.2
+    found = tie_spikes(d)
+    rows = found.any_rows()
+    assert rows.mean() > 0.9
+    named = TieSpikes(found.value[rows], found.kept[rows], found.few_levels[rows])
+    given, own = Moments.of(d[rows], spikes=named), Moments.of(d[rows])
+    for field in ("mean", "sd", "skewness", "trimmed_skewness", "skew_n"):
+        assert np.array_equal(getattr(given, field), getattr(own, field)), field
+    none = Moments.of(d, spikes=TieSpikes.none(d.shape[0]))  # nothing named: whole sample
+    assert (none.skew_n == 40).all()
 
 
 # ----------------------------------------------------------------------------- no_wins
@@ -299,7 +383,9 @@ def test_the_counted_path_has_the_same_mode_correlation() -> None:
     assert AUTO_MODE_MIN_N <= 40 <= AUTO_MODE_MAX_N
     cases = np.stack([np.repeat(levels, c.astype(int)) for c in counts])
     counted = counted_moments(levels, counts, 40).mode_correlation
-    assert np.allclose(counted, Moments.of(cases).mode_correlation, atol=1e-12)
+    # (the counted path sets no tie spike aside: its callers take the case path where one is)
+    whole = Moments.of(cases, spikes=TieSpikes.none(50))
+    assert np.allclose(counted, whole.mode_correlation, atol=1e-12)
 
 
 def test_two_modes_are_not_corrected_for_from_the_rules_first_size() -> None:

@@ -17,9 +17,11 @@ from evalkit.stats.aggregates import NearestRankAggregate
 from evalkit.stats.procedures import (
     AUTO_MAX_TIED_SHARE,
     Moments,
+    TieSpikes,
     auto_corrects,
     auto_drops_guard,
     counted_moments,
+    tie_spikes,
 )
 from evalkit.stats.selection import (
     code_counts,
@@ -129,6 +131,7 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
         AUTO_MIN_DEEP_TRIMMED_SKEW,
         AUTO_MIN_TRIMMED_SKEW,
         Moments,
+        TieSpikes,
     )
 
     rng = np.random.default_rng(n)
@@ -140,7 +143,7 @@ def test_the_trimmed_skewness_by_selection_equals_the_sorted_one(n: int) -> None
             rng.integers(-2, 3, size=(20, n)).astype(np.float64),
         ]
     )
-    m = Moments.of(d)
+    m = Moments.of(d, spikes=TieSpikes.none(d.shape[0]))  # every case counted alike
     centred = d - d.mean(axis=1, keepdims=True)
     g1 = np.where(m.skewness != 0.0, m.skewness, 0.0)
     expected = _trimmed_g1_by_sorting(centred, g1)
@@ -181,7 +184,9 @@ def test_a_tail_threshold_that_catches_too_few_cases_falls_back_to_the_whole_row
 
 
 @pytest.mark.parametrize("n", [3, 20, 23, 200, 5_000])
-@pytest.mark.parametrize("shape", ["levels", "binary", "mostly_tied", "one_value"])
+@pytest.mark.parametrize(
+    "shape", ["levels", "binary", "mostly_tied", "one_value", "spike_on_levels"]
+)
 def test_moments_from_level_counts_equal_the_moments_of_the_cases(n: int, shape: str) -> None:
     # The detectable-regression simulation summarises resamples of a metric with few
     # levels from their counts per level (#27): the same summaries, to rounding.
@@ -192,17 +197,31 @@ def test_moments_from_level_counts_equal_the_moments_of_the_cases(n: int, shape:
         sample = rng.integers(0, 2, n) - rng.integers(0, 2, n) * 1.0
     elif shape == "mostly_tied":
         sample = np.where(rng.random(n) < 0.6, 0.0, rng.integers(1, 4, n) / 3)
+    elif shape == "spike_on_levels":  # 0 far above its neighbours, 12 other levels
+        sample = np.where(rng.random(n) < 0.4, 0.0, rng.integers(-6, 7, n) / 4)
     else:
         sample = np.full(n, 0.25)
     draws = rng.integers(0, n, size=(60, n))
     levels, codes = value_codes(sample)
     counts = code_counts(codes, len(levels), draws).astype(float)
-    counted = counted_moments(levels, counts, n)
-    direct = Moments.of(sample[draws])
-    assert counted.n == direct.n
-    for field in ("mean", "sd", "skewness", "trimmed_skewness", "deep_trimmed_skewness"):
-        got, want = getattr(counted, field), getattr(direct, field)
-        assert np.allclose(got, want, rtol=1e-9, atol=1e-12), field
-    assert np.array_equal(counted.tied_share, exact_share(sample[draws]))
-    assert np.array_equal(auto_corrects(counted), auto_corrects(direct))
-    assert np.array_equal(auto_drops_guard(counted), auto_drops_guard(direct))
+    # every case counted alike, and the eval's own tie spike set aside in every resample
+    # as the gate's simulation does
+    found = tie_spikes(sample[None, :])
+    spikes = TieSpikes.repeat(
+        float(found.value[0]), float(found.kept[0]), bool(found.few_levels[0]), 60
+    )
+    if shape == "spike_on_levels" and n >= 20:
+        assert found.any()
+        assert not found.few_levels[0]
+    for named in (TieSpikes.none(60), spikes):
+        counted = counted_moments(levels, counts, n, named)
+        direct = Moments.of(sample[draws], spikes=named)
+        assert counted.n == direct.n
+        fields = ("mean", "sd", "skewness", "trimmed_skewness", "deep_trimmed_skewness", "skew_n")
+        for field in fields:
+            got, want = getattr(counted, field), getattr(direct, field)
+            assert np.allclose(got, want, rtol=1e-9, atol=1e-12), field
+        assert np.array_equal(auto_corrects(counted), auto_corrects(direct))
+        assert np.array_equal(auto_drops_guard(counted), auto_drops_guard(direct))
+        if not named.any():
+            assert np.array_equal(counted.tied_share, exact_share(sample[draws]))

@@ -187,13 +187,28 @@ def detectable_regression(
         method = "auto"  # the procedure auto picked here: simulate auto's own choice per world
     if method not in ("auto", "t", "skew-t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
-    from evalkit.stats.procedures import batch_bounds, counted_moments, moments_bounds
+    from evalkit.stats.procedures import (
+        TieSpikes,
+        batch_bounds,
+        counted_moments,
+        moments_bounds,
+        tie_spikes,
+    )
     from evalkit.stats.selection import code_counts, resampled_tied_share, value_codes
 
     gen = substream(resolve_seed(seed), PURPOSE_POWER)
     centred = d - d.mean()
     levels, codes = value_codes(centred)
     n_levels = levels.shape[0]
+    # Where the verdict set a tie spike aside, so does every world: the eval's own spike
+    # (a world's repeated draws are not ties), at its centred value.
+    spike = tie_spikes(d[None, :])
+    spiked = spike.any()
+    spike_value = float(centred[d == spike.value[0]][0]) if spiked else math.nan
+
+    def spikes(rows: int) -> TieSpikes:
+        return TieSpikes.repeat(spike_value, float(spike.kept[0]), bool(spike.few_levels[0]), rows)
+
     # A metric of few levels (recall@k, P@k, pass/fail): each world summarised from its
     # counts per level, O(levels) after the draws instead of O(n) per summary (#27).
     few = n_levels * _FEW_LEVELS <= n
@@ -204,12 +219,18 @@ def detectable_regression(
         draws = gen.integers(0, n, size=(count, n), dtype=np.int64)
         if few:
             counts = code_counts(codes, n_levels, draws).astype(np.float64)
-            moments = counted_moments(levels, counts, n)
+            moments = counted_moments(levels, counts, n, spikes(count))
             low, high = moments_bounds(method, moments, a)  # type: ignore[arg-type]
         else:
             tied = resampled_tied_share(codes, draws)
             worlds = centred[draws]
-            low, high = batch_bounds(method, worlds, a, tied_share=tied)  # type: ignore[arg-type]
+            low, high = batch_bounds(
+                method,  # type: ignore[arg-type]
+                worlds,
+                a,
+                tied_share=tied,
+                spikes=spikes(count),
+            )
         # the end that must clear 0 for a regression to be caught, as a distance
         bad_ends.append(high if higher_is_better else -low)
     level = _level_for_estimated_spread(d, a, goal, higher_is_better)

@@ -78,7 +78,7 @@ is the very code the calibration suite simulates.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -163,6 +163,31 @@ AUTO_DEEP_TRIM_MIN: Final = 5
 #: (docs/design/statistics.md, "Dropping the guard where the skew runs deep").
 AUTO_MIN_DEEP_TRIMMED_SKEW: Final = 0.2
 
+#: Where many cases share one difference (both systems scored them alike) beyond what
+#: the neighbouring values hold, that excess is a *spike* (:func:`tie_spikes`), and
+#: ``auto`` reads the skewness from the other cases, at least this many of them.  Why
+#: (docs/design/statistics.md, "Ties"): the skewness of the whole sample moves with where
+#: the other cases' mean falls against the spike, so a right-skewed metric with half its
+#: cases tied (``skewed+ties``) failed falsely 8.4% one-sided at n = 30 and 5.8% at
+#: n = 100 under the whole-sample rule, and about 4% and 2.4% with the spike set aside.
+#: Only the excess goes: on a lattice whose tie value is no spike (P@5, whose 0 holds
+#: about as many cases as ±0.2) setting all of it aside left a hole that made the rest
+#: look two-moded, and the correction over-covered (96.6% at n = 30).
+UNTIED_MIN: Final = 10
+#: A spike holds at least this share of the cases (and 2 of them): two equal values among
+#: a hundred are a coincidence, not a spike that moves the skewness.
+SPIKE_MIN_SHARE: Final = 0.05
+#: ... and this many times the square root of what each value beside it holds: an excess
+#: that counting noise would rarely give.  A lattice whose 0 is only the commonest step
+#: (P@10: about 26% at 0 beside 20% at ±0.1) shows an excess by chance in small samples
+#: (5 at 0 beside 2 and 2 in 15 cases); read apart, those samples cost power against t
+#: (3.3 points at n = 15 where the whole-sample rule cost 2.6).
+SPIKE_MIN_SIGMAS: Final = 3.0
+#: On fewer distinct values than this the cases read have a skewness set by their shares,
+#: which also set their mean (the lockstep of two modes), so where a spike was set aside
+#: ``auto`` does not correct (pass/fail metrics: −1, 0, +1).
+SPIKE_MIN_LEVELS: Final = 4
+
 #: Bisection steps for the permutation interval's ends (2**-64 of the bracket).
 _BISECTION_STEPS: Final = 64
 
@@ -199,12 +224,70 @@ class Moments:
     trimmed_skewness: FloatArray  # g1 without the trim_count(n) most extreme cases on its side
     deep_trimmed_skewness: FloatArray  # the same without the deep_trim_count(n) most extreme
     mode_correlation: FloatArray  # corr. of the leave-one-out means and skewnesses (or 0)
+    #: Cases the skewness was read from: n, or the untied cases where a tie group was set
+    #: aside (:func:`tie_group_values`); the far end's small-sample factor uses it.
+    skew_n: FloatArray
 
     @classmethod
-    def of(cls, data: FloatArray, tied: FloatArray | None = None) -> Moments:
-        """The moments of every row; ``tied``: the rows' tied shares, when the caller
-        counted them more cheaply (:func:`evalkit.stats.selection.resampled_tied_share`)."""
+    def of(
+        cls,
+        data: FloatArray,
+        tied: FloatArray | None = None,
+        spikes: TieSpikes | None = None,
+    ) -> Moments:
+        """The moments of every row.
+
+        ``tied``: the rows' tied shares, when the caller counted them more cheaply
+        (:func:`evalkit.stats.selection.resampled_tied_share`).  ``spikes``: each row's
+        tie spike, when the caller knows it from the data the rows were resampled from
+        (a resample's repeated cases are not ties of the eval); by default
+        :func:`tie_spikes` finds it in each row.
+        """
         d = _rows(data)
+        found = tie_spikes(d) if spikes is None else spikes
+        if not found.any():
+            return cls._of_cases(d, tied)
+        return cls._with_spikes_apart(d, tied, found)
+
+    @classmethod
+    def _with_spikes_apart(
+        cls, d: FloatArray, tied: FloatArray | None, spikes: TieSpikes
+    ) -> Moments:
+        """The moments of every row, the rows with a tie spike reading their skewness
+        and its stability from the other cases (:func:`_read_apart`)."""
+        rows, n = d.shape
+        apart = spikes.cases(d)
+        counts = n - np.count_nonzero(apart, axis=1)
+        spiked = spikes.any_rows()
+        read = _reads_apart(spikes, counts)
+        mean = d.mean(axis=1)
+        sd = _whole_sd(d, mean)
+        # the rows read apart need only their mean and spread here (the rest is theirs)
+        fields = [np.zeros(rows) for _ in range(6)]
+        rest = np.flatnonzero(~read)
+        if rest.size:
+            whole = cls._of_cases(d[rest], None if tied is None else tied[rest])
+            sources = (
+                whole.skewness,
+                whole.tied_share,
+                whole.trimmed_skewness,
+                whole.deep_trimmed_skewness,
+                whole.mode_correlation,
+                whole.skew_n,
+            )
+            for target, source in zip(fields, sources, strict=True):
+                target[rest] = source
+        base = cls(n, mean, sd, *fields)
+
+        def own(group: NDArray[np.int64], m: int) -> Moments:
+            cases = d[group][~apart[group]].reshape(group.shape[0], m)
+            return cls._of_cases(cases, None)
+
+        return _read_apart(base, spiked, read, counts, own)
+
+    @classmethod
+    def _of_cases(cls, d: FloatArray, tied: FloatArray | None) -> Moments:
+        """The moments of every row, every case counted alike (no tie group set aside)."""
         n = d.shape[1]
         mean = d.mean(axis=1)
         centred = d - mean[:, None]
@@ -212,7 +295,7 @@ class Moments:
         # Differences that only vary by rounding noise have no usable skewness.
         varies = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
         with np.errstate(divide="ignore", invalid="ignore"):
-            g1 = np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
+            g1 = _rounded_to_zero(np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0))
         # G1, then a small-sample correction: the sample skewness of a skewed parent
         # runs low (about 1.6-1.7 for Exp(1), skewness 2, at n = 30), which left the
         # skewed one-sided rates at 3.4-3.5% at n = 30; with the factor they sit at
@@ -225,10 +308,159 @@ class Moments:
         share = _mode_share(d) if tied is None else tied
         trimmed, deep = _trimmed_g1(centred, g1, (trim_count(n), deep_trim_count(n)))
         modes = mode_correlation(centred, None, n)
-        return cls(n, mean, sd, g1 * adjust, share, trimmed, deep, modes)
+        skew_n = np.full(d.shape[0], float(n))
+        return cls(n, mean, sd, g1 * adjust, share, trimmed, deep, modes, skew_n)
 
 
-def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
+def _reads_apart(spikes: TieSpikes, counts: NDArray[np.int64]) -> BoolArray:
+    """Rows whose skewness is read from the ``counts`` cases left beside their spike:
+    at least :data:`UNTIED_MIN` of them, on at least :data:`SPIKE_MIN_LEVELS` values."""
+    out: BoolArray = spikes.any_rows() & (counts >= UNTIED_MIN) & ~spikes.few_levels
+    return out
+
+
+def _read_apart(
+    base: Moments,
+    spiked: BoolArray,
+    read: BoolArray,
+    counts: NDArray[np.int64],
+    own: Callable[[NDArray[np.int64], int], Moments],
+) -> Moments:
+    """``base`` with the skewness and its stability of the ``read`` rows taken from the
+    ``counts`` cases left beside their spike (``own(rows, m)``: those cases' moments).
+
+    The mean and the spread stay the whole sample's (the share of ties varies from
+    sample to sample, and the whole-sample spread carries that).  The skewness is the
+    other cases' own G1, small-sample corrected at their count m and scaled by √(n/m):
+    the skewness of the whole sample if the spike sat at their mean, which is what it
+    is under the null, without the term that couples it to where their sample mean
+    happens to fall against the spike.  The stability tests read those cases (their
+    trims at m).  Where a spike leaves too few cases, or too coarse ones, to read
+    (``spiked`` but not ``read``), nothing is corrected for: the whole-sample skewness
+    is the spike's.  Rows grouped by m, so each group is one rectangular batch.
+    """
+    n = base.n
+    skewness, tied_share = base.skewness.copy(), base.tied_share.copy()
+    trimmed, deep = base.trimmed_skewness.copy(), base.deep_trimmed_skewness.copy()
+    modes, skew_n = base.mode_correlation.copy(), base.skew_n.copy()
+    silent = spiked & ~read
+    trimmed[silent] = 0.0
+    deep[silent] = 0.0
+    for m in np.unique(counts[read]).tolist():
+        group = np.flatnonzero(read & (counts == m))
+        cases = own(group, m)
+        varies = base.sd[group] > 0.0
+        skewness[group] = np.where(varies, cases.skewness * math.sqrt(n / m), 0.0)
+        tied_share[group] = cases.tied_share
+        trimmed[group] = cases.trimmed_skewness
+        deep[group] = cases.deep_trimmed_skewness
+        modes[group] = cases.mode_correlation
+        skew_n[group] = float(m)
+    return Moments(n, base.mean, base.sd, skewness, tied_share, trimmed, deep, modes, skew_n)
+
+
+#: A sample skewness this small is the rounding of a symmetric sample's (exactly 0).
+_SKEW_ROUNDING: Final = 1e-12
+
+
+def _rounded_to_zero(g1: FloatArray) -> FloatArray:
+    """``g1`` with rounding-level values set to 0: a symmetric sample's third moment sums
+    to a few ulps of either sign, which would pick the side the trims set cases aside on
+    (and the counted and the case paths, summing in other orders, would pick differently)."""
+    out: FloatArray = np.where(np.abs(g1) < _SKEW_ROUNDING, 0.0, g1)
+    return out
+
+
+def _whole_sd(d: FloatArray, mean: FloatArray) -> FloatArray:
+    """The rows' sd (ddof 1), 0 where they vary only by rounding noise (as
+    :meth:`Moments._of_cases` has it)."""
+    n = d.shape[1]
+    centred = d - mean[:, None]
+    m2 = np.mean(centred * centred, axis=1)
+    varies = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
+    out: FloatArray = np.where(varies, np.sqrt(m2 * n / (n - 1)), 0.0)
+    return out
+
+
+@dataclass(frozen=True)
+class TieSpikes:
+    """Per row, the tie spike :func:`tie_spikes` found (or a caller named): its value
+    (NaN: no spike), how many of its cases stay with the others (``kept``), and whether
+    the cases read hold fewer than :data:`SPIKE_MIN_LEVELS` distinct values."""
+
+    value: FloatArray
+    kept: FloatArray
+    few_levels: BoolArray
+
+    @classmethod
+    def none(cls, rows: int) -> TieSpikes:
+        return cls(np.full(rows, np.nan), np.zeros(rows), np.zeros(rows, dtype=bool))
+
+    @classmethod
+    def repeat(cls, value: float, kept: float, few_levels: bool, rows: int) -> TieSpikes:
+        """One eval's spike for every one of ``rows`` data sets resampled from it."""
+        return cls(np.full(rows, value), np.full(rows, kept), np.full(rows, few_levels, dtype=bool))
+
+    def any_rows(self) -> BoolArray:
+        out: BoolArray = ~np.isnan(self.value)
+        return out
+
+    def any(self) -> bool:
+        return bool(self.any_rows().any())
+
+    def cases(self, d: FloatArray) -> BoolArray:
+        """The cases set aside: those at the spike's value beyond the first ``kept``."""
+        at = d == np.where(self.any_rows(), self.value, np.inf)[:, None]
+        out: BoolArray = at & (np.cumsum(at, axis=1) > self.kept[:, None])
+        return out
+
+
+def tie_spikes(d: FloatArray) -> TieSpikes:
+    """Per row, its tie spike: the difference most cases share (of equally common ones,
+    the nearest 0), less as many of its cases as the values beside it in sorted order
+    hold on average (1 each on continuous data, so all but one go; on a lattice whose
+    0 is no more common than ±one step, none), where that excess is at least 2 cases and
+    :data:`SPIKE_MIN_SHARE` of them, and :data:`SPIKE_MIN_SIGMAS` times the square root of
+    what a neighbour holds.
+
+    Shift-invariant up to the value itself: the rows of a data set shifted by a margin
+    name the shifted value, so the non-inferiority test at −margin reads the same cases.
+    One sort per row.
+    """
+    rows, n = d.shape
+    if n < 3 or rows == 0:
+        return TieSpikes.none(rows)
+    ordered = np.sort(d, axis=1)
+    starts = np.ones((rows, n), dtype=bool)
+    starts[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    run = np.cumsum(starts, axis=1) - 1  # run index of each position
+    distinct = run[:, -1] + 1
+    keyed = run + (np.arange(rows, dtype=np.int64) * n)[:, None]
+    lengths = np.bincount(keyed.ravel(), minlength=rows * n).reshape(rows, n)
+    longest = lengths.max(axis=1)
+    # each run's value (the unused run slots past a row's last run are never the longest)
+    value_of_run = np.zeros((rows, n))
+    value_of_run[np.arange(rows)[:, None], run] = ordered
+    distance = np.where(lengths == longest[:, None], np.abs(value_of_run), np.inf)
+    chosen = np.argmin(distance, axis=1)
+    at = np.arange(rows)
+    below = np.where(chosen > 0, lengths[at, np.maximum(chosen - 1, 0)], 0)
+    has_above = chosen < distinct - 1
+    above = np.where(has_above, lengths[at, np.minimum(chosen + 1, n - 1)], 0)
+    sides = (chosen > 0).astype(np.int64) + has_above.astype(np.int64)
+    neighbours = (below + above) / np.maximum(sides, 1)
+    kept = np.minimum(np.round(neighbours), longest)
+    excess = longest - kept
+    noise = SPIKE_MIN_SIGMAS * np.sqrt(np.maximum(neighbours, 1.0))
+    spiked = (excess >= 2) & (excess >= SPIKE_MIN_SHARE * n) & (excess >= noise)
+    levels = distinct - (kept == 0)  # the spike's value stays among the cases read if kept
+    value = np.where(spiked, value_of_run[at, chosen], np.nan)
+    return TieSpikes(value, np.where(spiked, kept, 0.0), spiked & (levels < SPIKE_MIN_LEVELS))
+
+
+def counted_moments(
+    values: FloatArray, counts: FloatArray, n: int, spikes: TieSpikes | None = None
+) -> Moments:
     """:meth:`Moments.of` for data sets given as counts of a few distinct values.
 
     Row ``r`` holds ``counts[r, j]`` copies of ``values[j]`` (ascending, distinct), ``n``
@@ -236,8 +468,29 @@ def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
     a dozen values among 10^5 cases).  Every summary then costs O(levels) per data set instead of
     O(n): the detectable-regression simulation spent most of a 10^5-case gate on
     them (#27).  The same definitions as :meth:`Moments.of`, summed in another order,
-    so equal to it to rounding (~1e-15 relative).
+    so equal to it to rounding (~1e-15 relative).  ``spikes``: each row's tie spike
+    (:func:`tie_spikes`; none by default), set aside as :meth:`Moments.of` does.
     """
+    whole = _counted_whole(values, counts, n)
+    if spikes is None or not spikes.any():
+        return whole
+    spiked = spikes.any_rows()
+    level = np.argmax(values[None, :] == spikes.value[:, None], axis=1)
+    rows = np.arange(counts.shape[0])
+    spiked &= values[level] == spikes.value  # a value no row holds sets nothing aside
+    held = counts[rows, level]
+    reduced = counts.copy()
+    reduced[rows, level] = np.where(spiked, np.minimum(held, spikes.kept), held)
+    left = (n - (held - reduced[rows, level])).astype(np.int64)
+
+    def own(group: NDArray[np.int64], m: int) -> Moments:
+        return _counted_whole(values, reduced[group], m)
+
+    return _read_apart(whole, spiked, _reads_apart(spikes, left) & spiked, left, own)
+
+
+def _counted_whole(values: FloatArray, counts: FloatArray, n: int) -> Moments:
+    """:func:`counted_moments` with every case counted alike (no spike set aside)."""
     rows = counts.shape[0]
     mean = counts @ values / n
     centred = values[None, :] - mean[:, None]  # rows x levels
@@ -247,7 +500,7 @@ def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
     biggest = np.max(np.where(present, np.abs(values)[None, :], 0.0), axis=1)
     varies = m2 > (1e-24 * np.maximum(1.0, biggest)) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
-        g1 = np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0)
+        g1 = _rounded_to_zero(np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0))
     adjust = math.sqrt(n * (n - 1)) / (n - 2) * (1.0 + SKEW_BIAS / math.sqrt(n)) if n >= 3 else 0.0
     sd = np.where(varies, np.sqrt(m2 * n / (n - 1)), 0.0)
     tied = counts.max(axis=1) / n
@@ -267,6 +520,7 @@ def counted_moments(values: FloatArray, counts: FloatArray, n: int) -> Moments:
         trimmed(trim_count(n)),
         trimmed(deep_trim_count(n)),
         modes,
+        np.full(rows, float(n)),
     )
 
 
@@ -559,8 +813,9 @@ def _theta_from_u(a: FloatArray, u: FloatArray | float) -> FloatArray:
     return out
 
 
-def far_end_skewness(n: int, gamma: FloatArray) -> FloatArray:
-    """The skewness of the skew-t interval's far end: γ·(1 + :data:`FAR_END_SKEW_BIAS`/n)."""
+def far_end_skewness(n: int | FloatArray, gamma: FloatArray) -> FloatArray:
+    """The skewness of the skew-t interval's far end: γ·(1 + :data:`FAR_END_SKEW_BIAS`/n),
+    n the cases the skewness was read from (:attr:`Moments.skew_n`)."""
     out: FloatArray = gamma * (1.0 + FAR_END_SKEW_BIAS / n)
     return out
 
@@ -578,7 +833,7 @@ def skew_t_bounds(m: Moments, gamma: FloatArray, alpha: float) -> tuple[FloatArr
     The end on the skew's side is Hall's at γ; the far end is Hall's at the larger
     :func:`far_end_skewness` (for γ > 0 the lower end, for γ < 0 the upper)."""
     q = t_quantile(1.0 - alpha / 2.0, m.n - 1)
-    far = far_end_skewness(m.n, gamma)
+    far = far_end_skewness(m.skew_n, gamma)
     low = _hall_end(m, np.maximum(gamma, far), q)  # T = +q: the lower end of μ
     high = _hall_end(m, np.minimum(gamma, far), -q)
     return low, high
@@ -602,7 +857,7 @@ def skew_t_p(m: Moments, gamma: FloatArray, null: float) -> FloatArray:
     sign of mean − μ₀ but near μ₀ = mean (where either p is near 1), so μ₀ on the far
     side of the mean is tested by the far end's statistic, μ₀ on the skew's side by γ's.
     """
-    far = far_end_skewness(m.n, gamma)
+    far = far_end_skewness(m.skew_n, gamma)
     far_side = (m.mean - null) * gamma > 0.0
     stat = skew_t_statistic(m, np.where(far_side, far, gamma), null)
     out = np.empty(stat.shape[0])
@@ -958,11 +1213,13 @@ def batch_bounds(
     alpha: float,
     *,
     tied_share: FloatArray | None = None,
+    spikes: TieSpikes | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """Interval ends of an analytic procedure for every row (the calibration suite's path).
 
-    ``tied_share``: each row's largest share of equal values, if already counted."""
-    return moments_bounds(method, Moments.of(data, tied_share), alpha)
+    ``tied_share``: each row's largest share of equal values, if already counted;
+    ``spikes``: each row's tie spike, if known (:meth:`Moments.of`)."""
+    return moments_bounds(method, Moments.of(data, tied_share, spikes), alpha)
 
 
 def moments_bounds(
