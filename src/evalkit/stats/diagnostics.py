@@ -22,7 +22,7 @@ CALIBRATED_N: Final = 30
 #: figures of these sentences are read off it by tests/report/test_quoted_calibration.py).
 SMALL_N_FIGURES: Final = (
     "measured for the default 'auto' at n = 10-20: 0.4-5.6% one-sided against 2.5% on the "
-    "calibration shapes (the high end on skewed differences at n = 10), and up to 9.0% on "
+    "calibration shapes (the high end on skewed differences at n = 10), and up to 7.9% on "
     "a skewed metric with many ties"
 )
 BOOTSTRAP_SMALL_N_FIGURES: Final = (

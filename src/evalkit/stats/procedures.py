@@ -27,9 +27,11 @@ the tested value -- so every procedure here provides both from one computation:
     symmetric parent, plain t (which holds its level there, conservatively) decides.
 ``auto`` (the gate's default)
     ``skew-t`` where the skewness runs *deep*, ``t+skew-t`` where it is only *stable*,
-    else ``t``.  Stable: fewer than
-    half of the per-case differences share one value (usually 0: both systems
-    scored the case alike), and the skewness keeps its sign, at least
+    else ``t``.  Where a tie spike stands out (many cases share one difference, usually
+    0: both systems scored the case alike, beyond what the values beside it hold:
+    :func:`tie_spikes`), the skewness and every test below read the other cases
+    (:data:`UNTIED_MIN`).  Stable: fewer than
+    half of the per-case differences share one value, and the skewness keeps its sign, at least
     :data:`AUTO_MIN_TRIMMED_SKEW` in size, once the k most extreme cases on the
     side of the skew are set aside (k = max(3, ⌈n/20⌉), :func:`trim_count`), and, at
     :data:`AUTO_MODE_MIN_N` to :data:`AUTO_MODE_MAX_N` cases, the cases do not fall in
