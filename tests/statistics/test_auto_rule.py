@@ -6,6 +6,7 @@ suite's (tests/statistics/test_calibration.py, docs/calibration.md).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -15,8 +16,10 @@ from evalkit.stats.diagnostics import NO_WIN_N, warnings_for
 from evalkit.stats.procedures import (
     AUTO_MIN_TRIMMED_SKEW,
     AUTO_MODE_CORRELATION,
+    AUTO_MODE_FULL_N,
     AUTO_MODE_MAX_N,
     AUTO_MODE_MIN_N,
+    AUTO_MODE_SMALL_CORRELATION,
     UNTIED_MIN,
     Evaluator,
     Moments,
@@ -397,18 +400,38 @@ def test_two_modes_are_not_corrected_for_from_the_rules_first_size() -> None:
         noise = np.linspace(-0.01, 0.01, n)
         return np.concatenate([np.full(n - upper, -0.03), np.full(upper, 0.07)]) + noise
 
-    big = two_modes(AUTO_MODE_MIN_N + 10)
+    big = two_modes(AUTO_MODE_FULL_N + 10)
     m = Moments.of(big)
     assert float(m.trimmed_skewness[0]) > float(m.skewness[0]) > 0.5  # the trim fooled
     assert float(m.mode_correlation[0]) < AUTO_MODE_CORRELATION
     assert choose_procedure("auto", big) == "t"
+    # from the rule's first size, on its stricter line (these groups sit at -0.997)
+    small = two_modes(AUTO_MODE_MIN_N)
+    assert float(Moments.of(small).mode_correlation[0]) < AUTO_MODE_SMALL_CORRELATION
+    assert choose_procedure("auto", small) == "t"
     # below and above the rule's sizes the stability rule alone decides
-    for n in (AUTO_MODE_MIN_N - 5, AUTO_MODE_MAX_N + 10):
+    for n in (AUTO_MODE_MIN_N - 1, AUTO_MODE_MAX_N + 10):
         d = two_modes(n)
         loo = leave_one_out_correlation((d - d.mean())[None, :], None, n)
         assert float(loo[0]) < AUTO_MODE_CORRELATION
         assert float(Moments.of(d).mode_correlation[0]) == 0.0
         assert choose_procedure("auto", d) != "t"
+
+
+def test_below_the_full_size_the_two_mode_line_is_stricter() -> None:
+    # a correlation between the two lines decides at 20 cases, not at 19
+    rows = np.random.default_rng(8).exponential(1.0, (4000, 19)) - 1.0
+    m = Moments.of(rows)
+    between = (m.mode_correlation < AUTO_MODE_CORRELATION) & (
+        m.mode_correlation >= AUTO_MODE_SMALL_CORRELATION
+    )
+    stable = auto_corrects(dataclasses.replace(m, mode_correlation=np.zeros(4000)))
+    assert (between & stable).any()
+    # at 19 cases the stricter line leaves them to the stability rule ...
+    assert np.array_equal(auto_corrects(m)[between], stable[between])
+    # ... at the full size the line takes them (plain t)
+    wider = dataclasses.replace(m, skew_n=np.full(4000, float(AUTO_MODE_FULL_N)))
+    assert not auto_corrects(wider)[between].any()
 
 
 def test_a_tail_is_still_corrected_for_where_two_modes_are_not() -> None:

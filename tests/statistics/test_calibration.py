@@ -4,7 +4,8 @@ A reduced, fixed-seed version of ``uv run python -m evalkit.stats.calibrate`` (w
 regenerates docs/calibration.md with 10,000 trials per cell). Targets for the default
 ``auto``, one-sided, both polarities, on every claimed shape of
 :mod:`evalkit.stats.calibrate` (continuous, binary, tie-heavy, skewed, bounded skew,
-heavy-tailed, correlated nDCG, discrete P@5, real TREC runs under a coin-flip null):
+heavy-tailed, correlated nDCG, discrete P@5, two groups of cases, real TREC runs under a
+coin-flip null):
 
 * false fails at most 4% at n = 15 and at most 3.5% from n = 30 (nominal 2.5%);
 * coverage of the 95% interval within 1.5 points from n = 30;
@@ -54,6 +55,7 @@ SYMMETRIC: Final = (
     "heavy-t3",
     "ndcg-shared",
     "precision@5",
+    "bimodal",
     "trec-ndcg@10",
     "trec-map@1000",
 )

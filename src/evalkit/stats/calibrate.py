@@ -39,6 +39,10 @@ per-case differences d = a − b (mean exactly 0 before any shift):
 ``precision@5``
     discrete: each system's P@5 ``Binomial(5, p)/5`` with ``p ~ Beta(1, 2)`` shared by
     the case, so differences move in steps of 0.2 (about 30% tie).
+``bimodal`` / ``bimodal-70/30``
+    two groups of cases: ±0.1 equally likely with ``N(0, 0.02²)`` around each
+    (symmetric); 70% near −0.03 and 30% near +0.07 with ``N(0, 0.01²)`` around each
+    (skewness about 0.8 from the groups' sizes, not from a tail).
 ``trec-<metric>``
     real data: per-topic values of 17 TREC 2003 Robust runs (tests/data/robust03,
     100 topics); each eval draws two runs, n topics without replacement, and gives
@@ -207,6 +211,18 @@ def precision_at_5(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
     return out
 
 
+def bimodal(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    modes = np.where(rng.random((trials, n)) < 0.5, -0.1, 0.1)
+    out: FloatArray = modes + rng.normal(0.0, 0.02, (trials, n))
+    return out
+
+
+def bimodal_70_30(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
+    modes = np.where(rng.random((trials, n)) < 0.3, 0.07, -0.03)
+    out: FloatArray = modes + rng.normal(0.0, 0.01, (trials, n))
+    return out
+
+
 def rare_large_win(trials: int, n: int, rng: np.random.Generator) -> FloatArray:
     out: FloatArray = np.where(rng.random((trials, n)) < 0.05, 0.95, -0.05)
     return out
@@ -298,6 +314,8 @@ SHAPES: Final[dict[str, Shape]] = {
     "bounded-right": bounded_right,
     "bounded-left": bounded_left,
     "precision@5": precision_at_5,
+    "bimodal": bimodal,
+    "bimodal-70/30": bimodal_70_30,
     **TREC_SHAPES,
 }
 EXTRA_SHAPES: Final[dict[str, Shape]] = {
@@ -874,6 +892,7 @@ def render(trials: int, sizes: tuple[int, ...]) -> tuple[str, Ledger]:
         "heavy-t3",
         "ndcg-shared",
         "precision@5",
+        "bimodal",
         "trec-ndcg@10",
         "trec-map@1000",
     )
