@@ -32,6 +32,7 @@ from evalkit.stats.procedures import (
     choose_procedure,
     counted_moments,
     deep_trim_count,
+    group_min,
     guarded_bounds,
     guarded_p,
     leave_one_out_correlation,
@@ -39,6 +40,7 @@ from evalkit.stats.procedures import (
     skew_t_p,
     tie_spikes,
     trim_count,
+    with_two_modes,
 )
 
 
@@ -156,7 +158,16 @@ def test_auto_mirrors_exactly_when_every_difference_changes_sign(n: int) -> None
 def test_the_choice_is_shift_and_scale_invariant() -> None:
     """Non-inferiority tests d + margin: it must pick what the test at 0 picks."""
     rng = np.random.default_rng(7)
-    rows = np.vstack([rng.exponential(1.0, (200, 25)) - 1.0, rng.standard_t(2.0, (200, 25))])
+    rows = np.vstack(
+        [
+            rng.exponential(1.0, (200, 25)) - 1.0,
+            rng.standard_t(2.0, (200, 25)),
+            # a tie spike: shifted with the rest, it is found at its new value
+            np.where(rng.random((200, 25)) < 0.4, 0.0, rng.exponential(1.0, (200, 25)) - 1.0),
+        ]
+    )
+    assert np.array_equal(tie_spikes(rows).any_rows(), tie_spikes(3.0 * rows - 0.1).any_rows())
+    assert tie_spikes(rows).any_rows()[400:].mean() > 0.9
     plain = auto_corrects(Moments.of(rows))
     moved = auto_corrects(Moments.of(3.0 * rows - 0.1))
     assert plain.any()
@@ -374,8 +385,12 @@ def test_the_mode_correlation_is_the_leave_one_out_correlation(seed: int) -> Non
         # a mirror image has the same correlation (mean and skewness both change sign)
         mirrored = float(leave_one_out_correlation(-centred, None, d.shape[0])[0])
         assert mirrored == pytest.approx(got, abs=1e-12)
-        # Moments carries it where the rule applies, 0 elsewhere
-        inside = AUTO_MODE_MIN_N <= d.shape[0] <= AUTO_MODE_MAX_N
+        # Moments carries it where the rule applies, 0 elsewhere: at the rule's sizes, and
+        # where the widest gap between consecutive cases leaves group_min on either side
+        ordered = np.sort(d)
+        below = int(np.argmax(np.diff(ordered))) + 1
+        two_groups = min(below, d.shape[0] - below) >= group_min(d.shape[0])
+        inside = AUTO_MODE_MIN_N <= d.shape[0] <= AUTO_MODE_MAX_N and two_groups
         assert float(Moments.of(d).mode_correlation[0]) == (pytest.approx(got) if inside else 0.0)
 
 
@@ -418,6 +433,20 @@ def test_two_modes_are_not_corrected_for_from_the_rules_first_size() -> None:
         assert choose_procedure("auto", d) != "t"
 
 
+def test_one_or_two_extreme_cases_beyond_a_gap_are_a_tail_not_a_group() -> None:
+    # 28 cases spread evenly and 2 far out: in lockstep like two groups, but a tail
+    n = 30
+    tail = np.concatenate([np.linspace(-0.1, 0.1, n - 2), [2.0, 2.2]])
+    centred = (tail - tail.mean())[None, :]
+    assert float(leave_one_out_correlation(centred, None, n)[0]) < AUTO_MODE_CORRELATION
+    assert group_min(n) == 3
+    assert float(Moments.of(tail).mode_correlation[0]) == 0.0
+    # the same with the far group of 3 reads as two groups
+    group = np.concatenate([np.linspace(-0.1, 0.1, n - 3), [2.0, 2.1, 2.2]])
+    assert float(Moments.of(group).mode_correlation[0]) < AUTO_MODE_CORRELATION
+    assert [group_min(k) for k in (15, 30, 31, 100, 200)] == [3, 3, 4, 10, 20]
+
+
 def test_below_the_full_size_the_two_mode_line_is_stricter() -> None:
     # a correlation between the two lines decides at 20 cases, not at 19
     rows = np.random.default_rng(8).exponential(1.0, (4000, 19)) - 1.0
@@ -432,6 +461,16 @@ def test_below_the_full_size_the_two_mode_line_is_stricter() -> None:
     # ... at the full size the line takes them (plain t)
     wider = dataclasses.replace(m, skew_n=np.full(4000, float(AUTO_MODE_FULL_N)))
     assert not auto_corrects(wider)[between].any()
+
+
+def test_resampled_worlds_read_two_modes_as_their_eval_does() -> None:
+    # the detectable-regression simulation hands every world the eval's own reading
+    rows = np.random.default_rng(9).exponential(1.0, (2000, 17)) - 1.0
+    m = Moments.of(rows)
+    none = dataclasses.replace(m, mode_correlation=np.zeros(2000))
+    assert np.array_equal(auto_corrects(with_two_modes(m, False)), auto_corrects(none))
+    assert not auto_corrects(with_two_modes(m, True)).any()
+    assert auto_corrects(none).any()
 
 
 def test_a_tail_is_still_corrected_for_where_two_modes_are_not() -> None:

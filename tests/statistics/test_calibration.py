@@ -140,6 +140,7 @@ POWER_SHAPES: Final = (
     "heavy-t2",
     "ndcg-shared",
     "precision@5",
+    "bimodal-70/30",
     "trec-map@1000",
 )
 

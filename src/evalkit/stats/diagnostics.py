@@ -16,7 +16,7 @@ from evalkit.stats.outcome import StatWarning
 
 #: Below this many cases the percentile bootstrap rejects a true null too often.
 SMALL_N: Final = 80
-#: From this many cases on, ``auto`` holds at most 2.8% one-sided on every claimed shape.
+#: From this many cases on, ``auto`` holds at most 3.3% one-sided on every claimed shape.
 CALIBRATED_N: Final = 30
 #: Measured by ``uv run python -m evalkit.stats.calibrate`` (docs/calibration.md; the
 #: figures of these sentences are read off it by tests/report/test_quoted_calibration.py).
