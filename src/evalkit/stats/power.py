@@ -244,8 +244,8 @@ def detectable_regression(
 #: at small n.  Chosen by measurement (docs/calibration.md, "the reported detectable
 #: effect, realised", the gate's own 1,000 simulations per verdict): the earlier
 #: 65·γ₊²/√n realised 72-76% at n = 30 on right-skewed differences; W/n decays as the
-#: sample's own skewness does: 77.7-84.2% on every shape at n = 15-300 (right-skewed at
-#: n = 30: 79.4% there, 76.4% in a 4,000-trial replicate with another seed).
+#: sample's own skewness does: 77.6-84.2% on every shape at n = 15-300 (right-skewed at
+#: n = 30: 79.3% there, 76.4% in a 4,000-trial replicate with another seed).
 SKEW_UNCERTAINTY: Final = 450.0
 #: The same for the skewness toward the good side: a left-skewed sample of a
 #: higher-is-better metric at n = 15 realised 74% without it (the claim rests on the
