@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -256,6 +257,61 @@ def test_cases_that_failed_in_one_run_are_left_out_of_every_comparison(runs: Pat
     assert "1 of the reference's 40 case(s) left out (1 failed in some run): c00" in notes
     rows = records(runs, "better.json", "flaky.json", "base.json")
     assert {r["n"] for r in rows} == {str(N - 1)}
+
+
+# ------------------------------------------------------------------ narrow terminals
+
+NARROW = [("better.json", "base.json"), ("better.json", "worse.json", "flaky.json", "base.json")]
+
+
+def _figures(tokens: list[str]) -> Counter[str]:
+    """Every token that holds a digit (values, deltas, interval ends, p, W/L/T, levels,
+    metric names), with how often it occurs; the ``95%`` of a ``95% CI`` header is left
+    out, and ``p<0.0001`` counts as ``<0.0001``."""
+    split = " ".join(tokens).replace("<", " <").split()
+    return Counter(t.rstrip(":") for t in split if any(c.isdigit() for c in t) and t != "95%")
+
+
+@pytest.mark.parametrize("width", [50, 80, 100])
+@pytest.mark.parametrize("args", NARROW, ids=["two", "many"])
+def test_a_narrow_terminal_gets_every_figure_whole_within_its_width(
+    runs: Path, width: int, args: tuple[str, ...]
+) -> None:
+    wide = compare(runs, *args)
+    result = evalkit("compare", *args, cwd=runs, env={"COLUMNS": str(width)})
+    assert result.returncode == 0, result.stderr
+    narrow = result.stdout.splitlines()
+    too_long = [line for line in narrow if len(line) > width]
+    # only a single unbreakable word may overflow (none of these labels is that long)
+    assert too_long == [], too_long
+    # the words above the table (title, files) come first in both, wrapped or not
+    wide_lines = wide.splitlines()
+    rule = next(i for i, line in enumerate(wide_lines) if set(line) == {"-"})
+    heading = " ".join(wide_lines[: rule - 1]).split()
+    body = narrow[: narrow.index("")] if "" in narrow else narrow
+    words = " ".join(body).split()
+    assert words[: len(heading)] == heading
+    blocks = [line for line in body if line.startswith(" ") or ": " in line]
+    table = [" ".join(row) for row in table_rows(wide)]
+    assert _figures(words[len(heading) :]) == _figures(" ".join(table).split()), result.stdout
+    # each verdict word is said as often as the table says it
+    for word in ("better", "worse", "no detectable change", "reference"):
+        in_table = sum(row.endswith(word) for row in table)
+        assert sum(line.endswith(f": {word}") for line in blocks) == in_table, word
+
+
+def test_a_table_that_fits_stays_a_table(runs: Path) -> None:
+    result = evalkit("compare", "worse.json", "base.json", cwd=runs, env={"COLUMNS": "120"})
+    assert result.stdout == compare(runs, "worse.json", "base.json")
+    assert any(set(line) == {"-"} for line in result.stdout.splitlines())
+
+
+def test_a_pipe_without_columns_gets_the_whole_table_for_grep(runs: Path) -> None:
+    """No COLUMNS and stdout not a terminal (a CI log, ``| grep``): one line per row."""
+    result = evalkit("compare", *NARROW[1], cwd=runs, env={"COLUMNS": None})
+    assert result.returncode == 0, result.stderr
+    assert table_rows(result.stdout) == table_rows(compare(runs, *NARROW[1]))
+    assert max(len(line) for line in result.stdout.splitlines()) > 80
 
 
 # ------------------------------------------------------------------------- two runs

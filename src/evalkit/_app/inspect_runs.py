@@ -45,11 +45,14 @@ def compare_files(
     html: Path | None = None,
     by: str | None = None,
     slice_metrics: Sequence[str] = (),
+    width: int | None = None,
 ) -> Compared:
     """Every metric the runs share, each run against the reference, rendered as ``fmt``.
 
     ``by``: also the gate's per-slice family over those slice dimensions (``tags`` or
     ``tags,lang``; two runs, text), over ``slice_metrics`` (default: every shared metric).
+    ``width``: the text fits it (one block per metric where the table would not); None:
+    the table at its natural width.
     """
     from evalkit._spec.artifact import read_artifact
     from evalkit._util.atomic import check_writable
@@ -77,7 +80,7 @@ def compare_files(
     table = compare_runs(
         arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
     )
-    text = render_compare_table(table, fmt)
+    text = render_compare_table(table, fmt, width=width)
     if by is not None:  # the gate's per-slice family (gate/slices.py), on these two runs
         from evalkit.gate.compare import compare_slices
         from evalkit.report.slices import slice_text
@@ -86,7 +89,7 @@ def compare_files(
         slices = compare_slices(
             arts[0], base, dims, metrics=slice_metrics, n_resamples=n_resamples, seed=seed
         )
-        text = text.rstrip("\n") + "\n\n" + slice_text(slices)
+        text = text.rstrip("\n") + "\n\n" + slice_text(slices, width)
     page = None
     if html is not None:
         from evalkit.report.html import render_compare_html

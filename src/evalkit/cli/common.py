@@ -148,6 +148,23 @@ def stdout_may_close() -> Iterator[None]:
         discard_stdout()
 
 
+def terminal_width() -> int | None:
+    """The width a table printed to stdout must fit, or None where nothing wraps it.
+
+    The gate's policy (rich's, in report/terminal.py): ``COLUMNS`` when set, else the
+    terminal's width when stdout is one; a pipe or a CI log gets the unwrapped table, so
+    its rows stay one line each for grep.
+    """
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        import shutil
+
+        return shutil.get_terminal_size().columns
+    return None
+
+
 def say(text: str = "") -> None:
     """Print to stdout; a reader that left early (``| head -1``) changes nothing else."""
     with stdout_may_close():

@@ -16,6 +16,7 @@ from evalkit.cli.common import (
     RunArg,
     say,
     stdout_may_close,
+    terminal_width,
     write_text,
 )
 
@@ -93,6 +94,7 @@ def compare(
         html=html,
         by=by,
         slice_metrics=slice_metric or (),
+        width=terminal_width(),
     )
     with stdout_may_close():
         typer.echo(done.text, nl=not done.text.endswith("\n"))

@@ -218,18 +218,81 @@ def _grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Grid:
     return _many_grid(table, esc, repeat_metric=repeat_metric)
 
 
-def render_text(table: CompareTable) -> str:
-    """The terminal table, its title first and its footnotes after."""
+#: Where footnotes wrap: prose reads better narrower than a wide table.
+NOTE_WIDTH = 88
+
+
+def _draw_blocks(grid: _Grid, width: int, *, run_column: bool) -> list[str]:
+    """The grid as one short block per metric, for a terminal narrower than the table.
+
+    A block's first line is the metric and its direction (with more runs: the metric,
+    then each run and its direction); the other cells follow as ``header value`` pieces,
+    packed into lines of at most ``width`` and never split, so no number, interval or
+    file name is cut.  A blank metric cell continues the metric above it.
+    """
+    lines: list[str] = []
+    first = 2 if run_column else 1
+    for row in grid.rows:
+        metric, direction = row[0], row[-1]
+        pieces = [
+            head + ("" if cell.startswith("<") else " ") + cell  # p<0.0001, as the gate says
+            for head, cell in zip(grid.headers[first:-1], row[first:-1], strict=True)
+            if cell not in ("", "-")
+        ]
+        if run_column:
+            if metric:
+                lines.append(metric)
+            lines.append(f"  {row[1]}: {direction}")
+            lines += _packed(pieces, "      ", width)
+        else:
+            lines.append(f"{metric}: {direction}")
+            lines += _packed(pieces, "    ", width)
+    return lines
+
+
+def _packed(pieces: list[str], indent: str, width: int) -> list[str]:
+    """``pieces`` two spaces apart, as many to a line as fit ``width`` (a longer one alone)."""
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        joined = f"{line}  {piece}" if line else indent + piece
+        if line and len(joined) > width:
+            lines.append(line)
+            joined = indent + piece
+        line = joined
+    if line:
+        lines.append(line)
+    return lines
+
+
+def _wrapped(text: str, width: int | None) -> list[str]:
+    """A title or a files line: whole when nothing wraps it, else at spaces only."""
+    if width is None or len(text) <= width:
+        return [text]
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+
+
+def render_text(table: CompareTable, width: int | None = None) -> str:
+    """The terminal table, its title first and its footnotes after.
+
+    ``width``: where the table is wider, one block per metric instead (the same cells,
+    each labelled by its column), and the title wrapped to it.
+    """
     esc: Escape = one_line
-    lines = [_title(table, esc)]
+    lines = _wrapped(_title(table, esc), width)
     files = _files(table, esc)
     if files:
-        lines.append(files)
-    lines += _draw_text(_grid(table, esc, repeat_metric=False))
+        lines += _wrapped(files, width)
+    grid = _grid(table, esc, repeat_metric=False)
+    drawn = _draw_text(grid)
+    if width is not None and max(len(line) for line in drawn) > width:
+        drawn = _draw_blocks(grid, width, run_column=len(table.comparisons) > 1)
+    lines += drawn
     notes = _footnotes(table, esc)
     if notes:
+        note_width = min(NOTE_WIDTH, width or NOTE_WIDTH)
         lines.append("")
-        lines += [textwrap.fill(n, 88, break_on_hyphens=False) for n in notes]
+        lines += [textwrap.fill(n, note_width, break_on_hyphens=False) for n in notes]
     return "\n".join(lines)
 
 
@@ -298,7 +361,10 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def render_compare_table(table: CompareTable, fmt: str = "text") -> str:
-    """The table in ``fmt``: ``text``, ``markdown`` or ``csv``."""
-    renderers = {"text": render_text, "markdown": render_markdown, "csv": render_csv}
+def render_compare_table(table: CompareTable, fmt: str = "text", width: int | None = None) -> str:
+    """The table in ``fmt``: ``text`` (fitted to ``width`` when given), ``markdown`` or
+    ``csv`` (both for files and pages, never wrapped)."""
+    if fmt == "text":
+        return render_text(table, width)
+    renderers = {"markdown": render_markdown, "csv": render_csv}
     return renderers[fmt](table)
