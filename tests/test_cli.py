@@ -385,6 +385,20 @@ def test_power_prints_the_detection_table(project: Path) -> None:
     assert "detected" in result.stdout
 
 
+@pytest.mark.parametrize("width", ["60", "80"])
+def test_power_wraps_its_sentences_at_words_to_the_terminal(project: Path, width: str) -> None:
+    """A single run's σ_d sentence is 240 characters: at 80 columns the terminal would
+    break it mid-word; it is wrapped at spaces instead, every word kept."""
+    assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
+    args = ("power", "a.json", "--metric", "ndcg@10", "--n-sim", "20")
+    narrow = evalkit(*args, cwd=project, env={"COLUMNS": width})
+    wide = evalkit(*args, cwd=project, env={"COLUMNS": None})
+    assert narrow.returncode == wide.returncode == 0, narrow.stderr + wide.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= int(width)
+    assert max(len(line) for line in wide.stdout.splitlines()) > 200  # a pipe: unwrapped
+    assert narrow.stdout.split() == wide.stdout.split()
+
+
 def test_export_writes_csv(project: Path) -> None:
     assert evalkit("run", "--out", "a.json", cwd=project).returncode == 0
     result = evalkit("export", "a.json", "--csv", "rows.csv", cwd=project)

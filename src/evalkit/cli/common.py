@@ -165,6 +165,20 @@ def terminal_width() -> int | None:
     return None
 
 
+def say_prose(text: str) -> None:
+    """A sentence to read on stdout, wrapped at spaces to :func:`terminal_width` (whole
+    where nothing wraps it), so the terminal never breaks a word or a number."""
+    width = terminal_width()
+    if width is not None:
+        import textwrap
+
+        text = "\n".join(
+            textwrap.fill(line, width, break_on_hyphens=False, break_long_words=False)
+            for line in text.split("\n")
+        )
+    say(text)
+
+
 def say(text: str = "") -> None:
     """Print to stdout; a reader that left early (``| head -1``) changes nothing else."""
     with stdout_may_close():

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalkit.cli.common import DebugOpt, say
+from evalkit.cli.common import DebugOpt, say, say_prose
 
 
 def power(
@@ -46,11 +46,11 @@ def power(
         n_sim=n_sim,
         seed=seed,
     )
-    say(
+    say_prose(
         f"{metric}: n = {table.n} cases, σ_d = {table.sd_diff:.4g} ({table.sd_source}), "
         f"alpha = {table.alpha:g}"
     )
-    say(f"smallest effect detected with {table.target_power:.0%} power: ±{table.mde:.4g}\n")
+    say_prose(f"smallest effect detected with {table.target_power:.0%} power: ±{table.mde:.4g}\n")
     header = f"{'true effect':>12}  {'detected':>9}  {'analytic':>9}"
     say(header)
     say("-" * len(header))
@@ -58,7 +58,7 @@ def power(
         simulated = "-" if row.simulated is None else f"{row.simulated:.0%}"
         say(f"{row.effect:>+12.4g}  {simulated:>9}  {row.analytic:>9.0%}")
     if table.n_sim:
-        say(
+        say_prose(
             f"\n(detected: {table.n_sim} simulated evals per effect, {table.method} at "
             f"alpha {table.alpha:g}; analytic: normal approximation)"
         )
