@@ -193,7 +193,6 @@ def detectable_regression(
         counted_moments,
         moments_bounds,
         tie_spikes,
-        two_modes,
         with_two_modes,
     )
     from evalkit.stats.selection import code_counts, resampled_tied_share, value_codes
@@ -211,7 +210,7 @@ def detectable_regression(
     # Likewise whether its cases fall in two groups: a world's repeated draws cluster, and
     # a sample of 15 from a bounded skewed metric then read as two groups in worlds where
     # the eval did not (its claimed effect was plain t's: 86% realised, docs/calibration.md).
-    eval_two_modes = bool(two_modes(Moments.of(d))[0])
+    eval_two_modes = _two_moded(d)
 
     def spikes(rows: int) -> TieSpikes:
         return TieSpikes.repeat(spike_value, float(spike.kept[0]), bool(spike.few_levels[0]), rows)
@@ -234,7 +233,7 @@ def detectable_regression(
         low, high = moments_bounds(method, moments, a)  # type: ignore[arg-type]
         # the end that must clear 0 for a regression to be caught, as a distance
         bad_ends.append(high if higher_is_better else -low)
-    level = _level_for_estimated_spread(d, a, goal, higher_is_better)
+    level = _level_for_estimated_spread(d, a, goal, higher_is_better, eval_two_modes)
     return float(np.quantile(np.concatenate(bad_ends), level))
 
 
@@ -287,7 +286,7 @@ def _two_moded(d: FloatArray) -> bool:
 
 
 def _level_for_estimated_spread(
-    d: FloatArray, alpha: float, goal: float, higher_is_better: bool
+    d: FloatArray, alpha: float, goal: float, higher_is_better: bool, two_moded: bool
 ) -> float:
     """The quantile level whose effect is caught ``goal`` of the time *on average*.
 
@@ -297,7 +296,7 @@ def _level_for_estimated_spread(
     γ₊ the skewness toward the bad side, W = :data:`SKEW_UNCERTAINTY`, γ₋ and W₋ =
     :data:`GOOD_SKEW_UNCERTAINTY` toward the good side, S =
     :data:`STABLE_GOOD_SKEW_UNCERTAINTY` where ``auto`` runs ``t+skew-t``, else 0; no
-    skewness term where the cases fall in two groups, :func:`_two_moded`),
+    skewness term where the cases fall in two groups, ``two_moded``: :func:`_two_moded`),
     b = −v/2.  Solving that for the z that gives ``goal`` keeps the realised power at
     the claim; without it a claimed 80% was realised at 69-76% at n = 30
     (docs/calibration.md).
@@ -309,7 +308,7 @@ def _level_for_estimated_spread(
     skew = float(np.mean(centred**3)) / m2**1.5 if m2 > 0 else 0.0
     toward_bad = max(0.0, skew if higher_is_better else -skew)
     toward_good = max(0.0, -skew if higher_is_better else skew)
-    if _two_moded(d):  # every sample holds both groups: nothing rare to miss
+    if two_moded:  # every sample holds both groups: nothing rare to miss
         toward_bad = toward_good = 0.0
     skewness = SKEW_UNCERTAINTY * toward_bad**2 + GOOD_SKEW_UNCERTAINTY * toward_good**2
     spread = max(kurtosis - 1.0, 0.0) + skewness / n

@@ -179,8 +179,9 @@ AUTO_MIN_DEEP_TRIMMED_SKEW: Final = 0.2
 #: ``auto`` reads the skewness from the other cases, at least this many of them.  Why
 #: (docs/design/statistics.md, "Ties"): the skewness of the whole sample moves with where
 #: the other cases' mean falls against the spike, so a right-skewed metric with half its
-#: cases tied (``skewed+ties``) failed falsely 8.4% one-sided at n = 30 and 5.8% at
-#: n = 100 under the whole-sample rule, and about 4% and 2.4% with the spike set aside.
+#: cases tied (``skewed+ties``) failed falsely 8.1% one-sided at n = 30 and 5.4% at
+#: n = 100 under the whole-sample rule, 4.0% and 2.3% with the spike set aside
+#: (docs/calibration.md).
 #: Only the excess goes: on a lattice whose tie value is no spike (P@5, whose 0 holds
 #: about as many cases as ±0.2) setting all of it aside left a hole that made the rest
 #: look two-moded, and the correction over-covered (96.6% at n = 30).
@@ -236,7 +237,7 @@ class Moments:
     deep_trimmed_skewness: FloatArray  # the same without the deep_trim_count(n) most extreme
     mode_correlation: FloatArray  # corr. of the leave-one-out means and skewnesses (or 0)
     #: Cases the skewness was read from: n, or the untied cases where a tie group was set
-    #: aside (:func:`tie_group_values`); the far end's small-sample factor uses it.
+    #: aside (:func:`tie_spikes`); the far end's small-sample factor uses it.
     skew_n: FloatArray
 
     @classmethod
@@ -272,7 +273,8 @@ class Moments:
         spiked = spikes.any_rows()
         read = _reads_apart(spikes, counts)
         mean = d.mean(axis=1)
-        sd = _whole_sd(d, mean)
+        centred = d - mean[:, None]
+        _, sd = _varies_and_sd(d, np.mean(centred * centred, axis=1))
         # the rows read apart need only their mean and spread here (the rest is theirs)
         fields = [np.zeros(rows) for _ in range(6)]
         rest = np.flatnonzero(~read)
@@ -303,8 +305,7 @@ class Moments:
         mean = d.mean(axis=1)
         centred = d - mean[:, None]
         m2, m3 = _second_third(centred)
-        # Differences that only vary by rounding noise have no usable skewness.
-        varies = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
+        varies, sd = _varies_and_sd(d, m2)
         with np.errstate(divide="ignore", invalid="ignore"):
             g1 = _rounded_to_zero(np.where(varies, m3 / np.where(varies, m2, 1.0) ** 1.5, 0.0))
         # G1, then a small-sample correction: the sample skewness of a skewed parent
@@ -314,8 +315,6 @@ class Moments:
         adjust = (
             math.sqrt(n * (n - 1)) / (n - 2) * (1.0 + SKEW_BIAS / math.sqrt(n)) if n >= 3 else 0.0
         )
-        sd = np.sqrt(m2 * n / (n - 1))
-        sd = np.where(varies, sd, 0.0)
         share = _mode_share(d) if tied is None else tied
         trimmed, deep = _trimmed_g1(centred, g1, (trim_count(n), deep_trim_count(n)))
         modes = mode_correlation(centred, None, n)
@@ -382,15 +381,14 @@ def _rounded_to_zero(g1: FloatArray) -> FloatArray:
     return out
 
 
-def _whole_sd(d: FloatArray, mean: FloatArray) -> FloatArray:
-    """The rows' sd (ddof 1), 0 where they vary only by rounding noise (as
-    :meth:`Moments._of_cases` has it)."""
+def _varies_and_sd(d: FloatArray, m2: FloatArray) -> tuple[BoolArray, FloatArray]:
+    """Per row of ``d`` (second central moment ``m2``): whether it varies beyond rounding
+    noise (a difference that only does has no usable skewness), and its sd (ddof 1, 0
+    where it does not vary)."""
     n = d.shape[1]
-    centred = d - mean[:, None]
-    m2 = np.mean(centred * centred, axis=1)
-    varies = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
-    out: FloatArray = np.where(varies, np.sqrt(m2 * n / (n - 1)), 0.0)
-    return out
+    varies: BoolArray = m2 > (1e-24 * np.maximum(1.0, np.max(np.abs(d), axis=1))) ** 2
+    sd: FloatArray = np.where(varies, np.sqrt(m2 * n / (n - 1)), 0.0)
+    return varies, sd
 
 
 @dataclass(frozen=True)
@@ -553,8 +551,9 @@ def group_min(n: int) -> int:
     max(3, ⌈n/10⌉).  One or two extreme cases beyond a gap are a tail, which the trims
     handle, not a group: with any group size, a sample of a Weibull(½) parent (skewness
     6.6) read as two groups often enough to fail falsely 3.7% one-sided at n = 30 (2.6%
-    without the two-mode rule, 3.2% with this floor) and 6.1% at n = 15 (4.7%, 5.2%), while
-    two groups of 30% and 70% keep their rates (docs/design/statistics.md, "Two modes")."""
+    without the two-mode rule, 3.2% with this floor) and 6.1% at n = 15 (4.7%, 5.3%), while
+    two groups of 30% and 70% keep their rates (docs/design/statistics.md, "Two groups are
+    groups, not a tail")."""
     return max(3, -(-n // 10))
 
 
