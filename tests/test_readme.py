@@ -6,6 +6,7 @@ import contextlib
 import io
 import os
 import re
+import sys
 
 import pytest
 import yaml
@@ -44,13 +45,15 @@ def test_the_library_example_prints_what_the_readme_shows() -> None:
     shown = README.split("<!-- lead: output -->", 1)[1]
     (expected,) = blocks(shown, "text")[:1]
     out = io.StringIO()
-    cwd = os.getcwd()
+    cwd, path = os.getcwd(), list(sys.path)
     os.chdir(REPO)
     try:
         with contextlib.redirect_stdout(out):
             exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
     finally:
         os.chdir(cwd)
+        sys.path[:] = path
+        sys.modules.pop("search_service", None)
     assert out.getvalue() == expected
 
 
