@@ -128,3 +128,10 @@ def test_a_broken_link_is_found(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert broken_links(page) == ["c.md#x", "b.md#other"]
+
+
+def test_the_contents_page_lists_every_page() -> None:
+    listed = {target.partition("#")[0] for target in links(read(DOCS / "README.md"))}
+    pages_here = {p.name for p in DOCS.glob("*.md")} - {"README.md"}
+    assert pages_here - listed == set()
+    assert "design/README.md" in listed
