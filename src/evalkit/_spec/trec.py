@@ -21,9 +21,8 @@ Files ending in ``.gz`` (or starting with the gzip magic bytes) are
 decompressed transparently; writes are atomic and ``.gz`` output is
 byte-reproducible.
 
-``import evalkit.trec`` loads no numpy, and scoring a plain run file never does
-(:mod:`evalkit._spec.trec_plain`); reading a run into a :class:`TrecRun` does
-(:mod:`evalkit._spec.trec_read`).
+``import evalkit.trec`` loads no numpy; reading or scoring a run does
+(:mod:`evalkit._spec.trec_read`, :mod:`evalkit.metrics.batch`).
 """
 
 from __future__ import annotations
@@ -35,14 +34,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
-from evalkit._model.builtin_hook import untouched
 from evalkit._model.relevance import Relevance, as_grades
 from evalkit._model.results import QueryResult, RunResult
 from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
-from evalkit._spec.trec_plain import read_plain_run, score_plain_run
 from evalkit._spec.trec_run import FloatArray, TrecRun
 from evalkit._util.bounded import paused_gc
-from evalkit.metrics.ranked_lists import PlainKind, builtin_kind, plain_kind
 from evalkit.metrics.rankings import QuerySelection
 
 __all__ = [
@@ -206,7 +202,6 @@ def write_qrels(path: PathLike, qrels: Mapping[str, Relevance]) -> Path:
 
 
 # --------------------------------------------------------------------------- scoring
-# --------------------------------------------------------------------------- scoring
 
 
 @dataclass(frozen=True)
@@ -266,80 +261,11 @@ def score_trec(
     name: str | None = None,
 ) -> TrecScoring:
     """:func:`score_trec_run`, with the queries left out or zeroed named (:class:`TrecScoring`)."""
-    plain_metrics = None if score_dtype != "float64" else _plain_metrics(metrics, relevance_level)
     # One pause for the whole job: the collection that follows a pause walks
-    # everything built during it, so three pauses would walk the run three times.
+    # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
         qrels = read_qrels(qrels_path)
-        plain = None if plain_metrics is None else read_plain_run(run_path)
-        if plain is not None and plain_metrics is not None:
-            scored = score_plain_run(plain, qrels, plain_metrics, relevance_level, queries)
-            if scored is not None:
-                label = name if name is not None else (plain.tag or Path(run_path).name)
-                unranked = tuple(q for q in qrels if q not in plain.ranked)
-                unjudged = tuple(q for q in plain.query_ids if q not in qrels)
-                return TrecScoring(RunResult(label, scored), queries, unranked, unjudged)
         return _score_arrays(run_path, qrels, metrics, relevance_level, queries, score_dtype, name)
-
-
-def _plain_metrics(
-    metrics: Sequence[str], relevance_level: int
-) -> list[tuple[str, PlainKind, int]] | None:
-    """(name, formula, k) of each metric when all are built-in families; else ``None``.
-
-    ``None`` too when the metrics or the level are refused: the numpy path then raises,
-    after reading the files, as it always has.  Before the registry's first use, built-in
-    ``name@k`` specs are known without loading it (the registry, its fingerprints and
-    every built-in with it cost a fifth of scoring a 10^5-line run): nothing can have
-    replaced a built-in family yet, so the registry would resolve them the same.
-    """
-    from evalkit._model.relevance import check_level
-
-    try:
-        check_level(relevance_level)
-    except Exception:  # refused: the numpy path raises it, in its place
-        return None
-    if untouched():
-        known = _builtin_metrics(metrics)
-        if known is not None:
-            return known
-    return _registered_metrics(metrics)
-
-
-def _builtin_metrics(metrics: Sequence[str]) -> list[tuple[str, PlainKind, int]] | None:
-    """:func:`_registered_metrics` of built-in ``name@k`` specs, named none twice, as the
-    built-ins alone resolve them; ``None`` for any other list (the registry decides)."""
-    if isinstance(metrics, str):
-        return None
-    out: list[tuple[str, PlainKind, int]] = []
-    for spec in metrics:
-        known = builtin_kind(spec) if isinstance(spec, str) else None
-        if known is None:
-            return None
-        out.append((spec, *known))
-    if not out or len({name for name, _, _ in out}) != len(out):
-        return None
-    return out
-
-
-def _registered_metrics(metrics: Sequence[str]) -> list[tuple[str, PlainKind, int]] | None:
-    """(name, formula, k) of each metric as the registry resolves it, when all are
-    built-in families; ``None`` otherwise, or when the registry refuses the list."""
-    from evalkit._model import registry
-
-    try:
-        defs = registry.resolve_query_metrics(metrics)
-    except Exception:  # refused: the numpy path raises it, in its place
-        return None
-    out: list[tuple[str, PlainKind, int]] = []
-    for defn in defs:
-        if defn.family is None or defn.k is None:
-            return None  # a case metric
-        kind = plain_kind(registry.families()[defn.family].fn)
-        if kind is None:
-            return None  # a client's family: batch calls it query by query
-        out.append((defn.name, kind, defn.k))
-    return out
 
 
 def _score_arrays(
@@ -351,8 +277,7 @@ def _score_arrays(
     score_dtype: ScoreDtype,
     name: str | None,
 ) -> TrecScoring:
-    """Read the run into numpy arrays and score it with :mod:`evalkit.metrics.batch`:
-    a file that is not plain, a float32 ranking, or a metric beyond the built-ins."""
+    """Read the run into numpy arrays and score it with :mod:`evalkit.metrics.batch`."""
     from evalkit._spec.trec_read import read_run_with_grades
     from evalkit.metrics.batch import score_rankings
 

@@ -1,6 +1,6 @@
 """TREC files, line by line: open (plain or ``.gz``), cut into whole-line chunks, check
-tokens, and read qrels.  No numpy: scoring a plain file needs none (:mod:`.trec_plain`),
-and the run reader that does (:mod:`.trec_read`) builds on these.
+tokens, and read qrels.  No numpy: reading qrels needs none, and the run reader
+(:mod:`.trec_read`) builds on these.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Read a TREC run file into a :class:`~evalkit._spec.trec_run.TrecRun`: numpy arrays,
 ranked as trec_eval ranks them (see :mod:`evalkit._spec.trec` for the rules).
 
-Loaded on first use only: scoring a plain file takes :mod:`.trec_plain`, which needs no numpy.
+Loaded on first use only, so that ``import evalkit.trec`` loads no numpy.
 """
 
 from __future__ import annotations
