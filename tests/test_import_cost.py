@@ -70,14 +70,13 @@ IMPORT_EVALKIT = {
     "evalkit",
     "evalkit._model",
     "evalkit._model.builtin_hook",
-    "evalkit._util",
-    "evalkit._util.relocated",  # the old flat paths' finder: a table and two small classes
     "evalkit._version",
     "evalkit.errors",
     "evalkit.exit_codes",
 }
 # ... and what the help screen adds: the command tree, its limits, the signal guard.
 HELP_EVALKIT = IMPORT_EVALKIT | {
+    "evalkit._util",
     "evalkit._util.limits",
     "evalkit._util.signals",
     "evalkit.cli",
