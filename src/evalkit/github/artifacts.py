@@ -77,10 +77,10 @@ from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
 from evalkit.github.client import (
     DEFAULT_RETRY,
-    RateLimitBudget,
     RetryPolicy,
     call_github,
     rate_limit_delay,
+    rate_limit_refusal,
 )
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
@@ -342,7 +342,7 @@ def download_archive(
     """
     attempt = 0
     refreshed = False
-    budget = RateLimitBudget(retry)
+    budget = retry.rate_limit_budget()
     while True:
         attempt += 1
         try:
@@ -359,7 +359,7 @@ def download_archive(
                 attempt -= 1
                 continue
             raise GitHubApiError(
-                budget.refusal(f"downloading {url}", exc.delay), status=exc.status
+                rate_limit_refusal(f"downloading {url}", exc.delay, budget), status=exc.status
             ) from None
         except (GitHubApiError, httpx.TransportError) as exc:
             status = exc.status if isinstance(exc, GitHubApiError) else None
