@@ -22,6 +22,7 @@ from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
     GoldensInfo,
     RunArtifact,
+    artifact_bytes,
     build_artifact,
     read_artifact,
     vouch_schema1_fingerprints,
@@ -31,6 +32,7 @@ from evalkit._spec.artifact import (
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_slices, resolve_slice_checks
+from evalkit._util.atomic import write_bytes_atomic
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
@@ -686,8 +688,9 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
             replaced = read_artifact(store.path)
         except EvalkitError:
             replaced = None  # an unreadable baseline is not worth keeping from being replaced
-    path = write_artifact(art, store.path)
-    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
+    data = artifact_bytes(art, store.path)
+    path = write_bytes_atomic(store.path, data)
+    store.keep(data, art.git_commit)  # every promotion stays in the history (evalkit history)
     return Promotion(source, path, art, replaced)
 
 
