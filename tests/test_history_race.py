@@ -21,6 +21,7 @@ from evalkit._store import file_store, history
 from evalkit._store.file_store import FileStore
 from evalkit._store.history import LocalHistory
 from evalkit._store.protocol import PromoteRequest
+from evalkit._util import atomic
 from helpers.history_runs import T0, run, sha_of
 
 BOUND_S = 60.0  # promotions take milliseconds; this only bounds a broken run
@@ -91,7 +92,7 @@ def test_the_file_store_keeps_the_bytes_it_wrote_not_what_the_file_holds_after(
     ours = write_artifact(run("ours", {"q1": {"recall@1": 1.0}}, sha=sha_of(1)), tmp_path / "o")
     theirs = write_artifact(run("other", {"q1": {"recall@1": 0.0}}, sha=sha_of(2)), tmp_path / "t")
     store = FileStore(tmp_path / "baseline.json", history=LocalHistory(tmp_path / "h", "cfg"))
-    real_write = file_store.write_bytes_atomic
+    real_write = atomic.write_bytes_atomic
 
     def then_another_promotion(path: Path, data: bytes) -> Path:
         written = real_write(path, data)
