@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import IO, AnyStr, Literal, TypeAlias
+from typing import IO, Literal, TypeAlias
 
 from evalkit._util.bounded import line_too_long, max_line_bytes, paused_gc
 from evalkit.errors import InputError
@@ -107,21 +107,13 @@ def first_duplicate(ranked: Sequence[str]) -> str:
     raise AssertionError("no duplicate")  # pragma: no cover
 
 
-def plain_tokens(chunk: bytes, n: int, fields: int) -> list[str] | None:
-    """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
-    line's followed by ``"\x01"``; ``None`` when the chunk needs the careful path."""
-    if not _plain_chunk(chunk):
-        return None
-    return _lines_of(chunk.decode("ascii").replace("\n", " \x01 ").split(), "\x01", n, fields)
-
-
 def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
-    """:func:`plain_tokens` as bytes, for a reader that decodes only the columns it keeps.
+    """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
+    line's followed by ``b"\x01"``; ``None`` when the chunk needs the careful path.
 
-    The same tokens: on ASCII without the :data:`FAST_PATH_UNSAFE` bytes, ``bytes.split``
-    and ``str.split`` cut at the same whitespace.  Splitting bytes, then decoding the
-    document ids alone, took three quarters of the time of decoding and splitting it all
-    (a 10^5-line run, #27)."""
+    On ASCII without the :data:`FAST_PATH_UNSAFE` bytes, ``bytes.split`` cuts where
+    ``str.split`` and C's ``isspace`` do.  Splitting bytes, then decoding the columns kept
+    alone, took three quarters of the time of decoding and splitting it all (#27)."""
     if not _plain_chunk(chunk):
         return None
     return _lines_of(chunk.replace(b"\n", b" \x01 ").split(), b"\x01", n, fields)
@@ -131,7 +123,7 @@ def _plain_chunk(chunk: bytes) -> bool:
     return chunk.isascii() and not any(b in chunk for b in FAST_PATH_UNSAFE)
 
 
-def _lines_of(toks: list[AnyStr], sentinel: AnyStr, n: int, fields: int) -> list[AnyStr] | None:
+def _lines_of(toks: list[bytes], sentinel: bytes, n: int, fields: int) -> list[bytes] | None:
     """``toks`` when they are ``n`` lines of ``fields`` tokens, each followed by the
     ``sentinel`` token: that proves each line has exactly ``fields`` fields."""
     stride = fields + 1
