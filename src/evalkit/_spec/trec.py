@@ -36,7 +36,13 @@ from typing import TypeAlias
 
 from evalkit._model.relevance import Relevance, as_grades
 from evalkit._model.results import QueryResult, RunResult
-from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
+from evalkit._spec.trec_io import (
+    PathLike,
+    ScoreDtype,
+    TrecFormatError,
+    read_qrels,
+    read_scoring_qrels,
+)
 from evalkit._spec.trec_run import FloatArray, TrecRun
 from evalkit._util.bounded import paused_gc
 from evalkit.metrics.rankings import QuerySelection
@@ -264,8 +270,29 @@ def score_trec(
     # One pause for the whole job: the collection that follows a pause walks
     # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
-        qrels = read_qrels(qrels_path)
+        qrels = None
+        if _built_in_families(metrics):
+            # A hit is a grade >= the level (>= 1) and a gain a grade > 0: below 1, a
+            # judged id scores as an unjudged one, and most judgments need not be kept.
+            qrels = read_scoring_qrels(qrels_path, 1)
+        if qrels is None:
+            qrels = read_qrels(qrels_path)
         return _score_arrays(run_path, qrels, metrics, relevance_level, queries, score_dtype, name)
+
+
+def _built_in_families(metrics: Sequence[str]) -> bool:
+    """Whether every metric is a built-in retrieval family (a list the registry refuses
+    is not: the full path raises its error, in its place)."""
+    from evalkit._model import registry
+    from evalkit.metrics.batch import is_builtin_formula
+
+    try:
+        defs = registry.resolve_query_metrics(metrics)
+    except Exception:  # refused: the full path raises it, in its place
+        return False
+    return all(
+        d.family is not None and is_builtin_formula(registry.families()[d.family].fn) for d in defs
+    )
 
 
 def _score_arrays(

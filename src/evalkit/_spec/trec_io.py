@@ -9,7 +9,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator, Sequence
-from itertools import groupby
+from itertools import compress, groupby
 from pathlib import Path
 from typing import IO, Literal, TypeAlias
 
@@ -199,12 +199,13 @@ def _raise_duplicate_judgment(file: Path, source: str) -> None:
     raise AssertionError("no duplicate judgment found")  # pragma: no cover
 
 
-def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+def qrels_pieces(path: PathLike) -> Iterator[tuple[str, list[str], list[int]]]:
+    """The qrels file's lines, in order, as pieces of one query id each: (query id, doc
+    ids, grades).  A query's lines in one chunk are one piece; lines that go on into the
+    next chunk, or come back later in the file, are further pieces of the same id."""
     file = Path(path)
     source = str(file)
-    qrels: dict[str, dict[str, int]] = {}
-    with paused_gc(), open_bytes(file, "qrels file") as fh:
+    with open_bytes(file, "qrels file") as fh:
         for chunk, first_line, n_lines in chunks(fh, source):
             fast = _fast_qrels_chunk(chunk, n_lines)
             if fast is not None:
@@ -215,14 +216,60 @@ def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
             start = 0
             for qid, lines in runs:
                 stop = start + lines
-                judged = qrels.setdefault(qid, {})
-                before = len(judged)
-                judged.update(zip(docs[start:stop], grades[start:stop], strict=True))
-                if len(judged) != before + stop - start:
-                    _raise_duplicate_judgment(file, source)
+                yield qid, docs[start:stop], grades[start:stop]
                 start = stop
+
+
+def judge_piece(judged: dict[str, int], docs: list[str], grades: list[int], path: Path) -> None:
+    """Add one piece to a query's judgments; a document judged twice is refused, naming
+    its line (trec_eval refuses duplicate judgments)."""
+    before = len(judged)
+    judged.update(zip(docs, grades, strict=True))
+    if len(judged) != before + len(docs):
+        _raise_duplicate_judgment(path, str(path))
+
+
+def no_qrels(path: Path) -> TrecFormatError:
+    return TrecFormatError(f"{path}: no qrels lines; expected 'query_id 0 doc_id grade' per line")
+
+
+def read_scoring_qrels(path: PathLike, least: int) -> dict[str, dict[str, int]] | None:
+    """:func:`read_qrels`, every query kept but of its judgments only the grades >= ``least``;
+    ``None`` when a query's lines are not contiguous (the caller reads the file whole).
+
+    For formulas that score nothing below ``least`` (the built-in families: a hit is a
+    grade >= the level, a gain a grade > 0) a judged-irrelevant id and an unjudged one
+    are the same, and dropping them is most of a qrels file (95 % of TREC Robust 2004's).
+    Every line is still read and checked: a document judged twice is refused."""
+    file = Path(path)
+    qrels: dict[str, dict[str, int]] = {}
+    current: str | None = None
+    query_docs: set[str] = set()  # every doc id of the current query, whatever its grade
+    judged: dict[str, int] = {}
+    with paused_gc():
+        for qid, docs, grades in qrels_pieces(file):
+            if qid != current:
+                if qid in qrels:
+                    return None
+                current, query_docs, judged = qid, set(), {}
+                qrels[qid] = judged
+            before = len(query_docs)
+            query_docs.update(docs)
+            if len(query_docs) != before + len(docs):
+                _raise_duplicate_judgment(file, str(file))
+            judged.update(compress(zip(docs, grades, strict=True), map(least.__le__, grades)))
     if not qrels:
-        raise TrecFormatError(
-            f"{source}: no qrels lines; expected 'query_id 0 doc_id grade' per line"
-        )
+        raise no_qrels(file)
+    return qrels
+
+
+def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+    file = Path(path)
+    qrels: dict[str, dict[str, int]] = {}
+    with paused_gc():
+        for qid, docs, grades in qrels_pieces(file):
+            judge_piece(qrels.setdefault(qid, {}), docs, grades, file)
+    if not qrels:
+        raise no_qrels(file)
     return qrels

@@ -287,6 +287,11 @@ _BATCH: dict[Callable[..., float], BatchFn] = {
 }
 
 
+def is_builtin_formula(fn: Callable[..., float]) -> bool:
+    """Whether ``fn`` is one of the built-in family formulas scored here vectorised."""
+    return fn in _BATCH
+
+
 def batch_metric(rg: RankedGrades, fn: Callable[..., float], k: int) -> FloatArray:
     """Per-query values of the family function ``fn`` at ``k``, one per ranking.
 
