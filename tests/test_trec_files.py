@@ -18,6 +18,7 @@ from evalkit._spec.trec import (
     write_run,
 )
 from evalkit.errors import InputError, MetricError
+from evalkit.metrics.rankings import QuerySelection
 
 
 def write(path: Path, text: str) -> Path:
@@ -195,7 +196,7 @@ def test_scoring_refuses_a_repeat_judgment_it_would_not_keep(
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("queries", ["both", "qrels", "run"])
 def test_scoring_keeps_only_scoring_judgments_and_scores_as_with_every_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, queries: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, queries: QuerySelection
 ) -> None:
     # Scoring built-in families keeps only grades >= 1 of the qrels; the values are those
     # of the same rankings scored against every judgment (zero and negative grades, a
