@@ -32,20 +32,17 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from evalkit._model.relevance import Relevance, as_grades
 from evalkit._model.results import QueryResult, RunResult
-from evalkit._spec.trec_io import (
-    PathLike,
-    ScoreDtype,
-    TrecFormatError,
-    read_qrels,
-    read_scoring_qrels,
-)
+from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
 from evalkit._spec.trec_run import FloatArray, TrecRun
 from evalkit._util.bounded import paused_gc
 from evalkit.metrics.rankings import QuerySelection
+
+if TYPE_CHECKING:
+    from evalkit.metrics.batch import IntArray
 
 __all__ = [
     "FloatArray",
@@ -267,17 +264,26 @@ def score_trec(
     name: str | None = None,
 ) -> TrecScoring:
     """:func:`score_trec_run`, with the queries left out or zeroed named (:class:`TrecScoring`)."""
+    from evalkit._spec.trec_read import grade_run, read_run_with_grades
+
+    options = _Options(relevance_level, queries, name)
     # One pause for the whole job: the collection that follows a pause walks
     # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
-        qrels = None
         if _built_in_families(metrics):
-            # A hit is a grade >= the level (>= 1) and a gain a grade > 0: below 1, a
-            # judged id scores as an unjudged one, and most judgments need not be kept.
-            qrels = read_scoring_qrels(qrels_path, 1)
-        if qrels is None:
-            qrels = read_qrels(qrels_path)
-        return _score_arrays(run_path, qrels, metrics, relevance_level, queries, score_dtype, name)
+            # Graded as the qrels are read: none of their ids is kept (trec_read.grade_run).
+            run = read_run(run_path, score_dtype=score_dtype)
+            graded = grade_run(qrels_path, run)
+            if graded is not None:
+                grades, judged = graded
+                # Every judged query, its judgments unread (``judged`` holds their grades).
+                unread: dict[str, dict[str, int]] = {qid: {} for qid in judged}
+                return _scored(run, unread, grades, judged, run_path, metrics, options)
+            return _scored(run, read_qrels(qrels_path), None, None, run_path, metrics, options)
+        qrels = read_qrels(qrels_path)
+        # Grades are looked up while the run is read (its ids are still in cache then).
+        run, looked_up = read_run_with_grades(run_path, score_dtype, qrels)
+        return _scored(run, qrels, looked_up, None, run_path, metrics, options)
 
 
 def _built_in_families(metrics: Sequence[str]) -> bool:
@@ -295,34 +301,40 @@ def _built_in_families(metrics: Sequence[str]) -> bool:
     )
 
 
-def _score_arrays(
-    run_path: PathLike,
+def _scored(
+    run: TrecRun,
     qrels: dict[str, dict[str, int]],
+    grades: IntArray | None,
+    judged: dict[str, IntArray] | None,
+    run_path: PathLike,
     metrics: Sequence[str],
-    relevance_level: int,
-    queries: QuerySelection,
-    score_dtype: ScoreDtype,
-    name: str | None,
+    options: _Options,
 ) -> TrecScoring:
-    """Read the run into numpy arrays and score it with :mod:`evalkit.metrics.batch`."""
-    from evalkit._spec.trec_read import read_run_with_grades
+    """Score the run with :mod:`evalkit.metrics.batch`, and name the queries the files
+    do not share."""
     from evalkit.metrics.batch import score_rankings
 
-    # Grades are looked up while the run is read (its ids are still in cache then).
-    run, grades = read_run_with_grades(run_path, score_dtype, qrels)
-    label = name if name is not None else (run.tag or Path(run_path).name)
+    label = options.name if options.name is not None else (run.tag or Path(run_path).name)
     result = score_rankings(
         label,
         run,
         qrels,
         metrics,
-        relevance_level=relevance_level,
-        queries=queries,
+        relevance_level=options.relevance_level,
+        queries=options.queries,
         _grades=grades,
         _checked_qrels=True,
+        _judged=judged,
     )
     ranked = set(run.query_ids)
     unranked = tuple(q for q in qrels if q not in ranked)
     unjudged = tuple(q for q in run.query_ids if q not in qrels)
-    del run, grades, qrels, ranked  # freed now, not walked by the collection after the pause
-    return TrecScoring(result, queries, unranked, unjudged)
+    del run, grades, qrels, ranked, judged  # freed now, not walked by the collection later
+    return TrecScoring(result, options.queries, unranked, unjudged)
+
+
+@dataclass(frozen=True)
+class _Options:
+    relevance_level: int
+    queries: QuerySelection
+    name: str | None

@@ -9,7 +9,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator, Sequence
-from itertools import compress, groupby
+from itertools import groupby
 from pathlib import Path
 from typing import IO, Literal, TypeAlias
 
@@ -183,8 +183,9 @@ def _careful_qrels_chunk(
     return qids, docs, grades, lines
 
 
-def _raise_duplicate_judgment(file: Path, source: str) -> None:
+def raise_duplicate_judgment(file: Path) -> None:
     """Find and name the first line that judges a document twice (error path only)."""
+    source = str(file)
     seen: set[tuple[str, str]] = set()
     with open_bytes(file, "qrels file") as fh:
         for chunk, first_line, _ in chunks(fh, source):
@@ -226,41 +227,11 @@ def judge_piece(judged: dict[str, int], docs: list[str], grades: list[int], path
     before = len(judged)
     judged.update(zip(docs, grades, strict=True))
     if len(judged) != before + len(docs):
-        _raise_duplicate_judgment(path, str(path))
+        raise_duplicate_judgment(path)
 
 
 def no_qrels(path: Path) -> TrecFormatError:
     return TrecFormatError(f"{path}: no qrels lines; expected 'query_id 0 doc_id grade' per line")
-
-
-def read_scoring_qrels(path: PathLike, least: int) -> dict[str, dict[str, int]] | None:
-    """:func:`read_qrels`, every query kept but of its judgments only the grades >= ``least``;
-    ``None`` when a query's lines are not contiguous (the caller reads the file whole).
-
-    For formulas that score nothing below ``least`` (the built-in families: a hit is a
-    grade >= the level, a gain a grade > 0) a judged-irrelevant id and an unjudged one
-    are the same, and dropping them is most of a qrels file (95 % of TREC Robust 2004's).
-    Every line is still read and checked: a document judged twice is refused."""
-    file = Path(path)
-    qrels: dict[str, dict[str, int]] = {}
-    current: str | None = None
-    query_docs: set[str] = set()  # every doc id of the current query, whatever its grade
-    judged: dict[str, int] = {}
-    with paused_gc():
-        for qid, docs, grades in qrels_pieces(file):
-            if qid != current:
-                if qid in qrels:
-                    return None
-                current, query_docs, judged = qid, set(), {}
-                qrels[qid] = judged
-            before = len(query_docs)
-            query_docs.update(docs)
-            if len(query_docs) != before + len(docs):
-                _raise_duplicate_judgment(file, str(file))
-            judged.update(compress(zip(docs, grades, strict=True), map(least.__le__, grades)))
-    if not qrels:
-        raise no_qrels(file)
-    return qrels
 
 
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:

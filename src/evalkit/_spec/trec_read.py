@@ -7,7 +7,7 @@ Loaded on first use only, so that ``import evalkit.trec`` loads no numpy.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import groupby, repeat
+from itertools import compress, groupby, repeat
 from pathlib import Path
 from typing import TypeAlias
 
@@ -23,9 +23,12 @@ from evalkit._spec.trec_io import (
     clip,
     first_duplicate,
     id_text,
+    no_qrels,
     open_bytes,
     plain_byte_tokens,
+    qrels_pieces,
     query_runs,
+    raise_duplicate_judgment,
     score_value,
 )
 from evalkit._spec.trec_run import TrecRun
@@ -313,3 +316,49 @@ def read_run_with_grades(
             tag = chunk_tag if chunk_tag is not None else tag
     run = acc.finish(tag)
     return run, acc.judged_grades()
+
+
+def grade_run(path: PathLike, run: TrecRun) -> tuple[IntArray, dict[str, IntArray]] | None:
+    """Grade the run's ranked ids from the qrels file as it is read: (the grade at each
+    ranked position, ``UNJUDGED`` if none; each judged query's grades >= 1, in file order).
+
+    For the built-in families only, which score nothing below grade 1 (a hit is a grade
+    >= the level, a gain a grade > 0) and need of the unranked judgments only their
+    grades: no judged id is kept, only the judged query ids and their scoring grades.
+    Every line is read and checked (a document judged twice is refused).  ``None`` when a
+    query's lines are not contiguous or a grade does not fit in 64 bits: the caller reads
+    the qrels whole, and raises what it must."""
+    file = Path(path)
+    index = {qid: i for i, qid in enumerate(run.query_ids)}
+    offs = run.offsets.tolist()
+    grades = np.full(len(run.docnos), UNJUDGED, dtype=np.int64)
+    scoring: dict[str, list[int]] = {}
+    current: str | None = None
+    query_docs: set[str] = set()  # every doc id judged for the current query
+    ranked_at: dict[str, int] = {}  # the current query's ranked ids: id -> position
+    kept: list[int] = []
+    try:
+        for qid, docs, values in qrels_pieces(file):
+            if qid != current:
+                if qid in scoring:
+                    return None
+                current, query_docs, kept = qid, set(), []
+                scoring[qid] = kept
+                i = index.get(qid)
+                a, b = (offs[i], offs[i + 1]) if i is not None else (0, 0)
+                ranked_at = dict(zip(run.docnos[a:b], range(a, b), strict=True))
+            before = len(query_docs)
+            query_docs.update(docs)
+            if len(query_docs) != before + len(docs):
+                raise_duplicate_judgment(file)
+            ranked = list(map(ranked_at.__contains__, docs))
+            grades[list(map(ranked_at.__getitem__, compress(docs, ranked)))] = list(
+                compress(values, ranked)
+            )
+            kept += filter((1).__le__, values)
+        judged = {qid: np.array(kept, dtype=np.int64) for qid, kept in scoring.items()}
+    except OverflowError:
+        return None
+    if not judged:
+        raise no_qrels(file)
+    return grades, judged
