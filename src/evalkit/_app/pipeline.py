@@ -22,6 +22,7 @@ from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
     GoldensInfo,
     RunArtifact,
+    artifact_bytes,
     build_artifact,
     read_artifact,
     vouch_schema1_fingerprints,
@@ -31,6 +32,7 @@ from evalkit._spec.artifact import (
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_slices, resolve_slice_checks
+from evalkit._util.atomic import write_bytes_atomic
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
@@ -40,6 +42,7 @@ from evalkit.targets.base import Target
 if TYPE_CHECKING:
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
+    from evalkit._store.protocol import BaselineStore
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
     from evalkit.gate.trend import DriftTrend
@@ -607,14 +610,17 @@ def run_to_artifact(
 
 
 def find_baseline(
-    config: LoadedConfig, override: str | Path | None
+    config: LoadedConfig,
+    override: str | Path | None,
+    store: Callable[[], BaselineStore] | None = None,
 ) -> tuple[RunArtifact | None, str]:
     """(baseline or None, one sentence on where it came from or where none was found).
 
     The store is the one evalkit.yaml names
     (:func:`evalkit._app.store_opening.open_config_store`, the Action's too): a configured
     file that is missing is an input error; a GitHub store, which only the Action reads,
-    is "no baseline" with the store and where it looks.
+    is "no baseline" with the store and where it looks.  ``store``: opens the config's
+    store (the gate's opens it once for every use).
     """
     from evalkit._app.store_opening import open_config_store
     from evalkit._store.protocol import FetchRequest
@@ -623,7 +629,8 @@ def find_baseline(
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        fetched = open_config_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
+        opened = store() if store is not None else open_config_store(config)
+        fetched = opened.fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
@@ -686,8 +693,9 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
             replaced = read_artifact(store.path)
         except EvalkitError:
             replaced = None  # an unreadable baseline is not worth keeping from being replaced
-    path = write_artifact(art, store.path)
-    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
+    data = artifact_bytes(art, store.path)
+    path = write_bytes_atomic(store.path, data)
+    store.keep(data, art.git_commit)  # every promotion stays in the history (evalkit history)
     return Promotion(source, path, art, replaced)
 
 
@@ -824,12 +832,17 @@ class GateRun:
     written: Path | None  # where it went (None: --candidate, nothing ran)
     reference: Reference | None  # what drift checks compared with (evalkit.gate.reference)
     candidate_file: Path | None  # the candidate's artefact: --candidate, or the run written
+    config: LoadedConfig  # as the gate loaded it (overrides applied)
+    store: Callable[[], BaselineStore]  # the config's store, opened once, on first use
 
-    def trend(self, config: LoadedConfig) -> DriftTrend:
-        """The HTML report's drift trend, the candidate's artefact last (evalkit.gate.reference)."""
+    def trend(self) -> DriftTrend:
+        """The HTML report's drift trend, the candidate's artefact last (evalkit.gate.reference):
+        from the store and the verdicts the gate decided with, neither opened nor read again."""
         from evalkit._app.reference_lookup import report_trends
 
-        return report_trends(config, self.report, self.candidate_file, self.reference)
+        return report_trends(
+            self.config, self.report, self.candidate_file, self.reference, store=self.store()
+        )
 
 
 @contextlib.contextmanager
@@ -915,12 +928,13 @@ def gate_config(
                 f"the {role} {other} is the candidate itself; a run compared with "
                 f"itself always passes: pass the {role} made from the code you compare against"
             )
+    store = _opened_once(cfg)
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
-    base, where = find_baseline(cfg, ask.baseline)
+    base, where = find_baseline(cfg, ask.baseline, store)
     prepared = prepare(cfg, cache_only=ask.cache_only)
     chosen, subset = select_cases(prepared, ask.cases)  # a bad -k is exit 2 here too
     # Before the (paid) run: the reference file is read, and one no check uses is refused.
-    ref = find_reference(cfg, ask.reference, prepared.checks.checks)
+    ref = find_reference(cfg, ask.reference, prepared.checks.checks, store)
     refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
     saturated: list[str] = []
@@ -947,4 +961,14 @@ def gate_config(
         reference_chosen=ask.reference is not None,
         require_reference=ask.require_reference,
     )
-    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written)
+    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
+
+
+def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
+    """The config's store, opened at the first call and the same object after: opening a
+    GitHub store imports httpx and PyGithub, which a gate given every file never needs."""
+    from functools import cache
+
+    from evalkit._app.store_opening import open_config_store
+
+    return cache(lambda: open_config_store(config))

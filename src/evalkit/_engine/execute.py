@@ -76,9 +76,9 @@ def _judge_value(defn: registry.MetricDef, response: TargetResponse, case: Golde
     token counts (and cost, when the judge has prices) appear only when the API
     reported usage for this grading; a cache hit spent nothing and says so.
     """
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_base import JudgeBase
 
-    if not isinstance(defn.fn, LLMJudge):
+    if not isinstance(defn.fn, JudgeBase):
         return defn.fn(response, case)
     grade = defn.fn.grade(response, case)
     response.meta.update(grade.as_meta(prefix=defn.name))
@@ -251,9 +251,9 @@ class OneThreadTarget(Protocol):
 
 def _fits_one_thread(target: OneThreadTarget, case_defs: Sequence[registry.MetricDef]) -> bool:
     """No LLM judge among the metrics (a judge's API call would stall every other case)."""
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_base import JudgeBase
 
-    if any(isinstance(d.fn, LLMJudge) for d in case_defs):
+    if any(isinstance(d.fn, JudgeBase) for d in case_defs):
         return False
     return target.runs_cases_on_one_thread()
 

@@ -416,6 +416,12 @@ def _document_bytes(art: RunArtifact, where: str) -> bytes:
 def write_artifact(art: RunArtifact, path: str | Path) -> Path:
     """Write atomically: a crash leaves the old file or the new one, never half of one."""
     target = Path(path)
+    return write_bytes_atomic(target, artifact_bytes(art, target))
+
+
+def artifact_bytes(art: RunArtifact, path: str | Path) -> bytes:
+    """The bytes :func:`write_artifact` writes to ``path`` (gzip when it ends in ``.gz``)."""
+    target = Path(path)
     try:
         # The table is 10^5 new lists: with the collector running, each of its passes
         # would walk the whole run as well (0.3 of the 0.5 s building it took).
@@ -435,9 +441,7 @@ def write_artifact(art: RunArtifact, path: str | Path) -> Path:
             f"{target}: a row's meta holds a value JSON cannot store ({exc}); "
             "keep meta to strings, numbers, booleans, lists and objects"
         ) from None
-    if target.suffix == ".gz":
-        data = gzip.compress(data, mtime=0)
-    return write_bytes_atomic(target, data)
+    return gzip.compress(data, mtime=0) if target.suffix == ".gz" else data
 
 
 # ----------------------------------------------------------------------------- reading
