@@ -3,9 +3,9 @@
 Every case costs this process some CPU (sending, parsing, scoring, judging).
 Python runs that work on one core at a time, so when a run keeps the process
 busy for most of its wall time, cases queue for the client rather than for the
-target: the run is slower than the target allows and, where the latency is
-timed by the client's clock rather than the kernel's receive time (the httpx
-path: https, a ``client=``), the measured latencies include that queueing.
+target: the run is slower than the target allows, and the measured latencies,
+which are client-observed (``HttpTarget`` times each case on its own clock, from
+before the first send to the last byte read), include that queueing.
 The run then says so and names a concurrency that keeps the client at most
 half busy, where it measures the target rather than itself.
 
@@ -96,8 +96,7 @@ def saturation_warning(load: ClientLoad) -> str | None:
         f"this process was busy {load.busy:.0%} of the wall time "
         f"({load.cpu_ms_per_case:.2f} ms of CPU per case), so cases queued for the client, "
         "not only for the target: the run took longer than the target needed, and "
-        "latencies timed by the client's own clock (https, a client= of yours, or no kernel "
-        "receive times) include that wait; "
+        "the latencies, timed by the client's own clock, include that wait; "
         f"concurrency {honest} or less would measure the target honestly "
         "(or give the client more CPU)"
     )
