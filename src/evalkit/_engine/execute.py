@@ -20,7 +20,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit._engine.client_load import ClientLoad, ClientSaturationWarning, saturation_warning
+from evalkit._engine.client_load import (
+    ClientLoad,
+    ClientSaturationWarning,
+    CpuWait,
+    ThreadWait,
+    saturation_warning,
+)
 from evalkit._model import registry
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
 from evalkit._model.registry import resolve_metrics
@@ -35,6 +41,7 @@ RowCallback = Callable[[int, CaseResult], None]
 # The clocks of the client-saturation check (module attributes so tests inject them).
 _wall_clock: Callable[[], float] = time.perf_counter
 _cpu_clock: Callable[[], float] = time.process_time
+_thread_wait: Callable[[], ThreadWait] = ThreadWait
 
 __all__ = [
     "ClientSaturationWarning",
@@ -202,13 +209,14 @@ def evaluate(
 
     from evalkit.metrics.judge_pacing import paced_judges
 
+    cpu_wait = CpuWait()  # one case at a time is never judged: not measured then
     wall_start, cpu_start = _wall_clock(), _cpu_clock()
     with paced_judges(case_defs, options.rate_limit):
         if options.concurrency == 1 and options.case_timeout_s is None:
             for index, case in todo:
                 finish(index, _invoke(target, case, case_defs, limiter))
         else:
-            _run_pool(target, todo, case_defs, limiter, options, finish)
+            _run_pool(target, todo, case_defs, limiter, options, finish, cpu_wait)
     ordered = [rows[i] for i, _ in todo]
     load = ClientLoad(
         cases=len(todo),
@@ -216,6 +224,7 @@ def evaluate(
         wall_s=_wall_clock() - wall_start,
         cpu_s=_cpu_clock() - cpu_start,
         latencies_ms=[row.response.latency_ms for row in ordered if row.response is not None],
+        cpu_wait_s=cpu_wait.total_s,
     )
     message = saturation_warning(load)
     if message is not None:
@@ -241,6 +250,7 @@ def _run_pool(
     limiter: RateLimiter | None,
     options: RunOptions,
     finish: Callable[[int, CaseResult], None],
+    cpu_wait: CpuWait,
 ) -> None:
     """``concurrency`` worker threads take cases from a queue; this thread collects rows.
 
@@ -273,6 +283,13 @@ def _run_pool(
     deadline_s = options.case_timeout_s
 
     def work() -> None:
+        waited = _thread_wait()  # for the saturation check: its wait for a CPU, per case
+        try:
+            take_cases(waited)
+        finally:
+            waited.close()
+
+    def take_cases(waited: ThreadWait) -> None:
         while not stop.is_set():
             if limiter is not None:
                 limiter.acquire()
@@ -296,6 +313,7 @@ def _run_pool(
             except BaseException as exc:  # re-raised on the calling thread
                 outcome = exc
             finished_at[index] = time.monotonic()
+            cpu_wait.add(waited.since_last())
             with lock:
                 mine = running.pop(index, None) is not None
             if not mine:
