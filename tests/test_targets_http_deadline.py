@@ -175,3 +175,31 @@ def test_prompt_replies_share_one_pooled_connection_under_the_deadline() -> None
             for _ in range(3):
                 assert target.invoke(CASE).ranked_ids == ["d1"]
         assert server.connections_opened == 1
+
+
+def test_a_proxy_from_the_environment_keeps_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The trickling server stands in for the proxy: httpx mounts a transport of its own
+    # for it, which must be held to the deadline like the direct one.
+    server = Trickle("headers")
+    try:
+        for name in ("ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy", "http_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv("HTTP_PROXY", server.url.removesuffix("/search"))
+        with HttpTarget(
+            "http://search.invalid/search",
+            "prod",
+            lambda case: {"q": case.query},
+            lambda body: [r["id"] for r in body["results"]],
+            timeout_s=TIMEOUT_S,
+        ) as target:
+            client = target._live_client()
+            transports = [t for t in [client._transport, *client._mounts.values()] if t]
+            assert len(transports) == 2  # its own and the proxy's
+            result, took = run_watched(target, deadline_of_case() + SLACK_S)
+    finally:
+        server.stop()
+    (row,) = result.per_query
+    assert row.error is not None
+    assert f"no complete reply within timeout_s={TIMEOUT_S:g} s" in row.error, row.error
+    assert server.requests == MAX_ATTEMPTS
+    assert deadline_of_case() <= took < deadline_of_case() + SLACK_S
