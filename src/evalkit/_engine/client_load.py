@@ -156,19 +156,21 @@ def saturation_warning(load: ClientLoad) -> str | None:
     honest = honest_concurrency(load)
     if honest is None or honest >= load.concurrency:
         return None
+    who = "the client's own CPU"
     if load.cpu_wait_s < 0.1 * load.cpu_s:
         share = (
             f"this process was busy {load.busy:.0%} of the wall time "
             f"({load.cpu_ms_per_case:.2f} ms of CPU per case)"
         )
     else:  # other processes held the CPUs: the client got less than a core
+        who = "the CPU the client could get"
         share = (
             "other work on this machine held the CPUs: this process's threads spent "
             f"{load.cpu_ms_per_case:.2f} ms of CPU and {load.wait_ms_per_case:.2f} ms waiting "
             f"for one per case, {load.busy:.1f}x the wall time between them"
         )
     return (
-        f"the client's own CPU limited this run at concurrency {load.concurrency}: "
+        f"{who} limited this run at concurrency {load.concurrency}: "
         f"{share}, so cases queued for the client, "
         "not only for the target: the run took longer than the target needed, and "
         "the latencies, timed by the client's own clock, include that wait; "
