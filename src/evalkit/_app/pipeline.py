@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit._app.provenance import git_state
 from evalkit._engine.execute import RowCallback, resolve_metrics
 from evalkit._engine.trials import TrialCallback, evaluate_repeated
-from evalkit._model.golden_cases import GoldenCase, GoldenSet
+from evalkit._model.golden_cases import GoldenSet
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
     GoldensInfo,
@@ -35,7 +35,7 @@ from evalkit._spec.slices import declare_slices, resolve_slice_checks
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
-from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
+from evalkit.errors import ConfigError, EvalkitError, InputError
 from evalkit.targets.base import Target
 
 # The gate (and its numpy statistics) is imported by the gate command alone, not by a run.
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
     from evalkit.gate.trend import DriftTrend
-
-_PLACEHOLDER = "{{%s}}"
 
 
 def import_plugins(config: LoadedConfig) -> None:
@@ -113,71 +111,11 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
         register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
 
 
-def _case_field(case: GoldenCase, name: str) -> Any:
-    if name == "id":
-        return case.id
-    if name == "query":
-        return case.query
-    if name == "expected":
-        return case.expected_text
-    if name == "relevant":
-        return sorted(case.relevant)
-    if name.startswith("context."):
-        key = name.removeprefix("context.")
-        if key in case.context:
-            return case.context[key]
-    raise TargetError(
-        f"payload template names {{{{{name}}}}}, which case {case.id!r} does not have "
-        "(use id, query, expected, relevant or context.<column>)"
-    )
-
-
-def render_payload(template: Any, case: GoldenCase) -> Any:
-    """Fill ``{{query}}``-style placeholders; a string that is one placeholder keeps its type."""
-    if isinstance(template, str):
-        stripped = template.strip()
-        if stripped.startswith("{{") and stripped.endswith("}}") and stripped.count("{{") == 1:
-            return _case_field(case, stripped[2:-2].strip())
-        out = template
-        while "{{" in out:
-            start = out.index("{{")
-            end = out.find("}}", start)
-            if end < 0:
-                break
-            name = out[start + 2 : end].strip()
-            out = out[:start] + str(_case_field(case, name)) + out[end + 2 :]
-        return out
-    if isinstance(template, dict):
-        return {k: render_payload(v, case) for k, v in template.items()}
-    if isinstance(template, list):
-        return [render_payload(v, case) for v in template]
-    return template
-
-
-def _jmespath_extract(expr: str) -> Callable[[Any], Any]:
-    import jmespath
-
-    compiled = jmespath.compile(expr)
-
-    def extract(body: Any) -> Any:
-        found = compiled.search(body)
-        if found is None:
-            raise ValueError(f"extract {expr!r} matched nothing in the response body")
-        if isinstance(found, list):
-            return [str(x) for x in found]
-        if isinstance(found, str):
-            return found
-        raise ValueError(
-            f"extract {expr!r} gave {type(found).__name__}; it must give a list of ids or a string"
-        )
-
-    return extract
-
-
 def build_http_target(
     http: HttpTargetConfig, name: str, env: Mapping[str, str], where: str
 ) -> Target:
     from evalkit.targets.http import HttpTarget
+    from evalkit.targets.http_template import jmespath_extract, render_payload
 
     url = expand_env(http.url, env, f"{where}.url")
     headers = expand_env(http.headers, env, f"{where}.headers")
@@ -186,7 +124,7 @@ def build_http_target(
         url=url,
         name=name,
         build_payload=lambda case: render_payload(payload_template, case),
-        extract=_jmespath_extract(http.extract),
+        extract=jmespath_extract(http.extract),
         headers=headers,
         timeout_s=http.timeout_s,
         meta_keys=tuple(http.meta_keys),
