@@ -180,9 +180,13 @@ def say_prose(text: str) -> None:
 
 
 def say(text: str = "") -> None:
-    """Print to stdout; a reader that left early (``| head -1``) changes nothing else."""
+    """Print to stdout, control characters spelled out (a run name or path from a file
+    cannot retitle the terminal); a reader that left early (``| head -1``) changes nothing
+    else."""
+    from evalkit._util.visible import visible
+
     with stdout_may_close():
-        typer.echo(text)
+        typer.echo(visible(text))
 
 
 def err(message: str) -> None:
