@@ -240,17 +240,18 @@ def check_bounds(name: str, bounds: object) -> Bounds | None:
     if bounds is None:
         return None
     ends = tuple(bounds) if isinstance(bounds, tuple | list) else ()
-    ok = len(ends) == 2 and all(
+    numbers = len(ends) == 2 and all(
         end is None or (isinstance(end, int | float) and not isinstance(end, bool)) for end in ends
     )
-    low = -math.inf if not ok or ends[0] is None else float(ends[0])
-    high = math.inf if not ok or ends[1] is None else float(ends[1])
-    if not ok or math.isnan(low) or math.isnan(high) or low > high:
-        raise RegistryError(
-            f"metric {name!r}: bounds must be (low, high) with low <= high, None for an "
-            f"open end, e.g. (0, 1) or (0, None); got {bounds!r}"
-        )
-    return low, high
+    if numbers:
+        low = -math.inf if ends[0] is None else float(ends[0])
+        high = math.inf if ends[1] is None else float(ends[1])
+        if low <= high:  # False for a NaN end too
+            return low, high
+    raise RegistryError(
+        f"metric {name!r}: bounds must be (low, high) with low <= high, None for an "
+        f"open end, e.g. (0, 1) or (0, None); got {bounds!r}"
+    )
 
 
 def bounds_text(bounds: Bounds) -> str:
