@@ -108,7 +108,9 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
             prices=judge.prices,
             wire={key: getattr(judge, key) for key in WIRE_SETTINGS},
         )
-        register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
+        register_metric(
+            judge.metric, higher_is_better=judge.higher_is_better, bounds=(1, judge.scale)
+        )(grader)
 
 
 def build_http_target(

@@ -120,6 +120,13 @@ def score_case(
             raise MetricError(
                 f"metric {defn.name!r} returned {value} on case {case.id!r}; a score must be finite"
             )
+        if not defn.admits(value):
+            assert defn.bounds is not None
+            raise MetricError(
+                f"metric {defn.name!r} returned {value} on case {case.id!r}, outside its "
+                f"declared range {registry.bounds_text(defn.bounds)}; fix the metric (or its "
+                "bounds=)"
+            )
         values[defn.name] = float(value)
     return CaseResult(case.id, response, values)
 

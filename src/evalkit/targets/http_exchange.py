@@ -99,5 +99,7 @@ def read_capped(response: httpx.Response) -> None:
 
 
 def body_excerpt(response: httpx.Response) -> str:
+    from evalkit._util.visible import visible  # a body's ESC, BEL, NUL: spelled, not emitted
+
     text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
-    return one_line(text, _EXCERPT_CHARS)
+    return one_line(visible(text), _EXCERPT_CHARS)
