@@ -19,6 +19,7 @@ from evalkit.goldens import GoldenCase
 from evalkit.targets import HttpTarget, Target, TargetResponse
 from evalkit.targets.http import MAX_ATTEMPTS, Attempt, run_attempts
 from fakes import unused_port
+from servers.raw import read_head
 from servers.search import Drop, RecordedRequest, Reply, Reset, SearchServer
 
 CASE = GoldenCase(id="q1", query="cheap flights", relevant=frozenset({"d1"}))
@@ -583,13 +584,8 @@ def raw_server(reply: bytes) -> Iterator[str]:
             while True:
                 conn, _ = listener.accept()
                 with conn:
-                    data = b""
-                    while b"\r\n\r\n" not in data:
-                        chunk = conn.recv(4096)
-                        if not chunk:
-                            break
-                        data += chunk
-                    conn.sendall(reply)
+                    if read_head(conn) is not None:
+                        conn.sendall(reply)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
