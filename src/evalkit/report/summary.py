@@ -18,7 +18,7 @@ from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
-from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport
+from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport
 
 # Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
 # unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
@@ -142,6 +142,15 @@ def shared_confidence(report: GateReport) -> float | None:
     return levels.pop() if len(levels) == 1 else None
 
 
+def decided_phrase(c: Comparison) -> str:
+    """What decided a comparison, as a reader is told it: the one place of this wording.
+
+    The procedure's name is the statistics' (``Comparison.procedure``); the reader is
+    told the test, and the configured method only where it chose among several.
+    """
+    return c.method_shown
+
+
 def deciding_procedures(report: GateReport) -> str | None:
     """``Decided by paired t (a, b); percentile bootstrap (c).``: which procedure gave
     each compared check its interval and p, grouped, in the order the checks run
@@ -149,7 +158,7 @@ def deciding_procedures(report: GateReport) -> str | None:
     groups: dict[str, list[str]] = {}
     for v in report.verdicts:
         if v.comparison is not None:
-            groups.setdefault(v.comparison.method_shown, []).append(v.check_id)
+            groups.setdefault(decided_phrase(v.comparison), []).append(v.check_id)
     if not groups:
         return None
     if len(groups) == 1:
@@ -224,15 +233,37 @@ def outcome(d: CaseDelta, higher_is_better: bool | None, tie_tolerance: float = 
     return "win" if (d.delta > 0) == higher_is_better else "loss"
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(case_id: str) -> tuple[tuple[int, int, str], ...]:
+    """Sorts ``2`` before ``10`` and ``q2`` before ``q10``; text runs compare as text."""
+    return tuple(
+        (0, int(part), part) if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(case_id)
+        if part
+    )
+
+
 def worst_first(deltas: tuple[CaseDelta, ...], higher_is_better: bool | None) -> list[CaseDelta]:
-    """Most regressed first (largest move in the bad direction), ties by case id."""
+    """Most regressed first (largest move in the bad direction), equals by case id
+    in natural order (``2`` before ``10``)."""
     sign = -1.0 if higher_is_better is not False else 1.0
 
-    def key(d: CaseDelta) -> tuple[float, str]:
+    def key(d: CaseDelta) -> tuple[float, tuple[tuple[int, int, str], ...]]:
         bad = sign * d.delta if math.isfinite(d.delta) else math.inf
-        return (-bad, d.case_id)
+        return (-bad, natural_key(d.case_id))
 
     return sorted(deltas, key=key)
+
+
+def changed_worst_first(
+    deltas: tuple[CaseDelta, ...], higher_is_better: bool | None
+) -> tuple[list[CaseDelta], int]:
+    """The cases that moved, worst first, and how many tied (left out: a tie says nothing
+    a count cannot)."""
+    changed = tuple(d for d in deltas if outcome(d, higher_is_better) != "tie")
+    return worst_first(changed, higher_is_better), len(deltas) - len(changed)
 
 
 def case_deltas(v: CheckVerdict) -> tuple[CaseDelta, ...]:
