@@ -107,6 +107,7 @@ def _document(
     doc.extend(_warnings(report))
     doc.extend(_why(report))
     doc.extend(_notes(report, why))
+    doc.append(_how(report))
     doc.extend(_failed_cases(report))
     doc.extend(_goldens(report))
     if report.slices is not None:  # report/slices.py: the slices that moved
@@ -236,23 +237,37 @@ def _nb(text: str) -> str:
     return text.replace(" ", "&nbsp;")
 
 
-def _row(v: CheckVerdict, shared: float | None, partial: bool, with_p: bool = True) -> str:
+def _row(
+    v: CheckVerdict,
+    shared: float | None,
+    partial: bool,
+    with_p: bool = True,
+    before_after: bool = True,
+) -> str:
+    """One check's row; a row that did not pass says before → after where the table has
+    the room (not past ALL_OPEN checks, where the ids need the width)."""
     arrow = {True: "&nbsp;↑", False: "&nbsp;↓", None: ""}[v.higher_is_better]
-    # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]".
+    # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]";
+    # a row that did not pass says before → after on a line of its own, then Δ [interval].
+    c = v.comparison
+    moved = c is not None and v.status != "pass" and before_after
     parts = []
     for part in S.change_parts(v):
         delta, bracket, interval = part.partition(" [")
-        parts.append(_nb(delta) + (" " + _nb("[" + interval) if bracket else ""))
-    c = v.comparison
-    if c is not None and v.status != "pass":
-        # a failing row says what moved, not only by how much
-        u = unit_of(v.metric)
-        after = c.candidate_value if c.candidate_value is not None else v.observed
-        parts[0] = _nb(f"{S.num(c.baseline_value, u)} → {S.num(after, u)}:") + " " + parts[0]
+        gap = "&nbsp;" if moved else " "
+        parts.append(_nb(delta) + (gap + _nb("[" + interval) if bracket else ""))
     if c is not None:
         if c.confidence != shared:
             parts[0] += f" {S.confidence(c.confidence)}&nbsp;CI"
-        if v.kind == "vs_reference":
+        if moved:
+            u = unit_of(v.metric)
+            after = c.candidate_value if c.candidate_value is not None else v.observed
+            ref = "reference " if v.kind == "vs_reference" else ""
+            line = f"{ref}{S.num(c.baseline_value, u)} → {S.num(after, u)}"
+            if len(parts) > 1:  # the margin: on the first line, so the cell stays two
+                line += f" ({parts.pop().replace('&nbsp;', ' ')})"
+            parts[0] = _nb(line + ":") + " " + parts[0]
+        elif v.kind == "vs_reference":
             parts[0] = "vs&nbsp;reference: " + parts[0]
     cells = [
         _nb(f"{S.STATUS_ICON[v.status]} {S.short_word(v)}"),
@@ -279,7 +294,8 @@ def _checks_tables(report: GateReport) -> list[Part]:
         # A cases column only where one of the table's rows does not cover its cases
         partial = any(v.covered != v.total for v in verdicts)
         with_p = any(v.comparison is not None for v in verdicts)  # else a column of blanks
-        rows = [_row(v, shared, partial, with_p) for v in verdicts]
+        room = len(report.verdicts) <= ALL_OPEN
+        rows = [_row(v, shared, partial, with_p, room) for v in verdicts]
         return rows, _head(report, partial, with_p)
 
     if len(verdicts) <= ALL_OPEN:
@@ -309,18 +325,19 @@ def _checks_tables(report: GateReport) -> list[Part]:
 
 
 def _footer(report: GateReport) -> str:
-    """The line under the table: the coverage when it is full; then how the checks were
-    decided and the family-wise rate's reasoning, folded (the header says the rate where
-    it changes the reading)."""
-    out = ""
+    """The line under the table: the coverage when it is full."""
     full = S.full_coverage(report)
-    if full is not None:
-        out += full + "\n\n"
+    return full + "\n\n" if full is not None else ""
+
+
+def _how(report: GateReport) -> str:
+    """How the checks were decided and the family-wise rate's reasoning, folded: the
+    header says the rate where it changes the reading."""
     lines = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
-    if lines:
-        body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in lines)
-        out += f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
-    return out
+    if not lines:
+        return ""
+    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in lines)
+    return f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
 
 
 def _warnings(report: GateReport) -> list[Part]:

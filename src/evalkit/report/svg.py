@@ -321,10 +321,11 @@ def trend_plot(
         f"band: each step's {S.confidence(trend.confidence)} CI of Δ from the previous point"
     )
     out = [
-        f'<p class="plot-title">{html_text(title, 200)}</p>',
         *_svg_open(
             "trend", height, f"Trend across promotions: {html_text(trend.metric, 120)}"
         ),
+        f'<text x="{left}" y="16" class="axis"><tspan class="label">'
+        f"{html_text(title, 200)}</tspan></text>",
     ]
     for tick in (hi - pad, (hi + lo) / 2, lo + pad):
         out.append(

@@ -181,23 +181,39 @@ def _headline(report: GateReport) -> Text:
     return line
 
 
-def _run_line(label: str, run: RunSummary) -> Text:
-    """``Candidate NAME · 300 cases · commit abc1234 · created …``; wrapped by the caller
-    at spaces, so a piece may start the next line but a commit is never split."""
+def _run_line(label: str, run: RunSummary) -> list[Text]:
+    """``Candidate NAME · 300 cases · commit abc1234 · created …`` as its pieces, which
+    :func:`_say_pieces` keeps whole when it wraps."""
     from rich.text import Text
 
-    line = Text()
-    line.append(f"{label} ", style="bold")
-    line.append(_t(run.name))
-    line.append(f" · {run.n_cases:,} cases")
+    first = Text()
+    first.append(f"{label} ", style="bold")
+    first.append(_t(run.name))
+    pieces = [first, Text(f"{run.n_cases:,} cases")]
     sha = S.short_sha(run.git_commit)
     if sha is not None:
-        line.append(f" · commit {sha}")
+        pieces.append(Text(f"commit {sha}"))
     elif run.git_commit:
-        line.append(" · commit ").append(_t(run.git_commit, 40))
+        pieces.append(Text("commit ").append(_t(run.git_commit, 40)))
     if run.created_at:
-        line.append(" · created ").append(_t(run.created_at, 40))
-    return line
+        pieces.append(Text("created ").append(_t(run.created_at, 40)))
+    return pieces
+
+
+def _say_pieces(console: Console, pieces: list[Text], sep: str = " · ") -> None:
+    """Pieces joined by ``sep``, wrapped between pieces (never inside one that fits)."""
+    from rich.text import Text
+
+    line: Text | None = None
+    for piece in pieces:
+        if line is not None and line.cell_len + len(sep) + piece.cell_len <= console.width:
+            line.append(sep).append(piece)
+            continue
+        if line is not None:
+            _say(console, line, 2)
+        line = piece.copy() if line is None else Text("  ").append(piece)
+    if line is not None:
+        _say(console, line, 2)
 
 
 def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) -> str:
@@ -326,10 +342,7 @@ def _say_reference(console: Console, report: GateReport) -> None:
     """The drift checks' reference (a run line), or the loud line saying there is none."""
     ref = report.reference
     if ref is not None and ref.run is not None:
-        line = _run_line("Reference", ref.run)
-        line.append(" · ")
-        line.append(_t(ref.detail, MESSAGE_LEN))
-        _say(console, line)
+        _say_pieces(console, [*_run_line("Reference", ref.run), _t(ref.detail, MESSAGE_LEN)])
     missing = S.no_reference(report)
     if missing is not None:
         text = _t(f"{missing.lead()}: ", MESSAGE_LEN, style="bold yellow")
@@ -365,13 +378,13 @@ def _print(console: Console, report: GateReport) -> None:
     risk = _risk(report)
     if risk is not None:
         _say(console, risk, 2)
-    _say(console, _run_line("Candidate", report.candidate), 2)
+    _say_pieces(console, _run_line("Candidate", report.candidate))
     coverage = S.coverage_line(report)
     if coverage is not None:
         before, selection, after = coverage
         _prose(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
-        _say(console, _run_line("Baseline", report.baseline), 2)
+        _say_pieces(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
         _prose(
             console,
