@@ -45,8 +45,7 @@ def _runs(n: int, seed: int, shift: float) -> tuple[RunArtifact, RunArtifact]:
 
 def _checks() -> list[CheckSpec]:
     out = [
-        CheckSpec(f"no_{m}_regression", m, vs_baseline="no_significant_regression")
-        for m in METRICS
+        CheckSpec(f"no_{m}_regression", m, vs_baseline="no_significant_regression") for m in METRICS
     ]
     out += [CheckSpec(f"{m}_floor", m, op=">=", threshold=0.3) for m in METRICS]
     return out

@@ -127,18 +127,17 @@ def test_cases_column_only_where_coverage_is_not_full() -> None:
 def test_the_false_alarm_chance_is_in_the_header_only_where_it_changes_the_reading() -> None:
     two = render_markdown(failing(), config_name="c")
     head, _, rest = two.partition("**Candidate**")
-    assert "Even with nothing changed" not in head  # two checks, 9.8%: not in the header
+    assert "Unchanged runs fail" not in head  # two checks, 9.8%: not in the header
     how = rest.split("<summary>How the checks were decided</summary>", 1)[1]
     assert "2 vs&#95;baseline tests ran" in how.split("</details>", 1)[0]
     assert "is 9.8% (correction: none)" in how
     high = render_markdown(dataclasses.replace(failing(), alpha_familywise=0.2), config_name="c")
     assert high.splitlines()[3] == (
-        "Even with nothing changed, one of these 2 compared checks fails at most 20.0% "
-        "of the time."
+        "Unchanged runs fail one of these 2 compared checks up to 20.0% of the time."
     )
     one = render_markdown(passing(), config_name="c")
     assert "1 vs&#95;baseline test ran." in one
-    assert "Even with nothing changed" not in one
+    assert "Unchanged runs fail" not in one
 
 
 def test_no_baseline_is_loud_and_said_once() -> None:

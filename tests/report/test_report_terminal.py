@@ -32,7 +32,7 @@ def test_headline_table_and_reasons() -> None:
     assert lines[0] == "FAIL: 1 of 3 checks passed; blocking: recall_floor, no_ndcg_regression"
     assert "Baseline main · 100 cases · commit fedcba9" in out
     # two compared checks at a 9.8% bound: no risk line, the header is the verdict alone
-    assert "Even with nothing changed" not in out
+    assert "Unchanged runs fail" not in out
     assert lines[1].startswith("Candidate candidate")
     row = next(line for line in lines if "no_ndcg_regression" in line and "fail" in line)
     assert "0.7377 → 0.6965: Δ -0.0412 [-0.0650, -0.0170]  p=0.0008  15/34/51" in row
@@ -165,11 +165,11 @@ def test_the_risk_line_wraps_at_words_and_keeps_its_rate_whole(width: int) -> No
     out = _text(report, width=width)
     lines = out.splitlines()
     assert lines[0].startswith("FAIL:")
-    start = next(i for i, line in enumerate(lines) if line.startswith("Even with nothing"))
+    start = next(i for i, line in enumerate(lines) if line.startswith("Unchanged runs"))
     assert start <= 2  # the header: the verdict (wrapped at 60 columns), then the risk
-    assert lines[start].startswith("Even with nothing changed, one of these 2 compared")
+    assert lines[start].startswith("Unchanged runs fail one of these 2 compared checks")
     end = next(i for i, line in enumerate(lines) if line.startswith("Candidate"))
     block = lines[start:end]
     assert all(len(line) <= width and not line.endswith(" ") for line in block), block
-    assert "at most 12.3% of the time" in " ".join(" ".join(block).split())
+    assert "up to 12.3% of the time" in " ".join(" ".join(block).split())
     assert any("12.3%" in line for line in block)

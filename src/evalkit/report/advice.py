@@ -115,17 +115,17 @@ class Risk:
     culprit: str | None  # untrusted: the check whose margin drives the rate
 
     def before(self) -> str:
-        how = "at most" if self.bound else "about"
+        how = "up to" if self.bound else "about"
         if self.culprit is not None:
-            return f"Even with nothing changed this gate fails {how} {S.percent(self.rate)}: "
+            return f"Unchanged runs fail this gate {how} {S.percent(self.rate)}: "
         return (
-            f"Even with nothing changed, one of these {self.tests} compared checks fails "
-            f"{how} {S.percent(self.rate)} of the time."
+            f"Unchanged runs fail one of these {self.tests} compared checks {how} "
+            f"{S.percent(self.rate)} of the time."
         )
 
     def after(self) -> str:
         """Follows the culprit's name when there is one."""
-        return "'s margin is too tight (see that check)." if self.culprit is not None else ""
+        return "'s margin is too tight." if self.culprit is not None else ""
 
 
 def risk(report: GateReport) -> Risk | None:

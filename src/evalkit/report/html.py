@@ -180,7 +180,9 @@ def _header(report: GateReport) -> list[str]:
     r = A.risk(report)
     if r is not None:
         culprit = f'<span class="id">{html_text(r.culprit, 80)}</span>' if r.culprit else ""
-        out.insert(2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>')
+        out.insert(
+            2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>'
+        )
     out += [f'<p class="muted">{html_text(n, 400)}</p>' for n in report.notes]
     bad = S.non_finite_fields(report)
     if bad:

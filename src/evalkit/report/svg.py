@@ -159,9 +159,7 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
         cy = BAR_H / 2
         if math.isfinite(row.ci_low) and math.isfinite(row.ci_high):
             bar.append(
-                _line(
-                    x(row.ci_low), cy, x(row.ci_high), cy, f'stroke="{colour}" stroke-width="3"'
-                )
+                _line(x(row.ci_low), cy, x(row.ci_high), cy, f'stroke="{colour}" stroke-width="3"')
             )
         if math.isfinite(row.delta):
             dx = x(row.delta)
@@ -321,9 +319,7 @@ def trend_plot(
         f"band: each step's {S.confidence(trend.confidence)} CI of Δ from the previous point"
     )
     out = [
-        *_svg_open(
-            "trend", height, f"Trend across promotions: {html_text(trend.metric, 120)}"
-        ),
+        *_svg_open("trend", height, f"Trend across promotions: {html_text(trend.metric, 120)}"),
         f'<text x="{left}" y="16" class="axis"><tspan class="label">'
         f"{html_text(title, 200)}</tspan></text>",
     ]

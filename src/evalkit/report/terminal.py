@@ -146,12 +146,18 @@ def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
     if not isinstance(line, Text):
         console.print(line, soft_wrap=False, overflow="fold")
         return
-    pad = " " * indent
-    first = True
-    for piece in line.wrap(console, max(console.width - indent, 20), overflow="fold"):
+    # the first line takes the whole width, the rest the width less their indent
+    head, *more = line.wrap(console, console.width, overflow="fold")
+    offset = len(head.plain)
+    head.rstrip()
+    console.print(head, soft_wrap=True)
+    if not more:
+        return
+    rest = line[offset:]
+    rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")) :]
+    for piece in rest.wrap(console, max(console.width - indent, 20), overflow="fold"):
         piece.rstrip()
-        console.print(piece if first else Text(pad) + piece, soft_wrap=True)
-        first = False
+        console.print(Text(" " * indent) + piece, soft_wrap=True)
 
 
 _prose = _say

@@ -32,7 +32,7 @@ def make_target(version: str = "v1") -> CallableTarget:
         i = int(case.id)
         place = rank_of(i, version)
         filler = [f"x{i}-{k}" for k in range(1, 21)]
-        ids = filler[: place - 1] + [f"d{i}"] + filler[place - 1 :]
+        ids = [*filler[: place - 1], f"d{i}", *filler[place - 1 :]]
         return TargetResponse(ids[:20], latency_ms=1.0)
 
     return CallableTarget(rank, name=f"ranker-{version}")
