@@ -43,6 +43,11 @@ def test_the_300_case_fixture_at_80_columns(fixture300: Path, config: str) -> No
     gated = evalkit("gate", "--config", config, "--out", out, cwd=fixture300, env=NARROW)
     assert gated.returncode == (0 if config == "evalkit.yaml" else 1), gated.stderr
     fits(gated.stdout, config)
+    # before anything ran: the margin the eval cannot resolve, with its fix, on stderr
+    said = " ".join(gated.stderr.split())
+    assert said.startswith("⚠ ndcg_not_worse: margin 0.0050 is too tight for 300 cases")
+    assert "(Estimated before the run from the baseline's spread.)" in said
+    fits(gated.stderr, "stderr")
     lines = gated.stdout.splitlines()
     # the header: the verdict, then (the margin is too tight) the risk, in two lines
     assert lines[0].startswith(("PASS: 3 of 3", "FAIL: 1 of 3"))

@@ -220,6 +220,21 @@ def say(text: str = "") -> None:
         typer.echo(text)
 
 
+def warn_line(message: str) -> None:
+    """A warning on stderr, ``⚠ …``, wrapped at spaces to the terminal's width (COLUMNS)."""
+    width = terminal_width()
+    text = f"⚠ {message}"
+    if width is not None:
+        import textwrap
+
+        text = "\n".join(
+            textwrap.wrap(
+                text, width, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+            )
+        )
+    typer.echo(text, err=True)
+
+
 def err(message: str) -> None:
     typer.echo(f"evalkit: {message}", err=True)
 

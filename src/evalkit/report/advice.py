@@ -10,11 +10,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
+from evalkit._spec.checks import DEFAULT_ALPHA
 from evalkit._util.units import unit_of
 from evalkit.gate.model import CheckVerdict, GateReport
 from evalkit.report import summary as S
+
+if TYPE_CHECKING:
+    from evalkit._spec.artifact import RunArtifact
+    from evalkit._spec.checks import CheckSpec
 
 #: A family of this many compared checks has a risk worth a sentence whatever its rate.
 SEVERAL_CHECKS: Final = 3
@@ -202,3 +207,59 @@ def by_check(warnings: Sequence[CheckWarning]) -> dict[str, list[str]]:
     for w in warnings:
         out.setdefault(w.check_id, []).append(w.advice)
     return out
+
+
+def margins_before_run(specs: Sequence[CheckSpec], baseline: RunArtifact) -> list[MarginAdvice]:
+    """The non-inferiority margins the eval cannot resolve, judged before anything runs
+    from the baseline alone: its per-case values' spread stands in for the spread of the
+    differences (as ``evalkit power`` does with one run), the cases are the check's own.
+
+    The judgement and its rate are stats.familywise's, as after the run.
+    """
+    import numpy as np
+
+    from evalkit.stats.familywise import TestedCheck, familywise_rate
+
+    rows = {row.case_id: row for row in baseline.result.per_query}
+    out: list[MarginAdvice] = []
+    for spec in specs:
+        if spec.vs_baseline != "non_inferiority" or spec.margin is None or spec.margin <= 0:
+            continue
+        ids = spec.scope if spec.scope is not None else tuple(rows)
+        values = [
+            float(value)
+            for cid in ids
+            if (row := rows.get(cid)) is not None and row.error is None
+            if isinstance(value := row.metrics.get(spec.metric), int | float)
+            and math.isfinite(value)
+        ]
+        if len(values) < 2:
+            continue
+        spread = np.asarray(values, dtype=np.float64)
+        alpha = spec.alpha if spec.alpha is not None else DEFAULT_ALPHA
+        tested = TestedCheck(
+            diffs=spread - float(spread.mean()),
+            procedure="t",
+            alpha=alpha,
+            higher_is_better=True,
+            tested_value=-spec.margin,
+            corrected=False,
+            mode="non_inferiority",
+            check_id=spec.id,
+        )
+        rate = familywise_rate([tested], "none", seed=0)
+        for check_id, share, widths in rate.near_margin:
+            advice = advise_margin(
+                check_id, spec.metric, spec.margin, len(values), share, alpha / 2, widths
+            )
+            if advice is not None:
+                out.append(advice)
+    return out
+
+
+def before_run_line(advice: MarginAdvice) -> str:
+    """One line for ``evalkit gate`` to say before it runs (untrusted: the check id)."""
+    return (
+        f"{advice.check_id}: {advice.sentence()} (Estimated before the run from the "
+        "baseline's spread.)"
+    )
