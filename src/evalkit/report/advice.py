@@ -8,6 +8,7 @@ where a field says so (a check id), which each reporter escapes its own way.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
@@ -154,14 +155,43 @@ def risk(report: GateReport) -> Risk | None:
     return Risk(rate, bound, n, culprit)
 
 
-def split_warning(warning: str) -> tuple[str, str | None]:
-    """A statistical warning as (what it means and what to do, the procedure's reasoning).
+_ADVICE: Final = (
+    # (how the statistics' warning starts, what a reviewer is told to do): the one place
+    # of this wording; the warning itself, whole, is in the check's details.
+    (
+        re.compile(r"only (?P<n>[\d,]+) cases: a bootstrap of a whole-run aggregate"),
+        "Only {n} cases for a whole-run aggregate: treat a borderline result as undecided, "
+        "or add cases.",
+    ),
+    (
+        re.compile(r"only (?P<n>[\d,]+) cases"),
+        "Only {n} cases: treat a borderline result as undecided, or add cases.",
+    ),
+    (
+        re.compile(r"the per-case differences are heavily skewed"),
+        "A few extreme cases drive this result: read the most changed cases before "
+        "trusting it.",
+    ),
+    (
+        re.compile(r"no case improved"),
+        "No case improved: if the change is meant to help a few cases, check that the "
+        "eval holds some of them.",
+    ),
+)
+_PARENTHESES = re.compile(r" ?\([^()]*\)")
 
-    The statistics write the observation and its advice first and what the procedure
-    did after the first ``; `` — the reasoning belongs in the details, not in view.
-    """
-    head, sep, rest = warning.partition("; ")
-    return head, (rest if sep else None)
+
+def advice_for(warning: str) -> str:
+    """What a statistical warning tells a reviewer to do, in a sentence or two."""
+    for pattern, advice in _ADVICE:
+        found = pattern.match(warning)
+        if found is not None:
+            return advice.format(**found.groupdict())
+    # Another warning: its first clause, without the figures in parentheses.
+    text = warning
+    while _PARENTHESES.search(text):
+        text = _PARENTHESES.sub("", text)
+    return _sentence(text.partition("; ")[0])
 
 
 @dataclass(frozen=True)
@@ -185,21 +215,13 @@ def in_view(report: GateReport) -> list[CheckWarning]:
         if v.comparison is None or not (v.status != "pass" or S.borderline(v)):
             continue
         for warning in v.comparison.warnings:
-            out.append(CheckWarning(v.check_id, _sentence(split_warning(warning)[0])))
+            out.append(CheckWarning(v.check_id, advice_for(warning)))
     return out
 
 
 def _sentence(text: str) -> str:
     text = text.strip()
     return (text[:1].upper() + text[1:]) + ("" if text.endswith(".") else ".")
-
-
-def reasoning(v: CheckVerdict) -> list[str]:
-    """The procedure's reasoning behind ``v``'s warnings, one line each (for the details)."""
-    c = v.comparison
-    if c is None:
-        return []
-    return [why for w in c.warnings if (why := split_warning(w)[1]) is not None]
 
 
 def by_check(warnings: Sequence[CheckWarning]) -> dict[str, list[str]]:

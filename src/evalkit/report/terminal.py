@@ -169,22 +169,29 @@ def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
     return Text(one_line(text, max_len), style=style)
 
 
-def _headline(report: GateReport) -> Text:
+def _headline(report: GateReport, width: int) -> Text:
+    """The verdict and the blocking checks on one line: as many names as fit ``width``
+    (at least one), the rest counted."""
     from rich.text import Text
 
     h = S.headline(report)
-    line = Text()
-    line.append(h.word, style=VERDICT_STYLE[h.verdict])
-    line.append(f": {h.counts()}")
-    if h.named:
-        line.append(f"; {h.named_label}: ")
-        for i, name in enumerate(h.named):
-            if i:
-                line.append(", ")
-            line.append(_t(name, style="bold"))
-        if h.more:
-            line.append(f" and {h.more} more")
-    return line
+    names = [*h.named]
+    while True:
+        line = Text()
+        line.append(h.word, style=VERDICT_STYLE[h.verdict])
+        line.append(f": {h.counts()}")
+        more = h.more + len(h.named) - len(names)
+        if names:
+            line.append(f"; {h.named_label}: ")
+            for i, name in enumerate(names):
+                if i:
+                    line.append(", ")
+                line.append(_t(name, style="bold"))
+            if more:
+                line.append(f" and {more} more")
+        if line.cell_len <= width or len(names) <= 1:
+            return line
+        names.pop()
 
 
 def _run_line(label: str, run: RunSummary) -> list[Text]:
@@ -380,7 +387,7 @@ def _warning(v_id: str | None, advice: str) -> Text:
 def _print(console: Console, report: GateReport) -> None:
     from rich.text import Text
 
-    _say(console, _headline(report), 2)
+    _say(console, _headline(report, console.width), 2)
     risk = _risk(report)
     if risk is not None:
         _say(console, risk, 2)
