@@ -113,7 +113,7 @@ def test_every_warning_the_statistics_write_becomes_a_short_instruction() -> Non
                         assert len(advice) <= 130, advice
                         assert "(" not in advice, advice
                         assert advice.endswith("."), advice
-                        assert any(
-                            verb in advice for verb in ("treat", "read", "check", "add")
-                        ), advice
+                        assert any(verb in advice for verb in ("treat", "read", "check", "add")), (
+                            advice
+                        )
     assert {"small_n", "skewed", "no_wins", "aggregate_small_n"} <= seen

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from evalkit._spec.checks import DEFAULT_ALPHA
 from evalkit._util.units import unit_of
-from evalkit.gate.model import CheckVerdict, GateReport
+from evalkit.gate.model import GateReport
 from evalkit.report import summary as S
 
 if TYPE_CHECKING:
@@ -169,8 +169,7 @@ _ADVICE: Final = (
     ),
     (
         re.compile(r"the per-case differences are heavily skewed"),
-        "A few extreme cases drive this result: read the most changed cases before "
-        "trusting it.",
+        "A few extreme cases drive this result: read the most changed cases before trusting it.",
     ),
     (
         re.compile(r"no case improved"),
