@@ -192,7 +192,10 @@ def slice_markdown(report: SliceReport) -> str:
     order = sorted(moved, key=lambda v: (v.status != "regressed", v.p_adjusted or 1.0))
     keep = (2, 6, 7, 9, 10)  # slice, Δ, interval, FDR-adjusted p, status
     rows = [
-        "| " + " | ".join(md(slice_cells(v)[i], 80) for i in (0, *keep)) + " |\n"
+        # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
+        "| "
+        + " | ".join(md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in (0, *keep))
+        + " |\n"
         for v in order[:MARKDOWN_SHOWN]
     ]
     table = (
