@@ -50,13 +50,7 @@ def _interval(v: SliceVerdict) -> str:
     step-up's (two-sided 1 − 2ℓ), not the check's."""
     if v.ci_low is None or v.ci_high is None or v.confidence is None:
         return ""
-    return f"{_level(v.confidence)} CI [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
-
-
-def _level(confidence: float) -> str:
-    """``99.45%``, ``95%``: as many digits as the FDR level needs (two decimals), none
-    it does not."""
-    return f"{round(confidence * 100, 2):g}%"
+    return f"{S.confidence(v.confidence)} CI [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
 
 
 def _p(v: SliceVerdict, p: float | None) -> str:
@@ -227,6 +221,7 @@ def slice_forest(report: SliceReport) -> str:
             higher_is_better=v.higher_is_better,
             status="fail" if v.status == "regressed" else "pass",
             p_label="FDR-adjusted p",
+            instead_of_p="improved" if v.status == "improved" else None,
         )
         for v in report.verdicts
         if v.tested

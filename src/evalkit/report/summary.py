@@ -50,8 +50,9 @@ def percent(x: float) -> str:
 
 
 def confidence(c: float) -> str:
-    """``0.95`` → ``95%``; ``0.975`` → ``97.5%``."""
-    return f"{round(c * 100, 6):g}%" if math.isfinite(c) else NA
+    """``0.95`` → ``95%``; ``0.975`` → ``97.5%``; an FDR or Holm step's ``0.98181…`` →
+    ``98.18%`` (two decimals at most: a level, not a figure to compute with)."""
+    return f"{round(c * 100, 2):g}%" if math.isfinite(c) else NA
 
 
 def op_symbol(op: str | None) -> str | None:

@@ -68,6 +68,9 @@ class ForestRow:
     status: str  # a key of STATUS_COLOURS
     margin: float | None = None
     p_label: str = "p"  # what p_value is: "p", "Holm-adjusted p", "p vs margin"
+    # said instead of the p where the p would mislead (an improved slice: its bad-side p
+    # is near 1, and the word says what the interval does)
+    instead_of_p: str | None = None
 
 
 def _f(x: float) -> str:
@@ -128,7 +131,8 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
         stats = (
             f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
             f"{suffix(row.metric)} "
-            f"{S.confidence(row.confidence)}, {S.p_text(row.p_value, row.p_label)}"
+            f"{S.confidence(row.confidence)}, "
+            + (row.instead_of_p or S.p_text(row.p_value, row.p_label))
         )
         out.append(
             f'<div class="frow" data-status="{html_text(row.status)}">'
