@@ -113,14 +113,19 @@ def slice_text(report: SliceReport, width: int | None = None) -> str:
     return "\n".join([head, *lines]) + "\n"
 
 
+def _is(p: str) -> str:
+    """``=0.0196``, or ``<0.0001`` as it stands (never ``=<0.0001``)."""
+    return p if p.startswith("<") else f"={p}"
+
+
 def _block(cells: tuple[str, ...]) -> list[str]:
     """One slice as short lines: what was decided, the change, then its p-values."""
     check, metric, where, n, base, cand, delta, interval, p, adjusted, status = cells
     change = [f"{base} → {cand}" if base or cand else "", f"Δ {delta}" if delta else ""]
     shown = p not in ("", "—")
     tests = [
-        f"FDR-adjusted p={adjusted}" if shown and adjusted else "",
-        f"(p={p})" if shown else "",
+        f"FDR-adjusted p{_is(adjusted)}" if shown and adjusted else "",
+        f"(p{_is(p)})" if shown else "",
         f"check {check}",
     ]
     return [

@@ -397,44 +397,6 @@ def multiplicity(report: GateReport) -> str | None:
     return sentence + after
 
 
-def caveats(report: GateReport) -> list[tuple[str, list[str]]]:
-    """Each kind of statistical warning (its first wording) with the checks it applies to."""
-    return [(c.warning, list(c.checks)) for c in ranked_caveats(report)]
-
-
-@dataclass(frozen=True)
-class Caveat:
-    """One kind of statistical warning, its first wording, and the checks it applies to."""
-
-    warning: str
-    checks: tuple[str, ...]
-    # Whether it can change how a verdict reads: it applies to a check that did not
-    # pass, or to a borderline one. The others are folded away.
-    matters: bool
-
-
-def ranked_caveats(report: GateReport) -> list[Caveat]:
-    """The statistical warnings, deduplicated, those that matter first (then by reach)."""
-    found: dict[str, tuple[str, list[str], list[bool]]] = {}
-    for v in report.verdicts:
-        for warning in v.comparison.warnings if v.comparison is not None else ():
-            # The numbers inside differ per check (n, skewness): group by the lead phrase.
-            kind = _caveat_kind(warning)
-            _, checks, matters = found.setdefault(kind, (warning, [], []))
-            if v.check_id not in checks:
-                checks.append(v.check_id)
-                matters.append(v.status != "pass" or borderline(v))
-    out = [Caveat(w, tuple(c), any(m)) for w, c, m in found.values()]
-    # Stable: among equals the first seen (the checks file's order) stays first.
-    return sorted(out, key=lambda c: (not c.matters, -len(c.checks)))
-
-
-def _caveat_kind(warning: str) -> str:
-    lead = warning.split(":", 1)[0]
-    # "only 8 cases" and "only 12 cases" are one kind: the number is the check's own.
-    return re.sub(r"[-+]?\d[\d,.]*", "#", lead)
-
-
 # A repeated run's per-metric trial-noise note (evalkit._engine.trials.TrialSpread.line).
 _TRIAL_NOTE = re.compile(r"^(?P<metric>.+?): (?P<k>\d+) trials per case, ")
 _TRIAL_SHARE = re.compile(r"; (?P<share>\d+)% of the variance of the case means is trial noise")

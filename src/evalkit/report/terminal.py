@@ -160,8 +160,6 @@ def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
         console.print(Text(" " * indent) + piece, soft_wrap=True)
 
 
-_prose = _say
-
 
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
     from rich.text import Text
@@ -395,11 +393,11 @@ def _print(console: Console, report: GateReport) -> None:
     coverage = S.coverage_line(report)
     if coverage is not None:
         before, selection, after = coverage
-        _prose(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
+        _say(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
         _say_pieces(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        _prose(
+        _say(
             console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
