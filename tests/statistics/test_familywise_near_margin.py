@@ -129,7 +129,7 @@ def test_the_quick_start_names_its_near_margin_check(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
     beside = re.search(
-        r"recall_not_worse .*?⚠ margin 0\.1000 is too tight for 38 cases: an unchanged system "
+        r"⚠ recall_not_worse: margin 0\.1000 is too tight for 38 cases: an unchanged system "
         r"fails this check (\d+\.\d)% of the time",
         text,
     )
@@ -160,8 +160,8 @@ def test_a_gate_with_one_near_margin_check_says_its_rate(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
     note = re.search(
-        r"⚠ margin 0\.1000 is too tight for 38 cases: an unchanged system fails this check "
-        r"(\d+\.\d)% of the time \(its level allows 2\.5%\)\. Use a margin of at least",
+        r"⚠ recall_not_worse: margin 0\.1000 is too tight for 38 cases: an unchanged system "
+        r"fails this check (\d+\.\d)% of the time \(its level allows 2\.5%\)\. Use a margin of at least",
         text,
     )
     assert note is not None, text
