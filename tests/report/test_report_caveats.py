@@ -105,7 +105,6 @@ def test_every_warning_the_statistics_write_becomes_a_short_instruction() -> Non
                         kind=kind,
                         diffs=None if kind == "aggregate" else diffs,
                         higher_is_better=True,
-                        configured="auto",
                     )
                     for w in found:
                         advice = advice_for(w.message)

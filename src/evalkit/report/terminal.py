@@ -160,7 +160,6 @@ def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
         console.print(Text(" " * indent) + piece, soft_wrap=True)
 
 
-
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
     from rich.text import Text
 
