@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -271,6 +271,8 @@ def score_trec(
     # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
         run = read_run(run_path, score_dtype=score_dtype)
+        # The scores only ranked the run: the rows hold no score, so they go now.
+        run = replace(run, scores=run.scores[:0].copy())
         if _built_in_families(metrics):
             # Graded as the qrels are read: none of their ids is kept (trec_read.grade_run).
             graded = grade_run(qrels_path, run)
