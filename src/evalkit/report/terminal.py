@@ -112,10 +112,12 @@ def render_terminal(
         # A reader leaving early (`| head -1`) is the caller's to handle; rich's own
         # answer, SystemExit(1), would read as a failed check.
         console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
-    with console.capture() as captured:
-        _print(console, report)
-    console.file.write(trim_lines(captured.get()))
-    console.file.flush()
+        with console.capture() as captured:
+            _print(console, report)
+        console.file.write(trim_lines(captured.get()))
+        console.file.flush()
+        return None
+    _print(console, report)  # the caller's console (recording, say): printed as it is
     return None
 
 
@@ -158,7 +160,6 @@ def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
     for piece in rest.wrap(console, max(console.width - indent, 20), overflow="fold"):
         piece.rstrip()
         console.print(Text(" " * indent) + piece, soft_wrap=True)
-
 
 
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
