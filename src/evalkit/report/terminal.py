@@ -506,7 +506,7 @@ def _print_worst(console: Console, report: GateReport) -> None:
         head = Text("Most regressed for ")
         head.append(_t(v.check_id, style="bold")).append(":")
         _say(console, head)
-        for d in v.worst_cases[:SHOW_WORST]:
+        for d in S.worst_first(v.worst_cases, v.higher_is_better)[:SHOW_WORST]:
             line = Text("  ")
             line.append(_t(d.case_id, ID_LEN))
             line.append(f"  {S.num(d.baseline)} → {S.num(d.candidate)} ({S.signed(d.delta)})")
