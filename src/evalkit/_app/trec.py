@@ -97,7 +97,8 @@ def score_trec_file(
     relevance_level: int = 1,
     queries: str = "both",
 ) -> TrecScored:
-    """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``.
+    """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``
+    (``-``: not written; the artefact goes to stdout, the caller's to write).
 
     Refused before any file is read: an unknown ``queries``, no metric, an unwritable
     ``out``, or ``out`` naming one of the two inputs.
@@ -105,6 +106,7 @@ def score_trec_file(
     from evalkit._spec.artifact import write_artifact
     from evalkit._util.atomic import check_writable
     from evalkit._util.paths import refuse_overwriting_inputs
+    from evalkit._util.stdout_path import is_stdout
 
     selection = check_query_selection(queries)
     names = metric_names(metrics)
@@ -113,4 +115,6 @@ def score_trec_file(
     art, scoring = score_trec_to_artifact(
         trec_run, qrels, names, relevance_level=relevance_level, queries=selection
     )
+    if is_stdout(out):  # the caller writes it there (artifact_bytes): nothing on disk
+        return TrecScored(art, out, scoring)
     return TrecScored(art, write_artifact(art, out), scoring)

@@ -416,28 +416,34 @@ def _document_bytes(art: RunArtifact, where: str) -> bytes:
 def write_artifact(art: RunArtifact, path: str | Path) -> Path:
     """Write atomically: a crash leaves the old file or the new one, never half of one."""
     target = Path(path)
+    data = artifact_bytes(art, str(target))
+    if target.suffix == ".gz":
+        data = gzip.compress(data, mtime=0)
+    return write_bytes_atomic(target, data)
+
+
+def artifact_bytes(art: RunArtifact, where: str) -> bytes:
+    """The artefact as the (uncompressed) bytes of its file; ``where`` names it in errors."""
     try:
         # The table is 10^5 new lists: with the collector running, each of its passes
         # would walk the whole run as well (0.3 of the 0.5 s building it took).
         with _bounded.paused_gc():
             try:
-                data = _document_bytes(art, str(target))
+                data = _document_bytes(art, where)
             except (TypeError, ValueError):
                 # Raise json's own words for it, as every earlier evalkit said them (the
                 # position of a character that cannot be stored counts in this text);
                 # should that text encode after all, the first error stands.
-                encode_artifact(artifact_to_dict(art, where=str(target))).encode()
+                encode_artifact(artifact_to_dict(art, where=where)).encode()
                 raise
     except ValueError as exc:  # pragma: no cover - _finite catches metric values first
-        raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
+        raise ArtifactError(f"{where}: cannot serialise run: {exc}") from None
     except TypeError as exc:
         raise ArtifactError(
-            f"{target}: a row's meta holds a value JSON cannot store ({exc}); "
+            f"{where}: a row's meta holds a value JSON cannot store ({exc}); "
             "keep meta to strings, numbers, booleans, lists and objects"
         ) from None
-    if target.suffix == ".gz":
-        data = gzip.compress(data, mtime=0)
-    return write_bytes_atomic(target, data)
+    return data
 
 
 # ----------------------------------------------------------------------------- reading

@@ -8,7 +8,14 @@ from typing import Annotated
 
 import typer
 
-from evalkit.cli.common import DEFAULT_CONFIG, ConfigOpt, DebugOpt, say, write_text
+from evalkit.cli.common import (
+    DEFAULT_CONFIG,
+    ConfigOpt,
+    DebugOpt,
+    say,
+    say_human,
+    write_document,
+)
 
 
 def promote(
@@ -64,7 +71,8 @@ def history(
     ] = None,
     limit: Annotated[int, typer.Option(min=0, help="Newest promotions shown (0: all).")] = 20,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write promotions and trends as JSON here.")
+        Path | None,
+        typer.Option("--json", help="Write promotions and trends as JSON here ('-': stdout)."),
     ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -88,9 +96,11 @@ def history(
         limit=limit,
         access=github_access_from_env(os.environ),
     )
-    say(render_history(view))
+    from evalkit._util.stdout_path import is_stdout
+
+    say_human(render_history(view), stdout_taken=is_stdout(json_out))
     if json_out is not None:
-        write_text(json_out, history_json(view))
+        write_document(json_out, history_json(view))
 
 
 def pin(

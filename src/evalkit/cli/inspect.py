@@ -17,7 +17,7 @@ from evalkit.cli.common import (
     say,
     stdout_may_close,
     terminal_width,
-    write_text,
+    write_document,
 )
 
 
@@ -53,7 +53,7 @@ def compare(
         typer.Option(metavar="A", help="Significance level of each verdict; intervals are 1 - A."),
     ] = 0.05,
     html: Annotated[
-        Path | None, typer.Option(help="Write an HTML report here (two runs only).")
+        Path | None, typer.Option(help="Write an HTML report here (two runs only; '-': stdout).")
     ] = None,
     by: Annotated[
         str | None,
@@ -96,10 +96,14 @@ def compare(
         slice_metrics=slice_metric or (),
         width=terminal_width(),
     )
+    from evalkit._util.stdout_path import is_stdout
+
+    # With --html -, the page holds stdout and the table goes to stderr (docs/stdout.md).
+    table_to_stderr = is_stdout(html)
     with stdout_may_close():
-        typer.echo(done.text, nl=not done.text.endswith("\n"))
+        typer.echo(done.text, nl=not done.text.endswith("\n"), err=table_to_stderr)
     if html is not None and done.html is not None:
-        write_text(html, done.html)
+        write_document(html, done.html)
 
 
 def show(
@@ -144,8 +148,9 @@ def export(
 ) -> None:
     """Write a run's per-case rows as CSV: id, metrics, latency, error."""
     from evalkit._app.inspect_runs import export_csv
+    from evalkit._util.stdout_path import is_stdout
 
-    if str(csv) == "-":  # the Unix convention: the CSV itself is the output, nothing else
+    if is_stdout(csv):  # the Unix convention: the CSV itself is the output, nothing else
         with stdout_may_close():
             export_csv(artefact, sys.stdout, include_output=include_output)
             sys.stdout.flush()

@@ -20,6 +20,7 @@ from evalkit.cli.common import (
     err,
     nothing_to_tear_down,
     say,
+    write_document,
 )
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def score(
         typer.Argument(metavar="QRELS", help="TREC qrels (qid 0 docid grade); grades are kept."),
     ],
     metrics: Annotated[str, typer.Option(help=TrecMetricsHelp)],
-    out: Annotated[Path, typer.Option(help="Where to write the run artefact.")],
+    out: Annotated[Path, typer.Option(help="Where to write the run artefact ('-': stdout).")],
     relevance_level: Annotated[int, typer.Option(min=1, help=RelevanceLevelHelp)] = 1,
     queries: Annotated[
         str, typer.Option("--queries", metavar="both|qrels|run", help=QueriesHelp)
@@ -102,11 +103,19 @@ def _score(
     trec_run: Path, qrels: Path, metrics: str, out: Path, relevance_level: int, queries: str
 ) -> None:
     from evalkit._app.trec import score_trec_file
+    from evalkit._util.stdout_path import is_stdout
 
     done = score_trec_file(
         trec_run, qrels, metrics, out, relevance_level=relevance_level, queries=queries
     )
-    say(f"wrote {done.path} ({len(done.artifact.result)} queries scored from {trec_run})")
+    scored = f"{len(done.artifact.result)} queries scored from {trec_run}"
+    if is_stdout(done.path):  # the artefact holds stdout; the line goes to stderr
+        from evalkit._spec.artifact import artifact_bytes
+
+        write_document(done.path, artifact_bytes(done.artifact, "stdout").decode())
+        err(f"wrote the run artefact to stdout ({scored})")
+    else:
+        say(f"wrote {done.path} ({scored})")
     for note in trec_query_notes(done.scoring, trec_run.name):
         err(f"note: {note}")
     nothing_to_tear_down.set()
