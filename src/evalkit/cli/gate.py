@@ -50,6 +50,10 @@ def gate(
     html: Annotated[
         Path | None, typer.Option(help="Write the HTML report here ('-': stdout).")
     ] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(help="Write the checks as JUnit XML here ('-': stdout); docs/junit.md."),
+    ] = None,
     out: Annotated[
         Path | None, typer.Option(help="Where to write the candidate's run artefact.")
     ] = None,
@@ -78,7 +82,7 @@ def gate(
     from evalkit._spec.config import load_config
     from evalkit._util.stdout_path import stdout_flag
 
-    reports = {"--markdown": markdown, "--json": json_out, "--html": html}
+    reports = {"--markdown": markdown, "--json": json_out, "--html": html, "--junit": junit}
     to_stdout = stdout_flag(reports)
     refuse_stdout_artefact(out)
     cfg = load_config(config)
@@ -106,7 +110,7 @@ def gate(
         progress.stop()
     report = done.report
     print_verdict(report, to_stderr=to_stdout is not None)
-    write_reports(report, cfg.name, markdown, json_out, html, lambda: done.trend(cfg))
+    write_reports(report, cfg.name, markdown, json_out, html, lambda: done.trend(cfg), junit)
     report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
 
@@ -137,8 +141,13 @@ def write_reports(
     json_path: Path | None,
     html: Path | None,
     trend: Callable[[], DriftTrend] | None = None,
+    junit: Path | None = None,
 ) -> None:
     """``trend``: the drift trend for the HTML page, computed only when one is written."""
+    if junit is not None:
+        from evalkit.report.junit import render_junit
+
+        write_document(junit, render_junit(report, config_name=config_name))
     if markdown is not None:
         from evalkit.report.markdown import render_markdown
 
