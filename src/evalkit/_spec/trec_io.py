@@ -177,7 +177,7 @@ def _careful_qrels_chunk(
         if len(fields) != 4:
             raise TrecFormatError(
                 f"{source}, line {line_no}: expected 'query_id 0 doc_id grade', "
-                f"got {len(fields)} field(s): {clip(raw)}"
+                f"got {len(fields)} field(s): {clip(raw)}" + _beir_hint(fields, line_no)
             )
         if not _GRADE.fullmatch(fields[3]):
             raise TrecFormatError(
@@ -189,6 +189,15 @@ def _careful_qrels_chunk(
         grades.append(int(fields[3]))
         lines.append(line_no)
     return qids, docs, grades, lines
+
+
+def _beir_hint(fields: list[bytes], line_no: int) -> str:
+    """What a three-field line in TREC qrels probably is: BEIR's format."""
+    if len(fields) != 3:
+        return ""
+    if [f.lower() for f in fields] == [b"query-id", b"corpus-id", b"score"]:
+        return f"; BEIR's header belongs on line 1, not line {line_no}: keep one format"
+    return "; BEIR qrels (query-id corpus-id score) need their header on line 1"
 
 
 def _raise_duplicate_judgment(file: Path, source: str) -> None:
@@ -207,9 +216,24 @@ def _raise_duplicate_judgment(file: Path, source: str) -> None:
     raise AssertionError("no duplicate judgment found")  # pragma: no cover
 
 
+def _first_line(file: Path) -> str:
+    with open_bytes(file, "qrels file") as fh:
+        raw = fh.readline(4096).removeprefix(b"\xef\xbb\xbf")
+    return raw.decode("utf-8", "replace")
+
+
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+    """Read a qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``.
+
+    TREC qrels (``query_id 0 doc_id grade``), or BEIR qrels, told by their header
+    (``query-id<TAB>corpus-id<TAB>score`` on line 1) and read as
+    :func:`evalkit.corpus.load_qrels` reads them: every grade kept, the same duplicate rule.
+    """
+    from evalkit._spec.corpus import is_beir_header, read_beir_qrels
+
     file = Path(path)
+    if is_beir_header(_first_line(file)):
+        return read_beir_qrels(file)
     source = str(file)
     qrels: dict[str, dict[str, int]] = {}
     with paused_gc(), open_bytes(file, "qrels file") as fh:

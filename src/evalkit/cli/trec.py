@@ -37,7 +37,11 @@ def score(
     ],
     qrels: Annotated[
         Path,
-        typer.Argument(metavar="QRELS", help="TREC qrels (qid 0 docid grade); grades are kept."),
+        typer.Argument(
+            metavar="QRELS",
+            help="TREC qrels (qid 0 docid grade), or BEIR qrels (header: query-id corpus-id "
+            "score); grades are kept.",
+        ),
     ],
     metrics: Annotated[str, typer.Option(help=TrecMetricsHelp)],
     out: Annotated[Path, typer.Option(help="Where to write the run artefact ('-': stdout).")],
