@@ -71,6 +71,7 @@ IMPORT_EVALKIT = {
     "evalkit._model",
     "evalkit._model.builtin_hook",
     "evalkit._util",
+    "evalkit._util.log",  # the package logger's NullHandler (docs/logging.md)
     "evalkit._util.relocated",  # the old flat paths' finder: a table and two small classes
     "evalkit._version",
     "evalkit.errors",

@@ -8,6 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit._model import builtin_hook as _builtin_hook
+
+# The package logger and its NullHandler, set at import as the standard library advises
+# libraries to (docs/logging.md): nothing is printed unless the program configures logging.
+from evalkit._util import log as _log  # noqa: F401 (imported for its effect)
 from evalkit._util import relocated as _relocated
 
 # The leaves (no imports of their own beyond the standard library) are eager: every

@@ -229,11 +229,14 @@ def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     (``query-id<TAB>corpus-id<TAB>score`` on line 1) and read as
     :func:`evalkit.corpus.load_qrels` reads them: every grade kept, the same duplicate rule.
     """
-    from evalkit._spec.corpus import is_beir_header, read_beir_qrels
-
     file = Path(path)
-    if is_beir_header(_first_line(file)):
-        return read_beir_qrels(file)
+    first = _first_line(file)
+    # Only a line starting so can be BEIR's header: TREC qrels never load its reader.
+    if first.lstrip().lower().startswith("query-id"):
+        from evalkit._spec.corpus import is_beir_header, read_beir_qrels
+
+        if is_beir_header(first):
+            return read_beir_qrels(file)
     source = str(file)
     qrels: dict[str, dict[str, int]] = {}
     with paused_gc(), open_bytes(file, "qrels file") as fh:

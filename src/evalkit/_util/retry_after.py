@@ -20,7 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from evalkit._util.log import get_logger
+
 __all__ = ["WaitBudget", "rate_limit_advice", "retry_after_seconds"]
+
+_log = get_logger(__name__)
 
 
 def retry_after_seconds(
@@ -61,7 +65,13 @@ def retry_after_seconds(
 class WaitBudget:
     """A thread-safe allowance of seconds to spend waiting, and the waiting itself."""
 
-    def __init__(self, total_s: float, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(
+        self,
+        total_s: float,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        who: str = "a server",
+    ) -> None:
         if isinstance(total_s, bool) or not isinstance(total_s, int | float):
             raise ValueError(f"a wait budget must be a number of seconds, got {total_s!r}")
         if not math.isfinite(total_s) or total_s < 0:
@@ -70,6 +80,7 @@ class WaitBudget:
         self._spent = 0.0
         self._lock = threading.Lock()
         self._sleep = sleep
+        self._who = who  # whose rate limit is waited out, for the log
 
     @property
     def enabled(self) -> bool:
@@ -91,6 +102,15 @@ class WaitBudget:
             if seconds > self.total_s - self._spent:
                 return False
             self._spent += seconds
+            left = self.total_s - self._spent
+        _log.info(
+            "%s asked to wait %.1f s (rate limited); waiting, then retrying (%.1f s of the "
+            "%.1f s wait budget left)",
+            self._who,
+            seconds,
+            left,
+            self.total_s,
+        )
         if seconds > 0:
             self._sleep(seconds)
         return True

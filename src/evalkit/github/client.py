@@ -84,7 +84,7 @@ class RateLimitBudget:
         from evalkit._util.retry_after import WaitBudget
 
         self._retry = retry
-        self._budget = WaitBudget(retry.max_rate_wait, sleep=retry.sleep)
+        self._budget = WaitBudget(retry.max_rate_wait, sleep=retry.sleep, who="GitHub API")
         self.count = 0
 
     @property

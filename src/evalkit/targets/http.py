@@ -41,6 +41,7 @@ from evalkit.targets.http_exchange import (
     Attempt,
     PreparedRequest,
     body_excerpt,
+    log_retry,
     max_response_bytes,
     measured_latency_ms,
     read_capped,
@@ -123,6 +124,7 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
         attempts.append(attempt)
         if not attempt.retryable or len(attempts) >= MAX_ATTEMPTS:
             break
+        log_retry(attempt, len(attempts), MAX_ATTEMPTS)
     elapsed_ms = (time.perf_counter() - start) * 1000.0
     return attempts, measured_latency_ms(attempts, wall_start, elapsed_ms)
 
@@ -195,7 +197,7 @@ class HttpTarget:
                 f"got {type(client).__name__}"
             )
         try:
-            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
+            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep, who="HTTP target")
         except ValueError as exc:
             raise TargetConfigError(f"HttpTarget {name!r}: rate_limit_wait_s: {exc}") from None
         self._client = client

@@ -39,7 +39,12 @@ import httpx
 
 from evalkit.errors import EvalkitError, RuntimeFailure
 from evalkit.targets.http_codec import ReplyReader
-from evalkit.targets.http_exchange import Attempt, PreparedRequest, measured_latency_ms
+from evalkit.targets.http_exchange import (
+    Attempt,
+    PreparedRequest,
+    log_retry,
+    measured_latency_ms,
+)
 from evalkit.targets.http_wire import WirePool, _Connection, decoded
 
 if TYPE_CHECKING:
@@ -331,6 +336,7 @@ class _Loop:
         c.attempts.append(attempt)
         c.token += 1  # no network wait is pending now
         if attempt.retryable and len(c.attempts) < self.max_attempts:
+            log_retry(attempt, len(c.attempts), self.max_attempts)
             self.begin_attempt(c)
             return
         elapsed_ms = (time.perf_counter() - c.perf_start) * 1000.0
