@@ -90,6 +90,7 @@ HELP_EVALKIT = IMPORT_EVALKIT | {
     "evalkit.cli.power",
     "evalkit.cli.root",
     "evalkit.cli.run",
+    "evalkit.cli.scaffold",
     "evalkit.cli.session",
     "evalkit.cli.trec",
 }
