@@ -191,7 +191,7 @@ def test_the_lazy_front_door_still_serves_every_name() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [
-        "evalkit._spec.golden_loaders",
+        "evalkit._spec.dataset_hubs",  # files, or hf:/irds: datasets (docs/loaders.md)
         "evalkit.stats.significance",
         "evalkit.targets.http",
     ]

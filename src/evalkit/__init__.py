@@ -80,8 +80,8 @@ if TYPE_CHECKING:
         load_checks_file,
     )
     from evalkit._spec.corpus import Doc, Query, load_corpus, load_qrels, load_queries
+    from evalkit._spec.dataset_hubs import load_goldens
     from evalkit._spec.export import to_dataframe, write_csv
-    from evalkit._spec.golden_loaders import load_goldens
     from evalkit._spec.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
     from evalkit.gate.model import GateReport
     from evalkit.gate.procedure import evaluate_gate
@@ -138,7 +138,7 @@ _LAZY = {
     "load_checks": "evalkit._spec.checks",
     "load_checks_file": "evalkit._spec.checks",
     "load_corpus": "evalkit._spec.corpus",
-    "load_goldens": "evalkit._spec.golden_loaders",
+    "load_goldens": "evalkit._spec.dataset_hubs",
     "load_qrels": "evalkit._spec.corpus",
     "load_queries": "evalkit._spec.corpus",
     "mde": "evalkit.stats.significance",

@@ -249,8 +249,15 @@ def load_queries(
     ``qrels/{split}.tsv`` are returned, so the result pairs with
     ``load_qrels(split=...)`` in :func:`evalkit.run` (which refuses unjudged
     queries).  A judged query missing from ``queries.jsonl`` raises.
-    ``split=None`` returns every query.
+    ``split=None`` returns every query.  ``irds:DATASET_ID`` reads an ir_datasets id
+    instead (its split is in the id; ``split=None`` keeps its unjudged queries too).
     """
+    if str(name_or_path).startswith("irds:"):
+        from evalkit._spec.dataset_hubs import irds_qrels, irds_queries
+
+        pairs = irds_queries(str(name_or_path))
+        judged = irds_qrels(str(name_or_path)) if split is not None else None
+        return [Query(qid, text) for qid, text in pairs if judged is None or qid in judged]
     file = _locate(name_or_path, data_root, "queries.jsonl")
     queries: list[Query] = []
     first: dict[str, int] = {}
@@ -302,8 +309,13 @@ def load_qrels_graded(
 ) -> dict[str, dict[str, int]]:
     """``{query id: {doc id: grade}}`` from ``qrels/{split}.tsv``, every grade kept (0 and < 0 too).
 
-    ``name_or_path`` may also point at the ``.tsv`` file itself.
+    ``name_or_path`` may also point at the ``.tsv`` file itself, or be an ir_datasets id,
+    ``irds:DATASET_ID`` (its split is in the id).
     """
+    if str(name_or_path).startswith("irds:"):
+        from evalkit._spec.dataset_hubs import irds_qrels
+
+        return irds_qrels(str(name_or_path))
     return read_beir_qrels(_locate(name_or_path, data_root, f"qrels/{_split_name(split)}.tsv"))
 
 

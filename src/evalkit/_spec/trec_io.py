@@ -228,7 +228,12 @@ def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     TREC qrels (``query_id 0 doc_id grade``), or BEIR qrels, told by their header
     (``query-id<TAB>corpus-id<TAB>score`` on line 1) and read as
     :func:`evalkit.corpus.load_qrels` reads them: every grade kept, the same duplicate rule.
+    ``irds:DATASET_ID`` reads an ir_datasets id's qrels (the ``ir-datasets`` extra).
     """
+    if str(path).startswith("irds:"):  # an ir_datasets id (docs/loaders.md)
+        from evalkit._spec.dataset_hubs import irds_qrels
+
+        return irds_qrels(str(path))
     file = Path(path)
     first = _first_line(file)
     # Only a line starting so can be BEIR's header: TREC qrels never load its reader.
