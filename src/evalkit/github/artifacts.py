@@ -5,11 +5,17 @@ open a PR from a fork can make a workflow run upload an artifact with the same n
 so an artifact is only a candidate when all of these hold:
 
 * its name is the configured name and it has not expired;
-* its workflow run built the default branch (``workflow_run.head_branch``);
+* its workflow run built the branch whose baseline is wanted (``workflow_run.head_branch``):
+  the default branch, or a PR's base branch when ``baseline.promote_branches`` names it;
 * that run's head repository is this repository (``head_repository_id`` equals the
   repository id) — a fork's branch can be called ``main`` too;
 * the run was triggered by ``push`` (the artifact payload does not say, so the run is
-  fetched).
+  fetched);
+* its commit is in that branch's history (a tag named like the branch makes a push run
+  with the same ``head_branch``).
+
+A PR whose base branch promotes no baselines, or has none yet, is compared with the
+default branch's (docs/baselines-per-branch.md).
 
 Among candidates, the ones built from the preferred commits win, in order (the merge
 base of the PR's merge ref, then the event's ``base.sha``), else the newest. An archive
@@ -72,6 +78,7 @@ from evalkit._store.protocol import (
     check_artefact_bytes,
 )
 from evalkit._util.atomic import write_bytes_atomic
+from evalkit._util.branches import branch_promotes
 from evalkit._util.limits import MAX_ARTEFACT_BYTES
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
@@ -173,7 +180,8 @@ def select_candidates(
     prefer: Sequence[str] = (),
     now: datetime,
 ) -> Selection:
-    """Filter to the default branch of this repository; order: preferred commits, then newest.
+    """Filter to ``default_branch`` (the branch whose baselines are wanted) of this
+    repository; order: preferred commits, then newest.
 
     The ``push`` event is checked later (it needs one request per run).
     """
@@ -479,9 +487,14 @@ class ArtifactStore:
         max_bytes: int = MAX_ARTEFACT_BYTES,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         api_url: str | None = None,
+        promote_branches: Sequence[str] = (),
     ) -> None:
         self._access = access
         self.name = name
+        # Which branches promote besides the default one (baseline.promote_branches).
+        self._promote_branches = tuple(promote_branches)
+        # The branch the current listing is of (the default one, or a PR's base branch).
+        self._branch: str | None = None
         self._max_bytes = max_bytes
         self._now = now
         self._api_url = api_url
@@ -492,7 +505,11 @@ class ArtifactStore:
 
     @classmethod
     def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> ArtifactStore:
-        return cls(access, name=settings.baseline.name)
+        return cls(
+            access,
+            name=settings.baseline.name,
+            promote_branches=settings.baseline.promote_branches,
+        )
 
     def describe(self) -> str:
         return f"artifact {self.name!r} of push runs on the default branch"
@@ -522,19 +539,23 @@ class ArtifactStore:
         )
         return str(data.get("event") or "")
 
-    def _select(self, name: str, prefer: Sequence[str]) -> tuple[Selection, str]:
+    def _select(
+        self, name: str, prefer: Sequence[str], branch: str | None = None
+    ) -> tuple[Selection, str]:
+        """The candidates of ``branch`` (default: the default branch), and its name."""
         assert self._access is not None
         repository_id, default_branch = self._access.repo_facts()
+        self._branch = branch or default_branch
         self._branch_head, self._ancestry = None, {}  # read anew after this listing
         selection = select_candidates(
             self.list_artifacts(name),
             name=name,
             repository_id=repository_id,
-            default_branch=default_branch,
+            default_branch=self._branch,
             prefer=prefer,
             now=self._now(),
         )
-        return selection, default_branch
+        return selection, self._branch
 
     @contextmanager
     def _client(self) -> Iterator[httpx.Client]:
@@ -549,7 +570,7 @@ class ArtifactStore:
     def _accepted(
         self, selection: Selection, events: Sequence[str], max_lookups: int
     ) -> Generator[ArtifactInfo]:
-        """The candidates, in order, made by an ``events`` run of a default-branch commit."""
+        """The candidates, in order, made by an ``events`` run of a commit of the branch."""
         ignored = selection.ignored
         for lookups, artifact in enumerate(selection.candidates):
             if lookups >= max_lookups:
@@ -560,10 +581,12 @@ class ArtifactStore:
             if event not in events:
                 ignored[f"made by a {event or 'unknown'} run, not a {' or '.join(events)}"] += 1
                 continue
-            if not self._on_default_branch(artifact.run_head_sha).contains_head:
-                # head_branch is only a name: a tag called like the default branch makes a
-                # push run with the same head_branch, from a commit never merged there.
-                ignored["built from a commit not on the default branch (a tag of its name?)"] += 1
+            if not self._on_branch(artifact.run_head_sha).contains_head:
+                # head_branch is only a name: a tag called like the branch makes a push
+                # run with the same head_branch, from a commit never merged there.
+                ignored[
+                    f"built from a commit not on {self._branch_words()} (a tag of its name?)"
+                ] += 1
                 continue
             yield artifact
 
@@ -611,10 +634,18 @@ class ArtifactStore:
         )
 
     def _behind_by(self, artifact: ArtifactInfo) -> int:
-        return self._on_default_branch(artifact.run_head_sha).behind_by or 0
+        return self._on_branch(artifact.run_head_sha).behind_by or 0
 
-    def _on_default_branch(self, sha: str | None) -> Ancestry:
-        """How commit ``sha`` relates to the default branch's head (cached per commit).
+    def _branch_words(self) -> str:
+        """``the default branch``, or ``the branch release/1.x`` (a PR's base branch)."""
+        assert self._access is not None
+        default_branch = self._access.repo_facts()[1]
+        if self._branch in (None, default_branch):
+            return "the default branch"
+        return f"the branch {self._branch}"
+
+    def _on_branch(self, sha: str | None) -> Ancestry:
+        """How commit ``sha`` relates to the listed branch's head (cached per commit).
 
         Commits gone from GitHub or from another history count as not on the branch; any
         other failure is GitHub's (exit 3), never read as "no baseline".
@@ -625,18 +656,18 @@ class ArtifactStore:
             assert self._access is not None
             repo = self._access.repo()
             if self._branch_head is None:
-                _, default_branch = self._access.repo_facts()
+                branch = self._branch or self._access.repo_facts()[1]
                 self._branch_head = call_github(
-                    f"read the head of {default_branch}",
-                    lambda: str(repo.get_git_ref(f"heads/{default_branch}").object.sha),
+                    f"read the head of {branch}",
+                    lambda: str(repo.get_git_ref(f"heads/{branch}").object.sha),
                     retry=self._retry,
                 )
             head = self._branch_head
             ancestry = compare_commits(repo, head, sha, retry=self._retry)
             if ancestry.status == "unknown" and ancestry.error_status not in (404, 422):
                 raise GitHubApiError(
-                    f"{ancestry.error} (needed to tell whether {sha[:12]} is on the default "
-                    "branch; the token needs 'contents: read')",
+                    f"{ancestry.error} (needed to tell whether {sha[:12]} is on "
+                    f"{self._branch_words()}; the token needs 'contents: read')",
                     status=ancestry.error_status,
                 )
             self._ancestry[sha] = ancestry
@@ -679,8 +710,29 @@ class ArtifactStore:
                     "branch); pass --baseline PATH to compare with a local run file"
                 ),
             )
+        _, default_branch = self._access.repo_facts()
+        wanted = request.branch
+        if not wanted or wanted == default_branch:
+            return self._fetch_of(request, default_branch)
+        if branch_promotes(wanted, default_branch, self._promote_branches):
+            own = self._fetch_of(request, wanted)
+            if own.found:
+                return own
+            why = f"{wanted} has no baseline yet ({own.detail})"
+        else:
+            why = (
+                f"the base branch {wanted} promotes no baselines (add it to promote-branches "
+                "to keep its own)"
+            )
+        # Its base branch's history starts on the default branch: that baseline is the one
+        # the branch was cut from, or the nearest after it.
+        fallback = self._fetch_of(request, default_branch)
+        return replace(fallback, detail=f"{fallback.detail}; {why}, so {default_branch}'s is used")
+
+    def _fetch_of(self, request: FetchRequest, branch: str) -> BaselineFetch:
+        """The baseline among ``branch``'s promotions: preferred commits first, else nearest."""
         preferred = {p.sha: p.why for p in request.preferred}
-        selection, default_branch = self._select(self.name, [p.sha for p in request.preferred])
+        selection, listed = self._select(self.name, [p.sha for p in request.preferred], branch)
         unusable: list[str] = []
         accepted = self._made_by(selection, ("push",), MAX_RUN_LOOKUPS, prefer=preferred)
         downloads = self._downloads(
@@ -700,14 +752,14 @@ class ArtifactStore:
                 sha=sha,
                 detail=(
                     f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
-                    f"on {default_branch} at {(sha or '?')[:12]}{why}{skipped}"
+                    f"on {listed} at {(sha or '?')[:12]}{why}{skipped}"
                 ),
             )
         if unusable and not selection.expired:
             raise ArtifactError(
                 f"no usable baseline artifact {self.name!r}: " + "; ".join(unusable[:3])
             )
-        return self._no_baseline(selection, default_branch)
+        return self._no_baseline(selection, listed)
 
     # -- history and the pinned reference ---------------------------------------------
 
