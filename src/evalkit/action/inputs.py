@@ -74,6 +74,9 @@ class ActionInputs:
     isolate_target: bool = False
     # Branches besides the default one whose pushes promote (baseline.promote_branches).
     promote_branches: tuple[str, ...] | None = None
+    # The python target's own packages, installed before the gate (action/target_packages).
+    target_requirements: str | None = None
+    target_project: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -117,6 +120,8 @@ class ActionInputs:
             require_reference=_bool_input(env, "require-reference", False) if require_ref else None,
             isolate_target=_bool_input(env, "isolate-target", False),
             promote_branches=_branch_list(_input(env, "promote-branches")),
+            target_requirements=_input(env, "target-requirements") or None,
+            target_project=_input(env, "target-project") or None,
         )
 
 

@@ -68,6 +68,10 @@ class ModeFlow:
 def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
     """The skeleton: config, store, the store's rule for this mode, then the mode's work."""
     settings = open_config(run)
+    if flow.name in ("gate", "promote"):  # the modes that run the target
+        from evalkit.action.target_packages import install_target_packages
+
+        install_target_packages(run)
     store = open_store(run, settings)
     if flow.branch_rule is not None:
         if store.kind == "none":
