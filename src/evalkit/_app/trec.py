@@ -68,6 +68,7 @@ class TrecScored:
     artifact: RunArtifact
     path: Path
     scoring: TrecScoring
+    document: str | None = None  # the artefact's text when OUT is '-' (stdout), unwritten
 
 
 def metric_names(metrics: str) -> list[str]:
@@ -98,7 +99,7 @@ def score_trec_file(
     queries: str = "both",
 ) -> TrecScored:
     """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``
-    (``-``: not written; the artefact goes to stdout, the caller's to write).
+    (``-``: not written; :attr:`TrecScored.document` holds it for the caller to print).
 
     Refused before any file is read: an unknown ``queries``, no metric, an unwritable
     ``out``, or ``out`` naming one of the two inputs.
@@ -115,6 +116,8 @@ def score_trec_file(
     art, scoring = score_trec_to_artifact(
         trec_run, qrels, names, relevance_level=relevance_level, queries=selection
     )
-    if is_stdout(out):  # the caller writes it there (artifact_bytes): nothing on disk
-        return TrecScored(art, out, scoring)
+    if is_stdout(out):  # the caller prints it: nothing on disk
+        from evalkit._spec.artifact import artifact_bytes
+
+        return TrecScored(art, out, scoring, artifact_bytes(art, "stdout").decode())
     return TrecScored(art, write_artifact(art, out), scoring)

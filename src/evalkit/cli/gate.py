@@ -29,6 +29,19 @@ if TYPE_CHECKING:
     from evalkit.gate.trend import DriftTrend
 
 
+MarkdownOpt = Annotated[
+    Path | None, typer.Option(help="Write the markdown report here ('-': stdout).")
+]
+JsonOpt = Annotated[
+    Path | None, typer.Option("--json", help="Write the JSON report here ('-': stdout).")
+]
+HtmlOpt = Annotated[Path | None, typer.Option(help="Write the HTML report here ('-': stdout).")]
+JunitOpt = Annotated[
+    Path | None,
+    typer.Option(help="Write the checks as JUnit XML here ('-': stdout); docs/junit.md."),
+]
+
+
 def gate(
     config: ConfigOpt = DEFAULT_CONFIG,
     candidate: Annotated[
@@ -41,19 +54,10 @@ def gate(
         Path | None,
         typer.Option(help="Reference artefact for drift (vs_reference) checks; docs/drift.md."),
     ] = None,
-    markdown: Annotated[
-        Path | None, typer.Option(help="Write the markdown report here ('-': stdout).")
-    ] = None,
-    json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write the JSON report here ('-': stdout).")
-    ] = None,
-    html: Annotated[
-        Path | None, typer.Option(help="Write the HTML report here ('-': stdout).")
-    ] = None,
-    junit: Annotated[
-        Path | None,
-        typer.Option(help="Write the checks as JUnit XML here ('-': stdout); docs/junit.md."),
-    ] = None,
+    markdown: MarkdownOpt = None,
+    json_out: JsonOpt = None,
+    html: HtmlOpt = None,
+    junit: JunitOpt = None,
     out: Annotated[
         Path | None, typer.Option(help="Where to write the candidate's run artefact.")
     ] = None,

@@ -96,14 +96,18 @@ def compare(
         slice_metrics=slice_metric or (),
         width=terminal_width(),
     )
+    _print_compared(done.text, done.html, html)
+
+
+def _print_compared(text: str, page: str | None, html: Path | None) -> None:
+    """The table, and the page: with --html -, the page holds stdout and the table goes to
+    stderr (docs/stdout.md)."""
     from evalkit._util.stdout_path import is_stdout
 
-    # With --html -, the page holds stdout and the table goes to stderr (docs/stdout.md).
-    table_to_stderr = is_stdout(html)
     with stdout_may_close():
-        typer.echo(done.text, nl=not done.text.endswith("\n"), err=table_to_stderr)
-    if html is not None and done.html is not None:
-        write_document(html, done.html)
+        typer.echo(text, nl=not text.endswith("\n"), err=is_stdout(html))
+    if html is not None and page is not None:
+        write_document(html, page)
 
 
 def show(

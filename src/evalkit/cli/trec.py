@@ -107,16 +107,13 @@ def _score(
     trec_run: Path, qrels: Path, metrics: str, out: Path, relevance_level: int, queries: str
 ) -> None:
     from evalkit._app.trec import score_trec_file
-    from evalkit._util.stdout_path import is_stdout
 
     done = score_trec_file(
         trec_run, qrels, metrics, out, relevance_level=relevance_level, queries=queries
     )
     scored = f"{len(done.artifact.result)} queries scored from {trec_run}"
-    if is_stdout(done.path):  # the artefact holds stdout; the line goes to stderr
-        from evalkit._spec.artifact import artifact_bytes
-
-        write_document(done.path, artifact_bytes(done.artifact, "stdout").decode())
+    if done.document is not None:  # OUT is '-': the artefact holds stdout, the line stderr
+        write_document(done.path, done.document)
         err(f"wrote the run artefact to stdout ({scored})")
     else:
         say(f"wrote {done.path} ({scored})")
