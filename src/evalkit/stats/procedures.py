@@ -460,9 +460,9 @@ BOOTSTRAP_SHOWN_UP_TO: Final = 10_000
 #: cell; tests/report/test_quoted_calibration.py reads the figures off it): one line in
 #: each verdict's details, beside the bootstrap's interval.
 BOOTSTRAP_NOT_DECIDING: Final = (
-    "not deciding: at n = 30 the percentile bootstrap fails falsely up to 7.3% one-sided "
-    "(skewed differences) and the studentized one up to 6.5% (tied, heavy-tailed "
-    "differences) against 2.5%; the default's procedure holds 3.0% (docs/calibration.md)"
+    "not deciding: at n = 30 the percentile bootstrap fails falsely up to 5.5% one-sided "
+    "and the studentized one up to 6.5% (tie-heavy differences) against 2.5%; paired t, "
+    "the default, holds 2.6% (docs/calibration.md)"
 )
 
 
