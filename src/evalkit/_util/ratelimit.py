@@ -1,9 +1,4 @@
-"""Pacing: request starts spaced by a rate, shared by the threads that start them.
-
-Both the run's target calls (:mod:`evalkit._engine.execute`) and its judges' API calls
-(:mod:`evalkit.metrics.judge_pacing`) are paced by the run's ``rate_limit``; the
-limiter is a leaf so that neither has to import the other to get it.
-"""
+"""Pacing: request starts spaced by a rate, shared by the threads that start them."""
 
 from __future__ import annotations
 

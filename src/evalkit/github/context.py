@@ -1,9 +1,4 @@
-"""What GitHub Actions tells a step about the run: environment plus the event payload.
-
-Read once, validated, frozen. Everything downstream (baseline stores, the comment, the
-action) takes a :class:`GitHubContext` instead of reading ``os.environ`` itself, so
-tests build one from a plain dict.
-"""
+"""What GitHub Actions tells a step about the run: environment plus the event payload."""
 
 from __future__ import annotations
 
