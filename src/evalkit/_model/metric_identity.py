@@ -72,11 +72,3 @@ def describe_params(params: Params) -> str:
     if not params:
         return "default parameters"
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in params)
-
-
-def instance_name(name: str, params: Params) -> str:
-    """The name people read: ``recall@1`` or ``recall@1[relevance_level=2]``."""
-    if not params:
-        return name
-    inner = ",".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params)
-    return f"{name}[{inner}]"

@@ -46,12 +46,3 @@ class RateLimiter:
         delay = start - self._clock()
         if delay > 0:
             self._sleep(delay)
-
-    def try_acquire(self) -> float:
-        """Take a start now and return 0, or return the seconds until one is free."""
-        with self._lock:
-            now = self._clock()
-            if now < self._next:
-                return self._next - now
-            self._next = now + self._interval
-            return 0.0

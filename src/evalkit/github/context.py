@@ -65,10 +65,6 @@ class GitHubContext:
         return self.repository.split("/", 1)[1]
 
     @property
-    def is_pull_request(self) -> bool:
-        return self.pull_request is not None
-
-    @property
     def is_fork_pull_request(self) -> bool:
         """True when the PR comes from another repository (its token is read-only).
 

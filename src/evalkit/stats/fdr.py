@@ -14,7 +14,6 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
 FdrMethod = Literal["bh", "by"]
-FDR_METHODS: Final = ("auto", "bh", "by")
 FDR_NAMES: Final[dict[str, str]] = {"bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
 
 
@@ -32,10 +31,6 @@ class StepUp:
     rejected: tuple[bool, ...]
     adjusted: tuple[float, ...]  # the smallest q at which each test would be rejected
     level: float  # reject exactly when p ≤ level (q·R/m, BY: /c(m)); q/m(·/c(m)) when R = 0
-
-    @property
-    def n_rejected(self) -> int:
-        return sum(self.rejected)
 
 
 def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod) -> StepUp:

@@ -107,11 +107,6 @@ class CaseMatch:
     failed_b: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
 
-    @property
-    def left_out_of_a(self) -> int:
-        """Cases of ``a`` that are not paired (missing in b, failed on either side, changed)."""
-        return len(self.rows_a) - len(self.ids)
-
     def paired(self) -> Paired:
         """The paired rows in sorted id order (what the statistics resample)."""
         ids = sorted(self.ids)
