@@ -322,18 +322,7 @@ def register_metric(
     value lies in: a value outside it stops the run, and an artefact row holding one
     is refused.  Without it values are not range-checked.
     """
-    _check_name(name)
-    hib = _check_polarity(name, higher_is_better)
-    declared = _version(version)
-    declared_bounds = check_bounds(name, bounds)
-
-    def decorate(fn: F) -> F:
-        if not callable(fn):
-            raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "case", fn, hib, declared, bounds=declared_bounds))
-        return fn
-
-    return decorate
+    return _registrar(name, "case", higher_is_better, version, bounds)
 
 
 def register_aggregate(
@@ -345,15 +334,27 @@ def register_aggregate(
 ) -> Callable[[F], F]:
     """Register a whole-run metric ``(Sequence[CaseResult]) -> float`` (``bounds``: as
     :func:`register_metric`'s, declared for the reader)."""
+    return _registrar(name, "aggregate", higher_is_better, version, bounds)
+
+
+def _registrar(
+    name: str,
+    kind: MetricKind,
+    higher_is_better: bool,
+    version: str | None,
+    bounds: tuple[float | None, float | None] | None,
+) -> Callable[[F], F]:
+    """The checks and decorator :func:`register_metric` and :func:`register_aggregate` share."""
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
     declared = _version(version)
     declared_bounds = check_bounds(name, bounds)
+    noun = "metric" if kind == "case" else "aggregate"
 
     def decorate(fn: F) -> F:
         if not callable(fn):
-            raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "aggregate", fn, hib, declared, bounds=declared_bounds))
+            raise RegistryError(f"{noun} {name!r}: expected a callable, got {fn!r}")
+        _register(MetricDef(name, kind, fn, hib, declared, bounds=declared_bounds))
         return fn
 
     return decorate
