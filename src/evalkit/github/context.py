@@ -22,6 +22,7 @@ class PullRequestInfo:
     number: int
     base_sha: str
     head_sha: str
+    base_ref: str  # the base branch: its promotions are the PR's baseline (promote_branches)
     head_repo_full_name: str | None  # None when the fork was deleted
     head_repo_id: int | None
 
@@ -154,6 +155,7 @@ def _pull_request(event_name: str, payload: Mapping[str, Any]) -> PullRequestInf
         number=number,
         base_sha=str(base.get("sha") or ""),
         head_sha=str(head.get("sha") or ""),
+        base_ref=str(base.get("ref") or ""),
         head_repo_full_name=full_name if isinstance(full_name, str) else None,
         head_repo_id=_int_or_none(head_repo_dict.get("id")),
     )
