@@ -1,8 +1,4 @@
-"""Read golden sets from JSONL, YAML and CSV files, failing loudly on anything odd.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._spec.golden_loaders`, and nothing inside evalkit imports this module.
-"""
+"""Read golden sets from JSONL, YAML and CSV files, failing loudly on anything odd."""
 
 from __future__ import annotations
 

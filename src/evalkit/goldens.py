@@ -1,8 +1,4 @@
-"""Golden cases, golden sets and their loaders: the public path, as in paired-evalkit 0.2.0.
-
-A face for users: the model is :mod:`evalkit._model.golden_cases` and the loaders are
-:mod:`evalkit._spec.golden_loaders`; nothing inside evalkit imports this module.
-"""
+"""Golden cases, golden sets and their loaders: the public path, as in paired-evalkit 0.2.0."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Paired significance: did that change really improve anything, or did the number move?
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit.stats.significance`, and nothing inside evalkit imports this module.
-"""
+"""Paired significance: did that change really improve anything, or did the number move?"""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""``evalkit init``: a new project's files, from which the first gate passes.
-
-Writes evalkit.yaml, checks.yaml, goldens.jsonl, a Python target stub and the GitHub
-workflow (docs/init.md).  Never overwrites: when any of the files exists, nothing is
-written and the error names every one that does.
-"""
+"""``evalkit init``: a new project's files, from which the first gate passes."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""``evalkit show``: a run artefact at a glance, or one of its cases in full.
-
-A run artefact keeps each case's output, metric values and error, and only a
-fingerprint of its golden case; the expected answer or relevant ids come from
-the golden file (``--goldens``, or the config's).  The case's fingerprint in the
-artefact says whether that golden is still the one the run was scored against.
-"""
+"""``evalkit show``: a run artefact at a glance, or one of its cases in full."""
 
 from __future__ import annotations
 
@@ -228,12 +222,7 @@ def lookup_qrels(case_id: str, qrels: Path) -> GoldenLookup:
 def lookup_golden(
     case_id: str, *, goldens: Path | None, config: Path, config_given: bool
 ) -> GoldenLookup:
-    """The golden case from ``--goldens``, else from the config's golden file.
-
-    A file the user named must load (its error is the command's); the default
-    ``evalkit.yaml`` is only a convenience, so its absence or failure is said
-    in the output instead.
-    """
+    """The golden case from ``--goldens``, else from the config's golden file."""
     from evalkit._spec.config import load_config
     from evalkit._spec.golden_loaders import load_goldens
 
@@ -269,11 +258,7 @@ def show_run(
     qrels: Path | None = None,
     config: Path | None = None,
 ) -> list[str]:
-    """What ``evalkit show RUN [--case ID]`` prints: the run's summary, or one case in full.
-
-    ``config`` is the config the user named (None: the default ``evalkit.yaml``, read only
-    when no ``goldens`` is given).  --goldens, --qrels and --config go with --case only.
-    """
+    """What ``evalkit show RUN [--case ID]`` prints: the run's summary, or one case in full."""
     from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
     from evalkit._spec.artifact import read_artifact
 

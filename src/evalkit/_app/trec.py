@@ -1,8 +1,5 @@
 """Score an existing TREC run file against qrels: ``evalkit score`` (and the older
 ``evalkit run --trec-run``).
-
-No target runs and no gate is involved, so this imports neither the pipeline nor the gate:
-scoring a file pays only for reading it, scoring it and writing the artefact.
 """
 
 from __future__ import annotations
@@ -32,11 +29,7 @@ def score_trec_to_artifact(
     relevance_level: int = 1,
     queries: QuerySelection = "both",
 ) -> tuple[RunArtifact, TrecScoring]:
-    """Score an existing TREC run file against qrels: the artefact, no target involved.
-
-    Also the scoring itself, which names the queries the two files do not share (what
-    ``evalkit score`` reports as left out or zeroed).
-    """
+    """Score an existing TREC run file against qrels: the artefact, no target involved."""
     from evalkit._model.registry import resolve_metrics
     from evalkit._spec.artifact import build_artifact
     from evalkit._spec.trec import score_trec
@@ -100,9 +93,6 @@ def score_trec_file(
 ) -> TrecScored:
     """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``
     (``-``: not written; :attr:`TrecScored.document` holds it for the caller to print).
-
-    Refused before any file is read: an unknown ``queries``, no metric, an unwritable
-    ``out``, or ``out`` naming one of the two inputs.
     """
     from evalkit._spec.artifact import write_artifact
     from evalkit._util.atomic import check_writable

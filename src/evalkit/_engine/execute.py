@@ -1,13 +1,4 @@
-"""Run a target over a golden set: target × goldens → one row per case.
-
-Cases run on a bounded set of threads (``concurrency``), optionally under a
-requests-per-second limit.  Latency is measured by the target around its own
-request, so time spent waiting for a free slot (or for the rate limit) is never
-counted.  Rows come back in golden-set order whatever order they complete in.
-A case that fails becomes a row with ``error`` set and no metric values: never
-a zero.  An LLM judge grades inside the case's slot, so the same bound covers
-it.  Why threads and not asyncio: ``docs/design/concurrency.md``.
-"""
+"""Run a target over a golden set: target × goldens → one row per case."""
 
 from __future__ import annotations
 
@@ -78,14 +69,7 @@ class RunOptions:
 
 
 def _judge_value(defn: registry.MetricDef, response: TargetResponse, case: GoldenCase) -> Any:
-    """The metric's value; an LLM judge's grade also lands in the row's meta.
-
-    The grade is taken from ``grade()`` itself rather than looked up afterwards,
-    so two runs grading the same case at once can never swap each other's meta.
-    Meta keys are prefixed with the metric name (``helpfulness_input_tokens``);
-    token counts (and cost, when the judge has prices) appear only when the API
-    reported usage for this grading; a cache hit spent nothing and says so.
-    """
+    """The metric's value; an LLM judge's grade also lands in the row's meta."""
     from evalkit.metrics.judge_base import JudgeBase
 
     if not isinstance(defn.fn, JudgeBase):
@@ -146,11 +130,7 @@ def _invoke(
     limiter: RateLimiter | None,
     late: Callable[[], bool] | None = None,
 ) -> CaseResult:
-    """Run and score one case.
-
-    ``late()`` is asked once the target has answered: a case already past its
-    deadline is not scored, so a late answer never costs a judge call.
-    """
+    """Run and score one case."""
     if limiter is not None:
         limiter.acquire()
     try:
@@ -250,11 +230,7 @@ def evaluate(
 
 
 def _size_pool(target: Target, concurrency: int) -> None:
-    """Let a target that pools connections keep one per slot (``expect_concurrency``).
-
-    Without it an ``httpx`` pool keeps 20 idle connections, so at concurrency 32
-    a dozen cases would open a fresh connection every time.
-    """
+    """Let a target that pools connections keep one per slot (``expect_concurrency``)."""
     expect = getattr(target, "expect_concurrency", None)
     if callable(expect):
         expect(concurrency)
@@ -269,26 +245,7 @@ def _run_pool(
     finish: Callable[[int, CaseResult], None],
     cpu_wait: CpuWait,
 ) -> None:
-    """``concurrency`` worker threads take cases from a queue; this thread collects rows.
-
-    A worker that finishes a case takes the next one itself, so a freed slot is
-    refilled without a round trip through this thread.  Each worker passes the
-    rate limit *before* taking its case, so a case's deadline (and its measured
-    latency) starts only when it may really start.
-
-    The deadline is hard: a case is timed out exactly when its own clock says
-    it ran for ``case_timeout_s`` or more, whoever notices first.  This thread
-    reports a case still running past its deadline and a fresh worker takes
-    its slot at once; the abandoned worker exits when (if ever) its call
-    returns, and its late answer is dropped.  A worker whose case returns late
-    before this thread noticed (this thread starved under load) reports the
-    timeout itself and drops the answer, and a late answer is never scored (no
-    judge call is paid for it).  Whichever of the two removes the case from
-    ``running`` (under ``lock``) owns it, so each case is reported exactly once
-    and the number of live workers stays at ``concurrency``.  On any exit
-    (done, a raised error, Ctrl-C) ``stop`` tells workers to take no further
-    case, so nothing keeps spending in the background.
-    """
+    """``concurrency`` worker threads take cases from a queue; this thread collects rows."""
     jobs: queue.SimpleQueue[tuple[int, GoldenCase]] = queue.SimpleQueue()
     for job in todo:
         jobs.put(job)

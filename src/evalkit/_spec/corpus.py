@@ -1,26 +1,4 @@
-"""Optional BEIR loaders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/{split}.tsv``.
-
-Convenience only — :func:`evalkit.run` never needs them.  A dataset is a
-directory laid out the BEIR way::
-
-    <root>/<name>/corpus.jsonl        {"_id": ..., "title": ..., "text": ...}
-    <root>/<name>/queries.jsonl       {"_id": ..., "text": ...}
-    <root>/<name>/qrels/test.tsv      query-id <TAB> corpus-id <TAB> score
-
-Any of these files may be gzipped (``corpus.jsonl.gz``).
-
-Where the data lives is decided per call, first match wins:
-
-1. the ``data_root=`` argument;
-2. the ``EVALKIT_DATA`` environment variable;
-3. :data:`DATA`, a ``data/`` directory beside the source checkout (the
-   spec's original behaviour, kept for compatibility; assignable).
-
-``name_or_path`` is a dataset name under that root (``"scifact"``), or a
-path — a :class:`~pathlib.Path`, or a string containing a path separator —
-to a dataset directory or to the file itself.  ``None`` means the root is
-itself the dataset directory.
-"""
+"""Optional BEIR loaders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/{split}.tsv``."""
 
 from __future__ import annotations
 
@@ -347,11 +325,7 @@ def is_beir_header(line: str) -> bool:
 
 
 def read_beir_qrels(file: Path) -> dict[str, dict[str, int]]:
-    """``{query id: {doc id: grade}}`` of a BEIR qrels file, every grade kept.
-
-    The one reader of the format: :func:`load_qrels` and ``evalkit score`` (which tells
-    it from TREC qrels by the header, :func:`evalkit._spec.trec_io.read_qrels`).
-    """
+    """``{query id: {doc id: grade}}`` of a BEIR qrels file, every grade kept."""
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
     for number, line in _lines(file):

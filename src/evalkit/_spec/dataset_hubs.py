@@ -1,13 +1,4 @@
-"""Golden sets and qrels from the ecosystem: Hugging Face ``datasets`` and ``ir_datasets``.
-
-Both are optional extras (``pip install 'paired-evalkit[hf]'``, ``[ir-datasets]``),
-imported only when a source names them: ``hf:ORG/NAME`` and ``irds:DATASET_ID``
-(docs/loaders.md).  A missing extra is one line naming the ``pip install`` that adds it.
-
-Rows become cases through the golden files' own rules (:func:`build_case`), so a case
-from a hub is checked exactly as a case from a JSONL file, and its errors name the
-source and the row.
-"""
+"""Golden sets and qrels from the ecosystem: Hugging Face ``datasets`` and ``ir_datasets``."""
 
 from __future__ import annotations
 
@@ -73,12 +64,7 @@ def check_fields(fields: Mapping[str, str] | None, source: str) -> dict[str, str
 def goldens_from_rows(
     rows: Iterable[Mapping[str, Any]], source: str, fields: Mapping[str, str] | None = None
 ) -> GoldenSet:
-    """A golden set from a dataset's rows (dicts), checked as a golden file's cases are.
-
-    Without ``fields`` every column is read as a golden file's field of that name (``id``,
-    ``query``, ``relevant``, ``expected``; the rest kept in the case's context); with
-    ``fields`` only the columns it names, each read as the field it is mapped from.
-    """
+    """A golden set from a dataset's rows (dicts), checked as a golden file's cases are."""
     mapping = check_fields(fields, source)
     where_file = Path(source)
 

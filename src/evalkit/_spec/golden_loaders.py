@@ -1,27 +1,4 @@
-"""Read golden sets from JSONL, YAML and CSV files, failing loudly on anything odd.
-
-``load_goldens(path)`` picks a loader by file extension from the registry
-(``register_loader``); the built-in ``jsonl``, ``yaml``/``yml`` and ``csv``
-loaders are registered there too, so registering ``"csv"`` again raises
-instead of silently replacing the built-in.
-
-Fields every format understands:
-
-``id``        required, unique, text (integers are accepted as their digits)
-``query``     required, non-empty text
-``relevant``  list of ids, or a mapping ``id -> integer grade`` (graded
-              relevance: ids graded >= 1 are relevant; all grades are kept);
-              in CSV a ``|``-separated string of ids
-``expected``  reference answer text; empty means none.  As in paired-evalkit
-              0.2.0, a *list* of ids here means the relevant ids (JSONL,
-              YAML), and so does a CSV ``expected`` column when the file has
-              no ``relevant`` column (``|``-separated ids, 0.2.0's CSV)
-``context``   a mapping merged into ``GoldenCase.context`` (0.2.0's field)
-
-Every other field is kept, untouched, in ``GoldenCase.context`` (a field that
-is also a key of ``context`` is refused: which one wins would be a guess).
-Every error names the file and line (YAML errors also the case number and id).
-"""
+"""Read golden sets from JSONL, YAML and CSV files, failing loudly on anything odd."""
 
 from __future__ import annotations
 
@@ -50,13 +27,7 @@ Loader = Callable[[Path], GoldenSet]
 
 
 def load_goldens(path: str | os.PathLike[str], loader: Loader | str | None = None) -> GoldenSet:
-    """Load a golden set; ``loader`` overrides the choice by file extension.
-
-    ``loader`` is a ``(Path) -> GoldenSet`` callable, or (as in 0.2.0) the name
-    a loader was registered under, e.g. ``loader="jsonl"`` for a ``.txt`` file.
-    Raises :class:`GoldenError` for a missing or unreadable file, an unknown
-    extension or loader name, any malformed case, and a file that loads zero cases.
-    """
+    """Load a golden set; ``loader`` overrides the choice by file extension."""
     file = Path(path)
     _ensure_builtin_loaders()
     if not file.exists():
@@ -235,12 +206,7 @@ def _id_list(items: list[Any], at: str) -> frozenset[str]:
 def _expected(
     raw: Any, where: CaseWhere, case_id: str, *, ids_csv: bool
 ) -> tuple[str | None, frozenset[str] | None]:
-    """``(reference text, relevant ids)`` from an ``expected`` field.
-
-    Text (or a number, read as written) is the reference answer; a list of ids
-    is 0.2.0's way of giving the relevant ids, and so is a CSV cell when the
-    file has no ``relevant`` column (``ids_csv``).
-    """
+    """``(reference text, relevant ids)`` from an ``expected`` field."""
     at = where.at(case_id)
     if raw is None:
         return None, None
@@ -277,12 +243,7 @@ def _nonempty_text(value: Any, what: str, empty: str) -> str:
 
 
 def _phrases(key: str, value: Any, at: str) -> Any:
-    """An answer metric's list key (``answers``, ``must_include``...) read as text now.
-
-    Numbers are read as written, as ``expected`` is (``answers: [1889, in 1889]``);
-    anything else that is not text is refused here, with the case's line, rather
-    than case by case once the target has been paid for.  Other keys pass as they are.
-    """
+    """An answer metric's list key (``answers``, ``must_include``...) read as text now."""
     from evalkit.metrics.answer_keys import PHRASE_KEYS
 
     if key not in PHRASE_KEYS or value is None:
@@ -512,13 +473,7 @@ def load_csv(path: Path) -> GoldenSet:
 
 
 def _csv_answer_keys(raw: dict[str, Any]) -> None:
-    """The answer metrics' list keys in a CSV row: ``|``-separated, an empty cell is absent.
-
-    A CSV cell cannot hold a list, so ``answers``, ``must_include`` and
-    ``must_not_include`` take the ``relevant`` column's ``|`` convention; an empty
-    cell (a row that needs no extra answers) means the key is not given, as an
-    empty ``expected`` does, rather than one empty phrase.
-    """
+    """The answer metrics' list keys in a CSV row: ``|``-separated, an empty cell is absent."""
     from evalkit.metrics.answer_keys import (
         ANSWERS_KEY,
         GRADED_ANSWER_KEY,
@@ -545,11 +500,7 @@ BUILTIN_LOADERS: dict[str, Loader] = {
 
 
 def _ensure_builtin_loaders() -> None:
-    """Register the built-in loaders (once; again only if a registry reset dropped them).
-
-    They live in the same registry as client loaders, so a client registering
-    ``"csv"`` gets a :class:`RegistryError` instead of silently replacing ours.
-    """
+    """Register the built-in loaders (once; again only if a registry reset dropped them)."""
     for ext, fn in BUILTIN_LOADERS.items():
         if get_loader(ext) is None:
             register_loader(ext)(fn)

@@ -1,15 +1,4 @@
-"""The baseline-store contract: what every store answers, and the light artefact checks.
-
-Every store (:data:`evalkit.github.stores.STORES` maps ``baseline.store`` to its class)
-implements :class:`BaselineStore`: ``fetch`` answers "where is the baseline artefact for
-config X?" with a :class:`BaselineFetch`, ``promote`` makes a candidate the baseline.
-``missing`` and ``expired`` are answers, not errors, and only for a store that has
-legitimately never been promoted (an artifact or branch store): the gate turns them
-into the ``no-baseline`` verdict (blocking only with ``require_baseline``). A GitHub
-failure is *not* an answer and raises, because treating an outage as "no baseline"
-would wave a regression through; so does a configured baseline *file* that does not
-exist (a typo in ``baseline.path`` must not read as "never promoted").
-"""
+"""The baseline-store contract: what every store answers, and the light artefact checks."""
 
 from __future__ import annotations
 
@@ -129,11 +118,7 @@ class PinResult:
 
 @dataclass(frozen=True)
 class StoreSettings:
-    """What opening a store needs from evalkit.yaml: plain values, not the loaded config.
-
-    The use cases build it (:func:`evalkit._app.store_opening.store_settings`), so the
-    stores depend on the ``baseline`` section and the config's folder, nothing else.
-    """
+    """What opening a store needs from evalkit.yaml: plain values, not the loaded config."""
 
     baseline: BaselineConfig  # the ``baseline`` section, every default filled in
     config_name: str
@@ -189,11 +174,7 @@ def artefact_file_names(config_name: str) -> tuple[str, str]:
 
 
 def check_artefact_bytes(data: bytes, origin: str) -> None:
-    """A light sanity check before the gate reads the artefact properly.
-
-    The gate's reader validates the schema; this only catches "that is not an evalkit
-    artefact at all" early, with a message naming where the bytes came from.
-    """
+    """A light sanity check before the gate reads the artefact properly."""
     raw = _bounded.gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
         document = _bounded.loads(raw)

@@ -1,17 +1,4 @@
-"""Atomic file writes: a crash leaves the old file or the new one, never half of one.
-
-Every file evalkit writes for someone to read later (artefacts, checkpoints, the
-judge cache, reports, TREC files, baselines) goes through here: a temp file in the
-same folder, flushed and fsync'd, then ``os.replace``, then the folder fsync'd so
-the rename itself survives a power loss.
-
-A path that cannot hold a file (``a.json/run.json`` where ``a.json`` is a file, a
-folder where a file is expected, a folder that is not writable) is an
-:class:`~evalkit.errors.InputError` naming the path and what is in the way; running
-out of space is a :class:`~evalkit.errors.RuntimeFailure`.  :func:`check_writable`
-asks the same question up front, so a command can refuse a bad ``--out`` before it
-spends anything (a target run, judge calls).
-"""
+"""Atomic file writes: a crash leaves the old file or the new one, never half of one."""
 
 from __future__ import annotations
 

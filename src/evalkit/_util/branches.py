@@ -1,8 +1,4 @@
-"""Which branches promote baselines: the default branch, and those a config names.
-
-The one rule both the promote mode (may this push promote?) and the artifact store (are a
-PR base branch's baselines kept?) ask (docs/baselines-per-branch.md).
-"""
+"""Which branches promote baselines: the default branch, and those a config names."""
 
 from __future__ import annotations
 

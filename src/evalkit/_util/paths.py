@@ -1,10 +1,4 @@
-"""A command never writes over one of its own inputs.
-
-``evalkit export run.json --csv run.json`` would replace the artefact with its
-CSV, and a gate whose output artefact is the configured baseline file would
-compare the candidate with itself and pass.  Every command that writes checks
-its output paths against its input paths (and each other) first.
-"""
+"""A command never writes over one of its own inputs."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""Waiting out rate limits: read ``Retry-After`` and spend a bounded waiting budget.
-
-A 429 is the server saying "not now", not "no": when the user opts in (a
-positive budget), the client waits as long as the server asks and tries again.
-The budget bounds the *total* waiting of one client across all its threads,
-so a run can never stall for longer than the user allowed.  A wait that does
-not fit in what is left of the budget is not started at all: the caller fails
-at once with a message that says so, rather than sleeping and failing anyway.
-
-Only a 429 that says how long to wait (``Retry-After`` in seconds or as an
-HTTP date, or ``retry-after-ms``) is waited out; a bare 429 gives no basis for
-a wait and fails as before.
-"""
+"""Waiting out rate limits: read ``Retry-After`` and spend a bounded waiting budget."""
 
 from __future__ import annotations
 
@@ -30,11 +18,7 @@ _log = get_logger(__name__)
 def retry_after_seconds(
     headers: Mapping[str, str], *, now: Callable[[], float] = time.time
 ) -> float | None:
-    """Seconds the server asked to wait, or ``None`` when it did not say (or said nonsense).
-
-    ``headers`` must have lower-case names (httpx's ``Headers`` matches any case).
-    ``retry-after-ms`` (Azure OpenAI, Anthropic) wins over ``retry-after``.
-    """
+    """Seconds the server asked to wait, or ``None`` when it did not say (or said nonsense)."""
     ms = headers.get("retry-after-ms")
     if ms is not None:
         try:
@@ -63,11 +47,7 @@ def retry_after_seconds(
 
 
 class WaitBudget:
-    """A thread-safe allowance of seconds to spend waiting, and the waiting itself.
-
-    The one owner of every rate-limit wait: the judges, the HTTP target and the GitHub
-    client each spend one.  ``max_waits`` also bounds how many waits it grants (GitHub:
-    a server that keeps asking for 0 s must not loop forever)."""
+    """A thread-safe allowance of seconds to spend waiting, and the waiting itself."""
 
     def __init__(
         self,

@@ -1,8 +1,4 @@
-"""``-`` as an output path means stdout (the Unix convention; docs/stdout.md).
-
-The one owner of that rule: a command's output flags are checked here, so ``--json -``
-never writes a file named ``-``, and two flags cannot both claim stdout.
-"""
+"""``-`` as an output path means stdout (the Unix convention; docs/stdout.md)."""
 
 from __future__ import annotations
 

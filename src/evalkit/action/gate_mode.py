@@ -1,11 +1,4 @@
-"""``mode: gate`` (pull requests, or any event): baseline and reference in, verdict out.
-
-Fetch the baseline (and the drift checks' reference, when one is wanted) from the
-configured store, run the gate, then publish: the step outputs and summary, up to ten
-``::error`` annotations on the checks file, the report bundle for the fork companion,
-and the sticky PR comment. Failing to *fetch* from GitHub is exit 3, because an outage
-must not read as "no baseline" and pass; failing to *comment* changes nothing.
-"""
+"""``mode: gate`` (pull requests, or any event): baseline and reference in, verdict out."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The Action's inputs: the ``with:`` values (``INPUT_*``), validated, and evalkit.yaml merged in.
-
-Input > config file > the defaults :class:`~evalkit._spec.config.BaselineConfig` decides.
-A bad input is a :class:`~evalkit.errors.ConfigError` naming the input and what it takes.
-"""
+"""The Action's inputs (the ``with:`` values, ``INPUT_*``), validated, with evalkit.yaml merged."""
 
 from __future__ import annotations
 

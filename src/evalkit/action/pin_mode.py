@@ -1,10 +1,4 @@
-"""``mode: pin`` (a push or a manual run on the default branch): choose the drift reference.
-
-Pin one promotion (the ``pin`` input: a tag/release, a date, "N promotions ago") as the
-drift checks' reference, kept until pinned again: a commit on the store branch, a folder
-for ``actions/upload-artifact`` (artifact ``<baseline-name>-reference``), or the local
-file store's history.
-"""
+"""``mode: pin`` (a push or a manual run on the default branch): choose the drift reference."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""``mode: promote`` (a push to the default branch): today's run becomes the baseline.
-
-Run the gate without a baseline to produce the candidate artefact, then hand it to the
-store: a folder for ``actions/upload-artifact``, a commit on the store branch, or a local
-file. A run whose checks fail is promoted anyway (PRs are compared with what the default
-branch really does); a gate that could not decide promotes nothing.
-"""
+"""``mode: promote`` (a push to the default branch): today's run becomes the baseline."""
 
 from __future__ import annotations
 

@@ -1,15 +1,4 @@
-"""The flow every configured mode shares: evalkit.yaml -> store -> the mode's work -> exit code.
-
-:func:`run_mode` is the skeleton of ``gate``, ``promote`` and ``pin`` (the ``comment``
-companion reads no config): read evalkit.yaml with the inputs merged in
-(:func:`open_config`), open the store it names, refuse a store the mode cannot write,
-then hand a :class:`Job` to the mode's work, which returns the exit code. The entry point
-(:func:`evalkit.action.run.run_action`) writes the outputs with that code, once.
-
-The steps the modes have in common live here too: asking the gate
-(:func:`gate_request`, :func:`call_gate`), the report outputs, the one-line notice on a
-fetched baseline or reference, and :func:`error_state`, which fails the step visibly.
-"""
+"""The flow every configured mode shares: evalkit.yaml -> store -> the mode's work -> exit code."""
 
 from __future__ import annotations
 
@@ -49,12 +38,7 @@ class Job:
 
 @dataclass(frozen=True)
 class ModeFlow:
-    """One configured mode: its work, and whether it writes to the store.
-
-    A mode that writes (promote, pin) needs a store, and a GitHub store only from a
-    branch it trusts: ``branch_rule(ctx, default_branch, baseline)`` raises the mode's
-    refusal (``baseline``: the config's section, which says which branches promote).
-    """
+    """One configured mode: its work, and whether it writes to the store."""
 
     name: Mode
     work: Callable[[Job], int]
@@ -110,11 +94,7 @@ def open_store(run: ActionRun, settings: Settings) -> BaselineStore:
 
 
 def error_state(run: ActionRun, message: str, exit_code: int, *, title: str) -> int:
-    """Fail the step visibly everywhere: annotation, outputs, summary and the PR comment.
-
-    The sticky comment is updated too, so yesterday's PASS does not stay on a PR whose
-    gate can no longer run. Returns ``exit_code`` (the entry point writes the outputs).
-    """
+    """Fail the step visibly everywhere: annotation, outputs, summary and the PR comment."""
     run.console.error(message, title=title)
     run.outputs.setdefault("verdict", "error")
     run.outputs.setdefault("blocking-failures", "0")

@@ -1,16 +1,5 @@
 """A python target's own packages, installed before the gate (``target-requirements``,
 ``target-project``; docs/action.md, "A Python target's own packages").
-
-pip installs them into a folder of their own, next to the image's environment, never
-into it: evalkit's own packages are the constraints of that install, so a requirement
-that disagrees with them (``numpy<2`` against the image's numpy 2) fails here, in one line,
-before anything runs, instead of breaking evalkit or the target halfway. The folder joins
-the action's import path and ``PYTHONPATH``, so the target finds the packages in process
-and in ``isolate-target``'s children alike.
-
-pip runs with the isolation rules of the target's children (evalkit.targets.isolated):
-without the action's inputs and the job's tokens, and, under root with
-``isolate-target``, as the workspace's owner, since building a package runs its code.
 """
 
 from __future__ import annotations

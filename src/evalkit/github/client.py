@@ -1,16 +1,4 @@
-"""The REST client: a PyGithub ``Github`` built one way, and one bounded retry policy.
-
-PyGithub's own retry is switched off (``retry=None``): its default retries a 5xx up to
-ten times with backoff, which turns a GitHub outage into a step that hangs for minutes.
-Instead every call goes through :func:`call_github`, which retries 5xx and transport
-failures a few times and then raises one readable :class:`GitHubApiError`.
-
-Rate limits are not errors to report but waits to honour: a 429, or a 403 that is a
-primary (``x-ratelimit-remaining: 0``) or secondary rate limit, is retried after the
-``Retry-After`` / ``x-ratelimit-reset`` GitHub sends, as long as the total wait stays
-within ``RetryPolicy.max_rate_wait``; a longer wait fails the call with a message that
-says it was a rate limit (never a permissions hint).
-"""
+"""The REST client: a PyGithub ``Github`` built one way, and one bounded retry policy."""
 
 from __future__ import annotations
 
@@ -35,11 +23,7 @@ USER_AGENT = "evalkit-action"
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """How often and how patiently a failing GitHub call is retried.
-
-    5xx and transport failures: ``attempts`` tries with doubling delays. Rate limits:
-    as long as GitHub asks, up to ``max_rate_wait`` seconds in total per call.
-    """
+    """How often and how patiently a failing GitHub call is retried."""
 
     attempts: int = 3
     base_delay: float = 1.0  # seconds; doubles per attempt
@@ -99,11 +83,7 @@ NO_DELAY = RetryPolicy(attempts=3, base_delay=0.0, sleep=lambda _seconds: None)
 
 
 def default_github_factory(api_url: str, token: str, *, write_delay: float = 0.25) -> Github:
-    """A lazy PyGithub client for ``api_url`` (github.com or GHES ``https://HOST/api/v3``).
-
-    Lazy: ``get_repo``/``get_issue`` build objects without a request, so a run makes only
-    the calls it needs (and needs only the permissions those calls need).
-    """
+    """A lazy PyGithub client for ``api_url`` (github.com or GHES ``https://HOST/api/v3``)."""
     from github import Auth, Github
 
     return Github(
@@ -150,11 +130,7 @@ def call_github(
     *,
     retry: RetryPolicy = DEFAULT_RETRY,
 ) -> T:
-    """Run one GitHub call, retrying 5xx/transport failures and waiting out rate limits.
-
-    Raises :class:`GitHubApiError` on failure. ``what`` names the call for the message
-    ("list artifacts named 'x'").
-    """
+    """Run one GitHub call, retrying 5xx/transport failures and waiting out rate limits."""
     from github import GithubException
 
     attempt = 0

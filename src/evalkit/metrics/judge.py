@@ -1,24 +1,4 @@
-"""LLM-as-judge: a per-case metric that asks a Claude model to grade a response.
-
-    judge = LLMJudge(rubric="Score 5 if correct and complete, 1 if wrong.",
-                     model="claude-haiku-4-5", scale=5,
-                     cache_path=".evalkit/judge-cache.json")
-    register_metric("helpfulness", higher_is_better=True)(judge)
-
-Grading is a forced call of one strict tool, ``record_grade(score, reason)``, so there is
-no free-text parsing step; the reply is still validated, and anything off (no tool call,
-another tool, a score outside ``1..scale``, a missing reason, an API error) raises
-:class:`JudgeError` naming the case and the model.  Never a silent zero.
-
-The model is required: it is part of the eval's definition.  It is folded into the cache
-key and into :attr:`LLMJudge.fingerprint`, so swapping judges is a cache miss and makes
-stored baselines visibly incomparable.  Latency and meta are not hashed, so rerunning an
-unchanged eval costs nothing.
-
-This module is the Anthropic wire (the SDK's client, its errors, the rate-limit waits
-past its retries); everything a judge does whichever provider grades is
-:class:`~evalkit.metrics.judge_base.JudgeBase`'s.
-"""
+"""LLM-as-judge: a per-case metric that asks a Claude model to grade a response."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """What a reviewer should do about a report: the false-alarm risk, margins too tight for
 the eval's size, and each statistical warning split into its advice and its reasoning.
-
-Every reporter says these the same way; the strings carry no untrusted text except
-where a field says so (a check id), which each reporter escapes its own way.
 """
 
 from __future__ import annotations
@@ -234,8 +231,6 @@ def margins_before_run(specs: Sequence[CheckSpec], baseline: RunArtifact) -> lis
     """The non-inferiority margins the eval cannot resolve, judged before anything runs
     from the baseline alone: its per-case values' spread stands in for the spread of the
     differences (as ``evalkit power`` does with one run), the cases are the check's own.
-
-    The judgement and its rate are stats.familywise's, as after the run.
     """
     import numpy as np
 

@@ -1,9 +1,4 @@
-"""How one check decided, as plain lines: the details every report draws the same way.
-
-The PR comment lists them in each check's collapsed details; the HTML page in a
-``<details>`` block per check.  The renderer passes how untrusted text is escaped
-(``text``) and how a name of code is set (``code``), so both say the same thing.
-"""
+"""How one check decided, as plain lines: the details every report draws the same way."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""The HTML report: one self-contained page with the checks table and plots.
-
-No script, no external resource: styles are inline, the plots are SVG drawn by
-:mod:`evalkit.report.svg`, and a Content-Security-Policy of ``default-src 'none'``
-makes the page unable to load or run anything even if text escaped wrongly — so it
-opens offline, from an artifact, as a file, anywhere.
-
-- :func:`render_html` — a gate report (``evalkit gate --html``);
-- :func:`render_compare_html` — an ``evalkit compare --html`` table of every shared metric.
-"""
+"""The HTML report: one self-contained page with the checks table and plots."""
 
 from __future__ import annotations
 

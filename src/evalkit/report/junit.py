@@ -1,12 +1,4 @@
-"""The gate as JUnit XML (``evalkit gate --junit``), for CI tools that show test reports.
-
-GitLab, Jenkins, Azure DevOps and CircleCI read JUnit XML.  One ``<testsuite>`` per gate,
-one ``<testcase>`` per check, and one per slice of a ``per_slice`` check.  The mapping
-(docs/junit.md) follows the exit code: a testcase carries ``<failure>`` (or ``<error>``
-for a check that could not be computed) exactly when it blocks the merge; whatever did
-not pass but does not block (a warn-level failure, no baseline yet, a slice too small to
-test) is ``<skipped>`` with its message, so the CI page shows it without turning red.
-"""
+"""The gate as JUnit XML (``evalkit gate --junit``), for CI tools that show test reports."""
 
 from __future__ import annotations
 

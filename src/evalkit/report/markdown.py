@@ -1,23 +1,4 @@
-"""The markdown report: the body of the sticky PR comment and the step summary.
-
-Layout, most important first (the order truncation protects them in)::
-
-    <!-- evalkit report config=NAME -->        hidden marker that finds the sticky comment
-    ### ❌ FAIL: 3 of 5 checks passed; blocking: a, b
-    provenance (candidate / baseline, or a loud "no baseline")
-    how many significance tests ran and the chance of a false alarm
-    notes
-    the checks table
-    why each non-passing check did not pass
-    failed cases and their errors
-    goldens diff (added / removed / changed)
-    most regressed cases per check
-    per-check details, each collapsed, with every paired case
-
-Every piece of untrusted text goes through :func:`evalkit.report.escape.md`.
-The whole body stays under ``max_chars`` (counted in UTF-8 bytes, so it is under
-the limit however GitHub counts) by :func:`evalkit.report._layout.fit`.
-"""
+"""The markdown report: the body of the sticky PR comment and the step summary."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The per-slice section of every report (issue 28), from one set of cells.
-
-The terminal and ``evalkit compare --by`` print :func:`slice_text`, the JSON report
-carries :func:`slice_json`, the PR comment :func:`slice_markdown` (only the slices that
-moved, and how many were tested), the HTML report :func:`slice_forest`.  Every figure
-comes from :func:`slice_cells`, so no two formats can print a slice differently.
-"""
+"""The per-slice section of every report (issue 28), from one set of cells."""
 
 from __future__ import annotations
 

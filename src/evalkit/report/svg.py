@@ -1,23 +1,4 @@
-"""The HTML report's plots, drawn as inline SVG by our own code (no library, no CDN).
-
-Two plots:
-
-- :func:`forest_plot` — one row per comparison: Δ as a dot, its confidence interval as a
-  bar, zero as a line, the regression side shaded, a non-inferiority margin dashed.
-  Each row has its own symmetric scale (labelled at both ends), because the rows are
-  different metrics in different units: one shared axis would make a latency Δ of 12 ms
-  dwarf an nDCG Δ of 0.02.
-- :func:`trend_plot` — a metric across promotions (oldest first, the candidate last) as a
-  line, with each step's confidence interval of Δ drawn as a band opening from the
-  previous point (where that point could plausibly have landed), the pinned reference's
-  value as a dashed level, and the candidate coloured by its drift check's status.
-- :func:`difference_plot` — every paired case's Δ, sorted, as a bar from zero, coloured
-  win / loss / tie by the metric's polarity; hovering a bar shows the case (SVG
-  ``<title>``, so no script is needed).  Above :data:`MAX_BARS` cases, bars are taken at
-  evenly spaced ranks of the sorted deltas, which keeps the curve's shape and its extremes.
-
-All text is escaped with :func:`evalkit.report.escape.html_text`.
-"""
+"""The HTML report's plots, drawn as inline SVG by our own code (no library, no CDN)."""
 
 from __future__ import annotations
 
@@ -109,12 +90,7 @@ def _line(x1: float, y1: float, x2: float, y2: float, extra: str) -> str:
 
 
 def forest_plot(rows: Sequence[ForestRow]) -> str:
-    """Δ with its CI, one row per comparison, each on its own symmetric axis.
-
-    A row is HTML text (the label, then Δ, its interval and p) over a text-free SVG bar
-    stretched to the page's width, with the scale's ends under it: the text wraps like
-    any paragraph, so no label or figure is cut or shrunk at any window width.
-    """
+    """Δ with its CI, one row per comparison, each on its own symmetric axis."""
     mid, half = WIDTH / 2, WIDTH / 2 - 8
     out = [
         '<div class="forest-plot">',

@@ -1,12 +1,4 @@
-"""The terminal report: a headline, a rich table of the checks, and why anything failed.
-
-Colour follows rich's own detection (a TTY, ``NO_COLOR``, ``FORCE_COLOR``) unless
-``color`` says otherwise.  Checks appear in the checks file's order, every run, so
-the same check is on the same line run after run; the headline and the "why" list
-name the failures.  Untrusted text is passed to rich as :class:`rich.text.Text`
-(never parsed as markup) after :func:`evalkit.report.escape.one_line` has spelled
-out control characters, so a case id cannot inject ANSI escapes or rich markup.
-"""
+"""The terminal report: a headline, a rich table of the checks, and why anything failed."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Honesty about when a result is shaky: small samples and skewed differences.
-
-The figures quoted in the warnings come from ``tests/statistics`` (the
-calibration suite; the full table is in ``docs/calibration.md``).
-"""
+"""Honesty about when a result is shaky: small samples and skewed differences."""
 
 from __future__ import annotations
 
@@ -53,13 +49,7 @@ def skewness(values: NDArray[np.float64]) -> float:
 def no_win_warning(
     n: int, diffs: NDArray[np.float64], higher_is_better: bool
 ) -> StatWarning | None:
-    """``no_wins`` when some case lost, none won, and n is small enough to miss rare wins.
-
-    A change that helps a few cases a lot and costs the others a little looks, on a
-    sample without one of those few cases, exactly like a clean regression: no
-    procedure can tell (the shape is outside the calibration claims), so the report
-    says it on the very samples where that false fail happens.
-    """
+    """``no_wins`` when some case lost, none won, and n is small enough to miss rare wins."""
     good = diffs > 0 if higher_is_better else diffs < 0
     bad = diffs < 0 if higher_is_better else diffs > 0
     if n >= NO_WIN_N or bool(good.any()) or not bool(bad.any()):

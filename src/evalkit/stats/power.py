@@ -1,24 +1,4 @@
-"""Power analysis: could this eval have seen a change of a given size?
-
-"Not significant" reads as "no change" only when the eval could have detected
-one.  Two estimates from the per-case differences d = a - b (sd σ_d, n cases):
-
-* **analytic** (normal approximation): a true effect δ is detected (found
-  significant, on its own side) with probability ``Φ(|δ|·√n/σ_d - z)``,
-  ``z = Φ⁻¹(1 - α/2)``; at δ = 0 the two-sided false-alarm rate α.  The
-  minimum detectable effect at power π is ``(z + Φ⁻¹(π))·σ_d/√n`` -- about
-  ``2.8·σ_d/√n`` at α = 0.05, π = 0.8 -- and the cases needed for an effect δ
-  are ``((z + Φ⁻¹(π))·σ_d/δ)²``.
-* **simulated**: ``n_sim`` evals of n cases are drawn from the observed
-  differences centred on zero (the observed shape: ties, skew, bounds), each is
-  shifted by δ and run through the chosen test; the detection rate is the
-  share found significant on δ's side.  All simulated evals share one set of
-  bootstrap resamples (a valid, cheaper design: each decision is still exactly
-  the test's decision on its own data), and every effect reuses the same
-  simulated evals, so the rates rise smoothly with δ.
-
-Everything is returned as values; the CLI (``evalkit power``) prints them.
-"""
+"""Power analysis: could this eval have seen a change of a given size?"""
 
 from __future__ import annotations
 
@@ -174,11 +154,7 @@ class Levels:
     def world_mean_sd(
         self, draws: NDArray[np.int64], *, counted: bool
     ) -> tuple[FloatArray, FloatArray]:
-        """Mean and sd (ddof 1) of each resampled world (a row of case positions).
-
-        ``counted``: from each world's count per distinct value, one ``bincount`` for
-        all rows (the same figures to rounding; cheaper where values are few).
-        """
+        """Mean and sd (ddof 1) of each resampled world (a row of case positions)."""
         rows, n = draws.shape
         if counted:
             k = self.values.shape[0]
@@ -204,19 +180,7 @@ def detectable_regression(
     n_sim: int = DETECTABLE_SIMULATIONS,
     seed: int = 0,
 ) -> float:
-    """The regression a verdict's own procedure catches with probability ``power``.
-
-    The default procedure (paired t, ``auto`` or ``t``) is location-equivariant:
-    shifting every case by −δ moves the interval by −δ.  So a true regression δ
-    fails (interval wholly on the bad side) with the probability that the bad end of
-    the interval on an unchanged eval stays short of δ, and the δ caught with
-    probability ``power`` is that quantile of the bad end over unchanged evals --
-    simulated by resampling the eval's own differences centred on 0, which keeps
-    their spread, skew and ties (on skewed differences the answer differs by
-    direction, which no normal-theory formula sees).  The quantile level allows for
-    the eval's own spread being an estimate (:func:`_level_for_estimated_spread`).
-    ``bootstrap`` and ``permutation`` use the formula :func:`mde`.
-    """
+    """The regression a verdict's own procedure catches with probability ``power``."""
     d = _diffs(diffs)
     n = d.shape[0]
     a, goal = _alpha(alpha), _target(power)
@@ -244,16 +208,7 @@ def detectable_regression(
 
 
 def _level_for_estimated_spread(d: FloatArray, alpha: float, goal: float) -> float:
-    """The quantile level whose effect is caught ``goal`` of the time *on average*.
-
-    The effect is computed from the eval's own spread s, itself uncertain: with
-    r = s/σ, E[Φ(z + (q + z)(r − 1))] = Φ((z + (q + z)·b) / √(1 + (q + z)²·v)) for
-    r − 1 ≈ N(b, v), where v = (κ − (n − 3)/(n − 1))/(4n) is the delta-method variance
-    of s/σ (from Var(s²) = σ⁴(κ − (n − 3)/(n − 1))/n; κ the kurtosis, estimated by the
-    usual small-sample-corrected G2 + 3) and b = −v/2.  Solving that for the z that gives
-    ``goal`` keeps the realised power at the claim (docs/calibration.md, "the reported
-    detectable effect, realised"); no constant is fitted.
-    """
+    """The quantile level whose effect is caught ``goal`` of the time *on average*."""
     n = d.shape[0]
     centred = d - d.mean()
     m2 = float(np.mean(centred**2))

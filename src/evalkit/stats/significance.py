@@ -1,37 +1,4 @@
-"""Paired significance: did that change really improve anything, or did the number move?
-
-``paired_bootstrap(a, b, metric)`` follows the spec exactly:
-
-* rows are paired by case id (never by position), and every case must be on
-  both sides;
-* ``observed = mean(a) - mean(b)`` over the paired cases;
-* each of ``n_resamples`` resamples draws n case ids with replacement and
-  takes the same ids on both sides; ``ci_low``/``ci_high`` are the
-  ``alpha/2`` and ``1 - alpha/2`` percentiles of the resampled mean
-  differences (numpy's default "linear" interpolation, Hyndman-Fan type 7,
-  which ``scipy.stats.bootstrap(method="percentile")`` also uses);
-* ``p = (#{|r - observed| >= |observed|} + 1) / (n_resamples + 1)``: two-sided,
-  from the null centred on the observed difference, floored at
-  ``1 / (n_resamples + 1)``;
-* ``significant`` is "the interval excludes 0".
-
-An aggregate metric (``latency_p95``, a registered ``@register_aggregate``) is
-compared by recomputing it on both sides of every resample.  Several metrics
-of one comparison are compared in one call (:func:`paired_bootstrap_many`,
-:func:`compare_metrics`); each metric's interval and p depend on its own data
-and the seed only, never on its neighbours in the call, and the ``maxt``
-correction resamples them jointly on top.  ``method="permutation"`` or ``"t"`` swaps the
-test (p-value and decision) while the interval stays the bootstrap's.
-
-Power analysis (:func:`power`, :func:`mde`, :func:`n_for_effect`,
-:func:`power_table`) lives in :mod:`evalkit.stats.power` and is re-exported
-here.  (It is deliberately not a module called ``evalkit.power``: importing
-such a submodule would shadow a top-level ``evalkit.power`` function.)
-
-Results are reproducible bit for bit from the seed: see
-:mod:`evalkit.stats.stream` (the recorded :data:`RESAMPLING_STREAM`) and
-:mod:`evalkit.stats.fixedpoint`.
-"""
+"""Paired significance: did that change really improve anything, or did the number move?"""
 
 from __future__ import annotations
 

@@ -1,17 +1,4 @@
-"""HttpTarget: a service behind an HTTP JSON API as the system under test.
-
-One invocation is three steps, kept apart so each can be tested (and reused) alone:
-
-1. :meth:`HttpTarget.prepare` -- ``build_payload(case)`` to a :class:`PreparedRequest`
-   (pure, no I/O);
-2. :func:`run_attempts` -- the retry rule (:data:`MAX_ATTEMPTS`, :meth:`Attempt.retryable`)
-   around a ``send`` callable, timed with ``perf_counter`` across every attempt;
-3. :meth:`HttpTarget.interpret` -- status, JSON body, ``extract`` and ``meta_keys``
-   to a :class:`TargetResponse`, or a one-line :class:`TargetError`.
-
-Every send goes through httpx (:func:`send_once`), each attempt under its total
-deadline (``timeout_s``, :mod:`evalkit.targets.http_deadline`).
-"""
+"""HttpTarget: a service behind an HTTP JSON API as the system under test."""
 
 from __future__ import annotations
 
@@ -99,13 +86,7 @@ def send_once(client: httpx.Client, request: PreparedRequest, deadline_s: float)
 
 
 def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
-    """Apply the retry rule around ``send``; return the attempts and the latency in ms.
-
-    The latency is client-observed: the clock starts before the first send and stops
-    when the final body has been read, so a retried case reports what its caller
-    actually waited.  The retry is immediate: one retry is there to absorb a blip, not
-    to wait out an outage.
-    """
+    """Apply the retry rule around ``send``; return the attempts and the latency in ms."""
     attempts: list[Attempt] = []
     start = time.perf_counter()
     while True:

@@ -1,9 +1,4 @@
-"""One HTTP exchange as HttpTarget sees it: the prepared request, an attempt, the capped body.
-
-:class:`PreparedRequest` is built once per case and reused by the retry; an
-:class:`Attempt` is one send's outcome; :func:`read_capped` reads a reply's body within
-:func:`max_response_bytes` and the attempt's deadline (:mod:`evalkit.targets.http_deadline`).
-"""
+"""One HTTP exchange as HttpTarget sees it: the prepared request, an attempt, the capped body."""
 
 from __future__ import annotations
 
@@ -94,11 +89,7 @@ def max_response_bytes() -> int:
 
 
 def read_capped(response: httpx.Response) -> None:
-    """``response.read()`` that stops once the (decoded) body passes the cap or the deadline.
-
-    The deadline check between chunks is what bounds a slow body on a ``client=`` of
-    yours; on HttpTarget's own clients every socket wait is bounded already.
-    """
+    """``response.read()`` that stops once the (decoded) body passes the cap or the deadline."""
     cap = max_response_bytes()
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:

@@ -1,9 +1,4 @@
-"""The system under test, as evalkit calls it: replace ``search`` with a call to yours.
-
-evalkit calls ``make_target()`` once, then the target once per golden case. A retrieval
-target returns document ids, best first (scored by recall@k, ndcg@k, ...); a target that
-answers in text returns a string (scored by answer metrics or an LLM judge).
-"""
+"""The system under test, as evalkit calls it: replace ``search`` with a call to yours."""
 
 from __future__ import annotations
 
