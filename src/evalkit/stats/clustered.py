@@ -144,7 +144,7 @@ def refuse_too_few(clustering: Clustering, alpha: float, what: str) -> None:
 
 @dataclass(frozen=True)
 class ClusterT:
-    """Per row: the mean difference, its CR2 standard error; the design's BM df."""
+    """Per row: the mean difference and its CR2 standard error; the design's BM df."""
 
     mean: FloatArray
     se: FloatArray
@@ -165,8 +165,7 @@ class ClusterT:
         return cls(mean, np.sqrt(var), bell_mccaffrey_df(sizes))
 
     def bounds(self, alpha: float) -> tuple[FloatArray, FloatArray]:
-        q = t_quantile(1.0 - alpha / 2.0, self.df)
-        half = q * self.se
+        half = t_quantile(1.0 - alpha / 2.0, self.df) * self.se
         return self.mean - half, self.mean + half
 
     def p(self, null: float) -> FloatArray:
@@ -182,7 +181,12 @@ class ClusterT:
 
 def bell_mccaffrey_df(sizes: IntArray) -> float:
     """Satterthwaite degrees of freedom of the CR2 variance of a mean under working
-    independence (closed form of Bell and McCaffrey's formula; module docstring)."""
+    independence (Bell and McCaffrey's; closed form in the module docstring).
+
+    The variance is a quadratic form y'By; under y ~ N(μ, I) its df is
+    tr(B)² / tr(B²), and for a mean B lives on the clusters' indicators, so both traces
+    reduce to sums over the clusters, O(G).
+    """
     size = np.asarray(sizes, dtype=np.float64)
     n = float(size.sum())
     b = size / (n * n * (1.0 - size / n))
