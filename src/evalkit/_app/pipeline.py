@@ -28,6 +28,7 @@ from evalkit._spec.artifact import (
     with_infix,
     write_artifact,
 )
+from evalkit._spec.clusters import declare_clusters
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_slices, resolve_slice_checks
@@ -259,6 +260,7 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     )
     goldens = load_goldens(config.resolve(config.model.goldens))
     goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
+    goldens = declare_clusters(goldens, config.model.clusters, config.where("clusters"))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     checks = resolve_slice_checks(checks, goldens, str(config.path))
@@ -297,7 +299,9 @@ def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
     per_case = goldens.case_fingerprints()
-    return GoldensInfo(goldens.fingerprint(), per_case, goldens.slice_assignment())
+    return GoldensInfo(
+        goldens.fingerprint(), per_case, goldens.slice_assignment(), goldens.cluster_assignment()
+    )
 
 
 def run_candidate(
