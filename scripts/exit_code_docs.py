@@ -1,6 +1,6 @@
 """Write the exit-code table of ``evalkit.exit_codes`` into the docs that show it.
 
-    uv run python scripts/exit_code_docs.py          # rewrite README.md and docs/action.md
+    uv run python scripts/exit_code_docs.py          # rewrite docs/cli.md and docs/action.md
     uv run python scripts/exit_code_docs.py --check  # exit 1 if either is out of date
 
 The table sits between ``<!-- exit-codes -->`` (or ``<!-- exit-codes action -->``, the
@@ -18,7 +18,7 @@ from pathlib import Path
 from evalkit.exit_codes import ACTION_CODES, ExitCode, markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = (ROOT / "README.md", ROOT / "docs" / "action.md")
+DOCS = (ROOT / "docs" / "cli.md", ROOT / "docs" / "action.md")
 _BLOCK = re.compile(r"(<!-- exit-codes( action)? -->\n)(.*?)(<!-- /exit-codes -->)", re.S)
 
 

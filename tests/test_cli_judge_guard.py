@@ -1,6 +1,6 @@
 """Judge money and time through the CLI, with the real anthropic SDK and a loopback API.
 
-* ``--judge-cache-only`` holds for a judge a plugin registers the README way, not
+* ``--judge-cache-only`` holds for a judge a plugin registers the docs/judges.md way, not
   only for the ``judge:`` config block: not one request reaches the API.
 * Credentials, reachability and the judge cache are checked once, before the target
   runs: a missing or refused key, an unreachable API and a corrupt, hostile or
@@ -37,7 +37,7 @@ def make_target():
     return CallableTarget(answer, name="qa-bot")
 """
 
-# The README way: a plugin builds the judge and registers it itself.
+# The docs/judges.md way: a plugin builds the judge and registers it itself.
 PLUGIN = """
 from evalkit import register_metric
 from evalkit.metrics import LLMJudge

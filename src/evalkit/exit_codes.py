@@ -1,7 +1,7 @@
 """The process exit codes of the CLI and the GitHub Action: one table, one owner.
 
 A script (or CI) branches on these, so they never change meaning.  :data:`MEANINGS` is the
-table; the README's and docs/action.md's copies are generated from it
+table; docs/cli.md's and docs/action.md's copies are generated from it
 (:func:`markdown_table`, between ``<!-- exit-codes -->`` markers; a test keeps them equal),
 and the docstrings elsewhere point here instead of repeating it.
 

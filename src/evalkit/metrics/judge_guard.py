@@ -2,7 +2,7 @@
 
 Two rules hold for any LLM judge in the process, whichever provider it talks to and
 however it was registered (the ``judge:`` config block, or a plugin calling
-``register_metric(...)(LLMJudge(...))`` as the README shows):
+``register_metric(...)(LLMJudge(...))`` as docs/judges.md shows):
 
 * **Cache only**: :func:`set_cache_only` (what ``--judge-cache-only`` calls) makes
   every judge grade from its cache alone; a miss is an error, never an API call.

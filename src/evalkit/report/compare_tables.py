@@ -29,7 +29,7 @@ Escape = Callable[[object], str]
 
 FORMATS = ("text", "markdown", "csv")
 
-#: The CSV columns, in order (docs: README "compare").
+#: The CSV columns, in order (docs: docs/cli.md, "evalkit compare").
 CSV_COLUMNS = (
     "metric",
     "run",
