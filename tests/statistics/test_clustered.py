@@ -17,10 +17,33 @@ from evalkit.stats.clustered import (
     ClusterT,
     bell_mccaffrey_df,
     cluster_bootstrap_means,
-    clustered_answer,
     clusters_needed,
     refuse_too_few,
 )
+from evalkit.stats.clustered_decide import ClusteredEvaluator
+from evalkit.stats.procedures import Decision, Procedure
+
+
+def clustered_answer(
+    procedure: Procedure,
+    d: np.ndarray,
+    clustering: Clustering,
+    alpha: float,
+    null: float = 0.0,
+    *,
+    n_resamples: int = 999,
+) -> tuple[Decision, ClusteredEvaluator]:
+    gen = np.random.default_rng(1)
+    if procedure == "cluster-bootstrap":
+        totals = clustering.totals(d)
+        resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, gen)[0]
+        ev = ClusteredEvaluator(procedure, float(d.mean()), clustering, resampled=resampled)
+    elif procedure == "cluster-permutation":
+        flips = ClusterFlips.draw(clustering.count, n_resamples, gen)
+        ev = ClusteredEvaluator(procedure, float(d.mean()), clustering, diffs=d, flips=flips)
+    else:
+        ev = ClusteredEvaluator(procedure, float(d.mean()), clustering, diffs=d)
+    return ev.decide(alpha, null), ev
 
 
 def _labels(sizes: list[int]) -> list[str]:
@@ -54,9 +77,9 @@ def test_every_case_its_own_cluster_is_exactly_the_paired_t() -> None:
     clustering = Clustering.of([None] * 40)
     assert clustering.count == 40
     assert clustering.own == 40
-    answer = clustered_answer("cluster-t", a - b, clustering, 0.05)
+    answer, ev = clustered_answer("cluster-t", a - b, clustering, 0.05)
     reference = sps.ttest_rel(a, b)
-    assert answer.df == pytest.approx(39.0, rel=1e-12)
+    assert ev.df == pytest.approx(39.0, rel=1e-12)
     assert answer.p_value == pytest.approx(reference.pvalue, rel=1e-9)
     low, high = reference.confidence_interval(0.95)
     assert answer.low == pytest.approx(low, rel=1e-9)
@@ -68,10 +91,10 @@ def test_equal_clusters_are_exactly_the_t_on_cluster_means() -> None:
     sizes = [6] * 9
     d = rng.normal(size=54) + np.repeat(rng.normal(size=9), 6)
     clustering = Clustering.of(_labels(sizes))
-    answer = clustered_answer("cluster-t", d, clustering, 0.1, null=0.3)
+    answer, ev = clustered_answer("cluster-t", d, clustering, 0.1, null=0.3)
     means = d.reshape(9, 6).mean(axis=1)
     reference = sps.ttest_1samp(means, 0.3)
-    assert answer.df == pytest.approx(8.0, rel=1e-12)
+    assert ev.df == pytest.approx(8.0, rel=1e-12)
     assert answer.p_value == pytest.approx(reference.pvalue, rel=1e-9)
     low, high = sps.ttest_1samp(means, 0.0).confidence_interval(0.9)
     assert answer.low == pytest.approx(low, rel=1e-9)
@@ -113,18 +136,11 @@ def test_interval_and_p_are_duals_on_every_path() -> None:
     d = rng.normal(size=sum(sizes)) + 0.4 + np.repeat(rng.normal(size=10), sizes)
     clustering = Clustering.of(_labels(sizes))
     seen: set[tuple[str, bool]] = set()
-    for procedure in ("cluster-t", "cluster-bootstrap", "cluster-permutation"):
+    paths: tuple[Procedure, ...] = ("cluster-t", "cluster-bootstrap", "cluster-permutation")
+    for procedure in paths:
         for null in (-0.5, 0.0, 0.2, 0.8, 1.5):
             for alpha in (0.01, 0.05, 0.2):
-                answer = clustered_answer(
-                    procedure,
-                    d,
-                    clustering,
-                    alpha,
-                    null,
-                    n_resamples=999,
-                    gen=np.random.default_rng(1),
-                )
+                answer, _ = clustered_answer(procedure, d, clustering, alpha, null)
                 excluded = answer.low > null or answer.high < null
                 seen.add((procedure, excluded))
                 if abs(answer.p_value - alpha) > 1e-9:
@@ -184,8 +200,8 @@ def test_too_few_clusters_are_refused_with_the_number_needed() -> None:
 
 
 def test_no_spread_gives_a_point_and_an_exact_p() -> None:
-    clustering = Clustering.of(_labels([2, 3, 2]))
-    answer = clustered_answer("cluster-t", np.full(7, 0.25), clustering, 0.05)
+    clustering = Clustering.of(_labels([2, 3, 2, 1, 1, 1]))
+    answer, _ = clustered_answer("cluster-t", np.full(10, 0.25), clustering, 0.05)
     assert (answer.low, answer.high, answer.p_value) == (0.25, 0.25, 0.0)
-    same = clustered_answer("cluster-t", np.full(7, 0.25), clustering, 0.05, null=0.25)
+    same, _ = clustered_answer("cluster-t", np.full(10, 0.25), clustering, 0.05, null=0.25)
     assert same.p_value == 1.0

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit._app.provenance import git_state
 from evalkit._engine.execute import RowCallback, resolve_metrics
 from evalkit._engine.trials import TrialCallback, evaluate_repeated
+from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
@@ -737,6 +738,8 @@ def gate(
     baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
     check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
     candidate = _current_slices(candidate, goldens)
+    clustering = goldens.cluster_assignment()
+    notes = (*notes, cluster_change_note(clustering, baseline))
     if baseline is not None and baseline_chosen:
         check_baseline(baseline, candidate, specs)
     if subset is not None and reference is not None and reference.artifact is not None:
@@ -772,9 +775,32 @@ def gate(
             or cfg.require_reference
             or bool(getattr(checks, "require_reference", False)),
             slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
+            clusters=None if clustering is None else dict(clustering.members),
+            cluster_field=None if clustering is None else clustering.field_name,
         ),
     )
     return report if subset is None else replace(report, subset=subset)
+
+
+def cluster_change_note(current: ClusterAssignment | None, run: RunArtifact | None) -> str:
+    """A line when ``run`` (the baseline) recorded another cluster assignment than the
+    goldens' now: its cases still pair by id, and inference uses the current one."""
+    if run is None or current is None:
+        return ""
+    recorded = None if run.goldens is None else run.goldens.clusters
+    if recorded == current:
+        return ""
+    if recorded is None:
+        was = "declared no clusters"
+    elif recorded.field_name != current.field_name:
+        was = f"clustered by {recorded.field_name}"
+    else:
+        moved = current.reassigned(recorded)
+        was = f"put {len(moved)} case(s) in other clusters"
+    return (
+        f"the baseline {was}; its cases are paired by case id and every verdict is "
+        f"inferred by the current clusters ({current.field_name})"
+    )
 
 
 def _current_slices(candidate: RunArtifact, goldens: GoldenSet) -> RunArtifact:

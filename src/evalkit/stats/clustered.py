@@ -40,26 +40,32 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
-from evalkit.stats.compare import percentile_interval
 from evalkit.stats.tdist import t_quantile, t_two_sided_p
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
-ClusteredProcedure = Literal["cluster-t", "cluster-bootstrap", "cluster-permutation"]
-
-CLUSTERED_NAMES: Final[dict[str, str]] = {
-    "cluster-t": "cluster-robust t (CR2, Bell-McCaffrey df)",
-    "cluster-bootstrap": "cluster bootstrap (percentile)",
-    "cluster-permutation": "cluster sign-flip permutation test",
-}
+#: Below this many clusters a clustered verdict warns (docs/clusters.md, measured by
+#: scripts/calibration/clustered.py): on cluster effects that are roughly symmetric the
+#: cluster-robust t holds its level from 6 clusters, but where a change costs a few
+#: clusters a lot and the rest a little (cluster effects skewed like Exp(1)) it failed
+#: falsely 4.7-11.7% one-sided against 2.5% below 30 clusters (6.7-8.1% at 50 unequal
+#: ones), and its power is low (9-16 points below plain t at 10 clusters of independent
+#: cases).
+FEW_CLUSTERS: Final = 30
+FEW_CLUSTERS_TEXT: Final = (
+    "only {g} clusters: the interval is trustworthy when the clusters' effects are roughly "
+    "symmetric; where a change costs a few clusters a lot and helps the rest a little it "
+    "failed falsely up to 11.7% one-sided against 2.5% below 30 clusters "
+    "(docs/clusters.md); more clusters, not more cases per cluster, help"
+)
 
 #: Bisection steps for the sign-flip interval's ends (2**-64 of the bracket).
 _BISECTION_STEPS: Final = 64
@@ -332,70 +338,3 @@ def invert_test(
         unbounded = ~reachable & ~(beyond & ~anchor_ok)
         ends.append(np.where(unbounded, -np.inf if below else np.inf, accepted))
     return ends[0], ends[1]
-
-
-# ----------------------------------------------------------------------------- one data set
-
-
-@dataclass(frozen=True)
-class ClusteredAnswer:
-    """One data set's interval at 1 − α and its dual p for the tested value."""
-
-    procedure: ClusteredProcedure
-    estimate: float
-    low: float
-    high: float
-    p_value: float
-    clusters: int
-    df: float | None  # the cluster-t's degrees of freedom
-
-
-def bootstrap_percentile_p(resampled: FloatArray, null: float) -> FloatArray:
-    """Smallest α at which the type-7 percentile interval of each row excludes ``null``."""
-    from evalkit.stats.procedures import percentile_p  # the one definition, shared
-
-    return percentile_p(resampled, null)
-
-
-def clustered_answer(
-    procedure: ClusteredProcedure,
-    diffs: FloatArray,
-    clustering: Clustering,
-    alpha: float,
-    null: float = 0.0,
-    *,
-    n_resamples: int = 10_000,
-    gen: np.random.Generator | None = None,
-) -> ClusteredAnswer:
-    """The interval and p ``procedure`` gives for one data set's per-case differences."""
-    d = np.asarray(diffs, dtype=np.float64)
-    if d.ndim != 1 or d.shape[0] != clustering.n:
-        raise InputError(f"{clustering.n} cases are clustered but {d.shape} differences were given")
-    if clustering.count < 2:
-        raise InputError("clustered inference needs at least 2 clusters")
-    totals = clustering.totals(d)
-    estimate = float(d.mean())
-    df: float | None = None
-    if procedure == "cluster-t":
-        t = ClusterT.of(totals, clustering.sizes)
-        if float(t.se[0]) == 0.0:
-            low = high = float(t.mean[0])
-            p = 1.0 if low == null else 0.0
-        else:
-            lows, highs = t.bounds(alpha)
-            low, high, p = float(lows[0]), float(highs[0]), float(t.p(null)[0])
-        df = t.df
-    elif procedure == "cluster-bootstrap":
-        rng = gen if gen is not None else np.random.default_rng(0)
-        resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, rng)
-        lows, highs = percentile_interval(resampled, alpha, axis=1)
-        low, high = float(lows[0]), float(highs[0])
-        p = float(bootstrap_percentile_p(resampled, null)[0])
-    else:
-        rng = gen if gen is not None else np.random.default_rng(0)
-        flips = ClusterFlips.draw(clustering.count, n_resamples, rng)
-        sign_null = ClusterSignFlipNull.of(totals, clustering.sizes, flips)
-        lows, highs = sign_null.bounds(alpha, null)
-        low, high = float(lows[0]), float(highs[0])
-        p = float(sign_null.p(np.array([null]))[0])
-    return ClusteredAnswer(procedure, estimate, low, high, p, clustering.count, df)

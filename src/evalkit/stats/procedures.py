@@ -111,7 +111,17 @@ from evalkit.stats.tdist import t_quantile, t_two_sided_p
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-Procedure = Literal["t", "skew-t", "t+skew-t", "bootstrap", "permutation"]
+Procedure = Literal[
+    "t",
+    "skew-t",
+    "t+skew-t",
+    "bootstrap",
+    "permutation",
+    # with declared clusters (evalkit.stats.clustered_decide)
+    "cluster-t",
+    "cluster-bootstrap",
+    "cluster-permutation",
+]
 DEFAULT_GATE_METHOD: Final[GateMethod] = "auto"
 #: What ``auto`` (the default) runs on per-case differences: plain paired t
 #: (docs/design/statistics.md, "The default verdict").
@@ -120,7 +130,7 @@ DEFAULT_PROCEDURE: Final[Procedure] = "t"
 #: Procedures computed from the per-case moments alone (no resamples).
 ANALYTIC: Final = ("t", "skew-t", "t+skew-t")
 #: Procedures that draw resamples (their verdicts record ``n_resamples``).
-RESAMPLING: Final = ("bootstrap", "permutation")
+RESAMPLING: Final = ("bootstrap", "permutation", "cluster-bootstrap", "cluster-permutation")
 #: Small-sample correction of the sample skewness: γ̂ = G1·(1 + SKEW_BIAS/√n) (measured).
 SKEW_BIAS: Final = 2.0
 #: The far end of the skew-t interval (the one away from the skew) is Hall's at the larger
@@ -212,6 +222,9 @@ PROCEDURE_NAMES: Final[dict[str, str]] = {
     "t+skew-t": "paired t and skewness-corrected t, both must agree",
     "bootstrap": "percentile bootstrap",
     "permutation": "sign-flip permutation test",
+    "cluster-t": "cluster-robust t (CR2, Bell-McCaffrey df)",
+    "cluster-bootstrap": "cluster bootstrap (percentile)",
+    "cluster-permutation": "cluster sign-flip permutation test",
 }
 
 
