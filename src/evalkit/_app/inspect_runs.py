@@ -46,11 +46,13 @@ def compare_files(
     by: str | None = None,
     slice_metrics: Sequence[str] = (),
     width: int | None = None,
+    cluster: str | None = None,
 ) -> Compared:
     """Every metric the runs share, each run against the reference, rendered as ``fmt``.
 
     ``by``: also the gate's per-slice family over those slice dimensions (``tags`` or
     ``tags,lang``; two runs, text), over ``slice_metrics`` (default: every shared metric).
+    ``cluster``: infer by the cases' clusters under that field (``--cluster``).
     ``width``: the text fits it (one block per metric where the table would not); None:
     the table at its natural width.
     """
@@ -78,7 +80,13 @@ def compare_files(
     arts = [read_artifact(path) for path in compared]
     base = read_artifact(ref)
     table = compare_runs(
-        arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
+        arts,
+        base,
+        correction=correction,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        cluster=cluster,
     )
     text = render_compare_table(table, fmt, width=width)
     if by is not None:  # the gate's per-slice family (gate/slices.py), on these two runs
@@ -87,7 +95,13 @@ def compare_files(
 
         dims = [d.strip() for d in by.split(",") if d.strip()]
         slices = compare_slices(
-            arts[0], base, dims, metrics=slice_metrics, n_resamples=n_resamples, seed=seed
+            arts[0],
+            base,
+            dims,
+            metrics=slice_metrics,
+            n_resamples=n_resamples,
+            seed=seed,
+            cluster=cluster,
         )
         text = text.rstrip("\n") + "\n\n" + slice_text(slices, width)
     page = None

@@ -72,6 +72,15 @@ def compare(
             help="With --by: a metric of the slice table (repeatable; default: all shared).",
         ),
     ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            metavar="FIELD",
+            help="Cases sharing this golden field (e.g. metadata.doc_id) move together: "
+            "infer by cluster, as the gate does with clusters: declared.",
+        ),
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Paired table of every metric: runs against a reference run.
@@ -95,6 +104,7 @@ def compare(
         by=by,
         slice_metrics=slice_metric or (),
         width=terminal_width(),
+        cluster=cluster,
     )
     with stdout_may_close():
         typer.echo(done.text, nl=not done.text.endswith("\n"))
