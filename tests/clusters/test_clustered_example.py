@@ -47,7 +47,7 @@ def test_declared_clusters_pass_what_independent_cases_fail(
     assert plain["comparison"]["procedure"] == "t"
     assert plain["comparison"]["clusters"] is None
     # the clustered interval is wider: questions about one document move together
-    width = comparison["ci_high"] - comparison["ci_low"]  # type: ignore[operator]
+    width = comparison["ci_high"] - comparison["ci_low"]
     assert width > 1.5 * (plain["comparison"]["ci_high"] - plain["comparison"]["ci_low"])
 
 
