@@ -668,7 +668,16 @@ def _maxt(
     per_case = all(verdicts[i].comparison.deltas for i in tested)  # type: ignore[union-attr]
     # one shared null needs one other side: drift checks pair with another run
     one_side = len({verdicts[i].kind for i in tested}) == 1
-    if len(keys) != 1 or len(set(metrics)) != len(metrics) or not per_case or not one_side:
+    # max-T's joint null flips cases one by one: with declared clusters it is not the null
+    # of these data, so Holm (valid under any dependence) decides instead
+    clustered = options.clusters is not None
+    if (
+        len(keys) != 1
+        or len(set(metrics)) != len(metrics)
+        or not per_case
+        or not one_side
+        or clustered
+    ):
         return None
     cand_run, base_run = pairs[verdicts[tested[0]].check_id]
     methods = {verdicts[i].comparison.procedure for i in tested}  # type: ignore[union-attr]
@@ -699,7 +708,9 @@ def _familywise(
     specs = {spec.id: spec for spec in checks}
     tested = [v for v in verdicts if v.comparison is not None]
     case_orders = {tuple(d.case_id for d in v.comparison.deltas) for v in tested if v.comparison}
-    shared = len(case_orders) == 1
+    # the simulation draws independent cases: with declared clusters the report gives the
+    # bound that holds under any dependence instead
+    shared = len(case_orders) == 1 and options.clusters is None
     entries = []
     for v in tested:
         c = v.comparison
