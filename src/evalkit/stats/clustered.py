@@ -56,15 +56,26 @@ BoolArray = NDArray[np.bool_]
 #: scripts/calibration/clustered.py): on cluster effects that are roughly symmetric the
 #: cluster-robust t holds its level from 6 clusters, but where a change costs a few
 #: clusters a lot and the rest a little (cluster effects skewed like Exp(1)) it failed
-#: falsely 4.7-11.7% one-sided against 2.5% below 30 clusters (6.7-8.1% at 50 unequal
-#: ones), and its power is low (9-16 points below plain t at 10 clusters of independent
+#: falsely 4.7-11.1% one-sided against 2.5% below 30 clusters (4.4-8.1% at 50-200 unequal
+#: ones), and its power is low (9-15 points below plain t at 10 clusters of independent
 #: cases).
 FEW_CLUSTERS: Final = 30
 FEW_CLUSTERS_TEXT: Final = (
     "only {g} clusters: the interval is trustworthy when the clusters' effects are roughly "
     "symmetric; where a change costs a few clusters a lot and helps the rest a little it "
-    "failed falsely up to 11.7% one-sided against 2.5% below 30 clusters "
+    "failed falsely up to 11.1% one-sided against 2.5% below 30 clusters "
     "(docs/clusters.md); more clusters, not more cases per cluster, help"
+)
+
+#: Below this many clusters a verdict the cluster bootstrap decided (``method: bootstrap``,
+#: and every aggregate) warns: its percentile interval is too narrow with few clusters
+#: (measured, 1,000 trials a cell: 4.3-6.1% one-sided against 2.5% at 10 clusters, up to
+#: 4.7% at 50; the cluster-robust t and cluster sign-flips held 3.4% on the same shapes).
+BOOTSTRAP_CLUSTERS: Final = 80
+BOOTSTRAP_CLUSTERS_TEXT: Final = (
+    "the cluster bootstrap decided on {g} clusters: its interval is too narrow with few "
+    "clusters (measured 4.3-6.1% one-sided false fails against 2.5% at 10 clusters, up "
+    "to 4.7% at 50; docs/clusters.md); method 't' or 'permutation' hold their level"
 )
 
 #: Bisection steps for the sign-flip interval's ends (2**-64 of the bracket).

@@ -27,6 +27,8 @@ from evalkit._model.registry import get_metric
 from evalkit.errors import InputError
 from evalkit.stats.aggregates import GenericAggregate
 from evalkit.stats.clustered import (
+    BOOTSTRAP_CLUSTERS,
+    BOOTSTRAP_CLUSTERS_TEXT,
     FEW_CLUSTERS,
     FEW_CLUSTERS_TEXT,
     ClusterFlips,
@@ -258,9 +260,13 @@ def cluster_labels(name: str, *runs: object) -> ClusterLabels:
     return labels
 
 
-def cluster_notes(clustering: Clustering, name: str | None) -> tuple[StatWarning, ...]:
-    """What a verdict decided by cluster says about its clusters: how many (always), and
-    a warning where they are few (:data:`~evalkit.stats.clustered.FEW_CLUSTERS`)."""
+def cluster_notes(
+    clustering: Clustering, name: str | None, procedure: str = "cluster-t"
+) -> tuple[StatWarning, ...]:
+    """What a verdict decided by cluster says about its clusters: how many (always), a
+    warning where they are few (:data:`~evalkit.stats.clustered.FEW_CLUSTERS`), and one
+    where the cluster bootstrap decided on fewer than
+    :data:`~evalkit.stats.clustered.BOOTSTRAP_CLUSTERS`."""
     by = f" by {name}" if name else ""
     own = f"; {clustering.own} case(s) without one, each its own cluster" if clustering.own else ""
     notes = [
@@ -271,4 +277,8 @@ def cluster_notes(clustering: Clustering, name: str | None) -> tuple[StatWarning
     ]
     if clustering.count < FEW_CLUSTERS:
         notes.append(StatWarning("few_clusters", FEW_CLUSTERS_TEXT.format(g=clustering.count)))
+    if procedure == "cluster-bootstrap" and clustering.count < BOOTSTRAP_CLUSTERS:
+        notes.append(
+            StatWarning("few_clusters", BOOTSTRAP_CLUSTERS_TEXT.format(g=clustering.count))
+        )
     return tuple(notes)
