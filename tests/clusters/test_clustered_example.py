@@ -103,3 +103,31 @@ def test_a_cluster_field_no_run_carries_is_refused(
     cand, base = read_artifact(out), read_artifact(EXAMPLE / "baseline.json")
     with pytest.raises(InputError, match="cluster field 'doc'"):
         paired_test(cand, base, "ndcg@10", clusters="doc")
+
+
+def test_power_by_cluster_detects_what_the_gate_says(
+    gated: tuple[Path, dict[str, object], str],
+) -> None:
+    out, check, _ = gated
+    comparison = check["comparison"]
+    assert isinstance(comparison, dict)
+    from evalkit.stats.cluster_power import cluster_power_table
+
+    cand, base = read_artifact(out), read_artifact(EXAMPLE / "baseline.json")
+    assert cand.goldens is not None
+    assert cand.goldens.clusters is not None
+    table = cluster_power_table(
+        cand.result,
+        base.result,
+        metric="ndcg@10",
+        clusters=cand.goldens.clusters.members,
+        n_sim=200,
+    )
+    assert table.mde == pytest.approx(comparison["mde"], rel=1e-12)
+    at_mde = next(row for row in table.rows if row.effect == pytest.approx(table.mde))
+    assert at_mde.analytic == pytest.approx(0.8, abs=0.02)
+    assert at_mde.simulated is not None
+    assert 0.65 <= at_mde.simulated <= 0.95
+    done = evalkit("power", out, "--metric", "ndcg@10", "--cluster", "metadata.doc_id", cwd=EXAMPLE)
+    assert done.returncode == 2
+    assert "needs the BASELINE" in done.stderr

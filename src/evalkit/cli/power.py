@@ -28,6 +28,15 @@ def power(
     ] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the simulations.")] = 42,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            metavar="FIELD",
+            help="Cases sharing this golden field move together: power of the clustered "
+            "verdict (needs BASELINE).",
+        ),
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """How large a true change this eval detects, and how often.
@@ -45,6 +54,7 @@ def power(
         alpha=alpha,
         n_sim=n_sim,
         seed=seed,
+        cluster=cluster,
     )
     say_prose(
         f"{metric}: n = {table.n} cases, σ_d = {table.sd_diff:.4g} ({table.sd_source}), "
@@ -60,5 +70,10 @@ def power(
     if table.n_sim:
         say_prose(
             f"\n(detected: {table.n_sim} simulated evals per effect, {table.method} at "
-            f"alpha {table.alpha:g}; analytic: normal approximation)"
+            f"alpha {table.alpha:g}; analytic: "
+            + (
+                "t with the clusters' df)"
+                if table.method == "cluster-t"
+                else "normal approximation)"
+            )
         )
