@@ -739,7 +739,11 @@ def gate(
     check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
     candidate = _current_slices(candidate, goldens)
     clustering = goldens.cluster_assignment()
-    notes = (*notes, cluster_change_note(clustering, baseline))
+    notes = (
+        *notes,
+        cluster_change_note(clustering, baseline),
+        _cluster_count(clustering, candidate),
+    )
     if baseline is not None and baseline_chosen:
         check_baseline(baseline, candidate, specs)
     if subset is not None and reference is not None and reference.artifact is not None:
@@ -776,10 +780,20 @@ def gate(
             or bool(getattr(checks, "require_reference", False)),
             slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
             clusters=None if clustering is None else dict(clustering.members),
-            cluster_field=None if clustering is None else clustering.field_name,
         ),
     )
     return report if subset is None else replace(report, subset=subset)
+
+
+def _cluster_count(current: ClusterAssignment | None, candidate: RunArtifact) -> str:
+    """The gate's line counting the candidate's cases' clusters, when declared."""
+    if current is None:
+        return ""
+    from evalkit.stats.clustered_decide import cluster_count_text, clustering_of
+
+    ids = [row.query_id for row in candidate.result.per_query]
+    text = cluster_count_text(clustering_of(ids, current.members), current.field_name)
+    return f"{text}: every comparison is inferred by cluster (docs/clusters.md)"
 
 
 def cluster_change_note(current: ClusterAssignment | None, run: RunArtifact | None) -> str:

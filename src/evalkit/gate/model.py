@@ -252,9 +252,8 @@ class GateOptions:
     slices: SliceSettings = field(default_factory=SliceSettings)
     # Each case's cluster (evalkit.yaml `clusters:`), when declared: every vs_baseline,
     # non-inferiority, drift and per-slice verdict is then inferred by cluster
-    # (evalkit.stats.clustered_decide); the field names them in the reports.
+    # (evalkit.stats.clustered_decide).
     clusters: Mapping[str, str | None] | None = None
-    cluster_field: str | None = None
 
 
 def run_summary(art: RunArtifact) -> RunSummary:

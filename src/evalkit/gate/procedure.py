@@ -516,8 +516,7 @@ def _compare(
         higher_is_better=hib,
     )
     if clustering is not None:
-        notes = cluster_notes(clustering, options.cluster_field, evaluator.procedure)
-        stat_warnings = (*notes, *stat_warnings)
+        stat_warnings = (*cluster_notes(clustering, evaluator.procedure), *stat_warnings)
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on
         baseline_value=base_run.value(spec.metric),

@@ -260,21 +260,18 @@ def cluster_labels(name: str, *runs: object) -> ClusterLabels:
     return labels
 
 
-def cluster_notes(
-    clustering: Clustering, name: str | None, procedure: str = "cluster-t"
-) -> tuple[StatWarning, ...]:
-    """What a verdict decided by cluster says about its clusters: how many (always), a
-    warning where they are few (:data:`~evalkit.stats.clustered.FEW_CLUSTERS`), and one
-    where the cluster bootstrap decided on fewer than
-    :data:`~evalkit.stats.clustered.BOOTSTRAP_CLUSTERS`."""
+def cluster_count_text(clustering: Clustering, name: str | None) -> str:
+    """ "269 cases in 36 clusters by metadata.doc_id": what every clustered report says."""
     by = f" by {name}" if name else ""
     own = f"; {clustering.own} case(s) without one, each its own cluster" if clustering.own else ""
-    notes = [
-        StatWarning(
-            "clusters",
-            f"{clustering.n} cases in {clustering.count} clusters{by}{own}: inferred by cluster",
-        )
-    ]
+    return f"{clustering.n} cases in {clustering.count} clusters{by}{own}"
+
+
+def cluster_notes(clustering: Clustering, procedure: str = "cluster-t") -> tuple[StatWarning, ...]:
+    """The warnings of a verdict decided by cluster: where its clusters are few
+    (:data:`~evalkit.stats.clustered.FEW_CLUSTERS`), and where the cluster bootstrap
+    decided on fewer than :data:`~evalkit.stats.clustered.BOOTSTRAP_CLUSTERS`."""
+    notes = []
     if clustering.count < FEW_CLUSTERS:
         notes.append(StatWarning("few_clusters", FEW_CLUSTERS_TEXT.format(g=clustering.count)))
     if procedure == "cluster-bootstrap" and clustering.count < BOOTSTRAP_CLUSTERS:
