@@ -109,3 +109,22 @@ def test_the_artefact_records_the_assignment_and_refuses_an_edited_one(tmp_path:
     # a run without clusters writes none, and reads back without any
     plain = artifact_to_dict(_artefact(goldens.with_clusters(None)))  # type: ignore[arg-type]
     assert "clusters" not in plain["goldens"]
+
+
+def test_a_baseline_with_another_assignment_pairs_by_case_and_says_so(tmp_path: Path) -> None:
+    import shutil
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "clustered_rag"
+    work = tmp_path / "example"
+    shutil.copytree(example, work, ignore=shutil.ignore_patterns("baseline.json", "__pycache__"))
+    plain = (work / "evalkit-baseline.yaml").read_text().replace("clusters: metadata.doc_id", "")
+    (work / "evalkit-baseline.yaml").write_text(plain)
+    made = evalkit("run", "--config", "evalkit-baseline.yaml", "--out", "baseline.json", cwd=work)
+    assert made.returncode == 0, made.stderr
+    done = evalkit("gate", "--config", "evalkit.yaml", "--out", tmp_path / "run.json", cwd=work)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (
+        "the baseline declared no clusters; its cases are paired by case id and every "
+        "verdict is inferred by the current clusters (metadata.doc_id)"
+    ) in " ".join(done.stdout.split())
+    assert "Every check covered all 269 cases in 36 clusters." in done.stdout

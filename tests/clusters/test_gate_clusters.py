@@ -106,3 +106,31 @@ def test_per_slice_verdicts_are_decided_by_cluster() -> None:
         sub_base = [r for r in base.result.per_query if r.query_id in keep]
         alone = paired_test(sub_cand, sub_base, METRIC, clusters=labels)
         assert alone.observed == pytest.approx(v.delta, abs=1e-12)
+
+
+def test_an_aggregate_resamples_whole_clusters_on_both_sides() -> None:
+    """latency_p95 of a run 7 ms slower on every case: every resample of clusters draws
+    the same rows on both sides, so each recomputed Δ is exactly +7."""
+    from evalkit import CaseResult, RunResult, TargetResponse
+
+    rng = np.random.default_rng(2)
+    ids = [f"d{g:02d}-q{j}" for g in range(30) for j in range(4)]
+    latency = {cid: float(rng.uniform(10, 90)) for cid in ids}
+
+    def run(name: str, extra: float) -> RunResult[CaseResult]:
+        rows = [
+            CaseResult(cid, TargetResponse([cid], latency_ms=latency[cid] + extra), {METRIC: 0.5})
+            for cid in ids
+        ]
+        return RunResult(name, rows)
+
+    labels: dict[str, str | None] = {cid: cid.split("-")[0] for cid in ids}
+    result = paired_test(
+        run("slow", 7.0), run("fast", 0.0), "latency_p95", clusters=labels, n_resamples=200
+    )
+    assert result.procedure == "cluster-bootstrap"
+    assert result.clusters == 30
+    assert result.observed == pytest.approx(7.0)
+    assert result.ci_low == pytest.approx(7.0)
+    assert result.ci_high == pytest.approx(7.0)
+    assert result.significant
