@@ -134,3 +134,19 @@ def test_an_aggregate_resamples_whole_clusters_on_both_sides() -> None:
     assert result.ci_low == pytest.approx(7.0)
     assert result.ci_high == pytest.approx(7.0)
     assert result.significant
+
+
+def test_few_clusters_warn_and_the_bootstrap_warns_below_80() -> None:
+    cand, base, labels = _runs(12, 4, 0.0)
+    boot = CheckSpec("b", METRIC, vs_baseline="no_significant_regression", method="bootstrap")
+    options = GateOptions(n_resamples=500, seed=1, clusters=labels)
+    report = evaluate_gate([NSR, boot], cand, base, options)
+    t_warnings, boot_warnings = (v.comparison.warnings for v in report.verdicts if v.comparison)
+    assert any(w.startswith("only 12 clusters") for w in t_warnings)
+    assert not any("cluster bootstrap" in w for w in t_warnings)
+    assert any(w.startswith("the cluster bootstrap decided on 12 clusters") for w in boot_warnings)
+    many = GateOptions(n_resamples=500, seed=1, clusters=_runs(40, 3, 0.0)[2])
+    cand40, base40, _ = _runs(40, 3, 0.0)
+    (verdict,) = evaluate_gate([NSR], cand40, base40, many).verdicts
+    assert verdict.comparison is not None
+    assert not any("clusters" in w for w in verdict.comparison.warnings)
