@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalkit.cli.common import DebugOpt, say, say_prose
+from evalkit.cli.common import ClusterOpt, DebugOpt, say, say_prose
 
 
 def power(
@@ -28,15 +28,7 @@ def power(
     ] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the simulations.")] = 42,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster",
-            metavar="FIELD",
-            help="Cases sharing this golden field move together: power of the clustered "
-            "verdict (needs BASELINE).",
-        ),
-    ] = None,
+    cluster: ClusterOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """How large a true change this eval detects, and how often.
