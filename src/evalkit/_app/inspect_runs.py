@@ -46,11 +46,13 @@ def compare_files(
     by: str | None = None,
     slice_metrics: Sequence[str] = (),
     width: int | None = None,
+    cluster: str | None = None,
 ) -> Compared:
     """Every metric the runs share, each run against the reference, rendered as ``fmt``.
 
     ``by``: also the gate's per-slice family over those slice dimensions (``tags`` or
     ``tags,lang``; two runs, text), over ``slice_metrics`` (default: every shared metric).
+    ``cluster``: infer by the cases' clusters under that field (``--cluster``).
     ``width``: the text fits it (one block per metric where the table would not); None:
     the table at its natural width.
     """
@@ -78,7 +80,13 @@ def compare_files(
     arts = [read_artifact(path) for path in compared]
     base = read_artifact(ref)
     table = compare_runs(
-        arts, base, correction=correction, alpha=alpha, n_resamples=n_resamples, seed=seed
+        arts,
+        base,
+        correction=correction,
+        alpha=alpha,
+        n_resamples=n_resamples,
+        seed=seed,
+        cluster=cluster,
     )
     text = render_compare_table(table, fmt, width=width)
     if by is not None:  # the gate's per-slice family (gate/slices.py), on these two runs
@@ -87,7 +95,13 @@ def compare_files(
 
         dims = [d.strip() for d in by.split(",") if d.strip()]
         slices = compare_slices(
-            arts[0], base, dims, metrics=slice_metrics, n_resamples=n_resamples, seed=seed
+            arts[0],
+            base,
+            dims,
+            metrics=slice_metrics,
+            n_resamples=n_resamples,
+            seed=seed,
+            cluster=cluster,
         )
         text = text.rstrip("\n") + "\n\n" + slice_text(slices, width)
     page = None
@@ -120,8 +134,12 @@ def power_of_files(
     alpha: float = 0.05,
     n_sim: int = 1000,
     seed: int = 42,
+    cluster: str | None = None,
 ) -> PowerTable:
-    """How large a true change the eval of ``artefact`` detects, and how often."""
+    """How large a true change the eval of ``artefact`` detects, and how often.
+
+    ``cluster`` (``--cluster FIELD``): by the cases' clusters under that field, the way a
+    gate with ``clusters:`` decides (:mod:`evalkit.stats.cluster_power`)."""
     from evalkit._spec.artifact import read_artifact
     from evalkit.stats.significance import power_table
 
@@ -135,6 +153,8 @@ def power_of_files(
             f"than {MAX_SIMULATED_CASES:,}; lower --n-sim, or pass --n-sim 0 for the analytic "
             "figures only"
         )
+    if cluster is not None:
+        return _power_by_cluster(a, b, cluster, metric, chosen, n, alpha, n_sim, seed)
     try:
         return power_table(
             a.result,
@@ -150,6 +170,41 @@ def power_of_files(
         # The statistics name runs; two artefacts of one config share a run name.
         files = str(artefact) if baseline is None else f"{artefact} vs {baseline}"
         raise type(exc)(f"{files}: {exc}") from None
+
+
+def _power_by_cluster(
+    a: RunArtifact,
+    b: RunArtifact | None,
+    cluster: str,
+    metric: str,
+    effects: list[float] | None,
+    n: int | None,
+    alpha: float,
+    n_sim: int,
+    seed: int,
+) -> PowerTable:
+    from evalkit.stats.cluster_power import cluster_power_table
+    from evalkit.stats.clustered_decide import cluster_labels
+
+    if b is None:
+        raise InputError(
+            "--cluster needs the BASELINE run: power by cluster reads the paired differences"
+        )
+    if n is not None:
+        raise InputError(
+            "--n plans in cases; with --cluster the eval's size is its clusters: drop --n"
+        )
+    labels = cluster_labels(cluster, a, b)
+    return cluster_power_table(
+        a.result,
+        b.result,
+        metric=metric,
+        clusters=labels,
+        effects=effects,
+        alpha=alpha,
+        n_sim=n_sim,
+        seed=seed,
+    )
 
 
 def export_csv(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit._app.provenance import git_state
 from evalkit._engine.execute import RowCallback, resolve_metrics
 from evalkit._engine.trials import TrialCallback, evaluate_repeated
+from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.golden_cases import GoldenSet
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
@@ -29,6 +30,7 @@ from evalkit._spec.artifact import (
     with_infix,
     write_artifact,
 )
+from evalkit._spec.clusters import declare_clusters
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_slices, resolve_slice_checks
@@ -206,6 +208,7 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     )
     goldens = load_goldens(config.resolve(config.model.goldens))
     goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
+    goldens = declare_clusters(goldens, config.model.clusters, config.where("clusters"))
     _register_judge_checks(config, goldens)
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     checks = resolve_slice_checks(checks, goldens, str(config.path))
@@ -244,7 +247,9 @@ def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
 
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
     per_case = goldens.case_fingerprints()
-    return GoldensInfo(goldens.fingerprint(), per_case, goldens.slice_assignment())
+    return GoldensInfo(
+        goldens.fingerprint(), per_case, goldens.slice_assignment(), goldens.cluster_assignment()
+    )
 
 
 def run_candidate(
@@ -690,6 +695,12 @@ def gate(
     baseline = None if baseline is None else vouch_schema1_fingerprints(baseline)
     check_candidate(candidate, goldens, specs, config_name=prepared.config.name)
     candidate = _current_slices(candidate, goldens)
+    clustering = goldens.cluster_assignment()
+    notes = (
+        *notes,
+        cluster_change_note(clustering, baseline),
+        _cluster_count(clustering, candidate),
+    )
     if baseline is not None and baseline_chosen:
         check_baseline(baseline, candidate, specs)
     if subset is not None and reference is not None and reference.artifact is not None:
@@ -725,9 +736,42 @@ def gate(
             or cfg.require_reference
             or bool(getattr(checks, "require_reference", False)),
             slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
+            clusters=None if clustering is None else dict(clustering.members),
         ),
     )
     return report if subset is None else replace(report, subset=subset)
+
+
+def _cluster_count(current: ClusterAssignment | None, candidate: RunArtifact) -> str:
+    """The gate's line counting the candidate's cases' clusters, when declared."""
+    if current is None:
+        return ""
+    from evalkit.stats.clustered_decide import cluster_count_text, clustering_of
+
+    ids = [row.query_id for row in candidate.result.per_query]
+    text = cluster_count_text(clustering_of(ids, current.members), current.field_name)
+    return f"{text}: every comparison is inferred by cluster (docs/clusters.md)"
+
+
+def cluster_change_note(current: ClusterAssignment | None, run: RunArtifact | None) -> str:
+    """A line when ``run`` (the baseline) recorded another cluster assignment than the
+    goldens' now: its cases still pair by id, and inference uses the current one."""
+    if run is None or current is None:
+        return ""
+    recorded = None if run.goldens is None else run.goldens.clusters
+    if recorded == current:
+        return ""
+    if recorded is None:
+        was = "declared no clusters"
+    elif recorded.field_name != current.field_name:
+        was = f"clustered by {recorded.field_name}"
+    else:
+        moved = current.reassigned(recorded)
+        was = f"put {len(moved)} case(s) in other clusters"
+    return (
+        f"the baseline {was}; its cases are paired by case id and every verdict is "
+        f"inferred by the current clusters ({current.field_name})"
+    )
 
 
 def _current_slices(candidate: RunArtifact, goldens: GoldenSet) -> RunArtifact:

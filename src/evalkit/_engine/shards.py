@@ -94,7 +94,9 @@ def select_shard(goldens: GoldenSet, spec: ShardSpec) -> GoldenSet:
             f"use at most {len(goldens)} shard(s)"
         )
     source = f"{goldens.source} [shard {spec}]" if goldens.source else f"shard {spec}"
-    return GoldenSet(cases, source=source, slices=goldens.slice_dimensions)
+    return GoldenSet(
+        cases, source=source, slices=goldens.slice_dimensions, clusters=goldens.cluster_field
+    )
 
 
 # ----------------------------------------------------------------------------- merge

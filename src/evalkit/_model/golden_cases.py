@@ -18,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.slices import SliceAssignment
 from evalkit.errors import GoldenError, UnknownCaseError
 
@@ -175,11 +176,15 @@ class GoldenSet:
         source: str | os.PathLike[str] | None = None,
         *,
         slices: Iterable[str] = (),
+        clusters: str | None = None,
     ) -> None:
         self.source = None if source is None else os.fspath(source)
         # The declared slice dimensions (evalkit.yaml `slices:`): labels the case
         # fingerprints leave out and :meth:`slice_assignment` reads.
         self.slice_dimensions: tuple[str, ...] = tuple(slices)
+        # The declared cluster field (evalkit.yaml `clusters:`): a label too, read by
+        # :meth:`cluster_assignment` (evalkit._model.clusters).
+        self.cluster_field = clusters
         self._cases: dict[str, GoldenCase] = {}
         for case in cases:
             if not isinstance(case, GoldenCase):
@@ -223,14 +228,24 @@ class GoldenSet:
     def with_slices(self, dimensions: Iterable[str]) -> GoldenSet:
         """The same cases with ``dimensions`` declared as slices (validated: a bad
         value raises :class:`GoldenError` naming the case)."""
-        out = GoldenSet(self._order, self.source, slices=dimensions)
+        out = GoldenSet(self._order, self.source, slices=dimensions, clusters=self.cluster_field)
         out.slice_assignment()
+        return out
+
+    def with_clusters(self, name: str | None) -> GoldenSet:
+        """The same cases with ``name`` declared as the cluster field (validated: a bad
+        value raises :class:`GoldenError` naming the case)."""
+        out = GoldenSet(self._order, self.source, slices=self.slice_dimensions, clusters=name)
+        out.cluster_assignment()
         return out
 
     def subset(self, keep: AbstractSet[str]) -> GoldenSet:
         """The cases whose id is in ``keep``, in order, with the same source and slices."""
         return GoldenSet(
-            [c for c in self._order if c.id in keep], self.source, slices=self.slice_dimensions
+            [c for c in self._order if c.id in keep],
+            self.source,
+            slices=self.slice_dimensions,
+            clusters=self.cluster_field,
         )
 
     def slice_assignment(self) -> SliceAssignment | None:
@@ -242,8 +257,21 @@ class GoldenSet:
             ((c.id, c.context) for c in self._order), self.slice_dimensions, where
         )
 
+    def cluster_assignment(self) -> ClusterAssignment | None:
+        """Each case's cluster (None when no cluster field is declared)."""
+        if self.cluster_field is None:
+            return None
+        where = self.source or "the goldens"
+        return ClusterAssignment.of(
+            ((c.id, c.context) for c in self._order), self.cluster_field, where
+        )
+
     def case_fingerprints(self) -> dict[str, str]:
-        """``{case id: case fingerprint}`` in file order (slice fields left out)."""
+        """``{case id: case fingerprint}`` in file order (slice fields left out).
+
+        The cluster field stays in: goldens often carry it before it is declared
+        (``metadata.doc_id``), and leaving it out would make declaring clusters change
+        every case a baseline recorded."""
         without = frozenset(self.slice_dimensions)
         return {case.id: case.fingerprint(without) for case in self._order}
 

@@ -30,6 +30,7 @@ __all__ = [
     "RESERVED_FIELDS",
     "SliceAssignment",
     "SliceKey",
+    "field_or_none",
     "field_value",
     "parse_slice_key",
     "slice_values",
@@ -71,6 +72,12 @@ def field_value(context: Mapping[str, Any], dimension: str) -> Any:
             return _MISSING
         node = node[part]
     return node
+
+
+def field_or_none(context: Mapping[str, Any], dimension: str) -> Any:
+    """The value at ``dimension`` (dotted) of a case's fields; None when it lacks it."""
+    value = field_value(context, dimension)
+    return None if value is _MISSING else value
 
 
 def slice_values(value: Any, case_id: str, dimension: str, where: str) -> tuple[str, ...]:

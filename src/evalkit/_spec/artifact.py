@@ -12,7 +12,9 @@ row per case, each on its own line)::
                              "fingerprint": "...", "params": {...}?, "judge": null}, ...},
      "goldens": {"fingerprint": "...", "cases": {"q1": "..."},
                  "slices"?: {"dimensions": ["tags"], "cases": {"q1": {"tags": ["billing"]}},
-                             "fingerprint": "..."}} | null,
+                             "fingerprint": "..."},
+                 "clusters"?: {"field": "metadata.doc_id", "cases": {"q1": "d7", "q2": null},
+                               "fingerprint": "..."}} | null,
      "seed": 42, "resampling_stream": "...", "config_name": "...",
      "config_fingerprint": "..." | null, "shard": "2/4" | null,
      "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
@@ -49,6 +51,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
 from evalkit._model.metric_identity import Params
 from evalkit._model.results import CaseResult, QueryResult, RunResult
@@ -98,6 +101,9 @@ class GoldensInfo:
     # Optional and additive: a reader that predates it ignores it, and a run without it
     # pairs by case id as before (evalkit._model.slices).
     slices: SliceAssignment | None = None
+    # Which cluster each case was in (evalkit.yaml `clusters:`), when declared; optional
+    # and additive like ``slices`` (evalkit._model.clusters).
+    clusters: ClusterAssignment | None = None
 
 
 @dataclass(frozen=True)
@@ -279,6 +285,11 @@ def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"fingerprint": info.fingerprint, "cases": dict(info.cases)}
     if info.slices is not None:
         out["slices"] = {**info.slices.canonical(), "fingerprint": info.slices.fingerprint()}
+    if info.clusters is not None:
+        out["clusters"] = {
+            **info.clusters.canonical(),
+            "fingerprint": info.clusters.fingerprint(),
+        }
     return out
 
 
@@ -310,6 +321,31 @@ def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssign
     if doc.get("fingerprint") != assignment.fingerprint():
         raise ArtifactError(
             f"{at}: the slice assignment does not match its fingerprint; the artefact was "
+            "edited: re-run it"
+        )
+    return assignment
+
+
+def _parse_clusters(doc: Any, cases: Mapping[str, str], where: str) -> ClusterAssignment | None:
+    """``goldens.clusters``: the field and every case's cluster (or null), checked against
+    its own fingerprint (an edited assignment would infer otherwise than its run did)."""
+    if doc is None:
+        return None
+    at = f"{where}: goldens.clusters"
+    if not isinstance(doc, dict):
+        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    name = _req(doc, "field", str, at)
+    members = _req(doc, "cases", dict, at)
+    for case_id, label in members.items():
+        if case_id not in cases or not (label is None or isinstance(label, str)):
+            raise ArtifactError(
+                f"{at}.cases[{case_id!r}] must be a cluster name or null, for a case of "
+                "goldens.cases; the artefact was edited: re-run it"
+            )
+    assignment = ClusterAssignment(name, dict(members))
+    if doc.get("fingerprint") != assignment.fingerprint():
+        raise ArtifactError(
+            f"{at}: the cluster assignment does not match its fingerprint; the artefact was "
             "edited: re-run it"
         )
     return assignment
@@ -685,6 +721,7 @@ def artifact_from_dict(
             _req(goldens_doc, "fingerprint", str, where + ": goldens"),
             cases,
             _parse_slices(goldens_doc.get("slices"), cases, where),
+            _parse_clusters(goldens_doc.get("clusters"), cases, where),
         )
     metrics = _parse_metrics(doc, where)
     check_rows(rows, metrics, None if goldens is None else goldens.cases, row_where)

@@ -72,7 +72,9 @@ class CaseFilter:
             )
         source = f"{goldens.source} [{self.describe()}]" if goldens.source else None
         subset = Subset(self.describe(), tuple(c.id for c in cases), len(goldens))
-        return GoldenSet(cases, source=source, slices=goldens.slice_dimensions), subset
+        return GoldenSet(
+            cases, source=source, slices=goldens.slice_dimensions, clusters=goldens.cluster_field
+        ), subset
 
 
 @dataclass(frozen=True)

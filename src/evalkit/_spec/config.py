@@ -206,6 +206,17 @@ DEFAULT_SLICE_MIN_CASES = 30
 DEFAULT_SLICE_FDR = 0.05
 
 
+def _label_field(name: str, what: str, reserved: str) -> None:
+    """Refuse a label field (slice dimension, cluster) that is no field name or that
+    defines a case (``reserved`` ends the message)."""
+    from evalkit._model.slices import RESERVED_FIELDS
+
+    if not name.strip() or any(not part for part in name.split(".")):
+        raise ValueError(f"{what} {name!r} is not a field name")
+    if name in RESERVED_FIELDS:
+        raise ValueError(f"{name!r} defines a case and {reserved}")
+
+
 class SlicesConfig(_Strict):
     """``slices:``: the slice dimensions, and how per-slice checks control false discoveries.
 
@@ -222,16 +233,13 @@ class SlicesConfig(_Strict):
     @field_validator("by")
     @classmethod
     def _dimensions(cls, value: list[str]) -> list[str]:
-        from evalkit._model.slices import RESERVED_FIELDS
-
         for name in value:
-            if not name.strip() or any(not part for part in name.split(".")):
-                raise ValueError(f"slice dimension {name!r} is not a field name")
-            if name in RESERVED_FIELDS:
-                raise ValueError(
-                    f"{name!r} defines a case and cannot be a slice dimension; slice by a "
-                    "label field such as tags, lang or category"
-                )
+            _label_field(
+                name,
+                "slice dimension",
+                "cannot be a slice dimension; slice by a label field such as tags, lang or "
+                "category",
+            )
         dupes = sorted({d for d in value if value.count(d) > 1})
         if dupes:
             raise ValueError(f"slice dimension listed more than once: {', '.join(dupes)}")
@@ -263,6 +271,21 @@ class EvalkitConfig(_Strict):
     repeats: int = Field(default=1, ge=1, le=1000, strict=True)
     # Slice dimensions of the goldens and per-slice FDR settings (evalkit._model.slices).
     slices: SlicesConfig = Field(default_factory=SlicesConfig)
+    # The golden field whose cases move together (evalkit._model.clusters): a document,
+    # a conversation, a template.  Inference is then by cluster (evalkit.stats.clustered).
+    clusters: str | None = None
+
+    @field_validator("clusters")
+    @classmethod
+    def _cluster_field(cls, value: str | None) -> str | None:
+        if value is not None:
+            _label_field(
+                value,
+                "cluster field",
+                "cannot be its cluster; name the field that says which document, "
+                "conversation or template it belongs to (metadata.doc_id)",
+            )
+        return value
 
     @field_validator("slices", mode="before")
     @classmethod

@@ -16,7 +16,7 @@ from evalkit._spec.checks import ChecksFile, CheckSpec
 from evalkit._util.suggest import did_you_mean
 from evalkit.errors import CheckError, ConfigError, GoldenError
 
-__all__ = ["declare_slices", "resolve_slice_checks"]
+__all__ = ["declare_slices", "require_fields", "resolve_slice_checks"]
 
 
 def _fields(context: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
@@ -27,6 +27,22 @@ def _fields(context: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
             yield from _fields(value, f"{name}.")
 
 
+def require_fields(goldens: GoldenSet, names: Iterable[str], where: str, key: str) -> None:
+    """Raise :class:`ConfigError` (``where``: the config's ``file:line`` of ``key``) for the
+    first of ``names`` no case of ``goldens`` carries, with the closest field they do."""
+    present: set[str] = set()
+    for case in goldens:
+        present.update(_fields(case.context))
+    source = goldens.source or "the goldens"
+    for name in names:
+        if name not in present:
+            known = ", ".join(sorted(present)[:12]) or "none"
+            raise ConfigError(
+                f"{where}: {key}: no case in {source} has a field {name!r}"
+                f"{did_you_mean(name, sorted(present))} (the cases' fields: {known})"
+            )
+
+
 def declare_slices(goldens: GoldenSet, dimensions: Iterable[str], where: str) -> GoldenSet:
     """``goldens`` with ``dimensions`` declared as slices; ``where`` is the config's
     ``file:line`` of ``slices:``.  Raises :class:`ConfigError` for a dimension no case
@@ -34,17 +50,7 @@ def declare_slices(goldens: GoldenSet, dimensions: Iterable[str], where: str) ->
     dims = list(dimensions)
     if not dims:
         return goldens
-    present: set[str] = set()
-    for case in goldens:
-        present.update(_fields(case.context))
-    source = goldens.source or "the goldens"
-    for dim in dims:
-        if dim not in present:
-            known = ", ".join(sorted(present)[:12]) or "none"
-            raise ConfigError(
-                f"{where}: slices: no case in {source} has a field {dim!r}"
-                f"{did_you_mean(dim, sorted(present))} (the cases' fields: {known})"
-            )
+    require_fields(goldens, dims, where, "slices")
     try:
         return goldens.with_slices(dims)
     except GoldenError as exc:

@@ -89,6 +89,16 @@ DEFAULT_CONFIG = Path("evalkit.yaml")
 DebugOpt = Annotated[
     bool, typer.Option("--debug", callback=enable_debug, hidden=True, help=DEBUG_HELP)
 ]
+#: ``--cluster FIELD`` (compare, power): cases sharing the field move together (docs/clusters.md).
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="FIELD",
+        help="Cases sharing this golden field (e.g. metadata.doc_id) move together: infer "
+        "by cluster, as the gate does with clusters: declared.",
+    ),
+]
 ConfigOpt = Annotated[
     Path, typer.Option("--config", "-c", help="Path to evalkit.yaml.", show_default=True)
 ]

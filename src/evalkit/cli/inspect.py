@@ -11,6 +11,7 @@ import typer
 from evalkit._util.limits import MAX_RESAMPLES
 from evalkit.cli.common import (
     DEFAULT_CONFIG,
+    ClusterOpt,
     ConfigOpt,
     DebugOpt,
     RunArg,
@@ -73,15 +74,15 @@ def compare(
             help="With --by: a metric of the slice table (repeatable; default: all shared).",
         ),
     ] = None,
+    cluster: ClusterOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Paired table of every metric: runs against a reference run.
 
-    compare A B is A against B (delta = A - B).  With more runs, each is compared
-    with the reference on the cases every run shares, and each metric's
-    p-values are Holm-adjusted across its comparisons (--correction none: not).
-    Each row says better, worse or no detectable change.
-    """
+    compare A B is A against B (delta = A - B).  With more runs, each is compared with the
+    reference on the cases every run shares, and each metric's p-values are Holm-adjusted
+    across its comparisons (--correction none: not).  Each row says better, worse or no
+    detectable change."""
     from evalkit._app.inspect_runs import compare_files
 
     done = compare_files(
@@ -96,6 +97,7 @@ def compare(
         by=by,
         slice_metrics=slice_metric or (),
         width=terminal_width(),
+        cluster=cluster,
     )
     _print_compared(done.text, done.html, html)
 

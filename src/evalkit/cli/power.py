@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from evalkit.cli.common import DebugOpt, say, say_prose
+from evalkit.cli.common import ClusterOpt, DebugOpt, say, say_prose
 
 
 def power(
@@ -28,6 +28,7 @@ def power(
     ] = 0.05,
     n_sim: Annotated[int, typer.Option(min=0, help="Simulated evals per effect.")] = 1000,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the simulations.")] = 42,
+    cluster: ClusterOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """How large a true change this eval detects, and how often.
@@ -45,6 +46,7 @@ def power(
         alpha=alpha,
         n_sim=n_sim,
         seed=seed,
+        cluster=cluster,
     )
     say_prose(
         f"{metric}: n = {table.n} cases, σ_d = {table.sd_diff:.4g} ({table.sd_source}), "
@@ -60,5 +62,10 @@ def power(
     if table.n_sim:
         say_prose(
             f"\n(detected: {table.n_sim} simulated evals per effect, {table.method} at "
-            f"alpha {table.alpha:g}; analytic: normal approximation)"
+            f"alpha {table.alpha:g}; analytic: "
+            + (
+                "t with the clusters' df)"
+                if table.method == "cluster-t"
+                else "normal approximation)"
+            )
         )

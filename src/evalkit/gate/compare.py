@@ -28,6 +28,7 @@ from evalkit.gate.procedure import pair_for_gate
 
 if TYPE_CHECKING:
     from evalkit.gate.slices import SliceReport
+    from evalkit.stats.clustered_decide import ClusterLabels
     from evalkit.stats.pairing import CaseMatch
     from evalkit.stats.procedures import Evaluator
 
@@ -221,6 +222,7 @@ def _compare_one(
     alpha: float,
     n_resamples: int,
     seed: int,
+    clusters: ClusterLabels | None = None,
 ) -> tuple[CompareRow, Evaluator]:
     """One metric of one run against the reference, by the gate's default procedure.
 
@@ -229,15 +231,21 @@ def _compare_one(
     """
     import numpy as np
 
-    from evalkit.stats.procedures import evaluator_for
+    from evalkit.stats.clustered_decide import evaluator_by_cluster
     from evalkit.stats.ties import WinLossTie, case_outcomes, count
 
     info_run, info_ref = infos
     note = _definition_note(info_run, info_ref)
     hib = info_run.higher_is_better
     try:
-        evaluator, paired = evaluator_for(
-            run, ref, metric, n_resamples=n_resamples, seed=seed, refuse_maximum=False
+        evaluator, paired = evaluator_by_cluster(
+            run,
+            ref,
+            metric,
+            clusters=clusters,
+            n_resamples=n_resamples,
+            seed=seed,
+            refuse_maximum=False,
         )
         res = evaluator.decide(alpha)
     except EvalkitError as exc:
@@ -320,8 +328,13 @@ def compare_runs(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     seed: int = 42,
+    cluster: str | None = None,
 ) -> CompareTable:
-    """Every metric all the runs recorded, each run against ``reference``, two-sided."""
+    """Every metric all the runs recorded, each run against ``reference``, two-sided.
+
+    ``cluster`` (``--cluster FIELD``): infer by the cases' clusters under that field, as
+    the gate does with ``clusters:`` declared (the assignment the runs recorded, else the
+    field in the rows' meta)."""
     if not runs:
         raise InputError("compare needs at least one run besides the reference")
     if not 0.0 < alpha < 1.0:
@@ -329,6 +342,7 @@ def compare_runs(
     correction = check_compare_correction(correction)
     matches, ids, left_note = _common_cases(runs, reference)
     metrics, metric_note = _shared_metrics(runs, reference)
+    clusters, cluster_note = _clusters(cluster, runs, reference, ids)
     ref_run: RunResult[Any] = RunResult(reference.name, [matches[0].rows_b[i] for i in ids])
     paired_runs: list[RunResult[Any]] = [
         RunResult(a.name, [m.rows_a[i] for i in ids]) for a, m in zip(runs, matches, strict=True)
@@ -340,7 +354,14 @@ def compare_runs(
         for art, run in zip(runs, paired_runs, strict=True):
             infos = (art.metrics[metric], reference.metrics[metric])
             row, evaluator = _compare_one(
-                run, ref_run, metric, infos, alpha=alpha, n_resamples=n_resamples, seed=seed
+                run,
+                ref_run,
+                metric,
+                infos,
+                alpha=alpha,
+                n_resamples=n_resamples,
+                seed=seed,
+                clusters=clusters,
             )
             rows.append(row)
             evaluators.append(evaluator)
@@ -359,7 +380,23 @@ def compare_runs(
         n=len(ids),
         correction=correction,
         alpha=alpha,
-        notes=tuple(n for n in (left_note, metric_note) if n),
+        notes=tuple(n for n in (left_note, metric_note, cluster_note) if n),
+    )
+
+
+def _clusters(
+    name: str | None, runs: Sequence[RunArtifact], reference: RunArtifact, ids: Sequence[str]
+) -> tuple[ClusterLabels | None, str]:
+    """The cases' clusters under ``--cluster NAME`` and the line that counts them."""
+    if name is None:
+        return None, ""
+    from evalkit.stats.clustered_decide import cluster_labels, clustering_of
+
+    labels = cluster_labels(name, reference, *runs)
+    clustering = clustering_of(list(ids), labels)
+    own = f"; {clustering.own} without one, each its own cluster" if clustering.own else ""
+    return labels, (
+        f"{clustering.n} cases in {clustering.count} clusters by {name}{own}: inferred by cluster"
     )
 
 
@@ -417,6 +454,7 @@ def compare_slices(
     metrics: Sequence[str] | None = None,
     n_resamples: int = 10_000,
     seed: int = 42,
+    cluster: str | None = None,
 ) -> SliceReport:
     """``evalkit compare RUN REF --by DIMENSION[,...]``: every shared metric slice by slice.
 
@@ -459,6 +497,7 @@ def compare_slices(
         for metric in chosen
         if (hib := run.metrics[metric].higher_is_better) is not None
     ]
+    clusters, _ = _clusters(cluster, [run], reference, match.ids)
     return slice_family(
         tests,
         recorded,
@@ -466,4 +505,5 @@ def compare_slices(
         n_resamples=n_resamples,
         seed=seed,
         dimensions=asked,
+        clusters=clusters,
     )

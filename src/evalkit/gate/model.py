@@ -6,6 +6,7 @@ The report model the reporters read (:mod:`evalkit.report`) and the procedure fi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
@@ -82,6 +83,10 @@ class Comparison:
     # did not decide.  None where the bootstrap decided, for aggregates, or above
     # stats.procedures.BOOTSTRAP_SHOWN_UP_TO paired cases.
     bootstrap_ci: tuple[float, float, float] | None = None
+    # With declared clusters: the clusters the paired cases fall in, and how many of
+    # those cases declared none (each its own cluster).
+    clusters: int | None = None
+    own_clusters: int | None = None
 
     @property
     def decided_by(self) -> str:
@@ -245,6 +250,10 @@ class GateOptions:
     require_reference: bool = False
     # How per-slice checks control false discoveries (evalkit.yaml `slices:`).
     slices: SliceSettings = field(default_factory=SliceSettings)
+    # Each case's cluster (evalkit.yaml `clusters:`), when declared: every vs_baseline,
+    # non-inferiority, drift and per-slice verdict is then inferred by cluster
+    # (evalkit.stats.clustered_decide).
+    clusters: Mapping[str, str | None] | None = None
 
 
 def run_summary(art: RunArtifact) -> RunSummary:

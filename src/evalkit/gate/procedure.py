@@ -32,6 +32,7 @@ from evalkit.gate.inputs import (
 )
 from evalkit.gate.reference import Reference, wants_reference
 from evalkit.gate.slices import SliceReport, SliceTest, slice_family
+from evalkit.stats.clustered_decide import ClusteredEvaluator, cluster_notes, evaluator_by_cluster
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
@@ -40,6 +41,7 @@ from evalkit.stats.procedures import (
     BOOTSTRAP_SHOWN_UP_TO,
     DEFAULT_GATE_METHOD,
     RESAMPLING,
+    Decision,
     Evaluator,
     PairedData,
     corrected_alpha,
@@ -417,14 +419,24 @@ def _evaluator(
 ) -> tuple[Evaluator, PairedData]:
     """The deciding procedure for this check, ready to give its interval at any level."""
     try:
-        return evaluator_for(
+        return evaluator_by_cluster(
             cand_run,
             base_run,
             spec.metric,
+            clusters=options.clusters,
             method=spec.method or DEFAULT_GATE_METHOD,
             n_resamples=options.n_resamples,
             seed=options.seed,
         )
+    except InputError as exc:
+        raise MetricError(f"check {spec.id!r}: {exc}") from None
+
+
+def _decide_checked(spec: CheckSpec, evaluator: Evaluator, alpha: float, tested: float) -> Decision:
+    """``evaluator.decide``, its refusal (too few clusters for any valid answer) worded
+    for the check."""
+    try:
+        return evaluator.decide(alpha, tested)
     except InputError as exc:
         raise MetricError(f"check {spec.id!r}: {exc}") from None
 
@@ -448,7 +460,8 @@ def _compare(
     alpha = _alpha(spec)
     method = spec.method or DEFAULT_GATE_METHOD
     evaluator, paired = _evaluator(spec, cand_run, base_run, options)
-    decision = evaluator.decide(alpha, _tested_value(spec, hib))
+    decision = _decide_checked(spec, evaluator, alpha, _tested_value(spec, hib))
+    clustering = evaluator.clustering if isinstance(evaluator, ClusteredEvaluator) else None
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
     wins = losses = ties = 0
@@ -466,7 +479,9 @@ def _compare(
         regressed = [d for d, sign in zip(deltas, signs.tolist(), strict=True) if sign < 0]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
-    if paired.diffs is not None:
+    if isinstance(evaluator, ClusteredEvaluator):
+        mde = evaluator.detectable(alpha)
+    elif paired.diffs is not None:
         detectable = detectable_regression(
             paired.diffs,
             alpha,
@@ -477,7 +492,8 @@ def _compare(
         mde = detectable if detectable > 0 else None
     bootstrap_ci = None
     if (
-        paired.diffs is not None
+        clustering is None
+        and paired.diffs is not None
         and evaluator.procedure != "bootstrap"
         and len(paired.ids) <= BOOTSTRAP_SHOWN_UP_TO
     ):
@@ -499,6 +515,8 @@ def _compare(
         diffs=paired.diffs,
         higher_is_better=hib,
     )
+    if clustering is not None:
+        stat_warnings = (*cluster_notes(clustering, evaluator.procedure), *stat_warnings)
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on
         baseline_value=base_run.value(spec.metric),
@@ -521,6 +539,8 @@ def _compare(
         procedure=evaluator.procedure,
         tested_value=decision.null,
         bootstrap_ci=bootstrap_ci,
+        clusters=None if clustering is None else clustering.count,
+        own_clusters=None if clustering is None else clustering.own,
     )
     return comparison, worst, evaluator
 
@@ -648,7 +668,16 @@ def _maxt(
     per_case = all(verdicts[i].comparison.deltas for i in tested)  # type: ignore[union-attr]
     # one shared null needs one other side: drift checks pair with another run
     one_side = len({verdicts[i].kind for i in tested}) == 1
-    if len(keys) != 1 or len(set(metrics)) != len(metrics) or not per_case or not one_side:
+    # max-T's joint null flips cases one by one: with declared clusters it is not the null
+    # of these data, so Holm (valid under any dependence) decides instead
+    clustered = options.clusters is not None
+    if (
+        len(keys) != 1
+        or len(set(metrics)) != len(metrics)
+        or not per_case
+        or not one_side
+        or clustered
+    ):
         return None
     cand_run, base_run = pairs[verdicts[tested[0]].check_id]
     methods = {verdicts[i].comparison.procedure for i in tested}  # type: ignore[union-attr]
@@ -679,7 +708,9 @@ def _familywise(
     specs = {spec.id: spec for spec in checks}
     tested = [v for v in verdicts if v.comparison is not None]
     case_orders = {tuple(d.case_id for d in v.comparison.deltas) for v in tested if v.comparison}
-    shared = len(case_orders) == 1
+    # the simulation draws independent cases: with declared clusters the report gives the
+    # bound that holds under any dependence instead
+    shared = len(case_orders) == 1 and options.clusters is None
     entries = []
     for v in tested:
         c = v.comparison
@@ -753,6 +784,7 @@ def _slices(
         options.slices,
         n_resamples=options.n_resamples,
         seed=options.seed,
+        clusters=options.clusters,
     )
 
 

@@ -23,8 +23,9 @@ from typing import Any, Final, Literal
 from evalkit._model.results import RunResult
 from evalkit._model.slices import SliceAssignment, SliceKey
 from evalkit.errors import EvalkitError
+from evalkit.stats.clustered_decide import ClusterLabels, evaluator_by_cluster
 from evalkit.stats.fdr import FDR_NAMES, FdrMethod, choose_method, one_sided_p, step_up
-from evalkit.stats.procedures import DEFAULT_GATE_METHOD, Evaluator, evaluator_for
+from evalkit.stats.procedures import DEFAULT_GATE_METHOD, Evaluator
 from evalkit.stats.rule import fails
 
 __all__ = [
@@ -156,6 +157,7 @@ def slice_family(
     n_resamples: int,
     seed: int,
     dimensions: Sequence[str] | None = None,
+    clusters: ClusterLabels | None = None,
 ) -> SliceReport:
     """Compare every test slice by slice and control the FDR across all of them.
 
@@ -167,7 +169,7 @@ def slice_family(
     pending: list[_Pending] = []
     for test in tests:
         for key, members in slices.items():
-            item = _one(test, key, members, settings, n_resamples, seed)
+            item = _one(test, key, members, settings, (n_resamples, seed), clusters)
             if item is not None:
                 pending.append(item)
     tested = [p for p in pending if p.evaluator is not None]
@@ -188,9 +190,10 @@ def _one(
     key: SliceKey,
     members: Sequence[str],
     settings: SliceSettings,
-    n_resamples: int,
-    seed: int,
+    resampling: tuple[int, int],
+    clusters: ClusterLabels | None,
 ) -> _Pending | None:
+    n_resamples, seed = resampling
     scope = set(test.in_scope)
     in_slice = [c for c in members if c in scope]
     if not in_slice:
@@ -230,10 +233,11 @@ def _one(
     cand_run: RunResult[Any] = RunResult(test.candidate.name, cand)
     base_run: RunResult[Any] = RunResult(test.baseline.name, base)
     try:
-        evaluator, _ = evaluator_for(
+        evaluator, _ = evaluator_by_cluster(
             cand_run,
             base_run,
             test.metric,
+            clusters=clusters,
             method=test.method,
             n_resamples=n_resamples,
             seed=seed,
@@ -259,7 +263,10 @@ def _decided(
     verdict: SliceVerdict, evaluator: Evaluator, level: float, p_adjusted: float
 ) -> SliceVerdict:
     """The slice's interval at the step-up's level, and its status read from it."""
-    decision = evaluator.decide(min(2.0 * level, 0.999999), 0.0)
+    try:
+        decision = evaluator.decide(min(2.0 * level, 0.999999), 0.0)
+    except EvalkitError as exc:  # by cluster: too few clusters for the family's level
+        return SliceVerdict(**{**verdict.__dict__, "status": "error", "message": str(exc)})
     hib = verdict.higher_is_better
     regressed = fails("no_significant_regression", decision.low, decision.high, 0.0, hib)
     improved = decision.low > 0.0 if hib else decision.high < 0.0

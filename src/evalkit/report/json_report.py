@@ -75,6 +75,10 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
             "high": _f(c.bootstrap_ci[1]),
             "confidence": _f(c.bootstrap_ci[2]),
         },
+        # with declared clusters (evalkit.yaml `clusters:`): "300 cases in 42 clusters";
+        # null without
+        "clusters": c.clusters,
+        "own_clusters": c.own_clusters,
     }
 
 

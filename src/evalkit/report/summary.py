@@ -201,9 +201,13 @@ def full_coverage(report: GateReport) -> str | None:
     if not report.verdicts or any(v.covered != v.total for v in report.verdicts):
         return None
     n = report.candidate.n_cases
+    # with declared clusters, the clusters those cases fall in (evalkit.yaml `clusters:`)
+    counts = {v.comparison.clusters for v in report.verdicts if v.comparison is not None}
+    counts.discard(None)
+    clusters = f" in {counts.pop():,} clusters" if len(counts) == 1 else ""
     if {v.total for v in report.verdicts} == {n}:
-        return f"Every check covered all {n:,} cases."
-    return "Every check covered all of its cases."
+        return f"Every check covered all {n:,} cases{clusters}."
+    return f"Every check covered all of its cases{clusters}."
 
 
 def wlt(v: CheckVerdict) -> str:

@@ -16,7 +16,7 @@ Kind = Literal["case", "aggregate"]
 class StatWarning:
     """A reason to read a result with care; ``code`` is stable, ``message`` is for people."""
 
-    code: Literal["small_n", "skewed", "aggregate_small_n", "no_wins"]
+    code: Literal["small_n", "skewed", "aggregate_small_n", "no_wins", "few_clusters"]
     message: str
 
 

@@ -14,8 +14,14 @@ from typing import Any, Protocol, runtime_checkable
 
 from evalkit._model.results import RunResult
 from evalkit.errors import InputError
+from evalkit.stats.clustered_decide import (
+    ClusteredEvaluator,
+    ClusterLabels,
+    cluster_labels,
+    evaluator_by_cluster,
+)
 from evalkit.stats.pairing import RunLike
-from evalkit.stats.procedures import DEFAULT_GATE_METHOD, PROCEDURE_NAMES, evaluator_for
+from evalkit.stats.procedures import DEFAULT_GATE_METHOD, PROCEDURE_NAMES
 from evalkit.stats.stream import SeedLike, resolve_seed
 
 __all__ = ["PairedTestResult", "paired_test"]
@@ -47,6 +53,10 @@ class PairedTestResult:
     alpha: float
     n: int
     method: str  # what was asked for ("auto": the default procedure)
+    # With declared clusters: how many the n cases fall in, and how many of those cases
+    # declared none (each its own cluster); None without clusters.
+    clusters: int | None = None
+    own_clusters: int | None = None
 
     @property
     def confidence(self) -> float:
@@ -69,6 +79,8 @@ class PairedTestResult:
             "alpha": self.alpha,
             "n": self.n,
             "method": self.method,
+            "clusters": self.clusters,
+            "own_clusters": self.own_clusters,
         }
 
 
@@ -89,6 +101,7 @@ def paired_test(
     method: str | None = None,
     n_resamples: int = 10_000,
     seed: SeedLike = 42,
+    clusters: ClusterLabels | str | None = None,
 ) -> PairedTestResult:
     """Did ``metric`` change from ``b`` to ``a``?  The gate's answer, with Δ = a − b.
 
@@ -98,19 +111,28 @@ def paired_test(
     must cover the same ones.  ``method`` is a checks file's: ``None`` or ``"auto"``
     (the default: paired t), ``"t"``, ``"bootstrap"`` or ``"permutation"``;
     ``n_resamples`` and ``seed`` matter only to the two resampling methods.
+
+    ``clusters``: cases that share a document, a conversation or a template move
+    together; name each case's cluster (a mapping of case id to cluster) or the field
+    that does (``"metadata.doc_id"``: the assignment a run artefact recorded, or the
+    field in the rows' ``meta``), and the inference is by cluster
+    (:mod:`evalkit.stats.clustered_decide`).  A case without one is its own cluster.
     """
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     asked = DEFAULT_GATE_METHOD if method is None else method
-    evaluator, paired = evaluator_for(
+    labels = cluster_labels(clusters, a, b) if isinstance(clusters, str) else clusters
+    evaluator, paired = evaluator_by_cluster(
         _run_of(a),
         _run_of(b),
         metric,
+        clusters=labels,
         method=asked,
         n_resamples=n_resamples,
         seed=resolve_seed(seed),
     )
     decision = evaluator.decide(float(alpha))
+    clustering = evaluator.clustering if isinstance(evaluator, ClusteredEvaluator) else None
     return PairedTestResult(
         metric=metric,
         observed=decision.estimate,
@@ -122,4 +144,6 @@ def paired_test(
         alpha=float(alpha),
         n=len(paired.ids),
         method=str(asked),
+        clusters=None if clustering is None else clustering.count,
+        own_clusters=None if clustering is None else clustering.own,
     )

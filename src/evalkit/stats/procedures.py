@@ -59,14 +59,22 @@ from evalkit.stats.tdist import t_quantile, t_two_sided_p
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
-Procedure = Literal["t", "bootstrap", "permutation"]
+Procedure = Literal[
+    "t",
+    "bootstrap",
+    "permutation",
+    # with declared clusters (evalkit.stats.clustered_decide)
+    "cluster-t",
+    "cluster-bootstrap",
+    "cluster-permutation",
+]
 DEFAULT_GATE_METHOD: Final[GateMethod] = "auto"
 #: What ``auto`` (the default) runs on per-case differences: plain paired t
 #: (docs/design/statistics.md, "The default verdict").
 DEFAULT_PROCEDURE: Final[Procedure] = "t"
 
 #: Procedures that draw resamples (their verdicts record ``n_resamples``).
-RESAMPLING: Final = ("bootstrap", "permutation")
+RESAMPLING: Final = ("bootstrap", "permutation", "cluster-bootstrap", "cluster-permutation")
 
 #: Bisection steps for the permutation interval's ends (2**-64 of the bracket).
 _BISECTION_STEPS: Final = 64
@@ -75,6 +83,9 @@ PROCEDURE_NAMES: Final[dict[str, str]] = {
     "t": "paired t",
     "bootstrap": "percentile bootstrap",
     "permutation": "sign-flip permutation test",
+    "cluster-t": "cluster-robust t (CR2, Bell-McCaffrey df)",
+    "cluster-bootstrap": "cluster bootstrap (percentile)",
+    "cluster-permutation": "cluster sign-flip permutation test",
 }
 
 

@@ -39,6 +39,11 @@ on its neighbours and swapping the systems reordered the groups):
 * Max-T corrections need the metrics' joint distribution: they resample all
   metrics of the call together (one stream, the discrete path only when the
   tuples of all metrics are few), separately from the per-metric draws above.
+* Declared clusters (G of them): the cluster bootstrap draws, resample after resample,
+  one ``multinomial(G, 1/G)`` row of cluster counts from ``PURPOSE_CLUSTER_BOOTSTRAP``;
+  cluster sign-flips draw one 63-bit seed from ``PURPOSE_CLUSTER_PERMUTATION`` whose
+  generator then draws ``integers(0, 2, size=G, dtype=int64)`` per pattern (exact over all
+  2^G patterns when G <= 20 and 2^G is within the resamples).
 * Power simulation: one ``integers(0, n_observed, size=(n, n_sim), dtype=int64)``
   draw picks every simulated eval's cases (column s is eval s), then the same
   generator continues with the bootstrap rules above for their intervals.
@@ -66,6 +71,9 @@ PURPOSE_PERMUTATION: Final = 2
 PURPOSE_POWER: Final = 3
 PURPOSE_BOOTSTRAP_DISCRETE: Final = 4
 PURPOSE_PERMUTATION_DISCRETE: Final = 5
+#: With declared clusters (evalkit.stats.clustered): whole clusters resampled, and flipped.
+PURPOSE_CLUSTER_BOOTSTRAP: Final = 6
+PURPOSE_CLUSTER_PERMUTATION: Final = 7
 
 #: Always take the discrete path at or below this many distinct difference tuples ...
 DISCRETE_MAX_DISTINCT: Final = 64

@@ -1,0 +1,100 @@
+"""Clusters: which cases share a document, a conversation or a template (issue 46).
+
+``evalkit.yaml`` declares one golden field as the cluster (``clusters: metadata.doc_id``,
+dotted like ``slices``).  Cases with the same value move together, so the statistics
+resample and infer by cluster (:mod:`evalkit.stats.clustered`); a case without the field
+is a cluster of its own.  Like a slice, the cluster label is not part of what a case asks
+or expects: the case fingerprint leaves it out, and the assignment has its own
+fingerprint, stored in the run artefact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from evalkit._model.slices import field_or_none
+from evalkit.errors import GoldenError
+
+__all__ = ["ClusterAssignment", "cluster_label"]
+
+CLUSTER_FINGERPRINT_VERSION: Final = "1"
+
+
+def cluster_label(value: Any, case_id: str, name: str, where: str) -> str | None:
+    """A case's cluster from its field value: text, an integer or a boolean, read as
+    written; ``None`` when the case has no value (it is then its own cluster).  Anything
+    else is refused naming the case: a case is in one cluster, and a float or a mapping
+    as a label would be a guess at what was meant."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | str):
+        text = str(value).strip()
+        if text:
+            return text
+        raise GoldenError(
+            f"{where}: case {case_id!r}: cluster field {name!r} is empty; fill it in or "
+            "remove it (a case without it is its own cluster)"
+        )
+    kind = "a list" if isinstance(value, list | tuple) else type(value).__name__
+    raise GoldenError(
+        f"{where}: case {case_id!r}: cluster field {name!r} must be one text or integer "
+        f"(the case's document, conversation or template), got {kind} {value!r}"
+    )
+
+
+@dataclass(frozen=True)
+class ClusterAssignment:
+    """Each case's cluster under the declared field (``None``: the case has none).
+
+    ``members`` holds every case of the goldens, in file order.
+    """
+
+    field_name: str
+    members: Mapping[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls, cases: Iterable[tuple[str, Mapping[str, Any]]], name: str, where: str
+    ) -> ClusterAssignment:
+        """The assignment of ``(case id, fields)`` pairs; ``where`` names the goldens file."""
+        members = {
+            case_id: cluster_label(field_or_none(fields, name), case_id, name, where)
+            for case_id, fields in cases
+        }
+        return cls(name, members)
+
+    def labels(self, ids: Sequence[str]) -> list[str | None]:
+        """The clusters of ``ids`` (a case this assignment does not know has none)."""
+        return [self.members.get(case_id) for case_id in ids]
+
+    def count(self, ids: Sequence[str] | None = None) -> tuple[int, int]:
+        """(clusters, cases without a declared cluster) among ``ids`` (default: all)."""
+        chosen = list(self.members) if ids is None else list(ids)
+        labels = self.labels(chosen)
+        own = sum(1 for label in labels if label is None)
+        return len({label for label in labels if label is not None}) + own, own
+
+    def canonical(self) -> dict[str, Any]:
+        return {"field": self.field_name, "cases": dict(self.members)}
+
+    def fingerprint(self) -> str:
+        """SHA-256 of the field and every case's cluster: moving one case changes it."""
+        payload = {"v": CLUSTER_FINGERPRINT_VERSION, **self.canonical()}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def reassigned(self, other: ClusterAssignment) -> tuple[str, ...]:
+        """Cases in both whose cluster differs (or whose field does), in this order."""
+        if other.field_name != self.field_name:
+            return tuple(case_id for case_id in self.members if case_id in other.members)
+        return tuple(
+            case_id
+            for case_id, label in self.members.items()
+            if case_id in other.members and other.members[case_id] != label
+        )

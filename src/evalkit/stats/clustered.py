@@ -1,0 +1,351 @@
+"""Inference on a mean paired difference when cases come in declared clusters.
+
+Cases that share a document, a conversation or a template move together, so the
+per-case paired t (and any case-level resampling) reads too little spread from
+them.  Here the unit of independence is the cluster:
+
+``cluster-t`` (the default's procedure with clusters)
+    The cluster-robust t for the mean difference with Bell and McCaffrey's (2002)
+    bias-reduced ("CR2") variance and their Satterthwaite degrees of freedom, as
+    Pustejovsky and Tipton (2018) and R's clubSandwich compute them for an
+    intercept-only regression under working independence.  For a mean both have a
+    closed form in the cluster totals (derived in docs/clusters.md): with ``n``
+    cases, cluster sizes ``n_g`` and residual totals ``r_g = S_g - n_g·mean``,
+    ``var = Σ r_g² / (1 - n_g/n) / n²`` and
+    ``df = (1/n²) / (Σ b_g² - (2/n)·Σ b_g·c_g + (Σ c_g)²/n²)`` with
+    ``b_g = n_g / (n²·(1 - n_g/n))`` and ``c_g = n_g·b_g``.  Every case its own
+    cluster gives exactly the paired t (``s²/n``, ``n - 1`` df); G equal clusters
+    give ``G - 1`` df.  Interval ``mean ± t(1 - α/2, df)·se`` and its p are duals.
+``cluster-bootstrap``
+    Resample whole clusters with replacement (G draws per resample) and recompute
+    the mean over the drawn clusters' cases (Σ counts·totals / Σ counts·sizes);
+    the percentile interval and its dual percentile p.
+``cluster-permutation``
+    Flip the two systems of a whole cluster at once: the statistic is
+    Σ_g s_g·(S_g - n_g·δ), mid-p (exact over all 2^G patterns when that is within
+    the resamples), and the interval is every δ the test does not reject (bisection
+    between an accepted and a rejected point, the tested value one bracket end).
+
+A case without a declared cluster is its own cluster.  Everything works on the
+clusters' totals, so the calibration script simulates the very code that decides.
+
+With fewer than :func:`clusters_needed` clusters no answer is valid without
+assuming the clusters' effects are normal: flipping whole clusters, the test that
+holds for any symmetric cluster effects, cannot reach a two-sided p of α (its
+smallest is 2/2^G), so such a comparison is refused with the number needed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from evalkit.errors import InputError
+from evalkit.stats.tdist import t_quantile, t_two_sided_p
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+#: Below this many clusters a clustered verdict warns (docs/clusters.md, measured by
+#: scripts/calibration/clustered.py): on cluster effects that are roughly symmetric the
+#: cluster-robust t holds its level from 6 clusters, but where a change costs a few
+#: clusters a lot and the rest a little (cluster effects skewed like Exp(1)) it failed
+#: falsely 4.7-11.1% one-sided against 2.5% below 30 clusters (4.4-8.1% at 50-200 unequal
+#: ones), and its power is low (9-15 points below plain t at 10 clusters of independent
+#: cases).
+FEW_CLUSTERS: Final = 30
+FEW_CLUSTERS_TEXT: Final = (
+    "only {g} clusters: the interval is trustworthy when the clusters' effects are roughly "
+    "symmetric; where a change costs a few clusters a lot and helps the rest a little it "
+    "failed falsely up to 11.1% one-sided against 2.5% below 30 clusters "
+    "(docs/clusters.md); more clusters, not more cases per cluster, help"
+)
+
+#: Below this many clusters a verdict the cluster bootstrap decided (``method: bootstrap``,
+#: and every aggregate) warns: its percentile interval is too narrow with few clusters
+#: (measured, 1,000 trials a cell: 4.3-6.1% one-sided against 2.5% at 10 clusters, up to
+#: 4.7% at 50; the cluster-robust t and cluster sign-flips held 3.4% on the same shapes).
+BOOTSTRAP_CLUSTERS: Final = 80
+BOOTSTRAP_CLUSTERS_TEXT: Final = (
+    "the cluster bootstrap decided on {g} clusters: its interval is too narrow with few "
+    "clusters (measured 4.3-6.1% one-sided false fails against 2.5% at 10 clusters, up "
+    "to 4.7% at 50; docs/clusters.md); method 't' or 'permutation' hold their level"
+)
+
+#: Bisection steps for the sign-flip interval's ends (2**-64 of the bracket).
+_BISECTION_STEPS: Final = 64
+#: Sign patterns (or bootstrap count rows) held at once, so memory never grows with B × G.
+_CHUNK_ELEMENTS: Final = 2**22
+#: Largest G whose 2^G sign patterns are enumerated (when within the resamples asked for).
+_EXACT_MAX_CLUSTERS: Final = 20
+
+
+@dataclass(frozen=True)
+class Clustering:
+    """Which cluster each case is in (cases in the caller's order, clusters numbered by
+    first appearance); a case without a declared cluster is a cluster of its own."""
+
+    codes: IntArray  # per case: its cluster, 0 .. G - 1
+    sizes: IntArray  # per cluster: its number of cases
+    undeclared: BoolArray  # per cluster: True for a case that declared none
+
+    @classmethod
+    def of(cls, labels: Sequence[Hashable | None]) -> Clustering:
+        """The clustering of per-case labels; ``None`` makes a case its own cluster."""
+        number: dict[tuple[bool, Hashable], int] = {}
+        codes = np.empty(len(labels), dtype=np.int64)
+        for i, label in enumerate(labels):
+            key = (True, i) if label is None else (False, label)
+            codes[i] = number.setdefault(key, len(number))
+        sizes = np.bincount(codes, minlength=len(number)).astype(np.int64)
+        undeclared = np.array([own for own, _ in number], dtype=np.bool_)
+        return cls(codes, sizes, undeclared)
+
+    @property
+    def n(self) -> int:
+        return int(self.codes.shape[0])
+
+    @property
+    def count(self) -> int:
+        """G, the number of clusters."""
+        return int(self.sizes.shape[0])
+
+    @property
+    def own(self) -> int:
+        """Cases without a declared cluster (each its own)."""
+        return int(np.count_nonzero(self.undeclared))
+
+    def totals(self, values: FloatArray) -> FloatArray:
+        """Per row of ``values`` (rows × n), each cluster's total (rows × G)."""
+        rows = np.atleast_2d(np.asarray(values, dtype=np.float64))
+        out = np.zeros((rows.shape[0], self.count))
+        for r in range(rows.shape[0]):
+            out[r] = np.bincount(self.codes, weights=rows[r], minlength=self.count)
+        return out
+
+    def restricted(self, keep: BoolArray) -> Clustering:
+        """The clustering of the kept cases only (a slice, a scope), renumbered."""
+        kept = self.codes[np.asarray(keep, dtype=np.bool_)]
+        return Clustering.of([None if self.undeclared[c] else int(c) for c in kept.tolist()])
+
+
+def clusters_needed(alpha: float) -> int:
+    """The fewest clusters at which flipping whole clusters can reach a two-sided p of
+    ``alpha`` (2/2^G ≤ α): below it no test valid for every symmetric distribution of
+    the clusters' effects can ever reject, so a comparison there is refused."""
+    return max(2, math.ceil(math.log2(2.0 / alpha) - 1e-12))
+
+
+def refuse_too_few(clustering: Clustering, alpha: float, what: str) -> None:
+    """Raise :class:`InputError` when ``clustering`` has too few clusters for any valid
+    answer at level ``alpha`` (see :func:`clusters_needed`)."""
+    needed = clusters_needed(alpha)
+    if clustering.count < needed:
+        raise InputError(
+            f"{what}: {clustering.n} cases in {clustering.count} cluster"
+            f"{'' if clustering.count == 1 else 's'}; with fewer than {needed} clusters no "
+            f"test that holds for any cluster effects can reach p <= {alpha:g} (flipping "
+            f"whole clusters gives at best p = {2.0 / 2**clustering.count:.3g}): add clusters "
+            f"(at least {needed}) or declare none if the cases are independent"
+        )
+
+
+# ----------------------------------------------------------------------------- CR2 t
+
+
+@dataclass(frozen=True)
+class ClusterT:
+    """Per row: the mean difference and its CR2 standard error; the design's BM df."""
+
+    mean: FloatArray
+    se: FloatArray
+    df: float
+
+    @classmethod
+    def of(cls, totals: FloatArray, sizes: IntArray) -> ClusterT:
+        """From cluster totals (rows × G) and cluster sizes (G); needs G >= 2."""
+        s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+        size = np.asarray(sizes, dtype=np.float64)
+        if size.shape[0] < 2:
+            raise InputError("a cluster-robust t needs at least 2 clusters")
+        n = float(size.sum())
+        mean = s.sum(axis=1) / n
+        residual = s - size[None, :] * mean[:, None]
+        inflate = 1.0 / (1.0 - size / n)
+        var = (residual * residual * inflate[None, :]).sum(axis=1) / (n * n)
+        return cls(mean, np.sqrt(var), bell_mccaffrey_df(sizes))
+
+    def bounds(self, alpha: float) -> tuple[FloatArray, FloatArray]:
+        half = t_quantile(1.0 - alpha / 2.0, self.df) * self.se
+        return self.mean - half, self.mean + half
+
+    def p(self, null: float) -> FloatArray:
+        """Two-sided p of H0: mean difference = ``null``, per row."""
+        out = np.empty(self.mean.shape[0])
+        for i, (mean, se) in enumerate(zip(self.mean.tolist(), self.se.tolist(), strict=True)):
+            if se == 0.0:
+                out[i] = 1.0 if mean == null else 0.0
+            else:
+                out[i] = t_two_sided_p((mean - null) / se, self.df)
+        return out
+
+
+def bell_mccaffrey_df(sizes: IntArray) -> float:
+    """Satterthwaite degrees of freedom of the CR2 variance of a mean under working
+    independence (Bell and McCaffrey's; closed form in the module docstring).
+
+    The variance is a quadratic form y'By; under y ~ N(μ, I) its df is
+    tr(B)² / tr(B²), and for a mean B lives on the clusters' indicators, so both traces
+    reduce to sums over the clusters, O(G).
+    """
+    size = np.asarray(sizes, dtype=np.float64)
+    n = float(size.sum())
+    b = size / (n * n * (1.0 - size / n))
+    c = size * b
+    denominator = float((b * b).sum() - 2.0 / n * (b * c).sum() + c.sum() ** 2 / (n * n))
+    return 1.0 / (n * n) / denominator
+
+
+# ----------------------------------------------------------------------------- bootstrap
+
+
+def cluster_bootstrap_means(
+    totals: FloatArray, sizes: IntArray, n_resamples: int, gen: np.random.Generator
+) -> FloatArray:
+    """Per row of cluster totals, ``n_resamples`` means over resampled clusters.
+
+    Each resample draws G clusters with replacement (one ``multinomial(G, 1/G)`` row
+    of counts, shared by every row of ``totals``) and takes Σ counts·totals over
+    Σ counts·sizes: the mean over the cases of the drawn clusters.
+    """
+    s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+    size = np.asarray(sizes, dtype=np.float64)
+    g = size.shape[0]
+    out = np.empty((s.shape[0], n_resamples))
+    step = max(1, _CHUNK_ELEMENTS // max(1, g))
+    probabilities = np.full(g, 1.0 / g)
+    for start in range(0, n_resamples, step):
+        count = min(step, n_resamples - start)
+        counts = gen.multinomial(g, probabilities, size=count).astype(np.float64)
+        out[:, start : start + count] = (s @ counts.T) / (counts @ size)[None, :]
+    return out
+
+
+# ----------------------------------------------------------------------------- sign flips
+
+
+@dataclass(frozen=True)
+class ClusterFlips:
+    """A sign-flip null over whole clusters: all 2**G patterns, or B random ones."""
+
+    g: int
+    total: int
+    exact: bool
+    seed: int
+
+    @classmethod
+    def draw(cls, g: int, n_resamples: int, gen: np.random.Generator) -> ClusterFlips:
+        exact = g <= _EXACT_MAX_CLUSTERS and 2**g <= n_resamples
+        seed = int(gen.integers(0, 2**63 - 1))
+        return cls(g, 2**g if exact else n_resamples, exact, seed)
+
+    def project(self, totals: FloatArray, sizes: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """(Σ s_g·S_g per row and pattern, Σ s_g·n_g per pattern), patterns drawn in chunks
+        from the recorded seed so they are never all in memory."""
+        step = max(1, _CHUNK_ELEMENTS // max(1, self.g))
+        gen = np.random.default_rng(self.seed)
+        signed, weights = [], []
+        for start in range(0, self.total, step):
+            count = min(step, self.total - start)
+            if self.exact:
+                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
+                bits = (codes >> np.arange(self.g, dtype=np.int64)) & 1
+            else:
+                bits = gen.integers(0, 2, size=(count, self.g), dtype=np.int64)
+            signs = 1.0 - 2.0 * bits.astype(np.float64)
+            signed.append(totals @ signs.T)
+            weights.append(signs @ sizes)
+        return np.concatenate(signed, axis=1), np.concatenate(weights)
+
+
+@dataclass(frozen=True)
+class ClusterSignFlipNull:
+    """Per row: Σ s_g·S_g under every pattern and Σ s_g·n_g, so any shift δ is O(patterns)."""
+
+    totals: FloatArray  # rows × G
+    sizes: FloatArray  # G
+    flips: ClusterFlips
+    flipped: FloatArray  # rows × patterns
+    flipped_sizes: FloatArray  # patterns
+
+    @classmethod
+    def of(cls, totals: FloatArray, sizes: IntArray, flips: ClusterFlips) -> ClusterSignFlipNull:
+        s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
+        size = np.asarray(sizes, dtype=np.float64)
+        flipped, flipped_sizes = flips.project(s, size)
+        return cls(s, size, flips, flipped, flipped_sizes)
+
+    @property
+    def mean(self) -> FloatArray:
+        out: FloatArray = self.totals.sum(axis=1) / self.sizes.sum()
+        return out
+
+    def p(self, shift: FloatArray) -> FloatArray:
+        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
+        n = float(self.sizes.sum())
+        observed = np.abs(self.totals.sum(axis=1) - n * shift)
+        null = np.abs(self.flipped - shift[:, None] * self.flipped_sizes[None, :])
+        # the same values summed in another order differ by rounding only
+        tol = 1e-9 * (np.abs(self.totals).sum(axis=1) + n * np.abs(shift)) + 1e-300
+        greater = np.count_nonzero(null > (observed + tol)[:, None], axis=1)
+        equal = np.count_nonzero(np.abs(null - observed[:, None]) <= tol[:, None], axis=1)
+        total = self.flipped_sizes.shape[0]
+        if self.flips.exact:
+            p = (greater + 0.5 * equal) / total
+        else:
+            p = (greater + 0.5 * (equal + 1)) / (total + 1)
+        out: FloatArray = np.where(observed <= tol, 1.0, np.minimum(1.0, p))
+        return out
+
+    def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
+        """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
+        mean = self.mean
+        cluster_means = self.totals / self.sizes[None, :]
+        lowest, highest = cluster_means.min(axis=1), cluster_means.max(axis=1)
+        pad = (highest - lowest) + 1e-9 * (1.0 + np.abs(mean))
+        return invert_test(self.p, alpha, mean, (lowest - pad, highest + pad), anchor)
+
+
+def invert_test(
+    p: Callable[[FloatArray], FloatArray],
+    alpha: float,
+    centre: FloatArray,
+    far: tuple[FloatArray, FloatArray],
+    anchor: float,
+) -> tuple[FloatArray, FloatArray]:
+    """The ends of {δ : p(δ) > α} around ``centre`` (accepted), by bisection towards each
+    ``far`` end; the ``anchor`` is one bracket end on its side, so "p(anchor) ≤ α" and
+    "the interval excludes anchor" agree by construction.  An end the test never reaches
+    (p(far) > α) is infinite."""
+    anchor_row = np.full(centre.shape, float(anchor))
+    anchor_ok = p(anchor_row) > alpha
+    ends = []
+    for below, limit in ((True, far[0]), (False, far[1])):
+        beyond = anchor_row < centre if below else anchor_row > centre
+        accepted = np.where(beyond & anchor_ok, anchor_row, centre)
+        rejected = np.where(beyond & ~anchor_ok, anchor_row, limit)
+        reachable = p(limit) <= alpha
+        for _ in range(_BISECTION_STEPS):
+            mid = 0.5 * (accepted + rejected)
+            ok = p(mid) > alpha
+            accepted = np.where(ok, mid, accepted)
+            rejected = np.where(ok, rejected, mid)
+        unbounded = ~reachable & ~(beyond & ~anchor_ok)
+        ends.append(np.where(unbounded, -np.inf if below else np.inf, accepted))
+    return ends[0], ends[1]
