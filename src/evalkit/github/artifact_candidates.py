@@ -1,4 +1,22 @@
-"""Which Actions artifacts may be a baseline: listed, selected and accepted."""
+"""Which Actions artifacts may be a baseline: listed, selected and accepted.
+
+Which artifact counts as *the* baseline is the security-relevant part. Anyone who can
+open a PR from a fork can make a workflow run upload an artifact with the same name,
+so an artifact is only a candidate when all of these hold:
+
+* its name is the configured name and it has not expired;
+* its workflow run built the branch whose baseline is wanted (``workflow_run.head_branch``):
+  the default branch, or a PR's base branch when ``baseline.promote_branches`` names it;
+* that run's head repository is this repository (``head_repository_id`` equals the
+  repository id) — a fork's branch can be called ``main`` too;
+* the run was triggered by ``push`` (the artifact payload does not say, so the run is
+  fetched), and its commit is in that branch's history (a tag can share the branch's
+  name).
+
+Among candidates, the ones built from the preferred commits win, in order (the merge
+base of the PR's merge ref, then the event's ``base.sha``), else the nearest the
+branch's head.
+"""
 
 from __future__ import annotations
 
@@ -92,7 +110,8 @@ def select_candidates(
     prefer: Sequence[str] = (),
     now: datetime,
 ) -> Selection:
-    """Filter to the default branch of this repository; order: preferred commits, then newest.
+    """Filter to ``default_branch`` (the branch whose baselines are wanted) of this
+    repository; order: preferred commits, then newest.
 
     The ``push`` event is checked later (it needs one request per run).
     """
@@ -127,12 +146,14 @@ def select_candidates(
 
 
 class ArtifactFinder:
-    """Lists a repository's artifacts and says which were made by the default branch."""
+    """Lists a repository's artifacts and says which were made by one promoting branch."""
 
     def __init__(self, access: GitHubAccess, now: Callable[[], datetime]) -> None:
         self._access = access
         self._now = now
-        # The default branch's head, read once per listing and after it (so every listed
+        # The branch the current listing is of (the default one, or a PR's base branch).
+        self._branch: str | None = None
+        # That branch's head, read once per listing and after it (so every listed
         # upload's commit was pushed before it), and each commit's place behind it.
         self._branch_head: str | None = None
         self._ancestry: dict[str, Ancestry] = {}
@@ -160,24 +181,28 @@ class ArtifactFinder:
         )
         return str(data.get("event") or "")
 
-    def select(self, name: str, prefer: Sequence[str]) -> tuple[Selection, str]:
-        """The candidates named ``name`` (the preferred commits' first) and the default branch."""
+    def select(
+        self, name: str, prefer: Sequence[str], branch: str | None = None
+    ) -> tuple[Selection, str]:
+        """The candidates named ``name`` built on ``branch`` (default: the default branch),
+        the preferred commits' first, and that branch's name."""
         repository_id, default_branch = self._access.repo_facts()
+        self._branch = branch or default_branch
         self._branch_head, self._ancestry = None, {}  # read anew after this listing
         selection = select_candidates(
             self.list_artifacts(name),
             name=name,
             repository_id=repository_id,
-            default_branch=default_branch,
+            default_branch=self._branch,
             prefer=prefer,
             now=self._now(),
         )
-        return selection, default_branch
+        return selection, self._branch
 
     def accepted(
         self, selection: Selection, events: Sequence[str], max_lookups: int
     ) -> Generator[ArtifactInfo]:
-        """The candidates, in order, made by an ``events`` run of a default-branch commit."""
+        """The candidates, in order, made by an ``events`` run of a commit of the branch."""
         ignored = selection.ignored
         for lookups, artifact in enumerate(selection.candidates):
             if lookups >= max_lookups:
@@ -188,10 +213,12 @@ class ArtifactFinder:
             if event not in events:
                 ignored[f"made by a {event or 'unknown'} run, not a {' or '.join(events)}"] += 1
                 continue
-            if not self.on_default_branch(artifact.run_head_sha).contains_head:
-                # head_branch is only a name: a tag called like the default branch makes a
-                # push run with the same head_branch, from a commit never merged there.
-                ignored["built from a commit not on the default branch (a tag of its name?)"] += 1
+            if not self.on_branch(artifact.run_head_sha).contains_head:
+                # head_branch is only a name: a tag called like the branch makes a push
+                # run with the same head_branch, from a commit never merged there.
+                ignored[
+                    f"built from a commit not on {self.branch_words()} (a tag of its name?)"
+                ] += 1
                 continue
             yield artifact
 
@@ -202,7 +229,13 @@ class ArtifactFinder:
         max_lookups: int,
         prefer: Collection[str] = (),
     ) -> Generator[ArtifactInfo]:
-        """The accepted candidates: the preferred commits' first, then nearest the head."""
+        """The accepted candidates: the preferred commits' first, then nearest the head.
+
+        After the preferred commits, the newest upload is not necessarily the newest
+        baseline: a re-run of an old commit's promote job uploads last. So among the next
+        ``NEAREST_WINDOW`` accepted ones, the commit fewest commits behind the branch's
+        head goes first (a descendant is always fewer behind than its ancestor).
+        """
         accepted = self.accepted(selection, events, max_lookups)
         window: list[ArtifactInfo] = []
         for artifact in accepted:
@@ -217,7 +250,7 @@ class ArtifactFinder:
         yield from accepted
 
     def in_branch_order(self, selection: Selection, max_lookups: int) -> list[ArtifactInfo]:
-        """The accepted promotions oldest first along the default branch, one per commit.
+        """The accepted promotions oldest first along the branch, one per commit.
 
         A commit uploaded twice (a re-run of its promote job) counts once, its newest upload.
         """
@@ -233,27 +266,38 @@ class ArtifactFinder:
         )
 
     def behind_by(self, artifact: ArtifactInfo) -> int:
-        return self.on_default_branch(artifact.run_head_sha).behind_by or 0
+        return self.on_branch(artifact.run_head_sha).behind_by or 0
 
-    def on_default_branch(self, sha: str | None) -> Ancestry:
-        """How commit ``sha`` relates to the default branch's head (cached per commit)."""
+    def branch_words(self) -> str:
+        """``the default branch``, or ``the branch release/1.x`` (a PR's base branch)."""
+        default_branch = self._access.repo_facts()[1]
+        if self._branch in (None, default_branch):
+            return "the default branch"
+        return f"the branch {self._branch}"
+
+    def on_branch(self, sha: str | None) -> Ancestry:
+        """How commit ``sha`` relates to the listed branch's head (cached per commit).
+
+        Commits gone from GitHub or from another history count as not on the branch; any
+        other failure is GitHub's (exit 3), never read as "no baseline".
+        """
         if not sha:
             return Ancestry("unknown", error="the run recorded no commit")
         if sha not in self._ancestry:
             repo = self._access.repo()
             if self._branch_head is None:
-                _, default_branch = self._access.repo_facts()
+                branch = self._branch or self._access.repo_facts()[1]
                 self._branch_head = call_github(
-                    f"read the head of {default_branch}",
-                    lambda: str(repo.get_git_ref(f"heads/{default_branch}").object.sha),
+                    f"read the head of {branch}",
+                    lambda: str(repo.get_git_ref(f"heads/{branch}").object.sha),
                     retry=self._retry,
                 )
             head = self._branch_head
             ancestry = compare_commits(repo, head, sha, retry=self._retry)
             if ancestry.status == "unknown" and ancestry.error_status not in (404, 422):
                 raise GitHubApiError(
-                    f"{ancestry.error} (needed to tell whether {sha[:12]} is on the default "
-                    "branch; the token needs 'contents: read')",
+                    f"{ancestry.error} (needed to tell whether {sha[:12]} is on "
+                    f"{self.branch_words()}; the token needs 'contents: read')",
                     status=ancestry.error_status,
                 )
             self._ancestry[sha] = ancestry

@@ -5,12 +5,16 @@ Two jobs are delegated: which artifacts may be a baseline
 (:mod:`evalkit.github.artifact_candidates`, the security-relevant rules) and fetching
 one safely (:mod:`evalkit.github.artifact_download`).  This module turns their answers
 into the store's: a baseline, the promotions GitHub still holds, a pin.
+
+A PR gets the baseline of its base branch when that branch promotes
+(``baseline.promote_branches``); one that promotes none, or has none yet, is compared with
+the default branch's (docs/baselines-per-branch.md).
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -39,6 +43,7 @@ from evalkit._store.protocol import (
     StoreSettings,
 )
 from evalkit._util.atomic import write_bytes_atomic
+from evalkit._util.branches import branch_promotes
 from evalkit._util.limits import MAX_ARTEFACT_BYTES
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.artifact_candidates import MAX_RUN_LOOKUPS, ArtifactFinder, Selection
@@ -65,16 +70,23 @@ class ArtifactStore:
         max_bytes: int = MAX_ARTEFACT_BYTES,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
         api_url: str | None = None,
+        promote_branches: Sequence[str] = (),
     ) -> None:
         self._access = access
         self.name = name
+        # Which branches promote besides the default one (baseline.promote_branches).
+        self._promote_branches = tuple(promote_branches)
         # Without GitHub access (the CLI) the store only says where the Action looks.
         self._find = ArtifactFinder(access, now) if access is not None else None
         self._fetch = ArtifactDownloader(access, max_bytes, api_url) if access else None
 
     @classmethod
     def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> ArtifactStore:
-        return cls(access, name=settings.baseline.name)
+        return cls(
+            access,
+            name=settings.baseline.name,
+            promote_branches=settings.baseline.promote_branches,
+        )
 
     def describe(self) -> str:
         return f"artifact {self.name!r} of push runs on the default branch"
@@ -102,9 +114,30 @@ class ArtifactStore:
                     "branch); pass --baseline PATH to compare with a local run file"
                 ),
             )
+        _, default_branch = self._access.repo_facts()
+        wanted = request.branch
+        if not wanted or wanted == default_branch:
+            return self._fetch_of(request, default_branch)
+        if branch_promotes(wanted, default_branch, self._promote_branches):
+            own = self._fetch_of(request, wanted)
+            if own.found:
+                return own
+            why = f"{wanted} has no baseline yet ({own.detail})"
+        else:
+            why = (
+                f"the base branch {wanted} promotes no baselines (add it to promote-branches "
+                "to keep its own)"
+            )
+        # The base branch's history starts on the default branch: that baseline is the one
+        # the branch was cut from, or the nearest after it.
+        fallback = self._fetch_of(request, default_branch)
+        return replace(fallback, detail=f"{fallback.detail}; {why}, so {default_branch}'s is used")
+
+    def _fetch_of(self, request: FetchRequest, branch: str) -> BaselineFetch:
+        """The baseline among ``branch``'s promotions: preferred commits first, else nearest."""
         preferred = {p.sha: p.why for p in request.preferred}
         prefer = [p.sha for p in request.preferred]
-        selection, default_branch = self._finder.select(self.name, prefer)
+        selection, listed = self._finder.select(self.name, prefer, branch)
         unusable: list[str] = []
         accepted = self._finder.made_by(selection, ("push",), MAX_RUN_LOOKUPS, prefer=preferred)
         downloads = self._downloader.downloads(
@@ -124,14 +157,14 @@ class ArtifactStore:
                 sha=sha,
                 detail=(
                     f"artifact {self.name!r} #{artifact.id} from push run {artifact.run_id} "
-                    f"on {default_branch} at {(sha or '?')[:12]}{why}{skipped}"
+                    f"on {listed} at {(sha or '?')[:12]}{why}{skipped}"
                 ),
             )
         if unusable and not selection.expired:
             raise ArtifactError(
                 f"no usable baseline artifact {self.name!r}: " + "; ".join(unusable[:3])
             )
-        return self._no_baseline(selection, default_branch)
+        return self._no_baseline(selection, listed)
 
     # -- history and the pinned reference ---------------------------------------------
 
