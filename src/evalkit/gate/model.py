@@ -82,6 +82,8 @@ class Comparison:
     # did not decide.  None where the bootstrap decided, for aggregates, or above
     # stats.procedures.BOOTSTRAP_SHOWN_UP_TO paired cases.
     bootstrap_ci: tuple[float, float, float] | None = None
+    # no_significant_regression's min_effect δ: the p tests Δ = ∓δ (tested_value).
+    min_effect: float | None = None
 
     @property
     def decided_by(self) -> str:
@@ -106,7 +108,9 @@ class Comparison:
     def p_label(self) -> str:
         """How :attr:`deciding_p` is labelled wherever it is printed (evalkit._util.pvalues)."""
         return p_label(
-            self.correction if self.p_adjusted is not None else "none", self.margin is not None
+            self.correction if self.p_adjusted is not None else "none",
+            self.margin is not None,
+            self.min_effect is not None,
         )
 
 

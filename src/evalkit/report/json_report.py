@@ -59,6 +59,7 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         "ties": c.ties,
         "mde": _f(c.mde),
         "margin": _f(c.margin),
+        "min_effect": _f(c.min_effect),
         "warnings": list(c.warnings),
         "deltas": [_delta(d) for d in c.deltas],
         "correction": c.correction,

@@ -106,6 +106,8 @@ def result(v: CheckVerdict) -> str:
     )
     if c.margin is not None:
         text += f", margin {num(c.margin, u)}"
+    if c.min_effect is not None:
+        text += f", min_effect {num(c.min_effect, u)}"
     return text
 
 
@@ -133,6 +135,8 @@ def change_parts(v: CheckVerdict) -> list[str]:
     parts = [f"Δ {signed(c.delta, u)} [{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)}"]
     if c.margin is not None:
         parts.append(f"margin {num(c.margin, u)}")
+    if c.min_effect is not None:
+        parts.append(f"min_effect {num(c.min_effect, u)}")
     return parts
 
 
