@@ -9,7 +9,7 @@ import pytest
 
 from evalkit._spec.checks import CheckSpec, load_checks
 from evalkit.errors import CheckError
-from evalkit.gate.model import GateOptions
+from evalkit.gate.model import GateOptions, GateReport
 from evalkit.gate.procedure import evaluate_gate
 from evalkit.report.json_report import render_json
 from evalkit.report.summary import change
@@ -18,9 +18,12 @@ from test_gate import artifact, noisy, vs
 FAST = GateOptions(n_resamples=500, seed=1)
 
 
-def _gate(shift: float, sd: float, seed: int, n: int = 80, **kw: object):  # type: ignore[no-untyped-def]
+def _gate(
+    shift: float, sd: float, seed: int, n: int = 80, min_effect: float | None = None
+) -> GateReport:
     base, cand = noisy(n, shift, sd, seed=seed)
-    return evaluate_gate([vs(**kw)], artifact("cand", cand), artifact("base", base), FAST)
+    check = vs(min_effect=min_effect)
+    return evaluate_gate([check], artifact("cand", cand), artifact("base", base), FAST)
 
 
 def test_a_small_significant_regression_passes_once_it_is_within_min_effect() -> None:
@@ -39,7 +42,8 @@ def test_a_regression_significantly_beyond_min_effect_fails_and_names_it() -> No
     v = _gate(-0.10, 0.02, seed=5, min_effect=0.03).verdicts[0]
     assert v.status == "fail"
     assert "significantly larger than min_effect 0.03" in v.message
-    assert v.comparison is not None and v.comparison.ci_high < -0.03
+    assert v.comparison is not None
+    assert v.comparison.ci_high < -0.03
 
 
 def test_an_uncertain_regression_near_min_effect_passes_as_not_significant() -> None:
@@ -81,7 +85,8 @@ def test_lower_is_better_min_effect_reads_the_upper_side() -> None:
     report = evaluate_gate([check], artifact("cand", cand), artifact("base", base), FAST)
     v = report.verdicts[0]
     assert v.status == "pass"
-    assert v.comparison is not None and v.comparison.tested_value == 0.1
+    assert v.comparison is not None
+    assert v.comparison.tested_value == 0.1
     assert v.comparison.ci_high < 0.1
 
 
@@ -120,7 +125,8 @@ def test_min_effect_on_a_threshold_check_points_at_its_line(tmp_path: Path) -> N
     with pytest.raises(CheckError) as info:
         load_checks(path)
     message = str(info.value)
-    assert ":6:" in message and "min_effect applies only" in message
+    assert ":6:" in message
+    assert "min_effect applies only" in message
     assert "\n" not in message
 
 

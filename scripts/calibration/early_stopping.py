@@ -28,7 +28,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -84,8 +84,7 @@ def looks_of(n: int, batch: int) -> NDArray[np.int64]:
     return np.unique(np.minimum(np.arange(batch, n + batch, batch), n)).astype(np.int64)
 
 
-@dataclass(frozen=True)
-class Stop:
+class Stop(NamedTuple):
     """Where one monitored eval settled (or not), and which way."""
 
     outcome: str | None

@@ -319,8 +319,7 @@ class CheckSpec:
             )
         if self.min_effect is not None:
             raise self._error(
-                "min_effect applies only to 'vs_baseline: no_significant_regression' "
-                "— remove it",
+                "min_effect applies only to 'vs_baseline: no_significant_regression' — remove it",
                 "min_effect",
             )
 

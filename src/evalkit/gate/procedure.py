@@ -595,9 +595,7 @@ def _decide_min_effect(
             f"{shown}: any regression larger than min_effect {effect:g}{u} is ruled out "
             f"(bound {signed(worse_side)}{u})"
         )
-    return "pass", (
-        f"{shown}: no regression significantly larger than min_effect {effect:g}{u}"
-    )
+    return "pass", (f"{shown}: no regression significantly larger than min_effect {effect:g}{u}")
 
 
 # ----------------------------------------------------------------------------- entry point
