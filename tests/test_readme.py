@@ -8,10 +8,8 @@ import os
 import re
 import sys
 
-import pytest
 import yaml
 
-import evalkit
 from evalkit._spec.config import EvalkitConfig
 from evalkit.checks import checks_from_data
 from helpers.markdown import REPO, blocks, read
@@ -38,11 +36,8 @@ def test_readme_has_the_quick_start_and_test_commands() -> None:
 
 
 def test_the_library_example_prints_what_the_readme_shows() -> None:
-    if not hasattr(evalkit, "paired_test"):
-        # Lands with the plain-verdict branch (#43); the lead drops this guard on merge.
-        pytest.skip("evalkit.paired_test does not exist on this branch yet")
     (code,) = blocks(README, "python")
-    shown = README.split("<!-- lead: output -->", 1)[1]
+    shown = README.split("<!-- output -->", 1)[1]
     (expected,) = blocks(shown, "text")[:1]
     out = io.StringIO()
     cwd, path = os.getcwd(), list(sys.path)

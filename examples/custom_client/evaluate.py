@@ -3,10 +3,12 @@
     uv run python examples/custom_client/evaluate.py
 
 For the candidate (v2) and for a build with a ranking bug (v3), each against
-the baseline (v1): every metric's mean, then a paired bootstrap per metric —
-the change, its 95% interval, the p-value, and whether the change is real or
-within noise.  On 38 cases the candidate's small gains sit near the edge of
-what the eval can detect; the bug's losses are far outside the noise.
+the baseline (v1): every metric's mean, then ``paired_test`` per metric — the
+change, its 95% interval, the p-value, and whether the change is real or within
+noise, decided exactly as ``evalkit gate`` and ``evalkit compare`` decide it
+(paired t on the per-case differences).  On 38 cases the candidate's small gains
+sit near the edge of what the eval can detect; the bug's losses are far outside
+the noise.
 """
 
 from __future__ import annotations
@@ -19,12 +21,11 @@ sys.path.insert(0, str(HERE))
 
 from search_service import make_target  # noqa: E402
 
-from evalkit import CaseResult, RunResult, paired_bootstrap  # noqa: E402
+from evalkit import CaseResult, RunResult, paired_test  # noqa: E402
 from evalkit.execute import evaluate  # noqa: E402
 from evalkit.golden_loaders import load_goldens  # noqa: E402
 
 METRICS = ["recall@1", "recall@5", "ndcg@10"]
-N_RESAMPLES = 10_000
 
 
 def main() -> None:
@@ -46,13 +47,13 @@ def report(baseline: RunResult[CaseResult], candidate: RunResult[CaseResult], ti
         b, c = baseline.mean(metric), candidate.mean(metric)
         print(f"{metric:<12}{b:>10.4f}{c:>11.4f}{c - b:>+9.4f}")
 
-    print(f"\nPaired bootstrap ({N_RESAMPLES:,} resamples):")
+    print("\nPaired test (the gate's verdict):")
     for metric in METRICS:
-        v = paired_bootstrap(candidate, baseline, metric, n_resamples=N_RESAMPLES, seed=42)
+        v = paired_test(candidate, baseline, metric)
         verdict = "REAL" if v.significant else "not significant"
         print(
             f"  {metric:<10} {v.observed:+.4f}  95% CI [{v.ci_low:+.4f}, {v.ci_high:+.4f}]  "
-            f"p={v.p_value:.4f}  {verdict}"
+            f"p={v.p_value:.4f}  {verdict} ({v.decided_by})"
         )
 
 

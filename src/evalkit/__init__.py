@@ -85,9 +85,11 @@ if TYPE_CHECKING:
     from evalkit.metrics.core import ndcg_at_k, recall_at_k
     from evalkit.stats.significance import (
         BootstrapResult,
+        PairedTestResult,
         mde,
         paired_bootstrap,
         paired_bootstrap_many,
+        paired_test,
         power,
     )
     from evalkit.targets.base import Target
@@ -116,6 +118,7 @@ _LAZY = {
     "LoaderFn": "evalkit._model.registry",
     "METRICS": "evalkit._engine.runner",
     "MetricFn": "evalkit._engine.runner",
+    "PairedTestResult": "evalkit.stats.significance",
     "Query": "evalkit._spec.corpus",
     "QueryResult": "evalkit._model.results",
     # what drift (vs_reference) checks compare with: evaluate_gate(..., reference=)
@@ -141,6 +144,7 @@ _LAZY = {
     "ndcg_at_k": "evalkit.metrics.core",
     "paired_bootstrap": "evalkit.stats.significance",
     "paired_bootstrap_many": "evalkit.stats.significance",
+    "paired_test": "evalkit.stats.significance",
     "polarity": "evalkit._model.registry",
     "power": "evalkit.stats.significance",
     "read_artifact": "evalkit._spec.artifact",
@@ -207,6 +211,7 @@ __all__ = [
     "METRICS",
     "MetricError",
     "MetricFn",
+    "PairedTestResult",
     "Query",
     "QueryResult",
     "Reference",
@@ -233,6 +238,7 @@ __all__ = [
     "ndcg_at_k",
     "paired_bootstrap",
     "paired_bootstrap_many",
+    "paired_test",
     "polarity",
     "power",
     "read_artifact",

@@ -10,6 +10,7 @@ from evalkit.stats.significance import (
     RESAMPLING_STREAM,
     BootstrapResult,
     Comparison,
+    PairedTestResult,
     PowerRow,
     PowerTable,
     StatWarning,
@@ -22,6 +23,7 @@ from evalkit.stats.significance import (
     n_for_effect,
     paired_bootstrap,
     paired_bootstrap_many,
+    paired_test,
     power,
     power_table,
 )
@@ -29,6 +31,7 @@ from evalkit.stats.significance import (
 __all__ = [
     "BootstrapResult",
     "Comparison",
+    "PairedTestResult",
     "PowerRow",
     "PowerTable",
     "RESAMPLING_STREAM",
@@ -42,6 +45,7 @@ __all__ = [
     "n_for_effect",
     "paired_bootstrap",
     "paired_bootstrap_many",
+    "paired_test",
     "power",
     "power_table",
 ]

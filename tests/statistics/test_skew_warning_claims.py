@@ -1,9 +1,9 @@
-"""The skew warning says what ``auto`` did on the sample it warns about (#23).
+"""The skew warning fires on exactly the samples it describes, and states the default's limit.
 
-The quick start's warning said "the default method 'auto' corrects for skewness" on a
-sample where ``auto`` had run plain t (34 of 38 cases tied): the advice named a cure the
-gate had just declined.  Each generated sample here goes through the real gate; whatever
-the warning claims must match the procedure the verdict records.
+The default (``auto`` = paired t) has no branch for skewed differences: on strongly
+skewed data it fails falsely above its nominal rate (docs/calibration.md, "Strongly
+skewed differences"), so each verdict on such a sample carries the warning, with that
+limit.  Each generated sample goes through the real gate.
 """
 
 from __future__ import annotations
@@ -14,14 +14,11 @@ import pytest
 from evalkit._spec.checks import CheckSpec
 from evalkit.gate.model import GateOptions
 from evalkit.gate.procedure import evaluate_gate
+from evalkit.stats.diagnostics import SKEW_LIMIT, SKEW_LIMIT_FIGURES, skewness
 from evalkit.stats.names import GateMethod
 from helpers.slice_runs import METRIC, artefact
 
 OPTIONS = GateOptions(n_resamples=200, seed=1)
-CORRECTED = "the skewness-corrected t and plain t decided together"
-ALONE = "the skewness-corrected t decided alone"
-PLAIN = "; plain t decided"
-WOULD = "'auto' would correct for it"
 
 
 def _skew_warning(method: GateMethod | None, diffs: np.ndarray) -> tuple[str, str]:
@@ -55,43 +52,24 @@ def _samples() -> list[np.ndarray]:
     return out
 
 
+@pytest.mark.parametrize("method", [None, "t"])
 @pytest.mark.parametrize("index", range(14))
-def test_under_auto_the_warning_names_the_procedure_that_ran(index: int) -> None:
+def test_the_warning_fires_exactly_on_skewed_samples_and_states_the_limit(
+    index: int, method: GateMethod | None
+) -> None:
     diffs = _samples()[index]
-    text, procedure = _skew_warning(None, diffs)  # the default method: auto
-    if not text:
-        return  # not skewed enough to warn: nothing claimed
-    assert "'auto' corrects for skewness" not in text
-    if procedure == "t+skew-t":
-        assert CORRECTED in text
-        assert PLAIN not in text
-    elif procedure == "skew-t":
-        assert ALONE in text
-        assert CORRECTED not in text
-        assert PLAIN not in text
-    else:
-        assert procedure == "t"
-        assert PLAIN in text
-        assert CORRECTED not in text
-
-
-def test_the_quick_start_shape_warns_and_says_plain_t_decided() -> None:
-    text, procedure = _skew_warning(None, _samples()[0])
+    text, procedure = _skew_warning(method, diffs)
     assert procedure == "t"
-    assert PLAIN in text
-
-
-@pytest.mark.parametrize("index", range(14))
-def test_under_t_the_warning_recommends_auto_only_where_auto_would_correct(index: int) -> None:
-    diffs = _samples()[index]
-    text, procedure = _skew_warning("t", diffs)
-    assert procedure == "t"
-    _, auto_procedure = _skew_warning(None, diffs)
+    assert bool(text) == (abs(skewness(diffs)) > SKEW_LIMIT)
     if text:
-        assert (WOULD in text) == (auto_procedure != "t"), (text, auto_procedure)
+        assert SKEW_LIMIT_FIGURES in text
 
 
-def test_every_kind_of_claim_is_exercised() -> None:
-    """The samples reach each of auto's choices with a warning (no branch untested)."""
-    seen = {_skew_warning(None, d)[1] for d in _samples() if _skew_warning(None, d)[0]}
-    assert seen == {"t", "t+skew-t", "skew-t"}
+def test_the_quick_start_shape_warns() -> None:
+    text, _ = _skew_warning(None, _samples()[0])
+    assert SKEW_LIMIT_FIGURES in text
+
+
+def test_both_outcomes_are_exercised() -> None:
+    warned = {bool(_skew_warning(None, d)[0]) for d in _samples()}
+    assert warned == {True, False}

@@ -42,7 +42,6 @@ from evalkit.stats.procedures import (
     RESAMPLING,
     Evaluator,
     PairedData,
-    choose_procedure,
     corrected_alpha,
     evaluator_for,
 )
@@ -474,10 +473,7 @@ def _compare(
             paired.diffs,
             alpha,
             higher_is_better=hib,
-            # the check's method, not the procedure it chose on this sample: an eval
-            # with a true regression is decided by `auto` afresh, which may choose
-            # otherwise, and the calibration suite measures the claim that way (#23)
-            method=method,
+            method=evaluator.procedure,
             seed=options.seed,
         )
         mde = detectable if detectable > 0 else None
@@ -504,13 +500,6 @@ def _compare(
         kind="case" if paired.diffs is not None else "aggregate",
         diffs=paired.diffs,
         higher_is_better=hib,
-        configured=method,
-        # Only asked under another method: under auto the procedure that ran says it.
-        auto_would_correct=(
-            method != "auto"
-            and paired.diffs is not None
-            and choose_procedure("auto", paired.diffs) != "t"
-        ),
     )
     comparison = Comparison(
         # both means over the paired cases, the ones delta is computed on

@@ -76,43 +76,11 @@ def no_win_warning(
     )
 
 
-#: What the skew warning says where ``auto`` corrected (procedure ``t+skew-t``).
-GUARDED_DECIDED: Final = (
-    "corrected for: the skewness-corrected t and plain t decided together (a change counts "
-    "only where both find it)"
+#: What the skew warning adds: the default's measured limit there (docs/calibration.md).
+SKEW_LIMIT_FIGURES: Final = (
+    "on strongly skewed differences paired t, the default, fails falsely more often than "
+    'its nominal 2.5% one-sided (docs/calibration.md, "Strongly skewed differences")'
 )
-
-
-#: What it says where ``auto`` dropped plain t's guard (procedure ``skew-t`` under ``auto``);
-#: the share is :data:`~evalkit.stats.procedures.AUTO_DEEP_TRIM_PERCENT` (a test holds them
-#: together: importing it here would close an import circle through ``compare``).
-DEEP_DECIDED: Final = (
-    "corrected for: the skewness-corrected t decided alone (the skew survives setting the "
-    "most extreme 15% of cases on its side aside, so it is the "
-    "data's, not a few cases')"
-)
-
-
-def _skew_remedy(method: str, configured: str | None, auto_would_correct: bool | None) -> str:
-    """What the skew warning adds: what ``auto`` did here, or what it would do.
-
-    ``auto`` corrects only a skew that is stable (few ties, and it survives setting the most
-    extreme cases aside); recommending it for a sample it would not correct was false, so
-    nothing is said about ``auto`` unless the caller knows (``auto_would_correct``).
-    """
-    if method == "skew-t":
-        return f"; {DEEP_DECIDED}" if configured == "auto" else ""
-    if method == "t+skew-t":
-        return f"; {GUARDED_DECIDED}"
-    if configured == "auto" and method == "t":
-        return (
-            "; plain t decided: most cases tie, the skew rests on the few most extreme "
-            "cases, or it is the sizes of two groups of cases (which set the mean too), "
-            "none of which a skewness correction can use"
-        )
-    if auto_would_correct:
-        return "; the default method 'auto' would correct for it"
-    return ""
 
 
 def warnings_for(
@@ -122,15 +90,9 @@ def warnings_for(
     kind: str,
     diffs: NDArray[np.float64] | None,
     higher_is_better: bool | None = None,
-    configured: str | None = None,
-    auto_would_correct: bool | None = None,
 ) -> tuple[StatWarning, ...]:
     """Warnings for a result decided by ``method`` (an engine method or a gate procedure).
 
-    ``configured`` is the method the check asked for when it differs from the procedure
-    that ran (``auto``, which runs ``t`` or ``t+skew-t``), so the skew warning says what
-    ``auto`` did rather than recommending it; ``auto_would_correct`` (known to the gate,
-    which owns the rule's caller) lets it recommend ``auto`` only where ``auto`` corrects.
     ``higher_is_better`` (known to the gate) enables the ``no_wins`` warning.
     """
     out: list[StatWarning] = []
@@ -168,8 +130,8 @@ def warnings_for(
                 StatWarning(
                     "skewed",
                     f"the per-case differences are heavily skewed (skewness {g1:+.2f}, "
-                    f"n = {n}): a few extreme cases drive the result, so inspect them"
-                    + _skew_remedy(method, configured, auto_would_correct),
+                    f"n = {n}): a few extreme cases drive the result, so inspect them; "
+                    + SKEW_LIMIT_FIGURES,
                 )
             )
         if higher_is_better is not None:

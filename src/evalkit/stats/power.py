@@ -170,54 +170,32 @@ def detectable_regression(
 ) -> float:
     """The regression a verdict's own procedure catches with probability ``power``.
 
-    The analytic procedures (``auto``, ``t``, ``skew-t``) are location-equivariant:
+    The default procedure (paired t, ``auto`` or ``t``) is location-equivariant:
     shifting every case by −δ moves the interval by −δ.  So a true regression δ
-    fails (interval wholly on the bad side) with the probability that the upper
-    end of the interval on an unchanged eval stays below δ, and the δ caught with
-    probability ``power`` is that quantile of the upper end over unchanged evals
-    -- simulated by resampling the eval's own differences centred on 0, which
-    keeps their spread, skew and ties.  For skewed differences this differs by
-    direction, which no normal-theory formula sees (docs/calibration.md).
+    fails (interval wholly on the bad side) with the probability that the bad end of
+    the interval on an unchanged eval stays short of δ, and the δ caught with
+    probability ``power`` is that quantile of the bad end over unchanged evals --
+    simulated by resampling the eval's own differences centred on 0, which keeps
+    their spread, skew and ties (on skewed differences the answer differs by
+    direction, which no normal-theory formula sees).  The quantile level allows for
+    the eval's own spread being an estimate (:func:`_level_for_estimated_spread`).
     ``bootstrap`` and ``permutation`` use the formula :func:`mde`.
     """
     d = _diffs(diffs)
     n = d.shape[0]
     a, goal = _alpha(alpha), _target(power)
-    if method == "t+skew-t":
-        method = "auto"  # the procedure auto picked here: simulate auto's own choice per world
-    if method not in ("auto", "t", "skew-t") or float(np.std(d)) == 0.0:
+    if method not in ("auto", "t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
-    from evalkit.stats.procedures import (
-        Moments,
-        TieSpikes,
-        counted_moments,
-        moments_bounds,
-        tie_spikes,
-        with_two_modes,
-    )
-    from evalkit.stats.selection import code_counts, resampled_tied_share, value_codes
+    from evalkit.stats.selection import code_counts, value_codes
 
     gen = substream(resolve_seed(seed), PURPOSE_POWER)
     centred = d - d.mean()
     levels, codes = value_codes(centred)
     n_levels = levels.shape[0]
-    # Where the verdict set a tie spike aside, so does every world: the eval's own spike
-    # (a world's repeated draws are not ties), at its centred value.
-    spike = tie_spikes(d[None, :])
-    spiked = spike.any()
-    spike_value = float(centred[d == spike.value[0]][0]) if spiked else math.nan
-
-    # Likewise whether its cases fall in two groups: a world's repeated draws cluster, and
-    # a sample of 15 from a bounded skewed metric then read as two groups in worlds where
-    # the eval did not (its claimed effect was plain t's: 86% realised, docs/calibration.md).
-    eval_two_modes = _two_moded(d)
-
-    def spikes(rows: int) -> TieSpikes:
-        return TieSpikes.repeat(spike_value, float(spike.kept[0]), bool(spike.few_levels[0]), rows)
-
     # A metric of few levels (recall@k, P@k, pass/fail): each world summarised from its
     # counts per level, O(levels) after the draws instead of O(n) per summary (#27).
     few = n_levels * _FEW_LEVELS <= n
+    quantile = t_quantile(1 - a / 2, n - 1) / math.sqrt(n)
     bad_ends: list[FloatArray] = []
     rows = max(1, min(n_sim, _CHUNK_ELEMENTS // n))
     for start in range(0, n_sim, rows):
@@ -225,96 +203,34 @@ def detectable_regression(
         draws = gen.integers(0, n, size=(count, n), dtype=np.int64)
         if few:
             counts = code_counts(codes, n_levels, draws).astype(np.float64)
-            moments = counted_moments(levels, counts, n, spikes(count))
+            mean = counts @ levels / n
+            squares = counts @ (levels * levels)
         else:
-            tied = resampled_tied_share(codes, draws)
-            moments = Moments.of(centred[draws], tied, spikes(count))
-        moments = with_two_modes(moments, eval_two_modes)
-        low, high = moments_bounds(method, moments, a)  # type: ignore[arg-type]
+            world = centred[draws]
+            mean = world.mean(axis=1)
+            squares = np.einsum("ij,ij->i", world, world)
+        sd = np.sqrt(np.maximum(squares - n * mean * mean, 0.0) / (n - 1))
         # the end that must clear 0 for a regression to be caught, as a distance
-        bad_ends.append(high if higher_is_better else -low)
-    level = _level_for_estimated_spread(d, a, goal, higher_is_better, eval_two_modes)
+        bad_ends.append(mean + quantile * sd if higher_is_better else -(mean - quantile * sd))
+    level = _level_for_estimated_spread(d, a, goal)
     return float(np.quantile(np.concatenate(bad_ends), level))
 
 
-#: Weight of the skewness toward the bad side in the spread's uncertainty (a term
-#: W·γ₊²/n beside κ − 1): a sample of a right-skewed metric rarely holds its few big
-#: wins, so its own resamples understate how far the interval's bad end can reach, most
-#: at small n.  Chosen by measurement (docs/calibration.md, "the reported detectable
-#: effect, realised", the gate's own 1,000 simulations per verdict): the earlier
-#: 65·γ₊²/√n realised 72-76% at n = 30 on right-skewed differences; W/n decays as the
-#: sample's own skewness does: 77.6-84.2% on every shape at n = 15-300 (right-skewed at
-#: n = 30: 79.3% there, 76.4% in a 4,000-trial replicate with another seed).
-SKEW_UNCERTAINTY: Final = 450.0
-#: The same for the skewness toward the good side: a left-skewed sample of a
-#: higher-is-better metric at n = 15 realised 74% without it (the claim rests on the
-#: resampled bad end, which such a sample, lacking its big losses, puts too close).
-GOOD_SKEW_UNCERTAINTY: Final = 30.0
-#: A further weight on the good-side skewness, by 1/n², where ``auto`` corrects for that
-#: skewness but keeps plain t's guard (``t+skew-t``: the skew is stable, not deep;
-#: :func:`~evalkit.stats.procedures.auto_corrects`, ``auto_drops_guard``).  There the bad
-#: end of a higher-is-better metric with a left skew is plain t's, and with the two terms
-#: above alone a left-skewed sample realised 71% at n = 15, 77% at n = 30 and 79% at
-#: n = 100: a shortfall that shrinks faster than 1/n, and raising
-#: :data:`GOOD_SKEW_UNCERTAINTY` to close it at n = 15 overshot at n = 30 (84%) and
-#: lifted the symmetric real-data MRR, whose noise skewness it also weighs, past 85%.
-#: Where the skew runs deep, skew-t decides that end alone and catches more: with the term
-#: there too, bounded-left realised 88.2% at n = 15 (81.3% with no term at all, 82.5%
-#: with it only where the guard stays).  Stable skewness is rare on symmetric parents, so
-#: this term leaves them where they were (docs/calibration.md, "the reported detectable
-#: effect, realised").
-STABLE_GOOD_SKEW_UNCERTAINTY: Final = 1800.0
-
-
-def _guard_stays(d: FloatArray) -> bool:
-    """Whether ``auto`` decides this eval with ``t+skew-t``: it corrects for the skewness
-    and keeps plain t's guard (the procedures module is the one owner of that rule)."""
-    from evalkit.stats.procedures import choose_procedure
-
-    return choose_procedure("auto", d) == "t+skew-t"
-
-
-def _two_moded(d: FloatArray) -> bool:
-    """Whether the eval's cases fall in two groups whose sizes set the skewness
-    (:func:`~evalkit.stats.procedures.two_modes`, the rule's one owner).  The skewness
-    allowances rest on a sample missing a tail's rare cases; two groups of 30% and 70%
-    are in every sample, and with those allowances a 70/30 pair of groups realised 93%
-    at n = 15 and 91% at n = 30 against the claimed 80% (docs/calibration.md)."""
-    from evalkit.stats.procedures import Moments, two_modes
-
-    return bool(two_modes(Moments.of(d))[0])
-
-
-def _level_for_estimated_spread(
-    d: FloatArray, alpha: float, goal: float, higher_is_better: bool, two_moded: bool
-) -> float:
+def _level_for_estimated_spread(d: FloatArray, alpha: float, goal: float) -> float:
     """The quantile level whose effect is caught ``goal`` of the time *on average*.
 
     The effect is computed from the eval's own spread s, itself uncertain: with
     r = s/σ, E[Φ(z + (q + z)(r − 1))] = Φ((z + (q + z)·b) / √(1 + (q + z)²·v)) for
-    r − 1 ≈ N(b, v), v = (κ − 1 + (W·γ₊² + W₋·γ₋²)/n + S·γ₋²/n²)/(4n) (κ the kurtosis,
-    γ₊ the skewness toward the bad side, W = :data:`SKEW_UNCERTAINTY`, γ₋ and W₋ =
-    :data:`GOOD_SKEW_UNCERTAINTY` toward the good side, S =
-    :data:`STABLE_GOOD_SKEW_UNCERTAINTY` where ``auto`` runs ``t+skew-t``, else 0; no
-    skewness term where the cases fall in two groups, ``two_moded``: :func:`_two_moded`),
-    b = −v/2.  Solving that for the z that gives ``goal`` keeps the realised power at
-    the claim; without it a claimed 80% was realised at 69-76% at n = 30
-    (docs/calibration.md).
+    r − 1 ≈ N(b, v), where v = (κ − 1)/(4n) is the delta-method variance of s/σ (κ the
+    sample kurtosis) and b = −v/2.  Solving that for the z that gives ``goal`` keeps the
+    realised power at the claim (docs/calibration.md, "the reported detectable effect,
+    realised"); no constant is fitted.
     """
     n = d.shape[0]
     centred = d - d.mean()
     m2 = float(np.mean(centred**2))
     kurtosis = float(np.mean(centred**4)) / (m2 * m2) if m2 > 0 else 3.0
-    skew = float(np.mean(centred**3)) / m2**1.5 if m2 > 0 else 0.0
-    toward_bad = max(0.0, skew if higher_is_better else -skew)
-    toward_good = max(0.0, -skew if higher_is_better else skew)
-    if two_moded:  # every sample holds both groups: nothing rare to miss
-        toward_bad = toward_good = 0.0
-    skewness = SKEW_UNCERTAINTY * toward_bad**2 + GOOD_SKEW_UNCERTAINTY * toward_good**2
-    spread = max(kurtosis - 1.0, 0.0) + skewness / n
-    if toward_good > 0.0 and _guard_stays(d):
-        spread += STABLE_GOOD_SKEW_UNCERTAINTY * toward_good**2 / (n * n)
-    v = spread / (4.0 * n)
+    v = max(kurtosis - 1.0, 0.0) / (4.0 * n)
     b = -v / 2.0
     q = t_quantile(1 - alpha / 2, n - 1)
     target = normal_quantile(goal)
@@ -408,27 +324,6 @@ def _simulated_bootstrap(
     return [float(h) / n_sim for h in hits]
 
 
-def _simulated_analytic(
-    sims: FloatArray, effects: list[float], alpha: float, method: str
-) -> list[float]:
-    """Detection rates of the gate's analytic procedures (the default ``auto``)."""
-    from evalkit.stats.procedures import batch_bounds
-
-    worlds = np.ascontiguousarray(sims.T)
-    # A world of one repeated value carries no evidence of a shift: on a discrete metric
-    # it is a resample of only the (centred, hence non-zero) tied cases, which the shift
-    # model would call significant at any effect (35% "detected" at effect 0 on a binary
-    # metric at n = 10 with 90% ties, against 2.5% analytic; issue #23).
-    varies = np.ptp(worlds, axis=1) > 0
-    rates = []
-    for effect in effects:
-        low, high = batch_bounds(method, worlds + effect, alpha)  # type: ignore[arg-type]
-        # on the effect's side, as analytic_power (at effect 0: one side, α/2 nominal)
-        hits = np.count_nonzero(varies & ((low > 0) if effect > 0 else (high < 0)))
-        rates.append(float(hits) / worlds.shape[0])
-    return rates
-
-
 def _simulated_t(sims: FloatArray, effects: list[float], alpha: float) -> list[float]:
     n, n_sim = sims.shape
     means = sims.mean(axis=0)
@@ -439,7 +334,10 @@ def _simulated_t(sims: FloatArray, effects: list[float], alpha: float) -> list[f
         hits = 0
         for mean, sd in zip((means + effect).tolist(), sds.tolist(), strict=True):
             if sd == 0:
-                continue  # no evidence of a shift (see _simulated_analytic)
+                # A world of one repeated value (on a discrete metric, a resample of only
+                # the centred tied cases) carries no evidence of a shift: the shift model
+                # would call it significant at any effect (issue #23).
+                continue
             p = t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
             # on the effect's side (at effect 0: below, one side, as analytic_power)
             if p <= alpha and (mean > 0 if effect > 0 else mean < 0):
@@ -493,9 +391,7 @@ def power(
         sims = centred[gen.integers(0, observed.shape[0], size=(size, n_sim), dtype=np.int64)]
         if method == "bootstrap":
             simulated = _simulated_bootstrap(sims, wanted, a, resamples, gen)
-        elif method == "auto":
-            simulated = _simulated_analytic(sims, wanted, a, method)
-        else:
+        else:  # "auto" is paired t (docs/design/statistics.md, "The default verdict")
             simulated = _simulated_t(sims, wanted, a)
     rows = tuple(
         PowerRow(

@@ -1,0 +1,125 @@
+"""``paired_test``: the gate's verdict on one metric of two runs, as a library call.
+
+The interval, the p-value and the decision come from the very function the gate and
+``evalkit compare`` decide with (:func:`evalkit.stats.procedures.evaluator_for`), so for
+the same runs and settings the three print the same numbers.  The default procedure is
+the paired t interval on the per-case differences and its dual p (docs/design/statistics.md,
+"The default verdict").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from evalkit._model.results import RunResult
+from evalkit.errors import InputError
+from evalkit.stats.pairing import RunLike
+from evalkit.stats.procedures import DEFAULT_GATE_METHOD, PROCEDURE_NAMES, evaluator_for
+from evalkit.stats.stream import SeedLike, resolve_seed
+
+__all__ = ["PairedTestResult", "paired_test"]
+
+
+@runtime_checkable
+class HasRun(Protocol):
+    """A run artefact (:func:`evalkit.read_artifact`): its rows are ``.result``."""
+
+    @property
+    def result(self) -> RunResult[Any]: ...
+
+
+@dataclass(frozen=True)
+class PairedTestResult:
+    """One metric of ``a`` against ``b`` (Δ = a − b), decided as the gate decides it.
+
+    ``p_value`` is two-sided and the dual of ``[ci_low, ci_high]``: ``p ≤ alpha``
+    exactly when the interval excludes 0, which is ``significant``.
+    """
+
+    metric: str
+    observed: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    significant: bool
+    procedure: str  # what decided: "t", "bootstrap" or "permutation" (the gate report's key)
+    alpha: float
+    n: int
+    method: str  # what was asked for ("auto": the default procedure)
+
+    @property
+    def confidence(self) -> float:
+        return 1.0 - self.alpha
+
+    @property
+    def decided_by(self) -> str:
+        """The deciding procedure in words (``paired t``), as the gate's report names it."""
+        return PROCEDURE_NAMES.get(self.procedure, self.procedure)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "metric": self.metric,
+            "observed": self.observed,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "procedure": self.procedure,
+            "alpha": self.alpha,
+            "n": self.n,
+            "method": self.method,
+        }
+
+
+def _run_of(run: RunLike | HasRun) -> RunLike:
+    if isinstance(run, RunResult):
+        return run
+    if isinstance(run, HasRun):
+        return run.result
+    return run
+
+
+def paired_test(
+    a: RunLike | HasRun,
+    b: RunLike | HasRun,
+    metric: str,
+    *,
+    alpha: float = 0.05,
+    method: str | None = None,
+    n_resamples: int = 10_000,
+    seed: SeedLike = 42,
+) -> PairedTestResult:
+    """Did ``metric`` change from ``b`` to ``a``?  The gate's answer, with Δ = a − b.
+
+    ``a`` and ``b`` are what :func:`evalkit.paired_bootstrap` takes (a
+    :class:`~evalkit.RunResult`, rows with ``.query_id`` and ``.metrics``) or run
+    artefacts (:func:`evalkit.read_artifact`); cases are paired by id and both sides
+    must cover the same ones.  ``method`` is a checks file's: ``None`` or ``"auto"``
+    (the default: paired t), ``"t"``, ``"bootstrap"`` or ``"permutation"``;
+    ``n_resamples`` and ``seed`` matter only to the two resampling methods.
+    """
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    asked = DEFAULT_GATE_METHOD if method is None else method
+    evaluator, paired = evaluator_for(
+        _run_of(a),
+        _run_of(b),
+        metric,
+        method=asked,
+        n_resamples=n_resamples,
+        seed=resolve_seed(seed),
+    )
+    decision = evaluator.decide(float(alpha))
+    return PairedTestResult(
+        metric=metric,
+        observed=decision.estimate,
+        ci_low=decision.low,
+        ci_high=decision.high,
+        p_value=decision.p_value,
+        significant=decision.excludes_null,
+        procedure=decision.procedure,
+        alpha=float(alpha),
+        n=len(paired.ids),
+        method=str(asked),
+    )
