@@ -59,6 +59,18 @@ def gate(
     judge_cache_only: JudgeCacheOnlyOpt = False,
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
+    stop_early: Annotated[
+        bool | None,
+        typer.Option(
+            "--stop-early/--no-stop-early",
+            show_default=False,
+            help=(
+                "Run the cases in a seeded random order in batches and stop once every "
+                "blocking check is settled (default: on when evalkit.yaml has stop_early:); "
+                "docs/early-stopping.md."
+            ),
+        ),
+    ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Decide every check: the candidate against the baseline.
@@ -83,6 +95,7 @@ def gate(
         require_baseline=require_baseline,
         require_reference=require_reference,
         reports={"--markdown": markdown, "--json": json_out, "--html": html},
+        stop_early=stop_early,
     )
     progress = Progress()
     try:

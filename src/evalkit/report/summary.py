@@ -194,6 +194,8 @@ def full_coverage(report: GateReport) -> str | None:
     when some check did not cover all of its cases (the table then shows which)."""
     if not report.verdicts or any(v.covered != v.total for v in report.verdicts):
         return None
+    if report.stopped_early is not None:
+        return f"Every check covered the {report.stopped_early.coverage()}."
     n = report.candidate.n_cases
     if {v.total for v in report.verdicts} == {n}:
         return f"Every check covered all {n:,} cases."
@@ -305,6 +307,9 @@ def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
     The selection is what the user typed (-k …): each reporter escapes it its own way.
     """
     sub = report.subset
+    stopped = report.stopped_early
+    if stopped is not None:  # nothing typed by the user in it: the selection part is empty
+        return (f"Coverage: {stopped.coverage()}: ", "", stopped.line())
     if sub is None:
         return None
     return (
