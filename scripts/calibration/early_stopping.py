@@ -134,6 +134,22 @@ def false_fails(trials: int, n: int, batch: int, seed: int) -> dict[str, float]:
     return out
 
 
+def naive_false_fails(trials: int, n: int, batch: int, seed: int) -> dict[str, float]:
+    """The mistake early stopping avoids: a fixed-n 95 % t interval re-checked each batch."""
+    out = {}
+    for name in ("continuous", "binary"):
+        rng = np.random.default_rng([seed, n, batch, len(name), 5])
+        data = NULL_SHAPES[name](trials, n, rng)
+        fails = 0
+        for row in data:
+            fails += any(
+                fixed_n_interval(row[:m], 1.0 - ALPHA)[1] < 0 for m in looks_of(n, batch).tolist()
+            )
+        out[name] = fails / trials
+        print(f"  {name:18s} n={n} batch={batch}: naive re-checked t fails {rate(fails, trials)}")
+    return out
+
+
 def wrong_passes(trials: int, n: int, batch: int, seed: int) -> dict[str, float]:
     """True regression exactly δ: a settled pass claims every regression > δ ruled out."""
     out = {}
@@ -229,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     print("1. false fails under a true null, monitored after every batch (nominal ≤ 2.5%):")
     for n, batch in ((1000, 50), (1000, 10), (100, 10)):
         false_fails(args.trials, n, batch, args.seed)
+    print("1b. for comparison, a fixed-n t interval re-checked after every batch:")
+    naive_false_fails(args.trials, 1000, 50, args.seed)
     print("2. wrong passes, true regression exactly min_effect (nominal ≤ 2.5%):")
     for n, batch in ((1000, 50), (1000, 10)):
         wrong_passes(args.trials, n, batch, args.seed)
