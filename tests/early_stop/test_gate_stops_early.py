@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit import read_artifact
 from helpers.cli import evalkit, write_files
 from helpers.tiny_project import one_line_error
 
@@ -178,3 +179,49 @@ def test_bad_stop_early_input_is_one_line_naming_the_key(
     )
     result = evalkit("gate", *args, cwd=project)
     one_line_error(result, 2, needle)
+
+
+COSTLY_TARGET = TARGET.replace(
+    "from evalkit import CallableTarget, register_metric",
+    "from evalkit import CallableTarget, TargetResponse, register_metric",
+).replace(
+    "        return [repr(q)]",
+    "        return TargetResponse([repr(q)], meta={'cost_usd': 0.01})",
+)
+
+
+def test_a_cost_budget_stops_the_run_and_the_report_states_the_cost(tmp_path: Path) -> None:
+    project = _project(tmp_path, stop=STOP + "  max_cost_usd: 2.5\n")
+    (project / "quality_target.py").write_text(COSTLY_TARGET, encoding="utf-8")
+    gate = evalkit(
+        "gate", "-c", "noisy.yaml", "--baseline", "base.json", "--json", "r.json", cwd=project
+    )
+    assert gate.returncode == 4, gate.stdout + gate.stderr
+    stopped = json.loads((project / "r.json").read_text())["stopped_early"]
+    # 0.01 a case: the budget is spent at the first look at or past 250 cases
+    assert stopped["cases_run"] == 300
+    assert stopped["cost_usd"] == pytest.approx(3.0)
+    assert stopped["cost_usd_estimated_full"] == pytest.approx(20.0)
+    assert "max_cost_usd" in stopped["reason"]
+    assert "judge cost $3.00 of an estimated $20.00" in gate.stdout
+
+
+def test_the_order_is_seeded_and_a_rerun_takes_the_same_cases(tmp_path: Path) -> None:
+    project = _project(tmp_path, stop=STOP + "  max_cases: 150\n")
+    ids = []
+    for out in ("a.json", "b.json"):
+        evalkit("gate", "-c", "noisy.yaml", "--baseline", "base.json", "--out", out, cwd=project)
+        ids.append(sorted(read_artifact(project / out).result.ids()))
+    assert ids[0] == ids[1]
+    assert len(ids[0]) == 150
+    assert ids[0] != [f"c{i:04d}" for i in range(150)]  # a random order, not the file's
+
+
+def test_a_stopped_run_cannot_be_promoted_as_a_baseline(tmp_path: Path) -> None:
+    project = _project(tmp_path, stop=STOP + "  max_cases: 100\n")
+    with (project / "noisy.yaml").open("a", encoding="utf-8") as fh:
+        fh.write("baseline:\n  path: promoted.json\n")
+    evalkit("gate", "-c", "noisy.yaml", "--baseline", "base.json", "--out", "p.json", cwd=project)
+    promoted = evalkit("promote", "-c", "noisy.yaml", "p.json", cwd=project)
+    assert promoted.returncode == 2
+    assert "stop_early" in promoted.stderr
