@@ -225,3 +225,14 @@ def test_a_stopped_run_cannot_be_promoted_as_a_baseline(tmp_path: Path) -> None:
     promoted = evalkit("promote", "-c", "noisy.yaml", "p.json", cwd=project)
     assert promoted.returncode == 2
     assert "stop_early" in promoted.stderr
+
+
+def test_max_cases_with_only_warn_checks_is_incomplete_not_a_broken_gate(tmp_path: Path) -> None:
+    project = _project(tmp_path, extra="    level: warn\n", stop=STOP + "  max_cases: 300\n")
+    gate = evalkit(
+        "gate", "-c", "noisy.yaml", "--baseline", "base.json", "--json", "r.json", cwd=project
+    )
+    assert gate.returncode == 4, gate.stdout + gate.stderr
+    stopped = json.loads((project / "r.json").read_text())["stopped_early"]
+    assert stopped["cases_run"] == 300
+    assert not stopped["settled"]

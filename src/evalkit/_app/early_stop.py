@@ -129,6 +129,9 @@ def run_stopping_early(
             stopped = (spent, False, open_ids)
             break
     run_ids = order[: ends[-1]]
+    if stopped is None and len(run_ids) < len(ids):  # max_cases ran out with nothing looked at
+        spent = _budget_spent(settings, len(run_ids), None, 0.0) or "budget reached"
+        stopped = (spent, False, tuple(c.id for c in blocking))
     kept = set(run_ids)
     result = RunResult(prepared.config.name, [rows[c.id] for c in prepared.goldens if c.id in kept])
     subset = Subset(

@@ -193,11 +193,15 @@ def settle_checks(
             continue
         rows = [r for r in candidate.result.per_query if r.error is None]
         cand = {r.query_id: r.metrics[spec.metric] for r in rows if spec.metric in r.metrics}
-        if spec.is_vs_baseline:
-            assert baseline is not None
-            hib = _polarity(spec.metric, candidate, baseline)
-            outcome = _comparison(spec, order, cand, baseline, planned, batch_ends, hib)
-        else:
-            outcome = _threshold(spec, order, cand, baseline, planned, batch_ends)
+        try:
+            if spec.is_vs_baseline:
+                assert baseline is not None
+                hib = _polarity(spec.metric, candidate, baseline)
+                outcome = _comparison(spec, order, cand, baseline, planned, batch_ends, hib)
+            else:
+                outcome = _threshold(spec, order, cand, baseline, planned, batch_ends)
+        except EvalkitError as exc:  # the gate on the cases run reports it in full
+            states.append(CheckState(spec.id, None, str(exc)))
+            continue
         states.append(CheckState(spec.id, outcome))
     return states
