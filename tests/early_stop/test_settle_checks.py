@@ -42,7 +42,7 @@ def test_warn_checks_are_not_waited_for_and_aggregates_cannot_settle() -> None:
 
 
 def test_no_baseline_cannot_settle_a_comparison() -> None:
-    base, cand = noisy(200, -0.1, 0.05, seed=9)
+    _base, cand = noisy(200, -0.1, 0.05, seed=9)
     (state,) = settle_checks(
         [vs()], artifact("c", cand), None, sorted(cand), planned=200, batch_ends=[100, 200]
     )
