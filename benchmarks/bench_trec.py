@@ -2,6 +2,8 @@
 
     uv run python benchmarks/bench_trec.py --trec-eval /path/to/trec_eval
     uv run python benchmarks/bench_trec.py --sizes 10000 100000 --repeat 5
+    uv run python benchmarks/bench_trec.py --sizes 1e7 --repeat 1 --data /tmp/trec-data \
+        --only "evalkit library"
     uv run python benchmarks/bench_trec.py --trec-eval PATH --real-run RUN --real-qrels QRELS
 
 ``--real-run``/``--real-qrels`` time a real pair too, as given (plain or ``.gz``): the TREC
@@ -26,10 +28,13 @@ decimals) and qrels of 1,288 judgments per query (a third of them retrieved, gra
 * ``python -c 'pytrec_eval ...'`` (parse both files, evaluate the same five).
 
 Every figure is the median CPU time (user + sys) of the child processes, with the median
-wall time beside it and the load average of the moment (on a shared machine wall time
-mostly measures the neighbours).  The children run with bytecode caching on, after one
-warm-up, as an installed evalkit runs.  evalkit's per-query values are compared with
-trec_eval's ``-q`` output (4 decimals, all it prints).  The last line is one JSON object.
+wall time beside it, the child's peak resident set (the largest of the repeats, from
+``os.wait4``) and the load average of the moment (on a shared machine wall time mostly
+measures the neighbours).  Ratios are against trec_eval, or without it against
+pytrec_eval (the same C, with its files parsed into Python dicts first).  The children
+run with bytecode caching on, after one warm-up, as an installed evalkit runs.  evalkit's
+per-query values are compared with trec_eval's ``-q`` output (4 decimals, all it prints).
+The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -38,7 +43,6 @@ import argparse
 import gzip
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -91,17 +95,31 @@ def generate(folder: Path, lines: int, seed: int = 7) -> tuple[Path, Path]:
     return run, qrels
 
 
-def timed(command: list[str]) -> tuple[float, float, str]:
-    """Run ``command``; its CPU seconds (user + sys), wall seconds and stdout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{command[0]} failed ({done.returncode}): {done.stderr.strip()[-400:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return cpu, wall, done.stdout
+def reused(folder: Path | None, lines: int) -> tuple[Path, Path] | None:
+    """The files :func:`generate` left in ``folder`` for ``lines``, if it did."""
+    if folder is None:
+        return None
+    run, qrels = folder / f"run{lines}.txt", folder / f"qrels{lines}.txt"
+    return (run, qrels) if run.is_file() and qrels.is_file() else None
+
+
+def timed(command: list[str]) -> tuple[float, float, str, float]:
+    """Run ``command``; its CPU seconds (user + sys), wall seconds, stdout and peak RSS (MB).
+
+    The child is reaped with ``os.wait4``, whose usage is that child's alone (its peak
+    resident set included), not the maximum over every child so far."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    if child.returncode != 0:
+        raise SystemExit(f"{command[0]} failed ({child.returncode}): {stderr.strip()[-400:]}")
+    return usage.ru_utime + usage.ru_stime, wall, stdout, usage.ru_maxrss / 1024
 
 
 def trec_eval_values(text: str) -> dict[str, dict[str, float]]:
@@ -195,28 +213,40 @@ def real_pair(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--sizes", type=_sizes, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"))
+    parser.add_argument(
+        "--data",
+        type=Path,
+        help="keep the generated files here, and reuse them when already there",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        help="time only these tools (e.g. 'evalkit library' pytrec_eval): 10^7 lines takes long",
+    )
     parser.add_argument("--real-run", type=Path, help="a real run file, timed after the sizes")
     parser.add_argument("--real-qrels", type=Path, help="its qrels")
     args = parser.parse_args()
     trec_eval = args.trec_eval or shutil.which("trec_eval")
     if trec_eval is None:
-        print("trec_eval not found (--trec-eval, $TREC_EVAL or PATH): timing evalkit alone")
+        print("trec_eval not found (--trec-eval, $TREC_EVAL or PATH): pytrec_eval is the peer")
     try:
         import pytrec_eval  # noqa: F401
     except ImportError:
         pytrec = False
     else:
         pytrec = True
+    # The peer: trec_eval's C, else pytrec_eval (trec_eval's C inside Python).
+    peer = "trec_eval (C)" if trec_eval else "pytrec_eval" if pytrec else None
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: bytecode cached
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         cases: list[tuple[str, int, Path, Path]] = []
         for lines in args.sizes:
-            run, qrels = generate(folder, lines)
+            run, qrels = reused(args.data, lines) or generate(args.data or folder, lines)
             queries = lines // (100 if lines <= 10_000 else 1000)
             cases.append((f"{lines:,} run lines, {queries:,} queries", lines, run, qrels))
         real = real_pair(args.real_run, args.real_qrels, folder)
@@ -224,6 +254,8 @@ def main() -> None:
             cases.append(real)
         for title, lines, run, qrels in cases:
             todo = commands(run, qrels, folder, trec_eval, pytrec)
+            if args.only:
+                todo = {name: todo[name] for name in todo if name in args.only or name == peer}
             for command in todo.values():  # warm-up: bytecode, page cache
                 timed(command)
             if trec_eval:
@@ -236,15 +268,17 @@ def main() -> None:
                     raise SystemExit(f"evalkit and trec_eval disagree (max |diff| {worst:.2g})")
             cpu: dict[str, list[float]] = {name: [] for name in todo}
             wall: dict[str, list[float]] = {name: [] for name in todo}
+            rss: dict[str, list[float]] = {name: [] for name in todo}
             loads = []
             for _ in range(args.repeat):
                 for name, command in todo.items():
-                    c, w, _ = timed(command)
+                    c, w, _, m = timed(command)
                     cpu[name].append(c)
                     wall[name].append(w)
+                    rss[name].append(m)
                 loads.append(os.getloadavg()[0])
-            peer = "trec_eval (C)" if trec_eval else None
             base = statistics.median(cpu[peer]) if peer else None
+            base_rss = max(rss[peer]) if peer else None
             print(f"{title}, median of {args.repeat}, load average {statistics.median(loads):.2f}")
             row: dict[str, object] = {
                 "case": title,
@@ -254,19 +288,25 @@ def main() -> None:
             base_wall = statistics.median(wall[peer]) if peer else None
             for name in todo:
                 c, w = statistics.median(cpu[name]), statistics.median(wall[name])
+                m = max(rss[name])  # the worst of the repeats: a peak is a peak
                 ratio = (
-                    f"{c / base:5.2f}x / {w / base_wall:5.2f}x trec_eval"
-                    if base and base_wall
+                    f"{c / base:5.2f}x CPU / {w / base_wall:5.2f}x wall / "
+                    f"{m / base_rss:5.2f}x peak RSS of {peer}"
+                    if base and base_wall and base_rss
                     else ""
                 )
-                print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall  {ratio}")
-                row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3)}
+                print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall {m:8.0f} MB peak  {ratio}")
+                row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3), "peak_rss_mb": round(m)}
             if trec_eval:
                 print(
                     f"  per-query values equal trec_eval's to its 4 printed decimals ({worst:.1g})"
                 )
             results.append(row)
     print(json.dumps({"trec_eval": trec_eval, "results": results}))
+
+
+def _sizes(text: str) -> int:
+    return int(float(text))  # 1e7 as well as 10000000
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     python scripts/release_image.py digest METADATA_FILE
     python scripts/release_image.py public IMAGE@sha256:... --platform linux/amd64 ...
     python scripts/release_image.py same-manifest IMAGE:TAG sha256:...
+    python scripts/release_image.py major-version IMAGE:vX
 
 ``base`` reads the two base-image ARGs of the Dockerfile: ``PYTHON_BASE`` (the tag a plain
 build uses, so a machine without Docker Hub can build from a local image of that tag)
@@ -22,6 +23,10 @@ stops the release before anything is published (a new ghcr.io package is private
 
 ``same-manifest`` checks a tag names exactly the manifest of a digest (after moving the
 major tag).
+
+``major-version`` prints the ``X.Y.Z`` release a major tag (``IMAGE:v1``) names: the
+highest ``X.Y.Z`` tag on the same index (nothing when there is no such major tag yet), so
+the release moves the major tag only forward (scripts/release_major.py).
 
 Standard library only: the workflow runs it before and without the dev environment.
 Plain HTTP is used for loopback registries only (the release simulation's).
@@ -305,6 +310,40 @@ def same_manifest(image: str, digest: str) -> None:
         raise Broken(f"{image} names {got}, not the released {digest}")
 
 
+def major_version(image: str) -> str:
+    """The ``X.Y.Z`` release ``IMAGE:vX`` names: the highest such tag on the same index;
+    ``""`` when there is no ``:vX`` yet (the first release of that major version)."""
+    ref = Ref.parse(image)
+    major = re.fullmatch(r"v(\d+)", ref.tag or "")
+    if major is None or ref.digest is not None:
+        raise Broken(f"{image}: name the major tag, IMAGE:vX")
+    client = Anonymous()
+    status, body, _ = client.request(ref, f"manifests/{ref.tag}")
+    if status == 404:
+        return ""
+    if status != 200:
+        raise Refused(f"{ref}: HTTP {status} for its manifest")
+    digest = "sha256:" + hashlib.sha256(body).hexdigest()
+    status, listing, _ = client.request(ref, "tags/list?n=10000")
+    if status != 200:
+        raise Refused(f"{ref}: HTTP {status} for its tag list")
+    same: list[tuple[int, int, int]] = []
+    for tag in json.loads(listing).get("tags") or []:
+        release = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", str(tag))
+        if release is None or release[1] != major[1]:
+            continue
+        tagged, _ = client.manifest(Ref(ref.registry, ref.repository, str(tag), None))
+        if "sha256:" + hashlib.sha256(tagged).hexdigest() == digest:
+            same.append((int(release[1]), int(release[2]), int(release[3])))
+    if not same:
+        raise Broken(
+            f"{ref} names {digest}, which no X.Y.Z tag names; point it at the release it "
+            f"stands for (docker buildx imagetools create --tag {ref} IMAGE:X.Y.Z), then "
+            "re-run this job"
+        )
+    return ".".join(map(str, max(same)))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -320,6 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_same = sub.add_parser("same-manifest", help="IMAGE:TAG names exactly DIGEST")
     p_same.add_argument("image")
     p_same.add_argument("digest")
+    p_major = sub.add_parser("major-version", help="the X.Y.Z release IMAGE:vX names")
+    p_major.add_argument("image")
     opts = parser.parse_args(argv)
     try:
         if opts.command == "base":
@@ -328,6 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(metadata_digest(opts.metadata))
         elif opts.command == "public":
             check_public(opts.image, opts.platform)
+        elif opts.command == "major-version":
+            print(major_version(opts.image))
         else:
             same_manifest(opts.image, opts.digest)
     except Refused as exc:

@@ -1,6 +1,7 @@
 """Run the release workflow's steps against local registries, as a runner would (#25).
 
-    sudo uv run python scripts/simulate_release.py [--work DIR] [--scenario private|public|both]
+    sudo uv run python scripts/simulate_release.py [--work DIR] \\
+        [--scenario private|public|downgrade|both|all]
 
 Every ``run:`` step of .github/workflows/release.yml runs unmodified, in order, with bash
 as GitHub runs it (``bash --noprofile --norc -eo pipefail``), the job's env and each
@@ -29,7 +30,12 @@ and stops at the first failing step. What stands in for GitHub:
 The ``private`` scenario must stop at "Users can pull the image without credentials"
 with nothing published; ``public`` must run every step, and the action repository must
 then hold the release whose action.yml pins the pushed index by digest, tagged vX.Y.Z
-and vX, and the registry's vX tag the same index. Last line: ``simulate-release: ...``.
+and vX, and the registry's vX tag the same index. ``downgrade`` releases v0.3.0, then
+v0.2.9 (a patch on an older line, as 1.4.1 after 1.5.0), then re-runs v0.2.9's job: the
+older release is published as its own tag only, with ``:v0``, ``@v0`` and ``main`` left on
+v0.3.0 and the job summary saying so, and the re-run is refused before it builds (no
+``:0.2.9`` under a new digest). ``all`` (the default) runs the three; ``both`` the first
+two. Last line: ``simulate-release: ...``.
 Needs root, apt (docker.io, docker-registry, debootstrap, qemu-user-static) and PyPI.
 About 25 minutes the first time on 2 cores (debootstrap, the arm64 build and smoke test
 under QEMU); the stand-in bases and the build cache are kept in the work folder.
@@ -53,9 +59,9 @@ import urllib.error
 import urllib.request
 import warnings
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -310,7 +316,7 @@ def push_stand_in_base(work: Path, env: Mapping[str, str], hub: str) -> str:
 # -- the checkout ----------------------------------------------------------------------------
 
 
-def checkout(work: Path, hub: str, base_digest: str) -> tuple[Path, str]:
+def checkout(work: Path, hub: str, base_digest: str, tag: str = TAG) -> tuple[Path, str]:
     """This repository's tracked files at HEAD, committed afresh, on origin/main, tagged."""
     repo = work / "checkout"
     shutil.rmtree(repo, ignore_errors=True)
@@ -341,7 +347,7 @@ def checkout(work: Path, hub: str, base_digest: str) -> tuple[Path, str]:
     sh(*git, "init", "-q", "-b", "main")
     sh(*git, "add", "-A")
     sh(*git, "commit", "-q", "-m", "release simulation")
-    sh(*git, "tag", "-a", "-m", "release", TAG)
+    sh(*git, "tag", "-a", "-m", "release", tag)
     sh(*git, "update-ref", "refs/remotes/origin/main", "HEAD")
     sha = sh(*git, "rev-parse", "HEAD", capture_output=True).stdout.strip()
     return repo, sha
@@ -373,10 +379,10 @@ def read_outputs(path: Path) -> dict[str, str]:
     return outputs
 
 
-def event_context(sha: str, token: str, action_token: str) -> dict[str, str]:
+def event_context(sha: str, token: str, action_token: str, tag: str = TAG) -> dict[str, str]:
     """What ``${{ ... }}`` in the release job may name, besides earlier steps' outputs."""
     return {
-        "github.ref_name": TAG,
+        "github.ref_name": tag,
         "github.sha": sha,
         "github.token": token,
         "github.actor": ACTOR,
@@ -452,13 +458,19 @@ def shims(work: Path, python_bin: Path) -> Path:
     return folder
 
 
+# The downgrade scenario's releases, in one registry and action repository, in order: the
+# newest (TAG), a patch on an older line released after it (1.4.1 after 1.5.0), and a
+# re-run of that older release's job. Neither of the last two may move :v0 or @v0.
+OLDER_TAG = "v0.2.9"
+DOWNGRADE_JOBS = (("newest", TAG), ("older", OLDER_TAG), ("rerun-older", OLDER_TAG))
+
+
 def scenario_run(
     work: Path, scenario: str, docker_host: str, hub: str, base_digest: str, python_bin: Path
 ) -> tuple[bool, str]:
     token = base64.b16encode(os.urandom(12)).decode().lower()
     users = {ACTOR: token} if scenario == "private" else None
     with registry(work, f"ghcr-{scenario}", users) as ghcr:
-        repo, sha = checkout(work, hub, base_digest)
         action_repo = work / f"action-repo-{scenario}.git"
         shutil.rmtree(action_repo, ignore_errors=True)
         sh("git", "init", "-q", "--bare", "-b", "main", str(action_repo))
@@ -470,35 +482,116 @@ def scenario_run(
         gitconfig.write_text(
             f'[url "file://{action_repo}"]\n\tinsteadOf = https://x-access-token:{action_token}@github.com/{ACTION_REPO}.git\n'
         )
-        runner_temp = work / f"runner-temp-{scenario}"
-        shutil.rmtree(runner_temp, ignore_errors=True)
-        runner_temp.mkdir()
-        context = event_context(sha, token if users else "no-auth-registry", action_token)
         job_env = yaml.safe_load(WORKFLOW.read_text())["jobs"]["release"]["env"]
         job_env = {**job_env, "REGISTRY": ghcr, "IMAGE": f"{ghcr}/{ACTION_REPO}"}
         shim_dir = shims(work, python_bin)
-        base_env = {
-            "PATH": f"{shim_dir}{os.pathsep}{python_bin.parent}{os.pathsep}{os.environ['PATH']}",
-            "HOME": str(home),
-            "GIT_CONFIG_GLOBAL": str(gitconfig),
-            "DOCKER_HOST": docker_host,
-            "RUNNER_TEMP": str(runner_temp),
-            "GITHUB_SHA": sha,
-            "GITHUB_WORKSPACE": str(repo),
-            "CI": "true",
-            "LANG": "C.UTF-8",
-            "DEBIAN_FRONTEND": "noninteractive",
-            **{
-                k: v
-                for k, v in os.environ.items()
-                if k.endswith(("_CA_BUNDLE", "CERT_FILE", "CERT_DIR")) or k.startswith("PIP_")
-            },
-        }
-        steps = run_job(work, scenario, context, job_env, base_env, repo)
-        say(f"[{scenario}] steps")
-        for name, status in steps:
-            print(f"   {status:<16} {name}", flush=True)
-        return verdict(scenario, steps, ghcr, action_repo)
+        jobs = DOWNGRADE_JOBS if scenario == "downgrade" else ((scenario, TAG),)
+        runs: list[JobRun] = []
+        for label, tag in jobs:
+            repo, sha = checkout(work, hub, base_digest, tag)
+            runner_temp = work / f"runner-temp-{label}"
+            shutil.rmtree(runner_temp, ignore_errors=True)
+            runner_temp.mkdir()
+            summary = runner_temp / "step-summary.md"
+            summary.write_text("")
+            context = event_context(sha, token if users else "no-auth-registry", action_token, tag)
+            path = f"{shim_dir}{os.pathsep}{python_bin.parent}{os.pathsep}{os.environ['PATH']}"
+            base_env = {
+                "PATH": path,
+                "HOME": str(home),
+                "GIT_CONFIG_GLOBAL": str(gitconfig),
+                "DOCKER_HOST": docker_host,
+                "RUNNER_TEMP": str(runner_temp),
+                "GITHUB_SHA": sha,
+                "GITHUB_WORKSPACE": str(repo),
+                "GITHUB_STEP_SUMMARY": str(summary),
+                "CI": "true",
+                "LANG": "C.UTF-8",
+                "DEBIAN_FRONTEND": "noninteractive",
+                **{
+                    k: v
+                    for k, v in os.environ.items()
+                    if k.endswith(("_CA_BUNDLE", "CERT_FILE", "CERT_DIR")) or k.startswith("PIP_")
+                },
+            }
+            steps = run_job(work, label, context, job_env, base_env, repo)
+            say(f"[{label}] steps ({tag})")
+            for name, status in steps:
+                print(f"   {status:<16} {name}", flush=True)
+            runs.append(
+                JobRun(label, tag, steps, summary.read_text(), published(action_repo, ghcr))
+            )
+        if scenario == "downgrade":
+            return downgrade_verdict(runs)
+        return verdict(scenario, runs[0].steps, ghcr, action_repo)
+
+
+class Published(NamedTuple):
+    """What users can reach after a job: the action repository's refs and the image tags."""
+
+    refs: Mapping[str, str]  # refname -> sha
+    image_tags: Mapping[str, str]  # tag -> manifest digest
+
+
+class JobRun(NamedTuple):
+    label: str
+    tag: str
+    steps: list[tuple[str, str]]
+    summary: str
+    after: Published
+
+
+def published(action_repo: Path, ghcr: str) -> Published:
+    listed = sh(
+        "git", "--git-dir", str(action_repo), "for-each-ref", "--format=%(objectname) %(refname)",
+        capture_output=True,
+    ).stdout.split("\n")  # fmt: skip
+    refs: dict[str, str] = {}
+    for line in filter(str.strip, listed):
+        sha, _, ref = line.partition(" ")
+        refs[ref] = sha
+    tags: dict[str, str] = {}
+    for tag in ("v0", TAG.removeprefix("v"), OLDER_TAG.removeprefix("v")):
+        # not pushed (or private: the private scenario reads no tag)
+        with suppress(urllib.error.HTTPError):
+            tags[tag] = manifest_descriptor(ghcr, ACTION_REPO, tag, {})["digest"]
+    return Published(refs, tags)
+
+
+def downgrade_verdict(runs: list[JobRun]) -> tuple[bool, str]:
+    """The newest release moves the major tags; the older one and its re-run move nothing."""
+    newest, older, rerun = runs
+    problems: list[str] = []
+    if any(not s.startswith(("ok", "simulated")) for _, s in newest.steps + older.steps):
+        problems.append("a step of the newest or the older release failed")
+    major = newest.after.refs.get("refs/tags/v0")
+    if major is None or major != newest.after.refs.get(f"refs/tags/{TAG}"):
+        problems.append(f"after {TAG}, @v0 is not {TAG}")
+    if newest.after.image_tags.get("v0") != newest.after.image_tags.get(TAG.removeprefix("v")):
+        problems.append(f"after {TAG}, :v0 is not :{TAG.removeprefix('v')}")
+    for run in (older, rerun):
+        for ref in ("refs/tags/v0", "refs/heads/main"):
+            if run.after.refs.get(ref) != newest.after.refs.get(ref):
+                problems.append(f"[{run.label}] moved {ref}")
+        if run.after.image_tags.get("v0") != newest.after.image_tags.get("v0"):
+            problems.append(f"[{run.label}] moved :v0")
+    if f"refs/tags/{OLDER_TAG}" not in older.after.refs:
+        problems.append(f"{OLDER_TAG} was not published")
+    if "v0 not moved" not in older.summary or "is older than" not in older.summary:
+        problems.append("the older release's job summary does not say the major tags stayed")
+    refused = "Refuse a version the action repository already has"
+    if not dict(rerun.steps).get(refused, "").startswith("FAILED"):
+        problems.append("the re-run of the older release was not refused")
+    older_image = OLDER_TAG.removeprefix("v")
+    if rerun.after.image_tags.get(older_image) != older.after.image_tags.get(older_image):
+        problems.append(f"the re-run re-pushed :{older_image}")
+    if problems:
+        return False, "downgrade: " + "; ".join(problems)
+    return True, (
+        f"downgrade: {TAG} moved :v0 and @v0; {OLDER_TAG} after it was published as its tag "
+        "only, :v0, @v0 and main unmoved, said in the job summary; its re-run refused before "
+        "building"
+    )
 
 
 def verdict(
@@ -560,7 +653,9 @@ def main() -> int:
         type=Path,
         default=Path(os.environ.get("SIMULATE_RELEASE_WORK", "/tmp/simulate-release")),
     )
-    parser.add_argument("--scenario", choices=("private", "public", "both"), default="both")
+    parser.add_argument(
+        "--scenario", choices=("private", "public", "downgrade", "both", "all"), default="all"
+    )
     opts = parser.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("simulate-release: needs root (dockerd, debootstrap, binfmt_misc)")
@@ -577,7 +672,8 @@ def main() -> int:
         say("stand-in base (both architectures) on the local Docker Hub")
         base_digest = push_stand_in_base(work, env, hub)
         print(f"   {hub}/{BASE_REPO}:{BASE_TAG}@{base_digest}", flush=True)
-        for scenario in ("private", "public") if opts.scenario == "both" else (opts.scenario,):
+        chosen = {"both": ("private", "public"), "all": ("private", "public", "downgrade")}
+        for scenario in chosen.get(opts.scenario, (opts.scenario,)):
             results.append(
                 scenario_run(work, scenario, docker_host, hub, base_digest, venv / "bin/python")
             )

@@ -4,6 +4,8 @@ Shared by ``tests/test_cli_signals.py`` and the stress command
 ``scripts/stress_signals.py``.  Nothing here waits on a guess: the signal is sent once the
 target has *accepted* every connection the run will make, so the run is blocked in a
 ``recv`` whose timeout (:data:`TARGET_TIMEOUT_S`) is far beyond any bound a test checks.
+A wait that runs out (start-up, exit) fails with each thread's ``/proc`` status and
+stack and every thread's Python traceback (:mod:`helpers.child_evidence`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from helpers.child_evidence import FAULTHANDLER_ENV, START_BOUND_S, timed_out
 
 TARGET_TIMEOUT_S = 120
 CHECKS = "checks:\n  - id: floor\n    metric: recall@1\n    op: '>='\n    threshold: 0.5\n"
@@ -137,8 +141,12 @@ class Blocked:
         self._reader.start()
 
     def finish(self, timeout_s: float) -> tuple[int, float]:
-        """(exit status, when it ended) once the process has ended."""
-        self.proc.wait(timeout=timeout_s)
+        """(exit status, when it ended) once the process has ended; past ``timeout_s``, a
+        failure with what each of its threads was doing (helpers.child_evidence)."""
+        try:
+            self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise self.timed_out("the signalled process to end", timeout_s) from None
         ended = time.monotonic()
         if self._reader is not None:
             self._reader.join(timeout_s)
@@ -147,6 +155,14 @@ class Blocked:
     @property
     def stderr(self) -> str:
         return "".join(line for _, line in self._lines)
+
+    def timed_out(self, what: str, bound_s: float) -> AssertionError:
+        def everything_said() -> str:
+            if self._reader is not None:
+                self._reader.join(30)  # the child has ended: its stderr closes
+            return self.stderr
+
+        return timed_out(what, self.proc, bound_s, everything_said)
 
     def reported_at(self) -> float | None:
         """When the first line saying the run was stopped reached stderr."""
@@ -170,17 +186,16 @@ def start_blocked(
     argv = [sys.executable, "-m", "evalkit", *COMMANDS[command]]
     if as_pid1:
         argv = ["unshare", "--pid", "--fork", "--kill-child", *argv]
-    env = {**os.environ, "NO_COLOR": "1"}
+    env = {**os.environ, "NO_COLOR": "1", **FAULTHANDLER_ENV}
     env.pop("EVALKIT_DEBUG", None)
     proc = subprocess.Popen(
         argv, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     blocked = Blocked(proc, proc.pid)
     blocked.start_reading()
-    if not target.wait_for(cases, 60):
-        proc.kill()
-        proc.wait()
-        raise AssertionError(f"the run never reached the target: {blocked.stderr}")
+    if not target.wait_for(cases, START_BOUND_S):
+        what = f"{command} to open its {cases} connection(s) to the silent target"
+        raise blocked.timed_out(what, START_BOUND_S)
     if as_pid1:
         blocked.pid = _pid1_child(proc)
     return blocked

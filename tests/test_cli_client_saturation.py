@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._engine import execute
+from evalkit._engine.client_load import ThreadWait
 from helpers.cli import evalkit, write_files
 from helpers.tiny_project import CHECKS, CONFIG
 
@@ -26,6 +27,11 @@ def make_target():
 """
 
 
+class NoWait(ThreadWait):
+    def _read(self) -> float:
+        return 0.0
+
+
 @pytest.fixture
 def saturated_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
     # each run: 2 s of wall time, 1.9 s of this process's CPU -> 95 % busy
@@ -33,6 +39,7 @@ def saturated_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
     cpu = itertools.cycle([0.0, 1.9])
     monkeypatch.setattr(execute, "_wall_clock", lambda: next(wall))
     monkeypatch.setattr(execute, "_cpu_clock", lambda: next(cpu))
+    monkeypatch.setattr(execute, "_thread_wait", NoWait)  # the machine's real load left out
 
 
 def _project(tmp_path: Path) -> Path:

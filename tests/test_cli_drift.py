@@ -182,3 +182,32 @@ def test_without_a_pin_the_file_store_says_how_to_pin(project: Path) -> None:
     assert verdict(data, "no_drift")["status"] == "no-reference"
     assert data["verdict"] == "warn"
     assert "evalkit pin" in verdict(data, "no_drift")["message"]
+
+
+def test_the_trend_reuses_the_gates_store_and_checks(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The HTML report's trend reads the promotions from the store the gate opened for its
+    # baseline and reference, with the drift checks the gate decided: nothing is reopened.
+    import evalkit._spec.checks as checks_module
+    import evalkit.github.stores as stores_module
+
+    config = project / "evalkit.yaml"
+    config.write_text(config.read_text() + "baseline: {path: base.json}\n")
+    derive(project, "older.json", lower)
+    for promoted in ("older.json", "full.json"):
+        assert evalkit("promote", promoted, cwd=project).returncode == 0
+    assert evalkit("pin", "1 promotions ago", cwd=project).returncode == 0
+    calls: list[str] = []
+    for module, name in ((stores_module, "open_store"), (checks_module, "load_checks_file")):
+        real = getattr(module, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+    result = evalkit("gate", "--candidate", "full.json", "--html", "r.html", cwd=project)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert '<svg class="trend"' in (project / "r.html").read_text()
+    assert sorted(calls) == ["load_checks_file", "open_store"]

@@ -317,8 +317,11 @@ def test_a_candidate_row_missing_a_checked_value_is_named(project: Path) -> None
 
 
 def prefix_ids(doc: dict[str, Any]) -> None:
+    """Another run's ids, consistent with its own goldens provenance."""
     for row in doc["rows"]:
         row["id"] = "z" + row["id"]
+    goldens = doc["goldens"]
+    goldens["cases"] = {"z" + case: digest for case, digest in goldens["cases"].items()}
 
 
 def test_compare_of_runs_with_no_shared_case_names_both_files(project: Path) -> None:
@@ -581,3 +584,75 @@ def test_latency_of_retrieval_rows_that_never_measured_it_is_refused() -> None:
 def test_no_command_names_what_is_missing(tmp_path: Path) -> None:
     result = evalkit(cwd=tmp_path)
     one_line_error(result, 2, "no command given", "evalkit --help")
+
+
+# ----------------------------------------------- rows held to what the artefact claims (#48)
+# A value outside its metric's declared range, or a row for a case the artefact's own
+# goldens.cases lacks, cannot come from evalkit: refused, naming file, row, metric, value.
+
+
+def set_value(case: str, metric: str, value: float) -> Callable[[dict[str, Any]], None]:
+    def change(doc: dict[str, Any]) -> None:
+        for row in doc["rows"]:
+            if row["id"] == case:
+                row["metrics"][metric] = value
+
+    return change
+
+
+def test_the_untouched_artefact_gates_against_itself_as_a_baseline(project: Path) -> None:
+    (project / "base.json").write_bytes((project / "full.json").read_bytes())
+    result = evalkit("gate", "--candidate", "full.json", "--baseline", "base.json", cwd=project)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("metric", "value"), [("recall@1", 1.7), ("ndcg@10", -0.25)])
+def test_a_baseline_value_outside_its_metric_range_is_refused(
+    project: Path, metric: str, value: float
+) -> None:
+    derive(project, "base.json", set_value("b", metric, value))
+    result = evalkit("gate", "--candidate", "full.json", "--baseline", "base.json", cwd=project)
+    one_line_error(result, 2, "base.json", "'b'", metric, str(value), "[0, 1]")
+    assert "0.9500" not in result.stdout
+
+
+def test_a_candidate_value_outside_its_metric_range_is_refused(project: Path) -> None:
+    derive(project, "cand.json", set_value("c", "recall@1", 1.7))
+    result = evalkit("gate", "--candidate", "cand.json", cwd=project)
+    one_line_error(result, 2, "cand.json", "'c'", "recall@1", "1.7")
+
+
+def test_show_refuses_the_same_row(project: Path) -> None:
+    derive(project, "base.json", set_value("a", "recall@1", 1.7))
+    one_line_error(evalkit("show", "base.json", cwd=project), 2, "base.json", "'a'", "1.7")
+
+
+def test_a_row_absent_from_the_artefacts_own_goldens_is_refused(project: Path) -> None:
+    def smuggle(doc: dict[str, Any]) -> None:
+        doc["rows"].append({**doc["rows"][0], "id": "zz"})
+
+    derive(project, "base.json", smuggle)
+    result = evalkit("gate", "--candidate", "full.json", "--baseline", "base.json", cwd=project)
+    one_line_error(result, 2, "base.json", "'zz'", "goldens")
+
+
+def test_a_value_on_the_range_edge_is_kept(project: Path) -> None:
+    derive(project, "base.json", set_value("b", "ndcg@10", 0.0))
+    result = evalkit("gate", "--candidate", "full.json", "--baseline", "base.json", cwd=project)
+    assert result.returncode in (0, 1), result.stderr
+
+
+def test_the_error_line_points_at_the_rows_line(project: Path) -> None:
+    derive(project, "cand.json", set_value("c", "recall@1", 1.7))
+    # rewritten the way evalkit writes files, so the row has a line of its own
+    from evalkit._spec.artifact import encode_artifact
+
+    doc = json.loads((project / "cand.json").read_text())
+    (project / "cand.json").write_text(encode_artifact(doc))
+    line = next(
+        n
+        for n, text in enumerate((project / "cand.json").read_text().splitlines(), 1)
+        if text.strip().startswith('["c"')
+    )
+    result = evalkit("gate", "--candidate", "cand.json", cwd=project)
+    one_line_error(result, 2, f"cand.json:{line}:")

@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ import pytest
 from evalkit._engine.checkpoint import checkpoint_path, read_checkpoint
 from evalkit.cli import main
 from helpers.artefact_docs import load_artefact
+from helpers.child_evidence import FAULTHANDLER_ENV, communicate, wait_until
 from servers.search import RecordedRequest, Reply, SearchServer
 
 N_CASES = 40
@@ -122,7 +122,7 @@ def uninterrupted(project: Project, capsys: pytest.CaptureFixture[str]) -> dict[
 
 def spawn(*args: str | Path) -> subprocess.Popen[str]:
     code = "import sys; from evalkit.cli import main; sys.exit(main())"
-    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DEBUG"}
+    env = {k: v for k, v in os.environ.items() if k != "EVALKIT_DEBUG"} | dict(FAULTHANDLER_ENV)
     return subprocess.Popen(
         [sys.executable, "-c", code, *map(str, args)],
         stdout=subprocess.PIPE,
@@ -133,13 +133,12 @@ def spawn(*args: str | Path) -> subprocess.Popen[str]:
 
 
 def wait_for_rows(path: Path, at_least: int, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, "the run ended before it could be interrupted"
-        if path.exists() and path.read_bytes().count(b"\n") > at_least:
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"{path} never reached {at_least} rows")
+    wait_until(
+        lambda: path.exists() and path.read_bytes().count(b"\n") > at_least,
+        what=f"{path} to reach {at_least} rows",
+        proc=proc,
+        stderr=lambda: proc.communicate()[1],
+    )
 
 
 @pytest.mark.parametrize("how", ["SIGINT", "SIGKILL"])
@@ -152,7 +151,7 @@ def test_an_interrupted_run_resumes_without_repeating_checkpointed_cases(
     proc = spawn("run", "-c", project.config, "--out", out)
     wait_for_rows(ckpt, 10, proc)
     proc.send_signal(signal.SIGINT if how == "SIGINT" else signal.SIGKILL)
-    _, stderr = proc.communicate(timeout=30)
+    _, stderr = communicate(proc, what=f"the run to end on {how}")
     saved = read_checkpoint(ckpt)
     assert saved is not None
     done = set(saved.completed)
@@ -386,13 +385,14 @@ def test_an_interrupt_before_any_case_finished_leaves_nothing_behind(project: Pr
     out = project.out("early.json")
     ckpt = checkpoint_path(out, project.root)
     proc = spawn("run", "-c", project.config, "--out", out)
-    deadline = time.monotonic() + 30
-    while not (ckpt.exists() and project.server.in_flight):  # started, nothing finished
-        assert time.monotonic() < deadline, "the run never started its first case"
-        assert proc.poll() is None
-        time.sleep(0.01)
+    wait_until(
+        lambda: ckpt.exists() and bool(project.server.in_flight),  # started, nothing finished
+        what="the run to start its first case",
+        proc=proc,
+        stderr=lambda: proc.communicate()[1],
+    )
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=30)
+    _, stderr = communicate(proc, what="the run to end on SIGINT")
     assert proc.returncode == 130
     assert stderr == "evalkit: interrupted before any case finished; nothing was saved\n"
     assert not out.exists()  # no artefact

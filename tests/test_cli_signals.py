@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 from evalkit._util import signals as _signals
+from helpers.child_evidence import this_process_threads
 from signal_harness import (
     Blocked,
     SilentTarget,
@@ -294,12 +295,15 @@ class _Relay:
     def signal(self, sig: int) -> None:
         self.answered.clear()
         os.write(self.write_fd, bytes([sig]))
-        assert self.answered.wait(10), f"no answered nudge after {len(self.sent)} sent"
+        if not self.answered.wait(10):
+            raise AssertionError(
+                f"no answered nudge after {len(self.sent)} sent\n{this_process_threads()}"
+            )
 
     def stop(self) -> None:
         os.write(self.write_fd, _signals._STOP_RELAY)
         self.thread.join(10)
-        assert not self.thread.is_alive()
+        assert not self.thread.is_alive(), f"the relay did not stop\n{this_process_threads()}"
         for fd in (self.read_fd, self.write_fd):
             os.close(fd)
 

@@ -14,6 +14,7 @@ from evalkit._engine.client_load import (
     SATURATED_BUSY,
     ClientLoad,
     ClientSaturationWarning,
+    ThreadWait,
     honest_concurrency,
     saturation_warning,
 )
@@ -43,6 +44,27 @@ def test_a_saturated_run_says_so_and_names_an_honest_concurrency() -> None:
     assert "0.60 ms of CPU per case" in message
     # lower decile of the latencies is 22 ms: floor(0.5 * 22 / 0.6) = 18
     assert "concurrency 18 or less would measure the target honestly" in message
+
+
+def test_waiting_for_a_cpu_counts_as_busy_and_is_named() -> None:
+    # 20% on a CPU, 70% waiting for one: other processes held the cores.
+    message = saturation_warning(load(cpu_s=0.2, cpu_wait_s=0.7, wall_s=1.0))
+    assert message is not None
+    assert "other work on this machine held the CPUs" in message
+    assert "0.20 ms of CPU and 0.70 ms waiting for one per case, 0.9x the wall time" in message
+    # the demand per case is 0.9 ms: floor(0.5 * 22 / 0.9) = 12
+    assert "concurrency 12 or less would measure the target honestly" in message
+    assert saturation_warning(load(cpu_s=0.2, cpu_wait_s=0.5, wall_s=1.0)) is None  # 70%
+
+
+def test_a_threads_wait_for_a_cpu_only_grows() -> None:
+    waited = ThreadWait()
+    try:
+        readings = [waited.since_last() for _ in range(100)]
+    finally:
+        waited.close()
+    assert all(r >= 0.0 for r in readings)
+    assert waited.since_last() == 0.0  # closed: nothing more is read
 
 
 @pytest.mark.parametrize(
@@ -108,7 +130,15 @@ def clocks(monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
     cpu = itertools.cycle([0.0, 1.0])
     monkeypatch.setattr(execute, "_wall_clock", lambda: next(wall) * measured["wall"])
     monkeypatch.setattr(execute, "_cpu_clock", lambda: next(cpu) * measured["cpu"])
+    monkeypatch.setattr(execute, "_thread_wait", NoWait)
     return measured
+
+
+class NoWait(ThreadWait):
+    """A thread that never waits for a CPU (the machine's real load left out)."""
+
+    def _read(self) -> float:
+        return 0.0
 
 
 def test_evaluate_warns_when_its_measurements_say_the_client_was_saturated(

@@ -86,9 +86,6 @@ def latencies(result: RunResult[CaseResult]) -> list[float]:
 
 
 HOLD_S = 10.0  # how long a held handler waits before giving up: only a broken run gets there
-# On the lean http:// path a latency ends at the kernel's receive time, a wall-clock
-# reading that may differ from time.time()'s by tens of microseconds (seen in a VM).
-SKEW_MS = 1.0
 
 
 def all_at_once(parties: int) -> Callable[[RecordedRequest], dict[str, Any]]:
@@ -201,7 +198,7 @@ def test_latency_excludes_waiting_for_a_free_slot(server: SearchServer) -> None:
         result = evaluate(recording, golden(8), ["recall@1"], concurrency=2)
     assert recording.max_in_flight == 2  # queued cases waited outside invoke
     assert_latency_inside_invoke(result, recording)
-    assert min(latencies(result)) >= 50.0 - SKEW_MS  # it does span the server's own delay
+    assert min(latencies(result)) >= 50.0  # it does span the server's own delay
     # and the queue was real: some case entered invoke only after another had left it
     spans = sorted(recording.calls.values())
     assert spans[-1][0] >= min(left for _, left in spans)
@@ -297,17 +294,17 @@ def test_a_retried_case_reports_latency_across_both_attempts(server: SearchServe
         concurrency=4,
     )
     assert all(row.ok for row in result.per_query)
-    assert min(latencies(result)) >= 80.0 - SKEW_MS
+    assert min(latencies(result)) >= 80.0
 
 
 def test_target_timeouts_under_load_are_retried_once_then_fail(server: SearchServer) -> None:
-    # The server would answer after 2 s; a client that waited for it would not say ReadTimeout.
-    result = run(server, 12, Http(json=answer, delay_s=2.0), timeout_s=0.08, concurrency=6)
+    # The server never answers within the test (its handlers sleep until it stops).
+    result = run(server, 12, Http(json=answer, delay_s=600.0), timeout_s=0.5, concurrency=12)
     assert server.counts_by_case("/search") == dict.fromkeys(golden(12).ids(), 2)
     for row in result.per_query:
         assert row.error is not None
         assert "failed after 2 attempt(s)" in row.error
-        assert "ReadTimeout" in row.error
+        assert "DeadlineExceeded: no complete reply within timeout_s=0.5 s" in row.error
 
 
 def test_a_case_over_its_deadline_is_abandoned_and_frees_its_slot(server: SearchServer) -> None:
@@ -361,8 +358,7 @@ def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: Search
             if worker.name == "evalkit-case" and worker not in earlier:
                 worker.join(HOLD_S)
         # The target is still open, so a worker that went on would be seen here.  Which
-        # cases before c005 were sent is the scheduler's business (the one-thread loop may
-        # still be connecting for c002 when c005 is scored), so only the bound is held.
+        # cases before c005 were sent is the scheduler's business, so only the bound is held.
         counts = server.counts_by_case("/search")
         assert counts.get("c005") == 1, counts
         assert sum(counts.values()) <= 6 + 4, counts
@@ -371,21 +367,7 @@ def test_a_metric_bug_in_a_worker_is_raised_on_the_calling_thread(server: Search
 # --- one connection pool, sized to the concurrency ----------------------------------------
 
 
-@pytest.fixture(params=["wire", "httpx"])
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Run on both sending paths: the lean http:// one and httpx (https, client=)."""
-    if request.param == "httpx":
-        monkeypatch.setattr("evalkit.targets.http.wire_eligible", lambda url, has_client: False)
-    return str(request.param)
-
-
-@pytest.fixture
-def httpx_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The httpx sending path (what https:// and a client= of yours use)."""
-    monkeypatch.setattr("evalkit.targets.http.wire_eligible", lambda url, has_client: False)
-
-
-def test_the_pool_keeps_one_connection_per_slot(server: SearchServer, path: str) -> None:
+def test_the_pool_keeps_one_connection_per_slot(server: SearchServer) -> None:
     # httpx keeps only 20 idle connections by default: at concurrency 32 the other 12
     # would be closed after every request and reopened for the next one.  Each round
     # of 32 requests is all in the server at once (the barrier), more than 20.
@@ -395,7 +377,6 @@ def test_the_pool_keeps_one_connection_per_slot(server: SearchServer, path: str)
     assert server.connections_opened <= 32
 
 
-@pytest.mark.usefixtures("httpx_path")
 def test_a_pool_built_smaller_is_replaced_and_closed_with_the_target(server: SearchServer) -> None:
     server.route("/search", Http(json=answer, delay_s=0.01))
     with target(server) as t:
@@ -404,18 +385,17 @@ def test_a_pool_built_smaller_is_replaced_and_closed_with_the_target(server: Sea
         assert first is not None
         result = evaluate(t, golden(64), ["recall@1"], concurrency=24)
         assert all(row.ok for row in result.per_query)
-        assert len(t._stripes) == 3  # 24 connections, at most 8 per httpx pool
-        assert first not in t._stripes
+        sized = t._client
+        assert sized is not first
         open_during_run = not first.is_closed  # a request in flight on it would survive
-        stripes = list(t._stripes)
         evaluate(t, golden(8), ["recall@1"], concurrency=8)  # smaller: the pool stays
-        assert t._stripes == stripes
+        assert t._client is sized
     assert open_during_run
     assert first.is_closed
-    assert all(stripe.is_closed for stripe in stripes)
+    assert sized is not None
+    assert sized.is_closed
 
 
-@pytest.mark.usefixtures("httpx_path")
 def test_an_injected_client_keeps_its_own_limits(server: SearchServer) -> None:
     import httpx
 
@@ -424,7 +404,6 @@ def test_an_injected_client_keeps_its_own_limits(server: SearchServer) -> None:
         t = target(server, client=client)
         t.expect_concurrency(50)
         assert t._client is client
-        assert t._stripes == []
         assert evaluate(t, golden(4), ["recall@1"], concurrency=4).per_query[0].ok
 
 

@@ -5,9 +5,10 @@ from pathlib import Path
 import pytest
 
 from evalkit import ConfigError
-from evalkit._app.pipeline import build_target, render_payload
+from evalkit._app.pipeline import build_target
 from evalkit._spec.config import expand_env, load_config
 from evalkit.goldens import GoldenCase
+from evalkit.targets.http_template import render_payload
 
 MINIMAL = """\
 goldens: goldens.jsonl

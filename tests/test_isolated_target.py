@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from helpers.child_evidence import run_bounded
 from helpers.isolation import make_readable, parent_python, readable_folder
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux (prctl)")
@@ -104,15 +105,7 @@ def project_fixture() -> Iterator[Path]:
 def run_parent(config: Path, mode: str = "isolated") -> subprocess.CompletedProcess[str]:
     python, extra = parent_python()
     env = {**os.environ, **SECRETS, **KEPT, **extra}
-    return subprocess.run(
-        [python, "-c", PARENT, str(config), mode],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=config.parent,
-    )
+    return run_bounded([python, "-c", PARENT, str(config), mode], env=env, cwd=config.parent)
 
 
 def probe_result(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:

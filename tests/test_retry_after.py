@@ -44,6 +44,14 @@ def test_budget_spends_and_refuses_what_does_not_fit() -> None:
     assert budget.left_s == 0.0
 
 
+def test_budget_grants_at_most_max_waits_even_of_nothing() -> None:
+    # A server that keeps asking for 0 s would otherwise be waited out for ever.
+    slept: list[float] = []
+    budget = WaitBudget(5, sleep=slept.append, max_waits=3)
+    assert [budget.wait(0) for _ in range(5)] == [True, True, True, False, False]
+    assert slept == []
+
+
 def test_zero_budget_is_off() -> None:
     budget = WaitBudget(0, sleep=lambda s: None)
     assert not budget.enabled

@@ -18,6 +18,7 @@ from evalkit._spec.trec import (
     write_run,
 )
 from evalkit.errors import InputError, MetricError
+from evalkit.metrics.rankings import QuerySelection
 
 
 def write(path: Path, text: str) -> Path:
@@ -172,6 +173,66 @@ def test_a_repeat_judgment_in_a_later_chunk_names_its_line(
     path = write(tmp_path / "qrels.txt", "q1 0 a 1\nq1 0 b 1\nq1 0 c 1\nq2 0 a 1\nq1 0 b 2\n")
     with pytest.raises(TrecFormatError, match="line 5: document 'b' is judged twice"):
         read_qrels(path)
+
+
+@pytest.mark.parametrize("chunk_bytes", [16, 1 << 17])
+@pytest.mark.parametrize(
+    "qrels",
+    [
+        "q1 0 a 0\nq1 0 b 1\nq1 0 a 2\n",  # the repeat is of a grade the scoring drops
+        "q1 0 a -3\nq1 0 b 1\nq1 0 a -3\n",
+    ],
+)
+def test_scoring_refuses_a_repeat_judgment_it_would_not_keep(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_bytes: int, qrels: str
+) -> None:
+    monkeypatch.setattr(trec_io, "CHUNK_BYTES", chunk_bytes)
+    run = write(tmp_path / "run.txt", "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n")
+    path = write(tmp_path / "qrels.txt", qrels)
+    with pytest.raises(TrecFormatError, match="line 3: document 'a' is judged twice"):
+        score_trec_run(run, path, ["ndcg@10"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("queries", ["both", "qrels", "run"])
+def test_scoring_keeps_only_scoring_judgments_and_scores_as_with_every_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, queries: QuerySelection
+) -> None:
+    # Scoring built-in families keeps only grades >= 1 of the qrels; the values are those
+    # of the same rankings scored against every judgment (zero and negative grades, a
+    # query judged only irrelevant, a query whose lines come back later in the file).
+    from evalkit.metrics.batch import score_rankings
+
+    monkeypatch.setattr(trec_io, "CHUNK_BYTES", 64)
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in range(6)]
+    lines = [
+        f"{q} 0 d{d} {int(rng.choice([-1, 0, 0, 1, 2, 3]))}\n"
+        for q in qids[:-1]
+        for d in rng.choice(40, size=int(rng.integers(1, 25)), replace=False)
+    ]
+    lines.append(f"{qids[-1]} 0 d0 0\n")
+    if seed % 2:  # a query's lines come back later in the file
+        lines.append(f"{qids[0]} 0 d999 2\n")
+    qrels = write(tmp_path / "qrels.txt", "".join(lines))
+    ranked = {
+        q: [f"d{d}" for d in rng.choice(40, size=int(rng.integers(1, 30)), replace=False)]
+        for q in [*qids[1:], "unjudged"][: len(qids) - (queries == "run")]
+    }
+    run = write_run(tmp_path / "run.txt", ranked)
+    specs = ["ndcg@10", "map@1000", "recall@5", "precision@3", "mrr@10", "hit_rate@2"]
+    got = score_trec_run(run, qrels, specs, queries=queries, relevance_level=1 + seed % 2)
+    want = score_rankings(
+        "run.txt",
+        read_run(run),
+        read_qrels(qrels),
+        specs,
+        queries=queries,
+        relevance_level=1 + seed % 2,
+    )
+    assert [(r.query_id, r.retrieved, r.metrics) for r in got.per_query] == [
+        (r.query_id, r.retrieved, r.metrics) for r in want.per_query
+    ]
 
 
 # --------------------------------------------------------------------------- writing

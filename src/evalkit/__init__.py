@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit._model import builtin_hook as _builtin_hook
-from evalkit._util import relocated as _relocated
 
 # The leaves (no imports of their own beyond the standard library) are eager: every
 # command and library call may raise an error or name an exit code.
@@ -179,9 +178,6 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), *_LAZY})
 
-
-# 0.3.0 development paths that moved into the layer packages (evalkit._util.relocated).
-_relocated.install()
 
 __all__ = [
     "AggregateFn",

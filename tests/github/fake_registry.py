@@ -95,7 +95,10 @@ def serve(registry: Registry) -> tuple[str, http.server.ThreadingHTTPServer]:
                 return
             prefix = f"/v2/{REPO}/"
             kind, _, ref = self.path.removeprefix(prefix).partition("/")
-            if kind == "manifests" and ref in registry.manifests:
+            if kind == "tags" and ref.partition("?")[0] == "list":
+                tags = sorted(t for t in registry.manifests if not t.startswith("sha256:"))
+                self.reply(200, json.dumps({"name": REPO, "tags": tags}).encode())
+            elif kind == "manifests" and ref in registry.manifests:
                 body, media_type = registry.manifests[ref]
                 self.reply(200, body, {"Content-Type": media_type})
             elif kind == "blobs" and ref in registry.blobs:

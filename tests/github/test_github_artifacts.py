@@ -22,13 +22,9 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 
 from evalkit._store.protocol import FetchRequest, GitHubAccess, Preferred
 from evalkit.errors import ArtifactError
-from evalkit.github.artifacts import (
-    ArtifactInfo,
-    ArtifactStore,
-    download_archive,
-    safe_extract,
-    select_candidates,
-)
+from evalkit.github.artifact_candidates import ArtifactInfo, select_candidates
+from evalkit.github.artifact_download import download_archive, safe_extract
+from evalkit.github.artifacts import ArtifactStore
 from evalkit.github.client import NO_DELAY, RetryPolicy
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 

@@ -92,6 +92,22 @@ def test_github_comment_one_comment_per_config(fake_github: FakeGitHub) -> None:
     assert fake_github.comment_bodies(PR) == [report("c", "search"), report("b", "rag")]
 
 
+def test_github_comment_marker_counts_only_on_the_first_line(fake_github: FakeGitHub) -> None:
+    # A marker quoted further down one config's comment (a case id, a check's message)
+    # must not make another config overwrite that comment.
+    repo = repo_of(fake_github)
+    smuggled = report("a", "search") + f"case note:\n{marker_for('rag')}\n"
+    upsert_sticky_comment(repo, PR, smuggled, config_name="search", retry=NO_DELAY)
+    result = upsert_sticky_comment(repo, PR, report("b", "rag"), config_name="rag", retry=NO_DELAY)
+    assert result.action == "created"
+    assert fake_github.comment_bodies(PR) == [smuggled, report("b", "rag")]
+
+
+def test_github_comment_a_body_whose_marker_is_not_first_gets_it_first() -> None:
+    body = prepare_body(f"### evalkit: pass\n{marker_for('evalkit')}\n", "evalkit")
+    assert body.startswith(marker_for("evalkit") + "\n### evalkit: pass")
+
+
 def test_github_comment_author_login_filter(fake_github: FakeGitHub) -> None:
     fake_github.add_comment(PR, report("old"), login="ci-user", kind="User")
     result = upsert_sticky_comment(
@@ -181,6 +197,45 @@ def test_github_comment_sanitise_defuses_hidden_mentions_refs_and_markers(hostil
     assert "evalkit report config=other" not in rest
 
 
+LINK_OR_IMAGE = re.compile(
+    r"\]\(|!\[|<(?!/?(?:details|summary|sub|br)\b)/?[A-Za-z]|https?://|www\."
+    r"|^ {0,3}\[[^\]\n]*\]:",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        '<img src="https://evil.example/t.png" onerror="alert(1)">',
+        "![tracker](https://evil.example/pixel.gif)",
+        "[click me](javascript:alert(document.cookie))",
+        '<a href="javascript:alert(1)">x</a>',
+        "&lt;img src=x&gt; and &#33;[i](u) and &#91;a&#93;(b)",  # entities decoded first
+        "[ref][1]\n\n[1]: https://evil.example/",
+        "<https://evil.example/> and https://evil.example/ and www.evil.example",
+        "<picture><source srcset=https://e/x></picture><IMG SRC=x>",
+    ],
+)
+def test_github_comment_sanitise_defuses_links_and_images(hostile: str) -> None:
+    safe = sanitize_untrusted_body(hostile, "evalkit")
+    rest = rendered(safe.removeprefix(marker_for("evalkit") + "\n"))
+    assert not LINK_OR_IMAGE.search(rest), rest
+    assert rest.replace("\u200b", "") == rendered(hostile)  # shown as text, not dropped
+
+
+def test_github_comment_a_forks_links_reach_github_as_text(fake_github: FakeGitHub) -> None:
+    fork = "### evalkit: PASS\n<img src=x>\n![i](https://e/p.gif)\n[c](javascript:alert(1))\n"
+    safe = sanitize_untrusted_body(fork, "evalkit")
+    upsert_sticky_comment(repo_of(fake_github), PR, safe, config_name="evalkit", retry=NO_DELAY)
+    (posted,) = fake_github.comment_bodies(PR)
+    assert posted.startswith(marker_for("evalkit") + "\n")
+    assert not LINK_OR_IMAGE.search(rendered(posted.split("\n", 1)[1])), posted
+    # what a report of ours uses is left working
+    kept = sanitize_untrusted_body("<details><summary>s</summary><sub>x</sub><br></details>", "e")
+    assert kept.endswith("<details><summary>s</summary><sub>x</sub><br></details>")
+
+
 def test_github_comment_sanitise_reaches_a_fixed_point_on_generated_bodies() -> None:
     pieces = [
         "<!--",
@@ -203,6 +258,17 @@ def test_github_comment_sanitise_reaches_a_fixed_point_on_generated_bodies() -> 
         "&lt;",
         "&gt;",
         "x",
+        "](",
+        "![",
+        "[",
+        "]:",
+        "<img",
+        "<a href=",
+        "https://",
+        "www.",
+        "javascript:",
+        "&#33;",
+        "&#91;",
     ]
     rng = random.Random(13)
     for _ in range(2000):
@@ -215,6 +281,7 @@ def test_github_comment_sanitise_reaches_a_fixed_point_on_generated_bodies() -> 
         assert not MENTION.search(shown), body
         assert not CROSS_REF.search(shown), body
         assert not ANY_MARKER.search(shown), body
+        assert not LINK_OR_IMAGE.search(shown), body
 
 
 def test_github_comment_identity_ignores_other_bots_and_minimized(fake_github: FakeGitHub) -> None:

@@ -24,7 +24,8 @@ from evalkit._store.protocol import FetchRequest, GitHubAccess, check_artefact_b
 from evalkit._util.bounded import gunzip_bounded
 from evalkit._util.limits import MAX_ARTEFACT_BYTES
 from evalkit.errors import ArtifactError
-from evalkit.github.artifacts import ArtifactStore, download_archive, redirect_problem
+from evalkit.github.artifact_download import download_archive, redirect_problem
+from evalkit.github.artifacts import ArtifactStore
 from evalkit.github.client import RetryPolicy, call_github, rate_limit_delay
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 

@@ -69,6 +69,8 @@ BASE_STEP = "The pinned base image"
 PUSH_STEP = "Build and push the two-architecture image"
 PULL_STEP = "Users can pull the image without credentials"
 SMOKE_STEP = "Smoke-test both architectures (arm64 under QEMU), pulled anonymously"
+ALREADY_STEP = "Refuse a version the action repository already has"
+DECIDE_STEP = "Does this release move the major tags (only forward)"
 MAJOR_STEP = "Move the major tag to the same index"
 PUBLISH_STEP = "Publish the action (released action.yml uses the prebuilt image)"
 PLATFORMS = "linux/amd64,linux/arm64"
@@ -145,8 +147,8 @@ def step(name: str) -> dict[str, Any]:
 
 def test_the_guards_run_before_what_they_guard() -> None:
     names = step_names()
-    order = [TAG_STEP, QEMU_STEP, BUILDER_STEP, BASE_STEP, PUSH_STEP, PULL_STEP, SMOKE_STEP]
-    order += [MAJOR_STEP, PUBLISH_STEP]
+    order = [TAG_STEP, ALREADY_STEP, QEMU_STEP, BUILDER_STEP, BASE_STEP, PUSH_STEP, PULL_STEP]
+    order += [SMOKE_STEP, DECIDE_STEP, MAJOR_STEP, PUBLISH_STEP]
     assert [n for n in names if n in order] == order
 
 

@@ -29,6 +29,7 @@ from types import ModuleType
 from evalkit._model import registry
 from evalkit.cli import main
 from evalkit.metrics import judge_guard
+from helpers.child_evidence import run_bounded
 
 __all__ = ["answer_target", "evalkit", "evalkit_process", "process_env", "write_files"]
 
@@ -76,15 +77,10 @@ def _as_read_from_a_pipe(stream: io.StringIO) -> str:
 def evalkit_process(
     *args: str | Path, cwd: Path, env: Mapping[str, str | None] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``python -m evalkit ARGS`` in ``cwd``, as a user's shell would run it."""
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *map(str, args)],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=process_env(env),
-        timeout=120,
-        check=False,
+    """``python -m evalkit ARGS`` in ``cwd``, as a user's shell would run it (a hang fails
+    with what its threads were doing: :mod:`helpers.child_evidence`)."""
+    return run_bounded(
+        [sys.executable, "-m", "evalkit", *map(str, args)], cwd=cwd, env=process_env(env)
     )
 
 

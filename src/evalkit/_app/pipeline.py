@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 from evalkit._app.provenance import git_state
 from evalkit._engine.execute import RowCallback, resolve_metrics
 from evalkit._engine.trials import TrialCallback, evaluate_repeated
-from evalkit._model.golden_cases import GoldenCase, GoldenSet
+from evalkit._model.golden_cases import GoldenSet
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
     GoldensInfo,
     RunArtifact,
+    artifact_bytes,
     build_artifact,
     read_artifact,
     vouch_schema1_fingerprints,
@@ -31,20 +32,20 @@ from evalkit._spec.artifact import (
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_slices, resolve_slice_checks
+from evalkit._util.atomic import write_bytes_atomic
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
-from evalkit.errors import ConfigError, EvalkitError, InputError, TargetError
+from evalkit.errors import ConfigError, EvalkitError, InputError
 from evalkit.targets.base import Target
 
 # The gate (and its numpy statistics) is imported by the gate command alone, not by a run.
 if TYPE_CHECKING:
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
+    from evalkit._store.protocol import BaselineStore
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
     from evalkit.gate.trend import DriftTrend
-
-_PLACEHOLDER = "{{%s}}"
 
 
 def import_plugins(config: LoadedConfig) -> None:
@@ -107,74 +108,16 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
             prices=judge.prices,
             wire={key: getattr(judge, key) for key in WIRE_SETTINGS},
         )
-        register_metric(judge.metric, higher_is_better=judge.higher_is_better)(grader)
-
-
-def _case_field(case: GoldenCase, name: str) -> Any:
-    if name == "id":
-        return case.id
-    if name == "query":
-        return case.query
-    if name == "expected":
-        return case.expected_text
-    if name == "relevant":
-        return sorted(case.relevant)
-    if name.startswith("context."):
-        key = name.removeprefix("context.")
-        if key in case.context:
-            return case.context[key]
-    raise TargetError(
-        f"payload template names {{{{{name}}}}}, which case {case.id!r} does not have "
-        "(use id, query, expected, relevant or context.<column>)"
-    )
-
-
-def render_payload(template: Any, case: GoldenCase) -> Any:
-    """Fill ``{{query}}``-style placeholders; a string that is one placeholder keeps its type."""
-    if isinstance(template, str):
-        stripped = template.strip()
-        if stripped.startswith("{{") and stripped.endswith("}}") and stripped.count("{{") == 1:
-            return _case_field(case, stripped[2:-2].strip())
-        out = template
-        while "{{" in out:
-            start = out.index("{{")
-            end = out.find("}}", start)
-            if end < 0:
-                break
-            name = out[start + 2 : end].strip()
-            out = out[:start] + str(_case_field(case, name)) + out[end + 2 :]
-        return out
-    if isinstance(template, dict):
-        return {k: render_payload(v, case) for k, v in template.items()}
-    if isinstance(template, list):
-        return [render_payload(v, case) for v in template]
-    return template
-
-
-def _jmespath_extract(expr: str) -> Callable[[Any], Any]:
-    import jmespath
-
-    compiled = jmespath.compile(expr)
-
-    def extract(body: Any) -> Any:
-        found = compiled.search(body)
-        if found is None:
-            raise ValueError(f"extract {expr!r} matched nothing in the response body")
-        if isinstance(found, list):
-            return [str(x) for x in found]
-        if isinstance(found, str):
-            return found
-        raise ValueError(
-            f"extract {expr!r} gave {type(found).__name__}; it must give a list of ids or a string"
-        )
-
-    return extract
+        register_metric(
+            judge.metric, higher_is_better=judge.higher_is_better, bounds=(1, judge.scale)
+        )(grader)
 
 
 def build_http_target(
     http: HttpTargetConfig, name: str, env: Mapping[str, str], where: str
 ) -> Target:
     from evalkit.targets.http import HttpTarget
+    from evalkit.targets.http_template import jmespath_extract, render_payload
 
     url = expand_env(http.url, env, f"{where}.url")
     headers = expand_env(http.headers, env, f"{where}.headers")
@@ -183,7 +126,7 @@ def build_http_target(
         url=url,
         name=name,
         build_payload=lambda case: render_payload(payload_template, case),
-        extract=_jmespath_extract(http.extract),
+        extract=jmespath_extract(http.extract),
         headers=headers,
         timeout_s=http.timeout_s,
         meta_keys=tuple(http.meta_keys),
@@ -607,14 +550,17 @@ def run_to_artifact(
 
 
 def find_baseline(
-    config: LoadedConfig, override: str | Path | None
+    config: LoadedConfig,
+    override: str | Path | None,
+    store: Callable[[], BaselineStore] | None = None,
 ) -> tuple[RunArtifact | None, str]:
     """(baseline or None, one sentence on where it came from or where none was found).
 
     The store is the one evalkit.yaml names
     (:func:`evalkit._app.store_opening.open_config_store`, the Action's too): a configured
     file that is missing is an input error; a GitHub store, which only the Action reads,
-    is "no baseline" with the store and where it looks.
+    is "no baseline" with the store and where it looks.  ``store``: opens the config's
+    store (the gate's opens it once for every use).
     """
     from evalkit._app.store_opening import open_config_store
     from evalkit._store.protocol import FetchRequest
@@ -623,7 +569,8 @@ def find_baseline(
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        fetched = open_config_store(config).fetch(FetchRequest(config.name, config.fetched_dir))
+        opened = store() if store is not None else open_config_store(config)
+        fetched = opened.fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
@@ -686,8 +633,9 @@ def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotio
             replaced = read_artifact(store.path)
         except EvalkitError:
             replaced = None  # an unreadable baseline is not worth keeping from being replaced
-    path = write_artifact(art, store.path)
-    store.keep(art.git_commit)  # every promotion stays in the history (evalkit history)
+    data = artifact_bytes(art, store.path)
+    path = write_bytes_atomic(store.path, data)
+    store.keep(data, art.git_commit)  # every promotion stays in the history (evalkit history)
     return Promotion(source, path, art, replaced)
 
 
@@ -825,12 +773,17 @@ class GateRun:
     written: Path | None  # where it went (None: --candidate, nothing ran)
     reference: Reference | None  # what drift checks compared with (evalkit.gate.reference)
     candidate_file: Path | None  # the candidate's artefact: --candidate, or the run written
+    config: LoadedConfig  # as the gate loaded it (overrides applied)
+    store: Callable[[], BaselineStore]  # the config's store, opened once, on first use
 
-    def trend(self, config: LoadedConfig) -> DriftTrend:
-        """The HTML report's drift trend, the candidate's artefact last (evalkit.gate.reference)."""
+    def trend(self) -> DriftTrend:
+        """The HTML report's drift trend, the candidate's artefact last (evalkit.gate.reference):
+        from the store and the verdicts the gate decided with, neither opened nor read again."""
         from evalkit._app.reference_lookup import report_trends
 
-        return report_trends(config, self.report, self.candidate_file, self.reference)
+        return report_trends(
+            self.config, self.report, self.candidate_file, self.reference, store=self.store()
+        )
 
 
 @contextlib.contextmanager
@@ -916,12 +869,13 @@ def gate_config(
                 f"the {role} {other} is the candidate itself; a run compared with "
                 f"itself always passes: pass the {role} made from the code you compare against"
             )
+    store = _opened_once(cfg)
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
-    base, where = find_baseline(cfg, ask.baseline)
+    base, where = find_baseline(cfg, ask.baseline, store)
     prepared = prepare(cfg, cache_only=ask.cache_only)
     chosen, subset = select_cases(prepared, ask.cases)  # a bad -k is exit 2 here too
     # Before the (paid) run: the reference file is read, and one no check uses is refused.
-    ref = find_reference(cfg, ask.reference, prepared.checks.checks)
+    ref = find_reference(cfg, ask.reference, prepared.checks.checks, store)
     refuse_unused(ref, prepared.checks.checks)
     written: Path | None = None
     saturated: list[str] = []
@@ -975,7 +929,8 @@ def gate_config(
     # Where no baseline was found matters only to a check that compares with one.
     no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
     if early is not None and early.stopped is not None:
-        return _gate_stopped(prepared, candidate, base, early, ask, ref, run_out, written)
+        stopped = _gate_stopped(prepared, candidate, base, early, ask, ref)
+        return GateRun(stopped, candidate, run_out, written, ref, written, cfg, store)
     report = gate(
         prepared,
         candidate,
@@ -988,7 +943,17 @@ def gate_config(
         reference_chosen=ask.reference is not None,
         require_reference=ask.require_reference,
     )
-    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written)
+    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
+
+
+def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
+    """The config's store, opened at the first call and the same object after: opening a
+    GitHub store imports httpx and PyGithub, which a gate given every file never needs."""
+    from functools import cache
+
+    from evalkit._app.store_opening import open_config_store
+
+    return cache(lambda: open_config_store(config))
 
 
 def _stop_early_settings(config: LoadedConfig, ask: GateAsk) -> Any:
@@ -1031,9 +996,7 @@ def _gate_stopped(
     early: Any,
     ask: GateAsk,
     ref: Reference | None,
-    run_out: Path,
-    written: Path | None,
-) -> GateRun:
+) -> GateReport:
     """The fixed-n gate on the cases run, labelled with how and why the run stopped."""
     subset = early.subset
     specs, left_out = subset.checks(list(prepared.checks.checks))
@@ -1053,5 +1016,4 @@ def _gate_stopped(
         reference_chosen=ask.reference is not None,
         require_reference=ask.require_reference,
     )
-    report = replace(report, stopped_early=early.stopped)
-    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written)
+    return replace(report, stopped_early=early.stopped)

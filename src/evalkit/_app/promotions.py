@@ -100,12 +100,33 @@ def history_view(
     CLI); the Action passes its own store, and ``work`` where fetched artefacts go.
     """
     from evalkit._app.store_opening import open_config_store
-    from evalkit._store.history import History
-    from evalkit._store.protocol import FetchRequest, HistoryRequest
-    from evalkit.gate.trend import metric_trends
+    from evalkit._store.protocol import FetchRequest
 
     store = store or open_config_store(config, access)
     work = work or config.fetched_dir
+    wanted = list(metrics) if metrics else checked_metrics(config)
+    history, trends = promotion_trends(
+        config, store, work, wanted, candidate=candidate, limit=limit, n_resamples=n_resamples
+    )
+    reference = store.fetch_reference(FetchRequest(config.name, work))
+    return HistoryView(config.name, store.describe(), history, reference, trends)
+
+
+def promotion_trends(
+    config: LoadedConfig,
+    store: BaselineStore,
+    work: Path,
+    metrics: Sequence[str],
+    *,
+    candidate: Path | None = None,
+    limit: int = DEFAULT_LIMIT,
+    n_resamples: int | None = None,
+) -> tuple[History, list[MetricTrend]]:
+    """The store's promotions (newest ``limit``) and the trend of each of ``metrics``."""
+    from evalkit._store.history import History
+    from evalkit._store.protocol import HistoryRequest
+    from evalkit.gate.trend import metric_trends
+
     history = store.history(HistoryRequest(config.name, work, limit=limit))
     shown = history.entries[-limit:] if limit else history.entries
     if len(shown) < len(history.entries):
@@ -116,12 +137,10 @@ def history_view(
             f"{history.detail}; the newest {len(shown)} shown ({older} older: --limit)",
             history.lost,
         )
-    reference = store.fetch_reference(FetchRequest(config.name, work))
-    wanted = list(metrics) if metrics else checked_metrics(config)
     trends = (
         metric_trends(
             history.entries,
-            wanted,
+            list(metrics),
             candidate=candidate,
             n_resamples=n_resamples or config.model.n_resamples,
             seed=config.model.seed,
@@ -129,7 +148,7 @@ def history_view(
         if history.entries or candidate is not None
         else []
     )
-    return HistoryView(config.name, store.describe(), history, reference, trends)
+    return history, trends
 
 
 def render_history(view: HistoryView) -> str:
@@ -222,6 +241,7 @@ __all__ = [
     "github_access_from_env",
     "history_json",
     "history_view",
+    "promotion_trends",
     "pin_reference",
     "render_history",
 ]

@@ -8,7 +8,7 @@ for the HTML report's trend.  Stores and files are opened here, never in the gat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,14 +44,18 @@ def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -
 
 
 def find_reference(
-    config: LoadedConfig, override: str | Path | None, checks: Sequence[CheckSpec]
+    config: LoadedConfig,
+    override: str | Path | None,
+    checks: Sequence[CheckSpec],
+    store: Callable[[], BaselineStore] | None = None,
 ) -> Reference | None:
     """The reference a local gate compares drift checks with (None: no check needs one).
 
     ``override`` is ``evalkit gate --reference PATH``: that file, refused when it is
     another config's run (like ``--baseline``).  Otherwise the configured store's
     pinned reference (``evalkit pin``); a GitHub store, which only the Action reads,
-    answers ``missing`` and says so.
+    answers ``missing`` and says so.  ``store``: opens the config's store (the gate's
+    opens it once).
     """
     from evalkit._app.store_opening import open_config_store
     from evalkit._spec.artifact import read_artifact
@@ -65,9 +69,8 @@ def find_reference(
         return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
-    fetched = open_config_store(config).fetch_reference(
-        FetchRequest(config.name, config.fetched_dir)
-    )
+    opened = store() if store is not None else open_config_store(config)
+    fetched = opened.fetch_reference(FetchRequest(config.name, config.fetched_dir))
     return reference_from_fetch(fetched, config.name)
 
 
@@ -77,7 +80,7 @@ def report_trends(
     candidate: Path | None,
     reference: Reference | None,
     *,
-    store: BaselineStore | None = None,
+    store: BaselineStore,
     work: Path | None = None,
 ) -> DriftTrend:
     """The HTML report's trend of each drift-checked metric, the candidate last.
@@ -86,25 +89,28 @@ def report_trends(
     :mod:`evalkit._app.promotions`); a history that cannot be read is a note on the page,
     never a failed gate: the verdicts are already decided.  The reference is the
     promotion whose artefact has the same bytes (a pin is a copy), if there is one.
-    ``store``/``work``: the Action's store (with GitHub access) and where it fetches
-    the promotions; the CLI leaves them to the config (no GitHub access).
+    ``store``: the one the gate read its baseline and reference from (the Action's has
+    GitHub access), never opened again; ``work``: where it fetches the promotions.  The
+    metrics are the report's drift checks: the checks file is not read again.
     """
-    from evalkit._app.promotions import history_view
+    from evalkit._app.promotions import promotion_trends
     from evalkit.errors import EvalkitError
 
-    if report.reference is None:
-        return DriftTrend()
     metrics = list(dict.fromkeys(v.metric for v in report.verdicts if v.kind == "vs_reference"))
+    if report.reference is None or not metrics:
+        return DriftTrend()
     try:
-        view = history_view(config, metrics=metrics, candidate=candidate, store=store, work=work)
+        history, trends = promotion_trends(
+            config, store, work or config.fetched_dir, metrics, candidate=candidate
+        )
     except EvalkitError as exc:
         return DriftTrend(note=f"trend across promotions not drawn: {exc}")
-    entries = view.history.entries
+    entries = history.entries
     if not entries:
-        return DriftTrend(note=f"trend across promotions not drawn: {view.history.detail}")
+        return DriftTrend(note=f"trend across promotions not drawn: {history.detail}")
     pinned = _digest(reference.path) if reference is not None and reference.path else None
     at = next((i for i, e in enumerate(entries) if pinned and _digest(e.path) == pinned), None)
-    return DriftTrend(view.trends, None, at)
+    return DriftTrend(trends, None, at)
 
 
 def _digest(path: Path) -> str | None:

@@ -3,25 +3,34 @@
 Every case costs this process some CPU (sending, parsing, scoring, judging).
 Python runs that work on one core at a time, so when a run keeps the process
 busy for most of its wall time, cases queue for the client rather than for the
-target: the run is slower than the target allows and, where the latency is
-timed by the client's clock rather than the kernel's receive time (the httpx
-path: https, a ``client=``), the measured latencies include that queueing.
+target: the run is slower than the target allows, and the measured latencies,
+which are client-observed (``HttpTarget`` times each case on its own clock, from
+before the first send to the last byte read), include that queueing.
 The run then says so and names a concurrency that keeps the client at most
 half busy, where it measures the target rather than itself.
 
+On a machine whose other processes take the CPUs, the client gets less than a core:
+its threads wait in the kernel's run queue, and cases queue behind the one thread
+that holds the interpreter lock but waits for a CPU.  That wait counts as busy too
+(:class:`ThreadWait`, Linux ``/proc/thread-self/schedstat``; 0 elsewhere).
+
 The rule (pure, so tests inject the measurements):
 
-* busy = client CPU seconds / wall seconds of the run; saturated when
-  busy >= :data:`SATURATED_BUSY` and the run was concurrent and long enough to
-  tell (more cases than slots, at least :data:`MIN_WALL_S` of wall time);
-* honest concurrency = floor(:data:`HONEST_BUSY` x L / cpu per case), with L
-  the lower decile of the measured latencies (the least inflated by queueing):
-  by Little's law c cases in flight of latency L cost c x cpu / L of a core.
+* busy = (client CPU seconds + its threads' seconds waiting for a CPU) / wall
+  seconds of the run; saturated when busy >= :data:`SATURATED_BUSY` and the run
+  was concurrent and long enough to tell (more cases than slots, at least
+  :data:`MIN_WALL_S` of wall time);
+* honest concurrency = floor(:data:`HONEST_BUSY` x L / demand per case), with L
+  the lower decile of the measured latencies (the least inflated by queueing)
+  and the demand per case its CPU plus its wait for one: by Little's law c cases
+  in flight of latency L cost c x demand / L of one core.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -34,6 +43,8 @@ __all__ = [
     "SATURATED_BUSY",
     "ClientLoad",
     "ClientSaturationWarning",
+    "CpuWait",
+    "ThreadWait",
     "honest_concurrency",
     "saturation_warning",
 ]
@@ -59,14 +70,67 @@ class ClientLoad:
     wall_s: float
     cpu_s: float  # this process's CPU time over the run (every thread)
     latencies_ms: Sequence[float]  # of the cases that got a response
+    cpu_wait_s: float = 0.0  # its case threads' time ready to run but waiting for a CPU
 
     @property
     def busy(self) -> float:
-        return self.cpu_s / self.wall_s if self.wall_s > 0 else 0.0
+        return (self.cpu_s + self.cpu_wait_s) / self.wall_s if self.wall_s > 0 else 0.0
 
     @property
     def cpu_ms_per_case(self) -> float:
         return self.cpu_s * 1000.0 / self.cases if self.cases else 0.0
+
+    @property
+    def wait_ms_per_case(self) -> float:
+        return self.cpu_wait_s * 1000.0 / self.cases if self.cases else 0.0
+
+
+class ThreadWait:
+    """The calling thread's seconds spent waiting for a CPU, read cheaply and often.
+
+    One open ``/proc/thread-self/schedstat`` per thread, read with ``pread`` (a few
+    microseconds, against ~50 for opening it each time).  Where it is missing (not
+    Linux) every reading is 0.  Use it on the thread that created it.
+    """
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        try:
+            self._fd: int | None = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+        self._last = self._read()
+
+    def _read(self) -> float:
+        if self._fd is None:
+            return 0.0
+        try:  # "<ns on a CPU> <ns waiting for one> <timeslices>"
+            return int(os.pread(self._fd, 64, 0).split()[1]) / 1e9
+        except (OSError, ValueError, IndexError):
+            return self._last
+
+    def since_last(self) -> float:
+        """Seconds waited since the previous call (or since this was created)."""
+        now = self._read()
+        spent, self._last = max(0.0, now - self._last), now
+        return spent
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+class CpuWait:
+    """The run-queue wait of a run's case threads, added up as each case ends."""
+
+    def __init__(self) -> None:
+        self.total_s = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, seconds: float) -> None:
+        with self._lock:
+            self.total_s += seconds
 
 
 def _lower_decile(values: Sequence[float]) -> float:
@@ -77,9 +141,10 @@ def _lower_decile(values: Sequence[float]) -> float:
 def honest_concurrency(load: ClientLoad) -> int | None:
     """The largest concurrency keeping the client at most :data:`HONEST_BUSY` busy."""
     latencies = [v for v in load.latencies_ms if v > 0 and math.isfinite(v)]
-    if not latencies or load.cpu_ms_per_case <= 0:
+    demand_ms = load.cpu_ms_per_case + load.wait_ms_per_case
+    if not latencies or demand_ms <= 0:
         return None
-    return max(1, math.floor(HONEST_BUSY * _lower_decile(latencies) / load.cpu_ms_per_case))
+    return max(1, math.floor(HONEST_BUSY * _lower_decile(latencies) / demand_ms))
 
 
 def saturation_warning(load: ClientLoad) -> str | None:
@@ -91,13 +156,24 @@ def saturation_warning(load: ClientLoad) -> str | None:
     honest = honest_concurrency(load)
     if honest is None or honest >= load.concurrency:
         return None
+    who = "the client's own CPU"
+    if load.cpu_wait_s < 0.1 * load.cpu_s:
+        share = (
+            f"this process was busy {load.busy:.0%} of the wall time "
+            f"({load.cpu_ms_per_case:.2f} ms of CPU per case)"
+        )
+    else:  # other processes held the CPUs: the client got less than a core
+        who = "the CPU the client could get"
+        share = (
+            "other work on this machine held the CPUs: this process's threads spent "
+            f"{load.cpu_ms_per_case:.2f} ms of CPU and {load.wait_ms_per_case:.2f} ms waiting "
+            f"for one per case, {load.busy:.1f}x the wall time between them"
+        )
     return (
-        f"the client's own CPU limited this run at concurrency {load.concurrency}: "
-        f"this process was busy {load.busy:.0%} of the wall time "
-        f"({load.cpu_ms_per_case:.2f} ms of CPU per case), so cases queued for the client, "
+        f"{who} limited this run at concurrency {load.concurrency}: "
+        f"{share}, so cases queued for the client, "
         "not only for the target: the run took longer than the target needed, and "
-        "latencies timed by the client's own clock (https, a client= of yours, or no kernel "
-        "receive times) include that wait; "
+        "the latencies, timed by the client's own clock, include that wait; "
         f"concurrency {honest} or less would measure the target honestly "
         "(or give the client more CPU)"
     )

@@ -18,9 +18,15 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from evalkit._engine.client_load import ClientLoad, ClientSaturationWarning, saturation_warning
+from evalkit._engine.client_load import (
+    ClientLoad,
+    ClientSaturationWarning,
+    CpuWait,
+    ThreadWait,
+    saturation_warning,
+)
 from evalkit._model import registry
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
 from evalkit._model.registry import resolve_metrics
@@ -35,6 +41,7 @@ RowCallback = Callable[[int, CaseResult], None]
 # The clocks of the client-saturation check (module attributes so tests inject them).
 _wall_clock: Callable[[], float] = time.perf_counter
 _cpu_clock: Callable[[], float] = time.process_time
+_thread_wait: Callable[[], ThreadWait] = ThreadWait
 
 __all__ = [
     "ClientSaturationWarning",
@@ -76,9 +83,9 @@ def _judge_value(defn: registry.MetricDef, response: TargetResponse, case: Golde
     token counts (and cost, when the judge has prices) appear only when the API
     reported usage for this grading; a cache hit spent nothing and says so.
     """
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_base import JudgeBase
 
-    if not isinstance(defn.fn, LLMJudge):
+    if not isinstance(defn.fn, JudgeBase):
         return defn.fn(response, case)
     grade = defn.fn.grade(response, case)
     response.meta.update(grade.as_meta(prefix=defn.name))
@@ -112,6 +119,13 @@ def score_case(
         if not math.isfinite(value):
             raise MetricError(
                 f"metric {defn.name!r} returned {value} on case {case.id!r}; a score must be finite"
+            )
+        if not defn.admits(value):
+            assert defn.bounds is not None
+            raise MetricError(
+                f"metric {defn.name!r} returned {value} on case {case.id!r}, outside its "
+                f"declared range {registry.bounds_text(defn.bounds)}; fix the metric (or its "
+                "bounds=)"
             )
         values[defn.name] = float(value)
     return CaseResult(case.id, response, values)
@@ -202,15 +216,14 @@ def evaluate(
 
     from evalkit.metrics.judge_pacing import paced_judges
 
+    cpu_wait = CpuWait()  # one case at a time is never judged: not measured then
     wall_start, cpu_start = _wall_clock(), _cpu_clock()
     with paced_judges(case_defs, options.rate_limit):
         if options.concurrency == 1 and options.case_timeout_s is None:
             for index, case in todo:
                 finish(index, _invoke(target, case, case_defs, limiter))
-        elif isinstance(target, OneThreadTarget) and _fits_one_thread(target, case_defs):
-            _run_one_thread(target, todo, case_defs, limiter, options, finish)
         else:
-            _run_pool(target, todo, case_defs, limiter, options, finish)
+            _run_pool(target, todo, case_defs, limiter, options, finish, cpu_wait)
     ordered = [rows[i] for i, _ in todo]
     load = ClientLoad(
         cases=len(todo),
@@ -218,82 +231,12 @@ def evaluate(
         wall_s=_wall_clock() - wall_start,
         cpu_s=_cpu_clock() - cpu_start,
         latencies_ms=[row.response.latency_ms for row in ordered if row.response is not None],
+        cpu_wait_s=cpu_wait.total_s,
     )
     message = saturation_warning(load)
     if message is not None:
         warnings.warn(ClientSaturationWarning(message), stacklevel=2)
     return RunResult(name or target.name, ordered)
-
-
-@runtime_checkable
-class OneThreadTarget(Protocol):
-    """A target that can run many cases itself on the calling thread (the lean HTTP loop).
-
-    Why: with a thread per case, the interpreter lock changes hands at every socket call,
-    and at concurrency 64-128 those handoffs, not the work, were most of the client's CPU
-    per request (#27; ``evalkit.targets.http_loop``).
-    """
-
-    def runs_cases_on_one_thread(self) -> bool: ...
-
-    def run_cases(
-        self,
-        jobs: Iterable[tuple[int, GoldenCase]],
-        *,
-        concurrency: int,
-        case_timeout_s: float | None,
-        pace: Callable[[], float] | None,
-        answered: Callable[[int, GoldenCase, TargetResponse], None],
-        failed: Callable[[int, GoldenCase, str], None],
-        timed_out: Callable[[int, GoldenCase], None],
-    ) -> None: ...
-
-
-def _fits_one_thread(target: OneThreadTarget, case_defs: Sequence[registry.MetricDef]) -> bool:
-    """No LLM judge among the metrics (a judge's API call would stall every other case)."""
-    from evalkit.metrics.judge import LLMJudge
-
-    if any(isinstance(d.fn, LLMJudge) for d in case_defs):
-        return False
-    return target.runs_cases_on_one_thread()
-
-
-def _run_one_thread(
-    target: OneThreadTarget,
-    todo: Sequence[tuple[int, GoldenCase]],
-    case_defs: Sequence[registry.MetricDef],
-    limiter: RateLimiter | None,
-    options: RunOptions,
-    finish: Callable[[int, CaseResult], None],
-) -> None:
-    """The cases on the calling thread: the target multiplexes them, this scores each row.
-
-    Rows are the threaded path's: a failed case's error, ``timed_out`` past the deadline
-    (its late answer never scored), a row per case exactly once, ``on_row`` from this
-    thread.  A case starts only once the rate limit lets it, so its deadline and latency
-    start then too.
-    """
-    deadline_s = options.case_timeout_s
-
-    def answered(index: int, case: GoldenCase, response: TargetResponse) -> None:
-        finish(index, score_case(case, response, case_defs))
-
-    def failed(index: int, case: GoldenCase, error: str) -> None:
-        finish(index, CaseResult(case.id, None, {}, error=error))
-
-    def late(index: int, case: GoldenCase) -> None:
-        assert deadline_s is not None
-        finish(index, timed_out(case, deadline_s))
-
-    target.run_cases(
-        todo,
-        concurrency=options.concurrency,
-        case_timeout_s=deadline_s,
-        pace=limiter.try_acquire if limiter is not None else None,
-        answered=answered,
-        failed=failed,
-        timed_out=late,
-    )
 
 
 def _size_pool(target: Target, concurrency: int) -> None:
@@ -314,6 +257,7 @@ def _run_pool(
     limiter: RateLimiter | None,
     options: RunOptions,
     finish: Callable[[int, CaseResult], None],
+    cpu_wait: CpuWait,
 ) -> None:
     """``concurrency`` worker threads take cases from a queue; this thread collects rows.
 
@@ -346,6 +290,13 @@ def _run_pool(
     deadline_s = options.case_timeout_s
 
     def work() -> None:
+        waited = _thread_wait()  # for the saturation check: its wait for a CPU, per case
+        try:
+            take_cases(waited)
+        finally:
+            waited.close()
+
+    def take_cases(waited: ThreadWait) -> None:
         while not stop.is_set():
             if limiter is not None:
                 limiter.acquire()
@@ -369,6 +320,7 @@ def _run_pool(
             except BaseException as exc:  # re-raised on the calling thread
                 outcome = exc
             finished_at[index] = time.monotonic()
+            cpu_wait.add(waited.since_last())
             with lock:
                 mine = running.pop(index, None) is not None
             if not mine:

@@ -32,14 +32,6 @@ def defer(register: Callable[[], None], *, loaders: bool = False) -> None:
         _pending["loaders" if loaders else "metrics"].append(register)
 
 
-def untouched() -> bool:
-    """True until the metric tables' first use: none holds anything yet, and the first
-    use fills them with the built-ins alone.  So, until then, a built-in name means the
-    built-in, whatever the program goes on to register (scoring a TREC run relies on it
-    to skip loading the registry: :func:`evalkit._spec.trec.score_trec`)."""
-    return bool(_pending["metrics"])
-
-
 def ensure() -> None:
     """Fill the metric tables (once); a second thread waits until they are filled."""
     _ensure("metrics")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -64,6 +65,11 @@ class CountsSomeCases(Protocol):
 
 LoaderFn = Callable[[Path], "GoldenSet"]
 F = TypeVar("F", bound=Callable[..., Any])
+# The values a metric can take, lowest and highest (an open end is infinite).  Not part
+# of the fingerprint: declaring a range says what a value can be, not what it means.
+Bounds = tuple[float, float]
+UNIT: Bounds = (0.0, 1.0)
+NON_NEGATIVE: Bounds = (0.0, math.inf)
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*(@[1-9][0-9]*)?$")
 
@@ -92,6 +98,13 @@ class MetricDef:
     # evalkit._model.metric_identity: both are part of the metric's identity.
     parameters: Mapping[str, ParamValue] = field(default_factory=dict)
     params: Params = ()
+    # The range every value lies in, when declared (every built-in declares one);
+    # None: not checked.
+    bounds: Bounds | None = None
+
+    def admits(self, value: float) -> bool:
+        """True when ``value`` lies in the declared range (or none is declared)."""
+        return self.bounds is None or self.bounds[0] <= value <= self.bounds[1]
 
     def __call__(self, *args: Any) -> float:
         """Compute the metric, so ``get_metric(name)(response, case)`` works as in 0.2.0."""
@@ -127,6 +140,7 @@ class RetrievalFamily:
     # Parameters that change a value (name -> default); None: the function's
     # keyword-only defaults (evalkit._model.metric_identity.signature_parameters).
     parameters: Mapping[str, ParamValue] | None = None
+    bounds: Bounds | None = None
 
     def declared_parameters(self) -> Mapping[str, ParamValue]:
         if self.parameters is not None:
@@ -220,6 +234,36 @@ def _version(version: object) -> str | None:
     return str(version)
 
 
+def check_bounds(name: str, bounds: object) -> Bounds | None:
+    """``bounds`` as ``(low, high)`` floats: a pair of numbers (``None`` for an open end)
+    with ``low <= high``; ``None`` declares no range."""
+    if bounds is None:
+        return None
+    ends = tuple(bounds) if isinstance(bounds, tuple | list) else ()
+    numbers = len(ends) == 2 and all(
+        end is None or (isinstance(end, int | float) and not isinstance(end, bool)) for end in ends
+    )
+    if numbers:
+        low = -math.inf if ends[0] is None else float(ends[0])
+        high = math.inf if ends[1] is None else float(ends[1])
+        if low <= high:  # False for a NaN end too
+            return low, high
+    raise RegistryError(
+        f"metric {name!r}: bounds must be (low, high) with low <= high, None for an "
+        f"open end, e.g. (0, 1) or (0, None); got {bounds!r}"
+    )
+
+
+def bounds_text(bounds: Bounds) -> str:
+    """``[0, 1]``, ``>= 0`` or ``<= 5``: a declared range as a message shows it."""
+    low, high = bounds
+    if math.isinf(high):
+        return f">= {low:g}"
+    if math.isinf(low):
+        return f"<= {high:g}"
+    return f"[{low:g}, {high:g}]"
+
+
 def _check_name(name: object) -> str:
     if name == "":
         raise RegistryError("invalid metric name '': a metric name must be a non-empty string")
@@ -286,7 +330,11 @@ def _register(defn: MetricDef) -> None:
 
 
 def register_metric(
-    name: str, *, higher_is_better: bool, version: str | None = None
+    name: str,
+    *,
+    higher_is_better: bool,
+    version: str | None = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> Callable[[F], F]:
     """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
 
@@ -294,32 +342,42 @@ def register_metric(
     regression.  Duplicate names raise :class:`RegistryError`.  ``version``, when
     given, is the metric's fingerprint (bump it when the formula changes); without
     it the fingerprint follows what the code does (see :mod:`evalkit._model.code_identity`).
+    ``bounds``, when given (``(0, 1)``; ``None`` for an open end), is the range every
+    value lies in: a value outside it stops the run, and an artefact row holding one
+    is refused.  Without it values are not range-checked.
     """
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
     declared = _version(version)
+    declared_bounds = check_bounds(name, bounds)
 
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "case", fn, hib, declared))
+        _register(MetricDef(name, "case", fn, hib, declared, bounds=declared_bounds))
         return fn
 
     return decorate
 
 
 def register_aggregate(
-    name: str, *, higher_is_better: bool, version: str | None = None
+    name: str,
+    *,
+    higher_is_better: bool,
+    version: str | None = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> Callable[[F], F]:
-    """Register a whole-run metric ``(Sequence[CaseResult]) -> float``."""
+    """Register a whole-run metric ``(Sequence[CaseResult]) -> float`` (``bounds``: as
+    :func:`register_metric`'s, declared for the reader)."""
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
     declared = _version(version)
+    declared_bounds = check_bounds(name, bounds)
 
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "aggregate", fn, hib, declared))
+        _register(MetricDef(name, "aggregate", fn, hib, declared, bounds=declared_bounds))
         return fn
 
     return decorate
@@ -334,8 +392,11 @@ def register_family(
     builtin: bool = False,
     replaceable: bool = False,
     parameters: Mapping[str, ParamValue] | None = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> None:
     """Register a retrieval family that claims every ``name@k``.
+
+    ``bounds``: the range of every ``name@k`` value, as :func:`register_metric`'s.
 
     ``parameters`` declares what else changes its values (name -> default,
     e.g. ``{"relevance_level": 1}``); by default, ``fn``'s keyword-only
@@ -361,10 +422,16 @@ def register_family(
         _check_polarity(name, higher_is_better)
     if builtin and version is None:
         version = "1"  # built-ins always carry the version their fingerprint hashes
+    declared_bounds = check_bounds(name, bounds)
     existing = _families.get(name)
     if existing is not None and existing.replaceable and existing.fn is not fn:
         _families[name] = RetrievalFamily(
-            name, fn, higher_is_better, _version(version), parameters=parameters
+            name,
+            fn,
+            higher_is_better,
+            _version(version),
+            parameters=parameters,
+            bounds=declared_bounds,
         )
         return
     if existing is not None:
@@ -378,6 +445,7 @@ def register_family(
                     existing.builtin,
                     existing.replaceable,
                     existing.parameters,
+                    existing.bounds,
                 )
                 return
             if higher_is_better is None or existing.higher_is_better == higher_is_better:
@@ -392,7 +460,14 @@ def register_family(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
     _families[name] = RetrievalFamily(
-        name, fn, higher_is_better, _version(version), builtin, replaceable, parameters
+        name,
+        fn,
+        higher_is_better,
+        _version(version),
+        builtin,
+        replaceable,
+        parameters,
+        declared_bounds,
     )
 
 
@@ -424,6 +499,7 @@ def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) ->
         family=family.name,
         k=k,
         parameters=dict(family.declared_parameters()),
+        bounds=family.bounds,
     )
 
 

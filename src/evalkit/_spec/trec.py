@@ -21,9 +21,8 @@ Files ending in ``.gz`` (or starting with the gzip magic bytes) are
 decompressed transparently; writes are atomic and ``.gz`` output is
 byte-reproducible.
 
-``import evalkit.trec`` loads no numpy, and scoring a plain run file never does
-(:mod:`evalkit._spec.trec_plain`); reading a run into a :class:`TrecRun` does
-(:mod:`evalkit._spec.trec_read`).
+``import evalkit.trec`` loads no numpy; reading or scoring a run does
+(:mod:`evalkit._spec.trec_read`, :mod:`evalkit.metrics.batch`).
 """
 
 from __future__ import annotations
@@ -33,17 +32,17 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from evalkit._model.builtin_hook import untouched
 from evalkit._model.relevance import Relevance, as_grades
 from evalkit._model.results import QueryResult, RunResult
 from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
-from evalkit._spec.trec_plain import read_plain_run, score_plain_run
 from evalkit._spec.trec_run import FloatArray, TrecRun
 from evalkit._util.bounded import paused_gc
-from evalkit.metrics.ranked_lists import PlainKind, builtin_kind, plain_kind
 from evalkit.metrics.rankings import QuerySelection
+
+if TYPE_CHECKING:
+    from evalkit.metrics.batch import IntArray
 
 __all__ = [
     "FloatArray",
@@ -206,7 +205,6 @@ def write_qrels(path: PathLike, qrels: Mapping[str, Relevance]) -> Path:
 
 
 # --------------------------------------------------------------------------- scoring
-# --------------------------------------------------------------------------- scoring
 
 
 @dataclass(frozen=True)
@@ -266,111 +264,77 @@ def score_trec(
     name: str | None = None,
 ) -> TrecScoring:
     """:func:`score_trec_run`, with the queries left out or zeroed named (:class:`TrecScoring`)."""
-    plain_metrics = None if score_dtype != "float64" else _plain_metrics(metrics, relevance_level)
+    from evalkit._spec.trec_read import grade_run, read_run_with_grades
+
+    options = _Options(relevance_level, queries, name)
     # One pause for the whole job: the collection that follows a pause walks
-    # everything built during it, so three pauses would walk the run three times.
+    # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
+        if _built_in_families(metrics):
+            # Graded as the qrels are read: none of their ids is kept (trec_read.grade_run).
+            run = read_run(run_path, score_dtype=score_dtype)
+            graded = grade_run(qrels_path, run)
+            if graded is not None:
+                grades, judged = graded
+                # Every judged query, its judgments unread (``judged`` holds their grades).
+                unread: dict[str, dict[str, int]] = {qid: {} for qid in judged}
+                return _scored(run, unread, grades, judged, run_path, metrics, options)
+            return _scored(run, read_qrels(qrels_path), None, None, run_path, metrics, options)
         qrels = read_qrels(qrels_path)
-        plain = None if plain_metrics is None else read_plain_run(run_path)
-        if plain is not None and plain_metrics is not None:
-            scored = score_plain_run(plain, qrels, plain_metrics, relevance_level, queries)
-            if scored is not None:
-                label = name if name is not None else (plain.tag or Path(run_path).name)
-                unranked = tuple(q for q in qrels if q not in plain.ranked)
-                unjudged = tuple(q for q in plain.query_ids if q not in qrels)
-                return TrecScoring(RunResult(label, scored), queries, unranked, unjudged)
-        return _score_arrays(run_path, qrels, metrics, relevance_level, queries, score_dtype, name)
+        # Grades are looked up while the run is read (its ids are still in cache then).
+        run, looked_up = read_run_with_grades(run_path, score_dtype, qrels)
+        return _scored(run, qrels, looked_up, None, run_path, metrics, options)
 
 
-def _plain_metrics(
-    metrics: Sequence[str], relevance_level: int
-) -> list[tuple[str, PlainKind, int]] | None:
-    """(name, formula, k) of each metric when all are built-in families; else ``None``.
-
-    ``None`` too when the metrics or the level are refused: the numpy path then raises,
-    after reading the files, as it always has.  Before the registry's first use, built-in
-    ``name@k`` specs are known without loading it (the registry, its fingerprints and
-    every built-in with it cost a fifth of scoring a 10^5-line run): nothing can have
-    replaced a built-in family yet, so the registry would resolve them the same.
-    """
-    from evalkit._model.relevance import check_level
-
-    try:
-        check_level(relevance_level)
-    except Exception:  # refused: the numpy path raises it, in its place
-        return None
-    if untouched():
-        known = _builtin_metrics(metrics)
-        if known is not None:
-            return known
-    return _registered_metrics(metrics)
-
-
-def _builtin_metrics(metrics: Sequence[str]) -> list[tuple[str, PlainKind, int]] | None:
-    """:func:`_registered_metrics` of built-in ``name@k`` specs, named none twice, as the
-    built-ins alone resolve them; ``None`` for any other list (the registry decides)."""
-    if isinstance(metrics, str):
-        return None
-    out: list[tuple[str, PlainKind, int]] = []
-    for spec in metrics:
-        known = builtin_kind(spec) if isinstance(spec, str) else None
-        if known is None:
-            return None
-        out.append((spec, *known))
-    if not out or len({name for name, _, _ in out}) != len(out):
-        return None
-    return out
-
-
-def _registered_metrics(metrics: Sequence[str]) -> list[tuple[str, PlainKind, int]] | None:
-    """(name, formula, k) of each metric as the registry resolves it, when all are
-    built-in families; ``None`` otherwise, or when the registry refuses the list."""
+def _built_in_families(metrics: Sequence[str]) -> bool:
+    """Whether every metric is a built-in retrieval family (a list the registry refuses
+    is not: the full path raises its error, in its place)."""
     from evalkit._model import registry
+    from evalkit.metrics.batch import is_builtin_formula
 
     try:
         defs = registry.resolve_query_metrics(metrics)
-    except Exception:  # refused: the numpy path raises it, in its place
-        return None
-    out: list[tuple[str, PlainKind, int]] = []
-    for defn in defs:
-        if defn.family is None or defn.k is None:
-            return None  # a case metric
-        kind = plain_kind(registry.families()[defn.family].fn)
-        if kind is None:
-            return None  # a client's family: batch calls it query by query
-        out.append((defn.name, kind, defn.k))
-    return out
+    except Exception:  # refused: the full path raises it, in its place
+        return False
+    return all(
+        d.family is not None and is_builtin_formula(registry.families()[d.family].fn) for d in defs
+    )
 
 
-def _score_arrays(
-    run_path: PathLike,
+def _scored(
+    run: TrecRun,
     qrels: dict[str, dict[str, int]],
+    grades: IntArray | None,
+    judged: dict[str, IntArray] | None,
+    run_path: PathLike,
     metrics: Sequence[str],
-    relevance_level: int,
-    queries: QuerySelection,
-    score_dtype: ScoreDtype,
-    name: str | None,
+    options: _Options,
 ) -> TrecScoring:
-    """Read the run into numpy arrays and score it with :mod:`evalkit.metrics.batch`:
-    a file that is not plain, a float32 ranking, or a metric beyond the built-ins."""
-    from evalkit._spec.trec_read import read_run_with_grades
+    """Score the run with :mod:`evalkit.metrics.batch`, and name the queries the files
+    do not share."""
     from evalkit.metrics.batch import score_rankings
 
-    # Grades are looked up while the run is read (its ids are still in cache then).
-    run, grades = read_run_with_grades(run_path, score_dtype, qrels)
-    label = name if name is not None else (run.tag or Path(run_path).name)
+    label = options.name if options.name is not None else (run.tag or Path(run_path).name)
     result = score_rankings(
         label,
         run,
         qrels,
         metrics,
-        relevance_level=relevance_level,
-        queries=queries,
+        relevance_level=options.relevance_level,
+        queries=options.queries,
         _grades=grades,
         _checked_qrels=True,
+        _judged=judged,
     )
     ranked = set(run.query_ids)
     unranked = tuple(q for q in qrels if q not in ranked)
     unjudged = tuple(q for q in run.query_ids if q not in qrels)
-    del run, grades, qrels, ranked  # freed now, not walked by the collection after the pause
-    return TrecScoring(result, queries, unranked, unjudged)
+    del run, grades, qrels, ranked, judged  # freed now, not walked by the collection later
+    return TrecScoring(result, options.queries, unranked, unjudged)
+
+
+@dataclass(frozen=True)
+class _Options:
+    relevance_level: int
+    queries: QuerySelection
+    name: str | None

@@ -1,6 +1,6 @@
 """TREC files, line by line: open (plain or ``.gz``), cut into whole-line chunks, check
-tokens, and read qrels.  No numpy: scoring a plain file needs none (:mod:`.trec_plain`),
-and the run reader that does (:mod:`.trec_read`) builds on these.
+tokens, and read qrels.  No numpy: reading qrels needs none, and the run reader
+(:mod:`.trec_read`) builds on these.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from itertools import groupby
 from pathlib import Path
-from typing import IO, AnyStr, Literal, TypeAlias
+from typing import IO, Literal, TypeAlias
 
 from evalkit._util.bounded import line_too_long, max_line_bytes, paused_gc
 from evalkit.errors import InputError
@@ -107,21 +107,13 @@ def first_duplicate(ranked: Sequence[str]) -> str:
     raise AssertionError("no duplicate")  # pragma: no cover
 
 
-def plain_tokens(chunk: bytes, n: int, fields: int) -> list[str] | None:
-    """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
-    line's followed by ``"\x01"``; ``None`` when the chunk needs the careful path."""
-    if not _plain_chunk(chunk):
-        return None
-    return _lines_of(chunk.decode("ascii").replace("\n", " \x01 ").split(), "\x01", n, fields)
-
-
 def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
-    """:func:`plain_tokens` as bytes, for a reader that decodes only the columns it keeps.
+    """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
+    line's followed by ``b"\x01"``; ``None`` when the chunk needs the careful path.
 
-    The same tokens: on ASCII without the :data:`FAST_PATH_UNSAFE` bytes, ``bytes.split``
-    and ``str.split`` cut at the same whitespace.  Splitting bytes, then decoding the
-    document ids alone, took three quarters of the time of decoding and splitting it all
-    (a 10^5-line run, #27)."""
+    On ASCII without the :data:`FAST_PATH_UNSAFE` bytes, ``bytes.split`` cuts where
+    ``str.split`` and C's ``isspace`` do.  Splitting bytes, then decoding the columns kept
+    alone, took three quarters of the time of decoding and splitting it all (#27)."""
     if not _plain_chunk(chunk):
         return None
     return _lines_of(chunk.replace(b"\n", b" \x01 ").split(), b"\x01", n, fields)
@@ -131,7 +123,7 @@ def _plain_chunk(chunk: bytes) -> bool:
     return chunk.isascii() and not any(b in chunk for b in FAST_PATH_UNSAFE)
 
 
-def _lines_of(toks: list[AnyStr], sentinel: AnyStr, n: int, fields: int) -> list[AnyStr] | None:
+def _lines_of(toks: list[bytes], sentinel: bytes, n: int, fields: int) -> list[bytes] | None:
     """``toks`` when they are ``n`` lines of ``fields`` tokens, each followed by the
     ``sentinel`` token: that proves each line has exactly ``fields`` fields."""
     stride = fields + 1
@@ -191,8 +183,9 @@ def _careful_qrels_chunk(
     return qids, docs, grades, lines
 
 
-def _raise_duplicate_judgment(file: Path, source: str) -> None:
+def raise_duplicate_judgment(file: Path) -> None:
     """Find and name the first line that judges a document twice (error path only)."""
+    source = str(file)
     seen: set[tuple[str, str]] = set()
     with open_bytes(file, "qrels file") as fh:
         for chunk, first_line, _ in chunks(fh, source):
@@ -207,12 +200,13 @@ def _raise_duplicate_judgment(file: Path, source: str) -> None:
     raise AssertionError("no duplicate judgment found")  # pragma: no cover
 
 
-def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+def qrels_pieces(path: PathLike) -> Iterator[tuple[str, list[str], list[int]]]:
+    """The qrels file's lines, in order, as pieces of one query id each: (query id, doc
+    ids, grades).  A query's lines in one chunk are one piece; lines that go on into the
+    next chunk, or come back later in the file, are further pieces of the same id."""
     file = Path(path)
     source = str(file)
-    qrels: dict[str, dict[str, int]] = {}
-    with paused_gc(), open_bytes(file, "qrels file") as fh:
+    with open_bytes(file, "qrels file") as fh:
         for chunk, first_line, n_lines in chunks(fh, source):
             fast = _fast_qrels_chunk(chunk, n_lines)
             if fast is not None:
@@ -223,14 +217,30 @@ def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
             start = 0
             for qid, lines in runs:
                 stop = start + lines
-                judged = qrels.setdefault(qid, {})
-                before = len(judged)
-                judged.update(zip(docs[start:stop], grades[start:stop], strict=True))
-                if len(judged) != before + stop - start:
-                    _raise_duplicate_judgment(file, source)
+                yield qid, docs[start:stop], grades[start:stop]
                 start = stop
+
+
+def judge_piece(judged: dict[str, int], docs: list[str], grades: list[int], path: Path) -> None:
+    """Add one piece to a query's judgments; a document judged twice is refused, naming
+    its line (trec_eval refuses duplicate judgments)."""
+    before = len(judged)
+    judged.update(zip(docs, grades, strict=True))
+    if len(judged) != before + len(docs):
+        raise_duplicate_judgment(path)
+
+
+def no_qrels(path: Path) -> TrecFormatError:
+    return TrecFormatError(f"{path}: no qrels lines; expected 'query_id 0 doc_id grade' per line")
+
+
+def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+    file = Path(path)
+    qrels: dict[str, dict[str, int]] = {}
+    with paused_gc():
+        for qid, docs, grades in qrels_pieces(file):
+            judge_piece(qrels.setdefault(qid, {}), docs, grades, file)
     if not qrels:
-        raise TrecFormatError(
-            f"{source}: no qrels lines; expected 'query_id 0 doc_id grade' per line"
-        )
+        raise no_qrels(file)
     return qrels

@@ -86,19 +86,20 @@ class FileStore:
 
     def promote(self, request: PromoteRequest) -> PromoteResult:
         artefact = request.artefact
+        data = artefact.read_bytes()
         if artefact.resolve() != self.path.resolve():
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(self.path, artefact.read_bytes())
-        self.keep(request.sha or None)
+            write_bytes_atomic(self.path, data)
+        self.keep(data, request.sha or None)
         return PromoteResult(
             source="file", location=str(self.path), detail=f"baseline written to {self.path}"
         )
 
-    def keep(self, sha: str | None = None, now: datetime | None = None) -> None:
-        """Add the baseline file as it is now to the history (after every promotion)."""
+    def keep(self, data: bytes, sha: str | None = None, now: datetime | None = None) -> None:
+        """Add the baseline just promoted, ``data`` (the bytes written, never a re-read
+        of the file, which a promotion racing this one may have replaced), to the history."""
         from evalkit._store.history import artefact_facts
 
-        data = self.path.read_bytes()
         commit, fingerprint = artefact_facts(data, str(self.path))
         self.log.record(
             data,

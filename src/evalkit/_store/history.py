@@ -18,9 +18,10 @@ with it instead of with the latest baseline.  The reference is handed to the gat
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -445,6 +446,9 @@ class LocalHistory:
     INDEX = "index.json"
     REFERENCE = "reference.json"
     PIN = "reference.pin.json"
+    LOCK = "index.json.lock"
+    # Another promotion holds the lock for a copy and two small writes: a minute is ages.
+    LOCK_TIMEOUT_S = 60.0
 
     def __init__(self, root: Path, config_name: str, *, keep: int | None = None) -> None:
         self.root = root
@@ -455,21 +459,38 @@ class LocalHistory:
         index = self.root / self.INDEX
         return index_loads(index.read_bytes() if index.is_file() else None, str(index))
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the history's lock file: two promotions (or pins) at once would each read
+        the index, add their own entry and write it back, and one entry would be lost."""
+        from filelock import FileLock, Timeout
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = self.root / self.LOCK
+        try:
+            with FileLock(str(lock), timeout=self.LOCK_TIMEOUT_S):
+                yield
+        except Timeout:
+            raise InputError(
+                f"{lock}: another evalkit promote or pin has held this lock for "
+                f"{self.LOCK_TIMEOUT_S:g} s; wait for it, or delete the file if none is running"
+            ) from None
+
     def record(
         self, data: bytes, *, sha: str | None, config_fingerprint: str | None, now: datetime
     ) -> HistoryEntry:
         """Keep one more promotion (the artefact's bytes as promoted)."""
         suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
         name = promotion_stem(sha, now) + suffix
-        self.root.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(self.root / name, data)
         record = PromotionRecord(name, sha, now, config_fingerprint)
-        records, dropped = pruned([*self._records(), record], self.keep)
-        write_bytes_atomic(self.root / self.INDEX, index_dumps(self.config_name, records))
-        # After the index no longer lists them: a crash in between leaves a file too many.
-        for old in dropped:
-            if old.file != name:
-                (self.root / old.file).unlink(missing_ok=True)
+        with self._locked():
+            write_bytes_atomic(self.root / name, data)
+            records, dropped = pruned([*self._records(), record], self.keep)
+            write_bytes_atomic(self.root / self.INDEX, index_dumps(self.config_name, records))
+            # After the index no longer lists them: a crash in between leaves a file too many.
+            for old in dropped:
+                if old.file != name:
+                    (self.root / old.file).unlink(missing_ok=True)
         return record.entry(self.root / name)
 
     def history(self) -> History:
@@ -493,10 +514,11 @@ class LocalHistory:
         resolve_tag: Callable[[str], TaggedCommit | None] | None,
         now: datetime,
     ) -> PinRecord:
-        chosen, why = select_pinned(self.history().entries, spec, resolve_tag)
-        record = PinRecord.of(chosen, spec, why, now)
-        write_bytes_atomic(self.root / self.REFERENCE, chosen.path.read_bytes())
-        write_bytes_atomic(self.root / self.PIN, record.to_json().encode("utf-8"))
+        with self._locked():  # a promotion may not prune the chosen file meanwhile
+            chosen, why = select_pinned(self.history().entries, spec, resolve_tag)
+            record = PinRecord.of(chosen, spec, why, now)
+            write_bytes_atomic(self.root / self.REFERENCE, chosen.path.read_bytes())
+            write_bytes_atomic(self.root / self.PIN, record.to_json().encode("utf-8"))
         return record
 
     def fetch_reference(self) -> BaselineFetch:

@@ -59,15 +59,27 @@ def retry_after_seconds(
 
 
 class WaitBudget:
-    """A thread-safe allowance of seconds to spend waiting, and the waiting itself."""
+    """A thread-safe allowance of seconds to spend waiting, and the waiting itself.
 
-    def __init__(self, total_s: float, *, sleep: Callable[[float], None] = time.sleep) -> None:
+    The one owner of every rate-limit wait: the judges, the HTTP target and the GitHub
+    client each spend one.  ``max_waits`` also bounds how many waits it grants (GitHub:
+    a server that keeps asking for 0 s must not loop forever)."""
+
+    def __init__(
+        self,
+        total_s: float,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        max_waits: int | None = None,
+    ) -> None:
         if isinstance(total_s, bool) or not isinstance(total_s, int | float):
             raise ValueError(f"a wait budget must be a number of seconds, got {total_s!r}")
         if not math.isfinite(total_s) or total_s < 0:
             raise ValueError(f"a wait budget must be a finite number >= 0, got {total_s!r}")
         self.total_s = float(total_s)
         self._spent = 0.0
+        self._waits = 0
+        self._max_waits = max_waits
         self._lock = threading.Lock()
         self._sleep = sleep
 
@@ -90,7 +102,10 @@ class WaitBudget:
         with self._lock:
             if seconds > self.total_s - self._spent:
                 return False
+            if self._max_waits is not None and self._waits >= self._max_waits:
+                return False
             self._spent += seconds
+            self._waits += 1
         if seconds > 0:
             self._sleep(seconds)
         return True

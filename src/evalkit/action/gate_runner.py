@@ -19,6 +19,7 @@ from evalkit._app.pipeline import (
     to_artifact,
 )
 from evalkit._app.reference_lookup import reference_from_fetch, report_trends
+from evalkit._app.store_opening import open_config_store
 from evalkit._spec.artifact import read_artifact, write_artifact
 from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
 from evalkit.gate.inputs import refuse_other_config
@@ -79,8 +80,9 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     json_path.write_text(dumps(report), encoding="utf-8")
     # The drift trend reads the promotions through the Action's own store (GitHub access);
     # only when a drift check ran (report_trends returns nothing otherwise: no fetch).
+    store = request.store or open_config_store(cfg)  # None: a test's request, no GitHub
     trend = report_trends(
-        cfg, report, Path(candidate_path), reference, store=request.store, work=out / "history-in"
+        cfg, report, Path(candidate_path), reference, store=store, work=out / "history-in"
     )
     html_path = out / f"report-{request.config_name}.html"
     html_path.write_text(render_html(report, trend=trend), encoding="utf-8")

@@ -180,13 +180,25 @@ def say_prose(text: str) -> None:
 
 
 def say(text: str = "") -> None:
-    """Print to stdout; a reader that left early (``| head -1``) changes nothing else."""
+    """Print to stdout, control characters spelled out (a run name or path from a file
+    cannot retitle the terminal); a reader that left early (``| head -1``) changes nothing
+    else."""
+    from evalkit._util.visible import visible
+
     with stdout_may_close():
-        typer.echo(text)
+        typer.echo(visible(text))
 
 
 def err(message: str) -> None:
-    typer.echo(f"evalkit: {message}", err=True)
+    """``evalkit: message`` on stderr; control characters quoted from a target, judge or
+    file are spelled out (:func:`evalkit._util.visible.visible`), never emitted."""
+    _stderr(f"evalkit: {message}")
+
+
+def _stderr(line: str) -> None:
+    from evalkit._util.visible import visible
+
+    typer.echo(visible(line), err=True)
 
 
 def write_text(path: Path, text: str) -> None:
@@ -253,9 +265,9 @@ def report_failed_cases(
         return
     err(f"{len(failed)} of {len(art.result)} case(s) failed; the rest were kept:")
     for row in failed[:20]:
-        typer.echo(f"  {row.case_id}: {row.error}", err=True)
+        _stderr(f"  {row.case_id}: {row.error}")
     if len(failed) > 20:
-        typer.echo(f"  … and {len(failed) - 20} more (see the artefact)", err=True)
+        _stderr(f"  … and {len(failed) - 20} more (see the artefact)")
     if aside:
         err(aside)
 

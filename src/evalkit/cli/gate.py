@@ -112,7 +112,7 @@ def gate(
         from evalkit.report.terminal import render_terminal
 
         render_terminal(report)
-    write_reports(report, cfg.name, markdown, json_out, html, lambda: done.trend(cfg))
+    write_reports(report, cfg.name, markdown, json_out, html, done.trend)
     report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from evalkit._util.retry_after import WaitBudget, retry_after_seconds
 from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 if TYPE_CHECKING:
@@ -49,6 +50,10 @@ class RetryPolicy:
     def delay(self, attempt: int) -> float:
         return float(self.base_delay * 2.0 ** (attempt - 1))
 
+    def rate_limit_budget(self) -> WaitBudget:
+        """The rate-limit waits of one call: bounded in total seconds and in count."""
+        return WaitBudget(self.max_rate_wait, sleep=self.sleep, max_waits=MAX_RATE_LIMIT_RETRIES)
+
 
 # GitHub's advice for a secondary rate limit without Retry-After: wait at least a minute.
 SECONDARY_LIMIT_WAIT = 60.0
@@ -59,8 +64,6 @@ def rate_limit_delay(
     status: int | None, headers: Mapping[str, str] | None, message: str, now: float
 ) -> float | None:
     """Seconds GitHub asks us to wait when this response is a rate limit, else None."""
-    from evalkit._util.retry_after import retry_after_seconds
-
     if status not in (403, 429):
         return None
     lower = {str(k).lower(): str(v) for k, v in (headers or {}).items()}
@@ -77,33 +80,13 @@ def rate_limit_delay(
     return None
 
 
-class RateLimitBudget:
-    """The rate-limit waits of one call: bounded in total seconds and in count."""
-
-    def __init__(self, retry: RetryPolicy) -> None:
-        from evalkit._util.retry_after import WaitBudget
-
-        self._retry = retry
-        self._budget = WaitBudget(retry.max_rate_wait, sleep=retry.sleep)
-        self.count = 0
-
-    @property
-    def waited(self) -> float:
-        return self._budget.spent_s
-
-    def wait(self, delay: float) -> bool:
-        """Sleep ``delay`` and return True, or False when that would exceed the budget."""
-        if self.count >= MAX_RATE_LIMIT_RETRIES or not self._budget.wait(delay):
-            return False
-        self.count += 1
-        return True
-
-    def refusal(self, what: str, delay: float) -> str:
-        return (
-            f"GitHub API: {what} is rate limited; GitHub asks to wait {delay:.0f} s more, "
-            f"beyond the {self._retry.max_rate_wait:.0f} s evalkit waits per call (waited "
-            f"{self.waited:.0f} s); re-run the job later or lower the job's API use"
-        )
+def rate_limit_refusal(what: str, delay: float, budget: WaitBudget) -> str:
+    """Why a GitHub call that is rate limited was not waited out any longer."""
+    return (
+        f"GitHub API: {what} is rate limited; GitHub asks to wait {delay:.0f} s more, "
+        f"beyond the {budget.total_s:.0f} s evalkit waits per call (waited "
+        f"{budget.spent_s:.0f} s); re-run the job later or lower the job's API use"
+    )
 
 
 DEFAULT_RETRY = RetryPolicy()
@@ -170,7 +153,7 @@ def call_github(
     from github import GithubException
 
     attempt = 0
-    budget = RateLimitBudget(retry)
+    budget = retry.rate_limit_budget()
     sleep = retry.sleep
     while True:
         attempt += 1
@@ -183,7 +166,8 @@ def call_github(
                 if budget.wait(delay):
                     attempt -= 1  # a rate-limit wait is not a failed attempt
                     continue
-                raise GitHubApiError(budget.refusal(what, delay), status=status) from None
+                refusal = rate_limit_refusal(what, delay, budget)
+                raise GitHubApiError(refusal, status=status) from None
             retriable = status is not None and status >= 500
             if retriable and attempt < retry.attempts:
                 sleep(retry.delay(attempt))
@@ -210,10 +194,10 @@ __all__ = [
     "DEFAULT_RETRY",
     "NO_DELAY",
     "GithubFactory",
-    "RateLimitBudget",
     "RetryPolicy",
     "call_github",
     "rate_limit_delay",
+    "rate_limit_refusal",
     "default_github_factory",
     "status_of",
 ]

@@ -1,7 +1,8 @@
 """One sticky PR comment per config, found by a hidden marker and updated in place.
 
 The marker ``<!-- evalkit report config=<name> -->`` is the comment's identity: the
-markdown reporter puts it in the body, and we look for it across *every* page of the
+markdown reporter puts it on the body's first line, the only line where it counts, and
+we look for it across *every* page of the
 PR's comments (a busy PR has more than one page). Only comments written by *our own*
 identity count (the ``comment-author`` input, else the token's user, else
 ``github-actions[bot]`` for the job token, which cannot read ``/user``), and never a
@@ -13,8 +14,9 @@ are listed again before posting again (no duplicates).
 A fork's body (the ``workflow_run`` companion) is untrusted and is sanitised to a fixed
 point: HTML entities decoded first (``&#64;name`` *is* a mention once rendered), every
 evalkit marker removed until none is left (``<!-<!-- … -->- … -->`` re-forms one after a
-single pass), ``@mentions`` and ``org/repo#1`` cross-references defused with a zero-width
-joiner, until another pass changes nothing.
+single pass), ``@mentions`` and ``org/repo#1`` cross-references, links, images, bare URLs
+and HTML tags other than formatting ones defused with a zero-width space, until another
+pass changes nothing.
 """
 
 from __future__ import annotations
@@ -42,6 +44,20 @@ _MARKER_WORDS = re.compile(r"evalkit\s+report\s+config=", re.IGNORECASE)
 _MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
 # "org/repo#12" and "org/repo@sha" link (and notify) across repositories.
 _CROSS_REF = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]*/[\w.-]+)(#|@)(?=\w)")
+# Links and images from a fork's text render as text, defused like mentions (a zero-width
+# space where the construct needs two characters side by side), not left to GitHub's
+# sanitiser: an inline link or image (`](`), an image's `![`, a reference definition
+# (`[x]: url`), a bare URL GFM would link (`https://`, `www.`), and any HTML tag but the
+# formatting ones a report uses (`<img>`, `<a href>`, `<picture>`...).
+_INLINE_LINK = re.compile(r"\](?=\()")
+_IMAGE = re.compile(r"!(?=\[)")
+_REFERENCE_DEFINITION = re.compile(r"^( {0,3}\[[^\]\n]*\]):", re.MULTILINE)
+_BARE_URL = re.compile(r"(?i)(https?|ftp|javascript|data|vbscript|file):(?=/)|(www)\.")
+_FORMATTING_TAGS = (
+    "b|blockquote|br|code|del|details|div|em|h[1-6]|hr|i|ins|kbd|li|ol|p|pre|s|span|strong|"
+    "sub|summary|sup|table|tbody|td|th|thead|tr|ul|wbr"
+)
+_OTHER_TAG = re.compile(rf"<(?=/?[A-Za-z])(?!/?(?:{_FORMATTING_TAGS})\b)", re.IGNORECASE)
 # Each pass decodes one layer of entities (&amp;#64; -> &#64; -> @); bodies that keep
 # changing past this many passes are reduced to plain text.
 _SANITISE_ROUNDS = 10
@@ -55,9 +71,9 @@ def marker_for(config_name: str) -> str:
 
 
 def prepare_body(markdown: str, config_name: str) -> str:
-    """The body to post: exactly one marker (ours, first line), capped to GitHub's limit."""
+    """The body to post: our marker on its first line, capped to GitHub's limit."""
     marker = marker_for(config_name)
-    if marker not in markdown:
+    if not _first_line_is(markdown, marker):
         markdown = f"{marker}\n{markdown}"
     if len(markdown) > MAX_COMMENT_CHARS:
         room = MAX_COMMENT_CHARS - len(_TRUNCATION_NOTE)
@@ -72,6 +88,13 @@ def _sanitise_once(text: str) -> str:
     text = _ANY_MARKER.sub("", text)
     text = _MARKER_WORDS.sub("evalkit report config\u200b=", text)
     text = _MENTION.sub("@\u200b", text)
+    text = _INLINE_LINK.sub("]\u200b", text)
+    text = _IMAGE.sub("!\u200b", text)
+    text = _REFERENCE_DEFINITION.sub("\\1\u200b:", text)
+    text = _BARE_URL.sub(
+        lambda m: f"{m.group(1)}:\u200b" if m.group(1) else f"{m.group(2)}\u200b.", text
+    )
+    text = _OTHER_TAG.sub("<\u200b", text)
     return _CROSS_REF.sub(lambda m: f"{m.group(1)}{m.group(2)}\u200b", text)
 
 
@@ -108,10 +131,16 @@ def _is_minimized(comment: Any) -> bool:
     return isinstance(raw, dict) and bool(raw.get("minimized"))
 
 
+def _first_line_is(body: str, marker: str) -> bool:
+    """Whether ``marker`` is ``body``'s first line: the only place a marker counts, so one
+    quoted further down (in a case id, a check's message, a fork's text) names nothing."""
+    return body.partition("\n")[0].rstrip("\r") == marker
+
+
 def _is_ours(comment: Any, marker: str, identity: str) -> bool:
     # Attributes, not .raw_data: on a listed (lazy) comment raw_data would fetch it again.
     body = comment.body
-    if not isinstance(body, str) or marker not in body:
+    if not isinstance(body, str) or not _first_line_is(body, marker):
         return False
     user = comment.user
     if user is None or _is_minimized(comment):

@@ -9,6 +9,9 @@ would otherwise be obeyed. Two defences, both used here:
   (``%``, CR, LF, and in properties also ``:`` and ``,``), so they stay one line;
 * free-form untrusted text is printed between ``::stop-commands::<token>`` and
   ``::<token>::`` with a fresh random token, so the runner ignores any command inside.
+
+Either way control characters (ESC, BEL, NUL...) are spelled out first
+(:func:`evalkit._util.visible.visible`), never written to the log.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from evalkit._util.visible import visible
 from evalkit.errors import ConfigError
 
 # GitHub refuses to upload a step summary over 1 MiB (and shows an error instead),
@@ -64,7 +68,10 @@ class Annotation:
     line: int | None = None
 
     def render(self) -> str:
-        return command(self.level, self.message, file=self.file, line=self.line, title=self.title)
+        title = None if self.title is None else visible(self.title)
+        return command(
+            self.level, visible(self.message), file=self.file, line=self.line, title=title
+        )
 
 
 class Console:
@@ -81,7 +88,7 @@ class Console:
     def untrusted(self, text: str) -> None:
         """Print text that may contain anything, with workflow commands switched off."""
         token = secrets.token_hex(16)
-        self._stream.write(f"::stop-commands::{token}\n{text}\n::{token}::\n")
+        self._stream.write(f"::stop-commands::{token}\n{visible(text)}\n::{token}::\n")
         self._stream.flush()
 
     def mask(self, secret: str) -> None:

@@ -44,7 +44,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalkit._model.metric_identity import ParamValue, canonical_params
-from evalkit._model.registry import MetricDef, define, get_metric, register_metric
+from evalkit._model.registry import (
+    NON_NEGATIVE,
+    UNIT,
+    Bounds,
+    MetricDef,
+    define,
+    get_metric,
+    register_metric,
+)
 from evalkit._util import bounded as _bounded
 from evalkit._util.suggest import did_you_mean
 from evalkit.errors import MetricError
@@ -106,6 +114,8 @@ class AnswerMetric:
     kind: ClassVar[str]
     higher_is_better: ClassVar[bool]
     version: ClassVar[str] = "1"
+    # Every kind but a length scores a share or a yes/no: a value in [0, 1].
+    bounds: ClassVar[Bounds] = UNIT
 
     def params(self) -> dict[str, Any]:
         """The parameters that define this instance (JSON data)."""
@@ -480,6 +490,7 @@ class AnswerLength(AnswerMetric):
 
     kind = "answer_length"
     higher_is_better = False
+    bounds = NON_NEGATIVE
 
     def __init__(self, unit: Literal["words", "chars"] = "words") -> None:
         if unit not in ("words", "chars"):
@@ -588,9 +599,12 @@ def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
     defaults = _default_params(metric)
     params = canonical_params(name, metric.params(), defaults)
     if not params:
-        register_metric(name, higher_is_better=metric.higher_is_better, version=metric.version)(
-            metric
-        )
+        register_metric(
+            name,
+            higher_is_better=metric.higher_is_better,
+            version=metric.version,
+            bounds=metric.bounds,
+        )(metric)
         return get_metric(name)
     register_metric(name, higher_is_better=metric.higher_is_better)  # checks name and polarity
     define(
@@ -602,6 +616,7 @@ def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
             metric.version,
             parameters=defaults,
             params=params,
+            bounds=metric.bounds,
         )
     )
     return get_metric(name)

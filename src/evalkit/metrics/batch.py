@@ -91,12 +91,18 @@ class RankedGrades:
     rankings: Rankings
     judgments: Sequence[Grades]
     relevance_level: int = 1
+    # Each query's judged grades without their ids, where only those are kept (a TREC
+    # file graded as its qrels were read: evalkit._spec.trec_read.grade_run); the
+    # grades of the ranked ids are then given too, and ``judgments`` are not read.
+    judged_grades: Sequence[IntArray] | None = None
     _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         check_level(self.relevance_level)
         if len(self.judgments) != len(self.rankings):
             raise MetricError("RankedGrades: one judgment mapping per ranking is required")
+        if self.judged_grades is not None and len(self.judged_grades) != len(self.rankings):
+            raise MetricError("RankedGrades: one array of judged grades per ranking is required")
 
     @property
     def n_queries(self) -> int:
@@ -171,6 +177,8 @@ class RankedGrades:
         """Every judged grade, flat, with its query index."""
 
         def build() -> IntArray:
+            if self.judged_grades is not None:
+                return np.concatenate([np.zeros(0, dtype=np.int64), *self.judged_grades])
             values = [v for g in self.judgments for v in g.values()]
             try:
                 return np.array(values, dtype=np.int64)
@@ -178,8 +186,8 @@ class RankedGrades:
                 raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
 
         def build_index() -> IntArray:
-            lengths = [len(g) for g in self.judgments]
-            return np.repeat(np.arange(self.n_queries), lengths)
+            judged = self.judgments if self.judged_grades is None else self.judged_grades
+            return np.repeat(np.arange(self.n_queries), [len(g) for g in judged])
 
         return self._get("judged", build), self._get("judged_qidx", build_index)
 
@@ -287,6 +295,11 @@ _BATCH: dict[Callable[..., float], BatchFn] = {
 }
 
 
+def is_builtin_formula(fn: Callable[..., float]) -> bool:
+    """Whether ``fn`` is one of the built-in family formulas scored here vectorised."""
+    return fn in _BATCH
+
+
 def batch_metric(rg: RankedGrades, fn: Callable[..., float], k: int) -> FloatArray:
     """Per-query values of the family function ``fn`` at ``k``, one per ranking.
 
@@ -351,6 +364,7 @@ def score_rankings(
     queries: QuerySelection = "both",
     _grades: IntArray | None = None,
     _checked_qrels: bool = False,
+    _judged: Mapping[str, IntArray] | None = None,
 ) -> RunResult[QueryResult]:
     """Score existing rankings against qrels, one :class:`QueryResult` per query.
 
@@ -370,12 +384,14 @@ def score_rankings(
     against these ``qrels``, already looked up position by position;
     ``_checked_qrels``: the qrels were built by :func:`evalkit._spec.trec.read_qrels`,
     whose ids are ``str`` and grades ``int`` by construction, so the check of
-    every grade is skipped: it was 16 % of scoring a 10^6-line run.)
+    every grade is skipped: it was 16 % of scoring a 10^6-line run; ``_judged``: each
+    judged query's grades without their ids, the ``qrels`` values then unread, for
+    built-in families only: :attr:`RankedGrades.judged_grades`.)
     """
     level = check_level(relevance_level)
     defs = registry.resolve_query_metrics(metrics)
     with paused_gc():
-        return _score(name, rankings, qrels, defs, level, queries, _grades, _checked_qrels)
+        return _score(name, rankings, qrels, defs, level, queries, _grades, _checked_qrels, _judged)
 
 
 def _select_grades(flat: Rankings, chosen: Rankings, grades: IntArray) -> IntArray:
@@ -399,13 +415,15 @@ def _score(
     queries: QuerySelection,
     grades: IntArray | None,
     checked_qrels: bool = False,
+    judged: Mapping[str, IntArray] | None = None,
 ) -> RunResult[QueryResult]:
     flat = rankings if isinstance(rankings, Rankings) else Rankings.from_mapping(rankings)
     chosen = _choose_queries(name, flat, qrels, queries)
     judgments = [as_grades(qrels[qid], query_id=qid) for qid in chosen.query_ids]
     if not checked_qrels:
         _check_grades(chosen.query_ids, judgments)
-    rg = RankedGrades(chosen, judgments, level)
+    judged_grades = None if judged is None else [judged[qid] for qid in chosen.query_ids]
+    rg = RankedGrades(chosen, judgments, level, judged_grades)
     if grades is not None:
         rg._cache["grades"] = _select_grades(flat, chosen, grades)
     columns: list[list[float]] = []

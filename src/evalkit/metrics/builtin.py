@@ -12,6 +12,9 @@ from collections.abc import Callable, Sequence
 from itertools import chain
 
 from evalkit._model.registry import (
+    NON_NEGATIVE,
+    UNIT,
+    Bounds,
     MetricDef,
     define,
     register_concrete_family_metric,
@@ -132,14 +135,14 @@ def _register_percentile(p: int) -> None:
     def latency_p(rows: Sequence[Row]) -> float:
         return latency_percentile(rows, p)
 
-    _builtin_aggregate(f"latency_p{p}", latency_p, higher_is_better=False)
+    _builtin_aggregate(f"latency_p{p}", latency_p, higher_is_better=False, bounds=NON_NEGATIVE)
 
 
 def _register_share(k: int | None) -> None:
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     share: Callable[[Sequence[Row]], float] = lambda rows: max_item_share(rows, k)  # noqa: E731
     # v2: queries answered with nothing left out of the denominator (0.2.0's definition).
-    _builtin_aggregate(name, share, higher_is_better=False, version="2")
+    _builtin_aggregate(name, share, higher_is_better=False, version="2", bounds=UNIT)
 
 
 def latency_mean(rows: Sequence[Row]) -> float:
@@ -148,38 +151,51 @@ def latency_mean(rows: Sequence[Row]) -> float:
 
 
 def _builtin_aggregate(
-    name: str, fn: Callable[[Sequence[Row]], float], *, higher_is_better: bool, version: str = "1"
+    name: str,
+    fn: Callable[[Sequence[Row]], float],
+    *,
+    higher_is_better: bool,
+    bounds: Bounds,
+    version: str = "1",
 ) -> None:
-    define(MetricDef(name, "aggregate", fn, higher_is_better, version=version, builtin=True))
+    define(
+        MetricDef(
+            name, "aggregate", fn, higher_is_better, version=version, builtin=True, bounds=bounds
+        )
+    )
 
 
 def register_builtins() -> None:
     """Register the built-in metrics: once, at the registry's first use
     (:mod:`evalkit._model.builtin_hook`, deferred by the package root)."""
-    register_family("recall", recall_at_k, higher_is_better=True, builtin=True)
+    # Every family is a share or a normalised gain: each value lies in [0, 1].
+    register_family("recall", recall_at_k, higher_is_better=True, builtin=True, bounds=UNIT)
     # nDCG's gains are the grades themselves: relevance_level does not change it
-    register_family("ndcg", ndcg_at_k, higher_is_better=True, builtin=True, parameters={})
+    register_family(
+        "ndcg", ndcg_at_k, higher_is_better=True, builtin=True, parameters={}, bounds=UNIT
+    )
     # trec_eval-equal families (P_k, recip_rank cut at k, map_cut_k, success_k):
     # every name@k resolves on both paths; no concrete names are listed.
-    register_family(
-        "precision", precision_at_k, higher_is_better=True, builtin=True, replaceable=True
-    )
-    register_family("mrr", mrr_at_k, higher_is_better=True, builtin=True, replaceable=True)
-    register_family("map", map_at_k, higher_is_better=True, builtin=True, replaceable=True)
-    register_family(
-        "hit_rate", hit_rate_at_k, higher_is_better=True, builtin=True, replaceable=True
-    )
+    for name, fn in (
+        ("precision", precision_at_k),
+        ("mrr", mrr_at_k),
+        ("map", map_at_k),
+        ("hit_rate", hit_rate_at_k),
+    ):
+        register_family(
+            name, fn, higher_is_better=True, builtin=True, replaceable=True, bounds=UNIT
+        )
     for k in RECALL_KS:
         register_concrete_family_metric("recall", k)
     for k in NDCG_KS:
         register_concrete_family_metric("ndcg", k)
     for p in PERCENTILES:
         _register_percentile(p)
-    _builtin_aggregate("latency_mean", latency_mean, higher_is_better=False)
+    _builtin_aggregate("latency_mean", latency_mean, higher_is_better=False, bounds=NON_NEGATIVE)
     _register_share(None)
     for k in SHARE_KS:
         _register_share(k)
-    _builtin_aggregate("entropy", item_entropy, higher_is_better=True)
+    _builtin_aggregate("entropy", item_entropy, higher_is_better=True, bounds=UNIT)
     from evalkit.metrics.answers import register_answer_builtins
 
     register_answer_builtins()

@@ -242,7 +242,8 @@ def register_judge_agreement(
                 f"found {len(human)}"
             )
         fn = JudgeAgreement(check, statistic, name)
-        define(MetricDef(name, "aggregate", fn, True, VERSION))
+        # Cohen's kappa and Spearman's rho both lie in [-1, 1].
+        define(MetricDef(name, "aggregate", fn, True, VERSION, bounds=(-1.0, 1.0)))
         registered.append(name)
     return registered
 

@@ -33,7 +33,7 @@ __all__ = ["consistency_notes", "regrade_pairs", "regrading"]
 def regrading(metrics: Sequence[str], *, on: bool = True) -> Iterator[None]:
     """Within the block, every LLM judge among ``metrics`` grades each case twice."""
     from evalkit._model.registry import get_metric
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_base import JudgeBase
 
     judges = []
     if on:
@@ -42,7 +42,7 @@ def regrading(metrics: Sequence[str], *, on: bool = True) -> Iterator[None]:
                 fn = get_metric(name).fn
             except MetricError:
                 continue  # evaluate() reports the unknown name
-            if isinstance(fn, LLMJudge) and not fn.regrade:
+            if isinstance(fn, JudgeBase) and not fn.regrade:
                 judges.append(fn)
     for judge in judges:
         judge.regrade = True

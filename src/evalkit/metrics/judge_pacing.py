@@ -25,9 +25,9 @@ __all__ = ["paced_judges"]
 @contextmanager
 def paced_judges(metrics: Sequence[MetricDef], rate_limit: float | None) -> Iterator[None]:
     """Within the block, every LLM judge among ``metrics`` paces its API calls."""
-    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_base import JudgeBase
 
-    judges = [d.fn for d in metrics if isinstance(d.fn, LLMJudge)]
+    judges = [d.fn for d in metrics if isinstance(d.fn, JudgeBase)]
     if rate_limit is None or not judges:
         yield
         return

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evalkit.metrics.judge import LLMJudge
+from evalkit.metrics.judge_base import JudgeBase
 
 __all__ = ["PROVIDERS", "Provider", "build_judge"]
 
@@ -33,7 +34,7 @@ def build_judge(
     cache_only: bool,
     prices: Mapping[str, float] | None,
     wire: Mapping[str, Any],
-) -> LLMJudge:
+) -> JudgeBase:
     """The judge for ``provider``; ``wire`` holds :data:`evalkit._spec.config.WIRE_SETTINGS`."""
     common: dict[str, Any] = {
         "rubric": rubric,

@@ -10,14 +10,14 @@
 (``https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`` with
 ``api_version="2024-10-21"``: the key then goes in the ``api-key`` header).
 
-It is :class:`~evalkit.metrics.judge.LLMJudge` with another wire: the same
-prompt, rubric, scale, cache file, cost accounting, ``cache_only`` and
-one-line :class:`JudgeError` messages.  Grading is one forced call of a strict
-function tool (``tool_choice`` names ``record_grade``, ``parallel_tool_calls``
-is off, the schema is ``strict``); the reply is translated into the shape the
-Anthropic judge validates, so both providers refuse exactly the same defects
-(no tool call, another tool, two calls, a score off the scale, a missing or
-extra field), plus one of this wire's own: arguments that are not JSON.
+It is a :class:`~evalkit.metrics.judge_base.JudgeBase` on another wire than
+:class:`~evalkit.metrics.judge.LLMJudge`: the same prompt, rubric, scale, cache file,
+cost accounting, ``cache_only`` and one-line :class:`JudgeError` messages.  Grading is
+one forced call of a strict function tool (``tool_choice`` names ``record_grade``,
+``parallel_tool_calls`` is off, the schema is ``strict``); the reply is read into the
+base's :class:`~evalkit.metrics.judge_base.Reply`, so both providers refuse exactly the
+same defects (no tool call, another tool, two calls, a score off the scale, a missing
+or extra field), plus one of this wire's own: arguments that are not JSON.
 
 The provider, the base URL (and Azure API version) join the model in the cache
 key and in the fingerprint, so grades from one server are never replayed as
@@ -51,18 +51,19 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalkit._util.bounded import loads
 from evalkit._util.retry_after import rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
-from evalkit.metrics.judge import (
+from evalkit.metrics.judge_base import (
     DEFAULT_MAX_TOKENS,
     PROBE_TIMEOUT_S,
     SYSTEM_PROMPT,
     TOOL_NAME,
-    LLMJudge,
+    JudgeBase,
+    Reply,
+    ToolCall,
     _digest,
     _one_line,
 )
@@ -87,31 +88,8 @@ TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")
 AUTO_TOKEN_LIMIT = "auto"
 
 
-@dataclass(frozen=True)
-class _Block:
-    """A reply part in the shape :meth:`LLMJudge._read_grade` validates."""
-
-    type: str
-    name: str | None = None
-    input: object = None
-    text: str = ""
-
-
-@dataclass(frozen=True)
-class _Usage:
-    input_tokens: int | None
-    output_tokens: int | None
-
-
-@dataclass(frozen=True)
-class _Message:
-    content: list[_Block] = field(default_factory=list)
-    stop_reason: str | None = None
-    usage: _Usage | None = None
-
-
-class OpenAIJudge(LLMJudge):
-    """An :class:`LLMJudge` that grades through an OpenAI-compatible ``/chat/completions``.
+class OpenAIJudge(JudgeBase):
+    """An LLM judge that grades through an OpenAI-compatible ``/chat/completions``.
 
     :param base_url: the API root; ``/chat/completions`` is appended.
     :param api_key: the key; by default read from ``api_key_env`` when the first
@@ -130,7 +108,7 @@ class OpenAIJudge(LLMJudge):
     :param http_client: an ``httpx.Client`` to use (tests, proxies); by default
         one is built on first use.
 
-    The other parameters are :class:`LLMJudge`'s.
+    The other parameters are :class:`~evalkit.metrics.judge.LLMJudge`'s.
     """
 
     def __init__(
@@ -281,7 +259,7 @@ class OpenAIJudge(LLMJudge):
     # before anything runs ----------------------------------------------------------------
 
     def _check_api(self) -> None:
-        """The pre-flight's API half (:meth:`LLMJudge.preflight` calls it unless replaying).
+        """The pre-flight's API half (:meth:`JudgeBase.preflight` calls it unless replaying).
 
         A key is required where one always is (api.openai.com, Azure); a local server
         may need none.  Then one free ``GET {base_url}/models``: a refused key or a
@@ -337,7 +315,7 @@ class OpenAIJudge(LLMJudge):
 
     # talking to the server --------------------------------------------------------------
 
-    def _create(self, response: TargetResponse, case: GoldenCase) -> Any:
+    def _create(self, response: TargetResponse, case: GoldenCase) -> Reply:
         import httpx
 
         client = self._client_http()
@@ -455,8 +433,8 @@ class OpenAIJudge(LLMJudge):
             )
         return ""
 
-    def _translate(self, reply: httpx.Response, case: GoldenCase) -> _Message:
-        """The Chat Completions reply as the message shape the grade is read from."""
+    def _translate(self, reply: httpx.Response, case: GoldenCase) -> Reply:
+        """The Chat Completions reply as the :class:`Reply` every judge reads its grade from."""
         try:
             doc = loads(reply.content)  # bounded: a reply nested 10^5 deep is malformed
         except ValueError as exc:
@@ -471,14 +449,11 @@ class OpenAIJudge(LLMJudge):
         message = choice.get("message")
         if not isinstance(message, dict):
             raise self._fail(case, "malformed API response: the choice has no message")
-        blocks: list[_Block] = []
-        for text_field in ("content", "refusal"):
-            text = message.get(text_field)
-            if isinstance(text, str) and text:
-                blocks.append(_Block("text", text=text))
+        texts = [message.get(key) for key in ("content", "refusal")]
         calls = message.get("tool_calls") or []
         if not isinstance(calls, list):
             raise self._fail(case, "malformed API response: tool_calls is not a list")
+        read: list[ToolCall] = []
         for call in calls:
             function = call.get("function") if isinstance(call, dict) else None
             if not isinstance(function, dict):
@@ -491,14 +466,14 @@ class OpenAIJudge(LLMJudge):
                     case,
                     f"{TOOL_NAME} arguments are not valid JSON: {_one_line(arguments, 80)!r}",
                 ) from None
-            blocks.append(_Block("tool_use", name=function.get("name"), input=parsed))
-        usage = doc.get("usage")
-        return _Message(
-            content=blocks,
+            read.append(ToolCall(function.get("name"), parsed))
+        usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+        return Reply(
+            calls=read,
+            text=" ".join(t for t in texts if isinstance(t, str) and t),
             stop_reason=choice.get("finish_reason"),
-            usage=_Usage(usage.get("prompt_tokens"), usage.get("completion_tokens"))
-            if isinstance(usage, dict)
-            else None,
+            input_tokens=usage.get("prompt_tokens"),
+            output_tokens=usage.get("completion_tokens"),
         )
 
 

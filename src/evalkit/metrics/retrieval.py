@@ -24,6 +24,7 @@ def register_retrieval_metric(
     *,
     higher_is_better: bool,
     version: str | None = None,
+    bounds: tuple[float | None, float | None] | None = None,
 ) -> str:
     """Register ``f"{name}@{k}"`` as a per-case metric computing ``fn(ids, relevant, k)``.
 
@@ -31,10 +32,11 @@ def register_retrieval_metric(
     The family ``name`` is registered too (if new), so ``run()`` and the gate
     resolve ``name@k`` for any k to the same formula.  Registering a different
     function under an existing family name, or an existing ``name@k``, raises.
+    ``bounds``: the range of its values, as :func:`evalkit.register_metric`'s.
     """
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         from evalkit.errors import RegistryError
 
         raise RegistryError(f"retrieval metric {name!r}: k must be a positive integer, got {k!r}")
-    register_family(name, fn, higher_is_better=higher_is_better, version=version)
+    register_family(name, fn, higher_is_better=higher_is_better, version=version, bounds=bounds)
     return register_concrete_family_metric(name, k).name

@@ -4,10 +4,10 @@ Case ids, queries, outputs, error messages, check ids, metric names and run name
 all come from files or systems a pull request can change, and every one of them
 ends up in a PR comment.  Three layers, applied in this order:
 
-1. :func:`visible` — make the text *honest*: control and format characters
-   (ANSI escapes, bidi overrides, zero-width characters) are shown as ``\\u202e``
-   instead of acting, and over-long text is cut with ``…`` *before* any escaping,
-   so a cut can never split an entity or a tag.
+1. :func:`visible` (owned by :mod:`evalkit._util.visible`) — make the text *honest*:
+   control and format characters (ANSI escapes, bidi overrides, zero-width
+   characters) are shown as ``\\u202e`` instead of acting, and over-long text is
+   cut with ``…`` *before* any escaping, so a cut can never split an entity or a tag.
 2. :func:`md` — make it *inert* in GitHub-flavoured markdown: every character that
    could start markup is written as a numeric character reference (``|`` →
    ``&#124;``).  References decode to the literal character in every place we put
@@ -29,12 +29,12 @@ from __future__ import annotations
 import hashlib
 import html
 import re
-import unicodedata
 from urllib.parse import quote, urlsplit
 
+# One owner spells control characters out for every message, report and log line.
+from evalkit._util.visible import ELLIPSIS, one_line, visible
 from evalkit.errors import InputError
 
-ELLIPSIS = "…"
 # U+2060 word joiner, written as a reference so it is visible in the source: invisible,
 # not a letter or digit (so no mention or reference starts after it) and, unlike a
 # zero-width space, not a place where a line may break.
@@ -47,45 +47,8 @@ _MD_TABLE[ord("@")] = "@" + WJ  # breaks @user and @org/team mentions
 _MD_TABLE[ord("#")] = "#" + WJ  # breaks #123 and owner/repo#123 references
 _MD_TABLE[ord("\n")] = "<br>"
 
-_KEEP = frozenset("\n")
-# Control, format (bidi, zero-width), separator and lone-surrogate characters.
-_SPELLED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _MARKER_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _MARKER_BAD_CHAR = re.compile(r"[^A-Za-z0-9._-]")
-
-
-def _shown(ch: str) -> str:
-    """A control or format character spelled out, so it can be seen and not obeyed."""
-    if ch == "\t":
-        return " "
-    code = ord(ch)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def visible(text: object, max_len: int | None = None) -> str:
-    """``text`` as one honest string: controls spelled out, newlines kept, length capped.
-
-    ``max_len`` counts characters of the *input* (before spelling out), and the cut
-    text ends in ``…`` so a reader knows it was cut.
-    """
-    s = text if isinstance(text, str) else str(text)
-    s = s.replace("\r\n", "\n").replace("\r", "\n")
-    if max_len is not None and len(s) > max_len:
-        s = s[: max(max_len - 1, 0)] + ELLIPSIS
-    if s.isprintable():
-        return s
-    out = []
-    for ch in s:
-        if ch in _KEEP or ch == " " or unicodedata.category(ch) not in _SPELLED:
-            out.append(ch)
-        else:
-            out.append(_shown(ch))
-    return "".join(out)
-
-
-def one_line(text: object, max_len: int | None = None) -> str:
-    """Like :func:`visible`, with newlines shown as ``⏎`` (for terminals and summaries)."""
-    return visible(text, max_len).replace("\n", " ⏎ ")
 
 
 def md(text: object, max_len: int | None = None) -> str:

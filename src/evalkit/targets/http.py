@@ -1,8 +1,6 @@
 """HttpTarget: a service behind an HTTP JSON API as the system under test.
 
-One invocation is three steps, kept apart so a concurrent executor (threads or
-``httpx.AsyncClient``) can reuse the first and the last and only swap the
-sending in the middle:
+One invocation is three steps, kept apart so each can be tested (and reused) alone:
 
 1. :meth:`HttpTarget.prepare` -- ``build_payload(case)`` to a :class:`PreparedRequest`
    (pure, no I/O);
@@ -10,17 +8,18 @@ sending in the middle:
    around a ``send`` callable, timed with ``perf_counter`` across every attempt;
 3. :meth:`HttpTarget.interpret` -- status, JSON body, ``extract`` and ``meta_keys``
    to a :class:`TargetResponse`, or a one-line :class:`TargetError`.
+
+Every send goes through httpx (:func:`send_once`), each attempt under its total
+deadline (``timeout_s``, :mod:`evalkit.targets.http_deadline`).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
-import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -37,15 +36,13 @@ from evalkit.targets._output import (
     to_response,
     type_name,
 )
+from evalkit.targets.http_deadline import attempt_deadline, with_deadlines
 from evalkit.targets.http_exchange import (
     Attempt,
     PreparedRequest,
     body_excerpt,
-    max_response_bytes,
-    measured_latency_ms,
     read_capped,
 )
-from evalkit.targets.http_wire import WirePool, wire_eligible
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -65,16 +62,9 @@ __all__ = [
 MAX_ATTEMPTS: Final = 2
 """The first send and exactly one retry (the spec's rule)."""
 
-STRIPE_CONNECTIONS: Final = 8
-"""Most keep-alive connections per ``httpx.Client`` when the pool is sized for concurrency.
-
-httpcore 1.0's pool walks every connection (quadratically, with a ``poll()`` per idle
-socket) under one lock on each request and each release (encode/httpcore#1035), so at
-concurrency 64 one client spends most of its time on bookkeeping.  Striping the
-pool over clients of at most this many connections keeps that cost flat.
-"""
-
 DEFAULT_TIMEOUT_S: Final = 30.0
+"""Each attempt's total deadline, connect to the last byte of the reply (``timeout_s``)."""
+DEFAULT_KEEPALIVE: Final = 20  # httpx's own, until expect_concurrency sizes the pool
 METHODS: Final = ("GET", "POST", "PUT", "PATCH")
 
 BuildPayload = Callable[["GoldenCase"], Any]
@@ -82,49 +72,47 @@ _F = TypeVar("_F")
 Extract = Callable[[dict[str, Any]], TargetOutput]
 
 
-def send_once(client: httpx.Client, request: PreparedRequest) -> Attempt:
-    """Send ``request`` and read the whole body (bounded); an httpx failure becomes an Attempt."""
-    try:
-        built = client.build_request(
-            request.method,
-            request.url,
-            content=request.content,
-            params=request.params,
-            headers=request.headers,
-            timeout=request.timeout,
-        )
-        response = client.send(built, stream=True)
+def send_once(client: httpx.Client, request: PreparedRequest, deadline_s: float) -> Attempt:
+    """Send ``request`` and read the whole body (bounded), all within ``deadline_s``.
+
+    An httpx failure (a deadline missed included) becomes an Attempt.
+    """
+    with attempt_deadline(deadline_s):
         try:
-            read_capped(response)
-        finally:
-            response.close()
-    except httpx.HTTPError as exc:
-        return Attempt(error=exc)
+            built = client.build_request(
+                request.method,
+                request.url,
+                content=request.content,
+                params=request.params,
+                headers=request.headers,
+                timeout=request.timeout,
+            )
+            response = client.send(built, stream=True)
+            try:
+                read_capped(response)
+            finally:
+                response.close()
+        except httpx.HTTPError as exc:
+            return Attempt(error=exc)
     return Attempt(response=response)
 
 
 def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
     """Apply the retry rule around ``send``; return the attempts and the latency in ms.
 
-    The clock starts before the first send and stops when the final body has
-    been read, so a retried case reports what its caller actually waited.  When
-    the final attempt knows when the kernel received the reply
-    (:attr:`Attempt.received_at`, the lean ``http://`` path), the clock stops
-    there instead, and starts when the first attempt began sending
-    (:attr:`Attempt.started_at`): time this process spent around them (other cases
-    holding the interpreter lock) is the client's, not the target's.  The
-    retry is immediate: one retry is there to absorb a blip, not to wait out an outage.
+    The latency is client-observed: the clock starts before the first send and stops
+    when the final body has been read, so a retried case reports what its caller
+    actually waited.  The retry is immediate: one retry is there to absorb a blip, not
+    to wait out an outage.
     """
     attempts: list[Attempt] = []
-    wall_start = time.time()  # the kernel's receive times are wall-clock times
     start = time.perf_counter()
     while True:
         attempt = send()
         attempts.append(attempt)
         if not attempt.retryable or len(attempts) >= MAX_ATTEMPTS:
             break
-    elapsed_ms = (time.perf_counter() - start) * 1000.0
-    return attempts, measured_latency_ms(attempts, wall_start, elapsed_ms)
+    return attempts, (time.perf_counter() - start) * 1000.0
 
 
 # Lifted into ``meta`` when the body has them unless ``meta_keys=`` says otherwise:
@@ -151,12 +139,13 @@ class HttpTarget:
     not set to ``None``); ``raw`` is the parsed body.
 
     Exactly one retry on a 5xx or a transport failure, none on a 4xx; latency
-    spans every attempt.  The one opt-in exception: ``rate_limit_wait_s`` > 0
-    waits out a 429's ``Retry-After`` within that total budget (see :meth:`invoke`).
-    ``timeout_s`` applies to each network wait of each attempt (connect, each
-    read, write, waiting for a pooled connection), as httpx defines it.
-    Anything that is not a usable answer raises a one-line :class:`TargetError`
-    naming the target and the case.
+    spans every attempt, as this client observed it.  The one opt-in exception:
+    ``rate_limit_wait_s`` > 0 waits out a 429's ``Retry-After`` within that total
+    budget (see :meth:`invoke`).  ``timeout_s`` is each attempt's total deadline,
+    from connecting to the reply's last byte, so one case's sending takes at most
+    :data:`MAX_ATTEMPTS` x ``timeout_s`` (a ``client=`` of yours: see
+    :mod:`evalkit.targets.http_deadline`).  Anything that is not a usable answer
+    raises a one-line :class:`TargetError` naming the target and the case.
 
     One pooled ``httpx.Client`` serves every call; it is created on first use
     and closed by :meth:`close` or the ``with`` block.  :meth:`expect_concurrency`
@@ -202,17 +191,8 @@ class HttpTarget:
         self._owns_client = client is None
         self._closed = False
         self._lock = threading.Lock()
-        self._keepalive: int | None = None  # connections kept for the expected concurrency
-        self._stripes: list[httpx.Client] = []  # the sized pool, when expect_concurrency ran
+        self._keepalive = 0  # idle connections the pool keeps (0: not built yet)
         self._retired: list[httpx.Client] = []  # outgrown pools, closed by close()
-        self._thread_slot = threading.local()  # which stripe a thread uses (sticky)
-        self._next_slot = itertools.count()
-        # Plain http:// without a client of yours goes the lean way (targets/http_wire.py).
-        self._wire: WirePool | None = (
-            WirePool(self.url, self.timeout_s)
-            if wire_eligible(self.url, client is not None)
-            else None
-        )
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -231,21 +211,17 @@ class HttpTarget:
         """Close the connection pool if this target created it.  Idempotent."""
         with self._lock:
             self._closed = True
-            owned = [*self._retired, *self._stripes, self._client]
-            self._retired, self._stripes = [], []
+            owned = [*self._retired, self._client]
+            self._retired = []
         if self._owns_client:
             for old in owned:
                 if old is not None:
                     old.close()
-        if self._wire is not None:
-            self._wire.close()
 
     def expect_concurrency(self, concurrency: int) -> None:
         """Keep ``concurrency`` idle connections, so every slot reuses its own.
 
-        The pool is striped over ``ceil(concurrency / STRIPE_CONNECTIONS)`` httpx
-        clients sharing one TLS context; each thread sticks to one stripe.  The
-        connection count itself is left unbounded: the executor already caps
+        The connection count itself is left unbounded: the executor already caps
         requests in flight, and a second cap here could only make a case wait for
         a connection inside its measured latency (e.g. behind an abandoned,
         timed-out case still holding one).  A pool built smaller is replaced; the
@@ -257,49 +233,31 @@ class HttpTarget:
                 f"HttpTarget {self.name!r}: concurrency must be an integer >= 1, "
                 f"got {concurrency!r}"
             )
-        if self._wire is not None:
-            self._wire.expect(concurrency)
-            return
         with self._lock:
-            if not self._owns_client or self._closed or (self._keepalive or 0) >= concurrency:
+            if not self._owns_client or self._closed or self._keepalive >= concurrency:
                 return
-            self._keepalive = concurrency
-            self._retired.extend(self._stripes)
+            if self._client is not None:
+                self._retired.append(self._client)
             # Built now, by the caller, rather than by the first cases: loading the CA
             # bundle takes tens of ms, and every case would queue behind it.
-            n = math.ceil(concurrency / STRIPE_CONNECTIONS)
-            tls = httpx.create_ssl_context()
-            self._stripes = [
-                self._new_client(math.ceil(concurrency / n), verify=tls) for _ in range(n)
-            ]
+            self._client = self._new_client(concurrency)
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    def _new_client(
-        self, keepalive: int | None = None, verify: ssl.SSLContext | bool = True
-    ) -> httpx.Client:
-        limits = (
-            httpx.Limits(max_connections=None, max_keepalive_connections=keepalive)
-            if keepalive is not None
-            else httpx.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's own
-        )
-        return httpx.Client(
-            timeout=self.timeout_s, follow_redirects=False, limits=limits, verify=verify
-        )
+    def _new_client(self, keepalive: int) -> httpx.Client:
+        self._keepalive = keepalive
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=keepalive)
+        client = httpx.Client(timeout=self.timeout_s, follow_redirects=False, limits=limits)
+        return with_deadlines(client)
 
     def _live_client(self) -> httpx.Client:
         with self._lock:
             if self._closed:
                 raise self._closed_error()
-            if self._stripes:
-                slot = getattr(self._thread_slot, "slot", None)
-                if slot is None:
-                    slot = self._thread_slot.slot = next(self._next_slot)
-                return self._stripes[slot % len(self._stripes)]
             if self._client is None:
-                self._client = self._new_client()
+                self._client = self._new_client(DEFAULT_KEEPALIVE)
             client = self._client
         if client.is_closed:
             raise TargetError(
@@ -318,7 +276,11 @@ class HttpTarget:
         ``meta["rate_limit_wait_s"]``.  By default a 429 fails like any other 4xx.
         """
         request = self.prepare(case)
-        send = self._sender(request)
+        client = self._live_client()
+
+        def send() -> Attempt:
+            return send_once(client, request, self.timeout_s)
+
         waited = 0.0
         while True:
             attempts, latency_ms = run_attempts(send)
@@ -330,58 +292,6 @@ class HttpTarget:
         if waited:
             response.meta["rate_limit_wait_s"] = waited
         return response
-
-    def runs_cases_on_one_thread(self) -> bool:
-        """True when :meth:`run_cases` can serve a run (the lean ``http://`` path).
-
-        Not with ``rate_limit_wait_s`` (waiting out a 429 sleeps, which would stall
-        every other case on the thread), nor once closed (the threaded path reports that).
-        """
-        return self._wire is not None and not self.rate_limit_budget.enabled and not self._closed
-
-    def run_cases(
-        self,
-        jobs: Iterable[tuple[int, GoldenCase]],
-        *,
-        concurrency: int,
-        case_timeout_s: float | None,
-        pace: Callable[[], float] | None,
-        answered: Callable[[int, GoldenCase, TargetResponse], None],
-        failed: Callable[[int, GoldenCase, str], None],
-        timed_out: Callable[[int, GoldenCase], None],
-    ) -> None:
-        """Run many cases on the calling thread, ``concurrency`` at once (``targets/http_loop``).
-
-        Each case is sent, retried and interpreted as :meth:`invoke` would; see
-        :func:`evalkit.targets.http_loop.run_cases` for the callbacks.
-        """
-        from evalkit.targets.http_loop import run_cases
-
-        assert self._wire is not None, "runs_cases_on_one_thread() said no"
-        run_cases(
-            self,
-            self._wire,
-            jobs,
-            concurrency=concurrency,
-            cap=max_response_bytes(),
-            max_attempts=MAX_ATTEMPTS,
-            case_timeout_s=case_timeout_s,
-            pace=pace,
-            answered=answered,
-            failed=failed,
-            timed_out=timed_out,
-        )
-
-    def _sender(self, request: PreparedRequest) -> Callable[[], Attempt]:
-        """One send of ``request``: the lean path for plain http://, else httpx."""
-        wire = self._wire
-        if wire is None:
-            client = self._live_client()
-            return lambda: send_once(client, request)
-        if self._closed:
-            raise self._closed_error()
-        cap = max_response_bytes()
-        return lambda: wire.send(request, cap)
 
     def _closed_error(self) -> TargetError:
         return TargetError(
@@ -510,7 +420,10 @@ class HttpTarget:
         if any(isinstance(e, httpx.ConnectError) for e in errors):
             return f" (is the service running and reachable at {_safe_url(self.url)}?)"
         if any(isinstance(e, httpx.TimeoutException) for e in errors):
-            return f" (timeout_s={self.timeout_s:g} applies to each network wait; raise it?)"
+            return (
+                f" (timeout_s={self.timeout_s:g} is each attempt's deadline, from connecting "
+                "to the reply's last byte; raise it?)"
+            )
         return ""
 
     def __repr__(self) -> str:

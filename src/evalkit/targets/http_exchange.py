@@ -1,9 +1,8 @@
-"""One HTTP exchange as both of HttpTarget's senders see it.
+"""One HTTP exchange as HttpTarget sees it: the prepared request, an attempt, the capped body.
 
-:mod:`evalkit.targets.http` sends through httpx and :mod:`evalkit.targets.http_wire`
-through its own h11 connections; both build the same :class:`PreparedRequest`, report
-the same :class:`Attempt` and cap the reply body the same way.  Those shared pieces
-live here, so the lean path need not import the target that chooses it.
+:class:`PreparedRequest` is built once per case and reused by the retry; an
+:class:`Attempt` is one send's outcome; :func:`read_capped` reads a reply's body within
+:func:`max_response_bytes` and the attempt's deadline (:mod:`evalkit.targets.http_deadline`).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import httpx
 
 from evalkit._util.bounded import max_input_bytes
 from evalkit.targets._output import describe_exception, one_line
+from evalkit.targets.http_deadline import check_deadline
 
 __all__ = [
     "MAX_RESPONSE_BYTES",
@@ -23,7 +23,6 @@ __all__ = [
     "ResponseTooLarge",
     "body_excerpt",
     "max_response_bytes",
-    "measured_latency_ms",
     "read_capped",
 ]
 
@@ -49,10 +48,6 @@ class Attempt:
 
     response: httpx.Response | None = None
     error: httpx.HTTPError | None = None
-    received_at: float | None = None
-    """When the kernel received the reply's last bytes (epoch seconds), if it said."""
-    started_at: float | None = None
-    """When this attempt began sending (epoch seconds; its connect, for a new connection)."""
 
     @property
     def retryable(self) -> bool:
@@ -75,32 +70,17 @@ class ResponseTooLarge(httpx.HTTPError):
     """The reply body is over :func:`max_response_bytes` (never retried)."""
 
 
-def measured_latency_ms(attempts: list[Attempt], wall_start: float, elapsed_ms: float) -> float:
-    """A case's latency from its attempts: the kernel's receive time where it said.
-
-    ``wall_start`` (epoch seconds) and ``elapsed_ms`` (``perf_counter``) span every
-    attempt, first send to final body read.  When the final attempt knows when the
-    kernel received the reply, the latency ends there instead, and starts when the
-    first attempt began sending (its connect, for a new connection).
-    """
-    received_at = attempts[-1].received_at
-    if received_at is not None:
-        began = attempts[0].started_at
-        kernel_ms = (received_at - (wall_start if began is None else began)) * 1000.0
-        # Received before it was read, so never more than elapsed_ms; a wall clock
-        # stepped meanwhile (NTP) can make it look otherwise: then trust perf_counter.
-        if 0.0 <= kernel_ms <= elapsed_ms:
-            return kernel_ms
-    return elapsed_ms
-
-
 def max_response_bytes() -> int:
     """The largest reply body read: 64 MiB, or less when the input limit is lower."""
     return min(MAX_RESPONSE_BYTES, max_input_bytes())
 
 
 def read_capped(response: httpx.Response) -> None:
-    """``response.read()`` that stops once the (decoded) body passes the cap."""
+    """``response.read()`` that stops once the (decoded) body passes the cap or the deadline.
+
+    The deadline check between chunks is what bounds a slow body on a ``client=`` of
+    yours; on HttpTarget's own clients every socket wait is bounded already.
+    """
     cap = max_response_bytes()
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > cap:
@@ -110,6 +90,7 @@ def read_capped(response: httpx.Response) -> None:
     chunks: list[bytes] = []
     total = 0
     for chunk in response.iter_bytes():
+        check_deadline()
         total += len(chunk)
         if total > cap:
             raise ResponseTooLarge(f"the reply body is over the {cap} byte limit")
@@ -118,5 +99,7 @@ def read_capped(response: httpx.Response) -> None:
 
 
 def body_excerpt(response: httpx.Response) -> str:
+    from evalkit._util.visible import visible  # a body's ESC, BEL, NUL: spelled, not emitted
+
     text = response.content[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace")
-    return one_line(text, _EXCERPT_CHARS)
+    return one_line(visible(text), _EXCERPT_CHARS)

@@ -1,0 +1,59 @@
+"""Untrusted text made honest before anyone shows it: the one owner of that decision.
+
+Case ids, queries, target and judge replies, golden text and error messages quoting
+them come from files and systems a pull request or a remote server controls.  Written
+raw to a terminal, a control character acts instead of showing: ESC starts ANSI and
+OSC sequences (a window title, an OSC 8 link, an OSC 52 clipboard write), BEL rings,
+NUL and DEL garble.  :func:`visible` spells every control and format character out
+(``\\x1b``, ``\\u202e``) so it can be seen and not obeyed; every message, report and
+log line that carries such text goes through it (the report escapers build on it,
+:mod:`evalkit.report.escape`; the CLI's stderr lines, :mod:`evalkit.cli.common`; a
+target's body excerpt, :mod:`evalkit.targets.http_exchange`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+ELLIPSIS = "…"
+
+_KEEP = frozenset("\n")
+# Control (C0, C1, DEL), format (bidi, zero-width), separator and lone-surrogate characters.
+_SPELLED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _shown(ch: str) -> str:
+    """A control or format character spelled out, so it can be seen and not obeyed."""
+    if ch == "\t":
+        return " "
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: object, max_len: int | None = None) -> str:
+    """``text`` as one honest string: controls spelled out, newlines kept, length capped.
+
+    ``max_len`` counts characters of the *input* (before spelling out), and the cut
+    text ends in ``…`` so a reader knows it was cut.
+    """
+    s = text if isinstance(text, str) else str(text)
+    s = s.replace("\r\n", "\n").replace("\r", "\n")
+    if max_len is not None and len(s) > max_len:
+        s = s[: max(max_len - 1, 0)] + ELLIPSIS
+    if s.isprintable():
+        return s
+    out = []
+    for ch in s:
+        if ch in _KEEP or ch == " " or unicodedata.category(ch) not in _SPELLED:
+            out.append(ch)
+        else:
+            out.append(_shown(ch))
+    return "".join(out)
+
+
+def one_line(text: object, max_len: int | None = None) -> str:
+    """Like :func:`visible`, with newlines shown as ``⏎`` (for terminals and summaries)."""
+    return visible(text, max_len).replace("\n", " ⏎ ")
+
+
+__all__ = ["ELLIPSIS", "one_line", "visible"]
