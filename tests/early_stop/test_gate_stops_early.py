@@ -24,9 +24,10 @@ def _base(case_id):
     return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16) / 16**8
 
 
-@register_metric("quality", higher_is_better=True)
+# a grade in [0, 1], declared: the gate reads the nonasymptotic (bounded) sequence
+@register_metric("quality", higher_is_better=True, bounds=(0, 1))
 def quality(response, case):
-    return float(response.ranked_ids[0])
+    return min(max(float(response.ranked_ids[0]), 0.0), 1.0)
 
 
 def make(mode="same"):

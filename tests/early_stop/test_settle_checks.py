@@ -56,3 +56,11 @@ def test_what_early_stopping_cannot_read_is_refused_before_anything_runs() -> No
     with pytest.raises(InputError, match="method bootstrap"):
         refuse_unsupported([vs(method="bootstrap")], "none")
     refuse_unsupported([vs(method="bootstrap", level="warn")], "none")
+
+
+def test_a_metric_with_a_declared_range_reads_the_bounded_sequence() -> None:
+    from evalkit.gate.sequential import declared_range
+
+    assert declared_range("ndcg@10") == (0.0, 1.0)
+    assert declared_range("latency_p95") is None  # open above
+    assert declared_range("no_such_metric") is None

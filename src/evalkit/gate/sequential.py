@@ -9,6 +9,10 @@ asks this module whether every blocking check is settled (docs/design/early-stop
 * a threshold check on a per-case metric: the sequence for its own mean lies wholly on
   one side of the line.
 
+A metric that declares a finite range (every built-in in [0, 1] does) is read with the
+nonasymptotic empirical-Bernstein sequence, any other with the asymptotic one
+(:mod:`evalkit.stats.sequential`).
+
 The interval read is the hull of the sequence and the fixed-n paired t interval on the
 same cases, so a settled check's fixed-n verdict (the one the report prints) always
 agrees with how it settled.  Aggregates, drift checks and checks without a baseline are
@@ -68,6 +72,21 @@ def refuse_unsupported(checks: Sequence[CheckSpec], correction: str) -> None:
             )
 
 
+def declared_range(metric: str) -> tuple[float, float] | None:
+    """The metric's declared range when both ends are finite (the bounded sequence reads
+    it), else None (the asymptotic one)."""
+    from evalkit._model.registry import get_metric
+
+    try:
+        bounds = get_metric(metric).bounds
+    except EvalkitError:
+        return None
+    if bounds is None or not all(math.isfinite(end) for end in bounds):
+        return None
+    low, high = float(bounds[0]), float(bounds[1])
+    return (low, high) if low < high else None
+
+
 def _range_squared(values: Sequence[float]) -> float | None:
     """The pseudo-observation's variance: the square of the range the values span."""
     finite = [v for v in values if math.isfinite(v)]
@@ -113,6 +132,7 @@ def _comparison(
     cs = paired_confidence_sequence(
         diffs,
         alpha,
+        metric_range=declared_range(spec.metric),
         planned_n=planned,
         prior_variance=_range_squared(list(base_values.values())),
         looks=_looks(diffs.size, ends),
@@ -153,7 +173,12 @@ def _threshold(
         except EvalkitError:
             prior = None
     cs = confidence_sequence(
-        values, 0.05, planned_n=planned, prior_variance=prior, looks=_looks(values.size, ends)
+        values,
+        0.05,
+        value_range=declared_range(spec.metric),
+        planned_n=planned,
+        prior_variance=prior,
+        looks=_looks(values.size, ends),
     )
     low, high = cs.last
     mean = float(values.mean())  # the fixed-n verdict reads the mean: keep it inside
@@ -200,7 +225,7 @@ def settle_checks(
                 outcome = _comparison(spec, order, cand, baseline, planned, batch_ends, hib)
             else:
                 outcome = _threshold(spec, order, cand, baseline, planned, batch_ends)
-        except EvalkitError as exc:  # the gate on the cases run reports it in full
+        except (EvalkitError, ValueError) as exc:  # the gate on the cases run reports it
             states.append(CheckState(spec.id, None, str(exc)))
             continue
         states.append(CheckState(spec.id, outcome))
