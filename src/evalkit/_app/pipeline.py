@@ -929,8 +929,8 @@ def gate_config(
     # Where no baseline was found matters only to a check that compares with one.
     no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
     if early is not None and early.stopped is not None:
-        stopped = _gate_stopped(prepared, candidate, base, early, ask, ref)
-        return GateRun(stopped, candidate, run_out, written, ref, written, cfg, store)
+        decision = _gate_stopped(prepared, candidate, base, early, ask, ref)
+        return GateRun(decision, candidate, run_out, written, ref, written, cfg, store)
     report = gate(
         prepared,
         candidate,
