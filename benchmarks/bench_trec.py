@@ -104,7 +104,7 @@ def reused(folder: Path | None, lines: int) -> tuple[Path, Path] | None:
 
 
 def timed(command: list[str]) -> tuple[float, float, str, float]:
-    """Run ``command``; its CPU seconds (user + sys), wall seconds, stdout and peak RSS (MB).
+    """Run ``command``; its CPU seconds (user + sys), wall seconds, stdout and peak RSS (MiB).
 
     The child is reaped with ``os.wait4``, whose usage is that child's alone (its peak
     resident set included), not the maximum over every child so far."""
@@ -295,8 +295,8 @@ def main() -> None:
                     if base and base_wall and base_rss
                     else ""
                 )
-                print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall {m:8.0f} MB peak  {ratio}")
-                row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3), "peak_rss_mb": round(m)}
+                print(f"  {name:<18} {c:7.3f} s CPU {w:7.3f} s wall {m:8.0f} MiB peak  {ratio}")
+                row[name] = {"cpu_s": round(c, 3), "wall_s": round(w, 3), "peak_rss_mib": round(m)}
             if trec_eval:
                 print(
                     f"  per-query values equal trec_eval's to its 4 printed decimals ({worst:.1g})"

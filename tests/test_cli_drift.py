@@ -46,9 +46,15 @@ def verdict(data: dict[str, Any], check_id: str) -> dict[str, Any]:
 
 
 def lower(doc: dict[str, Any]) -> None:
-    """A reference whose ndcg@10 was higher on every case: the candidate slid below it."""
+    """A run whose ndcg@10 is lower on every case (still in [0, 1]): set against the made
+    run as its reference, it slid."""
     for row in doc["rows"]:
-        row["metrics"]["ndcg@10"] = row["metrics"]["ndcg@10"] + 0.3 + 0.01 * len(row["id"])
+        row["metrics"]["ndcg@10"] = row["metrics"]["ndcg@10"] - 0.3 - 0.01 * len(row["id"])
+
+
+SLID_AGAINST_REF = (
+    "gate", "--candidate", "slid.json", "--reference", "ref.json", "--json", "r.json"
+)  # fmt: skip
 
 
 def test_a_reference_file_decides_the_drift_check(project: Path) -> None:
@@ -62,8 +68,8 @@ def test_a_reference_file_decides_the_drift_check(project: Path) -> None:
     assert data["reference"]["detail"] == "reference ref.json"
     assert "Reference " in same.stdout
 
-    derive(project, "ref.json", lower)
-    slid = evalkit(*AGAINST_REF, cwd=project)
+    derive(project, "slid.json", lower)
+    slid = evalkit(*SLID_AGAINST_REF, cwd=project)
     assert slid.returncode == 1, slid.stdout + slid.stderr
     v = verdict(report(project), "no_drift")
     assert v["status"] == "fail"
@@ -137,14 +143,14 @@ def test_a_missing_reference_file_is_an_input_error(project: Path) -> None:
 def test_the_pinned_reference_is_used_until_re_pinned(project: Path) -> None:
     config = project / "evalkit.yaml"
     config.write_text(config.read_text() + "baseline: {path: base.json}\n")
-    derive(project, "older.json", lower)  # an older, better promotion
-    for promoted in ("older.json", "full.json"):
+    derive(project, "slid.json", lower)  # full.json is the older, better promotion
+    for promoted in ("full.json", "slid.json"):
         done = evalkit("promote", promoted, cwd=project)
         assert done.returncode == 0, done.stderr
     pinned = evalkit("pin", "1 promotions ago", cwd=project)
     assert pinned.returncode == 0, pinned.stdout + pinned.stderr
     result = evalkit(
-        "gate", "--candidate", "full.json", "--json", "r.json", "--html", "r.html", cwd=project
+        "gate", "--candidate", "slid.json", "--json", "r.json", "--html", "r.html", cwd=project
     )
     assert result.returncode == 1, result.stdout + result.stderr
     page = (project / "r.html").read_text()
@@ -161,12 +167,12 @@ def test_the_pinned_reference_is_used_until_re_pinned(project: Path) -> None:
     # re-pinned to the last promotion, the same candidate no longer slid from it
     repinned = evalkit("pin", "0 promotions ago", cwd=project)
     assert repinned.returncode == 0, repinned.stdout + repinned.stderr
-    after = evalkit("gate", "--candidate", "full.json", "--json", "r.json", cwd=project)
+    after = evalkit("gate", "--candidate", "slid.json", "--json", "r.json", cwd=project)
     assert after.returncode == 0, after.stdout + after.stderr
     assert verdict(report(project), "no_drift")["status"] == "pass"
     # an explicit --reference wins over the pin
-    derive(project, "ref.json", lower)
-    again = evalkit(*AGAINST_REF, cwd=project)
+    derive(project, "ref.json", lambda d: None)
+    again = evalkit(*SLID_AGAINST_REF, cwd=project)
     assert again.returncode == 1, again.stdout + again.stderr
     assert verdict(report(project), "no_drift")["status"] == "fail"
     assert report(project)["reference"]["detail"] == "reference ref.json"

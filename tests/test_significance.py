@@ -332,6 +332,7 @@ def test_fixed_point_rounding_is_negligible_and_exact_on_coarse_grids() -> None:
 # ---------------------------------------------------------------- fast paths
 
 
+@pytest.mark.slow  # a simulation: 2 x 20,000 resamples compared in distribution
 def test_multinomial_path_matches_case_resampling_in_distribution(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -544,6 +545,7 @@ def test_small_samples_and_skew_are_flagged() -> None:
 # ---------------------------------------------------------------- calibration
 
 
+@pytest.mark.slow  # a simulation: 2,000 null data sets
 def test_false_positive_rate_under_a_true_null_is_near_nominal() -> None:
     """n = 100, 2,000 trials, B = 200: the spec's rule must hold its 5% level."""
     rng = np.random.default_rng(2024)

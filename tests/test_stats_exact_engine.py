@@ -101,6 +101,7 @@ def test_permutation_p_equals_brute_force_enumeration(kind: str) -> None:
     assert checked == 24
 
 
+@pytest.mark.slow  # 3 x 2^20 sign flips, brute-forced; the smaller n above stay fast
 def test_permutation_ties_are_counted_at_n_20() -> None:
     """The largest exact n: P@10 values with many tied null sums."""
     rng = np.random.default_rng(2020)

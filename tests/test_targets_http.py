@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +19,7 @@ from evalkit.goldens import GoldenCase
 from evalkit.targets import HttpTarget, Target, TargetResponse
 from evalkit.targets.http import MAX_ATTEMPTS, Attempt, run_attempts
 from fakes import unused_port
+from servers.raw import read_head
 from servers.search import Drop, RecordedRequest, Reply, Reset, SearchServer
 
 CASE = GoldenCase(id="q1", query="cheap flights", relevant=frozenset({"d1"}))
@@ -566,3 +569,61 @@ def test_replies_can_be_computed_from_the_request(server: SearchServer) -> None:
 
 def test_an_unrouted_path_answers_404(server: SearchServer) -> None:
     assert "returned HTTP 404" in str(failure(server.url("/nowhere")))
+
+
+# -- replies on the wire that the search server cannot script --------------------------
+
+
+@contextlib.contextmanager
+def raw_server(reply: bytes) -> Iterator[str]:
+    """Answers each request with ``reply`` verbatim, then closes the connection."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                with conn:
+                    if read_head(conn) is not None:
+                        conn.sendall(reply)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/search"
+    finally:
+        # close() alone does not wake a thread blocked in accept() on Linux; shutdown() does.
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)
+        listener.close()
+        thread.join(10)
+        assert not thread.is_alive()
+
+
+BODY = b'{"results": [{"id": "d1"}]}'
+RAW_REPLIES = {
+    "chunked": (
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n"
+        + b"%x\r\n%s\r\n0\r\n\r\n" % (len(BODY), BODY),
+        None,
+    ),
+    "ends at close": (b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n" + BODY, None),
+    "cut short": (
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + BODY[:6],
+        "attempt 2: RemoteProtocolError",
+    ),
+    "not HTTP": (b"SMTP ready\r\n\r\n", "attempt 2: RemoteProtocolError"),
+}
+
+
+@pytest.mark.parametrize("name", list(RAW_REPLIES))
+def test_raw_replies_are_read_or_refused_in_one_line(name: str) -> None:
+    reply, error = RAW_REPLIES[name]
+    with raw_server(reply) as url, target(url) as t:
+        if error is None:
+            assert t.invoke(CASE).ranked_ids == ["d1"]
+        else:
+            with pytest.raises(TargetError) as info:
+                t.invoke(CASE)
+            assert error in str(info.value)
+            assert "\n" not in str(info.value)

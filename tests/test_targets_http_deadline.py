@@ -26,6 +26,7 @@ from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.targets import HttpTarget
 from evalkit.targets.http import MAX_ATTEMPTS
 from evalkit.targets.http_deadline import DeadlineExceeded, attempt_deadline, check_deadline
+from servers.raw import read_head
 from servers.search import Reply, SearchServer
 
 CASE = GoldenCase(id="slow-case", query="q", relevant=frozenset({"d1"}))
@@ -64,12 +65,8 @@ class Trickle:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn, contextlib.suppress(OSError):
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
+            if read_head(conn) is None:
+                return
             with self._lock:
                 self.requests += 1
             reply = HEAD + b" " * 100_000

@@ -108,6 +108,7 @@ def test_the_downgrade_verdict_holds_when_nothing_moves_back() -> None:
         ({"older_images": {**NEWEST_IMAGES, "v0": "sha256:old", OLDER: "sha256:old"}}, "moved :v0"),
         ({"summary": ""}, "job summary"),
         ({"rerun_step": "ok"}, "was not refused"),
+        ({"older_images": {OLDER: "sha256:old"}}, "moved :v0"),  # a :v0 nobody could read
         ({"older_refs": dict(NEWEST_REFS)}, "was not published"),
     ],
 )

@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from helpers.child_evidence import START_BOUND_S, thread_report
+
 # The flags this machine's notes prescribe for Chromium in a closed network, as root.
 FLAGS = [
     "--headless",
@@ -132,9 +134,13 @@ class Browser:
                     found.set()
 
         threading.Thread(target=pump, daemon=True).start()
-        if not found.wait(60):
+        if not found.wait(START_BOUND_S):
+            threads = thread_report(self.proc.pid)  # what it was doing, before it ends
             self.close()
-            raise RuntimeError("Chromium did not start: " + "".join(self.stderr[-20:]))
+            raise RuntimeError(
+                f"Chromium did not start within {START_BOUND_S:g} s\n{threads}\n"
+                + "".join(self.stderr[-20:])
+            )
         port = urlsplit(self._endpoint).port
         page_url = self._page_ws(port)
         self.ws = WebSocket(page_url)
@@ -145,7 +151,7 @@ class Browser:
 
     @staticmethod
     def _page_ws(port: int | None) -> str:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + START_BOUND_S
         while time.monotonic() < deadline:
             targets = httpx.get(f"http://127.0.0.1:{port}/json/list", timeout=5).json()
             pages = [t for t in targets if t.get("type") == "page"]

@@ -57,7 +57,7 @@ def test_the_bootstrap_interval_beside_a_t_verdict_is_paired_bootstraps() -> Non
     assert shown == {"low": spec.ci_low, "high": spec.ci_high, "confidence": 0.95}
     # the HTML page gives the same block, collapsed under the check, with what decided
     page = render_html(report)
-    block = page[page.index('<details class="check">') :]
+    block = page[page.index('<details class="check"><summary><span class="id">nsr') :]
     block = block[: block.index("</details>")]
     assert f"percentile bootstrap 95% CI [{spec.ci_low:+.4f}, {spec.ci_high:+.4f}]" in block
     assert html.escape(BOOTSTRAP_NOT_DECIDING) in block

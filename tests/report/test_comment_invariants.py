@@ -236,3 +236,38 @@ def _shown(check_id: str) -> str:
     """An id as the comment writes it: past 80 characters, cut with an ellipsis (so a
     hostile id cannot eat the budget); the JSON report has it whole."""
     return check_id if len(check_id) <= 80 else check_id[:79] + "…"
+
+
+@pytest.mark.parametrize("margin", [0.002, 0.008, 0.015])
+def test_a_margin_too_tight_says_the_json_reports_figures_beside_its_check(
+    margin: float,
+) -> None:
+    """The advice's rate and fix in the comment and the terminal are the JSON's."""
+    from evalkit.report.terminal import render_terminal
+
+    from .test_comment_size import _artifact
+
+    rng = random.Random(int(margin * 1000))
+    base = [round(rng.random(), 4) for _ in range(300)]
+    cand = [
+        v if rng.random() < 0.7 else round(min(max(v + rng.gauss(0, 0.2), 0), 1), 4) for v in base
+    ]
+    check = CheckSpec("ni", "ndcg@10", vs_baseline="non_inferiority", margin=margin)
+    report = evaluate_gate(
+        [check],
+        _artifact("c", {"ndcg@10": cand}),
+        _artifact("b", {"ndcg@10": base}),
+        GateOptions(n_resamples=200),
+    )
+    advice = json.loads(dumps(report))["checks"][0]["margin_advice"]
+    assert advice is not None
+    figures = (
+        f"fails this check {advice['rate'] * 100:.1f}% of the time",
+        f"(its level allows {advice['allowed'] * 100:.1f}%)",
+        f"at least {advice['fix_margin']:g} or at least {advice['fix_cases']:,} cases",
+    )
+    comment = " ".join("".join(_parse(render_markdown(report, config_name="e")).text).split())
+    terminal = " ".join((render_terminal(report, capture=True, width=80) or "").split())
+    for figure in figures:
+        assert figure in comment, figure
+        assert figure in terminal, figure

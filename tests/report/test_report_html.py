@@ -57,7 +57,7 @@ def test_hostile_text_is_text() -> None:
     allowed = {"html", "head", "meta", "link", "title", "style", "body", "h1", "h2", "h3", "p"}
     allowed |= {"span", "strong", "br", "table", "thead", "tbody", "tr", "th", "td", "ul", "li"}
     allowed |= {"svg", "g", "rect", "line", "circle", "text", "tspan", "footer", "details"}
-    allowed |= {"summary", "wbr"}
+    allowed |= {"summary", "wbr", "div"}
     assert {tag for tag, _ in doc.tags} <= allowed
     text = "".join(doc.text)
     for tag in ("check-id", "metric", "failed-error", "added", "delta-id", "note", "cand-name"):
@@ -72,6 +72,9 @@ def test_forest_plot_has_one_row_per_comparison_with_margin() -> None:
     assert page.count('<g class="row"') == 1
     assert 'class="margin"' in page  # the non-inferiority margin is drawn
     assert "Δ -0.0060 [-0.0310, +0.0180] 95%, p vs margin=0.6200" in page
+    # the plots scale with the window: no fixed pixel width anywhere
+    assert 'width="900"' not in page
+    assert page.count('width="100%"') == page.count("<svg ")
 
 
 def test_difference_plot_samples_large_runs_and_counts_all() -> None:

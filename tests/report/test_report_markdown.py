@@ -101,13 +101,16 @@ def test_table_row_is_status_check_metric_delta_ci_and_p() -> None:
     assert "| status | check | metric | result (95% CI) | p |\n" in out  # no cases column
     row = next(line for line in out.splitlines() if "| no&#95;ndcg&#95;<wbr>regression |" in line)
     nb = "&nbsp;"
+    # a failing row says what moved: before → after, then Δ and its interval
     assert row == (
         f"| ❌{nb}fail | no&#95;ndcg&#95;<wbr>regression | ndcg@&#8288;10{nb}↑ "
-        f"| Δ{nb}-0.0412 [-0.0650,{nb}-0.0170] | p=0.0008 |"
+        f"| 0.7377{nb}→{nb}0.6965: Δ{nb}-0.0412{nb}[-0.0650,{nb}-0.0170] | p=0.0008 |"
     )
+    passing_row = next(line for line in out.splitlines() if "| recall&#95;stable |" in line)
+    assert "→" not in passing_row  # a passing row stays short
     assert "Every check covered all 100 cases." in out
-    # before → after, W / L / T and the detectable change are in the check's details
-    details = out.split("<summary>❌ no&#95;ndcg&#95;regression: fail</summary>", 1)[1]
+    # W / L / T and the detectable change are in the check's details
+    details = out.split("<summary>❌ no&#95;ndcg&#95;regression: fail (34 worse", 1)[1]
     assert "paired means: baseline 0.7377, Δ -0.0412" in details
     assert "wins / losses / ties 15 / 34 / 51" in details
     assert "detects a true change of ≥ 0.0153 with 80% power" in details
@@ -121,13 +124,20 @@ def test_cases_column_only_where_coverage_is_not_full() -> None:
     assert "Every check covered" not in out
 
 
-def test_false_alarm_chance_only_with_more_than_one_test() -> None:
+def test_the_false_alarm_chance_is_in_the_header_only_where_it_changes_the_reading() -> None:
     two = render_markdown(failing(), config_name="c")
-    assert "2 vs_baseline tests ran" in two
-    assert "is 9.8% (correction: none)" in two
+    head, _, rest = two.partition("**Candidate**")
+    assert "Unchanged runs fail" not in head  # two checks, 9.8%: not in the header
+    how = rest.split("<summary>How the checks were decided</summary>", 1)[1]
+    assert "2 vs&#95;baseline tests ran" in how.split("</details>", 1)[0]
+    assert "is 9.8% (correction: none)" in how
+    high = render_markdown(dataclasses.replace(failing(), alpha_familywise=0.2), config_name="c")
+    assert high.splitlines()[3] == (
+        "Unchanged runs fail one of these 2 compared checks up to 20.0% of the time."
+    )
     one = render_markdown(passing(), config_name="c")
-    assert "1 vs_baseline test ran." in one
-    assert "false alarm" not in one
+    assert "1 vs&#95;baseline test ran." in one
+    assert "Unchanged runs fail" not in one
 
 
 def test_no_baseline_is_loud_and_said_once() -> None:
@@ -140,7 +150,11 @@ def test_no_baseline_is_loud_and_said_once() -> None:
 
 def test_non_inferiority_margin_and_non_blocking_warn() -> None:
     out = render_markdown(warned(), config_name="c")
-    assert "[-0.0310,&nbsp;+0.0180], margin&nbsp;0.0200 | p vs margin=0.6200 |" in out
+    # a row that did not pass: before → after (with the margin), then Δ [interval]
+    assert (
+        "| 0.7377&nbsp;→&nbsp;0.7584&nbsp;(margin&nbsp;0.0200): Δ&nbsp;-0.0060&nbsp;"
+        "[-0.0310,&nbsp;+0.0180] | p vs margin=0.6200 |" in out
+    )
     assert "| ⚠️&nbsp;warn |" in out
     assert "- baseline promoted from main at fedcba9" in out
 
@@ -188,8 +202,8 @@ def test_5000_case_report_fits_and_keeps_the_essentials(big_report: GateReport) 
     assert out.count("| ❌&nbsp;fail | no&#95;") == 3
     assert "| ✅&nbsp;pass | p95&#95;ceiling |" in out
     assert "more cases not shown (see the JSON report/artifact)" in out
-    # Most regressed cases are kept before per-case details grow.
-    assert out.count("most regressed cases") == 3
+    # Each check lists its worst changed cases, and counts the rest.
+    assert out.count("more changed cases not shown") == 3
     # Every table parses to rows of one width: nothing was cut mid-row.
     for rows in mdcheck.tables(out):
         assert len(set(rows)) == 1
@@ -211,13 +225,12 @@ def test_every_budget_is_respected_without_cutting_tags(
 def test_least_important_rows_go_first(big_report: GateReport) -> None:
     tight = render_markdown(big_report, config_name="evalkit", max_chars=10_000)
     # Per-case rows go first; every other list keeps its first rows.
-    assert tight.count("… 5,000 more cases not shown") == 3
-    assert tight.count("10 most regressed cases") == 3
+    assert "| case | baseline | candidate |" not in tight  # no per-case row survives
     assert "| fail-0009 |" in tight
     assert "- added-0004" in tight
     assert "- changed-0004" in tight
     roomy = render_markdown(big_report, config_name="evalkit", max_chars=30_000)
-    assert "… 5,000 more cases not shown" not in roomy  # room left goes to per-case rows too
+    assert roomy.count("more changed cases not shown") == 3  # the worst ten of each
 
 
 def test_many_checks_drop_whole_sections_then_table_rows() -> None:
@@ -233,14 +246,14 @@ def test_many_checks_drop_whole_sections_then_table_rows() -> None:
     assert len(out.encode()) <= 10_000
     _balanced(out)
     assert "Per-check details omitted to fit the comment" in out
-    assert "Most-regressed case lists omitted to fit the comment" in out
     assert re.search(r"… [\d,]+ more checks not shown \(see the JSON report/artifact\)", out)
     assert out.splitlines()[1].startswith("### ❌ FAIL: 150 of 450 checks passed; blocking: ")
 
 
 def test_short_report_is_not_truncated() -> None:
     out = render_markdown(failing(), config_name="c")
-    assert "not shown" not in out
+    # only the case lists' fixed cap (the worst ten changed cases of each check)
+    assert "not shown" not in out.replace("more changed cases not shown", "")
     assert "omitted" not in out
 
 
@@ -271,7 +284,7 @@ def test_hostile_text_never_forms_a_mention_or_issue_reference(hostile_md: str) 
 
 def test_hostile_text_keeps_table_cells_whole(hostile_md: str) -> None:
     widths = mdcheck.tables(hostile_md)
-    assert [set(rows) for rows in widths] == [{6}, {2}, {4}, {5}]
+    assert [set(rows) for rows in widths] == [{6}, {2}, {5}]
 
 
 @pytest.mark.parametrize(
@@ -316,16 +329,20 @@ def test_the_stores_reason_for_no_baseline_is_said_once_in_the_box() -> None:
     assert "- artifact &#39;b&#39; #&#8288;3 from push run 9" in kept
 
 
-@pytest.mark.parametrize("max_chars", [GITHUB_LIMIT - 1, 20_000])
-def test_formatting_only_the_rows_that_can_fit_changes_no_comment(
-    monkeypatch: pytest.MonkeyPatch, max_chars: int
-) -> None:
-    # Only the first MOST_CASE_ROWS case rows of a check are formatted (#27): the comment,
-    # its "N more cases" notes included, must be the one formatting every row gave.
-    from evalkit.report import markdown
+def test_changed_cases_only_worst_first_in_natural_order_with_ties_counted() -> None:
+    from evalkit.gate.model import CaseDelta
 
-    report = big(5_000)
-    assert markdown.MOST_CASE_ROWS < 5_000
-    capped = render_markdown(report, config_name="big", max_chars=max_chars)
-    monkeypatch.setattr(markdown, "MOST_CASE_ROWS", 10**9)
-    assert render_markdown(report, config_name="big", max_chars=max_chars) == capped
+    from .samples import comparison
+
+    ds = tuple(
+        CaseDelta(str(i), 0.5 + d, 0.5, d)
+        for i, d in ((10, -0.2), (2, -0.2), (1, 0.0), (3, 0.1), (20, 0.0), (100, -0.2))
+    )
+    report = failing()
+    v = report.verdicts[1]
+    v = dataclasses.replace(v, comparison=comparison(ds))
+    out = render_markdown(dataclasses.replace(report, verdicts=(v,)), config_name="c")
+    details = out.split("#### Per-check details", 1)[1]
+    assert "(3 worse, 1 better, 2 tied)" in details
+    ids = [line.split(" | ")[0][2:] for line in details.splitlines() if line.startswith("| ")]
+    assert ids[1:] == ["2", "10", "100", "3"]  # the header, then worst first, 2 before 10

@@ -60,7 +60,7 @@ def test_every_reporter_renders_a_real_gate_report() -> None:
     # the default procedure (auto) decided: its small-n caveat, not the bootstrap's; in
     # view, since the check failed
     head = md.partition("<details>")[0]
-    assert "- ⚠️ no&#95;regression: only 8 cases: below 30 cases the false-fail rate is not" in head
+    assert "- ⚠️ **no&#95;regression**: Only 8 cases: treat a borderline result as" in head
 
     text = render_terminal(report, capture=True)
     assert text is not None

@@ -71,7 +71,7 @@ def test_pr_comment_shows_only_the_slices_that_moved() -> None:
 def test_html_draws_a_forest_of_the_tested_slices() -> None:
     page = render_html(_report())
     section = page.split("<h2>Slices: Δ with its FDR-level interval</h2>", 1)[1]
-    assert section.lstrip().startswith("<svg")
+    assert section.lstrip().startswith('<div class="forest-plot">')
     assert "tags=billing (by_slice)" in section
     assert "FDR-adjusted p" in section
 
@@ -129,4 +129,5 @@ def test_the_terminal_at_80_columns_keeps_every_slice_figure_whole() -> None:
         assert cells[10] in block[0]
         shown = " ".join(block)
         for figure in cells[4:10]:  # baseline, candidate, Δ, interval, p, adjusted p
-            assert figure in shown, (figure, block)
+            if figure != "—":  # the bad side's p beside "improved": not shown
+                assert figure in shown, (figure, block)

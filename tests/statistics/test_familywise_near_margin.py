@@ -118,24 +118,38 @@ def test_a_single_near_margin_check_is_the_family_and_is_said_so() -> None:
 
 
 def test_the_quick_start_names_its_near_margin_check(tmp_path: Path) -> None:
-    """The first statistical sentence a new user reads, from the gate itself."""
+    """The first statistical sentence a new user reads, from the gate itself: beside the
+    check, its rate and the fix; the family's sentence in the comment's details."""
     example = tmp_path / "repo" / "examples" / "custom_client"  # its output: ../../.evalkit
     shutil.copytree(REPO / "examples" / "custom_client", example)
-    result = evalkit("gate", "--config", "evalkit.yaml", "--baseline", "baseline.json", cwd=example)
+    result = evalkit(
+        "gate", "--config", "evalkit.yaml", "--baseline", "baseline.json",
+        "--markdown", "comment.md", cwd=example,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    sentence = re.search(r"fails falsely is about (\d+\.\d)%", text)
-    note = re.search(r"Of these, recall_not_worse alone fails (\d+\.\d)%: (.*?)\)\.", text)
-    assert sentence is not None
-    assert note is not None, text
+    beside = re.search(
+        r"⚠ recall_not_worse: margin 0\.1000 is too tight for 38 cases: an unchanged system "
+        r"fails this check (\d+\.\d)% of the time",
+        text,
+    )
+    assert beside is not None, text
+    comment = " ".join((example / "comment.md").read_text(encoding="utf-8").split())
+    sentence = re.search(r"fails falsely is about (\d+\.\d)%", comment)
+    note = re.search(
+        r"Of these, recall&#95;not&#95;worse alone fails (\d+\.\d)%: (.*?)\)\.", comment
+    )
+    assert sentence is not None, comment
+    assert note is not None, comment
     family, alone = float(sentence[1]), float(note[1])
+    assert float(beside[1]) == alone
     # two tests at 2.5% each: the family rate is explained by the near-margin check
     assert 4.0 <= alone <= family <= alone + 2.5
-    assert "this one's margin is only 1.8 half-widths of its interval from 0" in note[2]
+    assert "this one&#39;s margin is only 1.8 half-widths of its interval from 0" in note[2]
 
 
 def test_a_gate_with_one_near_margin_check_says_its_rate(tmp_path: Path) -> None:
-    """One test, no family sentence: the note is the only place its 5% is said."""
+    """One test, no family sentence: the check says its rate beside it."""
     example = tmp_path / "repo" / "examples" / "custom_client"
     shutil.copytree(REPO / "examples" / "custom_client", example)
     checks = (example / "checks.yaml").read_text(encoding="utf-8")
@@ -146,13 +160,13 @@ def test_a_gate_with_one_near_margin_check_says_its_rate(tmp_path: Path) -> None
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
     note = re.search(
-        r"1 vs_baseline test ran\. Check recall_not_worse fails (\d+\.\d)% of the time with "
-        r"nothing changed: a non-inferiority check fails whenever its interval reaches its "
-        r"margin",
+        r"⚠ recall_not_worse: margin 0\.1000 is too tight for 38 cases: an unchanged system "
+        r"fails this check (\d+\.\d)% of the time \(its level allows 2\.5%\)\. Use a margin",
         text,
     )
     assert note is not None, text
     assert 4.0 <= float(note[1]) <= 6.5
+    assert "Unchanged runs fail" not in text  # one check at 5%: no risk line in the header
 
 
 @pytest.mark.parametrize("n", [8, 15, 200])

@@ -42,6 +42,7 @@ from evalkit.targets.base import Target
 if TYPE_CHECKING:
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
+    from evalkit._spec.checks import CheckSpec
     from evalkit._store.protocol import BaselineStore
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
@@ -818,13 +819,16 @@ def gate_config(
     *,
     on_start: Callable[[int], None] | None = None,
     on_row: RowCallback | None = None,
+    on_checks: Callable[[Sequence[CheckSpec], RunArtifact], None] | None = None,
 ) -> GateRun:
     """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input.
 
     Refused before anything runs (exit 2): an output that is an input or unwritable, a
     candidate that is its own baseline or reference, a configured baseline file that is
     missing, a reference no check uses, a filter that keeps nothing.  ``on_start`` gets
-    the number of cases about to run; ``on_row`` each finished one.
+    the number of cases about to run; ``on_row`` each finished one; ``on_checks`` the
+    checks and the baseline, where there is one, once both are read and before anything
+    runs (the CLI says there which margins the eval cannot resolve).
     """
     from evalkit._app.reference_lookup import find_reference
     from evalkit._util.atomic import check_writable
@@ -877,6 +881,8 @@ def gate_config(
     # Before the (paid) run: the reference file is read, and one no check uses is refused.
     ref = find_reference(cfg, ask.reference, prepared.checks.checks, store)
     refuse_unused(ref, prepared.checks.checks)
+    if on_checks is not None and base is not None:
+        on_checks(chosen.checks.checks, base)
     written: Path | None = None
     saturated: list[str] = []
     stopping = _stop_early_settings(cfg, ask)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -69,9 +69,9 @@ def read_run(path: PathLike, *, score_dtype: ScoreDtype = "float64") -> TrecRun:
     ``score_dtype="float32"`` reproduces trec_eval <= 9.0.8 / pytrec_eval,
     which compare scores as C floats; the default compares doubles (10.0).
     """
-    from evalkit._spec.trec_read import read_run_with_grades
+    from evalkit._spec import trec_read
 
-    return read_run_with_grades(path, score_dtype, None)[0]
+    return trec_read.read_run(path, score_dtype)
 
 
 # --------------------------------------------------------------------------- writing
@@ -264,26 +264,25 @@ def score_trec(
     name: str | None = None,
 ) -> TrecScoring:
     """:func:`score_trec_run`, with the queries left out or zeroed named (:class:`TrecScoring`)."""
-    from evalkit._spec.trec_read import grade_run, read_run_with_grades
+    from evalkit._spec.trec_read import grade_run
 
     options = _Options(relevance_level, queries, name)
     # One pause for the whole job: the collection that follows a pause walks
     # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
+        run = read_run(run_path, score_dtype=score_dtype)
+        # The scores only ranked the run: the rows hold no score, so they go now.
+        run = replace(run, scores=run.scores[:0].copy())
         if _built_in_families(metrics):
             # Graded as the qrels are read: none of their ids is kept (trec_read.grade_run).
-            run = read_run(run_path, score_dtype=score_dtype)
             graded = grade_run(qrels_path, run)
             if graded is not None:
                 grades, judged = graded
                 # Every judged query, its judgments unread (``judged`` holds their grades).
                 unread: dict[str, dict[str, int]] = {qid: {} for qid in judged}
                 return _scored(run, unread, grades, judged, run_path, metrics, options)
-            return _scored(run, read_qrels(qrels_path), None, None, run_path, metrics, options)
-        qrels = read_qrels(qrels_path)
-        # Grades are looked up while the run is read (its ids are still in cache then).
-        run, looked_up = read_run_with_grades(run_path, score_dtype, qrels)
-        return _scored(run, qrels, looked_up, None, run_path, metrics, options)
+        # Client metrics see every judgment; metrics.batch looks the grades up.
+        return _scored(run, read_qrels(qrels_path), None, None, run_path, metrics, options)
 
 
 def _built_in_families(metrics: Sequence[str]) -> bool:

@@ -6,15 +6,14 @@ Loaded on first use only, so that ``import evalkit.trec`` loads no numpy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from itertools import compress, groupby, repeat
+from collections.abc import Sequence
+from itertools import compress, groupby
 from pathlib import Path
 from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-from evalkit._model.relevance import Grades
 from evalkit._spec.trec_io import (
     PathLike,
     ScoreDtype,
@@ -169,14 +168,9 @@ class _RunAccumulator:
     file is merged and re-ranked at the end.
     """
 
-    def __init__(
-        self, source: str, float32: bool, judgments: Mapping[str, Grades] | None = None
-    ) -> None:
+    def __init__(self, source: str, float32: bool) -> None:
         self.source = source
         self.float32 = float32
-        # With judgments, each query's grades are looked up while its ids are hot.
-        self.judgments = judgments
-        self.grades: list[IntArray] = []
         self.query_ids: list[str] = []
         self.lengths: list[int] = []
         self.docs: list[str] = []
@@ -195,8 +189,6 @@ class _RunAccumulator:
             if qid in self.seen:
                 self.interleaved = True
             self.seen.add(qid)
-        if self.judgments is not None:
-            self.grades.append(_lookup_grades(self.judgments, seg_ids, offs, docs))
         self.query_ids.extend(seg_ids)
         self.lengths.extend(offs[i + 1] - offs[i] for i in range(len(seg_ids)))
         self.docs.extend(docs)
@@ -238,12 +230,6 @@ class _RunAccumulator:
         self.carry_docs = [docs[offs[last] :]]
         self.carry_scores = [scores[offs[last] :]]
 
-    def judged_grades(self) -> IntArray | None:
-        """Grades aligned with the finished run's ids (``None`` if not looked up)."""
-        if self.judgments is None or self.interleaved:
-            return None  # merged queries were re-ranked: the scorer looks them up again
-        return np.concatenate(self.grades) if self.grades else np.zeros(0, dtype=np.int64)
-
     def finish(self, tag: str | None) -> TrecRun:
         self._flush_carry()
         if not self.query_ids:
@@ -283,29 +269,13 @@ class _RunAccumulator:
         return list(segments), lengths, docs, np.concatenate(parts)
 
 
-def _lookup_grades(
-    judgments: Mapping[str, Grades], seg_ids: Sequence[str], offs: Sequence[int], docs: list[str]
-) -> IntArray:
-    flat: list[int] = []
-    for i, qid in enumerate(seg_ids):
-        a, b = offs[i], offs[i + 1]
-        grades = judgments.get(qid)
-        if grades is None:
-            flat.extend(repeat(UNJUDGED, b - a))
-        else:
-            flat.extend(map(grades.get, docs[a:b], repeat(UNJUDGED, b - a)))
-    return np.array(flat, dtype=np.int64)
-
-
-def read_run_with_grades(
-    path: PathLike, score_dtype: ScoreDtype, judgments: Mapping[str, Grades] | None
-) -> tuple[TrecRun, IntArray | None]:
-    """The run, and its grades looked up in ``judgments`` while its ids are hot (if given)."""
+def read_run(path: PathLike, score_dtype: ScoreDtype) -> TrecRun:
+    """The run file, ranked as trec_eval ranks it (see :mod:`evalkit._spec.trec`)."""
     if score_dtype not in ("float64", "float32"):
         raise TrecFormatError(f"score_dtype must be 'float64' or 'float32', got {score_dtype!r}")
     file = Path(path)
     source = str(file)
-    acc = _RunAccumulator(source, score_dtype == "float32", judgments)
+    acc = _RunAccumulator(source, score_dtype == "float32")
     tag: str | None = None
     with paused_gc(), open_bytes(file, "run file") as fh:
         for chunk, first_line, n_lines in chunks(fh, source):
@@ -314,8 +284,7 @@ def read_run_with_grades(
             )
             acc.add(runs, docs, scores)
             tag = chunk_tag if chunk_tag is not None else tag
-    run = acc.finish(tag)
-    return run, acc.judged_grades()
+    return acc.finish(tag)
 
 
 def grade_run(path: PathLike, run: TrecRun) -> tuple[IntArray, dict[str, IntArray]] | None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from evalkit.cli.common import DEFAULT_CONFIG, ConfigOpt, DebugOpt, say, write_text
+from evalkit.cli.common import DEFAULT_CONFIG, ConfigOpt, DebugOpt, say, say_lines, write_text
 
 
 def promote(
@@ -88,7 +88,7 @@ def history(
         limit=limit,
         access=github_access_from_env(os.environ),
     )
-    say(render_history(view))
+    say_lines(render_history(view))
     if json_out is not None:
         write_text(json_out, history_json(view))
 

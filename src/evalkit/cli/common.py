@@ -7,6 +7,7 @@ use case is imported inside the command, when it runs (``evalkit --help`` stays 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 from collections.abc import Iterator
@@ -176,7 +177,41 @@ def say_prose(text: str) -> None:
             textwrap.fill(line, width, break_on_hyphens=False, break_long_words=False)
             for line in text.split("\n")
         )
-    say(text)
+    say("\n".join(line.rstrip() for line in text.split("\n")))
+
+
+_LABEL = re.compile(r"^(\s*(?:[^\s:]+(?: [^\s:]+)?:\s+|[-*•] )?)")
+
+
+def say_lines(text: str) -> None:
+    """Lines of a listing on stdout, each one longer than :func:`terminal_width` wrapped
+    at spaces under its own label (``expected:  …`` continues under the text, not under
+    ``expected``), an id longer than the line kept whole; no line ends in a space."""
+    width = terminal_width()
+    if width is None:
+        say("\n".join(line.rstrip() for line in text.split("\n")))
+        return
+    import textwrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        line = line.rstrip()
+        if len(line) <= width:
+            out.append(line)
+            continue
+        label = _LABEL.match(line)
+        hang = len(label.group(1)) if label is not None else 0
+        indent = " " * (hang if hang <= width // 2 else 4)
+        out.extend(
+            textwrap.wrap(
+                line,
+                width,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        )
+    say("\n".join(out))
 
 
 def say(text: str = "") -> None:
@@ -187,6 +222,21 @@ def say(text: str = "") -> None:
 
     with stdout_may_close():
         typer.echo(visible(text))
+
+
+def warn_line(message: str) -> None:
+    """A warning on stderr, ``⚠ …``, wrapped at spaces to the terminal's width (COLUMNS)."""
+    width = terminal_width()
+    text = f"⚠ {message}"
+    if width is not None:
+        import textwrap
+
+        text = "\n".join(
+            textwrap.wrap(
+                text, width, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
+            )
+        )
+    typer.echo(text, err=True)
 
 
 def err(message: str) -> None:

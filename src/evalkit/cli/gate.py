@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,10 +19,13 @@ from evalkit.cli.common import (
     Progress,
     report_failed_cases,
     stdout_may_close,
+    warn_line,
     write_text,
 )
 
 if TYPE_CHECKING:
+    from evalkit._spec.artifact import RunArtifact
+    from evalkit._spec.checks import CheckSpec
     from evalkit.gate.model import GateReport
     from evalkit.gate.trend import DriftTrend
 
@@ -104,6 +107,7 @@ def gate(
             ask,
             on_start=lambda total: progress.start(total, f"running {cfg.name}"),
             on_row=progress.advance,
+            on_checks=say_margins,
         )
     finally:
         progress.stop()
@@ -115,6 +119,15 @@ def gate(
     write_reports(report, cfg.name, markdown, json_out, html, done.trend)
     report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
+
+
+def say_margins(specs: Sequence[CheckSpec], baseline: RunArtifact) -> None:
+    """Before the run, on stderr: each non-inferiority margin the eval cannot resolve at
+    its size, with the rate it costs and the fix (report/advice.py)."""
+    from evalkit.report.advice import before_run_line, margins_before_run
+
+    for advice in margins_before_run(specs, baseline):
+        warn_line(before_run_line(advice))
 
 
 def write_reports(

@@ -15,6 +15,7 @@ from evalkit.cli.common import (
     DebugOpt,
     RunArg,
     say,
+    say_lines,
     stdout_may_close,
     terminal_width,
     write_text,
@@ -128,7 +129,7 @@ def show(
 
     named = None if config == DEFAULT_CONFIG else config
     for text in show_run(artefact, case=case, goldens=goldens, qrels=qrels, config=named):
-        say(text)
+        say_lines(text)
 
 
 def export(

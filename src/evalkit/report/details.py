@@ -22,11 +22,11 @@ Escape = Callable[[object, int], str]
 
 def detail_lines(
     v: CheckVerdict,
-    listed: set[str],
     text: Escape,
     code: Callable[[str], str] = str,
 ) -> list[str]:
-    """The lines of ``v``'s details; warnings already in ``listed`` are not repeated."""
+    """The lines of ``v``'s details, its statistical warnings whole (one line each: what
+    the report shows in view is their advice, report/advice.py)."""
     kind = v.kind if v.mode is None else f"{v.kind} ({text(v.mode, NAME_LEN)})"
     # A missing baseline or reference is said once, above the table: not again here.
     lines = [] if v.status in ("no-baseline", "no-reference") else [text(v.message, MESSAGE_LEN)]
@@ -51,7 +51,7 @@ def detail_lines(
         f"{suffix(v.metric)}, "
         + S.p_text(c.deciding_p, c.p_label)
         + (f" (unadjusted {S.p_text(c.p_value)})" if c.p_adjusted is not None else ""),
-        f"{text(c.method_shown, NAME_LEN)} over {c.n_paired:,} paired cases"
+        f"{text(S.decided_phrase(c), NAME_LEN)} over {c.n_paired:,} paired cases"
         # an analytic procedure draws no resamples: "0 resamples" would read as a fault
         + (f", {c.n_resamples:,} resamples" if c.n_resamples else "")
         + f"; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
@@ -71,7 +71,5 @@ def detail_lines(
         lines.append(f"detects a true change of ≥ {S.num(c.mde, u)} with 80% power")
     if c.margin is not None:
         lines.append(f"non-inferiority margin {S.num(c.margin, u)}")
-    # The statistical warnings are listed once for all checks, by kind, in the first
-    # check's words: here only this check's own where its numbers differ.
-    lines += [f"warning: {text(w, MESSAGE_LEN)}" for w in c.warnings if w not in listed]
+    lines += [f"warning: {text(w, MESSAGE_LEN * 2)}" for w in c.warnings]
     return lines

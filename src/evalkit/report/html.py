@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from evalkit._util.pvalues import p_label
 from evalkit._util.units import suffix, unit_of
 from evalkit.gate.model import CaseDelta, GateReport, RunSummary
+from evalkit.report import advice as A
 from evalkit.report import summary as S
 from evalkit.report.details import detail_lines
 from evalkit.report.escape import html_text, visible
@@ -55,9 +56,26 @@ th, td { border: 1px solid var(--line); padding: 4px 8px; text-align: left; vert
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td .badge { font-size: 12px; padding: 1px 8px; }
-td.result { min-width: 16em; }
+td.result { min-width: 12em; }
 .id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; overflow-wrap: break-word; }
-svg { display: block; max-width: 100%; height: auto; margin: 8px 0; }
+svg { display: block; width: 100%; height: auto; margin: 8px 0; }
+p.plot-title { margin: 14px 0 0; font-weight: 600; overflow-wrap: anywhere; }
+.forest-plot .axis-note { color: var(--muted); font-size: 12px; margin: 4px 0; }
+.frow { padding: 4px 6px; } .frow:nth-of-type(even) { background: #f6f8fa; }
+.frow p { margin: 0; } .ftext { overflow-wrap: anywhere; }
+.flabel { font-weight: 600; } .fstats { font-family: ui-monospace, monospace; font-size: 12px; }
+.fticks { display: flex; justify-content: space-between; color: var(--muted); font-size: 11px; }
+svg.forest { height: 30px; margin: 2px 0; }
+@media (max-width: 640px) {
+  table.checks thead { display: none; }
+  table.checks, table.checks tbody, table.checks tr, table.checks td { display: block; }
+  table.checks tr { border: 1px solid var(--line); margin: 8px 0; }
+  table.checks td { border: 0; padding: 2px 8px; }
+  table.checks td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  td.num { text-align: left; white-space: normal; }
+}
+.warnings li { margin: 2px 0; }
+.table-wrap { overflow-x: auto; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
 svg .axis { fill: var(--muted); } svg .tick { fill: var(--muted); font-size: 11px; }
 svg .label { font-weight: 600; }
@@ -159,9 +177,12 @@ def _header(report: GateReport) -> list[str]:
             f'<p class="alert"><strong>{html_text(missing.lead())}</strong>: '
             f"{html_text(missing.detail, 400)}. {html_text(missing.consequence())}</p>"
         )
-    multi = S.multiplicity(report)
-    if multi:
-        out.append(f"<p>{html_text(multi)}</p>")
+    r = A.risk(report)
+    if r is not None:
+        culprit = f'<span class="id">{html_text(r.culprit, 80)}</span>' if r.culprit else ""
+        out.insert(
+            2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>'
+        )
     out += [f'<p class="muted">{html_text(n, 400)}</p>' for n in report.notes]
     bad = S.non_finite_fields(report)
     if bad:
@@ -181,8 +202,9 @@ def _checks_table(report: GateReport) -> list[str]:
     if not report.verdicts:
         return ["<p>No checks are configured, so nothing was gated.</p>"]
     out = [
-        "<table><thead><tr><th>check</th><th>metric</th><th>status</th><th>result</th>"
-        "<th>coverage</th><th>W / L / T</th><th>detects ≥ (80% power)</th><th>why</th>"
+        '<div class="table-wrap"><table class="checks"><thead><tr><th>check</th><th>metric</th>'
+        "<th>status</th><th>result</th>"
+        "<th>coverage</th><th>W / L / T</th><th>detects ≥ (80% power)</th>"
         "</tr></thead><tbody>"
     ]
     for v in report.verdicts:
@@ -193,21 +215,37 @@ def _checks_table(report: GateReport) -> list[str]:
             f"<td>{_breakable(html_text(v.metric, 80))}{arrow}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
-            f'<td class="num">{html_text(v.coverage)}</td>'
-            f'<td class="num">{html_text(S.wlt(v))}</td><td class="num">{html_text(S.mde(v))}</td>'
-            f"<td>{html_text(v.message, 400)}</td></tr>"
+            f'<td class="num" data-label="coverage">{html_text(v.coverage)}</td>'
+            f'<td class="num" data-label="W / L / T">{html_text(S.wlt(v))}</td>'
+            f'<td class="num" data-label="detects ≥">{html_text(S.mde(v))}</td>'
+            "</tr>"
         )
-    out.append("</tbody></table>")
+    out.append("</tbody></table></div>")
+    warnings = A.in_view(report)
+    if warnings:
+        items = "".join(
+            f'<li>⚠️ <span class="id">{html_text(w.check_id, 80)}</span>: '
+            f"{html_text(w.advice, 400)}</li>"
+            for w in warnings
+        )
+        out.append(f'<ul class="warnings">{items}</ul>')
     return out
 
 
 def _check_details(report: GateReport) -> list[str]:
-    """Each check's statistics in a collapsed block: the procedure that decided, its
-    interval and p, the bootstrap interval beside it and why it did not decide, and the
-    check's own warnings (the page lists them nowhere else)."""
+    """Each check's statistics in a collapsed block: why it has its status, the procedure
+    that decided, its interval and p, the bootstrap interval beside it and why it did not
+    decide, and the check's warnings whole; first, how the family was decided."""
     out: list[str] = []
+    how = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
+    if how:
+        items = "".join(f"<li>{html_text(line)}</li>" for line in how)
+        out.append(
+            '<details class="check"><summary>How the checks were decided</summary>'
+            f"<ul>{items}</ul></details>"
+        )
     for v in report.verdicts:
-        items = "".join(f"<li>{html_text(line)}</li>" for line in detail_lines(v, set(), visible))
+        items = "".join(f"<li>{html_text(line)}</li>" for line in detail_lines(v, visible))
         out.append(
             f'<details class="check"><summary><span class="id">{html_text(v.check_id, 80)}'
             f"</span> ({html_text(v.metric, 80)}) {_badge(v.status, S.status_word(v))}"
@@ -227,8 +265,9 @@ def _delta_table(
         for d in deltas
     )
     return (
-        f"<table><thead><tr><th>case</th><th>{against}</th><th>candidate</th><th>Δ</th>"
-        f"<th>outcome</th></tr></thead><tbody>{rows}</tbody></table>"
+        f'<div class="table-wrap"><table><thead><tr><th>case</th><th>{against}</th>'
+        "<th>candidate</th><th>Δ</th>"
+        f"<th>outcome</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
 
 

@@ -24,6 +24,7 @@ from evalkit.gate.model import (
     RunSummary,
     StoppedEarly,
 )
+from evalkit.report.advice import MarginAdvice, margin_advice
 from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, non_finite_fields
 
@@ -79,7 +80,18 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
     }
 
 
-def _check(v: CheckVerdict) -> dict[str, Any]:
+def _advice(advice: MarginAdvice | None) -> dict[str, Any] | None:
+    if advice is None:
+        return None
+    return {
+        "rate": _f(advice.rate),
+        "allowed": _f(advice.allowed),
+        "fix_margin": _f(advice.fix_margin),
+        "fix_cases": advice.fix_cases,
+    }
+
+
+def _check(v: CheckVerdict, advice: MarginAdvice | None = None) -> dict[str, Any]:
     return {
         "id": v.check_id,
         "metric": v.metric,
@@ -97,6 +109,7 @@ def _check(v: CheckVerdict) -> dict[str, Any]:
         "comparison": _comparison(v.comparison),
         "worst_cases": [_delta(d) for d in v.worst_cases],
         "required": v.required,
+        "margin_advice": _advice(advice),
     }
 
 
@@ -155,6 +168,7 @@ def _stopped(stopped: StoppedEarly | None) -> dict[str, Any] | None:
 def render_json(report: GateReport) -> dict[str, Any]:
     """The report as plain JSON data (see docs/report-schema.md)."""
     h = headline(report)
+    advice = margin_advice(report)
     by_status: dict[str, int] = {}
     for v in report.verdicts:
         by_status[v.status] = by_status.get(v.status, 0) + 1
@@ -189,7 +203,7 @@ def render_json(report: GateReport) -> dict[str, Any]:
         },
         "notes": list(report.notes),
         "non_finite": non_finite_fields(report),
-        "checks": [_check(v) for v in report.verdicts],
+        "checks": [_check(v, advice.get(v.check_id)) for v in report.verdicts],
         # per_slice checks only (report/slices.py): additive, so the schema stays 1
         **({"slices": slice_json(report.slices)} if report.slices is not None else {}),
     }

@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import re
 
+from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
+from evalkit.report import advice as A
 from evalkit.report import summary as S
 from evalkit.report._layout import Part, Rows, Section, fit, render
 from evalkit.report.details import detail_lines
@@ -33,9 +35,9 @@ from evalkit.report.links import docs_url
 from evalkit.report.slices import slice_markdown
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
-# Case rows formatted per check: a row is longer than 16 characters, so no comment ever
-# shows more.  Formatting all of them was a tenth of a 10^5-case gate (#27).
-MOST_CASE_ROWS = GITHUB_LIMIT // 16
+#: Changed cases listed per check, worst first: the comment is read, not searched; the
+#: JSON report and the HTML page hold every case.
+CASE_ROWS = 10
 DEFAULT_BUDGET = 60_000
 MIN_BUDGET = 10_000
 
@@ -102,14 +104,14 @@ def _document(
     doc.extend(_conditions(report, why))
     doc.extend(_checks_tables(report))
     doc.append(_footer(report))
+    doc.extend(_warnings(report))
     doc.extend(_why(report))
     doc.extend(_notes(report, why))
-    doc.extend(_caveats(report))
+    doc.append(_how(report))
     doc.extend(_failed_cases(report))
     doc.extend(_goldens(report))
     if report.slices is not None:  # report/slices.py: the slices that moved
         doc.append(slice_markdown(report.slices))
-    doc.extend(_most_regressed(report))
     doc.extend(_details(report))
     if url is not None:
         doc.append(f"Full report and per-case rows: [JSON report and artifact]({url})\n")
@@ -117,12 +119,18 @@ def _document(
 
 
 def _headline(report: GateReport) -> str:
+    """The verdict and the blocking checks, and a second line only where the family-wise
+    risk changes the reading (report/advice.py)."""
     h = S.headline(report)
     text = f"### {h.icon} {h.word}: {h.counts()}"
     if h.named:
         names = ", ".join(f"**{md(n, NAME_LEN)}**" for n in h.named)
         more = f" and {h.more} more" if h.more else ""
         text += f"; {h.named_label}: {names}{more}"
+    r = A.risk(report)
+    if r is not None:
+        culprit = f"**{md(r.culprit, NAME_LEN)}**" if r.culprit is not None else ""
+        text += f"\n\n{r.before()}{culprit}{r.after()}"
     return text
 
 
@@ -229,18 +237,37 @@ def _nb(text: str) -> str:
     return text.replace(" ", "&nbsp;")
 
 
-def _row(v: CheckVerdict, shared: float | None, partial: bool, with_p: bool = True) -> str:
+def _row(
+    v: CheckVerdict,
+    shared: float | None,
+    partial: bool,
+    with_p: bool = True,
+    before_after: bool = True,
+) -> str:
+    """One check's row; a row that did not pass says before → after where the table has
+    the room (not past ALL_OPEN checks, where the ids need the width)."""
     arrow = {True: "&nbsp;↑", False: "&nbsp;↓", None: ""}[v.higher_is_better]
-    # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]".
+    # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]";
+    # a row that did not pass says before → after on a line of its own, then Δ [interval].
+    c = v.comparison
+    moved = c is not None and v.status != "pass" and before_after
     parts = []
     for part in S.change_parts(v):
         delta, bracket, interval = part.partition(" [")
-        parts.append(_nb(delta) + (" " + _nb("[" + interval) if bracket else ""))
-    c = v.comparison
+        gap = "&nbsp;" if moved else " "
+        parts.append(_nb(delta) + (gap + _nb("[" + interval) if bracket else ""))
     if c is not None:
         if c.confidence != shared:
             parts[0] += f" {S.confidence(c.confidence)}&nbsp;CI"
-        if v.kind == "vs_reference":
+        if moved:
+            u = unit_of(v.metric)
+            after = c.candidate_value if c.candidate_value is not None else v.observed
+            ref = "reference " if v.kind == "vs_reference" else ""
+            line = f"{ref}{S.num(c.baseline_value, u)} → {S.num(after, u)}"
+            if len(parts) > 1:  # the margin: on the first line, so the cell stays two
+                line += f" ({parts.pop().replace('&nbsp;', ' ')})"
+            parts[0] = _nb(line + ":") + " " + parts[0]
+        elif v.kind == "vs_reference":
             parts[0] = "vs&nbsp;reference: " + parts[0]
     cells = [
         _nb(f"{S.STATUS_ICON[v.status]} {S.short_word(v)}"),
@@ -267,7 +294,8 @@ def _checks_tables(report: GateReport) -> list[Part]:
         # A cases column only where one of the table's rows does not cover its cases
         partial = any(v.covered != v.total for v in verdicts)
         with_p = any(v.comparison is not None for v in verdicts)  # else a column of blanks
-        rows = [_row(v, shared, partial, with_p) for v in verdicts]
+        room = len(report.verdicts) <= ALL_OPEN
+        rows = [_row(v, shared, partial, with_p, room) for v in verdicts]
         return rows, _head(report, partial, with_p)
 
     if len(verdicts) <= ALL_OPEN:
@@ -297,15 +325,30 @@ def _checks_tables(report: GateReport) -> list[Part]:
 
 
 def _footer(report: GateReport) -> str:
-    """The line under the table: the tests that ran, and the coverage when it is full."""
-    bits = []
-    line = S.multiplicity(report)
-    if line is not None:
-        bits.append(line)
+    """The line under the table: the coverage when it is full."""
     full = S.full_coverage(report)
-    if full is not None:
-        bits.append(full)
-    return " ".join(bits) + "\n\n" if bits else ""
+    return full + "\n\n" if full is not None else ""
+
+
+def _how(report: GateReport) -> str:
+    """How the checks were decided and the family-wise rate's reasoning, folded: the
+    header says the rate where it changes the reading."""
+    lines = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
+    if not lines:
+        return ""
+    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in lines)
+    return f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
+
+
+def _warnings(report: GateReport) -> list[Part]:
+    """Each warning in view beside its check's name, saying what to do."""
+    rows = [
+        f"- ⚠️ **{md(w.check_id, NAME_LEN)}**: {md(w.advice, MESSAGE_LEN)}\n"
+        for w in A.in_view(report)
+    ]
+    if not rows:
+        return []
+    return [Rows(rows, P_WHY, unit="warnings", closing="\n", floor=len(rows))]
 
 
 def _why(report: GateReport) -> list[Part]:
@@ -332,33 +375,6 @@ def _notes(report: GateReport, said: str | None) -> list[Part]:
     if trials is not None:
         lines = Rows([f"- {md(n, NOTE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
         parts.append(_collapsible("Trial noise, per metric", lines))
-    return parts
-
-
-def _caveats(report: GateReport) -> list[Part]:
-    """Statistical warnings: open when they can change a verdict's reading, folded if not."""
-    found = S.ranked_caveats(report)
-    if not found:
-        return []
-
-    def row(c: S.Caveat) -> str:
-        checks = ", ".join(md(n, NAME_LEN) for n in c.checks[:5])
-        more = f" and {len(c.checks) - 5} more" if len(c.checks) > 5 else ""
-        return f"- ⚠️ {checks}{more}: {md(c.warning, MESSAGE_LEN)}\n"
-
-    parts: list[Part] = []
-    matter = [row(c) for c in found if c.matters]
-    rest = [row(c) for c in found if not c.matters]
-    if matter:
-        parts.append(
-            Rows(matter, P_WHY, unit="caveats", head="**Read with care**\n\n", closing="\n")
-        )
-    if rest:
-        summary = (
-            f"{S.plural(len(rest), 'statistical caveat', 'statistical caveats')} "
-            "on clear-cut checks (not changing a verdict)"
-        )
-        parts.append(_collapsible(summary, Rows(rest, P_WORST, unit="caveats")))
     return parts
 
 
@@ -417,66 +433,34 @@ def _goldens(report: GateReport) -> list[Part]:
     return [head, Section(lists, P_GOLDENS, "Goldens diff lists omitted to fit the comment.\n\n")]
 
 
-def _delta_head(v: CheckVerdict) -> str:
-    return f"| case | {S.against(v)} | candidate | Δ |\n|---|---|---|---|\n"
-
-
-def _delta_row(d: CaseDelta) -> str:
-    values = f"{S.num(d.baseline)} | {S.num(d.candidate)} | {S.signed(d.delta)}"
-    return f"| {md(d.case_id, ID_LEN)} | {values} |\n"
-
-
-def _most_regressed(report: GateReport) -> list[Part]:
-    blocks: list[str | Rows] = []
-    for v in report.verdicts:
-        # A passing check's losses are in its details; here they would bury the failures'.
-        if not v.worst_cases or v.status == "pass":
-            continue
-        c = v.comparison
-        losses = f" ({S.plural(c.losses, 'loss', 'losses')} in all)" if c is not None else ""
-        n = len(v.worst_cases)
-        summary = (
-            f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}, {md(v.metric, NAME_LEN)}: "
-            f"{'the' if n == 1 else n} most regressed {'case' if n == 1 else 'cases'}{losses}"
-        )
-        rows = Rows([_delta_row(d) for d in v.worst_cases], P_WORST, head=_delta_head(v), floor=10)
-        blocks.append(_collapsible(summary, rows, open_=v.blocking))
-    if not blocks:
-        return []
-    return [
-        Section(
-            ["#### Most regressed cases\n\n", *blocks],
-            P_WORST,
-            "Most-regressed case lists omitted to fit the comment.\n\n",
-        )
-    ]
-
-
-def _stats(v: CheckVerdict, listed: set[str]) -> list[str]:
-    return [f"- {line}\n" for line in detail_lines(v, listed, md, lambda name: f"`{name}`")]
+def _stats(v: CheckVerdict) -> list[str]:
+    return [f"- {line}\n" for line in detail_lines(v, md, lambda name: f"`{name}`")]
 
 
 def _details(report: GateReport) -> list[Part]:
-    listed = {c.warning for c in S.ranked_caveats(report)}
+    """Per check, folded (open for a blocking failure): how it decided, then the cases
+    that changed, worst first, and how many tied."""
     blocks: list[str | Rows] = []
     for v in report.verdicts:
         summary = f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}: {S.status_word(v)}"
         hib = v.higher_is_better
-        deltas = S.worst_first(S.case_deltas(v), hib)
+        changed, ties = S.changed_worst_first(S.case_deltas(v), hib)
+        if changed or ties:
+            summary += f" ({_moved(changed, ties, hib)})"
         rows = Rows(
             [
                 f"| {md(d.case_id, ID_LEN)} | {S.num(d.baseline)} | {S.num(d.candidate)} "
                 f"| {S.signed(d.delta)} | {S.outcome(d, hib)} |\n"
-                for d in deltas[:MOST_CASE_ROWS]
+                for d in changed[:CASE_ROWS]
             ],
             P_CASE_DETAILS,
-            total=len(deltas),
+            unit="changed cases",
+            total=len(changed),
             floor=0,
-            soft=100,
-            opening="".join(_stats(v, listed)) + ("\n" if deltas else ""),
+            opening="".join(_stats(v)) + ("\n" if changed else ""),
             head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
-        blocks.append(_collapsible(summary, rows))
+        blocks.append(_collapsible(summary, rows, open_=v.blocking and v.status != "pass"))
     if not blocks:
         return []
     return [
@@ -486,6 +470,23 @@ def _details(report: GateReport) -> list[Part]:
             "Per-check details omitted to fit the comment (see the JSON report/artifact).\n\n",
         )
     ]
+
+
+def _moved(changed: list[CaseDelta], ties: int, hib: bool | None) -> str:
+    """``18 worse, 5 better, 277 tied``: the cases the table lists, and those it leaves out."""
+    outcomes = [S.outcome(d, hib) for d in changed]
+    bits = [
+        f"{n:,} {word}"
+        for word, n in (
+            ("worse", outcomes.count("loss")),
+            ("better", outcomes.count("win")),
+            ("down", outcomes.count("down")),
+            ("up", outcomes.count("up")),
+            ("n/a", outcomes.count(S.NA)),
+        )
+        if n
+    ]
+    return ", ".join([*bits, f"{ties:,} tied"])
 
 
 __all__ = ["DEFAULT_BUDGET", "GITHUB_LIMIT", "comment_marker", "render_markdown"]

@@ -46,15 +46,19 @@ _WORDS: Final = {
 
 
 def _interval(v: SliceVerdict) -> str:
+    """``99.45% CI [-0.1103, -0.0097]``: labelled with its own level, which is the FDR
+    step-up's (two-sided 1 − 2ℓ), not the check's."""
     if v.ci_low is None or v.ci_high is None or v.confidence is None:
         return ""
-    return f"{_level(v.confidence)} [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
+    return f"{S.confidence(v.confidence)} CI [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
 
 
-def _level(confidence: float) -> str:
-    """``98.75%``: as many digits as the FDR level needs, none it does not."""
-    text = f"{confidence:.4%}".rstrip("0").rstrip(".")
-    return text if text.endswith("%") else text + "%"
+def _p(v: SliceVerdict, p: float | None) -> str:
+    """A bad-side p, or ``—`` beside "improved": there it is near 1 and says nothing
+    the word does not (the interval lies wholly on the good side)."""
+    if p is None:
+        return ""
+    return "—" if v.status == "improved" else pvalue(p)
 
 
 def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
@@ -69,29 +73,61 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
         S.num(v.candidate_value) if v.candidate_value is not None else "",
         S.signed(v.delta) if v.delta is not None else "",
         _interval(v),
-        pvalue(v.p_value) if v.p_value is not None else "",
-        pvalue(v.p_adjusted) if v.p_adjusted is not None else "",
+        _p(v, v.p_value),
+        _p(v, v.p_adjusted),
         _WORDS[v.status],
     )
 
 
+def summary_line(report: SliceReport) -> str:
+    """``Slices: 1 of 2 slice tests regressed (false discoveries held at q = 0.05 by
+    Benjamini-Hochberg); 1 too small``: the count a reviewer reads; why that method is
+    in the details (:meth:`SliceReport.describe`)."""
+    regressed = sum(1 for v in report.verdicts if v.status == "regressed")
+    improved = sum(1 for v in report.verdicts if v.status == "improved")
+    tested = report.n_tested
+    text = f"{regressed} of {tested} slice {'test' if tested == 1 else 'tests'} regressed"
+    if improved:
+        text += f", {improved} improved"
+    text += f" (false discoveries held at q = {report.q:g} by {report.method_name})"
+    skipped = len(report.verdicts) - tested
+    if skipped:
+        text += f"; {skipped} not tested (too small or no baseline cases)"
+    return text
+
+
 def slice_text(report: SliceReport, width: int | None = None) -> str:
-    """Every slice, with the family's one-line description: a fixed-width table, or,
-    when ``width`` is too narrow for it, one short block per slice, so no figure
-    is cut or wrapped mid-number (the terminal at 80 columns)."""
+    """Every slice, under one summary line: a fixed-width table, or, when ``width`` is
+    too narrow for it, one short block per slice, so no figure is cut or wrapped
+    mid-number (the terminal at 80 columns)."""
     rows = [HEADERS, *(slice_cells(v) for v in report.verdicts)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    head = f"Slices: {summary_line(report)}"
     if width is not None and max(len(line) for line in lines) > width:
         lines = [line for cells in rows[1:] for line in _block(cells)]
-    return "\n".join([f"Slices: {report.describe()}", *lines]) + "\n"
+    if width is not None and len(head) > width:
+        import textwrap
+
+        head = "\n".join(textwrap.wrap(head, width, subsequent_indent="  ", break_long_words=False))
+    return "\n".join([head, *lines]) + "\n"
+
+
+def _is(p: str) -> str:
+    """``=0.0196``, or ``<0.0001`` as it stands (never ``=<0.0001``)."""
+    return p if p.startswith("<") else f"={p}"
 
 
 def _block(cells: tuple[str, ...]) -> list[str]:
     """One slice as short lines: what was decided, the change, then its p-values."""
     check, metric, where, n, base, cand, delta, interval, p, adjusted, status = cells
     change = [f"{base} → {cand}" if base or cand else "", f"Δ {delta}" if delta else ""]
-    tests = [f"p={p}" if p else "", f"FDR p={adjusted}" if adjusted else "", f"({check})"]
+    shown = p not in ("", "—")
+    tests = [
+        f"FDR-adjusted p{_is(adjusted)}" if shown and adjusted else "",
+        f"(p{_is(p)})" if shown else "",
+        f"check {check}",
+    ]
     return [
         f"{where}  {metric}  n={n}  {status}",
         *(
@@ -155,7 +191,10 @@ def slice_markdown(report: SliceReport) -> str:
     order = sorted(moved, key=lambda v: (v.status != "regressed", v.p_adjusted or 1.0))
     keep = (2, 6, 7, 9, 10)  # slice, Δ, interval, FDR-adjusted p, status
     rows = [
-        "| " + " | ".join(md(slice_cells(v)[i], 80) for i in (0, *keep)) + " |\n"
+        # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
+        "| "
+        + " | ".join(md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in (0, *keep))
+        + " |\n"
         for v in order[:MARKDOWN_SHOWN]
     ]
     table = (
@@ -187,6 +226,7 @@ def slice_forest(report: SliceReport) -> str:
             higher_is_better=v.higher_is_better,
             status="fail" if v.status == "regressed" else "pass",
             p_label="FDR-adjusted p",
+            instead_of_p="improved" if v.status == "improved" else None,
         )
         for v in report.verdicts
         if v.tested

@@ -18,7 +18,7 @@ from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
-from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport
+from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport
 
 # Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
 # unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
@@ -50,8 +50,9 @@ def percent(x: float) -> str:
 
 
 def confidence(c: float) -> str:
-    """``0.95`` → ``95%``; ``0.975`` → ``97.5%``."""
-    return f"{round(c * 100, 6):g}%" if math.isfinite(c) else NA
+    """``0.95`` → ``95%``; ``0.975`` → ``97.5%``; an FDR or Holm step's ``0.98181…`` →
+    ``98.18%`` (two decimals at most: a level, not a figure to compute with)."""
+    return f"{round(c * 100, 2):g}%" if math.isfinite(c) else NA
 
 
 def op_symbol(op: str | None) -> str | None:
@@ -146,6 +147,15 @@ def shared_confidence(report: GateReport) -> float | None:
     return levels.pop() if len(levels) == 1 else None
 
 
+def decided_phrase(c: Comparison) -> str:
+    """What decided a comparison, as a reader is told it: the one place of this wording.
+
+    The procedure's name is the statistics' (``Comparison.procedure``); the reader is
+    told the test, and the configured method only where it chose among several.
+    """
+    return c.method_shown
+
+
 def deciding_procedures(report: GateReport) -> str | None:
     """``Decided by paired t (a, b); percentile bootstrap (c).``: which procedure gave
     each compared check its interval and p, grouped, in the order the checks run
@@ -153,7 +163,7 @@ def deciding_procedures(report: GateReport) -> str | None:
     groups: dict[str, list[str]] = {}
     for v in report.verdicts:
         if v.comparison is not None:
-            groups.setdefault(v.comparison.method_shown, []).append(v.check_id)
+            groups.setdefault(decided_phrase(v.comparison), []).append(v.check_id)
     if not groups:
         return None
     if len(groups) == 1:
@@ -230,15 +240,37 @@ def outcome(d: CaseDelta, higher_is_better: bool | None, tie_tolerance: float = 
     return "win" if (d.delta > 0) == higher_is_better else "loss"
 
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(case_id: str) -> tuple[tuple[int, int, str], ...]:
+    """Sorts ``2`` before ``10`` and ``q2`` before ``q10``; text runs compare as text."""
+    return tuple(
+        (0, int(part), part) if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(case_id)
+        if part
+    )
+
+
 def worst_first(deltas: tuple[CaseDelta, ...], higher_is_better: bool | None) -> list[CaseDelta]:
-    """Most regressed first (largest move in the bad direction), ties by case id."""
+    """Most regressed first (largest move in the bad direction), equals by case id
+    in natural order (``2`` before ``10``)."""
     sign = -1.0 if higher_is_better is not False else 1.0
 
-    def key(d: CaseDelta) -> tuple[float, str]:
+    def key(d: CaseDelta) -> tuple[float, tuple[tuple[int, int, str], ...]]:
         bad = sign * d.delta if math.isfinite(d.delta) else math.inf
-        return (-bad, d.case_id)
+        return (-bad, natural_key(d.case_id))
 
     return sorted(deltas, key=key)
+
+
+def changed_worst_first(
+    deltas: tuple[CaseDelta, ...], higher_is_better: bool | None
+) -> tuple[list[CaseDelta], int]:
+    """The cases that moved, worst first, and how many tied (left out: a tie says nothing
+    a count cannot)."""
+    changed = tuple(d for d in deltas if outcome(d, higher_is_better) != "tie")
+    return worst_first(changed, higher_is_better), len(deltas) - len(changed)
 
 
 def case_deltas(v: CheckVerdict) -> tuple[CaseDelta, ...]:
@@ -372,44 +404,6 @@ def multiplicity(report: GateReport) -> str | None:
         f"of them fails falsely is {chance}."
     )
     return sentence + after
-
-
-def caveats(report: GateReport) -> list[tuple[str, list[str]]]:
-    """Each kind of statistical warning (its first wording) with the checks it applies to."""
-    return [(c.warning, list(c.checks)) for c in ranked_caveats(report)]
-
-
-@dataclass(frozen=True)
-class Caveat:
-    """One kind of statistical warning, its first wording, and the checks it applies to."""
-
-    warning: str
-    checks: tuple[str, ...]
-    # Whether it can change how a verdict reads: it applies to a check that did not
-    # pass, or to a borderline one. The others are folded away.
-    matters: bool
-
-
-def ranked_caveats(report: GateReport) -> list[Caveat]:
-    """The statistical warnings, deduplicated, those that matter first (then by reach)."""
-    found: dict[str, tuple[str, list[str], list[bool]]] = {}
-    for v in report.verdicts:
-        for warning in v.comparison.warnings if v.comparison is not None else ():
-            # The numbers inside differ per check (n, skewness): group by the lead phrase.
-            kind = _caveat_kind(warning)
-            _, checks, matters = found.setdefault(kind, (warning, [], []))
-            if v.check_id not in checks:
-                checks.append(v.check_id)
-                matters.append(v.status != "pass" or borderline(v))
-    out = [Caveat(w, tuple(c), any(m)) for w, c, m in found.values()]
-    # Stable: among equals the first seen (the checks file's order) stays first.
-    return sorted(out, key=lambda c: (not c.matters, -len(c.checks)))
-
-
-def _caveat_kind(warning: str) -> str:
-    lead = warning.split(":", 1)[0]
-    # "only 8 cases" and "only 12 cases" are one kind: the number is the check's own.
-    return re.sub(r"[-+]?\d[\d,.]*", "#", lead)
 
 
 # A repeated run's per-metric trial-noise note (evalkit._engine.trials.TrialSpread.line).

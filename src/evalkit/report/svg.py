@@ -68,6 +68,9 @@ class ForestRow:
     status: str  # a key of STATUS_COLOURS
     margin: float | None = None
     p_label: str = "p"  # what p_value is: "p", "Holm-adjusted p", "p vs margin"
+    # said instead of the p where the p would mislead (an improved slice: its bad-side p
+    # is near 1, and the word says what the interval does)
+    instead_of_p: str | None = None
 
 
 def _f(x: float) -> str:
@@ -83,80 +86,95 @@ def _scale(row: ForestRow) -> float:
     return top * 1.15 if top > 0 else 1.0
 
 
-def forest_plot(rows: Sequence[ForestRow]) -> str:
-    """Δ with its CI, one row per comparison, each on its own symmetric axis."""
-    row_h, top = 46, 28
-    label_w, text_w = 230, 300
-    plot_x0, plot_x1 = label_w, WIDTH - text_w
-    mid = (plot_x0 + plot_x1) / 2
-    half = (plot_x1 - plot_x0) / 2 - 6
-    height = top + row_h * len(rows) + 8
-    out = [
-        f'<svg class="forest" role="img" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
-        f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        "<title>Forest plot: each comparison's difference with its confidence interval</title>",
-        f'<text x="{_f(mid)}" y="16" text-anchor="middle" class="axis">'
-        "Δ (candidate − baseline), each row on its own scale; shaded side = regression</text>",
+LABEL_CHARS = 80  # a forest row's label is cut here (…)
+BAR_H = 30  # a forest row's bar, in CSS pixels at every width
+
+
+def _svg_open(cls: str, height: float, title: str) -> list[str]:
+    """An SVG that scales with its container: its own coordinates in ``viewBox``, the
+    width of the page, the height from the aspect ratio (nothing clips when it shrinks)."""
+    return [
+        f'<svg class="{cls}" role="img" viewBox="0 0 {WIDTH} {_f(height)}" width="100%" '
+        f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{title}</title>",
     ]
-    for i, row in enumerate(rows):
-        y = top + i * row_h
-        cy = y + row_h / 2 - 4
+
+
+def _line(x1: float, y1: float, x2: float, y2: float, extra: str) -> str:
+    # non-scaling: the bar is stretched to the page's width, its strokes are not
+    return (
+        f'<line x1="{_f(x1)}" y1="{_f(y1)}" x2="{_f(x2)}" y2="{_f(y2)}" {extra} '
+        'vector-effect="non-scaling-stroke"/>'
+    )
+
+
+def forest_plot(rows: Sequence[ForestRow]) -> str:
+    """Δ with its CI, one row per comparison, each on its own symmetric axis.
+
+    A row is HTML text (the label, then Δ, its interval and p) over a text-free SVG bar
+    stretched to the page's width, with the scale's ends under it: the text wraps like
+    any paragraph, so no label or figure is cut or shrunk at any window width.
+    """
+    mid, half = WIDTH / 2, WIDTH / 2 - 8
+    out = [
+        '<div class="forest-plot">',
+        '<p class="axis-note">Δ (candidate − baseline), each row on its own scale; '
+        "shaded side = regression; dashed = non-inferiority margin</p>",
+    ]
+    for row in rows:
         m = _scale(row)
 
         def x(v: float, m: float = m) -> float:
             return mid + max(-1.0, min(1.0, v / m)) * half
 
-        out.append(f'<g class="row" data-status="{html_text(row.status)}">')
-        if i % 2 == 0:
-            out.append(f'<rect x="0" y="{_f(y)}" width="{WIDTH}" height="{row_h}" class="stripe"/>')
-        if row.higher_is_better is not None:
-            bad_x = plot_x0 if row.higher_is_better else mid
-            out.append(
-                f'<rect x="{_f(bad_x)}" y="{_f(y + 4)}" width="{_f(mid - plot_x0)}" '
-                f'height="{row_h - 16}" class="badside"/>'
-            )
-        out.append(
-            f'<line x1="{_f(mid)}" y1="{_f(y + 2)}" x2="{_f(mid)}" y2="{_f(y + row_h - 10)}" '
-            'class="zero"/>'
+        u = unit_of(row.metric)
+        stats = (
+            f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
+            f"{suffix(row.metric)} "
+            f"{S.confidence(row.confidence)}, "
+            + (row.instead_of_p or S.p_text(row.p_value, row.p_label))
         )
+        out.append(
+            f'<div class="frow" data-status="{html_text(row.status)}">'
+            f'<p class="ftext"><span class="id flabel">{html_text(row.label, LABEL_CHARS)}'
+            f'</span> <span class="fstats">{html_text(stats)}</span></p>'
+        )
+        bar = [
+            f'<svg class="forest" role="img" viewBox="0 0 {WIDTH} {BAR_H}" width="100%" '
+            f'height="{BAR_H}" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg">',
+            f"<title>{html_text(row.label, LABEL_CHARS)}: {html_text(stats)}</title>",
+            f'<g class="row" data-status="{html_text(row.status)}">',
+        ]
+        if row.higher_is_better is not None:
+            bad_x = 0 if row.higher_is_better else mid
+            bar.append(
+                f'<rect x="{_f(bad_x)}" y="2" width="{_f(mid)}" height="{BAR_H - 4}" '
+                'class="badside"/>'
+            )
+        bar.append(_line(mid, 0, mid, BAR_H, 'class="zero"'))
         if (
             row.margin is not None
             and math.isfinite(row.margin)
             and row.higher_is_better is not None
         ):
             mx = x(-row.margin if row.higher_is_better else row.margin)
-            out.append(
-                f'<line x1="{_f(mx)}" y1="{_f(y + 4)}" x2="{_f(mx)}" y2="{_f(y + row_h - 12)}" '
-                'class="margin"/>'
-            )
+            bar.append(_line(mx, 2, mx, BAR_H - 2, 'class="margin"'))
         colour = STATUS_COLOURS.get(row.status, "#424242")
+        cy = BAR_H / 2
         if math.isfinite(row.ci_low) and math.isfinite(row.ci_high):
-            out.append(
-                f'<line x1="{_f(x(row.ci_low))}" y1="{_f(cy)}" x2="{_f(x(row.ci_high))}" '
-                f'y2="{_f(cy)}" stroke="{colour}" stroke-width="3" stroke-linecap="round"/>'
+            bar.append(
+                _line(x(row.ci_low), cy, x(row.ci_high), cy, f'stroke="{colour}" stroke-width="3"')
             )
         if math.isfinite(row.delta):
-            out.append(f'<circle cx="{_f(x(row.delta))}" cy="{_f(cy)}" r="5" fill="{colour}"/>')
+            dx = x(row.delta)
+            bar.append(_line(dx, cy - 9, dx, cy + 9, f'stroke="{colour}" stroke-width="5"'))
+        bar += ["</g>", "</svg>"]
+        out += bar
         out.append(
-            f'<text x="{_f(plot_x0 - 8)}" y="{_f(cy + 4)}" text-anchor="end" class="label">'
-            f"{html_text(row.label, 40)}</text>"
+            f'<p class="fticks"><span>{S.signed(-m, u)}</span><span>0</span>'
+            f"<span>{S.signed(m, u)}</span></p></div>"
         )
-        u = unit_of(row.metric)
-        out.append(
-            f'<text x="{_f(plot_x0)}" y="{_f(y + row_h - 2)}" class="tick">{S.signed(-m, u)}</text>'
-            f'<text x="{_f(plot_x1)}" y="{_f(y + row_h - 2)}" text-anchor="end" class="tick">'
-            f"{S.signed(m, u)}</text>"
-        )
-        stats = (
-            f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
-            f"{suffix(row.metric)} "
-            f"{S.confidence(row.confidence)}, {S.p_text(row.p_value, row.p_label)}"
-        )
-        out.append(
-            f'<text x="{_f(plot_x1 + 10)}" y="{_f(cy + 4)}" class="stats">{html_text(stats)}</text>'
-        )
-        out.append("</g>")
-    out.append("</svg>")
+    out.append("</div>")
     return "\n".join(out)
 
 
@@ -191,11 +209,9 @@ def difference_plot(deltas: Sequence[CaseDelta], higher_is_better: bool | None, 
         else ""
     )
     out = [
-        f'<svg class="diff" role="img" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
-        f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        f"<title>Per-case differences: {html_text(title, 120)}</title>",
-        f'<text x="{left}" y="16" class="axis"><tspan class="label">{html_text(title, 120)}'
-        f"</tspan>: {legend}{note}</text>",
+        f'<p class="plot-title"><span class="id">{html_text(title, 120)}</span>: '
+        f"{legend}{note}</p>",
+        *_svg_open("diff", height, f"Per-case differences: {html_text(title, 120)}"),
         f'<line x1="{left}" y1="{_f(zero_y)}" x2="{WIDTH - right}" y2="{_f(zero_y)}" '
         'class="zero"/>',
         f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" class="tick">{S.signed(m)}</text>',
@@ -307,9 +323,7 @@ def trend_plot(
         f"band: each step's {S.confidence(trend.confidence)} CI of Δ from the previous point"
     )
     out = [
-        f'<svg class="trend" role="img" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
-        f'height="{height}" xmlns="http://www.w3.org/2000/svg">',
-        f"<title>Trend across promotions: {html_text(trend.metric, 120)}</title>",
+        *_svg_open("trend", height, f"Trend across promotions: {html_text(trend.metric, 120)}"),
         f'<text x="{left}" y="16" class="axis"><tspan class="label">'
         f"{html_text(title, 200)}</tspan></text>",
     ]

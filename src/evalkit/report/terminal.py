@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import io
 import os
+import re
 from typing import TYPE_CHECKING
 
 from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
+from evalkit.report import advice as A
 from evalkit.report import summary as S
 from evalkit.report.escape import one_line
 
@@ -96,7 +98,7 @@ def render_terminal(
             legacy_windows=False,
         )
         _print(out, report)
-        return buf.getvalue()
+        return trim_lines(buf.getvalue())
     if console is None:
         console = Console(
             force_terminal=True if color else None,
@@ -110,22 +112,52 @@ def render_terminal(
         # A reader leaving early (`| head -1`) is the caller's to handle; rich's own
         # answer, SystemExit(1), would read as a failed check.
         console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
-    _print(console, report)
+    with console.capture() as captured:
+        _print(console, report)
+    console.file.write(trim_lines(captured.get()))
+    console.file.flush()
     return None
+
+
+_TRAILING = re.compile(r"(?:[ \t]|\x1b\[[0-9;]*m)+$")
+_SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def trim_lines(text: str) -> str:
+    """Every line without its trailing spaces (the colour codes after them are kept): rich
+    pads a wrapped line and a table's last column, and a pasted log keeps them."""
+    out = []
+    for line in text.split("\n"):
+        tail = _TRAILING.search(line)
+        out.append(line if tail is None else line[: tail.start()] + "".join(_SGR.findall(tail[0])))
+    return "\n".join(out)
 
 
 def _raise_broken_pipe() -> None:
     raise BrokenPipeError("stdout was closed by its reader")
 
 
-def _say(console: Console, line: RenderableType) -> None:
-    """One line, soft-wrapped: the terminal wraps it, so a copied id or message stays whole."""
-    console.print(line, soft_wrap=True)
+def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
+    """One line, wrapped at spaces to the width (a word longer than the line is folded,
+    never cut), each continuation indented by ``indent``: no line is wider than the
+    terminal, so none is broken by it mid-number."""
+    from rich.text import Text
 
-
-def _prose(console: Console, line: RenderableType) -> None:
-    """A warning to read, not to copy: wrapped at word boundaries to the width."""
-    console.print(line, soft_wrap=False, overflow="fold")
+    if not isinstance(line, Text):
+        console.print(line, soft_wrap=False, overflow="fold")
+        return
+    # the first line takes the whole width, the rest the width less their indent
+    head, *more = line.wrap(console, console.width, overflow="fold")
+    offset = len(head.plain)
+    head.rstrip()
+    console.print(head, soft_wrap=True)
+    if not more:
+        return
+    rest = line[offset:]
+    rest = rest[len(rest.plain) - len(rest.plain.lstrip(" ")) :]
+    for piece in rest.wrap(console, max(console.width - indent, 20), overflow="fold"):
+        piece.rstrip()
+        console.print(Text(" " * indent) + piece, soft_wrap=True)
 
 
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
@@ -134,39 +166,64 @@ def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
     return Text(one_line(text, max_len), style=style)
 
 
-def _headline(report: GateReport) -> Text:
+def _headline(report: GateReport, width: int) -> Text:
+    """The verdict and the blocking checks on one line: as many names as fit ``width``
+    (at least one), the rest counted."""
     from rich.text import Text
 
     h = S.headline(report)
-    line = Text()
-    line.append(h.word, style=VERDICT_STYLE[h.verdict])
-    line.append(f": {h.counts()}")
-    if h.named:
-        line.append(f"; {h.named_label}: ")
-        for i, name in enumerate(h.named):
-            if i:
-                line.append(", ")
-            line.append(_t(name, style="bold"))
-        if h.more:
-            line.append(f" and {h.more} more")
-    return line
+    names = [*h.named]
+    while True:
+        line = Text()
+        line.append(h.word, style=VERDICT_STYLE[h.verdict])
+        line.append(f": {h.counts()}")
+        more = h.more + len(h.named) - len(names)
+        if names:
+            line.append(f"; {h.named_label}: ")
+            for i, name in enumerate(names):
+                if i:
+                    line.append(", ")
+                line.append(_t(name, style="bold"))
+            if more:
+                line.append(f" and {more} more")
+        if line.cell_len <= width or len(names) <= 1:
+            return line
+        names.pop()
 
 
-def _run_line(label: str, run: RunSummary) -> Text:
+def _run_line(label: str, run: RunSummary) -> list[Text]:
+    """``Candidate NAME · 300 cases · commit abc1234 · created …`` as its pieces, which
+    :func:`_say_pieces` keeps whole when it wraps."""
     from rich.text import Text
 
-    line = Text()
-    line.append(f"{label} ", style="bold")
-    line.append(_t(run.name))
-    line.append(f" · {run.n_cases:,} cases")
+    first = Text()
+    first.append(f"{label} ", style="bold")
+    first.append(_t(run.name))
+    pieces = [first, Text(f"{run.n_cases:,} cases")]
     sha = S.short_sha(run.git_commit)
     if sha is not None:
-        line.append(f" · commit {sha}")
+        pieces.append(Text(f"commit {sha}"))
     elif run.git_commit:
-        line.append(" · commit ").append(_t(run.git_commit, 40))
+        pieces.append(Text("commit ").append(_t(run.git_commit, 40)))
     if run.created_at:
-        line.append(" · created ").append(_t(run.created_at, 40))
-    return line
+        pieces.append(Text("created ").append(_t(run.created_at, 40)))
+    return pieces
+
+
+def _say_pieces(console: Console, pieces: list[Text], sep: str = " · ") -> None:
+    """Pieces joined by ``sep``, wrapped between pieces (never inside one that fits)."""
+    from rich.text import Text
+
+    line: Text | None = None
+    for piece in pieces:
+        if line is not None and line.cell_len + len(sep) + piece.cell_len <= console.width:
+            line.append(sep).append(piece)
+            continue
+        if line is not None:
+            _say(console, line, 2)
+        line = piece.copy() if line is None else Text("  ").append(piece)
+    if line is not None:
+        _say(console, line, 2)
 
 
 def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) -> str:
@@ -226,7 +283,7 @@ def _table(report: GateReport, before_after: bool) -> Table:
     return table
 
 
-def _blocks(console: Console, report: GateReport) -> None:
+def _blocks(console: Console, report: GateReport, warnings: dict[str, list[str]]) -> None:
     """The checks as blocks when no table fits: a line that names the check, then its
     numbers indented, each wrapped at spaces, so no id, bound or p is cut."""
     from rich.text import Text
@@ -249,7 +306,9 @@ def _blocks(console: Console, report: GateReport) -> None:
             bits += [f"W/L/T {S.wlt(v).replace(' / ', '/')}", f"detects ≥ {S.mde(v)}"]
         for line in _pack(bits, console.width - 4):
             # A piece longer than the line itself is folded, never cut.
-            console.print(Text("    " + line), overflow="fold")
+            _say(console, Text("    " + line), 4)
+        for advice in warnings.get(v.check_id, ()):
+            _say(console, Text("    ").append(_warning(None, advice)), 6)
 
 
 def _pack(pieces: list[str], width: int) -> list[str]:
@@ -265,8 +324,9 @@ def _pack(pieces: list[str], width: int) -> list[str]:
     return lines
 
 
-def _checks(console: Console, report: GateReport) -> None:
-    """A table when it fits the width, else one block per check (wrapped by block)."""
+def _checks(console: Console, report: GateReport, warnings: dict[str, list[str]]) -> bool:
+    """A table when it fits the width, else one block per check (wrapped by block), each
+    with its warnings; True when the warnings were said (under their checks)."""
     wide = console.options.update_width(100_000)  # rich clamps a measurement to its width
     for before_after in (True, False):
         table = _table(report, before_after)
@@ -275,8 +335,9 @@ def _checks(console: Console, report: GateReport) -> None:
             full = S.full_coverage(report)  # the table has no cases column then
             if full is not None:
                 _say(console, full)
-            return
-    _blocks(console, report)
+            return False
+    _blocks(console, report, warnings)
+    return True
 
 
 def _why(v: CheckVerdict) -> Text:
@@ -291,10 +352,7 @@ def _say_reference(console: Console, report: GateReport) -> None:
     """The drift checks' reference (a run line), or the loud line saying there is none."""
     ref = report.reference
     if ref is not None and ref.run is not None:
-        line = _run_line("Reference", ref.run)
-        line.append(" · ")
-        line.append(_t(ref.detail, MESSAGE_LEN))
-        _say(console, line)
+        _say_pieces(console, [*_run_line("Reference", ref.run), _t(ref.detail, MESSAGE_LEN)])
     missing = S.no_reference(report)
     if missing is not None:
         text = _t(f"{missing.lead()}: ", MESSAGE_LEN, style="bold yellow")
@@ -303,19 +361,42 @@ def _say_reference(console: Console, report: GateReport) -> None:
         _say(console, text)
 
 
+def _risk(report: GateReport) -> Text | None:
+    from rich.text import Text
+
+    r = A.risk(report)
+    if r is None:
+        return None
+    line = Text(r.before(), style="yellow")
+    if r.culprit is not None:
+        line.append(_t(r.culprit, style="bold")).append(r.after(), style="yellow")
+    return line
+
+
+def _warning(v_id: str | None, advice: str) -> Text:
+    line = _t("⚠ ", style="yellow")
+    if v_id is not None:
+        line.append(_t(v_id, style="bold")).append(": ")
+    line.append(_t(advice, MESSAGE_LEN))
+    return line
+
+
 def _print(console: Console, report: GateReport) -> None:
     from rich.text import Text
 
-    _say(console, _headline(report))
-    _say(console, _run_line("Candidate", report.candidate))
+    _say(console, _headline(report, console.width), 2)
+    risk = _risk(report)
+    if risk is not None:
+        _say(console, risk, 2)
+    _say_pieces(console, _run_line("Candidate", report.candidate))
     coverage = S.coverage_line(report)
     if coverage is not None:
         before, selection, after = coverage
-        _prose(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
+        _say(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
-        _say(console, _run_line("Baseline", report.baseline))
+        _say_pieces(console, _run_line("Baseline", report.baseline))
     elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        _prose(
+        _say(
             console,
             Text(
                 "No baseline: vs_baseline checks had nothing to compare against. "
@@ -325,29 +406,27 @@ def _print(console: Console, report: GateReport) -> None:
             ),
         )
     _say_reference(console, report)
-    line = S.multiplicity(report)
-    if line is not None:
-        _prose(console, line)  # a sentence to read: wrapped at words, "6.2%" never split
     for note in report.notes:
-        _say(console, _t(note, MESSAGE_LEN, style="dim"))
+        _say(console, _t(note, MESSAGE_LEN, style="dim"), 2)
     bad = S.non_finite_fields(report)
     if bad:
         _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
+    warnings = A.by_check(A.in_view(report))
     if report.verdicts:
-        _checks(console, report)
+        if not _checks(console, report, warnings):
+            for v in report.verdicts:
+                for advice in warnings.get(v.check_id, ()):
+                    _say(console, _warning(v.check_id, advice), 2)
         decided = S.deciding_procedures(report)
         if decided is not None:
-            # the rest of each check's statistics (the bootstrap interval beside the
-            # deciding one among them) is in the HTML, markdown and JSON reports
-            _prose(console, _t(decided, MESSAGE_LEN, style="dim"))
+            # the rest of each check's statistics (the family-wise rate, the bootstrap
+            # interval beside the deciding one) is in the HTML, markdown and JSON reports
+            _say(console, _t(decided, MESSAGE_LEN, style="dim"))
     else:
         _say(console, "No checks are configured, so nothing was gated.")
     for v in report.verdicts:
         if v.status != "pass":
-            _say(console, _why(v))
-    for warning, checks in S.caveats(report):
-        text = f"⚠ read with care ({', '.join(checks)}): {warning}"
-        _prose(console, _t(text, MESSAGE_LEN * 2, style="yellow"))
+            _say(console, _why(v), 4)
     _print_failed(console, report)
     _print_goldens(console, report)
     _print_slices(console, report)
