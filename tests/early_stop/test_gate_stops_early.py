@@ -237,3 +237,14 @@ def test_max_cases_with_only_warn_checks_is_incomplete_not_a_broken_gate(tmp_pat
     stopped = json.loads((project / "r.json").read_text())["stopped_early"]
     assert stopped["cases_run"] == 300
     assert not stopped["settled"]
+
+
+def test_repeats_run_every_trial_of_each_batch_and_still_stop(tmp_path: Path) -> None:
+    project = _project(tmp_path, stop=STOP + "repeats: 2\n")
+    gate = evalkit(
+        "gate", "-c", "regressed.yaml", "--baseline", "base.json", "--json", "r.json", cwd=project
+    )
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    stopped = json.loads((project / "r.json").read_text())["stopped_early"]
+    assert stopped["settled"]
+    assert stopped["cases_run"] <= N_CASES // 2
