@@ -10,7 +10,7 @@ Every value is computed by evalkit's own TREC scorer (``score_trec_run``, trec_e
 any value differs by more than 1e-9, and prints how many float64 values differ from
 the float32 ones (near-tied scores ordered differently).
 
-The calibration suite (``evalkit.stats.calibrate``, shape ``trec-robust03``) draws its
+The calibration run (``scripts/calibration/calibrate.py``, shapes ``trec-*``) draws its
 real-data null from this table: the systems are two real runs, each topic's two scores
 are given to the two "systems" by a fair coin, so the null is exact by construction.
 """

@@ -214,6 +214,7 @@ def test_the_trend_reuses_the_gates_store_and_checks(
 
         monkeypatch.setattr(module, name, counted)
     result = evalkit("gate", "--candidate", "full.json", "--html", "r.html", cwd=project)
-    assert result.returncode == 1, result.stdout + result.stderr
+    # the pinned reference (older.json) is lower on every case: the drift check passes
+    assert result.returncode == 0, result.stdout + result.stderr
     assert '<svg class="trend"' in (project / "r.html").read_text()
     assert sorted(calls) == ["load_checks_file", "open_store"]

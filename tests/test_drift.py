@@ -433,9 +433,10 @@ def test_maxt_falls_back_to_holm_when_drift_checks_pair_with_another_run() -> No
     assert {v.comparison.correction for v in report.verdicts if v.comparison} == {"holm"}
     # the header names the correction that decided, not the one asked for (#23)
     assert report.correction == "holm"
-    header = render_markdown(report, config_name="c").split("correction maxt needs")[0]
-    assert "correction: holm" in header
-    assert "maxt" not in header
+    text = render_markdown(report, config_name="c")
+    how = text.split("<summary>How the checks were decided</summary>", 1)[1]
+    assert "correction: holm" in how.split("</details>", 1)[0]
+    assert "correction: maxt" not in text
 
 
 # ------------------------------------------------------------------------- reports
@@ -481,8 +482,9 @@ def test_the_comment_shows_the_drift_check_beside_the_per_pr_check() -> None:
     rows = [line for line in found_md.splitlines() if line.startswith("| ")]
     per_pr_row = next(r for r in rows if "per&#95;pr" in r)
     drift_row = next(r for r in rows if "| drift |" in r)
-    assert "vs&nbsp;reference: " in drift_row
-    assert "vs reference" not in per_pr_row
+    # a failing drift row says what it compared with, before → after
+    assert "| reference&nbsp;0.4793&nbsp;→&nbsp;0.4268: Δ&nbsp;-0.0525" in drift_row
+    assert "reference" not in per_pr_row
     assert rows.index(drift_row) == rows.index(per_pr_row) + 1  # the same table, in file order
     assert "**Reference** ref · 40 cases" in found_md
     assert "pinned: v1.4" in found_md

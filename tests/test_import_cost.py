@@ -70,6 +70,8 @@ IMPORT_EVALKIT = {
     "evalkit",
     "evalkit._model",
     "evalkit._model.builtin_hook",
+    "evalkit._util",
+    "evalkit._util.log",  # the package logger's NullHandler (docs/logging.md)
     "evalkit._version",
     "evalkit.errors",
     "evalkit.exit_codes",
@@ -88,6 +90,7 @@ HELP_EVALKIT = IMPORT_EVALKIT | {
     "evalkit.cli.power",
     "evalkit.cli.root",
     "evalkit.cli.run",
+    "evalkit.cli.scaffold",
     "evalkit.cli.session",
     "evalkit.cli.trec",
 }
@@ -188,7 +191,7 @@ def test_the_lazy_front_door_still_serves_every_name() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [
-        "evalkit._spec.golden_loaders",
+        "evalkit._spec.dataset_hubs",  # files, or hf:/irds: datasets (docs/loaders.md)
         "evalkit.stats.significance",
         "evalkit.targets.http",
     ]

@@ -196,7 +196,10 @@ def test_a_repeated_run_reports_the_judges_self_consistency_and_replays_it(
     assert first.returncode == 0, first.stdout + first.stderr
     # 4 answers graded twice; the second trial's identical answers are cache hits
     assert graded() == 8
-    line = next(ln for ln in first.stdout.splitlines() if "self-consistency" in ln)
+    # the note, wrapped to the terminal's width: read as one paragraph
+    flat = " ".join(first.stdout.split())
+    start = flat.index("helpfulness: judge self-consistency")
+    line = flat[start : flat.index(")", flat.index("resamples", start)) + 1]
     assert "3 of 4 grade(s) identical" in line
     assert f"weighted κ (quadratic) {KAPPA:.2f} [" in line
     assert "Spearman ρ 1.00 [" in line
@@ -209,4 +212,4 @@ def test_a_repeated_run_reports_the_judges_self_consistency_and_replays_it(
     replay = evalkit("gate", "--judge-cache-only", cwd=tmp_path, env=env)
     assert replay.returncode == 0, replay.stdout + replay.stderr
     assert graded() == 8  # nothing new was paid for
-    assert line in replay.stdout.splitlines()
+    assert line in " ".join(replay.stdout.split())

@@ -532,7 +532,7 @@ def test_small_samples_and_skew_are_flagged() -> None:
     rng = np.random.default_rng(21)
     small = compare_metrics({"m": rng.normal(size=30)}, n_resamples=200)["m"]
     assert [w.code for w in small.warnings] == ["small_n"]
-    assert "method='t'" in small.warnings[0].message
+    assert "method 'auto' or 't'" in small.warnings[0].message
     big = compare_metrics({"m": rng.normal(size=200)}, n_resamples=200)["m"]
     assert big.warnings == ()
     perm = compare_metrics({"m": rng.normal(size=30)}, n_resamples=200, method="permutation")

@@ -9,6 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit._model import builtin_hook as _builtin_hook
 
+# The package logger and its NullHandler, set at import as the standard library advises
+# libraries to (docs/logging.md): nothing is printed unless the program configures logging.
+from evalkit._util import log as _log  # noqa: F401 (imported for its effect)
+
 # The leaves (no imports of their own beyond the standard library) are eager: every
 # command and library call may raise an error or name an exit code.
 from evalkit._version import __version__
@@ -75,8 +79,8 @@ if TYPE_CHECKING:
         load_checks_file,
     )
     from evalkit._spec.corpus import Doc, Query, load_corpus, load_qrels, load_queries
+    from evalkit._spec.dataset_hubs import load_goldens
     from evalkit._spec.export import to_dataframe, write_csv
-    from evalkit._spec.golden_loaders import load_goldens
     from evalkit._spec.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
     from evalkit.gate.model import GateReport
     from evalkit.gate.procedure import evaluate_gate
@@ -136,7 +140,7 @@ _LAZY = {
     "load_checks": "evalkit._spec.checks",
     "load_checks_file": "evalkit._spec.checks",
     "load_corpus": "evalkit._spec.corpus",
-    "load_goldens": "evalkit._spec.golden_loaders",
+    "load_goldens": "evalkit._spec.dataset_hubs",
     "load_qrels": "evalkit._spec.corpus",
     "load_queries": "evalkit._spec.corpus",
     "mde": "evalkit.stats.significance",

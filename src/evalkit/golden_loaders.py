@@ -6,13 +6,13 @@ The public path (a face that only re-exports): the code lives in
 
 from __future__ import annotations
 
+from evalkit._spec.dataset_hubs import load_goldens
 from evalkit._spec.golden_loaders import (
     BUILTIN_LOADERS,
     CSV_RELEVANT_SEPARATOR,
     KNOWN_FIELDS,
     Loader,
     load_csv,
-    load_goldens,
     load_jsonl,
     load_yaml,
 )

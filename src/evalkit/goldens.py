@@ -7,7 +7,8 @@ A face for users: the model is :mod:`evalkit._model.golden_cases` and the loader
 from __future__ import annotations
 
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
-from evalkit._spec.golden_loaders import load_csv, load_goldens, load_jsonl, load_yaml
+from evalkit._spec.dataset_hubs import load_goldens
+from evalkit._spec.golden_loaders import load_csv, load_jsonl, load_yaml
 from evalkit.errors import GoldenError
 
 __all__ = [

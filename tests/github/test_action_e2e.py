@@ -716,3 +716,37 @@ def test_action_e2e_other_configs_baseline_turns_the_pass_comment_into_an_error(
     assert "### evalkit: error (exit 2)" in body
     assert "'another-config', not 'recipes'" in body.replace("&#39;", "'")
     assert "PASS" not in body
+
+
+def test_action_e2e_target_requirements_installs_the_targets_own_package(
+    installed: Installed, fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    """As in the image: a bare venv without pip; pip comes from its base interpreter, and
+    the target's package lands beside the venv, never in it (docs/action.md)."""
+    from helpers.wheels import build_wheel
+
+    job = job_for(
+        fake_github, tmp_path, "pull_request", pr_payload(fake_github),
+        config="deps/evalkit.yaml", baseline_store="none",
+        target_requirements="deps/requirements.txt",
+    )  # fmt: skip
+    deps = job.workspace / "deps"
+    build_wheel(deps / "wheels", "evalkit_fixture_dep", "1.0", {"evalkit_fixture_dep/__init__.py": "ANSWER = ['a']\n"})  # fmt: skip  # noqa: E501
+    files = {
+        "evalkit.yaml": "name: deps\ngoldens: goldens.jsonl\nchecks: checks.yaml\n"
+        "metrics: [recall@1]\ntarget:\n  python: 'dep_target:make'\n",
+        "checks.yaml": "checks:\n  - {id: floor, metric: recall@1, op: '>=', threshold: 1}\n",
+        "goldens.jsonl": '{"id": "q1", "query": "anything", "relevant": ["a"]}\n',
+        "dep_target.py": "import evalkit_fixture_dep\n\n\ndef make():\n"
+        "    return lambda case: evalkit_fixture_dep.ANSWER\n",
+        "requirements.txt": "--no-index\n--find-links wheels\nevalkit_fixture_dep==1.0\n",
+    }
+    for name, text in files.items():
+        (deps / name).write_text(text)
+    step = run_step(installed, job)
+    assert_ok_step(step)
+    assert step.returncode == 0, step.stdout + step.stderr
+    assert step.outputs["verdict"] == "pass"
+    assert "installed the python target's packages into" in step.stdout
+    venv_packages = list(installed.venv.glob("lib/python*/site-packages/evalkit_fixture_dep"))
+    assert venv_packages == []  # the image's environment is left as it was

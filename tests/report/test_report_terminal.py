@@ -173,3 +173,14 @@ def test_the_risk_line_wraps_at_words_and_keeps_its_rate_whole(width: int) -> No
     assert all(len(line) <= width and not line.endswith(" ") for line in block), block
     assert "up to 12.3% of the time" in " ".join(" ".join(block).split())
     assert any("12.3%" in line for line in block)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize("width", [80, 160])
+def test_no_line_ends_in_a_space_in_colour_or_not(name: str, width: int) -> None:
+    ansi = re.compile(r"\x1b\[[0-9;]*m")
+    for color in (False, True):
+        out = _text(SCENARIOS[name](), color=color, width=width)
+        for line in ansi.sub("", out).splitlines():
+            assert line == line.rstrip(), (name, width, color, line)
+            assert len(line) <= width or " " not in line.strip(), (name, width, line)

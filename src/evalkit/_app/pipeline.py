@@ -33,6 +33,7 @@ from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, 
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_slices, resolve_slice_checks
 from evalkit._util.atomic import write_bytes_atomic
+from evalkit._util.log import get_logger
 from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import ConfigError, EvalkitError, InputError
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
     from evalkit.gate.trend import DriftTrend
+
+_log = get_logger(__name__)
 
 
 def import_plugins(config: LoadedConfig) -> None:
@@ -419,6 +422,11 @@ def select_cases(prepared: Prepared, cases: CaseFilter | None) -> tuple[Prepared
     if cases is None:
         return prepared, None
     goldens, subset = cases.select(prepared.goldens)
+    _log.info(
+        "-k/--case keep %d of %d case(s); the others are skipped",
+        len(goldens),
+        len(prepared.goldens),
+    )
     return replace(prepared, goldens=goldens), subset
 
 

@@ -68,6 +68,7 @@ class TrecScored:
     artifact: RunArtifact
     path: Path
     scoring: TrecScoring
+    document: str | None = None  # the artefact's text when OUT is '-' (stdout), unwritten
 
 
 def metric_names(metrics: str) -> list[str]:
@@ -97,7 +98,8 @@ def score_trec_file(
     relevance_level: int = 1,
     queries: str = "both",
 ) -> TrecScored:
-    """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``.
+    """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``
+    (``-``: not written; :attr:`TrecScored.document` holds it for the caller to print).
 
     Refused before any file is read: an unknown ``queries``, no metric, an unwritable
     ``out``, or ``out`` naming one of the two inputs.
@@ -105,6 +107,7 @@ def score_trec_file(
     from evalkit._spec.artifact import write_artifact
     from evalkit._util.atomic import check_writable
     from evalkit._util.paths import refuse_overwriting_inputs
+    from evalkit._util.stdout_path import is_stdout
 
     selection = check_query_selection(queries)
     names = metric_names(metrics)
@@ -113,4 +116,8 @@ def score_trec_file(
     art, scoring = score_trec_to_artifact(
         trec_run, qrels, names, relevance_level=relevance_level, queries=selection
     )
+    if is_stdout(out):  # the caller prints it: nothing on disk
+        from evalkit._spec.artifact import artifact_bytes
+
+        return TrecScored(art, out, scoring, artifact_bytes(art, "stdout").decode())
     return TrecScored(art, write_artifact(art, out), scoring)

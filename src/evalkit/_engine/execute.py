@@ -31,6 +31,7 @@ from evalkit._model import registry
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
 from evalkit._model.registry import resolve_metrics
 from evalkit._model.results import CaseResult, RunResult, TargetResponse
+from evalkit._util.log import get_logger
 from evalkit._util.ratelimit import RateLimiter
 from evalkit.errors import EvalkitError, InputError, MetricError, RuntimeFailure
 from evalkit.metrics.judge_guard import run_preflights
@@ -51,6 +52,8 @@ __all__ = [
     "resolve_metrics",
     "score_case",
 ]
+
+_log = get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,13 @@ def evaluate(
         raise InputError("the golden set is empty: nothing to evaluate")
     skipped = set(skip)
     todo = [(i, c) for i, c in enumerate(cases) if c.id not in skipped]
+    if skipped:
+        _log.info(
+            "%d of %d case(s) already done (resumed): not run again",
+            len(cases) - len(todo),
+            len(cases),
+        )
+        _log.debug("cases not run again: %s", ", ".join(sorted(skipped)))
     if todo:  # a judge's credentials and cache are checked before any target call
         run_preflights(d.fn for d in case_defs)
     limiter = RateLimiter(options.rate_limit) if options.rate_limit else None

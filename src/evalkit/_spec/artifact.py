@@ -423,23 +423,24 @@ def write_artifact(art: RunArtifact, path: str | Path) -> Path:
 def artifact_bytes(art: RunArtifact, path: str | Path) -> bytes:
     """The bytes :func:`write_artifact` writes to ``path`` (gzip when it ends in ``.gz``)."""
     target = Path(path)
+    where = str(target)
     try:
         # The table is 10^5 new lists: with the collector running, each of its passes
         # would walk the whole run as well (0.3 of the 0.5 s building it took).
         with _bounded.paused_gc():
             try:
-                data = _document_bytes(art, str(target))
+                data = _document_bytes(art, where)
             except (TypeError, ValueError):
                 # Raise json's own words for it, as every earlier evalkit said them (the
                 # position of a character that cannot be stored counts in this text);
                 # should that text encode after all, the first error stands.
-                encode_artifact(artifact_to_dict(art, where=str(target))).encode()
+                encode_artifact(artifact_to_dict(art, where=where)).encode()
                 raise
     except ValueError as exc:  # pragma: no cover - _finite catches metric values first
-        raise ArtifactError(f"{target}: cannot serialise run: {exc}") from None
+        raise ArtifactError(f"{where}: cannot serialise run: {exc}") from None
     except TypeError as exc:
         raise ArtifactError(
-            f"{target}: a row's meta holds a value JSON cannot store ({exc}); "
+            f"{where}: a row's meta holds a value JSON cannot store ({exc}); "
             "keep meta to strings, numbers, booleans, lists and objects"
         ) from None
     return gzip.compress(data, mtime=0) if target.suffix == ".gz" else data

@@ -36,7 +36,7 @@ from evalkit._util.suggest import did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import CheckError, MetricError
 
-# "auto" (the default) is the gate's calibrated procedure: evalkit.stats.procedures.
+# "auto" (the default) is paired t: evalkit.stats.procedures.
 from evalkit.stats.names import CORRECTIONS, Correction
 from evalkit.stats.names import GATE_METHODS as METHODS
 from evalkit.stats.names import GateMethod as Method
@@ -167,7 +167,7 @@ class CheckSpec:
 
     Threshold checks carry ``op`` and ``threshold``; vs_baseline checks carry
     ``vs_baseline`` with ``alpha`` (default 0.05) and ``method`` (default
-    ``auto``, the calibrated procedure of :mod:`evalkit.stats.procedures`), plus
+    ``auto``: paired t, :mod:`evalkit.stats.procedures`), plus
     ``margin`` for ``non_inferiority``.  ``vs_reference`` takes the same modes
     and settings and compares with the pinned reference instead (a drift check,
     docs/drift.md).  ``scope`` is

@@ -153,11 +153,37 @@ class BaselineConfig(_Strict):
     # Keep only the newest N promotions in the history (file and branch stores); left
     # out, every promotion is kept. The pinned reference is a copy and always stays.
     keep_promotions: int | None = Field(default=None, ge=1, strict=True)
+    # Branches whose pushes promote baselines besides the default branch, as names or
+    # fnmatch patterns (release/*); a PR gates against its base branch's baselines when
+    # that branch promotes (docs/baselines-per-branch.md).
+    promote_branches: list[str] = Field(default_factory=list)
+
+    @field_validator("promote_branches")
+    @classmethod
+    def _branch_patterns(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            if not pattern.strip() or pattern != pattern.strip():
+                raise ValueError(
+                    f"promote_branches holds {pattern!r}: each entry is a branch name or a "
+                    "pattern like release/*, without surrounding spaces"
+                )
+        return value
+
+    def promotes(self, branch: str, default_branch: str) -> bool:
+        """Whether pushes to ``branch`` promote baselines: the default branch always does."""
+        from evalkit._util.branches import branch_promotes
+
+        return branch_promotes(branch, default_branch, self.promote_branches)
 
     @model_validator(mode="after")
     def _path_for_file(self) -> BaselineConfig:
         if self.store == "file" and self.path is None:
             raise ValueError("store 'file' needs a 'path' to the baseline artefact")
+        if self.promote_branches and self.kind == "branch":
+            raise ValueError(
+                "promote_branches needs store: artifact; the branch store keeps the default "
+                "branch's baselines only"
+            )
         if self.keep_promotions is not None and self.kind not in ("file", "branch"):
             raise ValueError(
                 f"keep_promotions bounds the history of the file and branch stores; the "
@@ -330,6 +356,7 @@ class LoadedConfig:
         baseline_name: str | None = None,
         baseline_branch: str | None = None,
         baseline_path: str | Path | None = None,
+        promote_branches: Sequence[str] | None = None,
     ) -> LoadedConfig:
         """A new config with the given settings replaced (None: keep the file's).
 
@@ -350,6 +377,7 @@ class LoadedConfig:
             ("name", baseline_name),
             ("branch", baseline_branch),
             ("path", None if baseline_path is None else str(baseline_path)),
+            ("promote_branches", None if promote_branches is None else list(promote_branches)),
         ):
             if value is not None:
                 section[key] = value

@@ -249,8 +249,15 @@ def load_queries(
     ``qrels/{split}.tsv`` are returned, so the result pairs with
     ``load_qrels(split=...)`` in :func:`evalkit.run` (which refuses unjudged
     queries).  A judged query missing from ``queries.jsonl`` raises.
-    ``split=None`` returns every query.
+    ``split=None`` returns every query.  ``irds:DATASET_ID`` reads an ir_datasets id
+    instead (its split is in the id; ``split=None`` keeps its unjudged queries too).
     """
+    if str(name_or_path).startswith("irds:"):
+        from evalkit._spec.dataset_hubs import irds_qrels, irds_queries
+
+        pairs = irds_queries(str(name_or_path))
+        judged = irds_qrels(str(name_or_path)) if split is not None else None
+        return [Query(qid, text) for qid, text in pairs if judged is None or qid in judged]
     file = _locate(name_or_path, data_root, "queries.jsonl")
     queries: list[Query] = []
     first: dict[str, int] = {}
@@ -271,7 +278,7 @@ def load_queries(
     if split is None:
         return queries
     qrels_file = _qrels_beside(file, split)
-    judged = _read_qrels(qrels_file)
+    judged = read_beir_qrels(qrels_file)
     absent = [qid for qid in judged if qid not in first]
     if absent:
         shown = ", ".join(absent[:10]) + (
@@ -302,9 +309,14 @@ def load_qrels_graded(
 ) -> dict[str, dict[str, int]]:
     """``{query id: {doc id: grade}}`` from ``qrels/{split}.tsv``, every grade kept (0 and < 0 too).
 
-    ``name_or_path`` may also point at the ``.tsv`` file itself.
+    ``name_or_path`` may also point at the ``.tsv`` file itself, or be an ir_datasets id,
+    ``irds:DATASET_ID`` (its split is in the id).
     """
-    return _read_qrels(_locate(name_or_path, data_root, f"qrels/{_split_name(split)}.tsv"))
+    if str(name_or_path).startswith("irds:"):
+        from evalkit._spec.dataset_hubs import irds_qrels
+
+        return irds_qrels(str(name_or_path))
+    return read_beir_qrels(_locate(name_or_path, data_root, f"qrels/{_split_name(split)}.tsv"))
 
 
 def load_qrels(
@@ -325,20 +337,38 @@ def load_qrels(
 _HEADER = ("query-id", "corpus-id", "score")
 
 
-def _read_qrels(file: Path) -> dict[str, dict[str, int]]:
+def _fields(line: str) -> list[str]:
+    return [f.strip() for f in (line.split("\t") if "\t" in line else line.split())]
+
+
+def is_beir_header(line: str) -> bool:
+    """Whether ``line`` is BEIR's qrels header, ``query-id<TAB>corpus-id<TAB>score``."""
+    return tuple(f.lower() for f in _fields(line)) == _HEADER
+
+
+def read_beir_qrels(file: Path) -> dict[str, dict[str, int]]:
+    """``{query id: {doc id: grade}}`` of a BEIR qrels file, every grade kept.
+
+    The one reader of the format: :func:`load_qrels` and ``evalkit score`` (which tells
+    it from TREC qrels by the header, :func:`evalkit._spec.trec_io.read_qrels`).
+    """
     qrels: dict[str, dict[str, int]] = {}
     first: dict[tuple[str, str], int] = {}
     for number, line in _lines(file):
         if not line.strip():
             continue
-        fields = line.split("\t") if "\t" in line else line.split()
-        fields = [f.strip() for f in fields]
-        if number == 1 and tuple(f.lower() for f in fields) == _HEADER:
+        fields = _fields(line)
+        if number == 1 and is_beir_header(line):
             continue
         if len(fields) != 3:
             raise GoldenError(
                 f"{file}:{number}: expected 3 tab-separated fields "
                 f"(query-id, corpus-id, score), got {len(fields)}"
+                + (
+                    "; a TREC qrels line (query_id 0 doc_id grade) in BEIR qrels: keep one format"
+                    if len(fields) == 4
+                    else ""
+                )
             )
         query_id, doc_id, score_text = fields
         if not query_id or not doc_id:

@@ -118,7 +118,7 @@ def _read_text(file: Path) -> str:
 
 
 @dataclass(frozen=True)
-class _Where:
+class CaseWhere:
     """Where a case came from, for error messages."""
 
     file: Path
@@ -135,8 +135,8 @@ class _Where:
         return f"{head}: {' '.join(parts)}: " if parts else f"{head}: "
 
 
-def _collect(cases: Iterable[tuple[GoldenCase, _Where]], file: Path) -> GoldenSet:
-    first_line: dict[str, _Where] = {}
+def collect_cases(cases: Iterable[tuple[GoldenCase, CaseWhere]], file: Path) -> GoldenSet:
+    first_line: dict[str, CaseWhere] = {}
     ordered: list[GoldenCase] = []
     for case, where in cases:
         if case.id in first_line:
@@ -154,14 +154,14 @@ def _collect(cases: Iterable[tuple[GoldenCase, _Where]], file: Path) -> GoldenSe
 # --------------------------------------------------------------------------- one case
 
 
-def _text_field(raw: Any, name: str, where: _Where, case_id: str | None) -> str:
+def _text_field(raw: Any, name: str, where: CaseWhere, case_id: str | None) -> str:
     try:
         return _yaml_values.as_text(raw)
     except ValueError as exc:
         raise GoldenError(f"{where.at(case_id)}{name} must be text: {exc}") from None
 
 
-def _case_id(raw: Mapping[str, Any], where: _Where) -> str:
+def _case_id(raw: Mapping[str, Any], where: CaseWhere) -> str:
     if "id" not in raw or raw["id"] is None:
         missing = "id, query" if raw.get("query") is None else "id"
         raise GoldenError(
@@ -180,7 +180,7 @@ def _case_id(raw: Mapping[str, Any], where: _Where) -> str:
 
 
 def _relevance(
-    raw: Any, where: _Where, case_id: str, *, csv_cell: bool
+    raw: Any, where: CaseWhere, case_id: str, *, csv_cell: bool
 ) -> tuple[frozenset[str], dict[str, int]]:
     at = where.at(case_id)
     if raw is None:
@@ -233,7 +233,7 @@ def _id_list(items: list[Any], at: str) -> frozenset[str]:
 
 
 def _expected(
-    raw: Any, where: _Where, case_id: str, *, ids_csv: bool
+    raw: Any, where: CaseWhere, case_id: str, *, ids_csv: bool
 ) -> tuple[str | None, frozenset[str] | None]:
     """``(reference text, relevant ids)`` from an ``expected`` field.
 
@@ -318,8 +318,8 @@ def _context(raw: Mapping[str, Any], at: str) -> dict[str, Any]:
     return merged
 
 
-def _build_case(
-    raw: Any, where: _Where, *, csv_row: bool = False, csv_ids: bool = False
+def build_case(
+    raw: Any, where: CaseWhere, *, csv_row: bool = False, csv_ids: bool = False
 ) -> GoldenCase:
     if not isinstance(raw, Mapping):
         kind = "JSON object" if where.index is None else "mapping"
@@ -366,15 +366,15 @@ def load_jsonl(path: Path) -> GoldenSet:
     file = Path(path)
     text = _read_text(file)
 
-    def cases() -> Iterable[tuple[GoldenCase, _Where]]:
+    def cases() -> Iterable[tuple[GoldenCase, CaseWhere]]:
         for number, line in enumerate(text.splitlines(), start=1):
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
                 continue
-            where = _Where(file, number)
-            yield _build_case(_parse_json_line(stripped, where), where), where
+            where = CaseWhere(file, number)
+            yield build_case(_parse_json_line(stripped, where), where), where
 
-    return _collect(cases(), file)
+    return collect_cases(cases(), file)
 
 
 def _reject_duplicate_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -394,7 +394,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (write null or a string)")
 
 
-def _parse_json_line(line: str, where: _Where) -> Any:
+def _parse_json_line(line: str, where: CaseWhere) -> Any:
     try:
         return _bounded.loads(
             line, object_pairs_hook=_reject_duplicate_fields, parse_constant=_reject_constant
@@ -441,13 +441,13 @@ def load_yaml(path: Path) -> GoldenSet:
         )
     item_nodes = _yaml.sequence_items(node)
 
-    def cases() -> Iterable[tuple[GoldenCase, _Where]]:
+    def cases() -> Iterable[tuple[GoldenCase, CaseWhere]]:
         for index, raw in enumerate(data):
             item = item_nodes[index] if index < len(item_nodes) else None
-            where = _Where(file, _yaml.line_of(item), index + 1)
-            yield _build_case(raw, where), where
+            where = CaseWhere(file, _yaml.line_of(item), index + 1)
+            yield build_case(raw, where), where
 
-    return _collect(cases(), file)
+    return collect_cases(cases(), file)
 
 
 def load_csv(path: Path) -> GoldenSet:
@@ -484,7 +484,7 @@ def load_csv(path: Path) -> GoldenSet:
     # 0.2.0's CSV has no `relevant` column and carries the ids in `expected`.
     expected_ids = "relevant" not in columns
 
-    def cases() -> Iterable[tuple[GoldenCase, _Where]]:
+    def cases() -> Iterable[tuple[GoldenCase, CaseWhere]]:
         line_before = reader.line_num
         while True:
             try:
@@ -493,7 +493,7 @@ def load_csv(path: Path) -> GoldenSet:
                 return
             except csv.Error as exc:
                 raise GoldenError(f"{file}:{line_before + 1}: malformed CSV: {exc}") from None
-            where = _Where(file, line_before + 1)
+            where = CaseWhere(file, line_before + 1)
             line_before = reader.line_num
             if not row or all(cell.strip() == "" for cell in row):
                 continue
@@ -506,9 +506,9 @@ def load_csv(path: Path) -> GoldenSet:
             raw: dict[str, Any] = dict(zip(columns, row, strict=True))
             raw["id"] = raw["id"].strip()
             _csv_answer_keys(raw)
-            yield _build_case(raw, where, csv_row=True, csv_ids=expected_ids), where
+            yield build_case(raw, where, csv_row=True, csv_ids=expected_ids), where
 
-    return _collect(cases(), file)
+    return collect_cases(cases(), file)
 
 
 def _csv_answer_keys(raw: dict[str, Any]) -> None:

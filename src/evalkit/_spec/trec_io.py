@@ -169,7 +169,7 @@ def _careful_qrels_chunk(
         if len(fields) != 4:
             raise TrecFormatError(
                 f"{source}, line {line_no}: expected 'query_id 0 doc_id grade', "
-                f"got {len(fields)} field(s): {clip(raw)}"
+                f"got {len(fields)} field(s): {clip(raw)}" + _beir_hint(fields, line_no)
             )
         if not _GRADE.fullmatch(fields[3]):
             raise TrecFormatError(
@@ -181,6 +181,40 @@ def _careful_qrels_chunk(
         grades.append(int(fields[3]))
         lines.append(line_no)
     return qids, docs, grades, lines
+
+
+def _beir_hint(fields: list[bytes], line_no: int) -> str:
+    """What a three-field line in TREC qrels probably is: BEIR's format."""
+    if len(fields) != 3:
+        return ""
+    if [f.lower() for f in fields] == [b"query-id", b"corpus-id", b"score"]:
+        return f"; BEIR's header belongs on line 1, not line {line_no}: keep one format"
+    return "; BEIR qrels (query-id corpus-id score) need their header on line 1"
+
+
+def _first_line(file: Path) -> str:
+    with open_bytes(file, "qrels file") as fh:
+        raw = fh.readline(4096).removeprefix(b"\xef\xbb\xbf")
+    return raw.decode("utf-8", "replace")
+
+
+def _other_format(path: PathLike) -> dict[str, dict[str, int]] | None:
+    """Qrels that are not TREC's: an ir_datasets id (``irds:ID``, the ``ir-datasets``
+    extra) or a BEIR file, told by its header (``query-id<TAB>corpus-id<TAB>score`` on
+    line 1) and read as :func:`evalkit.corpus.load_qrels` reads it.  None for TREC qrels."""
+    if str(path).startswith("irds:"):  # docs/loaders.md
+        from evalkit._spec.dataset_hubs import irds_qrels
+
+        return irds_qrels(str(path))
+    file = Path(path)
+    first = _first_line(file)
+    # Only a line starting so can be BEIR's header: TREC qrels never load its reader.
+    if first.lstrip().lower().startswith("query-id"):
+        from evalkit._spec.corpus import is_beir_header, read_beir_qrels
+
+        if is_beir_header(first):
+            return read_beir_qrels(file)
+    return None
 
 
 def raise_duplicate_judgment(file: Path) -> None:
@@ -203,7 +237,13 @@ def raise_duplicate_judgment(file: Path) -> None:
 def qrels_pieces(path: PathLike) -> Iterator[tuple[str, list[str], list[int]]]:
     """The qrels file's lines, in order, as pieces of one query id each: (query id, doc
     ids, grades).  A query's lines in one chunk are one piece; lines that go on into the
-    next chunk, or come back later in the file, are further pieces of the same id."""
+    next chunk, or come back later in the file, are further pieces of the same id.
+    BEIR qrels and ``irds:`` ids give one piece per query."""
+    other = _other_format(path)
+    if other is not None:
+        for qid, judged in other.items():
+            yield qid, list(judged), list(judged.values())
+        return
     file = Path(path)
     source = str(file)
     with open_bytes(file, "qrels file") as fh:
@@ -235,7 +275,11 @@ def no_qrels(path: Path) -> TrecFormatError:
 
 
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
-    """Read a TREC qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``."""
+    """Read a qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``: TREC qrels
+    (``query_id 0 doc_id grade``), BEIR qrels (told by their header) or an ``irds:`` id."""
+    other = _other_format(path)
+    if other is not None:
+        return other
     file = Path(path)
     qrels: dict[str, dict[str, int]] = {}
     with paused_gc():

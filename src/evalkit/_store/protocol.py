@@ -63,6 +63,8 @@ class FetchRequest:
     config_name: str
     dest_dir: Path  # where a downloaded artefact is written
     preferred: Sequence[Preferred] = ()  # best first; then the store's newest
+    # The branch whose baselines are wanted (a PR's base branch); None: the default branch.
+    branch: str | None = None
 
 
 @dataclass(frozen=True)

@@ -66,9 +66,14 @@ def _blocked(target: Path) -> InputError | None:
 
 
 def check_writable(*paths: str | os.PathLike[str] | None) -> None:
-    """Refuse, before anything runs, output paths no file can be written at."""
+    """Refuse, before anything runs, output paths no file can be written at.
+
+    ``-`` (stdout, :mod:`evalkit._util.stdout_path`) is no file, and always writable.
+    """
+    from evalkit._util.stdout_path import is_stdout
+
     for path in paths:
-        if path is not None:
+        if path is not None and not is_stdout(path):
             problem = _blocked(Path(path))
             if problem is not None:
                 raise problem

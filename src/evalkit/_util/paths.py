@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from evalkit._util.stdout_path import is_stdout
 from evalkit.errors import InputError
 
 
@@ -29,7 +30,7 @@ def refuse_overwriting_inputs(
         if path is not None:
             taken.setdefault(_same_file_key(path), f"the {what}")
     for flag, path in outputs.items():
-        if path is None:
+        if path is None or is_stdout(path):  # stdout is no file an input can be
             continue
         key = _same_file_key(path)
         if key in taken:

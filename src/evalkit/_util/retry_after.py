@@ -20,7 +20,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from evalkit._util.log import get_logger
+
 __all__ = ["WaitBudget", "rate_limit_advice", "retry_after_seconds"]
+
+_log = get_logger(__name__)
 
 
 def retry_after_seconds(
@@ -71,6 +75,7 @@ class WaitBudget:
         *,
         sleep: Callable[[float], None] = time.sleep,
         max_waits: int | None = None,
+        who: str = "a server",
     ) -> None:
         if isinstance(total_s, bool) or not isinstance(total_s, int | float):
             raise ValueError(f"a wait budget must be a number of seconds, got {total_s!r}")
@@ -82,6 +87,7 @@ class WaitBudget:
         self._max_waits = max_waits
         self._lock = threading.Lock()
         self._sleep = sleep
+        self._who = who  # whose rate limit is waited out, for the log
 
     @property
     def enabled(self) -> bool:
@@ -106,6 +112,15 @@ class WaitBudget:
                 return False
             self._spent += seconds
             self._waits += 1
+            left = self.total_s - self._spent
+        _log.info(
+            "%s asked to wait %.1f s (rate limited); waiting, then retrying (%.1f s of the "
+            "%.1f s wait budget left)",
+            self._who,
+            seconds,
+            left,
+            self.total_s,
+        )
         if seconds > 0:
             self._sleep(seconds)
         return True

@@ -83,7 +83,9 @@ def _fetch(job: Job) -> Fetched | int:
     try:
         # Only the GitHub stores keep baselines per commit (a file store needs no API).
         preferred = preferred_commits(run) if store.kind in GITHUB_STORES else []
-        baseline = store.fetch(FetchRequest(config_name, output_dir, preferred))
+        pr = run.ctx.pull_request
+        branch = pr.base_ref if pr is not None and pr.base_ref else None
+        baseline = store.fetch(FetchRequest(config_name, output_dir, preferred, branch))
         what = "reference"  # the drift checks' pinned reference, when one is needed
         checks_path = settings.config.resolve(settings.config.model.checks)
         reference = fetch_for_action(store, checks_path, config_name, output_dir / "reference-in")

@@ -72,6 +72,11 @@ class ActionInputs:
     require_reference: bool | None = None
     # A python target in child processes without the job's token (evalkit._app.isolated_target).
     isolate_target: bool = False
+    # Branches besides the default one whose pushes promote (baseline.promote_branches).
+    promote_branches: tuple[str, ...] | None = None
+    # The python target's own packages, installed before the gate (action/target_packages).
+    target_requirements: str | None = None
+    target_project: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ActionInputs:
@@ -114,7 +119,16 @@ class ActionInputs:
             pin=pin,
             require_reference=_bool_input(env, "require-reference", False) if require_ref else None,
             isolate_target=_bool_input(env, "isolate-target", False),
+            promote_branches=_branch_list(_input(env, "promote-branches")),
+            target_requirements=_input(env, "target-requirements") or None,
+            target_project=_input(env, "target-project") or None,
         )
+
+
+def _branch_list(raw: str) -> tuple[str, ...] | None:
+    """``release/*, stable`` or one per line: the names; empty: not given."""
+    names = tuple(part.strip() for part in raw.replace("\n", ",").split(",") if part.strip())
+    return names or None
 
 
 @dataclass(frozen=True)
@@ -182,6 +196,7 @@ def resolve_settings(inputs: ActionInputs, workspace: Path) -> Settings:
         baseline_name=inputs.baseline_name,
         baseline_branch=inputs.baseline_branch,
         baseline_path=baseline_path,
+        promote_branches=inputs.promote_branches,
     )
     output_dir = Path(inputs.output_dir)
     return Settings(

@@ -21,10 +21,15 @@ from evalkit.github.context import GitHubContext
 from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
+    from evalkit._spec.config import BaselineConfig
     from evalkit._store.history import TaggedCommit
 
 
-def on_default_branch(ctx: GitHubContext, default_branch: str) -> None:
+def on_default_branch(
+    ctx: GitHubContext,
+    default_branch: str,
+    baseline: BaselineConfig | None = None,  # noqa: ARG001 (promote_branches never pin)
+) -> None:
     """The reference judges every PR: only the default branch's own runs may move it."""
     on_default = ctx.ref == f"refs/heads/{default_branch}"
     if not (on_default and ctx.event_name in ("push", "workflow_dispatch")):

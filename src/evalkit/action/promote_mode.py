@@ -9,6 +9,7 @@ branch really does); a gate that could not decide promotes nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalkit._store.protocol import PromoteRequest, PromoteResult
 from evalkit.action.contract import GateOutcome
@@ -18,16 +19,29 @@ from evalkit.errors import ConfigError, RuntimeFailure
 from evalkit.exit_codes import ExitCode
 from evalkit.github.context import GitHubContext
 
+if TYPE_CHECKING:
+    from evalkit._spec.config import BaselineConfig
 
-def on_a_push_to_default_branch(ctx: GitHubContext, default_branch: str) -> None:
-    """A GitHub store is promoted only by a push to the default branch."""
-    if not (ctx.event_name == "push" and ctx.ref == f"refs/heads/{default_branch}"):
-        raise ConfigError(
-            f"mode: promote runs only on a push to {default_branch} (this run is a "
-            f"{ctx.event_name or 'unknown'} event on {ctx.ref or 'an unknown ref'}); guard "
-            "the step with if: github.event_name == 'push' && github.ref_name == "
-            "github.event.repository.default_branch"
-        )
+
+def on_a_push_to_a_promoting_branch(
+    ctx: GitHubContext, default_branch: str, baseline: BaselineConfig
+) -> None:
+    """A GitHub store is promoted only by a push to a branch that promotes: the default
+    branch, or one ``baseline.promote_branches`` names (docs/baselines-per-branch.md)."""
+    branch = ctx.ref.removeprefix("refs/heads/") if ctx.ref.startswith("refs/heads/") else None
+    if (
+        ctx.event_name == "push"
+        and branch is not None
+        and baseline.promotes(branch, default_branch)
+    ):
+        return
+    others = f" or {', '.join(baseline.promote_branches)}" if baseline.promote_branches else ""
+    raise ConfigError(
+        f"mode: promote runs only on a push to {default_branch}{others} (this run is a "
+        f"{ctx.event_name or 'unknown'} event on {ctx.ref or 'an unknown ref'}); guard the "
+        "step with if: github.event_name == 'push', and list other branches in the "
+        "promote-branches input"
+    )
 
 
 def promote(job: Job) -> int:
@@ -99,6 +113,6 @@ def _report_promotion(job: Job, outcome: GateOutcome, promoted: PromoteResult) -
     run.summary(f"{outcome.markdown}{kept}\n\n<sub>evalkit: {md_text(detail)}</sub>\n")
 
 
-PROMOTE = ModeFlow("promote", promote, branch_rule=on_a_push_to_default_branch)
+PROMOTE = ModeFlow("promote", promote, branch_rule=on_a_push_to_a_promoting_branch)
 
-__all__ = ["PROMOTE", "on_a_push_to_default_branch", "promote"]
+__all__ = ["PROMOTE", "on_a_push_to_a_promoting_branch", "promote"]

@@ -29,7 +29,7 @@ from evalkit.github.outputs import Console
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from evalkit._spec.config import LoadedConfig
+    from evalkit._spec.config import BaselineConfig, LoadedConfig
     from evalkit._store.protocol import BaselineFetch, BaselineStore
     from evalkit.github.context import GitHubContext
 
@@ -51,13 +51,14 @@ class Job:
 class ModeFlow:
     """One configured mode: its work, and whether it writes to the store.
 
-    A mode that writes (promote, pin) needs a store, and a GitHub store only from the
-    default branch: ``branch_rule(ctx, default_branch)`` raises the mode's refusal.
+    A mode that writes (promote, pin) needs a store, and a GitHub store only from a
+    branch it trusts: ``branch_rule(ctx, default_branch, baseline)`` raises the mode's
+    refusal (``baseline``: the config's section, which says which branches promote).
     """
 
     name: Mode
     work: Callable[[Job], int]
-    branch_rule: Callable[[GitHubContext, str], None] | None = None
+    branch_rule: Callable[[GitHubContext, str, BaselineConfig], None] | None = None
 
     @property
     def writes_store(self) -> bool:
@@ -67,6 +68,10 @@ class ModeFlow:
 def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
     """The skeleton: config, store, the store's rule for this mode, then the mode's work."""
     settings = open_config(run)
+    if flow.name in ("gate", "promote"):  # the modes that run the target
+        from evalkit.action.target_packages import install_target_packages
+
+        install_target_packages(run)
     store = open_store(run, settings)
     if flow.branch_rule is not None:
         if store.kind == "none":
@@ -75,7 +80,7 @@ def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
             )
         if store.kind in GITHUB_STORES:
             _, default_branch = run.repo_facts()
-            flow.branch_rule(run.ctx, default_branch)
+            flow.branch_rule(run.ctx, default_branch, settings.config.baseline)
     return flow.work(Job(run, settings, store, gate))
 
 

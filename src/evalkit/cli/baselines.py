@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from evalkit.cli.common import DEFAULT_CONFIG, ConfigOpt, DebugOpt, say, say_lines, write_text
+from evalkit.cli.common import (
+    DEFAULT_CONFIG,
+    ConfigOpt,
+    DebugOpt,
+    say,
+    say_human,
+    say_lines,
+    write_document,
+)
 
 
 def promote(
@@ -64,7 +72,8 @@ def history(
     ] = None,
     limit: Annotated[int, typer.Option(min=0, help="Newest promotions shown (0: all).")] = 20,
     json_out: Annotated[
-        Path | None, typer.Option("--json", help="Write promotions and trends as JSON here.")
+        Path | None,
+        typer.Option("--json", help="Write promotions and trends as JSON here ('-': stdout)."),
     ] = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
@@ -88,9 +97,14 @@ def history(
         limit=limit,
         access=github_access_from_env(os.environ),
     )
-    say_lines(render_history(view))
+    from evalkit._util.stdout_path import is_stdout
+
+    if is_stdout(json_out):
+        say_human(render_history(view), stdout_taken=True)
+    else:
+        say_lines(render_history(view))
     if json_out is not None:
-        write_text(json_out, history_json(view))
+        write_document(json_out, history_json(view))
 
 
 def pin(

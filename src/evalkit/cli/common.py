@@ -257,6 +257,35 @@ def write_text(path: Path, text: str) -> None:
     write_text_atomic(path, text)
 
 
+def write_document(path: Path, text: str) -> None:
+    """Write a report to ``path``, or to stdout when it is ``-`` (docs/stdout.md)."""
+    from evalkit._util.stdout_path import is_stdout
+
+    if not is_stdout(path):
+        write_text(path, text)
+        return
+    with stdout_may_close():
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+def refuse_stdout_artefact(out: Path | None) -> None:
+    """``--out -`` of a command that runs a target: refused, naming why OUT is a file."""
+    from evalkit._util.stdout_path import refuse_stdout
+
+    # A run with failed cases goes beside OUT, and its checkpoint is named after it.
+    refuse_stdout("--out", out, "a run's artefact is a file that gate, promote and --resume read")
+
+
+def say_human(text: str, *, stdout_taken: bool) -> None:
+    """A line for a person: on stdout, unless ``-`` gave stdout to a document (then stderr,
+    so stdout holds only that document)."""
+    if stdout_taken:
+        typer.echo(text, err=True)
+    else:
+        say(text)
+
+
 class Progress:
     """A progress bar on stderr when it is a terminal (a no-op otherwise), fed per row."""
 

@@ -18,7 +18,7 @@ from evalkit.cli.common import (
     say_lines,
     stdout_may_close,
     terminal_width,
-    write_text,
+    write_document,
 )
 
 
@@ -54,7 +54,7 @@ def compare(
         typer.Option(metavar="A", help="Significance level of each verdict; intervals are 1 - A."),
     ] = 0.05,
     html: Annotated[
-        Path | None, typer.Option(help="Write an HTML report here (two runs only).")
+        Path | None, typer.Option(help="Write an HTML report here (two runs only; '-': stdout).")
     ] = None,
     by: Annotated[
         str | None,
@@ -97,10 +97,18 @@ def compare(
         slice_metrics=slice_metric or (),
         width=terminal_width(),
     )
+    _print_compared(done.text, done.html, html)
+
+
+def _print_compared(text: str, page: str | None, html: Path | None) -> None:
+    """The table, and the page: with --html -, the page holds stdout and the table goes to
+    stderr (docs/stdout.md)."""
+    from evalkit._util.stdout_path import is_stdout
+
     with stdout_may_close():
-        typer.echo(done.text, nl=not done.text.endswith("\n"))
-    if html is not None and done.html is not None:
-        write_text(html, done.html)
+        typer.echo(text, nl=not text.endswith("\n"), err=is_stdout(html))
+    if html is not None and page is not None:
+        write_document(html, page)
 
 
 def show(
@@ -145,8 +153,9 @@ def export(
 ) -> None:
     """Write a run's per-case rows as CSV: id, metrics, latency, error."""
     from evalkit._app.inspect_runs import export_csv
+    from evalkit._util.stdout_path import is_stdout
 
-    if str(csv) == "-":  # the Unix convention: the CSV itself is the output, nothing else
+    if is_stdout(csv):  # the Unix convention: the CSV itself is the output, nothing else
         with stdout_may_close():
             export_csv(artefact, sys.stdout, include_output=include_output)
             sys.stdout.flush()

@@ -23,12 +23,14 @@ import typer
 import typer.core
 import typer.main
 
-from evalkit.cli import action, baselines, gate, inspect, power, run, trec
+from evalkit.cli import action, baselines, gate, inspect, power, run, scaffold, trec
 from evalkit.cli.common import DEBUG_HELP, Command, enable_debug
 from evalkit.exit_codes import ExitCode
 
-# In the order `evalkit --help` lists them: the run, the decision, the baseline, reading runs.
+# In the order `evalkit --help` lists them: starting, the run, the decision, the baseline,
+# reading runs.
 COMMAND_FUNCTIONS: tuple[Callable[..., Any], ...] = (
+    scaffold.init,
     run.run,
     run.merge,
     trec.score,

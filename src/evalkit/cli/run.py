@@ -23,6 +23,7 @@ from evalkit.cli.common import (
     KeywordOpt,
     Progress,
     err,
+    refuse_stdout_artefact,
     report_failed_cases,
     report_interrupt,
     say,
@@ -92,6 +93,8 @@ def run(
     """
     from evalkit._app.runs import RunAsk
 
+    if trec_run is None and qrels is None:
+        refuse_stdout_artefact(out)
     cases: CaseFilter | None = None
     if keyword or case:  # else no filter, and no loading its module (a TREC run needs none)
         from evalkit._spec.case_filter import CaseFilter
@@ -206,6 +209,7 @@ def merge(
     """
     from evalkit._app.runs import merge_shard_files
 
+    refuse_stdout_artefact(out)
     merged, path = merge_shard_files(shards, out, allow_failed=allow_failed)
     say(f"wrote {path} ({len(merged.result)} cases from {len(shards)} shards)")
     report_failed_cases(merged, out, path)

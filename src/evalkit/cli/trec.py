@@ -20,6 +20,7 @@ from evalkit.cli.common import (
     err,
     nothing_to_tear_down,
     say,
+    write_document,
 )
 
 if TYPE_CHECKING:
@@ -36,10 +37,14 @@ def score(
     ],
     qrels: Annotated[
         Path,
-        typer.Argument(metavar="QRELS", help="TREC qrels (qid 0 docid grade); grades are kept."),
+        typer.Argument(
+            metavar="QRELS",
+            help="TREC qrels (qid 0 docid grade), or BEIR qrels (header: query-id corpus-id "
+            "score); grades are kept.",
+        ),
     ],
     metrics: Annotated[str, typer.Option(help=TrecMetricsHelp)],
-    out: Annotated[Path, typer.Option(help="Where to write the run artefact.")],
+    out: Annotated[Path, typer.Option(help="Where to write the run artefact ('-': stdout).")],
     relevance_level: Annotated[int, typer.Option(min=1, help=RelevanceLevelHelp)] = 1,
     queries: Annotated[
         str, typer.Option("--queries", metavar="both|qrels|run", help=QueriesHelp)
@@ -106,7 +111,12 @@ def _score(
     done = score_trec_file(
         trec_run, qrels, metrics, out, relevance_level=relevance_level, queries=queries
     )
-    say(f"wrote {done.path} ({len(done.artifact.result)} queries scored from {trec_run})")
+    scored = f"{len(done.artifact.result)} queries scored from {trec_run}"
+    if done.document is not None:  # OUT is '-': the artefact holds stdout, the line stderr
+        write_document(done.path, done.document)
+        err(f"wrote the run artefact to stdout ({scored})")
+    else:
+        say(f"wrote {done.path} ({scored})")
     for note in trec_query_notes(done.scoring, trec_run.name):
         err(f"note: {note}")
     nothing_to_tear_down.set()

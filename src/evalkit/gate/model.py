@@ -71,7 +71,7 @@ class Comparison:
     # Set when the checks file asks for a multiple-comparison correction.
     correction: str = "none"
     p_adjusted: float | None = None
-    # The procedure that decided (stats.procedures: t, t+skew-t, skew-t, bootstrap, permutation);
+    # The procedure that decided (stats.procedures: t, bootstrap, permutation);
     # the interval and p above are its own, so they agree with the status.
     procedure: str = "bootstrap"
     # The Δ the p-value tests: 0, or the margin on the bad side for non_inferiority.

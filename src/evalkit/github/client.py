@@ -52,7 +52,12 @@ class RetryPolicy:
 
     def rate_limit_budget(self) -> WaitBudget:
         """The rate-limit waits of one call: bounded in total seconds and in count."""
-        return WaitBudget(self.max_rate_wait, sleep=self.sleep, max_waits=MAX_RATE_LIMIT_RETRIES)
+        return WaitBudget(
+            self.max_rate_wait,
+            sleep=self.sleep,
+            max_waits=MAX_RATE_LIMIT_RETRIES,
+            who="GitHub API",
+        )
 
 
 # GitHub's advice for a secondary rate limit without Retry-After: wait at least a minute.

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from evalkit._util.log import get_logger
 from evalkit._util.retry_after import WaitBudget
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
 from evalkit.metrics import judge_guard
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
     from evalkit._model.results import TargetResponse
 
 __all__ = ["Grade", "JudgeBase", "Reply", "TokenUsage", "ToolCall"]
+
+_log = get_logger(__name__)
 
 TOOL_NAME = "record_grade"
 # Bump when the prompt, the system text or the tool definition changes: it is hashed
@@ -280,7 +283,9 @@ class JudgeBase:
                 raise JudgeConfigError(str(exc)) from None
         try:
             # 429s are waited out within this total (metrics/judge.py and openai_judge.py)
-            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
+            self.rate_limit_budget = WaitBudget(
+                rate_limit_wait_s, sleep=sleep, who=f"LLM judge {self.model!r}"
+            )
         except ValueError as exc:
             name = type(self).__name__
             raise JudgeConfigError(f"{name}: rate_limit_wait_s: {exc}") from None
@@ -538,6 +543,7 @@ class JudgeBase:
             self._by_key[key] = grade
             if cached:
                 self._cache_hits += 1
+                _log.debug("LLM judge %r: case %r graded from the cache", self.model, grade.case_id)
             else:
                 self._api_calls += 1
                 if grade.usage is not None:

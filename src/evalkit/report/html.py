@@ -378,7 +378,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
                 f'<h3><span class="id">{html_text(v.check_id, 80)}</span> '
                 f"({html_text(v.metric, 80)}) {_badge(v.status)}</h3>"
             )
-            worst.append(_delta_table(v.worst_cases, v.higher_is_better, S.against(v)))
+            ordered = S.worst_first(v.worst_cases, v.higher_is_better)  # 48 before 108
+            worst.append(_delta_table(ordered, v.higher_is_better, S.against(v)))
     h = S.headline(report)
     body = [
         *_header(report),

@@ -112,10 +112,12 @@ def render_terminal(
         # A reader leaving early (`| head -1`) is the caller's to handle; rich's own
         # answer, SystemExit(1), would read as a failed check.
         console.on_broken_pipe = _raise_broken_pipe  # type: ignore[method-assign]
-    with console.capture() as captured:
-        _print(console, report)
-    console.file.write(trim_lines(captured.get()))
-    console.file.flush()
+        with console.capture() as captured:
+            _print(console, report)
+        console.file.write(trim_lines(captured.get()))
+        console.file.flush()
+        return None
+    _print(console, report)  # the caller's console (recording, say): printed as it is
     return None
 
 
@@ -504,7 +506,7 @@ def _print_worst(console: Console, report: GateReport) -> None:
         head = Text("Most regressed for ")
         head.append(_t(v.check_id, style="bold")).append(":")
         _say(console, head)
-        for d in v.worst_cases[:SHOW_WORST]:
+        for d in S.worst_first(v.worst_cases, v.higher_is_better)[:SHOW_WORST]:
             line = Text("  ")
             line.append(_t(d.case_id, ID_LEN))
             line.append(f"  {S.num(d.baseline)} → {S.num(d.candidate)} ({S.signed(d.delta)})")

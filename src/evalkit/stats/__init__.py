@@ -18,6 +18,8 @@ One module per job:
 * :mod:`~evalkit.stats.compare` -- one comparison end to end
 * :mod:`~evalkit.stats.outcome` -- the frozen result values
 * :mod:`~evalkit.stats.power` -- power, minimum detectable effect, cases needed
+* :mod:`~evalkit.stats.procedures` -- the procedures a verdict is decided by (paired t default)
+* :mod:`~evalkit.stats.paired_test` -- the gate's verdict as a library call
 """
 
 from __future__ import annotations

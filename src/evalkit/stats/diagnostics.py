@@ -16,23 +16,22 @@ from evalkit.stats.outcome import StatWarning
 
 #: Below this many cases the percentile bootstrap rejects a true null too often.
 SMALL_N: Final = 80
-#: From this many cases on, ``auto`` holds at most 3.3% one-sided on every claimed shape.
+#: From this many cases on, paired t holds at most 2.6% one-sided on every claimed shape.
 CALIBRATED_N: Final = 30
-#: Measured by ``uv run python -m evalkit.stats.calibrate`` (docs/calibration.md; the
+#: Measured by ``uv run python scripts/calibration/calibrate.py`` (docs/calibration.md; the
 #: figures of these sentences are read off it by tests/report/test_quoted_calibration.py).
 SMALL_N_FIGURES: Final = (
-    "measured for the default 'auto' at n = 10-20: 0.4-5.6% one-sided against 2.5% on the "
-    "calibration shapes (the high end on skewed differences at n = 10), and up to 7.9% on "
-    "a skewed metric with many ties"
+    "measured for the default (paired t) at n = 10-20: 0.4-2.9% one-sided against 2.5% on "
+    "the claimed calibration shapes, and up to 9.0% on a skewed metric with many ties"
 )
 BOOTSTRAP_SMALL_N_FIGURES: Final = (
-    "measured one-sided up to 9.8% against 2.5% at n = 15 and 7.3% at n = 30"
+    "measured one-sided up to 5.7% against 2.5% at n = 15 and 5.5% at n = 30"
 )
 #: |sample skewness| of the per-case differences above which a warning names the skew.
 SKEW_LIMIT: Final = 1.0
 #: Below this many cases a verdict with no winning case says a rare large win may be missing.
 NO_WIN_N: Final = 60
-#: Measured by ``uv run python -m evalkit.stats.calibrate`` (shape ``rare-large-win``: a
+#: Measured by ``uv run python scripts/calibration/calibrate.py`` (shape ``rare-large-win``: a
 #: +0.95 win in 1 case of 20, else a −0.05 loss; docs/calibration.md).
 NO_WIN_FIGURES: Final = (
     "measured on a change that wins big on 1 case in 20 and loses a little on the rest: "
@@ -78,8 +77,9 @@ def no_win_warning(
 
 #: What the skew warning adds: the default's measured limit there (docs/calibration.md).
 SKEW_LIMIT_FIGURES: Final = (
-    "on strongly skewed differences paired t, the default, fails falsely more often than "
-    'its nominal 2.5% one-sided (docs/calibration.md, "Strongly skewed differences")'
+    "paired t, the default, has no skewness correction: on strongly skewed differences "
+    "(skewness 2) it fails falsely up to 6.5% one-sided from n = 30 against a nominal 2.5%, "
+    'more on heavier tails (docs/calibration.md, "Strongly skewed differences")'
 )
 
 
@@ -110,8 +110,9 @@ def warnings_for(
             StatWarning(
                 "small_n",
                 f"only {n} cases: the percentile bootstrap rejects a true null too often "
-                f"below {SMALL_N} cases ({BOOTSTRAP_SMALL_N_FIGURES}); method='t' or the "
-                "gate's default 'auto' hold their level better here (docs/calibration.md)",
+                f"below {SMALL_N} cases ({BOOTSTRAP_SMALL_N_FIGURES}); the gate's default, "
+                "paired t (method 'auto' or 't'), holds its level better here "
+                "(docs/calibration.md)",
             )
         )
     elif diffs is not None and n < CALIBRATED_N:

@@ -7,7 +7,7 @@ from typing import Final, Literal
 #: What ``paired_bootstrap`` and ``compare_metrics`` run.
 Method = Literal["bootstrap", "permutation", "t"]
 METHODS: Final[tuple[Method, ...]] = ("bootstrap", "permutation", "t")
-#: What a vs_baseline check may name; ``auto`` is the gate's calibrated default
+#: What a vs_baseline check may name; ``auto`` is the default, paired t
 #: (evalkit.stats.procedures chooses the procedure).
 GateMethod = Literal["auto", "t", "bootstrap", "permutation"]
 GATE_METHODS: Final[tuple[GateMethod, ...]] = ("auto", "bootstrap", "permutation", "t")

@@ -158,6 +158,42 @@ _CHUNK_ELEMENTS: Final = 2**18
 _FEW_LEVELS: Final = 16
 
 
+@dataclass(frozen=True)
+class Levels:
+    """An eval's centred differences as distinct values and each case's code among them."""
+
+    centred: FloatArray
+    values: FloatArray  # the distinct values, ascending
+    codes: NDArray[np.int64]  # each case's index into ``values``
+
+    @classmethod
+    def of(cls, centred: FloatArray) -> Levels:
+        values, codes = np.unique(centred, return_inverse=True)
+        return cls(centred, values, codes.astype(np.int64, copy=False))
+
+    def world_mean_sd(
+        self, draws: NDArray[np.int64], *, counted: bool
+    ) -> tuple[FloatArray, FloatArray]:
+        """Mean and sd (ddof 1) of each resampled world (a row of case positions).
+
+        ``counted``: from each world's count per distinct value, one ``bincount`` for
+        all rows (the same figures to rounding; cheaper where values are few).
+        """
+        rows, n = draws.shape
+        if counted:
+            k = self.values.shape[0]
+            keyed = self.codes[draws] + (np.arange(rows, dtype=np.int64) * k)[:, None]
+            counts = np.bincount(keyed.ravel(), minlength=rows * k).reshape(rows, k)
+            mean = counts @ self.values / n
+            squares = counts @ (self.values * self.values)
+        else:
+            world = self.centred[draws]
+            mean = world.mean(axis=1)
+            squares = np.einsum("ij,ij->i", world, world)
+        sd = np.sqrt(np.maximum(squares - n * mean * mean, 0.0) / (n - 1))
+        return mean, sd
+
+
 def detectable_regression(
     diffs: FloatArray,
     alpha: float,
@@ -186,32 +222,23 @@ def detectable_regression(
     a, goal = _alpha(alpha), _target(power)
     if method not in ("auto", "t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
-    from evalkit.stats.selection import code_counts, value_codes
-
     gen = substream(resolve_seed(seed), PURPOSE_POWER)
-    centred = d - d.mean()
-    levels, codes = value_codes(centred)
-    n_levels = levels.shape[0]
+    # Resampling a sample spreads its mean by the plug-in sd (divisor n), √((n − 1)/n)
+    # of s; rescaled, the resampled worlds spread as the eval's own estimate does.
+    centred = (d - d.mean()) * math.sqrt(n / (n - 1))
+    levels = Levels.of(centred)
     # A metric of few levels (recall@k, P@k, pass/fail): each world summarised from its
     # counts per level, O(levels) after the draws instead of O(n) per summary (#27).
-    few = n_levels * _FEW_LEVELS <= n
-    quantile = t_quantile(1 - a / 2, n - 1) / math.sqrt(n)
+    counted = levels.values.shape[0] * _FEW_LEVELS <= n
+    reach = t_quantile(1 - a / 2, n - 1) / math.sqrt(n)
     bad_ends: list[FloatArray] = []
     rows = max(1, min(n_sim, _CHUNK_ELEMENTS // n))
     for start in range(0, n_sim, rows):
         count = min(rows, n_sim - start)
         draws = gen.integers(0, n, size=(count, n), dtype=np.int64)
-        if few:
-            counts = code_counts(codes, n_levels, draws).astype(np.float64)
-            mean = counts @ levels / n
-            squares = counts @ (levels * levels)
-        else:
-            world = centred[draws]
-            mean = world.mean(axis=1)
-            squares = np.einsum("ij,ij->i", world, world)
-        sd = np.sqrt(np.maximum(squares - n * mean * mean, 0.0) / (n - 1))
+        mean, sd = levels.world_mean_sd(draws, counted=counted)
         # the end that must clear 0 for a regression to be caught, as a distance
-        bad_ends.append(mean + quantile * sd if higher_is_better else -(mean - quantile * sd))
+        bad_ends.append(mean + reach * sd if higher_is_better else reach * sd - mean)
     level = _level_for_estimated_spread(d, a, goal)
     return float(np.quantile(np.concatenate(bad_ends), level))
 
@@ -221,16 +248,19 @@ def _level_for_estimated_spread(d: FloatArray, alpha: float, goal: float) -> flo
 
     The effect is computed from the eval's own spread s, itself uncertain: with
     r = s/σ, E[Φ(z + (q + z)(r − 1))] = Φ((z + (q + z)·b) / √(1 + (q + z)²·v)) for
-    r − 1 ≈ N(b, v), where v = (κ − 1)/(4n) is the delta-method variance of s/σ (κ the
-    sample kurtosis) and b = −v/2.  Solving that for the z that gives ``goal`` keeps the
-    realised power at the claim (docs/calibration.md, "the reported detectable effect,
-    realised"); no constant is fitted.
+    r − 1 ≈ N(b, v), where v = (κ − (n − 3)/(n − 1))/(4n) is the delta-method variance
+    of s/σ (from Var(s²) = σ⁴(κ − (n − 3)/(n − 1))/n; κ the kurtosis, estimated by the
+    usual small-sample-corrected G2 + 3) and b = −v/2.  Solving that for the z that gives
+    ``goal`` keeps the realised power at the claim (docs/calibration.md, "the reported
+    detectable effect, realised"); no constant is fitted.
     """
     n = d.shape[0]
     centred = d - d.mean()
     m2 = float(np.mean(centred**2))
-    kurtosis = float(np.mean(centred**4)) / (m2 * m2) if m2 > 0 else 3.0
-    v = max(kurtosis - 1.0, 0.0) / (4.0 * n)
+    excess = float(np.mean(centred**4)) / (m2 * m2) - 3.0 if m2 > 0 else 0.0
+    if n > 3:  # G2, the kurtosis estimator unbiased under normality
+        excess = ((n + 1) * excess + 6.0) * (n - 1) / ((n - 2) * (n - 3))
+    v = max(excess + 3.0 - (n - 3) / (n - 1), 0.0) / (4.0 * n)
     b = -v / 2.0
     q = t_quantile(1 - alpha / 2, n - 1)
     target = normal_quantile(goal)

@@ -115,8 +115,8 @@ def paired_bootstrap(
     naming the run, case or metric at fault.
 
     This is 0.2.0's percentile bootstrap, kept exactly; on small evals it reports
-    changes that are not there too often (measured one-sided up to 9.8% against a
-    nominal 2.5% at n = 15 and 7.3% at n = 30, docs/calibration.md), and
+    changes that are not there too often (measured one-sided up to 5.7% against a
+    nominal 2.5% at n = 15 and 5.5% at n = 30, docs/calibration.md), and
     :func:`paired_test` gives the gate's verdict.
     """
     comparison = paired_bootstrap_many(

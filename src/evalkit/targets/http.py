@@ -41,6 +41,7 @@ from evalkit.targets.http_exchange import (
     Attempt,
     PreparedRequest,
     body_excerpt,
+    log_retry,
     read_capped,
 )
 
@@ -112,6 +113,7 @@ def run_attempts(send: Callable[[], Attempt]) -> tuple[list[Attempt], float]:
         attempts.append(attempt)
         if not attempt.retryable or len(attempts) >= MAX_ATTEMPTS:
             break
+        log_retry(attempt, len(attempts), MAX_ATTEMPTS)
     return attempts, (time.perf_counter() - start) * 1000.0
 
 
@@ -184,7 +186,7 @@ class HttpTarget:
                 f"got {type(client).__name__}"
             )
         try:
-            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep)
+            self.rate_limit_budget = WaitBudget(rate_limit_wait_s, sleep=sleep, who="HTTP target")
         except ValueError as exc:
             raise TargetConfigError(f"HttpTarget {name!r}: rate_limit_wait_s: {exc}") from None
         self._client = client

@@ -7,12 +7,14 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
 
 from evalkit._util.bounded import max_input_bytes
+from evalkit._util.log import get_logger
 from evalkit.targets._output import describe_exception, one_line
 from evalkit.targets.http_deadline import check_deadline
 
@@ -64,6 +66,22 @@ class Attempt:
         status = f"HTTP {self.response.status_code} {self.response.reason_phrase}".rstrip()
         excerpt = body_excerpt(self.response)
         return f"{status}: {excerpt}" if excerpt else status
+
+
+_log = get_logger("evalkit.targets.http")
+
+
+def log_retry(attempt: Attempt, failed: int, max_attempts: int) -> None:
+    """INFO: a case's attempt failed and is sent again (the retry rule of :mod:`.http`)."""
+    if _log.isEnabledFor(
+        logging.INFO
+    ):  # describing the reply reads its body: only when it is shown
+        _log.info(
+            "HTTP target: attempt %d of %d failed (%s); retrying",
+            failed,
+            max_attempts,
+            attempt.describe(),
+        )
 
 
 class ResponseTooLarge(httpx.HTTPError):

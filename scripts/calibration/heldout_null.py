@@ -1,24 +1,14 @@
-"""Null shapes outside the calibration suite: one-sided false fails and coverage of `auto`.
+"""Null shapes outside the calibration run: one-sided false fails and coverage of paired t.
 
-    uv run python scripts/heldout_null.py [--trials 10000]
+    uv run python scripts/calibration/heldout_null.py [--trials 10000]
 
-The calibration suite (``evalkit.stats.calibrate``) chose ``auto``'s rule on its own
-shapes; the first twelve here are held out from that choice, to see whether the rule
-generalises.  (Two bimodal shapes, added here in the sixth pass of #23, moved into the
-suite in the seventh, when they chose the two-mode rule's line below 20 cases.)  The last
-eight were added in the seventh pass, when they showed what the rule missed (a tie spike
-beside skewed cases, tails on a symmetric core), and chose the tie rule's constants: they
-are no longer held out from that.
+The default verdict (paired t) has no constant fitted to any shape; these shapes were
+never used to choose it, and docs/calibration.md reports them ("Held-out shapes") beside
+the training shapes of ``calibrate.py``.  (Under the rule paired t replaced, issue #23,
+the last eight were used to choose that rule's tie constants; nothing of that rule is left.)
 Every shape has true mean difference 0 by construction.  Columns per size: false fails of
 a higher-is-better / a lower-is-better metric (nominal 2.5% each) and coverage (nominal
-95%), for
-
-* ``auto``: the default (``skew-t`` where the skewness runs deep, ``t+skew-t`` where it is
-  only stable, else plain t: the library's own ``batch_bounds("auto")``);
-* ``unguarded``: the previous default (``skew-t`` alone where the skewness is stable);
-* ``t``: plain paired t.
-
-``!`` marks a cell above the issue's false-fail targets (4% at n = 15, 3.5% from n = 30),
+95%).  ``!`` marks a cell above the false-fail targets (4% at n = 15, 3.5% from n = 30),
 ``c`` one that holds them but covers outside 95 ± 1.5%.
 """
 
@@ -29,10 +19,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from calibrate import ALPHA, seed_for
 from numpy.typing import NDArray
 
-from evalkit.stats.calibrate import ALPHA, seed_for
-from evalkit.stats.procedures import Moments, auto_skewness, batch_bounds, skew_t_bounds
+from evalkit.stats.procedures import t_bounds
 
 Array = NDArray[np.float64]
 Shape = Callable[[int, int, np.random.Generator], Array]
@@ -178,8 +168,6 @@ SHAPES: dict[str, Shape] = {
     "steps": _steps,
     "latency": _latency,
     "chi2(1)": _chi2_1,
-    # Added in the seventh pass of #23, and used to choose the tie rule's constants
-    # (procedures.UNTIED_MIN, UNTIED_DISTINCT_SHARE): no longer held out from that choice.
     "zi-gamma": _zi_gamma,
     "zi-lognormal": _zi_lognormal,
     "ties+wins": _ties_and_wins,
@@ -191,37 +179,26 @@ SHAPES: dict[str, Shape] = {
 }
 
 
-def _bounds(procedure: str, data: Array) -> tuple[Array, Array]:
-    if procedure == "unguarded":
-        m = Moments.of(data)
-        return skew_t_bounds(m, auto_skewness(m), ALPHA)
-    return batch_bounds(procedure, data, ALPHA)  # type: ignore[arg-type]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10_000)
     parser.add_argument("--shapes", help="comma-separated shape names (default: all)")
-    parser.add_argument(
-        "--procedures", default="auto,unguarded,t", help="comma-separated (auto, unguarded, t)"
-    )
     args = parser.parse_args()
     trials = args.trials
     chosen = SHAPES if args.shapes is None else {k: SHAPES[k] for k in args.shapes.split(",")}
     print(f"{trials} trials a cell; false fails hib/lib in %, coverage in %")
     for name, shape in chosen.items():
-        for procedure in args.procedures.split(","):
-            cells = []
-            for n in SIZES:
-                data = shape(trials, n, seed_for("heldout", name, n))
-                low, high = _bounds(procedure, data)
-                hib, lib = float(np.mean(high < 0.0)), float(np.mean(low > 0.0))
-                cov = 100 * (1 - hib - lib)
-                flag = "!" if max(hib, lib) > (0.04 if n < 30 else 0.035) else " "
-                if flag == " " and abs(cov - 95.0) > 1.5:
-                    flag = "c"
-                cells.append(f"{100 * hib:4.1f}/{100 * lib:4.1f} {cov:4.1f}{flag}")
-            print(f"{name:13s} {procedure:9s} " + " | ".join(cells), flush=True)
+        cells = []
+        for n in SIZES:
+            data = shape(trials, n, seed_for("heldout", name, n))
+            low, high = t_bounds(data, ALPHA)
+            hib, lib = float(np.mean(high < 0.0)), float(np.mean(low > 0.0))
+            cov = 100 * (1 - hib - lib)
+            flag = "!" if max(hib, lib) > (0.04 if n < 30 else 0.035) else " "
+            if flag == " " and abs(cov - 95.0) > 1.5:
+                flag = "c"
+            cells.append(f"{100 * hib:4.1f}/{100 * lib:4.1f} {cov:4.1f}{flag}")
+        print(f"{name:13s} " + " | ".join(cells), flush=True)
     print("sizes: " + ", ".join(f"n = {n}" for n in SIZES))
 
 
