@@ -1,8 +1,4 @@
-"""The release number, in one place.
-
-A leaf module: the artefact and checkpoint writers stamp it into their files and the
-CLI prints it, none of which should import the whole package to read one string.
-"""
+"""The release number, in one place."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Checks: what the gate enforces, read from YAML and refused at load when ambiguous.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._spec.checks`, and nothing inside evalkit imports this module.
-"""
+"""Checks: what the gate enforces, read from YAML and refused at load when ambiguous."""
 
 from __future__ import annotations
 

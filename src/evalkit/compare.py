@@ -1,8 +1,4 @@
-"""``evalkit compare``: paired tables of runs against a reference run.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit.gate.compare`, and nothing inside evalkit imports this module.
-"""
+"""``evalkit compare``: paired tables of runs against a reference run."""
 
 from __future__ import annotations
 

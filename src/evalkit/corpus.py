@@ -1,8 +1,4 @@
-"""Optional BEIR loaders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/{split}.tsv``.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._spec.corpus`, and nothing inside evalkit imports this module.
-"""
+"""Optional BEIR loaders: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/{split}.tsv``."""
 
 from __future__ import annotations
 

@@ -1,45 +1,4 @@
-"""The exception tree.
-
-Every error evalkit raises on purpose derives from :class:`EvalkitError`, so a
-caller (and the CLI) can tell "evalkit refused this input" apart from a bug::
-
-    EvalkitError
-    ├── InputError (also ValueError)      bad input the user can fix
-    │   ├── MetricError                   unknown / malformed metric names, missing qrels
-    │   │   ├── UnknownMetricError (also RegistryError, KeyError)
-    │   │   ├── MissingMetricError (also KeyError)   a metric a run did not compute
-    │   │   └── OutputKindError (also TargetError)   ids asked of text, or text of ids
-    │   ├── RegistryError (also RuntimeError)  duplicate or conflicting registrations
-    │   ├── GoldenError                   golden files and cases
-    │   │   ├── UnknownCaseError (also KeyError)     no case with that id
-    │   │   └── NoRelevantIdsError (also MetricError) a retrieval metric on a case without ids
-    │   ├── CheckError                    checks files and scoped selection
-    │   ├── ComparisonError               two runs that cannot be compared
-    │   ├── ArtifactError                 run artefacts that cannot be read
-    │   └── ConfigError                   evalkit.yaml and the environment
-    └── RuntimeFailure (also RuntimeError) something outside failed
-        ├── TargetError                   a target could not produce a response
-        │   └── TargetConfigError (also InputError)  a target built with bad arguments
-        └── JudgeError                    the LLM judge could not produce a grade
-            └── JudgeConfigError (also ConfigError)  a judge built with bad arguments
-
-The extra bases keep code written for paired-evalkit 0.2.0 working: there
-``RegistryError`` was a ``RuntimeError``, an unknown metric or case id and a
-metric a run did not compute were ``KeyError`` exceptions, and asking a text response
-for ranked ids raised ``TargetError``.  An ``except`` clause written for either
-release catches the same failures.
-
-Each class carries the CLI exit code it ends with (``exit_code``, an
-:class:`evalkit.exit_codes.ExitCode`): 2 for an ``InputError``, 3 for a
-``RuntimeFailure``.
-
-Messages are one line, name the culprit (file, line, case, metric) and say how
-to fix it where there is a fix.
-
-:class:`EvalkitWarning` is not an error: it is something a run did on the user's
-behalf or noticed about itself (client saturation, a judge that changed its request
-field); the CLI prints each as ``evalkit: warning: ...`` on stderr.
-"""
+"""The exception tree."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Run a target over a golden set: target × goldens → one row per case.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._engine.execute`, and nothing inside evalkit imports this module.
-"""
+"""Run a target over a golden set: target × goldens → one row per case."""
 
 from __future__ import annotations
 

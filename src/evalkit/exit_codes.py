@@ -1,13 +1,4 @@
-"""The process exit codes of the CLI and the GitHub Action: one table, one owner.
-
-A script (or CI) branches on these, so they never change meaning.  :data:`MEANINGS` is the
-table; docs/cli.md's and docs/action.md's copies are generated from it
-(:func:`markdown_table`, between ``<!-- exit-codes -->`` markers; a test keeps them equal),
-and the docstrings elsewhere point here instead of repeating it.
-
-Each :class:`evalkit.errors.EvalkitError` subclass carries its code as ``exit_code``,
-so no caller maps exception classes to numbers by hand.
-"""
+"""The process exit codes of the CLI and the GitHub Action: one table, one owner."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Per-case rows out of evalkit: CSV files and (optionally) pandas DataFrames.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._spec.export`, and nothing inside evalkit imports this module.
-"""
+"""Per-case rows out of evalkit: CSV files and (optionally) pandas DataFrames."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""One registry for every metric name, on both evaluation paths.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._model.registry`, and nothing inside evalkit imports this module.
-"""
+"""One registry for every metric name, on both evaluation paths."""
 
 from __future__ import annotations
 

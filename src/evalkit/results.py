@@ -1,8 +1,4 @@
-"""Per-case rows and runs: the unit of truth everything else derives from.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._model.results`, and nothing inside evalkit imports this module.
-"""
+"""Per-case rows and runs: the unit of truth everything else derives from."""
 
 from __future__ import annotations
 

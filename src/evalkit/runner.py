@@ -1,8 +1,4 @@
-"""The retrieval path: ``run(name, retriever, queries, qrels, metrics)``.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._engine.runner`, and nothing inside evalkit imports this module.
-"""
+"""The retrieval path: ``run(name, retriever, queries, qrels, metrics)``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""TREC run files and qrels: read, write (plain or ``.gz``), and score.
-
-The public path (a face that only re-exports): the code lives in
-:mod:`evalkit._spec.trec`, and nothing inside evalkit imports this module.
-"""
+"""TREC run files and qrels: read, write (plain or ``.gz``), and score."""
 
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ def test_github_context_reads_pull_request_payload(tmp_path: Path) -> None:
     assert ctx.default_branch == "main"
     assert ctx.api_url == "https://api.github.com"
     assert not ctx.is_fork_pull_request
-    assert (ctx.owner, ctx.repo_name) == ("octo", "widgets")
+    assert ctx.owner == "octo"
 
 
 def test_github_context_detects_fork_and_deleted_fork(tmp_path: Path) -> None:
@@ -70,7 +70,6 @@ def test_github_context_uses_ghes_api_url_and_repository_id_env(tmp_path: Path) 
     assert ctx.api_url == "https://ghe.example.com/api/v3"
     assert ctx.repository_id == 77
     assert ctx.pull_request is None
-    assert ctx.is_push_to_default_branch
 
 
 def test_github_context_reads_workflow_run_payload(tmp_path: Path) -> None:

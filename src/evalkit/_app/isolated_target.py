@@ -1,15 +1,4 @@
-"""The python target in a child process without the job's token (``isolate-target``, #25).
-
-    python -m evalkit._app.isolated_target CONFIG NAME
-
-The parent side is :class:`evalkit.targets.isolated.IsolatedTarget`, which starts this
-module with an environment stripped of ``INPUT_*`` and the job's tokens (as another user
-when the action runs as root). Here, before any of the config's code is imported, the
-protocol moves to private copies of stdin/stdout, and fd 1 becomes stderr, so whatever
-the target prints shows in the log instead of corrupting the answers. Then the target is built from
-evalkit.yaml exactly as in process (:func:`evalkit._app.pipeline.build_target`) and each case
-that arrives is answered with one JSON frame.
-"""
+"""The python target in a child process without the job's token (``isolate-target``, #25)."""
 
 from __future__ import annotations
 
@@ -30,11 +19,7 @@ __all__ = ["isolated_target", "main"]
 
 
 def isolated_target(config: LoadedConfig, env: dict[str, str] | None = None) -> IsolatedTarget:
-    """The config's python target, answered by child processes without the job's token.
-
-    Refuses a config with ``plugins:``: they are imported into this process (metrics run
-    here), so the same PR code would hold the token after all.
-    """
+    """The config's python target, answered by child processes without the job's token."""
     if config.model.target.python is None:
         raise ConfigError(f"{config.path}: isolate-target applies to a python target only")
     if config.model.plugins:

@@ -1,8 +1,4 @@
-"""``evalkit history`` and ``evalkit pin``: a config's promotions, their trend, its reference.
-
-The store keeps the promotions (:mod:`evalkit._store.history`); the trend of each checked metric
-is :mod:`evalkit.gate.trend`; this module only asks them and lays out the answer.
-"""
+"""``evalkit history`` and ``evalkit pin``: a config's promotions, their trend, its reference."""
 
 from __future__ import annotations
 
@@ -94,11 +90,7 @@ def history_view(
     work: Path | None = None,
     access: GitHubAccess | None = None,
 ) -> HistoryView:
-    """The config's promotions (newest ``limit``), its reference, and each metric's trend.
-
-    ``store`` defaults to the config's, opened with ``access`` (None: without GitHub, the
-    CLI); the Action passes its own store, and ``work`` where fetched artefacts go.
-    """
+    """The config's promotions (newest ``limit``), its reference, and each metric's trend."""
     from evalkit._app.store_opening import open_config_store
     from evalkit._store.protocol import FetchRequest
 

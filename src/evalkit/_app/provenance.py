@@ -1,10 +1,4 @@
-"""Where a run came from, as git tells it: the one module that runs ``git`` for evalkit.
-
-A run artefact records the commit and dirty flag of the work tree it was made in;
-``evalkit pin v1.2`` resolves a tag to its commit.  Both ask the local repository,
-and the run artefact's writer takes the answer as a plain value, so reading and
-writing files never starts a process.
-"""
+"""Where a run came from, as git tells it: the one module that runs ``git`` for evalkit."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""Finding what drift checks compare with, and the trend the report draws under them.
-
-The gate decides drift checks on a :class:`~evalkit.gate.reference.Reference` it is handed;
-this use case makes one: from ``--reference PATH``, from the configured store's pin,
-or from the store's answer the Action fetched.  It also reads the store's promotions
-for the HTML report's trend.  Stores and files are opened here, never in the gate.
-"""
+"""Finding what drift checks compare with, and the trend the report draws under them."""
 
 from __future__ import annotations
 
@@ -25,11 +19,7 @@ __all__ = ["find_reference", "reference_from_fetch", "report_trends"]
 
 
 def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -> Reference:
-    """The gate's :class:`Reference` for a store's answer (reads the artefact when found).
-
-    With ``config_name``, a reference recorded for another config is refused (exit 2),
-    as a baseline is: it would gate one config against the other's numbers.
-    """
+    """The gate's :class:`Reference` for a store's answer (reads the artefact when found)."""
     from evalkit._spec.artifact import read_artifact
     from evalkit.gate.inputs import refuse_other_config
 
@@ -49,14 +39,7 @@ def find_reference(
     checks: Sequence[CheckSpec],
     store: Callable[[], BaselineStore] | None = None,
 ) -> Reference | None:
-    """The reference a local gate compares drift checks with (None: no check needs one).
-
-    ``override`` is ``evalkit gate --reference PATH``: that file, refused when it is
-    another config's run (like ``--baseline``).  Otherwise the configured store's
-    pinned reference (``evalkit pin``); a GitHub store, which only the Action reads,
-    answers ``missing`` and says so.  ``store``: opens the config's store (the gate's
-    opens it once).
-    """
+    """The reference a local gate compares drift checks with (None: no check needs one)."""
     from evalkit._app.store_opening import open_config_store
     from evalkit._spec.artifact import read_artifact
     from evalkit._store.protocol import FetchRequest
@@ -83,16 +66,7 @@ def report_trends(
     store: BaselineStore,
     work: Path | None = None,
 ) -> DriftTrend:
-    """The HTML report's trend of each drift-checked metric, the candidate last.
-
-    The store's promotions (``evalkit history``'s own view and steps, from
-    :mod:`evalkit._app.promotions`); a history that cannot be read is a note on the page,
-    never a failed gate: the verdicts are already decided.  The reference is the
-    promotion whose artefact has the same bytes (a pin is a copy), if there is one.
-    ``store``: the one the gate read its baseline and reference from (the Action's has
-    GitHub access), never opened again; ``work``: where it fetches the promotions.  The
-    metrics are the report's drift checks: the checks file is not read again.
-    """
+    """The HTML report's trend of each drift-checked metric, the candidate last."""
     from evalkit._app.promotions import promotion_trends
     from evalkit.errors import EvalkitError
 

@@ -1,8 +1,4 @@
-"""``evalkit run`` and ``evalkit merge``: a config's run to an artefact, shards to one run.
-
-The command line hands over what it was asked; everything that reads files, refuses bad
-input or runs the target happens here (:mod:`evalkit._app.pipeline` does the running).
-"""
+"""``evalkit run`` and ``evalkit merge``: a config's run to an artefact, shards to one run."""
 
 from __future__ import annotations
 
@@ -76,11 +72,7 @@ def run_config(
     on_start: Callable[[RunStart, str], None] | None = None,
     on_row: RowCallback | None = None,
 ) -> RunDone:
-    """Run the config's target over its golden set (checkpointed) and write the artefact.
-
-    ``on_start`` gets the run's plan and the config's name before the first case starts.
-    Refused before anything runs: a bad shard, override or filter, an output that is an input.
-    """
+    """Run the config's target over its golden set (checkpointed) and write the artefact."""
     from evalkit._app.pipeline import config_inputs, run_output_path, run_to_artifact
     from evalkit._engine.shards import parse_shard
     from evalkit._util.paths import refuse_overwriting_inputs
@@ -109,11 +101,7 @@ def run_config(
 def merge_shard_files(
     shards: Sequence[Path], out: Path, *, allow_failed: bool = False
 ) -> tuple[RunArtifact, Path]:
-    """Merge the artefacts of a sharded run and write the whole run: the run and its path.
-
-    A merged run with failed cases goes beside ``out`` unless ``allow_failed``
-    (:func:`evalkit._app.pipeline.write_run`).
-    """
+    """Merge the artefacts of a sharded run and write the whole run: the run and its path."""
     from evalkit._app.pipeline import write_run
     from evalkit._engine.shards import merge
     from evalkit._spec.artifact import read_artifact

@@ -1,9 +1,4 @@
-"""Opening the configured baseline store: the loaded config becomes plain values here.
-
-Below the use cases the stores see a :class:`~evalkit._store.protocol.StoreSettings`
-(the ``baseline`` section, the config's name and folder, how its paths resolve), never
-the loaded config, so a store cannot reach for a setting that is not its own.
-"""
+"""Opening the configured baseline store: the loaded config becomes plain values here."""
 
 from __future__ import annotations
 

@@ -1,40 +1,4 @@
-"""The run checkpoint: every finished case, on disk the moment it finishes.
-
-A run that dies (Ctrl-C, SIGKILL, a crashed runner, a failing target) must not
-lose the cases already paid for.  ``evalkit run`` therefore appends each
-finished row to a JSON Lines file under the project's ``.evalkit/checkpoints/``
-(:func:`checkpoint_path`), flushed and fsync'd before the next row is
-taken, and ``evalkit run --resume`` invokes only the cases it does not hold.
-
-Layout: one header line, then one row per line in the artefact's own row
-format (:func:`evalkit._spec.artifact_rows._row_dict`)::
-
-    {"format": "evalkit-checkpoint", "version": 1, "evalkit_version": "...",
-     "created_at": "...", "identity": {"config": "...", "goldens": "...",
-                                       "metrics": {"ndcg@10": "..."}, "shard": "2/4"}}
-    {"id": "q1", "metrics": {...}, "output": {...}, "latency_ms": 21.3, ...}
-
-* **Identity**: the header carries fingerprints of the config (target, metrics,
-  judges, plugins), the goldens and every metric definition.  Resuming under a
-  changed one is refused, naming what changed, because the finished rows would
-  silently mix two different evals.
-* **Torn tail**: a crash mid-write leaves at most a partial last line; reading
-  drops it (that case simply runs again) and resuming cuts it off before
-  appending.  A damaged line anywhere else is corruption and is reported.
-* **Failed rows** are recorded too, but a resume runs them again: a failure is a
-  missing result, never a score.  When a case appears twice the later line wins.
-* **One writer**: a lock file next to the checkpoint stops two runs appending
-  to the same one; it is removed whenever the run stops (finished, failed, interrupted,
-  or stopped by an error such as a metric that raised).
-* When the run completes with no failed case the checkpoint is deleted; when
-  cases failed it stays, so ``--resume`` retries exactly those.
-* **Trials** (``repeats: k``): each trial of a case is its own line, the
-  trial's row plus ``"trial": t`` (1-based), written the moment that trial
-  finishes, so a resume invokes only the missing (case, trial) pairs.  Lines
-  without ``trial`` are single-trial rows (the format of ``repeats: 1``, which
-  is unchanged).  The trial count is part of the config fingerprint, so a
-  checkpoint is never resumed with another ``repeats``.
-"""
+"""The run checkpoint: every finished case, on disk the moment it finishes."""
 
 from __future__ import annotations
 
@@ -74,24 +38,14 @@ CHECKPOINT_DIR = Path(".evalkit") / "checkpoints"
 
 
 def checkpoint_path(out: str | Path, root: str | Path) -> Path:
-    """Where the checkpoint of a run writing ``out`` lives, under ``root``'s ``.evalkit/``.
-
-    ``<root>/.evalkit/checkpoints/<out's name>-<12 hex>.checkpoint.jsonl``: working files
-    stay out of the folder the artefact goes to (often a tracked one), and the hash of
-    ``out``'s absolute path keeps two outputs of one name apart while a resume of the same
-    ``--out`` finds its checkpoint again.  The lock file sits beside it.
-    """
+    """Where the checkpoint of a run writing ``out`` lives, under ``root``'s ``.evalkit/``."""
     target = Path(os.path.abspath(Path(out).expanduser()))
     digest = hashlib.sha256(os.fsencode(target)).hexdigest()[:12]
     return Path(root) / CHECKPOINT_DIR / f"{target.name}-{digest}{CHECKPOINT_SUFFIX}"
 
 
 def config_fingerprint(config: EvalkitConfig) -> str:
-    """SHA-256 of what the config says to run (not how fast or where to write it).
-
-    ``${ENV}`` references are hashed unexpanded, so a secret never reaches the
-    hash and matrix jobs with different runner environments still agree.
-    """
+    """SHA-256 of what the config says to run (not how fast or where to write it)."""
     doc = config.model_dump(mode="json", include=set(_IDENTITY_KEYS))
     if config.repeats != 1:  # rows are means over trials; one trial keeps the old hash
         doc["repeats"] = config.repeats
@@ -213,11 +167,7 @@ def _trial_number(doc: object, where: str) -> int | None:
 
 
 def read_checkpoint(path: str | Path) -> CheckpointContents | None:
-    """Read a checkpoint; ``None`` when there is none (or not even a whole header).
-
-    A partial last line is dropped (``torn`` is set); any other damage raises an
-    :class:`ArtifactError` naming the file and line.
-    """
+    """Read a checkpoint; ``None`` when there is none (or not even a whole header)."""
     p = Path(path)
     try:
         data = _bounded.read_bytes(p)
@@ -306,25 +256,13 @@ def _header_line(identity: RunIdentity) -> bytes:
 
 
 def _unlock(lock: BaseFileLock) -> None:
-    """Release ``lock`` and leave no lock file behind, whatever stopped the run.
-
-    The file is removed while still held: a second run that opens it afterwards locks a
-    fresh file, and this run appends nothing more.
-    """
+    """Release ``lock`` and leave no lock file behind, whatever stopped the run."""
     Path(lock.lock_file).unlink(missing_ok=True)
     lock.release()
 
 
 class Checkpoint:
-    """An open checkpoint: the rows already finished, and :meth:`append` for new ones.
-
-    Use :meth:`open` (ideally as a ``with`` block, which releases the lock)::
-
-        with Checkpoint.open(checkpoint_path(out, root), identity, resume=True) as ckpt:
-            evaluate(..., skip=ckpt.completed, on_row=lambda _i, row: ckpt.append(row))
-
-    Not thread-safe by itself: ``evaluate`` calls ``on_row`` from one thread.
-    """
+    """An open checkpoint: the rows already finished, and :meth:`append` for new ones."""
 
     def __init__(
         self,
@@ -359,12 +297,7 @@ class Checkpoint:
 
     @classmethod
     def open(cls, path: str | Path, identity: RunIdentity, *, resume: bool) -> Checkpoint:
-        """Lock the checkpoint and make it ready for appends.
-
-        ``resume=True`` keeps the rows of a matching checkpoint (a missing one
-        starts fresh).  ``resume=False`` starts fresh, but refuses to throw away
-        a checkpoint that holds finished cases.
-        """
+        """Lock the checkpoint and make it ready for appends."""
         from filelock import FileLock, Timeout
 
         p = Path(path)
@@ -487,11 +420,7 @@ class Checkpoint:
         _unlock(self._lock)
 
     def close(self) -> None:
-        """Stop appending and release the lock; the file stays for a later --resume.
-
-        A checkpoint that never recorded a row (the run failed before its first
-        case finished) is deleted instead: there is nothing in it to resume.
-        """
+        """Stop appending and release the lock; the file stays for a later --resume."""
         if self.empty:
             self.discard()
             return
@@ -519,11 +448,7 @@ class Checkpoint:
 def run_identity(
     config: EvalkitConfig, goldens: GoldenSet, shard: str | None = None
 ) -> RunIdentity:
-    """The identity of a configured run, once its plugins and judges are registered.
-
-    ``goldens`` is the whole golden set, even for a shard (the shard is named
-    separately), so every shard of one run shares the goldens fingerprint.
-    """
+    """The identity of a configured run, once its plugins and judges are registered."""
     from evalkit._spec.artifact import metric_info
 
     return RunIdentity(

@@ -1,30 +1,4 @@
-"""Was the client itself the bottleneck?  The saturation check ``evaluate`` runs after a run.
-
-Every case costs this process some CPU (sending, parsing, scoring, judging).
-Python runs that work on one core at a time, so when a run keeps the process
-busy for most of its wall time, cases queue for the client rather than for the
-target: the run is slower than the target allows, and the measured latencies,
-which are client-observed (``HttpTarget`` times each case on its own clock, from
-before the first send to the last byte read), include that queueing.
-The run then says so and names a concurrency that keeps the client at most
-half busy, where it measures the target rather than itself.
-
-On a machine whose other processes take the CPUs, the client gets less than a core:
-its threads wait in the kernel's run queue, and cases queue behind the one thread
-that holds the interpreter lock but waits for a CPU.  That wait counts as busy too
-(:class:`ThreadWait`, Linux ``/proc/thread-self/schedstat``; 0 elsewhere).
-
-The rule (pure, so tests inject the measurements):
-
-* busy = (client CPU seconds + its threads' seconds waiting for a CPU) / wall
-  seconds of the run; saturated when busy >= :data:`SATURATED_BUSY` and the run
-  was concurrent and long enough to tell (more cases than slots, at least
-  :data:`MIN_WALL_S` of wall time);
-* honest concurrency = floor(:data:`HONEST_BUSY` x L / demand per case), with L
-  the lower decile of the measured latencies (the least inflated by queueing)
-  and the demand per case its CPU plus its wait for one: by Little's law c cases
-  in flight of latency L cost c x demand / L of one core.
-"""
+"""Was the client itself the bottleneck?  The saturation check ``evaluate`` runs after a run."""
 
 from __future__ import annotations
 
@@ -86,12 +60,7 @@ class ClientLoad:
 
 
 class ThreadWait:
-    """The calling thread's seconds spent waiting for a CPU, read cheaply and often.
-
-    One open ``/proc/thread-self/schedstat`` per thread, read with ``pread`` (a few
-    microseconds, against ~50 for opening it each time).  Where it is missing (not
-    Linux) every reading is 0.  Use it on the thread that created it.
-    """
+    """The calling thread's seconds spent waiting for a CPU, read cheaply and often."""
 
     def __init__(self) -> None:
         self._last = 0.0

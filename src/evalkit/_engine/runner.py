@@ -1,10 +1,4 @@
-"""The retrieval path: ``run(name, retriever, queries, qrels, metrics)``.
-
-``METRICS`` is the spec's runner table (``(retrieved, relevant, k) -> float``
-families addressed as ``"name@k"``).  It is a live view of
-:mod:`evalkit._model.registry`, so assigning ``METRICS["precision"] = fn`` makes
-``"precision@5"`` mean the same thing on the gate path.
-"""
+"""The retrieval path: ``run(name, retriever, queries, qrels, metrics)``."""
 
 from __future__ import annotations
 

@@ -1,35 +1,4 @@
-"""Repeated trials for stochastic targets: each case run k times, the case stays the unit.
-
-``repeats: k`` runs the whole golden set k times (each pass with the run's
-concurrency, rate limit and timeout) and merges the passes into one row per
-case whose metric values are the **means over its trials**.  The paired
-bootstrap, permutation and t procedures then resample or permute cases, never
-trials, so trials of one case are never treated as independent evidence: the
-verdict keeps its level, and more trials only shrink each case's noise.
-
-Every trial's values stay in the row (``meta["trials"]``: ``{metric: [v1, ...]}``),
-from which :func:`trial_notes` reports
-
-* the **flaky cases**: those whose value of a metric differs between trials;
-* the **share of the variance** of the case means that is trial noise,
-  ``(s_w² / k) / s_m²`` with ``s_w²`` the mean within-case variance and ``s_m²``
-  the variance of the case means, and what doubling the trials would do to the
-  standard error compared with doubling the cases.
-
-A case that fails in any trial fails (no partial mean).  Latency and meta of
-the row are the first trial's.
-
-Checkpointing and resuming work per trial: ``on_trial(trial, index, row)`` is
-called the moment each trial of a case finishes (``evalkit run`` writes it to
-the checkpoint), and ``done_trials`` (case id -> trial number -> row) holds the
-trials a resumed run keeps, so only the missing (case, trial) pairs are
-invoked.  Pass ``t`` runs every case still missing trial ``t``.
-
-When a case is graded by an LLM judge, its first trial is graded twice: the
-second grade is a separate judge call with its own cache key
-(:func:`evalkit.metrics.judge_consistency.regrading`), so the judge's
-self-consistency can be reported beside the trial spread.
-"""
+"""Repeated trials for stochastic targets: each case run k times, the case stays the unit."""
 
 from __future__ import annotations
 
@@ -100,14 +69,7 @@ def evaluate_repeated(
     done_trials: Mapping[str, Mapping[int, CaseResult]] | None = None,
     **options: Any,
 ) -> RunResult[CaseResult]:
-    """:func:`evalkit.evaluate` ``repeats`` times, one row per case (:func:`merge_case`).
-
-    ``on_trial(trial, index, row)`` sees each trial's row as it finishes;
-    ``on_row`` sees a case's merged row once its last missing trial finishes.
-    ``done_trials`` are trials already finished (a resume): they are not invoked
-    again, and the result still has a row for every case.  With ``repeats=1``
-    this is plain :func:`evalkit.evaluate` (``on_trial``/``done_trials`` unused).
-    """
+    """:func:`evalkit.evaluate` ``repeats`` times, one row per case (:func:`merge_case`)."""
     from evalkit._engine.execute import evaluate
     from evalkit.metrics.judge_consistency import regrading
 

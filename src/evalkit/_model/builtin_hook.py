@@ -1,15 +1,4 @@
-"""The built-in metrics and golden loaders are registered when the registry is first used.
-
-They are defined above the registry (in :mod:`evalkit.metrics` and
-:mod:`evalkit._spec.golden_loaders`), and importing them costs more than some commands
-take (``evalkit --help``, issue 27).  So the package root hands over how to register
-them (:func:`defer`), and every function of :mod:`evalkit._model.registry` that reads or
-writes a table calls :func:`ensure` (the metric tables), :func:`ensure_loaders` or
-:func:`ensure_all` first: whichever module a program starts from, the first lookup or
-registration finds the built-ins there, and a client's ``"csv"`` loader or ``ndcg@10``
-still clashes with them, as when they were registered at import.  The two groups fill
-apart: scoring a TREC run looks metrics up and loads no golden-file reader.
-"""
+"""The built-in metrics and golden loaders are registered when the registry is first used."""
 
 from __future__ import annotations
 

@@ -1,25 +1,4 @@
-"""What a metric's code *does*, as a stable string: the basis of its definition fingerprint.
-
-A stored run names the fingerprint of every metric it was scored with, and a
-changed fingerprint makes the gate call a comparison ``incomparable``.  Hashing
-the source text made a comment edit look like a new formula, so instead the
-identity of a function is
-
-* its abstract syntax tree, parsed from the source, with docstrings, the
-  function's own name and its decorators left out (comments and layout never
-  reach the tree), serialised field by field with empty and ``None`` fields
-  dropped, so the fields newer Pythons add with empty defaults (3.12's
-  ``type_params``) leave the result as it was on 3.11;
-* the values it reads from outside its body: module-level constants and
-  closure cells that hold plain data (numbers, strings, and small containers
-  of them), and, for helper functions of the same module, their own identity
-  (recursively), so editing a threshold or a helper is noticed;
-* for a callable object, the tree of its class plus its plain-data attributes.
-
-Anything else it refers to (a library function, a module) counts by name only.
-Source that cannot be read (a built-in, a REPL lambda) falls back to the
-qualified name; source that cannot be parsed on its own falls back to its text.
-"""
+"""What a metric's code *does*, as a stable string: the basis of its definition fingerprint."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Every file format evalkit writes, by name and version, in one place.
-
-A reader that meets the wrong file should say what the file is (a gate report
-passed where a run artefact belongs, say), and that takes knowing the other
-formats' markers; keeping them here lets each reader know them without importing
-the writer of the other format.  A change to a format's shape bumps its number
-here, next to its siblings, and the reader's migration steps follow.
-"""
+"""Every file format evalkit writes, by name and version, in one place."""
 
 from __future__ import annotations
 

@@ -1,23 +1,4 @@
-"""A metric's identity: family + parameters -> canonical parameters, name and fingerprint.
-
-A stored value means something only together with every parameter that
-changed it: recall@1 at ``relevance_level`` 2 is not recall@1 at level 1, and
-a regex answer metric with another pattern is another metric.  A *metric
-instance* is therefore a registered definition plus its parameter values:
-
-* a definition declares its parameters and their defaults (a retrieval family
-  takes them from its function's keyword defaults unless it declares them);
-* :func:`canonical_params` checks the given values against that declaration,
-  drops those equal to the default and sorts the rest by name -- so the
-  default instance has no parameters and keeps the fingerprint it always had;
-* the fingerprint (:attr:`evalkit._model.registry.MetricDef.fingerprint`) hashes the
-  canonical parameters with the definition, and :func:`instance_name` gives
-  the name people read (``recall@1[relevance_level=2]``).
-
-Two runs whose instances differ get different fingerprints, so the gate calls
-them ``incomparable`` and ``evalkit compare`` flags them instead of calling a
-difference "REAL".  See ``docs/design/metric-identity.md``.
-"""
+"""A metric's identity: family + parameters -> canonical parameters, name and fingerprint."""
 
 from __future__ import annotations
 
@@ -91,11 +72,3 @@ def describe_params(params: Params) -> str:
     if not params:
         return "default parameters"
     return ", ".join(f"{k}={json.dumps(v)}" for k, v in params)
-
-
-def instance_name(name: str, params: Params) -> str:
-    """The name people read: ``recall@1`` or ``recall@1[relevance_level=2]``."""
-    if not params:
-        return name
-    inner = ",".join(f"{k}={json.dumps(v, separators=(',', ':'))}" for k, v in params)
-    return f"{name}[{inner}]"

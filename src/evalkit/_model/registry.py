@@ -1,18 +1,4 @@
-"""One registry for every metric name, on both evaluation paths.
-
-The spec's library grew two tables: ``runner.METRICS`` (retrieval families of
-shape ``(retrieved, relevant, k) -> float``, addressed as ``"recall@10"``) and
-``@register_metric`` (``(TargetResponse, GoldenCase) -> float``).  Here both are
-views of this module, so a name means one thing wherever it is used:
-
-* a *family* (``recall``) claims every ``recall@k``; on the target path
-  ``recall@k`` resolves to the family adapted to responses and cases;
-* a *case metric* scores one case; an *aggregate* scores a whole run;
-* a name is registered once, as exactly one of those.
-
-Registrations are process-global, like the spec's decorators; tests isolate
-themselves with :func:`isolated`.
-"""
+"""One registry for every metric name, on both evaluation paths."""
 
 from __future__ import annotations
 
@@ -52,11 +38,7 @@ AggregateFn = Callable[[Sequence["Row"]], float]
 
 @runtime_checkable
 class CountsSomeCases(Protocol):
-    """An aggregate computed on some of the rows it is given (e.g. the human-graded ones).
-
-    The gate reports its coverage as the cases it counted, with ``counted`` saying
-    which (``12/24 cases (human-graded)``), instead of every row it was handed.
-    """
+    """An aggregate computed on some of the rows it is given (e.g. the human-graded ones)."""
 
     counted: str
 
@@ -149,13 +131,7 @@ class RetrievalFamily:
 
 
 def _code_identity(fn: Callable[..., Any], version: str | None) -> str:
-    """What a client metric's fingerprint hashes besides its name, kind and direction.
-
-    A declared ``version=`` stands for the code (the author bumps it with the
-    formula); otherwise what the code does (:mod:`evalkit._model.code_identity`: the
-    syntax tree without comments or docstrings, plus the constants it reads).
-    An object's own ``fingerprint`` string (the LLM judge's) is always kept.
-    """
+    """What a client metric's fingerprint hashes besides its name, kind and direction."""
     explicit = getattr(fn, "fingerprint", None)
     if isinstance(explicit, str):
         return "attr:" + explicit + ("" if version is None else f"|declared:v{version}")
@@ -346,18 +322,7 @@ def register_metric(
     value lies in: a value outside it stops the run, and an artefact row holding one
     is refused.  Without it values are not range-checked.
     """
-    _check_name(name)
-    hib = _check_polarity(name, higher_is_better)
-    declared = _version(version)
-    declared_bounds = check_bounds(name, bounds)
-
-    def decorate(fn: F) -> F:
-        if not callable(fn):
-            raise RegistryError(f"metric {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "case", fn, hib, declared, bounds=declared_bounds))
-        return fn
-
-    return decorate
+    return _registrar(name, "case", higher_is_better, version, bounds)
 
 
 def register_aggregate(
@@ -369,15 +334,27 @@ def register_aggregate(
 ) -> Callable[[F], F]:
     """Register a whole-run metric ``(Sequence[CaseResult]) -> float`` (``bounds``: as
     :func:`register_metric`'s, declared for the reader)."""
+    return _registrar(name, "aggregate", higher_is_better, version, bounds)
+
+
+def _registrar(
+    name: str,
+    kind: MetricKind,
+    higher_is_better: bool,
+    version: str | None,
+    bounds: tuple[float | None, float | None] | None,
+) -> Callable[[F], F]:
+    """The checks and decorator :func:`register_metric` and :func:`register_aggregate` share."""
     _check_name(name)
     hib = _check_polarity(name, higher_is_better)
     declared = _version(version)
     declared_bounds = check_bounds(name, bounds)
+    noun = "metric" if kind == "case" else "aggregate"
 
     def decorate(fn: F) -> F:
         if not callable(fn):
-            raise RegistryError(f"aggregate {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, "aggregate", fn, hib, declared, bounds=declared_bounds))
+            raise RegistryError(f"{noun} {name!r}: expected a callable, got {fn!r}")
+        _register(MetricDef(name, kind, fn, hib, declared, bounds=declared_bounds))
         return fn
 
     return decorate

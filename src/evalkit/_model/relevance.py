@@ -1,17 +1,4 @@
-"""What "relevant" means: binary sets, graded judgments, and the relevance level.
-
-Qrels come in two shapes, accepted everywhere:
-
-* ``dict[str, set[str]]`` (the spec's): every listed id is relevant with grade 1;
-* ``dict[str, dict[str, int]]`` (graded, as TREC qrels): id -> grade.
-
-A retrieved id is *relevant* iff it is judged with ``grade >= relevance_level``
-(default 1, trec_eval's ``-l 1``).  Unjudged ids and negative grades are never
-relevant.  nDCG alone ignores the level and uses the raw grade as its gain.
-
-This module has no dependency on the rest of evalkit, so the registry and the
-runner can import it without an import cycle through :mod:`evalkit.metrics`.
-"""
+"""What "relevant" means: binary sets, graded judgments, and the relevance level."""
 
 from __future__ import annotations
 
@@ -28,11 +15,7 @@ Relevance: TypeAlias = Collection[str] | Mapping[str, int]
 
 
 def check_level(relevance_level: object) -> int:
-    """Validate a relevance level: a positive int (trec_eval's ``-l``, default 1).
-
-    Level 0 would make judged-irrelevant documents relevant; pytrec_eval
-    refuses it too, so it could not be verified against the reference.
-    """
+    """Validate a relevance level: a positive int (trec_eval's ``-l``, default 1)."""
     if isinstance(relevance_level, bool) or not isinstance(relevance_level, int):
         raise MetricError(f"relevance_level must be an integer, got {relevance_level!r}")
     if relevance_level < 1:
@@ -86,14 +69,7 @@ def call_retrieval_fn(
     *,
     relevance_level: int = 1,
 ) -> float:
-    """Call a ``(retrieved, relevant, k)`` family function with graded-aware dispatch.
-
-    A function that accepts a ``relevance_level`` keyword (every built-in does)
-    receives the judgments as given, grades included, plus the level.  Any
-    other function was written for the spec's sets, so it receives the set of
-    ids that are relevant at the level: a set-based formula never mistakes a
-    judged-irrelevant (grade 0) id for a relevant one.
-    """
+    """Call a ``(retrieved, relevant, k)`` family function with graded-aware dispatch."""
     if accepts_relevance_level(fn):
         return float(fn(retrieved, relevant, k, relevance_level=relevance_level))
     if isinstance(relevant, Mapping) or relevance_level != 1:

@@ -1,16 +1,4 @@
-"""An artefact's rows held to what the artefact itself claims.
-
-evalkit never writes a value outside its metric's declared range (the run stops:
-:mod:`evalkit._engine.execute`) nor a row for a case its goldens do not list, so a
-file holding either was edited or made by a broken metric.  Read as it is, a
-``recall@1`` of 1.7 would lift a baseline's mean and a smuggled row would read as
-"goldens changed"; both are refused here, naming the file, the row, the metric and
-the value.
-
-A metric's range is the one its registered definition declares (every built-in
-declares one), and only when the artefact's fingerprint says the row was scored by
-that same definition; a client metric registered without ``bounds=`` is not checked.
-"""
+"""An artefact's rows held to what the artefact itself claims."""
 
 from __future__ import annotations
 
@@ -47,11 +35,7 @@ def check_rows(
     cases: Mapping[str, str] | None,
     row_where: Callable[[int], str],
 ) -> None:
-    """Raise one :class:`ArtifactError` for the first row that breaks a claim.
-
-    ``cases`` is the artefact's ``goldens.cases`` (``None``: the artefact records no
-    goldens, so there is no list to hold the rows to).
-    """
+    """Raise one :class:`ArtifactError` for the first row that breaks a claim."""
     ranges = declared_bounds(metrics)
     for index, row in enumerate(rows):
         if cases is not None and row.query_id not in cases:

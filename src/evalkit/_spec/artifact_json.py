@@ -1,25 +1,4 @@
-"""The artefact's rows through orjson, where it gives exactly what :mod:`json` would.
-
-orjson (C, Rust) formats a row 7x as fast as json's C encoder and parses a file in
-three quarters of the time.  It differs from json in what it accepts, never in the
-values it writes or reads back, and this module keeps it to where they agree:
-
-* **Writing** (:func:`write_rows`): only a run whose cells are all of the exact types
-  JSON has (``str``, ``int``, finite ``float``, ``bool``, ``None``, lists, tuples and
-  ``str``-keyed dicts of those) goes through orjson, checked a column at a time.  orjson
-  would write NaN as ``null`` and an ``Enum`` or a ``UUID`` by value, where json refuses
-  them; it refuses what json writes (an integer past 64 bits, a key that is not a
-  string, a subclass of ``str`` or ``int``, half a surrogate pair).  Any of those sends
-  the run to json (``None`` here), which writes it, or refuses it, as it always did.
-  The one visible difference is a float's digits: orjson writes ``0.000057998924774706807``
-  where json writes ``5.7998924774706807e-05``, the same double either way.
-* **Reading** (:func:`loads`): orjson refuses NaN, Infinity, ``1e400``, half a surrogate
-  pair, invalid UTF-8, a byte-order mark and nesting past 1,024 levels, each of which
-  the reader then hands to json for today's message or value.  What it parses otherwise
-  is what json parses, except an integer past 64 bits, which orjson makes a float (not
-  always the float json's ``float(int)`` gives): where the reader keeps what was parsed,
-  :func:`evalkit._spec.artifact_rows.huge_float_in` finds such a value.
-"""
+"""The artefact's rows through orjson, where it gives exactly what :mod:`json` would."""
 
 from __future__ import annotations
 
@@ -135,9 +114,6 @@ def write_rows(
     as JSON through orjson, :data:`SEPARATOR` between two; False (and nothing
     written) when the run holds anything that orjson would not write as json does, or an
     output past the cap: the caller then takes json's way.
-
-    One ``writelines`` pass: each row's bytes are freed once copied, where a list of
-    10^5 of them took orjson four times as long (a fresh allocation for every one).
     """
     if not rows:
         return True

@@ -1,20 +1,4 @@
-"""One case of a run as the artefact stores it: a row of the ``rows`` table.
-
-Schema 3 stores a case as one JSON array on its own line, its cells in the order the
-artefact's ``columns`` header names once (:data:`COLUMNS`)::
-
-    "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
-    "rows": [
-     ["q1",{"ndcg@10":0.5},["d3","d1"],null,12.5,{},null,false],
-     ...
-
-Schemas 1 and 2 stored each case as an object with those names as keys (``ids`` and
-``text`` inside ``output``), the shape a run's checkpoint still uses
-(:func:`_row_dict`, :func:`_parse_row`).  The table is what makes 10^5 cases cheap:
-the parser meets no repeated keys, the writer and the reader check whole columns with
-C-level passes (:func:`table_rows`, :func:`_quick_table`), and only a table that fails
-them is read row by row by :func:`_careful_row`, which names the defect.
-"""
+"""One case of a run as the artefact stores it: a row of the ``rows`` table."""
 
 from __future__ import annotations
 
@@ -126,13 +110,7 @@ _FLOAT = frozenset({float})
 
 
 def _quick_row(doc: Any, path: RunPath) -> tuple[QueryResult | CaseResult, bool] | None:
-    """The row a well-formed document describes, or ``None`` to take :func:`_parse_row`.
-
-    Every test here is one :func:`_parse_row` makes, done with exact types and C-level
-    passes over the ids and metric values; anything unusual (an integer metric, an
-    integer latency, a missing latency) goes the careful way, which names the defect.
-    Reading 10^5 rows is then dominated by the JSON parser, not by the checks.
-    """
+    """The row a well-formed document describes, or ``None`` to take :func:`_parse_row`."""
     if type(doc) is not dict:
         return None
     case_id = doc.get("id")
@@ -268,13 +246,7 @@ def exact_metric_dicts(metric_dicts: Sequence[Any]) -> bool:
 def table_rows(
     rows: Sequence[QueryResult | CaseResult], truncated_ids: Collection[str], where: str
 ) -> list[list[Any]]:
-    """The schema-3 ``rows`` table of a run: one list of :data:`COLUMNS` cells a case.
-
-    Metric values are checked for the whole run at once; only a run holding something
-    else than finite floats (an integer, a NaN) takes :func:`_finite` row by row, which
-    converts the integers and names the case and metric of anything that cannot be
-    stored.  The cells hold the run's own dicts and tuples: nothing is copied.
-    """
+    """The schema-3 ``rows`` table of a run: one list of :data:`COLUMNS` cells a case."""
     metric_dicts = list(map(_metrics_of, rows))
     exact = exact_metric_dicts(metric_dicts)
     table: list[list[Any]] = []
@@ -314,12 +286,7 @@ class NotQuick(Exception):
 def read_table(
     table: list[Any], path: RunPath, row_where: Callable[[int], str], *, quick_only: bool = False
 ) -> tuple[list[QueryResult | CaseResult], set[str]]:
-    """The rows of a schema-3 ``rows`` table and the ids of those whose output was cut.
-
-    ``row_where(i)`` says where row ``i`` is (``run.json:17``) for a message; it is
-    asked only when a row is wrong.  Every defect is one :class:`ArtifactError`;
-    ``quick_only`` raises :class:`NotQuick` for a table the quick checks do not pass.
-    """
+    """The rows of a schema-3 ``rows`` table and the ids of those whose output was cut."""
     quick = _quick_table(table, path)
     if quick is not None:
         return quick
@@ -371,12 +338,7 @@ def _json_kind(value: Any) -> str:
 def _quick_table(
     table: list[Any], path: RunPath
 ) -> tuple[list[QueryResult | CaseResult], set[str]] | None:
-    """The rows of a well-formed table, or ``None`` to take the careful way.
-
-    Each test is one :func:`_careful_row` makes, done a column at a time with exact
-    types and C-level passes; anything unusual (an integer metric or latency, a missing
-    latency, a nested meta, a repeated id) goes the careful way, which names it.
-    """
+    """The rows of a well-formed table, or ``None`` to take the careful way."""
     if not table:
         return [], set()
     if not _LIST.issuperset(map(type, table)):
@@ -476,12 +438,7 @@ def huge_float_in(value: Any) -> bool:
 
 
 def cells_of_row_object(doc: Any, index: int, path: RunPath, where: str) -> list[Any]:
-    """A schema-2 row object as schema-3 cells (the 2 -> 3 migration).
-
-    An object that the cells could not say faithfully (no id, an output that is not an
-    object, not an object at all) is refused by :func:`_careful_row` with the message
-    schema 2's reader gave it.
-    """
+    """A schema-2 row object as schema-3 cells (the 2 -> 3 migration)."""
     output = doc.get("output") if isinstance(doc, dict) else None
     if (
         not isinstance(doc, dict)

@@ -1,19 +1,4 @@
-"""Per-case rows out of evalkit: CSV files and (optionally) pandas DataFrames.
-
-One record per case, columns in a fixed order:
-
-``query_id`` | one column per metric | ``latency_ms`` | ``error`` | ``meta.<key>`` ... |
-``output`` (only with ``include_output=True``)
-
-A failed case keeps its row: its metric cells are empty (NaN in a DataFrame)
-and ``error`` says why, so a failure is never read as a score of zero.
-Metric values must be finite, as in the run artefact.  Floats are written with
-``repr``, so reading a CSV back gives the exact same numbers.  ``output`` holds
-the ranked ids as a JSON array (or the response text as a JSON string), which
-stays unambiguous whatever characters the ids contain.
-
-pandas is optional and imported only by :func:`to_dataframe`.
-"""
+"""Per-case rows out of evalkit: CSV files and (optionally) pandas DataFrames."""
 
 from __future__ import annotations
 

@@ -1,25 +1,4 @@
-"""``metrics:`` entries in evalkit.yaml: a name, or a metric declared with its parameters.
-
-    metrics:
-      - exact_match
-      - name: cites_source          # the name checks and reports use
-        kind: regex_match           # the canonical metric (see metrics/answers.py)
-        pattern: '\\[\\d+\\]'
-        flags: i
-      - name: valid_order
-        kind: json_schema
-        schema_path: schemas/order.json   # relative to evalkit.yaml
-      - name: strict_recall@10      # a retrieval metric with its relevance level
-        kind: recall@10
-        relevance_level: 2          # graded goldens: only grades >= 2 count as relevant
-
-A declared entry is a :class:`DeclaredMetric`: a ``str`` (its name, so every
-consumer of ``config.metrics`` keeps working) that also carries its kind and
-parameters.  It is checked when the config is read (unknown kind, unknown
-parameter, invalid pattern: ``evalkit.yaml:LINE``) and registered by
-:func:`register_declared_metrics` before anything runs; the parameters are
-part of the metric's identity, so runs declared differently are incomparable.
-"""
+"""``metrics:`` entries in evalkit.yaml: a name, or a metric declared with its parameters."""
 
 from __future__ import annotations
 
@@ -81,11 +60,7 @@ def _is_retrieval(kind: str) -> bool:
 
 
 def _check_retrieval(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """A ``{name, kind: family@k, relevance_level}`` entry, checked as far as it can be now.
-
-    A family a plugin registers is not known yet when the config is read; it is
-    checked when the entry is registered (:func:`register_declared_metrics`).
-    """
+    """A ``{name, kind: family@k, relevance_level}`` entry, checked as far as it can be now."""
     from evalkit._model.registry import FULL_DEPTH, families, family_instance, split_spec
     from evalkit.errors import EvalkitError, MetricError
 
@@ -111,12 +86,7 @@ MetricEntry = Annotated[str, PlainValidator(_entry), PlainSerializer(_dump)]
 def register_declared_metrics(
     entries: Sequence[str], resolve: Callable[[str], Path], where: Callable[[int], str]
 ) -> list[str]:
-    """Build and register every declared entry; returns their names.
-
-    ``resolve`` maps a path parameter to a file (relative to the config);
-    ``where(index)`` (``evalkit.yaml:LINE`` of the entry) prefixes any error, so a
-    missing or broken schema file names the line that declared it.
-    """
+    """Build and register every declared entry; returns their names."""
     from evalkit._model.registry import define, family_instance
     from evalkit.errors import EvalkitError, MetricError
     from evalkit.metrics.answers import build_answer_metric, register_answer_metric

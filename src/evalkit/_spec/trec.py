@@ -1,29 +1,4 @@
-"""TREC run files and qrels: read, write (plain or ``.gz``), and score.
-
-A run line is ``query_id Q0 doc_id rank score run_tag``; a qrels line is
-``query_id 0 doc_id grade``.  Reading follows trec_eval (v10.0 source):
-
-* lines whose first non-blank character is ``#`` are skipped, as are blank
-  lines; run lines may carry fields after the tag (ignored), qrels lines may
-  not;
-* the rank column and the line order are ignored: each query's documents are
-  ranked by score, highest first, and exactly equal scores by doc id
-  *descending*, byte-wise (``strcmp``);
-* scores compare as C doubles (trec_eval 10.0).  ``score_dtype="float32"``
-  compares them as C floats instead, as trec_eval <= 9.0.8 and the
-  pytrec_eval it is bundled in do: scores closer than float32 precision
-  then tie and fall back to the doc id;
-* a document listed twice for one query is an error, in runs and qrels.
-
-Unlike trec_eval, a score that is not a number, or is NaN, is an error
-rather than ``atof``'s silent 0.0, and every error names the file and line.
-Files ending in ``.gz`` (or starting with the gzip magic bytes) are
-decompressed transparently; writes are atomic and ``.gz`` output is
-byte-reproducible.
-
-``import evalkit.trec`` loads no numpy; reading or scoring a run does
-(:mod:`evalkit._spec.trec_read`, :mod:`evalkit.metrics.batch`).
-"""
+"""TREC run files and qrels: read, write (plain or ``.gz``), and score."""
 
 from __future__ import annotations
 

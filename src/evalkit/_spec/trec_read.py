@@ -1,7 +1,5 @@
 """Read a TREC run file into a :class:`~evalkit._spec.trec_run.TrecRun`: numpy arrays,
 ranked as trec_eval ranks them (see :mod:`evalkit._spec.trec` for the rules).
-
-Loaded on first use only, so that ``import evalkit.trec`` loads no numpy.
 """
 
 from __future__ import annotations
@@ -40,11 +38,7 @@ _Columns: TypeAlias = tuple[list[tuple[str, int]], list[str], FloatArray, str | 
 
 
 def _fast_run_chunk(chunk: bytes, n: int) -> _Columns | None:
-    """Tokenise a plain chunk of ``n`` lines in C; ``None`` when it needs the careful path.
-
-    Split as bytes, then only the doc ids decoded, the query ids once per run of lines and
-    the scores parsed straight from the bytes: decoding and splitting the whole chunk as
-    text, then parsing the scores from text, took 0.5 s more CPU on a 10^6-line run."""
+    """Tokenise a plain chunk of ``n`` lines in C; ``None`` when it needs the careful path."""
     toks = plain_byte_tokens(chunk, n, 6)
     if toks is None:
         return None
@@ -90,13 +84,7 @@ def _order_block(
     float32: bool,
     source: str,
 ) -> tuple[list[str], FloatArray]:
-    """Check and rank a block of whole queries: query ``i`` is ``offs[i]:offs[i+1]``.
-
-    Refuses a document listed twice for one query; orders each query by score
-    descending, then doc id descending (trec_eval).  Runs usually arrive in
-    that order already, so the check is vectorised and only the queries out
-    of order are sorted.
-    """
+    """Check and rank a block of whole queries: query ``i`` is ``offs[i]:offs[i+1]``."""
     # One set for the whole block proves most blocks clean (ids rarely repeat
     # across the queries of a block); otherwise check query by query.
     for i, qid in enumerate(seg_ids if len(set(docs)) != len(docs) else ()):
@@ -160,13 +148,7 @@ def _tie_runs(tie_pairs: list[int], misordered: set[int]) -> list[tuple[int, int
 
 
 class _RunAccumulator:
-    """Builds a :class:`TrecRun` chunk by chunk.
-
-    Each query is checked and ranked as soon as its lines are complete, while
-    its strings are still in the CPU cache: that, not the parsing, is what
-    makes 10^7-line runs fast.  A query whose lines are not contiguous in the
-    file is merged and re-ranked at the end.
-    """
+    """Builds a :class:`TrecRun` chunk by chunk."""
 
     def __init__(self, source: str, float32: bool) -> None:
         self.source = source
@@ -289,14 +271,7 @@ def read_run(path: PathLike, score_dtype: ScoreDtype) -> TrecRun:
 
 def grade_run(path: PathLike, run: TrecRun) -> tuple[IntArray, dict[str, IntArray]] | None:
     """Grade the run's ranked ids from the qrels file as it is read: (the grade at each
-    ranked position, ``UNJUDGED`` if none; each judged query's grades >= 1, in file order).
-
-    For the built-in families only, which score nothing below grade 1 (a hit is a grade
-    >= the level, a gain a grade > 0) and need of the unranked judgments only their
-    grades: no judged id is kept, only the judged query ids and their scoring grades.
-    Every line is read and checked (a document judged twice is refused).  ``None`` when a
-    query's lines are not contiguous or a grade does not fit in 64 bits: the caller reads
-    the qrels whole, and raises what it must."""
+    ranked position, ``UNJUDGED`` if none; each judged query's grades >= 1, in file order)."""
     file = Path(path)
     index = {qid: i for i, qid in enumerate(run.query_ids)}
     offs = run.offsets.tolist()

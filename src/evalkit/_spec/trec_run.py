@@ -1,8 +1,4 @@
-"""A run file's rankings, as read: :class:`TrecRun`.
-
-Defined without importing numpy, so ``import evalkit.trec`` stays light; its arrays are
-numpy's, built by the reader (:mod:`evalkit._spec.trec_read`) on first use.
-"""
+"""A run file's rankings, as read: :class:`TrecRun`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""The stores that need no network: a baseline kept as a plain file, and no store at all.
-
-Both implement :class:`evalkit._store.protocol.BaselineStore`; the file store keeps its
-promotions and pin in a local history (:mod:`evalkit._store.history`).
-"""
+"""The stores that need no network: a baseline kept as a plain file, and no store at all."""
 
 from __future__ import annotations
 
@@ -32,11 +28,7 @@ __all__ = ["FileStore", "NoStore"]
 
 
 class FileStore:
-    """A baseline kept as a plain file (committed, or restored by a cache step).
-
-    The file is configuration, not a store that may be empty: if it is not there, the
-    path is wrong (exit 2 naming the key), never "no baseline".
-    """
+    """A baseline kept as a plain file (committed, or restored by a cache step)."""
 
     kind: ClassVar[str] = "file"
 

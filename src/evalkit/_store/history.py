@@ -1,20 +1,4 @@
-"""Promotion history and the pinned reference baseline.
-
-Every promotion of a baseline is kept as a :class:`HistoryEntry` (the commit it was built
-from, when it was promoted, the config fingerprint, and a local file holding that
-promotion's run artefact).  Each store keeps its history in its own way:
-
-* the local file store (``evalkit promote``) under ``.evalkit/history/<config>/`` beside
-  ``evalkit.yaml`` (:class:`LocalHistory`);
-* the branch store on its branch, which never expires (``history/<config>.jsonl``);
-* the artifact store in the Actions artifacts GitHub still holds (retention decides).
-
-A *reference* is one promotion pinned on purpose (a release/tag, a date, or "N promotions
-ago": :func:`parse_pin`) and kept until re-pinned; a drift check compares the candidate
-with it instead of with the latest baseline.  The reference is handed to the gate as a
-:class:`~evalkit._store.protocol.BaselineFetch`: ``missing`` (never pinned) and ``expired``
-(retention removed it) are answers, never errors, exactly like baselines.
-"""
+"""Promotion history and the pinned reference baseline."""
 
 from __future__ import annotations
 
@@ -156,15 +140,7 @@ def select_pinned(
     spec: PinSpec,
     resolve_tag: Callable[[str], TaggedCommit | None] | None = None,
 ) -> tuple[HistoryEntry, str]:
-    """The promotion ``spec`` names among ``entries`` (oldest first), with why it was chosen.
-
-    * N ago: the (N+1)-th newest promotion;
-    * a date: the newest promotion made on or before that day (UTC), the one in effect;
-    * a tag: the promotion built from the tag's commit, else the newest one promoted at
-      or before that commit's time (the baseline in effect when the tag was cut).
-
-    Raises :class:`InputError` naming what exists when nothing matches.
-    """
+    """The promotion ``spec`` names among ``entries`` (oldest first), with why it was chosen."""
     if not entries:
         raise InputError(
             "nothing to pin: no promotion is recorded yet; promote a baseline first "
@@ -303,14 +279,7 @@ class PromotionRecord:
 def with_promotion(
     records: Sequence[PromotionRecord], record: PromotionRecord, *, latest_sha: str | None
 ) -> list[PromotionRecord]:
-    """The index (oldest first) once ``record`` is promoted.
-
-    A commit already listed is replaced where it stands (a re-run of its promote job),
-    keeping the time it was first promoted, so the index stays in promotion order. A new
-    commit goes last, unless ``latest_sha`` names the commit that stays latest (the new
-    one is older, or its ancestry unknown): then just before that commit's entry, so the
-    newest entry is always the one latest holds.
-    """
+    """The index (oldest first) once ``record`` is promoted."""
     listed = list(records)
     if record.sha:
         for i, old in enumerate(listed):
@@ -327,11 +296,7 @@ def with_promotion(
 def pruned(
     records: Sequence[PromotionRecord], keep: int | None
 ) -> tuple[list[PromotionRecord], list[PromotionRecord]]:
-    """``(kept, dropped)``: the newest ``keep`` promotions of an index (oldest first).
-
-    ``keep`` None keeps everything.  The pinned reference never depends on what is
-    dropped: every store keeps it as a copy of its own.
-    """
+    """``(kept, dropped)``: the newest ``keep`` promotions of an index (oldest first)."""
     listed = list(records)
     if keep is None or len(listed) <= keep:
         return listed, []
@@ -436,12 +401,7 @@ def no_reference(source: str, where: str, how: str) -> BaselineFetch:
 
 
 class LocalHistory:
-    """The local file store's history: ``.evalkit/history/<config>/`` beside evalkit.yaml.
-
-    ``index.json`` lists the promotions, each artefact is copied beside it as
-    ``<time>-<commit>.json``, and the pinned reference is ``reference.json`` with its
-    record ``reference.pin.json`` (a copy, so pruning the history never loses it).
-    """
+    """The local file store's history: ``.evalkit/history/<config>/`` beside evalkit.yaml."""
 
     INDEX = "index.json"
     REFERENCE = "reference.json"

@@ -1,25 +1,4 @@
-"""Reading files nobody vetted, within bounds: size, gzip expansion and nesting depth.
-
-Every file evalkit reads (goldens, checks, evalkit.yaml, artefacts, checkpoints, the
-judge cache, TREC files) and every JSON body it parses (HTTP targets, judge replies)
-may be hostile or simply wrong: a 10 GB file, a 1 MB gzip that inflates to 10 GB,
-``[[[[…`` nested 10⁵ deep (which makes the C JSON parser and every recursive walk
-after it raise ``RecursionError``).  This module is the one place those are bounded,
-so each reader fails with one line naming the file (and line) instead of exhausting
-memory or dying with an internal error.  YAML's own hazards (alias bombs, recursive
-aliases) are bounded in :mod:`evalkit._util.yaml_files`, which uses the limits below.
-
-* **Size**: at most :func:`max_input_bytes` per file, and the same after gzip
-  decompression (512 MiB unless ``EVALKIT_MAX_INPUT_MB`` says otherwise).  Reads stop
-  at the limit, so ``/dev/zero`` or a growing file cannot run away either.
-* **Depth**: JSON and YAML values nest at most :data:`MAX_DEPTH` levels; evalkit's
-  own formats need fewer than ten.
-
-Errors stay in the shapes callers already handle: a file over the limit raises
-:class:`InputTooLarge` (an ``OSError``, so "cannot read X: …" handlers name it), and
-JSON nested too deep raises :class:`JsonTooDeep` (a ``json.JSONDecodeError``, so the
-line and column are reported like any other JSON syntax error).
-"""
+"""Reading files nobody vetted, within bounds: size, gzip expansion and nesting depth."""
 
 from __future__ import annotations
 
@@ -123,12 +102,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def gunzip(data: bytes, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-    """Decompress gzip ``data`` (every member) without inflating past ``limit`` bytes.
-
-    ``limit`` defaults to :func:`max_input_bytes`.  Raises :class:`InputTooLarge` for
-    a gzip bomb, and ``zlib.error``/``EOFError`` (as :func:`gzip.decompress` does) for
-    damaged or truncated data.
-    """
+    """Decompress gzip ``data`` (every member) without inflating past ``limit`` bytes."""
     limit = max_input_bytes() if limit is None else limit
     out: list[bytes] = []
     total = 0
@@ -151,12 +125,7 @@ def gunzip(data: bytes, path: str | os.PathLike[str], limit: int | None = None) 
 
 
 def gunzip_bounded(data: bytes, origin: str, limit: int = MAX_ARTEFACT_BYTES) -> bytes:
-    """Decompress gzip ``data`` but stop past ``limit`` bytes: a gzip bomb never expands.
-
-    (``gzip.decompress`` would inflate the whole thing first and check the size after.)
-    Every failure is an :class:`~evalkit.errors.ArtifactError` naming ``origin``: the
-    bytes came from a store as a run artefact.
-    """
+    """Decompress gzip ``data`` but stop past ``limit`` bytes: a gzip bomb never expands."""
     try:
         return gunzip(data, origin, limit)
     except InputTooLarge:
@@ -249,14 +218,7 @@ def _deeper_than_limit(value: Any, depth: int = 1) -> bool:
 
 @contextmanager
 def paused_gc() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while building millions of objects.
-
-    The code inside creates no reference cycles, but each full collection it
-    triggers walks every object already built: parsing a 40 MB artefact took
-    1.7 s with the collector running and 0.5 s without, and reading and scoring
-    big TREC runs was two to three times slower.  Reference counting still frees
-    everything as usual.
-    """
+    """Suspend the cyclic garbage collector while building millions of objects."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -270,17 +232,6 @@ def paused_gc() -> Iterator[None]:
 def paused_gc_keeping() -> Iterator[None]:
     """:func:`paused_gc` for code that returns what it builds (a run read from a file):
     the new objects join the collector's oldest generation when it resumes.
-
-    Otherwise its first pass would walk all of them at once (10^5 rows, each a row, a
-    response and a tuple of ids: 0.07 s of the 0.47 s reading a 10^5-case artefact took),
-    and walk them again a generation later, before they join the oldest generation
-    anyway, where every full pass walks them as it walks the rest.  ``gc.freeze()``
-    then ``gc.unfreeze()`` moves every tracked object there (two list splices): the
-    young generations are collected first, so what they held was garbage is freed
-    as it would have been, and only what the code inside built, and still holds,
-    skips the young passes.  Where the collector was off, it is left as it was; where
-    the program froze objects of its own (``gc.freeze()`` before a fork, say),
-    unfreezing would thaw them too, so the new objects take the young passes instead.
     """
     was_enabled = gc.isenabled()
     if was_enabled:
@@ -315,13 +266,7 @@ def loads(
     object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
     walk: bool = True,
 ) -> Any:
-    """``json.loads`` that refuses nesting deeper than :data:`MAX_DEPTH`.
-
-    Raises :class:`JsonTooDeep` (a ``JSONDecodeError`` with line and column) instead
-    of ``RecursionError``, and for values the parser could build but later recursive
-    code could not walk.  ``walk=False`` leaves that second check to a caller that
-    keeps only some parts of the value and checks those (the artefact reader).
-    """
+    """``json.loads`` that refuses nesting deeper than :data:`MAX_DEPTH`."""
     text = data.decode("utf-8") if isinstance(data, bytes | bytearray) else data
     with paused_gc():
         try:

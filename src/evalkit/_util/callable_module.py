@@ -1,10 +1,4 @@
-"""Make a module callable, for a name that is both a module and a function.
-
-``evalkit.gate.compare`` is the module behind ``evalkit compare`` and, in
-paired-evalkit 0.2.0, was the threshold function ``compare(op, observed,
-threshold)``.  Importing the submodule rebinds the package attribute to the
-module, so the module itself must answer a call the way the function does.
-"""
+"""Make a module callable, for a name that is both a module and a function."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""How a metric's value, change or bound is printed, everywhere: one owner for its digits.
-
-Four decimals, the spec's style, so a table's cell and the sentence explaining it show the
-same digits (the gate's messages used four *significant* digits: ``-0.185`` beside the
-table's ``-0.1850``, and ``1.235e+04 ms`` for a 12 s latency).  From 100 up one decimal
-(latencies, counts: four decimals there are noise); scientific notation only from 10^6 or
-below 10^-4.  A user's own threshold or margin is printed as written (``g``), not here.
-"""
+"""How a metric's value, change or bound is printed, everywhere: one owner for its digits."""
 
 from __future__ import annotations
 

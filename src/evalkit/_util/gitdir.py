@@ -1,9 +1,4 @@
-"""The commit checked out, read from ``.git`` itself (the container image has no git).
-
-Only HEAD is resolved: a detached sha, or a branch ref found as a loose file or in
-``packed-refs``; a worktree's or submodule's ``.git`` *file* (``gitdir: …``) is followed.
-Whether the tree is dirty cannot be told without git, so that stays unknown (None).
-"""
+"""The commit checked out, read from ``.git`` itself (the container image has no git)."""
 
 from __future__ import annotations
 

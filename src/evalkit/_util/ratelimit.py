@@ -1,9 +1,4 @@
-"""Pacing: request starts spaced by a rate, shared by the threads that start them.
-
-Both the run's target calls (:mod:`evalkit._engine.execute`) and its judges' API calls
-(:mod:`evalkit.metrics.judge_pacing`) are paced by the run's ``rate_limit``; the
-limiter is a leaf so that neither has to import the other to get it.
-"""
+"""Pacing: request starts spaced by a rate, shared by the threads that start them."""
 
 from __future__ import annotations
 
@@ -51,12 +46,3 @@ class RateLimiter:
         delay = start - self._clock()
         if delay > 0:
             self._sleep(delay)
-
-    def try_acquire(self) -> float:
-        """Take a start now and return 0, or return the seconds until one is free."""
-        with self._lock:
-            now = self._clock()
-            if now < self._next:
-                return self._next - now
-            self._next = now + self._interval
-            return 0.0

@@ -1,44 +1,4 @@
-"""SIGINT and SIGTERM stop the CLI at once, whichever thread the kernel hands them to.
-
-Two facts make this module necessary:
-
-* **Python runs signal handlers only in the main thread**, but the kernel delivers a
-  process-directed signal to *any* thread that does not block it.  Every ``evalkit`` run
-  has such threads: OpenBLAS starts native workers when numpy is imported, and the runner
-  starts its own.  A signal that lands on one of them only sets CPython's "tripped" flag;
-  the handler then waits until the main thread next runs bytecode, and a main thread
-  asleep in ``recv`` on a silent target sleeps until the socket's timeout (120 s in the
-  test that caught it).  ``docker stop`` and a cancelled GitHub job send SIGTERM once and
-  SIGKILL a few seconds later, so such a wait loses the run's last checkpoint lines.
-* **PID 1 gets no default action**: in a container evalkit is PID 1, and the kernel drops
-  a signal PID 1 has no handler for, so SIGTERM needs an explicit handler.
-
-:func:`guard` installs, for the span of one CLI invocation:
-
-* handlers for SIGINT (``KeyboardInterrupt``) and SIGTERM (:class:`Terminated`, a
-  ``KeyboardInterrupt``), so the same code that handles Ctrl-C (checkpoint kept, one stderr
-  line) handles both;
-* a *wakeup fd*: CPython's C-level handler, on whichever thread runs it, writes the signal
-  number into a pipe;
-* a *relay* thread that reads that pipe and sends :data:`NUDGE` to the main thread alone
-  (``pthread_kill``).  Its only job is to interrupt whatever system call the main thread is
-  sleeping in (``recv``, ``poll``, a lock wait), so the interpreter runs the pending
-  handler there at once.  The nudge's own handler only records that it ran: a signal that
-  reached the main thread directly is not handled twice.
-* a *repeat* of the nudge until that record says the main thread has run its handlers.
-  One nudge can be lost: the relay needs the GIL to send it, so it typically runs the
-  moment the main thread releases the GIL on its way into ``poll``/``recv``; a nudge that
-  lands in the microseconds between that release and the system call only sets the
-  "tripped" flag, the call then blocks, and nothing interrupts it (about one signal test
-  in a hundred hung this way until the timeout).  A repeated nudge finds the main thread
-  inside the call and interrupts it.
-
-Why not block SIGINT/SIGTERM in every other thread instead?  A signal sent to one thread
-(``tgkill``) that blocks it stays pending on that thread for ever, so the run would never
-stop; and a blocked mask is inherited across ``fork``/``exec``, so a program a target
-starts from a worker thread would ignore Ctrl-C.  The relay answers a signal on any thread,
-masked or not, and leaves every mask as it found it.
-"""
+"""SIGINT and SIGTERM stop the CLI at once, whichever thread the kernel hands them to."""
 
 from __future__ import annotations
 
@@ -67,12 +27,7 @@ restart: a nudge that is answered costs one more wakeup at most."""
 
 
 class _NudgeState:
-    """Whether a nudge is out that the main thread has not yet answered.
-
-    A plain attribute, not an Event: it is written from a signal handler, and an Event's
-    lock could be held by the very frame the handler interrupted.  Reads and writes of one
-    attribute are atomic under the GIL.
-    """
+    """Whether a nudge is out that the main thread has not yet answered."""
 
     def __init__(self) -> None:
         self.unanswered = False
@@ -93,11 +48,7 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
 
 
 def _on_nudge(signum: int, frame: FrameType | None) -> None:  # noqa: ARG001
-    """Record the answer: the main thread is running its handlers, so the relay can stop.
-
-    CPython runs every tripped handler in one pass, lowest signal first, so by the time this
-    runs the SIGINT/SIGTERM handler has run too (or is raising, and this runs on the next
-    check while the exception unwinds)."""
+    """Record the answer: the main thread is running its handlers, so the relay can stop."""
     _nudge.unanswered = False
 
 
@@ -112,12 +63,7 @@ def _relay(
     state: _NudgeState,
     renudge_s: float = RENUDGE_S,
 ) -> None:
-    """Nudge the main thread for every SIGINT/SIGTERM the wakeup fd reports, until answered.
-
-    ``nudge_main`` sends the nudge; ``state.unanswered`` is cleared by the nudge's handler.
-    While a nudge is unanswered the relay sends another every ``renudge_s``; the bytes the
-    nudges themselves write to the wakeup fd are read and ignored.
-    """
+    """Nudge the main thread for every SIGINT/SIGTERM the wakeup fd reports, until answered."""
     stops = {int(s) for s in _STOPS}
     poller = select.poll()
     poller.register(read_fd, select.POLLIN)
@@ -144,13 +90,7 @@ def _relay(
 
 @contextlib.contextmanager
 def guard() -> Iterator[None]:
-    """SIGINT/SIGTERM raise in the main thread promptly, whichever thread receives them.
-
-    A no-op off the main thread (only the main thread may install handlers) and on
-    platforms without ``pthread_kill`` (there only the handlers are installed).  Restores
-    the previous handlers and wakeup fd on exit, so :func:`evalkit.cli.main` can be called
-    in-process any number of times.
-    """
+    """SIGINT/SIGTERM raise in the main thread promptly, whichever thread receives them."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -195,13 +135,7 @@ def guard() -> Iterator[None]:
 
 
 def exit_now(code: int) -> None:
-    """End the process with ``code`` once stdout and stderr are flushed, skipping teardown.
-
-    After an interruption the checkpoint is already on disk (each row is fsync'd as it is
-    written); what is left is interpreter teardown, measured at 6-9 s on a starved runner,
-    most of GitHub's 7.5 s between SIGTERM and SIGKILL.  Worker threads still blocked in a
-    target's ``recv`` would only add to it.
-    """
+    """End the process with ``code`` once stdout and stderr are flushed, skipping teardown."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

@@ -24,11 +24,7 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest choice, or ``""`` when none is close.
-
-    A choice differing from ``word`` only in letter case is named as such: names are
-    matched exactly, and that is the one difference a reader's eye skips.
-    """
+    """`` (did you mean 'x'?)`` for the closest choice, or ``""`` when none is close."""
     listed = list(choices)
     if (same_letters := _other_case(word, listed)) is not None:
         return f" (did you mean {same_letters!r}? it differs only in letter case)"

@@ -1,8 +1,4 @@
-"""Decoding hand-written files: a bad byte is reported where it is.
-
-A message that says only "not UTF-8" leaves the user bisecting the file; this
-one names the line, the column and the byte offset of the first bad byte.
-"""
+"""Decoding hand-written files: a bad byte is reported where it is."""
 
 from __future__ import annotations
 

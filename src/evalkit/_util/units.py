@@ -1,8 +1,4 @@
-"""The unit a metric's values are in: every report prints a latency as ``120.0 ms``.
-
-Only the built-in latency aggregates carry a unit (milliseconds, the unit of each row's
-``latency_ms``); every other metric is a unitless score, rate or count.
-"""
+"""The unit a metric's values are in: every report prints a latency as ``120.0 ms``."""
 
 from __future__ import annotations
 

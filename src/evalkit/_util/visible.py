@@ -1,15 +1,4 @@
-"""Untrusted text made honest before anyone shows it: the one owner of that decision.
-
-Case ids, queries, target and judge replies, golden text and error messages quoting
-them come from files and systems a pull request or a remote server controls.  Written
-raw to a terminal, a control character acts instead of showing: ESC starts ANSI and
-OSC sequences (a window title, an OSC 8 link, an OSC 52 clipboard write), BEL rings,
-NUL and DEL garble.  :func:`visible` spells every control and format character out
-(``\\x1b``, ``\\u202e``) so it can be seen and not obeyed; every message, report and
-log line that carries such text goes through it (the report escapers build on it,
-:mod:`evalkit.report.escape`; the CLI's stderr lines, :mod:`evalkit.cli.common`; a
-target's body excerpt, :mod:`evalkit.targets.http_exchange`).
-"""
+"""Untrusted text made honest before anyone shows it: the one owner of that decision."""
 
 from __future__ import annotations
 
@@ -31,11 +20,7 @@ def _shown(ch: str) -> str:
 
 
 def visible(text: object, max_len: int | None = None) -> str:
-    """``text`` as one honest string: controls spelled out, newlines kept, length capped.
-
-    ``max_len`` counts characters of the *input* (before spelling out), and the cut
-    text ends in ``…`` so a reader knows it was cut.
-    """
+    """``text`` as one honest string: controls spelled out, newlines kept, length capped."""
     s = text if isinstance(text, str) else str(text)
     s = s.replace("\r\n", "\n").replace("\r", "\n")
     if max_len is not None and len(s) > max_len:

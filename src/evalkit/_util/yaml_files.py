@@ -1,31 +1,4 @@
-"""YAML reading for hand-written config: line numbers, no silent surprises.
-
-``yaml.safe_load`` loses three things a fail-loud loader needs:
-
-* where each value came from (errors should say ``checks.yaml:12``), so the
-  node tree is kept next to the data;
-* duplicate keys, which PyYAML resolves silently to the last one (a second
-  ``threshold:`` would quietly replace the first), so they are refused;
-* how an integer was written: ``id: 010`` is the integer 8 to YAML, so ints
-  remember their literal text and :func:`as_text` refuses ids that would not
-  survive the round trip.
-
-It also bounds what a hostile (or broken) file can make evalkit do.  PyYAML
-shares an anchored value between its aliases, but everything downstream (config
-validation, ``plain``, hashing, JSON) copies it, so a "billion laughs" file of a
-few hundred bytes expands to gigabytes; ``&a [*a]`` builds a cycle; and 10⁵
-nested brackets exhaust the recursive composer.  So, while composing:
-
-* nesting deeper than :data:`evalkit._util.bounded.MAX_DEPTH` is refused;
-* an alias of a node that is still open (a recursive alias) is refused;
-* aliases may add at most :data:`MAX_ALIAS_NODES` nodes in total (counting what
-  each alias would expand to), which no hand-written file with ``<<: *defaults``
-  comes near;
-* values PyYAML cannot build (an integer of 5000 digits, ``2001-13-45``) are
-  reported at their line instead of escaping as a bare ``ValueError``.
-
-Each refusal is an ``InputError`` of the caller's kind naming ``file:line``.
-"""
+"""YAML reading for hand-written config: line numbers, no silent surprises."""
 
 from __future__ import annotations
 
@@ -100,12 +73,7 @@ class _Loader(yaml.SafeLoader):
                 self._open_anchors.discard(anchor)
 
     def _expanded_size(self, root: yaml.Node) -> int:
-        """How many nodes ``root`` stands for once every alias inside it is expanded.
-
-        Memoised per node, so each distinct node is visited once however often it
-        is aliased; the graph is acyclic because recursive aliases are refused and
-        at most ``MAX_DEPTH`` deep, so plain recursion is safe.
-        """
+        """How many nodes ``root`` stands for once every alias inside it is expanded."""
         known = self._expanded.get(id(root))
         if known is not None:
             return known

@@ -1,11 +1,4 @@
-"""What a YAML document reads to, usable without PyYAML.
-
-Integers remember how they were written (:class:`LiteralInt`, made by
-:mod:`evalkit._util.yaml_files`'s loader) so that ids survive the round trip; :func:`plain`
-and :func:`as_text` read such values back.  The loaders of JSON Lines and CSV
-goldens use them too, so they live apart from the parser: importing them does
-not import PyYAML.
-"""
+"""What a YAML document reads to, usable without PyYAML."""
 
 from __future__ import annotations
 
@@ -37,13 +30,7 @@ def plain(value: Any) -> Any:
 
 
 def as_text(value: Any) -> str:
-    """Read an id-like value as text, refusing values whose text is not what was written.
-
-    Strings pass through; integers become their decimal text when that is how
-    they were written (``1`` -> ``"1"``).  Floats (``1.0``), booleans
-    (``yes``/``true``) and integers YAML rewrote (``010`` is 8, ``0x1A`` is 26)
-    raise :class:`ValueError` with a reason that says to quote the value.
-    """
+    """Read an id-like value as text, refusing values whose text is not what was written."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):

@@ -1,9 +1,4 @@
-"""Which baseline a PR wants, and the reference its drift checks want, from the Action's store.
-
-A PR is compared with the baseline of the commit its merge ref was built on (the merge
-base), else of the event's ``base.sha``; the store says which it found. The reference is
-fetched only when a check asks for one.
-"""
+"""Which baseline a PR wants, and the reference its drift checks want, from the Action's store."""
 
 from __future__ import annotations
 
@@ -18,12 +13,7 @@ from evalkit.github.errors import GitHubApiError
 
 
 def _merge_base(run: ActionRun) -> str | None:
-    """The first parent of the PR's merge commit: the base commit the candidate was built on.
-
-    ``pull_request.base.sha`` in the event can lag the base branch tip the merge ref was
-    made from (by hours), so it is only the fallback. None when GITHUB_SHA is not a merge
-    ref's commit or cannot be read (the job then falls back, with a notice).
-    """
+    """The first parent of the PR's merge commit: the base commit the candidate was built on."""
     ctx = run.ctx
     if not (ctx.sha and ctx.ref.startswith("refs/pull/") and ctx.ref.endswith("/merge")):
         return None

@@ -1,10 +1,4 @@
-"""The report bundle a gate run leaves for the fork companion: written here, read back there.
-
-``comment.md`` is the comment body and ``comment.json`` says which config and PR it is
-for. The gate job writes both into its report-dir (a fork's token cannot comment); the
-``workflow_run`` companion (:mod:`evalkit.action.comment_mode`) downloads and reads them,
-treating every byte as written by the fork.
-"""
+"""The report bundle a gate run leaves for the fork companion: written here, read back there."""
 
 from __future__ import annotations
 
@@ -70,11 +64,7 @@ def read_bundle(report_dir: Path) -> tuple[dict[str, Any], str]:
 
 
 def bundle_dirs(report_dir: Path) -> list[Path]:
-    """The bundle in ``report_dir``, or one per config in its subfolders.
-
-    download-artifact with ``pattern: evalkit-report-*`` puts each config's bundle in a
-    folder named after its artifact.
-    """
+    """The bundle in ``report_dir``, or one per config in its subfolders."""
     if (report_dir / COMMENT_META_FILE).exists() or not report_dir.is_dir():
         return [report_dir]
     found = sorted(

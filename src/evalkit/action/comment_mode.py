@@ -1,11 +1,4 @@
-"""``mode: comment``: the ``workflow_run`` companion that comments for a fork's PR.
-
-A fork's token cannot comment, so its gate run leaves a report bundle
-(:mod:`evalkit.action.bundle`); this mode, in the base repository with a write token,
-posts it after checking that the PR still points at the commit the run built, with the
-run's conclusion taken from the trusted ``workflow_run`` payload, not from the fork.
-It reads no evalkit.yaml and opens no store.
-"""
+"""``mode: comment``: the ``workflow_run`` companion that comments for a fork's PR."""
 
 from __future__ import annotations
 
@@ -41,11 +34,7 @@ _CONCLUSION_WORD = {
 def _with_trusted_conclusion(
     body: str, config_name: str, conclusion: str | None, run_id: int
 ) -> str:
-    """Put the run's conclusion, from the trusted workflow_run payload, above the fork's text.
-
-    The body was written by the fork's job and can claim anything ("PASS"); what the
-    gate job really concluded comes from GitHub, not from the fork.
-    """
+    """Put the run's conclusion, from the trusted workflow_run payload, above the fork's text."""
     word = _CONCLUSION_WORD.get(conclusion or "", f"ended as {safe_word(conclusion or 'unknown')}")
     banner = (
         f"> **evalkit (trusted):** the gate run {run_id} for this fork PR {word}"

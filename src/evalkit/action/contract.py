@@ -1,8 +1,4 @@
-"""The contract between the Action and the gate it runs: what it asks, what it is told.
-
-The gate is injected as a :data:`GateRunner` (:func:`evalkit.action.gate_runner.pipeline_gate`
-is the real one; the tests pass a stub), so the Action's modes own only the GitHub side.
-"""
+"""The contract between the Action and the gate it runs: what it asks, what it is told."""
 
 from __future__ import annotations
 

@@ -1,10 +1,4 @@
-"""The real gate behind the Action: config -> candidate run -> gate -> report files.
-
-The Action (:mod:`evalkit.action.run`) owns the GitHub side and receives the gate as a
-:data:`~evalkit.action.contract.GateRunner`; this is the one the CLI passes.  A use case
-beside the pipeline it drives, outside the GitHub package, so that GitHub code never
-imports the pipeline.
-"""
+"""The real gate behind the Action: config -> candidate run -> gate -> report files."""
 
 from __future__ import annotations
 
@@ -29,11 +23,7 @@ from evalkit.report.markdown import render_markdown
 
 
 def pipeline_gate(request: GateRequest) -> GateOutcome:
-    """Run the configured candidate and gate it against the baseline the action fetched.
-
-    The action has already chosen the baseline store: with no baseline path there is
-    no baseline (the config's local file is not consulted behind its back).
-    """
+    """Run the configured candidate and gate it against the baseline the action fetched."""
     # The config the action read once, its inputs merged in (input wins): an explicit
     # `require-baseline: false` switches off the file's `require_baseline: true`, and a
     # promotion (always False) must not fail for lack of the baseline it is creating.

@@ -1,9 +1,4 @@
-"""The container's place on the runner: the host's address, and handing files back.
-
-GitHub runs a Docker action as root with the workspace mounted; these two keep that
-arrangement from leaking into what users see (an unreachable host service, root-owned
-files a self-hosted runner's next checkout cannot clean).
-"""
+"""The container's place on the runner: the host's address, and handing files back."""
 
 from __future__ import annotations
 
@@ -17,11 +12,7 @@ HOST_GATEWAY_VAR = "EVALKIT_HOST_GATEWAY"
 
 
 def host_gateway(route_table: Path = Path("/proc/net/route")) -> str | None:
-    """The container's default gateway (the runner host, seen from the action container).
-
-    A service started directly on the runner (bound to 0.0.0.0) is reachable from inside
-    the Docker action at this address; evalkit.yaml can say ``${EVALKIT_HOST_GATEWAY}``.
-    """
+    """The container's default gateway (the runner host, seen from the action container)."""
     try:
         lines = route_table.read_text(encoding="ascii").splitlines()[1:]
     except OSError:
@@ -43,13 +34,7 @@ def export_host_gateway(env: Mapping[str, str]) -> None:
 
 
 def hand_back(folder: Path, workspace: Path) -> None:
-    """Give what the action wrote under ``folder`` to the workspace's owner.
-
-    GitHub runs the container as root, so its files in the mounted workspace are
-    root-owned, and on a self-hosted runner the next job's checkout cannot clean them.
-    As root, chown ``folder`` (and the folders made for it inside the workspace) to the
-    workspace's owner; otherwise nothing to do. Best effort: a failure is not an error.
-    """
+    """Give what the action wrote under ``folder`` to the workspace's owner."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return
     try:

@@ -1,10 +1,4 @@
-"""The sticky PR comment of ``mode: gate``: posted or updated, never the reason a step fails.
-
-The verdict is already in the step summary and the outputs, so failing to comment is a
-warning and a ``comment`` output (``forbidden``, ``failed``), never another exit code.
-A fork's token cannot comment: its report waits for the ``workflow_run`` companion
-(:mod:`evalkit.action.comment_mode`).
-"""
+"""The sticky PR comment of ``mode: gate``: posted or updated, never the reason a step fails."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""One run of the Action: its inputs, the event, the log, GitHub, and the outputs it collects.
-
-Every mode works through an :class:`ActionRun`: it opens the GitHub client once and only
-when needed, remembers the step outputs until :meth:`ActionRun.finish` writes them with
-the exit code, and appends to the step summary.
-"""
+"""One run of the Action: its inputs, the event, the log, GitHub, and the outputs it collects."""
 
 from __future__ import annotations
 
@@ -87,12 +82,7 @@ class ActionRun:
         return self._github.get_repo(self.ctx.repository)
 
     def comment_identity(self) -> str:
-        """The login whose marked comment is ours: the input, else the token's own user.
-
-        The job's GITHUB_TOKEN (an installation token) may not read ``/user`` (403): its
-        comments are github-actions[bot]'s. A GitHub App token needs ``comment-author``.
-        GitHub failing to answer (5xx after the retries) also means the bot, with a warning.
-        """
+        """The login whose marked comment is ours: the input, else the token's own user."""
         if self.inputs.comment_author:
             return self.inputs.comment_author
         if self._identity is None:

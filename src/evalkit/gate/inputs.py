@@ -1,25 +1,4 @@
-"""What the gate refuses to decide on: inputs that would make a verdict a lie.
-
-:func:`evalkit.gate.procedure.evaluate_gate` decides every check on whatever rows it is
-handed.  Before it is handed them, the pipeline checks here that the rows are
-the evidence the verdict will claim to be:
-
-* the candidate answers *this* golden set, *as it is now*: one row per golden
-  case (coverage is counted against the goldens, never against the rows that
-  happen to exist), no row for a case the goldens lack, and per-case
-  fingerprints equal to the goldens' own (an artefact made before a query was
-  edited does not get to pass on the old query);
-* the candidate records every metric a check gates, on every case that ran;
-* a baseline the user pointed at (``--baseline`` or the config's file store)
-  can be paired with the candidate for every vs_baseline check, records the
-  metric, and comes from the same config.
-
-Every refusal is an :class:`~evalkit.errors.InputError` (CLI exit 2) whose one
-line names the file, the check, the metric or the case ids, and the fix.
-
-:func:`account_for_failed_baseline` is the one place that decides what a
-vs_baseline verdict says when baseline cases *failed*: see its docstring.
-"""
+"""What the gate refuses to decide on: inputs that would make a verdict a lie."""
 
 from __future__ import annotations
 
@@ -232,13 +211,7 @@ def check_baseline(
     *,
     role: str = "baseline",
 ) -> None:
-    """Refuse a baseline the user chose that no vs_baseline check could be paired with.
-
-    Called for a baseline the user pointed at (``--baseline``, the config's file
-    store): "no baseline" would read as "nothing to compare yet" when the truth
-    is "the file you gave cannot be compared".  ``role="reference"`` does the same
-    for a reference the user chose (``--reference``) and the vs_reference checks.
-    """
+    """Refuse a baseline the user chose that no vs_baseline check could be paired with."""
     where = label(baseline)
     compared = [
         spec
@@ -297,20 +270,7 @@ def account_for_failed_baseline(
     candidate: RunArtifact,
     baseline: RunArtifact | None,
 ) -> CheckVerdict:
-    """Say which baseline cases failed, and never let them turn a check green.
-
-    A baseline case that failed has no value to pair with, so it is left out
-    of the comparison; the gate does not pretend otherwise:
-
-    * a check still *decides on the cases that paired* — a regression found
-      there is real, so ``fail`` stays ``fail``;
-    * a ``pass`` on fewer cases than the check covers because baseline cases
-      failed becomes ``warn`` (non-blocking, but not green), and the verdict
-      line says "decided on k of n cases; m baseline cases failed: ids";
-    * when *every* case in scope failed in the baseline, the check is
-      ``no-baseline`` with that reason (the pipeline refuses such a baseline
-      outright when the user chose the file: :func:`check_baseline`).
-    """
+    """Say which baseline cases failed, and never let them turn a check green."""
     compared = verdict.kind in ("vs_baseline", "vs_reference")
     if baseline is None or not compared or verdict.status == "error":
         return verdict
@@ -357,12 +317,7 @@ def failed_baseline_note(baseline: RunArtifact | None, role: str = "baseline") -
 
 
 def refuse_other_config(baseline: RunArtifact, config_name: str, origin: str) -> None:
-    """A baseline recorded for another config is refused, never compared.
-
-    Two configs (or a matrix) sharing one artifact name or branch would otherwise gate
-    one config against the other's numbers. Artefacts that recorded no config name
-    (written before evalkit kept it) are accepted.
-    """
+    """A baseline recorded for another config is refused, never compared."""
     recorded = baseline.config_name
     if recorded is not None and recorded != config_name:
         raise InputError(

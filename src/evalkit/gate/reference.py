@@ -1,27 +1,4 @@
-"""Drift checks: a comparison check decided against the pinned reference (issue #16).
-
-"No significant regression against the last baseline" lets ten small losses in a row
-through: each is within noise of the one before, and each is promoted.  A drift check
-(``vs_reference:`` in the checks file) compares the candidate with a *reference* that
-stays put until it is re-pinned, so the losses add up where the gate can see them.
-
-It is decided by the very evaluation that decides vs_baseline checks
-(:func:`evalkit.gate.procedure._vs_baseline`, told by
-:class:`evalkit.gate.procedure.Against` which side it is on;
-:func:`evalkit.gate.procedure.prepare_reference` sets it up): the same pairing by case
-id over the cases unchanged since the reference, the same procedures, power statement and
-multiple-comparison family.  This module only says what the reference is and which
-references the gate accepts:
-
-* :class:`Reference` — the gate's input: the store's answer (found / missing /
-  expired) and, when found, the artefact.  Finding it is a use case
-  (:mod:`evalkit._app.reference_lookup`); the gate reads no file and opens no store.
-* a missing or expired reference makes every drift check ``no-reference``: never a
-  pass (the gate's headline is at best ``warn``), and blocking when the checks file
-  says ``require_reference: true``.
-* goldens changed since the reference: the report says how many cases remain
-  comparable (and the drift verdicts are decided on those).
-"""
+"""Drift checks: a comparison check decided against the pinned reference (issue #16)."""
 
 from __future__ import annotations
 
@@ -94,12 +71,7 @@ def check_reference(
     *,
     chosen: bool,
 ) -> Reference | None:
-    """The reference ready for the gate; one the user chose must pair (else exit 2).
-
-    Like a chosen baseline (:func:`evalkit.gate.inputs.check_baseline`): a file
-    named with ``--reference`` that cannot be paired, or that no check compares
-    with, is an input error rather than a quiet ``no-reference``.
-    """
+    """The reference ready for the gate; one the user chose must pair (else exit 2)."""
     from evalkit._spec.artifact import vouch_schema1_fingerprints
     from evalkit.gate.inputs import check_baseline
 

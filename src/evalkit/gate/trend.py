@@ -1,11 +1,4 @@
-"""A metric's trend across promotions: each step's value, Δ against the previous, its CI.
-
-Each step is the paired comparison ``evalkit compare`` makes
-(:func:`evalkit.gate.compare.compare_artifacts`: the gate's pairing by case id over cases
-that succeeded on both sides with an unchanged golden, the gate's default procedure),
-never a second implementation.  ``evalkit history`` prints these; the HTML report draws
-them, with the candidate as the last point.
-"""
+"""A metric's trend across promotions: each step's value, Δ against the previous, its CI."""
 
 from __future__ import annotations
 
@@ -26,11 +19,7 @@ CANDIDATE_LABEL = "candidate"
 
 
 class Promotion(Protocol):
-    """A promoted run as the trend reads it: a label, its artefact file, where it came from.
-
-    The store's history entries (:class:`evalkit._store.history.HistoryEntry`) are such steps;
-    the trend only reads them, so it needs no store.
-    """
+    """A promoted run as the trend reads it: a label, its artefact file, where it came from."""
 
     @property
     def label(self) -> str: ...
@@ -150,12 +139,7 @@ def metric_trends(
     n_resamples: int = 10_000,
     seed: int = 42,
 ) -> list[MetricTrend]:
-    """Per metric, per promotion (oldest first, then ``candidate``): value, Δ, CI of Δ.
-
-    ``metrics`` defaults to every metric any of the runs recorded, in first-seen order.
-    A step whose runs cannot be paired (no shared case, every golden changed) is kept with
-    ``delta`` None and the reason in its note, so the trend shows the gap.
-    """
+    """Per metric, per promotion (oldest first, then ``candidate``): value, Δ, CI of Δ."""
     runs: list[tuple[str, Promotion | None, RunArtifact]] = [
         (e.label, e, read_artifact(e.path)) for e in entries
     ]

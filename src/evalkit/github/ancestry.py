@@ -1,12 +1,4 @@
-"""How two commits relate, from GitHub's compare API (``GET /compare/{base}...{head}``).
-
-Promotions and baselines must follow the default branch's history, not the order in
-which jobs happen to finish: a re-run of an old commit's promote job finishes last, and
-a tag named like the default branch produces a ``push`` run that says ``head_branch:
-main``. Both are told apart only by asking how the commits relate. Callers pass commit
-shas, never names: in git a tag shadows the branch of the same name, so ``main`` could
-mean the tag.
-"""
+"""How two commits relate, from GitHub's compare API (``GET /compare/{base}...{head}``)."""
 
 from __future__ import annotations
 
@@ -24,12 +16,7 @@ Relation = Literal["ahead", "behind", "identical", "diverged", "unknown"]
 
 @dataclass(frozen=True)
 class Ancestry:
-    """Where ``head`` stands relative to ``base``.
-
-    ``ahead``: head descends from base; ``behind``: head is an ancestor of base;
-    ``unknown``: GitHub could not say (a commit gone, no common history, an API error:
-    ``error`` and ``status`` tell which).
-    """
+    """Where ``head`` stands relative to ``base``."""
 
     status: Relation
     ahead_by: int | None = None

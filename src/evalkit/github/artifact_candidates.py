@@ -1,20 +1,4 @@
-"""Which Actions artifacts may be a baseline: listed, selected and accepted.
-
-Which artifact counts as *the* baseline is the security-relevant part. Anyone who can
-open a PR from a fork can make a workflow run upload an artifact with the same name,
-so an artifact is only a candidate when all of these hold:
-
-* its name is the configured name and it has not expired;
-* its workflow run built the default branch (``workflow_run.head_branch``);
-* that run's head repository is this repository (``head_repository_id`` equals the
-  repository id) — a fork's branch can be called ``main`` too;
-* the run was triggered by ``push`` (the artifact payload does not say, so the run is
-  fetched), and its commit is on the default branch (a tag can share the branch's name).
-
-Among candidates, the ones built from the preferred commits win, in order (the merge
-base of the PR's merge ref, then the event's ``base.sha``), else the nearest the
-default branch's head.
-"""
+"""Which Actions artifacts may be a baseline: listed, selected and accepted."""
 
 from __future__ import annotations
 
@@ -218,13 +202,7 @@ class ArtifactFinder:
         max_lookups: int,
         prefer: Collection[str] = (),
     ) -> Generator[ArtifactInfo]:
-        """The accepted candidates: the preferred commits' first, then nearest the head.
-
-        After the preferred commits, the newest upload is not necessarily the newest
-        baseline: a re-run of an old commit's promote job uploads last. So among the next
-        ``NEAREST_WINDOW`` accepted ones, the commit fewest commits behind the default
-        branch's head goes first (a descendant is always fewer behind than its ancestor).
-        """
+        """The accepted candidates: the preferred commits' first, then nearest the head."""
         accepted = self.accepted(selection, events, max_lookups)
         window: list[ArtifactInfo] = []
         for artifact in accepted:
@@ -258,11 +236,7 @@ class ArtifactFinder:
         return self.on_default_branch(artifact.run_head_sha).behind_by or 0
 
     def on_default_branch(self, sha: str | None) -> Ancestry:
-        """How commit ``sha`` relates to the default branch's head (cached per commit).
-
-        Commits gone from GitHub or from another history count as not on the branch; any
-        other failure is GitHub's (exit 3), never read as "no baseline".
-        """
+        """How commit ``sha`` relates to the default branch's head (cached per commit)."""
         if not sha:
             return Ancestry("unknown", error="the run recorded no commit")
         if sha not in self._ancestry:

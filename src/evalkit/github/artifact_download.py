@@ -1,13 +1,4 @@
-"""Fetching an Actions artifact: download the archive, unpack it safely, pick the file.
-
-The archive is downloaded following GitHub's redirect to blob storage *without* the
-token (the blob URL is pre-signed; the token must never reach a third host), only to an
-https blob host GitHub uses (any https host on GHES, whose storage the admin picks),
-re-requesting the signed URL once when it expired, under a size cap, and unpacked with
-path-traversal and symlink checks.  An archive that is corrupt, or holds no
-``<config>.json``, is passed over for the next candidate (a matrix job or another config
-uploading under the same name must not block the gate, nor be compared with it).
-"""
+"""Fetching an Actions artifact: download the archive, unpack it safely, pick the file."""
 
 from __future__ import annotations
 
@@ -80,12 +71,7 @@ def safe_extract(
     max_members: int = MAX_ZIP_MEMBERS,
     origin: str | None = None,
 ) -> list[Path]:
-    """Unpack ``archive`` into ``dest``, refusing anything that could escape or explode.
-
-    Every member is checked before anything is written: no absolute paths, no ``..``,
-    no symlinks or device files, at most ``max_members`` entries and ``max_total_bytes``
-    uncompressed (counted while copying, not trusted from the header).
-    """
+    """Unpack ``archive`` into ``dest``, refusing anything that could escape or explode."""
     where = origin or str(archive)
     try:
         zf = zipfile.ZipFile(archive)
@@ -149,13 +135,7 @@ GITHUB_BLOB_HOST_SUFFIXES = (".blob.core.windows.net", ".actions.githubuserconte
 
 
 def redirect_problem(api_url: str, next_url: str) -> str | None:
-    """Why following a download redirect to ``next_url`` is refused, or None.
-
-    Never from https to plain http (the signed URL and the archive would cross the
-    network in the clear). From github.com only to the blob hosts GitHub uses; a GHES
-    admin chooses the storage host, so there any https host (or, for an http API, the
-    same scheme) is accepted.
-    """
+    """Why following a download redirect to ``next_url`` is refused, or None."""
     api, nxt = urlsplit(api_url), urlsplit(next_url)
     if nxt.scheme not in ("https", "http"):
         return "a non-HTTP location"
@@ -183,12 +163,7 @@ def download_archive(
     retry: RetryPolicy = DEFAULT_RETRY,
     api_url: str | None = None,
 ) -> None:
-    """Download an artifact archive: the API answers 302, the blob host gets no token.
-
-    5xx/transport failures are retried (``retry``), rate limits waited out, and an expired
-    signed URL re-requested from the API once. ``api_url`` (default: ``url``'s origin)
-    decides which redirect targets are acceptable (:func:`redirect_problem`).
-    """
+    """Download an artifact archive: the API answers 302, the blob host gets no token."""
     attempt = 0
     refreshed = False
     budget = retry.rate_limit_budget()
@@ -346,11 +321,7 @@ class ArtifactDownloader:
         naming: Callable[[ArtifactInfo], str] | None = None,
         unusable: list[str],
     ) -> Generator[tuple[ArtifactInfo, Path]]:
-        """Each of ``artifacts`` (accepted ones, in order) that downloads and unpacks.
-
-        Why the others were passed over is counted in ``selection.ignored`` (and the
-        corrupt ones' messages appended to ``unusable``).
-        """
+        """Each of ``artifacts`` (accepted ones, in order) that downloads and unpacks."""
         with self.client() as http:
             for artifact in artifacts:
                 stem = naming(artifact) if naming else f"baseline-{config_name}"
@@ -370,11 +341,7 @@ class ArtifactDownloader:
         selection: Selection,
         unusable: list[str],
     ) -> Path | None:
-        """Download, unpack and check one artifact: ``dest_dir/<stem>.json[.gz]``.
-
-        A pin record (``<config>.pin.json``) in the archive is kept beside it.  None when
-        it is gone or unusable, and why in ``selection.ignored`` (and ``unusable``).
-        """
+        """Download, unpack and check one artifact: ``dest_dir/<stem>.json[.gz]``."""
         try:
             return self._unpack(http, artifact, config_name, dest_dir / stem)
         except ArtifactGone:

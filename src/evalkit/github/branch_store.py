@@ -1,21 +1,4 @@
-"""The branch baseline store: artefacts committed to a dedicated branch, which never expire.
-
-Layout of the branch (default ``evalkit-baselines``, created on first promotion as an
-orphan branch so it shares no history with the code)::
-
-    latest/<config>.json        the baseline a PR is compared with by default
-    latest/<config>.sha         the default-branch commit it was made from
-    <sha>/<config>.json         one per promoted commit, so a PR can use its exact base
-    history/<config>.json       every promotion, oldest first: file, commit, time, config
-                                fingerprint (evalkit history; the branch keeps them all)
-    reference/<config>.json     the pinned reference (mode: pin), a copy, until re-pinned
-    reference/<config>.pin.json what was pinned, when and why
-
-One promotion is one commit made through the Git Data API (blob -> tree -> commit ->
-ref), so ``latest``, ``<sha>`` and the history index always change together. Two jobs
-promoting at once race on the ref update; the loser gets 409/422, re-reads the branch head and tries
-again, a bounded number of times.
-"""
+"""The branch baseline store: artefacts committed to a dedicated branch, which never expire."""
 
 from __future__ import annotations
 
@@ -311,11 +294,7 @@ class BranchStore:
         return text or None
 
     def _keeps_latest(self, current: str | None, sha: str, config_name: str) -> str | None:
-        """Why ``latest`` must stay at ``current`` rather than move to ``sha``, or None.
-
-        Only a descendant (or the same commit: a re-run) moves it: an older commit's job
-        that is re-run, or finishes last, must not roll PRs back to an older baseline.
-        """
+        """Why ``latest`` must stay at ``current`` rather than move to ``sha``, or None."""
         if current is None or current == sha:
             return None
         stays = (

@@ -1,23 +1,4 @@
-"""One sticky PR comment per config, found by a hidden marker and updated in place.
-
-The marker ``<!-- evalkit report config=<name> -->`` is the comment's identity: the
-markdown reporter puts it on the body's first line, the only line where it counts, and
-we look for it across *every* page of the
-PR's comments (a busy PR has more than one page). Only comments written by *our own*
-identity count (the ``comment-author`` input, else the token's user, else
-``github-actions[bot]`` for the job token, which cannot read ``/user``), and never a
-minimized one: a person quoting the marker, or another bot, cannot make the action
-overwrite their comment. An unchanged body is not re-sent: no notification noise, no
-edit history. A create that fails with a 5xx may still have happened, so the comments
-are listed again before posting again (no duplicates).
-
-A fork's body (the ``workflow_run`` companion) is untrusted and is sanitised to a fixed
-point: HTML entities decoded first (``&#64;name`` *is* a mention once rendered), every
-evalkit marker removed until none is left (``<!-<!-- … -->- … -->`` re-forms one after a
-single pass), ``@mentions`` and ``org/repo#1`` cross-references, links, images, bare URLs
-and HTML tags other than formatting ones defused with a zero-width space, until another
-pass changes nothing.
-"""
+"""One sticky PR comment per config, found by a hidden marker and updated in place."""
 
 from __future__ import annotations
 
@@ -99,12 +80,7 @@ def _sanitise_once(text: str) -> str:
 
 
 def sanitize_untrusted_body(markdown: str, config_name: str) -> str:
-    """Make a body produced by an untrusted (fork) run safe to post with a write token.
-
-    Repeated until a pass changes nothing (a fixed point), so no decoding or removal can
-    re-form a marker, a mention or a cross-reference; then our marker goes first, so a
-    fork cannot aim the post at another config's comment.
-    """
+    """Make a body produced by an untrusted (fork) run safe to post with a write token."""
     body = markdown
     for _ in range(_SANITISE_ROUNDS):
         cleaned = _sanitise_once(body)

@@ -1,9 +1,4 @@
-"""What GitHub Actions tells a step about the run: environment plus the event payload.
-
-Read once, validated, frozen. Everything downstream (baseline stores, the comment, the
-action) takes a :class:`GitHubContext` instead of reading ``os.environ`` itself, so
-tests build one from a plain dict.
-"""
+"""What GitHub Actions tells a step about the run: environment plus the event payload."""
 
 from __future__ import annotations
 
@@ -27,7 +22,7 @@ class PullRequestInfo:
     number: int
     base_sha: str
     head_sha: str
-    base_ref: str
+    base_ref: str  # the base branch: its promotions are the PR's baseline (promote_branches)
     head_repo_full_name: str | None  # None when the fork was deleted
     head_repo_id: int | None
 
@@ -66,14 +61,6 @@ class GitHubContext:
         return self.repository.split("/", 1)[0]
 
     @property
-    def repo_name(self) -> str:
-        return self.repository.split("/", 1)[1]
-
-    @property
-    def is_pull_request(self) -> bool:
-        return self.pull_request is not None
-
-    @property
     def is_fork_pull_request(self) -> bool:
         """True when the PR comes from another repository (its token is read-only).
 
@@ -87,14 +74,6 @@ class GitHubContext:
         if self.repository_id is not None and pr.head_repo_id is not None:
             return pr.head_repo_id != self.repository_id
         return pr.head_repo_full_name.lower() != self.repository.lower()
-
-    @property
-    def is_push_to_default_branch(self) -> bool:
-        return (
-            self.event_name == "push"
-            and self.default_branch is not None
-            and self.ref == f"refs/heads/{self.default_branch}"
-        )
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> GitHubContext:

@@ -1,8 +1,4 @@
-"""Errors of the GitHub layer, hung under the package's exception tree.
-
-``GitHubApiError`` is a :class:`~evalkit.errors.RuntimeFailure`: GitHub (or the network
-to it) failed, which is an infrastructure problem (exit 3), not bad user input.
-"""
+"""Errors of the GitHub layer, hung under the package's exception tree."""
 
 from __future__ import annotations
 

@@ -1,18 +1,4 @@
-"""Talking to the Actions runner: step outputs, the step summary, workflow commands.
-
-The runner reads workflow commands (``::error ...::``) from anything the step prints,
-so text we do not control (case ids, target outputs, a fork's branch name) must never
-reach stdout raw: a newline followed by ``::add-mask::`` or ``::set-env`` in a case id
-would otherwise be obeyed. Two defences, both used here:
-
-* command parameters and messages are escaped the way ``@actions/core`` escapes them
-  (``%``, CR, LF, and in properties also ``:`` and ``,``), so they stay one line;
-* free-form untrusted text is printed between ``::stop-commands::<token>`` and
-  ``::<token>::`` with a fresh random token, so the runner ignores any command inside.
-
-Either way control characters (ESC, BEL, NUL...) are spelled out first
-(:func:`evalkit._util.visible.visible`), never written to the log.
-"""
+"""Talking to the Actions runner: step outputs, the step summary, workflow commands."""
 
 from __future__ import annotations
 
@@ -119,11 +105,7 @@ def _delimiter_for(values: Iterable[str]) -> str:
 
 
 def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:
-    """Append step outputs to ``$GITHUB_OUTPUT`` in the multi-line heredoc form.
-
-    A random delimiter (checked absent from every value) means a value cannot end its
-    own block early and smuggle in a second output.
-    """
+    """Append step outputs to ``$GITHUB_OUTPUT`` in the multi-line heredoc form."""
     for name in outputs:
         if not _OUTPUT_NAME.match(name):
             raise ConfigError(f"step output name {name!r} is not a valid identifier")

@@ -1,12 +1,4 @@
-"""One table from ``baseline.store`` to the class that implements it.
-
-The CLI and the Action both open their store here, from the same settings (the loaded
-config, with the Action's inputs merged in by
-:meth:`~evalkit._spec.config.LoadedConfig.with_overrides`, turned into plain values by
-:func:`evalkit._app.store_opening.store_settings`), so ``evalkit.yaml`` means one store
-everywhere. Without GitHub access (the CLI) the GitHub-backed stores answer ``missing``
-and say which store and where they would look.
-"""
+"""One table from ``baseline.store`` to the class that implements it."""
 
 from __future__ import annotations
 

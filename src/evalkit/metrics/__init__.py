@@ -1,12 +1,4 @@
-"""Metrics: the retrieval formulas, the built-ins, and the LLM judge.
-
-``latency``, ``diversity`` and ``retrieval`` are paired-evalkit 0.2.0's module paths
-for them.  Importing this package loads none of its modules: each name below is
-imported from its owner on first use, so a program that needs one formula module
-(scoring a TREC run needs :mod:`evalkit.metrics.batch`) pays for that one.  The
-built-ins are registered at the registry's first use (:mod:`evalkit._model.builtin_hook`),
-whichever module a program starts from, as ``import evalkit`` promises.
-"""
+"""Metrics: the retrieval formulas, the built-ins, and the LLM judge."""
 
 from __future__ import annotations
 

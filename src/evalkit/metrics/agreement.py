@@ -1,26 +1,4 @@
-"""Agreement between two graders of the same cases: weighted Cohen's κ and Spearman's ρ.
-
-Pure functions over paired grades (the judge's and a person's, case by case),
-with a percentile bootstrap over cases for each statistic.
-
-* **Weighted κ** (Cohen 1968) with disagreement weights ``(a - b)²``
-  (*quadratic*, the default and the one gated on) or ``|a - b|`` (*linear*),
-  measured in grade units::
-
-      κ_w = 1 - Σ_i w(x_i, y_i) / ((1/n) Σ_i Σ_j w(x_i, y_j))
-
-  observed disagreement over the disagreement expected if the two graders were
-  independent with their own marginals.  The normalisation of the weights
-  (dividing by ``(K-1)²``) cancels, so grades need not be consecutive.  For the
-  quadratic weights this is ``1 - Σ(x-y)² / (Σx² + Σy² - 2·Σx·Σy/n)``.
-* **Spearman's ρ**: Pearson's correlation of the mid-ranks (ties share the mean
-  of their ranks), as ``scipy.stats.spearmanr`` computes it.
-
-Either statistic is undefined when a grader gives every case the same grade
-(no variation to agree on); that raises :class:`MetricError` rather than
-returning a number that looks like agreement.  Bootstrap resamples where it is
-undefined are dropped and counted.
-"""
+"""Agreement between two graders of the same cases: weighted Cohen's κ and Spearman's ρ."""
 
 from __future__ import annotations
 
@@ -187,12 +165,7 @@ class Agreement:
         )
 
     def _dropped_words(self, dropped: int) -> str:
-        """What leaving out resamples did to the interval, in words (empty: none left out).
-
-        A resample whose cases all got the same grade from one side has no κ or ρ, so
-        it is left out; the interval then comes from the resamples that varied, which
-        over-represents them: with many left out it is not the stated level.
-        """
+        """What leaving out resamples did to the interval, in words (empty: none left out)."""
         if not dropped:
             return ""
         share = dropped / self.n_resamples

@@ -1,29 +1,4 @@
-"""The golden keys answer metrics read, beyond 0.2.0's ``expected``.
-
-0.2.0's shape is unchanged: ``expected`` as a string is the reference answer,
-``expected`` as a list is the relevant ids.  Everything else an answer metric
-needs lives in documented keys of the case (any golden format keeps unknown
-columns in ``GoldenCase.context``):
-
-``answers``           more acceptable answers (a list of strings); exact match
-                      and token F1 score the best match over ``expected`` and these
-``must_include``      phrases the answer must contain (``contains_all`` /
-                      ``contains_any``)
-``must_not_include``  phrases the answer must not contain (``excludes_forbidden``)
-``human_grade``       an integer grade a person gave this case, on the judge's
-                      scale, for judge-human agreement
-``graded_answer``     the answer text that person graded; with it, agreement
-                      compares the judge's grade of that same text (a fixed
-                      calibration set), without it the grade is taken to be of
-                      the target's current answer
-
-A single string where a list is expected is taken as a one-item list.  The
-golden loaders read the list keys as text when the file is loaded (a number as
-written, like ``expected``; anything else refused at its line).  A value of the
-wrong type in a case built in code raises :class:`MetricError` naming the case
-and the key; it is never read as "no phrases", which would make a check pass on
-nothing.
-"""
+"""The golden keys answer metrics read, beyond 0.2.0's ``expected``."""
 
 from __future__ import annotations
 

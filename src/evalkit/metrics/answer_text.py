@@ -1,30 +1,4 @@
-"""Exact match and token F1 over text answers, as the SQuAD v1.1 evaluation defines them.
-
-Pure functions on strings, written to be checked by hand against the official
-``evaluate-v1.1.py`` script:
-
-* :func:`normalize_answer` lower-cases, drops ASCII punctuation
-  (``string.punctuation``), drops the articles *a*, *an*, *the* as whole words,
-  and collapses whitespace, in that order;
-* :func:`exact_match` is 1.0 when the normalised strings are equal;
-* :func:`token_f1` is the harmonic mean of token precision and recall, tokens
-  being the whitespace-separated words of the normalised strings, counted with
-  multiplicity;
-* with several acceptable answers, a prediction scores its best match (the
-  script's ``metric_max_over_ground_truths``).
-
-One v1.1 quirk is kept on purpose, so numbers match published SQuAD figures:
-when no token is shared, F1 is 0 even if both sides normalise to nothing
-(``"the"`` against ``"a"`` is an exact match but has F1 0).  Every normalisation
-keeps that rule (``token_f1("", "", "none")`` is 0 too).  SQuAD v2.0 scores such a
-pair by exact match instead (1 when both are empty, 0 when one is): for v2.0
-figures, register a metric that returns :func:`exact_match` when either side
-normalises to nothing and :func:`token_f1` otherwise.
-
-``normalisation`` selects what is compared: ``"squad"`` (the above),
-``"lower"`` (lower case and whitespace only) or ``"none"`` (whitespace-split
-tokens of the raw text).
-"""
+"""Exact match and token F1 over text answers, as the SQuAD v1.1 evaluation defines them."""
 
 from __future__ import annotations
 

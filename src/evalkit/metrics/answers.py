@@ -1,37 +1,4 @@
-"""Answer metrics: per-case scores of a text answer, each an object with explicit parameters.
-
-=======================  =========================================  ========
-registered name          what it scores (per case)                  polarity
-=======================  =========================================  ========
-``exact_match``          1 if the answer equals a reference          higher
-                         (SQuAD v1.1 normalisation), else 0
-``token_f1``             best SQuAD v1.1 token F1 over the           higher
-                         references
-``contains_all``         1 if every ``must_include`` phrase occurs   higher
-``contains_any``         1 if at least one ``must_include`` occurs   higher
-``excludes_forbidden``   1 if no ``must_not_include`` phrase occurs  higher
-``json_valid``           1 if the whole answer parses as JSON        higher
-``answer_length``        number of whitespace-separated words        lower
-=======================  =========================================  ========
-
-References are ``expected`` plus the ``answers`` key; phrases come from the
-case's ``must_include`` / ``must_not_include`` keys (see
-:mod:`evalkit.metrics.answer_keys`) and/or from a ``phrases`` parameter.
-Metrics that need a parameter (a regular expression, a JSON Schema) have no
-default instance; register one under your own name::
-
-    register_answer_metric("cites_source", RegexMatch(r"\\[\\d+\\]"))
-    register_answer_metric("valid_order", JsonSchemaMatch(schema_path="order.schema.json"))
-
-Every metric object has a canonical :attr:`~AnswerMetric.definition`
-(``regex_match(flags='', mode='search', pattern='\\\\[\\\\d+\\\\]')``) and a
-:attr:`~AnswerMetric.fingerprint` that hashes its kind, formula version and
-parameters; the registry folds it into the metric's identity, so two runs
-scored with different parameters are reported as incomparable.
-
-A response with no text (a ranking) raises :class:`MetricError` naming the
-case; it is never scored 0.  An empty string is an answer, and scores as one.
-"""
+"""Answer metrics: per-case scores of a text answer, each an object with explicit parameters."""
 
 from __future__ import annotations
 
@@ -104,12 +71,7 @@ def _check_normalisation(kind: str, value: object) -> Normalisation:
 
 
 class AnswerMetric:
-    """A per-case metric ``metric(response, case) -> float`` over the answer text.
-
-    Subclasses set :attr:`kind` (the canonical name), :attr:`higher_is_better`
-    and :attr:`version` (bumped when the formula changes), and return their
-    parameters from :meth:`params`.
-    """
+    """A per-case metric ``metric(response, case) -> float`` over the answer text."""
 
     kind: ClassVar[str]
     higher_is_better: ClassVar[bool]
@@ -226,10 +188,6 @@ class _Phrases(AnswerMetric):
 class ContainsPhrases(_Phrases):
     """1.0 when the answer contains all (``contains_all``) or any (``contains_any``)
     of the required phrases.
-
-    Phrases match as substrings after normalisation (by default lower case with
-    whitespace collapsed).  An explicitly empty list requires nothing: ``all``
-    scores 1.0 and ``any`` scores 0.0 (no phrase was found).
     """
 
     case_key = MUST_INCLUDE_KEY
@@ -268,13 +226,7 @@ class ExcludesPhrases(_Phrases):
 
 
 class RegexMatch(AnswerMetric):
-    """1.0 when the regular expression matches the answer (``search`` anywhere, or ``fullmatch``).
-
-    The pattern is compiled when the metric is made: an invalid one raises
-    :class:`MetricError` at load, with the position of the fault.  ``flags`` is
-    any of ``i`` (ignore case), ``m`` (multiline), ``s`` (dot matches newline),
-    ``x`` (verbose).
-    """
+    """1.0 when the regular expression matches the answer (``search`` or ``fullmatch``)."""
 
     kind = "regex_match"
     higher_is_better = True
@@ -337,16 +289,7 @@ class JsonValid(AnswerMetric):
 
 
 class JsonSchemaMatch(AnswerMetric):
-    """1.0 when the answer is JSON that conforms to a JSON Schema; invalid JSON scores 0.
-
-    Give the schema inline (``schema=``) or as a file (``schema_path=``).  The
-    schema is checked against its metaschema when the metric is made, so a
-    broken schema is refused at load (a file's JSON error names its line);
-    the draft follows ``$schema`` (default 2020-12).  The identity hashes the
-    schema's content, not its path: editing the schema makes runs incomparable,
-    moving the file does not.  Needs the ``jsonschema`` package
-    (``pip install 'paired-evalkit[jsonschema]'``).
-    """
+    """1.0 when the answer is JSON that conforms to a JSON Schema; invalid JSON scores 0."""
 
     kind = "json_schema"
     higher_is_better = True
@@ -482,11 +425,7 @@ def _schema_validator(schema: dict[str, Any], where: str) -> Any:
 
 
 class AnswerLength(AnswerMetric):
-    """The answer's length in words (whitespace-separated) or characters.
-
-    Registered lower-is-better: as a regression direction, an answer growing
-    longer counts as worse.  Gate it with a threshold (``<=``) for a hard cap.
-    """
+    """The answer's length in words (whitespace-separated) or characters."""
 
     kind = "answer_length"
     higher_is_better = False
@@ -520,11 +459,7 @@ _KINDS: dict[str, Callable[..., AnswerMetric]] = {
 
 
 def build_answer_metric(kind: str, params: Mapping[str, Any], where: str = "") -> AnswerMetric:
-    """Make an answer metric from its canonical name and parameters (a config entry).
-
-    ``where`` (``"evalkit.yaml:12"``) prefixes every error, so a bad pattern or
-    schema is refused at load with the file and line that declared it.
-    """
+    """Make an answer metric from its canonical name and parameters (a config entry)."""
     prefix = f"{where}: " if where else ""
     factory = _KINDS.get(kind)
     if factory is None:
@@ -560,12 +495,7 @@ def _check_parameter_names(kind: str, params: Mapping[str, Any], prefix: str) ->
 
 
 def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any]]:
-    """Validate a config entry ``{name, kind, **params}``; return its parts.
-
-    Everything that can be checked without reading files is checked here (kind,
-    parameter names, the regular expression); a schema file is read when the
-    metric is built.  Raises :class:`MetricError` (a ``ValueError``).
-    """
+    """Validate a config entry ``{name, kind, **params}``; return its parts."""
     name, kind = entry.get("name"), entry.get("kind")
     if not isinstance(name, str) or not name.strip():
         raise MetricError(f"a declared metric needs a 'name' (text), got {name!r}")
@@ -583,12 +513,7 @@ def check_declaration(entry: Mapping[str, Any]) -> tuple[str, str, dict[str, Any
 
 
 def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
-    """Register ``metric`` as the per-case metric ``name``, with its own polarity.
-
-    The metric's identity is its :attr:`~AnswerMetric.fingerprint` (kind,
-    version, parameters), so re-registering a name with other parameters in
-    another run makes the two runs incomparable.
-    """
+    """Register ``metric`` as the per-case metric ``name``, with its own polarity."""
     if not isinstance(metric, AnswerMetric):
         raise MetricError(f"register_answer_metric: expected an AnswerMetric, got {metric!r}")
     # Registered as a client metric (not builtin=True), so the registry hashes the

@@ -1,17 +1,4 @@
-"""Score many ranked lists at once: the vectorised twin of :mod:`evalkit.metrics.core`.
-
-``core`` states each formula for one ranking, in plain Python.  Scoring 10^5
-queries that way costs a Python loop per query and metric, so whole runs (a
-TREC run file, a big ``run()``) go through here instead: every query's ranking
-is flattened into one array of grades, and each metric is a handful of numpy
-reductions over it.  The two implementations are held equal to each other and
-to trec_eval by the tests; ``core`` stays the readable definition.
-
-Layout: query ``i`` owns positions ``offsets[i]:offsets[i + 1]`` of the flat
-arrays, best first.  ``grades`` holds the judged grade at each position, or
-:data:`UNJUDGED` for an unjudged id and for a repeat of an id already ranked
-higher (see ``core``: a repeat keeps its slot and scores nothing).
-"""
+"""Score many ranked lists at once: the vectorised twin of :mod:`evalkit.metrics.core`."""
 
 from __future__ import annotations
 
@@ -137,13 +124,7 @@ class RankedGrades:
             raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
 
     def _locate(self, mask: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
-        """Query index and 0-based rank of each position where ``mask`` holds.
-
-        Works on the selected positions only (a few per query), so no array of
-        the run's full length beyond the grades is ever built.  The result is
-        ordered by query, then rank: sums over it add in rank order, as
-        trec_eval's do.
-        """
+        """Query index and 0-based rank of each position where ``mask`` holds."""
         where = np.flatnonzero(mask)
         offsets = self.rankings.offsets
         query = np.searchsorted(offsets, where, side="right") - 1
@@ -301,12 +282,7 @@ def is_builtin_formula(fn: Callable[..., float]) -> bool:
 
 
 def batch_metric(rg: RankedGrades, fn: Callable[..., float], k: int) -> FloatArray:
-    """Per-query values of the family function ``fn`` at ``k``, one per ranking.
-
-    The built-in formulas run vectorised; any other ``(retrieved, relevant, k)``
-    function is called once per query, with the same graded dispatch as
-    :func:`evalkit.run`.
-    """
+    """Per-query values of the family function ``fn`` at ``k``, one per ranking."""
     core._check_k(k)
     fast = _BATCH.get(fn)
     if fast is not None:
@@ -366,28 +342,7 @@ def score_rankings(
     _checked_qrels: bool = False,
     _judged: Mapping[str, IntArray] | None = None,
 ) -> RunResult[QueryResult]:
-    """Score existing rankings against qrels, one :class:`QueryResult` per query.
-
-    ``rankings`` maps query ids to ids best first (or is a :class:`Rankings`,
-    such as a :class:`evalkit._spec.trec.TrecRun`).  ``qrels`` values are sets of ids
-    or ``{id: grade}`` mappings.  ``queries`` picks the scored queries:
-
-    * ``"both"`` (default, as trec_eval): ranked *and* judged queries;
-    * ``"qrels"`` (trec_eval ``-c``): every judged query, an unranked one
-      scoring as an empty ranking;
-    * ``"run"``: every ranked query, and one missing from qrels raises (the
-      rule of :func:`evalkit.run`).
-
-    Metric specs resolve through the registry as in :func:`evalkit.run`; the
-    built-in retrieval families are computed vectorised over all queries.
-    (``_grades``, for :mod:`evalkit._spec.trec` only: the grades of ``rankings``
-    against these ``qrels``, already looked up position by position;
-    ``_checked_qrels``: the qrels were built by :func:`evalkit._spec.trec.read_qrels`,
-    whose ids are ``str`` and grades ``int`` by construction, so the check of
-    every grade is skipped: it was 16 % of scoring a 10^6-line run; ``_judged``: each
-    judged query's grades without their ids, the ``qrels`` values then unread, for
-    built-in families only: :attr:`RankedGrades.judged_grades`.)
-    """
+    """Score existing rankings against qrels, one :class:`QueryResult` per query."""
     level = check_level(relevance_level)
     defs = registry.resolve_query_metrics(metrics)
     with paused_gc():

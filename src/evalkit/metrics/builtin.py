@@ -1,8 +1,4 @@
-"""The metrics every evalkit import registers.
-
-Definitions are versioned: a changed formula bumps ``version`` so stored
-baselines computed with the old one are reported as incomparable.
-"""
+"""The metrics every evalkit import registers."""
 
 from __future__ import annotations
 
@@ -38,11 +34,7 @@ SHARE_KS = (1, 3, 10)
 
 
 def nearest_rank(values: Sequence[float], p: float) -> float:
-    """The p-th percentile by nearest rank: the ceil(p/100 · n)-th smallest value.
-
-    Unlike ``sorted(v)[floor(n * p / 100)]`` this never reports the maximum as
-    p95 when n is a multiple of 20.
-    """
+    """The p-th percentile by nearest rank: the ceil(p/100 · n)-th smallest value."""
     if not values:
         raise MetricError("a percentile of no values is undefined")
     if not 0 < p <= 100:
@@ -89,13 +81,7 @@ def _item_sets(rows: Sequence[Row], metric: str, k: int | None) -> list[set[str]
 
 
 def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
-    """Largest share of queries that show one same item (ids deduped per response).
-
-    The share is among queries whose response listed anything (as in
-    paired-evalkit 0.2.0): a query answered with nothing showed no one anything,
-    and counting it would let a target that fails to answer look diverse.
-    Every response empty: 0.0 (no item is shown to anyone).
-    """
+    """Largest share of queries that show one same item (ids deduped per response)."""
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     sets = _item_sets(rows, name, k)
     # A response listed anything exactly when its first item exists: no set of all of
@@ -109,12 +95,7 @@ def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
 
 
 def item_entropy(rows: Sequence[Row], k: int | None = None) -> float:
-    """Shannon entropy of how often each item is shown, divided by log(#items).
-
-    1.0 when every distinct item is shown equally often, 0.0 when one item is
-    all there is (or nothing is shown at all).  Counted per query, like
-    :func:`max_item_share`.
-    """
+    """Shannon entropy of how often each item is shown, divided by log(#items)."""
     sets = _item_sets(rows, "entropy" if k is None else f"entropy@{k}", k)
     counts: Counter[str] = Counter()
     for items in sets:

@@ -1,33 +1,4 @@
-"""Retrieval metric formulas, shape ``(retrieved, relevant, k) -> float``.
-
-Pure functions over one ranked list (ids best first), written to be checked by
-hand.  Each equals trec_eval's per-query value for the same ranking (see
-``docs/design/ir-metrics.md``; the tests compare with pytrec_eval):
-
-=====================  =============================  ===================
-function               trec_eval measure              spec string
-=====================  =============================  ===================
-:func:`precision_at_k` ``P_k``                        ``precision@k``
-:func:`recall_at_k`    ``recall_k``                   ``recall@k``
-:func:`ndcg_at_k`      ``ndcg_cut_k``                 ``ndcg@k``
-:func:`mrr_at_k`       ``recip_rank`` (cut at k)      ``mrr@k``
-:func:`map_at_k`       ``map_cut_k``                  ``map@k``
-:func:`hit_rate_at_k`  ``success_k``                  ``hit_rate@k``
-=====================  =============================  ===================
-
-``relevant`` is a collection of ids (each relevant with grade 1, the spec's
-binary case) or an ``{id: grade}`` mapping.  An id is relevant iff it is judged
-with ``grade >= relevance_level``; recall and MAP divide by the number of such
-judged ids; nDCG ignores the level and gains the raw grade (when positive).
-With a set, :func:`recall_at_k` and :func:`ndcg_at_k` are exactly the spec's
-binary definitions.
-
-A ranking is taken as given: there are no scores here, so no tie-breaking.
-An id repeated in a ranking keeps its slot but scores nothing after its first
-occurrence, as if an unjudged document stood there: a system can neither raise
-its score by repeating a hit nor hide the wasted slot.  (TREC run files cannot
-hold repeats: :mod:`evalkit._spec.trec` refuses them, as trec_eval does.)
-"""
+"""Retrieval metric formulas, shape ``(retrieved, relevant, k) -> float``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Diversity aggregates, importable as in paired-evalkit 0.2.0.
-
-``max_item_share`` and ``entropy`` count queries, not slots, and dedupe ids
-within a response; ``top_k`` scores only the first k slots.  The formulas
-live in :mod:`evalkit.metrics.builtin`.
-"""
+"""Diversity aggregates, importable as in paired-evalkit 0.2.0."""
 
 from __future__ import annotations
 
@@ -33,11 +28,7 @@ def entropy(rows: Sequence[Row], top_k: int | None = None) -> float:
 
 
 def register_diversity_metric(base: str, top_k: int) -> str:
-    """Register ``f"{base}@{top_k}"`` (base ``max_item_share`` or ``entropy``); returns the name.
-
-    The window changes which slots count, never which direction is better, so
-    the polarity is the base's.
-    """
+    """Register ``f"{base}@{top_k}"`` (base ``max_item_share`` or ``entropy``); returns the name."""
     formulas = {"max_item_share": max_item_share, "entropy": entropy}
     if base not in formulas:
         raise RegistryError(

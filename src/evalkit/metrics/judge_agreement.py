@@ -1,24 +1,4 @@
-"""Check the judge: agreement between an LLM judge's grades and the goldens' ``human_grade``.
-
-For each configured judge metric ``M`` (scale ``K``), the cases whose golden
-carries ``human_grade`` (an integer in ``1..K``) are the check set.  Two
-aggregates are registered so a threshold check can gate on them:
-
-=================================  ======================================  ========
-name                               value                                   polarity
-=================================  ======================================  ========
-``judge_agreement_kappa``          quadratic-weighted Cohen's κ of the      higher
-                                   judge's and the humans' grades
-``judge_agreement_spearman``       Spearman's ρ of the same pairs           higher
-=================================  ======================================  ========
-
-With more than one judge each name gets the judge's metric as a suffix
-(``judge_agreement_kappa.helpfulness``).  The gate report carries one line per
-judge with both κ's (quadratic and linear), ρ, and their bootstrap intervals
-(:func:`agreement_notes`).  A golden ``human_grade`` off the judge's scale is
-refused when the goldens are loaded; a listed agreement metric with fewer than
-two human-graded cases is refused before any case runs.
-"""
+"""Check the judge: agreement between an LLM judge's grades and the goldens' ``human_grade``."""
 
 from __future__ import annotations
 
@@ -66,12 +46,7 @@ def human_grades(goldens: GoldenSet, scale: int) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class CheckSet:
-    """The human-graded cases of one judge metric, and what the judge is compared on.
-
-    A case with ``graded_answer`` is compared on the judge's grade of that fixed text
-    (graded through ``judge``, so it is cached like any grade); one without is
-    compared on the judge's grade of the target's answer in the run.
-    """
+    """The human-graded cases of one judge metric, and what the judge is compared on."""
 
     judge_metric: str
     human: Mapping[str, int]
@@ -136,12 +111,7 @@ class CheckSet:
 
 
 def _judge_grade(row: Row, metric: str) -> float:
-    """The judge's grade of the row's answer.
-
-    A repeated run's metric value is the mean over k different answers (not a grade
-    on the scale); its first trial's own grade (``<metric>_score`` in the meta, the
-    answer the row shows) is what a person's grade is compared with.
-    """
+    """The judge's grade of the row's answer."""
     from evalkit._model.results import TRIALS_KEY
 
     meta = row.response.meta if row.response is not None else {}
@@ -219,12 +189,7 @@ def register_judge_agreement(
     *,
     where: str = "",
 ) -> list[str]:
-    """Register the agreement aggregates for ``judges`` (``(metric, scale)`` pairs).
-
-    ``listed`` are the metrics the config computes: one of ours listed with
-    fewer than two human-graded cases raises :class:`ConfigError` now, before
-    any paid grading.  Returns the registered names.
-    """
+    """Register the agreement aggregates for ``judges`` (``(metric, scale)`` pairs)."""
     names = agreement_names([metric for metric, _ in judges])
     scales = dict(judges)
     prefix = f"{where}: " if where else ""

@@ -1,16 +1,4 @@
-"""What every LLM judge shares, whichever provider grades: :class:`JudgeBase`.
-
-A judge is a per-case metric ``judge(response, case) -> float``.  This module owns
-everything but the wire: the settings and their checks, the identity (fingerprint and
-cache key), the prompt and the ``record_grade`` tool, the cache and the in-process
-grades, the run's pacing and the ``--judge-cache-only`` guard, the pre-flight's cache
-half, and reading a grade out of a provider's reply (:class:`Reply`), so every
-provider refuses exactly the same defects with the same words.  A provider
-(:class:`~evalkit.metrics.judge.LLMJudge`, Anthropic;
-:class:`~evalkit.metrics.openai_judge.OpenAIJudge`, Chat Completions) supplies
-:meth:`JudgeBase._create` (one grading request, its retries and rate-limit waits,
-answered as a :class:`Reply`) and :meth:`JudgeBase._check_api`.
-"""
+"""What every LLM judge shares, whichever provider grades: :class:`JudgeBase`."""
 
 from __future__ import annotations
 
@@ -319,22 +307,11 @@ class JudgeBase:
 
     @property
     def rubric_hash(self) -> str:
-        """0.2.0's name for what makes two judges' grades interchangeable: the fingerprint.
-
-        It covers the rubric, scale, model, temperature, prompt version and ``system``,
-        so a swapped model or an edited rubric never reads as the same grading.
-        """
+        """0.2.0's name for what makes two judges' grades interchangeable: the fingerprint."""
         return self.fingerprint
 
     def cache_key(self, response: TargetResponse, case: GoldenCase, attempt: int = 1) -> str:
-        """What identifies one grade: the judge, the case and the output.
-
-        Latency and meta are deliberately left out: they change on every run without
-        changing what the judge is shown.  ``attempt`` 2 is the second grading of the
-        same output (self-consistency): its own cache entry, so it is paid for once,
-        replays like any grade, and never returns the first grade's cached answer.
-        Attempt 1 keeps the key it always had.
-        """
+        """What identifies one grade: the judge, the case and the output."""
         return _digest(
             {
                 **({} if attempt == 1 else {"attempt": attempt}),
@@ -362,12 +339,7 @@ class JudgeBase:
 
     @property
     def tool(self) -> dict[str, Any]:
-        """The ``record_grade`` tool definition sent with every request (a property, as in 0.2.0).
-
-        The score is an ``enum`` of ``1..scale`` rather than ``minimum``/``maximum``:
-        strict (grammar-constrained) tool schemas reject numeric bounds, while an enum
-        of integers is accepted and enforces both the type and the range.
-        """
+        """The ``record_grade`` tool sent with every request (a property, as in 0.2.0)."""
         return {
             "name": TOOL_NAME,
             "description": "Record the grade for the response under evaluation.",
@@ -421,11 +393,7 @@ class JudgeBase:
         return float(self.grade(response, case).score)
 
     def grade(self, response: TargetResponse, case: GoldenCase) -> Grade:
-        """Grade one case: from the cache when it holds this exact grading, else the API.
-
-        With :attr:`regrade` set, the same output is graded a second time (its own
-        call and cache entry) and that grade rides along as :attr:`Grade.regrade`.
-        """
+        """Grade one case: from the cache when it holds this exact grading, else the API."""
         first = self._grade_attempt(response, case, 1)
         if not self.regrade:
             return first
@@ -502,11 +470,7 @@ class JudgeBase:
         )
 
     def grade_of(self, response: TargetResponse, case: GoldenCase) -> Grade | None:
-        """The grade this judge gave (or replayed) for exactly this response, if any.
-
-        Never calls the API.  Unlike :meth:`last_grade` it cannot mix up two targets'
-        responses to the same case graded by one judge.
-        """
+        """The grade this judge gave (or replayed) for exactly this response, if any."""
         key = self.cache_key(response, case)
         with self._records_lock:
             return self._by_key.get(key)
@@ -553,14 +517,7 @@ class JudgeBase:
     # before anything runs ----------------------------------------------------------------
 
     def preflight(self) -> None:
-        """Check once, before the target runs, what would otherwise fail on every case.
-
-        The cache must be readable and valid (and writable unless only replaying);
-        unless grading from the cache only, an API key must be set and the API must
-        answer a free model lookup.  Raises :class:`ConfigError` for what the user
-        fixes (key, cache file) and :class:`JudgeError` for an API that cannot be
-        reached.  See :mod:`evalkit.metrics.judge_guard`.
-        """
+        """Check once, before the target runs, what would otherwise fail on every case."""
         replay_only = self.cache_only or judge_guard.cache_only()
         if replay_only and self.cache is None:
             raise ConfigError(

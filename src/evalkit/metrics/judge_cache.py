@@ -1,20 +1,4 @@
-"""The LLM judge's grade cache: one JSON file, shared safely by threads and processes.
-
-A grade costs money, so once paid for it must not be lost and must not be paid for
-twice.  The file holds ``{"format": ..., "version": 1, "entries": {key: grade}}``.
-
-* **Atomic**: every write goes to a temporary file in the same directory, is fsync'd,
-  and replaces the cache with ``os.replace``; a crash leaves the old file or the new
-  one, never half of either.
-* **Concurrent writers**: writes happen under a ``filelock`` lock file next to the
-  cache and re-read the file first (read-merge-write), so grades written by another
-  thread or process in the meantime are kept.  Threads of one process also coalesce:
-  whoever takes the lock flushes every grade pending at that moment.
-* **Loud on corruption**: a file that is not the shape above raises
-  :class:`JudgeError` naming the file and the fix.  It is never silently reset, which
-  would quietly turn a free rerun into a paid one (or, with ``cache_only``, a failure
-  far from its cause).
-"""
+"""The LLM judge's grade cache: one JSON file, shared safely by threads and processes."""
 
 from __future__ import annotations
 

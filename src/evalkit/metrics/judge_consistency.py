@@ -1,18 +1,4 @@
-"""Judge self-consistency: the same answer graded twice by the same judge.
-
-A judge whose grade of one fixed answer changes from call to call adds noise
-to every comparison it takes part in, and no amount of repeated *target*
-trials removes it.  So a repeated run (``repeats: k``, k > 1) grades the first
-trial of every judged case twice: the second grade is a separate API call
-with its own cache entry (:meth:`LLMJudge.cache_key` with ``attempt=2``), so
-it is paid for once and replays under ``--judge-cache-only`` like any grade.
-
-Both grades land in the row's meta (``<metric>_score`` and
-``<metric>_regrade_score``), and :func:`consistency_notes` reports, per judge,
-how often the two grades are equal and their agreement (weighted κ and
-Spearman's ρ with bootstrap intervals, :func:`evalkit.metrics.agreement.agreement`,
-the same statistics as judge-human agreement).
-"""
+"""Judge self-consistency: the same answer graded twice by the same judge."""
 
 from __future__ import annotations
 

@@ -1,20 +1,4 @@
-"""What every paid judge honours, whoever built it: cache-only mode and a pre-flight check.
-
-Two rules hold for any LLM judge in the process, whichever provider it talks to and
-however it was registered (the ``judge:`` config block, or a plugin calling
-``register_metric(...)(LLMJudge(...))`` as docs/judges.md shows):
-
-* **Cache only**: :func:`set_cache_only` (what ``--judge-cache-only`` calls) makes
-  every judge grade from its cache alone; a miss is an error, never an API call.
-  Judges read :func:`cache_only` at grading time, so one built before the switch
-  (at plugin import) obeys it too.
-* **Pre-flight**: a metric object with a ``preflight()`` method (the
-  :class:`Preflight` protocol) is asked, once, before the first case runs, to check
-  what would otherwise fail on every case after the target was paid for: missing
-  credentials, an unreachable API, a corrupt or unwritable cache.  It raises an
-  :class:`~evalkit.errors.EvalkitError` naming the problem (``ConfigError`` for the
-  user to fix, exit 2; ``JudgeError`` for an API that cannot be reached, exit 3).
-"""
+"""What every paid judge honours, whoever built it: cache-only mode and a pre-flight check."""
 
 from __future__ import annotations
 

@@ -1,12 +1,4 @@
-"""Judge calls obey the run's ``rate_limit``, like target calls.
-
-A judge grades inside the case's slot, so ``concurrency`` already bounds it; a
-``rate_limit`` (requests per second) must bound its API requests too, or a run
-paced for a fragile target would still burst at the LLM API.  Each judge gets
-its own limiter at the same rate (the judge's API is another endpoint than the
-target's, so they do not share one budget), and only requests that reach the
-API are paced: cache hits cost nothing and wait for nothing.
-"""
+"""Judge calls obey the run's ``rate_limit``, like target calls."""
 
 from __future__ import annotations
 

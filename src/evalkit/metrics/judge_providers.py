@@ -1,13 +1,4 @@
-"""Which judge class serves which provider, and building one from evalkit.yaml's ``judge:``.
-
-``provider: anthropic`` (the default) is :class:`~evalkit.metrics.judge.LLMJudge`
-over the Messages API; ``provider: openai`` is
-:class:`~evalkit.metrics.openai_judge.OpenAIJudge` over any OpenAI-compatible
-Chat Completions server (``base_url``).  The wire-only settings (``base_url``,
-``api_key_env``, ``api_version``, ``token_limit_key``) apply to ``openai`` alone; the config refuses
-them on ``anthropic`` rather than ignore them.  ``rate_limit_wait_s`` (waiting
-out 429s within a total budget) applies to both.
-"""
+"""Which judge class serves which provider, and building one from evalkit.yaml's ``judge:``."""
 
 from __future__ import annotations
 

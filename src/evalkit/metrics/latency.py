@@ -1,9 +1,4 @@
-"""Latency aggregates, importable as in paired-evalkit 0.2.0.
-
-The registered ``latency_p50`` / ``latency_p95`` / ``latency_p99`` /
-``latency_mean`` are defined in :mod:`evalkit.metrics.builtin`; these are the
-same functions under 0.2.0's module path, plus its ``percentile`` helper.
-"""
+"""Latency aggregates, importable as in paired-evalkit 0.2.0."""
 
 from __future__ import annotations
 

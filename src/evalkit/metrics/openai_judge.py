@@ -1,47 +1,4 @@
-"""The LLM judge over the OpenAI-compatible Chat Completions protocol.
-
-    judge = OpenAIJudge(rubric="...", model="gpt-4o-mini",
-                        base_url="https://api.openai.com/v1",
-                        cache_path=".evalkit/judge-cache.json")
-
-``base_url`` reaches any server that speaks the protocol: OpenAI
-(``https://api.openai.com/v1``), vLLM (``http://host:8000/v1``), Ollama
-(``http://localhost:11434/v1``), LiteLLM or another gateway, and Azure OpenAI
-(``https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT`` with
-``api_version="2024-10-21"``: the key then goes in the ``api-key`` header).
-
-It is a :class:`~evalkit.metrics.judge_base.JudgeBase` on another wire than
-:class:`~evalkit.metrics.judge.LLMJudge`: the same prompt, rubric, scale, cache file,
-cost accounting, ``cache_only`` and one-line :class:`JudgeError` messages.  Grading is
-one forced call of a strict function tool (``tool_choice`` names ``record_grade``,
-``parallel_tool_calls`` is off, the schema is ``strict``); the reply is read into the
-base's :class:`~evalkit.metrics.judge_base.Reply`, so both providers refuse exactly the
-same defects (no tool call, another tool, two calls, a score off the scale, a missing
-or extra field), plus one of this wire's own: arguments that are not JSON.
-
-The provider, the base URL (and Azure API version) join the model in the cache
-key and in the fingerprint, so grades from one server are never replayed as
-another's, and runs graded by different servers are reported incomparable.
-
-Failures: a 5xx or a transport error is retried ``max_retries`` times with
-exponential backoff; a 429 that carries ``Retry-After`` is waited out when
-``rate_limit_wait_s`` (a total budget, default 0: off) allows; any other 4xx
-fails at once, with one exception.  Reasoning and gpt-5-class models refuse
-``max_tokens`` (HTTP 400, "Use 'max_completion_tokens' instead") where older
-models and most compatible servers know only ``max_tokens``.  With
-``token_limit_key="auto"`` (the default) the judge sends ``max_tokens``, and on
-that one refusal resends the request once with ``max_completion_tokens`` and
-keeps that key for the rest of its life, saying so in a
-:class:`~evalkit.errors.EvalkitWarning`.  The refused request generated nothing
-(a 400 is rejected before the model runs and is not billed), so the grade is
-paid for once.  Naming the key (``"max_tokens"`` or ``"max_completion_tokens"``)
-turns the retry off; the refusal is then reported with the setting to change.
-A temperature is never adjusted on the user's behalf: it is part of what the
-judge is, and those models accept only their default, so leave it unset.
-
-The client is plain httpx, already a dependency: no SDK to install, and the
-retry rules are this module's own rather than an SDK's.
-"""
+"""The LLM judge over the OpenAI-compatible Chat Completions protocol."""
 
 from __future__ import annotations
 
@@ -89,27 +46,7 @@ AUTO_TOKEN_LIMIT = "auto"
 
 
 class OpenAIJudge(JudgeBase):
-    """An LLM judge that grades through an OpenAI-compatible ``/chat/completions``.
-
-    :param base_url: the API root; ``/chat/completions`` is appended.
-    :param api_key: the key; by default read from ``api_key_env`` when the first
-        request is made.  No key at all sends no credential header (local
-        servers such as Ollama and vLLM need none); a server that wants one
-        answers 401, which names the variable to set.
-    :param api_version: Azure OpenAI's ``api-version``; when set, the key is sent
-        as ``api-key`` instead of ``Authorization: Bearer``.
-    :param max_retries: retries of a 5xx or transport failure (default 2).
-    :param rate_limit_wait_s: total seconds this judge may spend waiting out
-        429 ``Retry-After`` replies (default 0: a 429 fails at once).
-    :param token_limit_key: the request field carrying ``max_tokens``:
-        ``"max_tokens"``, ``"max_completion_tokens"`` (what OpenAI's reasoning and
-        gpt-5-class models require), or ``"auto"`` (the default): ``max_tokens``
-        until the server refuses it for ``max_completion_tokens``, then that key.
-    :param http_client: an ``httpx.Client`` to use (tests, proxies); by default
-        one is built on first use.
-
-    The other parameters are :class:`~evalkit.metrics.judge.LLMJudge`'s.
-    """
+    """An LLM judge that grades through an OpenAI-compatible ``/chat/completions``."""
 
     def __init__(
         self,
@@ -259,15 +196,7 @@ class OpenAIJudge(JudgeBase):
     # before anything runs ----------------------------------------------------------------
 
     def _check_api(self) -> None:
-        """The pre-flight's API half (:meth:`JudgeBase.preflight` calls it unless replaying).
-
-        A key is required where one always is (api.openai.com, Azure); a local server
-        may need none.  Then one free ``GET {base_url}/models``: a refused key or a
-        model the server does not list is a :class:`ConfigError`, an unreachable server
-        a :class:`JudgeError`; a server without a model list (404) or busy (429/5xx)
-        proves nothing, and each grade still reports its own failure.  Azure has no
-        model list under a deployment URL, so only the key is checked there.
-        """
+        """The pre-flight's API half (:meth:`JudgeBase.preflight` calls it unless replaying)."""
         import httpx
 
         key = self._api_key if self._api_key is not None else os.environ.get(self.api_key_env)
@@ -357,11 +286,7 @@ class OpenAIJudge(JudgeBase):
             return self._translate(reply, case)
 
     def _switch_limit_key(self, body: Mapping[str, Any], reply: httpx.Response) -> bool:
-        """Whether to resend ``body`` with ``max_completion_tokens`` (``"auto"`` only).
-
-        True once per refused request: a request that already carried the new key is
-        never resent, so a server that refuses both keys costs one extra free 400.
-        """
+        """Whether to resend ``body`` with ``max_completion_tokens`` (``"auto"`` only)."""
         old, new = TOKEN_LIMIT_KEYS
         if self.token_limit_key != AUTO_TOKEN_LIMIT or old not in body:
             return False
@@ -487,12 +412,7 @@ def _error_of(reply: httpx.Response) -> tuple[Any, Any]:
 
 
 def _refused_field(reply: httpx.Response) -> str | None:
-    """The request field a 400 names as unsupported, or None (another defect).
-
-    OpenAI and Azure name it in ``error.param`` ("Unsupported parameter: 'max_tokens' is
-    not supported with this model. Use 'max_completion_tokens' instead.");
-    compatible servers that give no ``param`` are matched on the message's words.
-    """
+    """The request field a 400 names as unsupported, or None (another defect)."""
     _, error = _error_of(reply)
     if not isinstance(error, dict):
         return None

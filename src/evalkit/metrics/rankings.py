@@ -1,9 +1,4 @@
-"""Ranked lists of many queries, flattened: the layout scoring works on.
-
-No numpy at import (a TREC run file's :class:`~evalkit._spec.trec_run.TrecRun` is one of
-these, and ``import evalkit.trec`` loads no numpy); the offsets are a numpy array, built
-on first use.
-"""
+"""Ranked lists of many queries, flattened: the layout scoring works on."""
 
 from __future__ import annotations
 
@@ -35,12 +30,7 @@ def offsets_of(lengths: Sequence[int]) -> IntArray:
 
 @dataclass(frozen=True, eq=False)
 class Rankings:
-    """Ranked lists of many queries, flattened.
-
-    ``query_ids`` are unique; query ``i`` ranked ``docnos[offsets[i]:offsets[i+1]]``,
-    best first.  ``distinct`` promises that no query repeats an id (TREC run
-    files guarantee it), which lets scoring skip the repeat check.
-    """
+    """Ranked lists of many queries, flattened."""
 
     query_ids: list[str]
     offsets: IntArray

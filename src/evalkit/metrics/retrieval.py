@@ -26,14 +26,7 @@ def register_retrieval_metric(
     version: str | None = None,
     bounds: tuple[float | None, float | None] | None = None,
 ) -> str:
-    """Register ``f"{name}@{k}"`` as a per-case metric computing ``fn(ids, relevant, k)``.
-
-    Returns the registered name (``"recall@50"``).
-    The family ``name`` is registered too (if new), so ``run()`` and the gate
-    resolve ``name@k`` for any k to the same formula.  Registering a different
-    function under an existing family name, or an existing ``name@k``, raises.
-    ``bounds``: the range of its values, as :func:`evalkit.register_metric`'s.
-    """
+    """Register ``f"{name}@{k}"`` as a per-case metric computing ``fn(ids, relevant, k)``."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         from evalkit.errors import RegistryError
 

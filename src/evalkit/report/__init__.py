@@ -1,13 +1,4 @@
-"""Reporters: one gate report, shown four ways.
-
-- :func:`render_terminal` — rich table for people at a terminal;
-- :func:`render_markdown` — the sticky PR comment / step summary (escaped, size-capped);
-- :func:`render_json` / :func:`dumps` — machine-readable, schema in docs/report-schema.md;
-- :func:`render_html` / :func:`render_compare_html` — one self-contained page with SVG plots.
-
-Reporters only present: every number comes from :class:`evalkit.gate.model.GateReport`.
-rich is imported only when a terminal report is rendered.
-"""
+"""Reporters: one gate report, shown four ways."""
 
 from __future__ import annotations
 

@@ -1,16 +1,4 @@
-"""Fitting a markdown document into a size budget without cutting anything in half.
-
-A document is a sequence of parts: fixed text, :class:`Rows` (a table or list that
-may be shortened from the end, whole lines at a time, with a "… N more" note), and
-:class:`Section` (a group of parts that may be replaced by one short note).  Every
-Rows and Section carries a priority (1 = least important); :func:`fit` cuts the least
-important first and hands room back to the most important first (see its docstring).
-
-Opening and closing tags live in a part's fixed ``opening``/``closing`` text, so a
-tag is either emitted with its partner or not at all, and rows are whole lines, so
-a table is never cut mid-row.  Sizes are UTF-8 bytes: an upper bound on whatever a
-host counts (code points, UTF-16 units or bytes).
-"""
+"""Fitting a markdown document into a size budget without cutting anything in half."""
 
 from __future__ import annotations
 
@@ -127,17 +115,7 @@ def _grow(group: list[Rows], room: int, *, soft: bool) -> None:
 
 
 def fit(doc: list[Part], budget: int) -> int:
-    """Shorten/drop parts until the document fits ``budget`` bytes; returns its size.
-
-    1. Every Rows starts at its ``floor`` (a few rows of each list, all of the checks).
-    2. While that is over budget, the least important priority loses all its rows and
-       then its Sections, one priority at a time.
-    3. The room left is handed out again, most important priority first, each raising
-       all its Rows to one shared cap (so long lists of one priority share fairly):
-       first up to each Rows' ``soft`` limit, then without limit.  So no list grows
-       while a more important one is still cut, and a reader gets the first few dozen
-       rows of every list before the thousandth row of any.
-    """
+    """Shorten/drop parts until the document fits ``budget`` bytes; returns its size."""
     rows = _all_rows(doc)
     sections = [p for p in doc if isinstance(p, Section)]
     priorities = sorted({r.priority for r, _ in rows} | {s.priority for s in sections})

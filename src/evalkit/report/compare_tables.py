@@ -1,15 +1,4 @@
-"""``evalkit compare`` tables as text, GitHub markdown and CSV.
-
-Two layouts, each with its runs in the order its title names them:
-
-* two runs (``compare A B``): one row per metric, columns ``A``, ``B``, Δ = A − B;
-* more runs: one row per metric and run, the compared runs in the order given,
-  then the reference; Δ is always run − reference.
-
-Text and markdown share one grid (:class:`_Grid`) and differ only in how a cell
-is escaped and how the grid is drawn.  CSV is one record per metric and compared
-run, with full-precision numbers (``repr``), for papers and spreadsheets.
-"""
+"""``evalkit compare`` tables as text, GitHub markdown and CSV."""
 
 from __future__ import annotations
 
@@ -223,13 +212,7 @@ NOTE_WIDTH = 88
 
 
 def _draw_blocks(grid: _Grid, width: int, *, run_column: bool) -> list[str]:
-    """The grid as one short block per metric, for a terminal narrower than the table.
-
-    A block's first line is the metric and its direction (with more runs: the metric,
-    then each run and its direction); the other cells follow as ``header value`` pieces,
-    packed into lines of at most ``width`` and never split, so no number, interval or
-    file name is cut.  A blank metric cell continues the metric above it.
-    """
+    """The grid as one short block per metric, for a terminal narrower than the table."""
     lines: list[str] = []
     first = 2 if run_column else 1
     for row in grid.rows:
@@ -273,11 +256,7 @@ def _wrapped(text: str, width: int | None) -> list[str]:
 
 
 def render_text(table: CompareTable, width: int | None = None) -> str:
-    """The terminal table, its title first and its footnotes after.
-
-    ``width``: where the table is wider, one block per metric instead (the same cells,
-    each labelled by its column), and the title wrapped to it.
-    """
+    """The terminal table, its title first and its footnotes after."""
     esc: Escape = one_line
     lines = _wrapped(_title(table, esc), width)
     files = _files(table, esc)

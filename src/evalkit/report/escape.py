@@ -1,28 +1,4 @@
-"""Making untrusted text safe to show: in a terminal, in GitHub markdown, in HTML.
-
-Case ids, queries, outputs, error messages, check ids, metric names and run names
-all come from files or systems a pull request can change, and every one of them
-ends up in a PR comment.  Three layers, applied in this order:
-
-1. :func:`visible` (owned by :mod:`evalkit._util.visible`) — make the text *honest*:
-   control and format characters (ANSI escapes, bidi overrides, zero-width
-   characters) are shown as ``\\u202e`` instead of acting, and over-long text is
-   cut with ``…`` *before* any escaping, so a cut can never split an entity or a tag.
-2. :func:`md` — make it *inert* in GitHub-flavoured markdown: every character that
-   could start markup is written as a numeric character reference (``|`` →
-   ``&#124;``).  References decode to the literal character in every place we put
-   text — table cells, list items, paragraphs and raw-HTML ``<summary>`` — so one
-   escaper serves all of them.  Mentions and issue references are *not* markup:
-   GitHub links them after rendering, on the decoded text, so an entity cannot
-   stop them; an invisible character after ``@`` and ``#`` does (the fix Dependabot
-   and Renovate use, with a word joiner rather than their zero-width space, so that
-   ``recall@10`` is not broken across two lines of a narrow table cell).  Newlines
-   become ``<br>``.
-3. :func:`html_text` — for the HTML report: :func:`html.escape` on top of (1).
-
-Code spans are deliberately not used for untrusted text: entities do not decode
-inside them, and a ``|`` inside a code span still splits a table cell.
-"""
+"""Making untrusted text safe to show: in a terminal, in GitHub markdown, in HTML."""
 
 from __future__ import annotations
 
@@ -62,13 +38,7 @@ def html_text(text: object, max_len: int | None = None) -> str:
 
 
 def marker_name(config_name: str) -> str:
-    """A config name that cannot close or break the HTML comment it is written into.
-
-    Names that are already plain (letters, digits, ``.``, ``_``, ``-``; up to 100
-    characters; as the GitHub layer requires) are kept as they are.  Anything else is
-    made plain and suffixed with a hash of the original, so two different names never
-    share a marker (and so never overwrite each other's sticky comment).
-    """
+    """A config name that cannot close or break the HTML comment it is written into."""
     if _MARKER_OK.fullmatch(config_name):
         return config_name
     plain = re.sub("-{2,}", "-", _MARKER_BAD_CHAR.sub("_", config_name))[:80] or "config"
@@ -77,11 +47,7 @@ def marker_name(config_name: str) -> str:
 
 
 def safe_url(url: str) -> str:
-    """An http(s) URL fit for a markdown link destination or an ``href``.
-
-    Characters that could end the destination or the attribute are percent-encoded;
-    any other scheme (``javascript:``, ``data:``) is refused.
-    """
+    """An http(s) URL fit for a markdown link destination or an ``href``."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise InputError(

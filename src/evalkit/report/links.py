@@ -1,10 +1,4 @@
-"""Absolute links to evalkit's own docs, for reports read outside this repository.
-
-A PR comment is read in the *user's* repository, where a relative ``docs/drift.md``
-points nowhere. Links go to the docs of the running version's tag, so they describe
-the behaviour the reader got, or to the default branch while that version is not
-released yet (its tag does not exist until then).
-"""
+"""Absolute links to evalkit's own docs, for reports read outside this repository."""
 
 from __future__ import annotations
 

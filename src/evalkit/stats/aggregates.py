@@ -1,13 +1,4 @@
-"""Whole-run aggregates under resampling: recompute the aggregate on both sides.
-
-A paired comparison of an aggregate (``latency_p95``, ``entropy``, a client's
-``cost_per_query``) has no per-case differences to resample.  Instead each
-bootstrap resample picks case positions once and recomputes the aggregate on
-both systems' rows at those same positions; each permutation resample swaps
-the two systems' rows on the flipped cases and recomputes.  The generic path
-calls the registered function once per resample and side (Python speed);
-nearest-rank latency percentiles have a vectorised path with identical values.
-"""
+"""Whole-run aggregates under resampling: recompute the aggregate on both sides."""
 
 from __future__ import annotations
 
@@ -107,11 +98,7 @@ def _positions_of(order: IntArray) -> IntArray:
 
 
 class NearestRankAggregate:
-    """``latency_pXX``: the ceil(p/100 * n)-th smallest value, vectorised.
-
-    Gives exactly the values :func:`evalkit.metrics.builtin.nearest_rank`
-    gives on the same resampled rows (a test compares the two paths).
-    """
+    """``latency_pXX``: the ceil(p/100 * n)-th smallest value, vectorised."""
 
     vectorised = True
 
@@ -169,12 +156,7 @@ class NearestRankAggregate:
         return delta
 
     def _tail_start(self, n: int) -> int:
-        """A sorted position the resampled rank lies above except with odds below 1e-9.
-
-        The count of draws below sorted position T is Binomial(n, T/n); T sits 6.5
-        standard deviations (and 2 cases) under the rank.  0 (count every position)
-        unless the tail is under half the cases, where counting it alone is cheaper.
-        """
+        """A sorted position the resampled rank lies above except with odds below 1e-9."""
         rank = self._rank
         sd = math.sqrt(rank * max(0.0, 1.0 - rank / n))
         start = int(rank - 2 - 6.5 * sd)
@@ -183,13 +165,7 @@ class NearestRankAggregate:
     def _tail_pick(
         self, positions: IntArray, side: int, ordered: FloatArray
     ) -> tuple[FloatArray, NDArray[np.bool_]]:
-        """The rank-th smallest value of each resample, counting only the sorted tail.
-
-        Draws below sorted position ``start`` are only counted (one byte gathered
-        per draw); the draws in the tail, a few percent for a p95, are counted per
-        tail position as :meth:`_pick` counts every position.  Same value exactly;
-        a resample whose rank falls below the tail (the 1e-9 case) is flagged.
-        """
+        """The rank-th smallest value of each resample, counting only the sorted tail."""
         rows, n = positions.shape
         start = self._start
         rank_of, tail = self._tails[side]
@@ -229,16 +205,7 @@ class NearestRankAggregate:
 
 
 class ItemCountAggregate:
-    """``max_item_share[@k]`` and ``entropy``: per-item query counts, vectorised.
-
-    Each case contributes its deduplicated item set (first k ids when k is
-    given).  A resample's item counts are the case weights summed over the
-    cases showing each item (one weighted bincount), from which the share of
-    the most shown item (count over the weight of cases that showed anything)
-    or the normalised entropy follows.  The
-    values equal :mod:`evalkit.metrics.builtin`'s up to the last bits of the
-    entropy's floating-point sum (observed values come from the built-ins).
-    """
+    """``max_item_share[@k]`` and ``entropy``: per-item query counts, vectorised."""
 
     vectorised = True
 

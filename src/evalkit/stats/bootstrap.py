@@ -1,28 +1,4 @@
-"""The paired bootstrap engine: one resampling pass shared by every metric.
-
-Per resample the engine needs, for each per-case metric, the sum of the
-differences at the drawn case positions, and for each aggregate its Δ
-recomputed at the same positions.  Work and memory per chunk:
-
-* few metrics: gather each metric's differences at the positions and sum;
-* many metrics: turn the positions into per-case counts once (a bincount) and
-  multiply the counts matrix by the (k x n) differences matrix (BLAS, exact
-  here: :func:`~evalkit.stats.fixedpoint.exact_products`), so metrics after
-  the first cost a fraction of a gather each;
-* few distinct per-case differences of one metric (binary metrics, graded
-  judges, rank-based metrics): draw the multinomial counts of each distinct
-  value directly, which is the distribution resampling cases produces, at a
-  cost that grows with the number of values rather than with n.
-
-:func:`marginal_draws` (what comparisons use) decides that per metric, so a
-metric's statistics depend on its own data and the seed only;
-:func:`bootstrap_draws` resamples all metrics jointly (max-T, power).
-
-Chunks hold at most ``chunk_bytes`` of draws (a resample is split into pieces
-when n alone exceeds it), so memory never grows with ``n_resamples x n``; the
-stream definition in :mod:`evalkit.stats.stream` makes the result independent
-of the chunking, and :mod:`evalkit.stats.fixedpoint` makes every sum exact.
-"""
+"""The paired bootstrap engine: one resampling pass shared by every metric."""
 
 from __future__ import annotations
 
@@ -105,24 +81,13 @@ def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
 
 
 def _first_seen(first: IntArray) -> IntArray:
-    """Group order by the position of each group's first case.
-
-    Positions are the cases sorted by id, the same on both sides, so swapping
-    the systems (which negates every tuple) keeps every group in its place and
-    the multinomial draws mirror exactly; sorting by value would reverse them.
-    """
+    """Group order by the position of each group's first case."""
     order: IntArray = np.argsort(first, kind="stable").astype(np.int64)
     return order
 
 
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
-    """Group cases by their tuple of values, or ``None`` when there are more than ``limit``.
-
-    Groups come in the order of their first case.  One sort of a 64-bit hash per
-    case finds the groups; every case is then compared with its group's first
-    case, so a hash collision can never merge two different tuples (on a
-    collision the exact fold below is used instead).
-    """
+    """Group cases by their tuple of values, or ``None`` when there are more than ``limit``."""
     if by_metric.shape[0] == 1:
         values, first, counts = np.unique(by_metric[0], return_index=True, return_counts=True)
         if values.shape[0] > limit:
@@ -170,11 +135,7 @@ def bootstrap_draws(
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> BootstrapDraws:
-    """Resample cases jointly for every metric (one stream; correlations kept).
-
-    Used where the joint distribution matters (max-T, power simulation): the
-    discrete path applies only when the *tuples* of all metrics are few.
-    """
+    """Resample cases jointly for every metric (one stream; correlations kept)."""
     if fixed.k and not aggregates:
         groups = distinct_rows(fixed.by_metric, discrete_limit(fixed.n))
         if groups is not None:
@@ -191,14 +152,7 @@ def marginal_draws(
     seed: int,
     chunk_bytes: int,
 ) -> BootstrapDraws:
-    """Each metric's resampled statistics, a function of its own data and the seed only.
-
-    A metric with few distinct differences draws multinomial counts of them from
-    a fresh discrete substream; every other metric, and every aggregate, reads
-    the case positions of the shared index substream.  So a metric's interval
-    and p never depend on which other metrics share the call, and swapping the
-    systems mirrors them exactly on either path.
-    """
+    """Each metric's resampled statistics, a function of its own data and the seed only."""
     limit = discrete_limit(fixed.n)
     sums = np.empty((n_resamples, fixed.k), dtype=np.float64)
     paths: list[BootstrapPath] = []

@@ -1,10 +1,4 @@
-"""One paired comparison of several metrics: resample once, test, correct, report.
-
-Order of work: round per-case differences onto their exact grid; one bootstrap
-pass for every metric (CI, standard error, the bootstrap p); if asked, one
-permutation pass for every metric or per-metric t-tests; then the correction;
-then the per-metric results with their warnings.
-"""
+"""One paired comparison of several metrics: resample once, test, correct, report."""
 
 from __future__ import annotations
 
@@ -174,24 +168,14 @@ class _Resampled:
 def percentile_interval(
     x: FloatArray, alpha: float, axis: int = 0
 ) -> tuple[FloatArray, FloatArray]:
-    """The spec's percentile interval (numpy "linear", type 7) of resampled Δs along ``axis``.
-
-    The upper end is minus the lower percentile of ``-x``: the same type-7
-    value, computed so that swapping the systems (which negates every resampled
-    Δ) gives exactly ``[-high, -low]``.  Every verdict built on the bootstrap
-    takes its interval from here.
-    """
+    """The spec's percentile interval (numpy "linear", type 7) of resampled Δs along ``axis``."""
     low = np.quantile(x, alpha / 2, axis=axis, method="linear")
     high = -np.quantile(-x, alpha / 2, axis=axis, method="linear")
     return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
 def observed_on_lattice(col: Column, fixed: FixedPoint, j: int) -> float:
-    """A case column's Δ: from its exact lattice sum when the lattice is rational.
-
-    ``mean(a) - mean(b)`` of two rounded means can miss the true difference by an
-    ulp (and read 2.8e-17 for equal totals); the exact sum cannot.
-    """
+    """A case column's Δ: from its exact lattice sum when the lattice is rational."""
     if fixed.kinds[j] in ("rational", "zero"):
         return fixed.exact_mean(j)
     return col.observed
@@ -207,12 +191,7 @@ def lattice_of(case_cols: list[Column], n: int) -> FixedPoint:
 
 
 def resampled_means(observed: FloatArray, offsets: FloatArray, scale: FloatArray) -> FloatArray:
-    """Resampled mean Δs: ``observed + (resampled sum - observed sum) / (n D)``.
-
-    The offset is an exact integer, so a constant difference resamples to exactly
-    ``observed`` (its interval is ``[observed, observed]``), and negating the data
-    negates every value exactly.
-    """
+    """Resampled mean Δs: ``observed + (resampled sum - observed sum) / (n D)``."""
     out: FloatArray = observed + offsets / scale
     return out
 

@@ -1,22 +1,4 @@
-"""Many tests in one gate: Holm, Westfall-Young max-T, and the false-alarm chance.
-
-With k independent tests at level alpha and nothing changed, the chance that at
-least one says "significant" is ``1 - (1 - alpha)**k`` (ten checks at 0.05:
-40%).  Two corrections keep that family-wise error at alpha:
-
-* ``holm``: step-down Bonferroni on the p-values; valid under any dependence,
-  but it ignores the correlation between metrics (ndcg@10 and recall@10 of one
-  system move together), so it spends power guarding against coincidences
-  that cannot happen.
-* ``maxt``: Westfall-Young step-down max-T over the shared resamples.  Every
-  metric is resampled with the same case draws, so the joint null is the
-  empirical one; each metric's statistic is scaled by its own bootstrap
-  standard error (any fixed positive scale keeps the procedure valid; this one
-  makes metrics on different scales comparable), and the adjusted p-value of
-  the j-th most extreme metric is the share of resamples whose largest scaled
-  statistic among the not-yet-rejected metrics reaches it.  Correlated
-  metrics share their tail, which is why it keeps more power than Holm.
-"""
+"""Many tests in one gate: Holm, Westfall-Young max-T, and the false-alarm chance."""
 
 from __future__ import annotations
 

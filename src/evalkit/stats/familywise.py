@@ -1,30 +1,4 @@
-"""The chance that a gate fails falsely: for the decision it actually makes.
-
-A gate with k comparison checks fails when any of them fails.  The figure a
-report prints must describe *that* decision: one-sided (a check fails only on
-its bad side), across metrics that move together (ndcg@10 and recall@10 of one
-system), after the correction in force.  ``1 − (1 − α)^k`` describes none of
-those: it is two-sided and assumes independence, and beside ``correction: holm``
-it is simply not the rate of anything.
-
-When every check compares a per-case metric on the same cases, the rate is
-*computed* for this gate by simulating it: evals of the same n cases whose
-per-case differences are normal with the covariance these checks' differences
-show, and nothing changed (every true difference 0).  Each simulated eval gets
-each check's paired-t interval at the check's level (the calibration suite holds
-every deciding procedure's one-sided level at α/2 ± 1 point from n = 30 on,
-docs/calibration.md), and is decided by :func:`evalkit.stats.rule.fails`, the
-rule the gate's verdicts use, after the correction in force: Holm's or max-T's
-step-down, each step's interval at the level that step decides at.  A
-non-inferiority check is decided against its margin, so with nothing changed it
-fails only when its interval reaches the margin.
-
-Otherwise the report gives a bound that holds under any dependence: Σ α_j/2
-without a correction (Bonferroni, one-sided), α with Holm or max-T (both control
-the two-sided family-wise rate at α); a non-inferiority check, at a true
-difference of 0, fails less often than at the margin's side of 0, so its α_j/2
-holds too.
-"""
+"""The chance that a gate fails falsely: for the decision it actually makes."""
 
 from __future__ import annotations
 
@@ -87,13 +61,7 @@ class FamilywiseRate:
     tests: int = 0  # how many checks the rate is over
 
     def with_slices(self, q: float, method: str) -> FamilywiseRate:
-        """The rate once per-slice checks can also fail the gate: at most rate + q.
-
-        With nothing changed every slice that fails is a false discovery, so the chance
-        that any does is the FDR itself, which the step-up holds at q (BH for
-        independent tests, BY under any dependence); the union bound adds it to the
-        checks' own rate whatever the dependence between the two.
-        """
+        """The rate once per-slice checks can also fail the gate: at most rate + q."""
         return replace(
             self,
             rate=min(1.0, self.rate + q),
@@ -152,11 +120,7 @@ class FamilywiseRate:
 def familywise_rate(
     checks: Sequence[TestedCheck], correction: str, seed: int, worlds: int = FAMILYWISE_WORLDS
 ) -> FamilywiseRate:
-    """The chance that at least one of ``checks`` fails when nothing changed.
-
-    ``correction`` is the one that decided the corrected checks (``none``, ``holm`` or
-    ``maxt``): when the gate fell back from max-T to Holm, pass ``holm``.
-    """
+    """The chance that at least one of ``checks`` fails when nothing changed."""
     sizes = {c.diffs.shape[0] for c in checks if c.diffs is not None}
     if not checks or any(c.diffs is None for c in checks) or len(sizes) != 1:
         return _bound(checks, correction)
@@ -198,13 +162,7 @@ def familywise_rate(
 def _simulated_evals(
     matrix: FloatArray, worlds: int, gen: np.random.Generator
 ) -> tuple[FloatArray, FloatArray]:
-    """Half the worlds drawn, the other half their mirror images (−Δ, the same SE).
-
-    Nothing changed is symmetric about 0, so the mirror is as likely as the draw; with
-    it, a gate and its twin with every direction swapped (a lower-is-better metric, the
-    margin on the other side) count the same failing worlds and print the same rate,
-    where independent draws differed by their Monte Carlo noise (0.6 points at 20,000).
-    """
+    """Half the worlds drawn, the other half their mirror images (−Δ, the same SE)."""
     half = (worlds + 1) // 2
     est, se = _drawn_evals(matrix, half, gen)
     return np.concatenate([est, -est])[:worlds], np.concatenate([se, se])[:worlds]
@@ -213,13 +171,7 @@ def _simulated_evals(
 def _drawn_evals(
     matrix: FloatArray, worlds: int, gen: np.random.Generator
 ) -> tuple[FloatArray, FloatArray]:
-    """(Δ, SE) of every check in ``worlds`` evals of normal differences, nothing changed.
-
-    The mean and the sample covariance of n normal rows are independent: the mean is
-    N(0, Σ/n) and (n − 1)·S is Wishart(Σ, n − 1), drawn by Bartlett's decomposition,
-    so the cost does not grow with n.  Σ is factored by its eigenvectors, which
-    tolerates perfectly correlated checks (the same metric twice).
-    """
+    """(Δ, SE) of every check in ``worlds`` evals of normal differences, nothing changed."""
     n, k = matrix.shape
     values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(matrix, rowvar=False)))
     keep = values > 1e-12 * max(float(values.max()), 1e-300)
@@ -295,13 +247,7 @@ def _maxt_critical(null_abs_t: FloatArray) -> Critical:
 def _step_down(
     family: Sequence[TestedCheck], est: FloatArray, se: FloatArray, critical: Critical
 ) -> BoolArray:
-    """Per world, whether a corrected check fails: step-down, most extreme first.
-
-    A check fails when every step up to its own rejects at its alpha and its own
-    interval at its step's level fails the rule, i.e. lies on its bad side.  Each
-    distinct alpha is stepped separately: a check's adjusted p is compared with
-    its own alpha.
-    """
+    """Per world, whether a corrected check fails: step-down, most extreme first."""
     worlds, k = est.shape
     abs_t = _abs_t(est, se)
     order = np.argsort(-abs_t, axis=1, kind="stable")

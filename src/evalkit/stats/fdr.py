@@ -1,31 +1,4 @@
-"""False-discovery-rate control across many one-sided tests: the per-slice verdicts (issue 28).
-
-Testing twenty slices at α each finds a "regressed" slice in most gates where nothing
-changed.  A per-slice check therefore controls the *false discovery rate*: among the
-slices it calls regressed, the expected share that did not truly regress is at most q.
-
-``bh``  Benjamini & Hochberg (1995): sort the m p-values, find the largest k with
-        p₍ₖ₎ ≤ q·k/m, reject the k smallest.  FDR ≤ q·m₀/m when the tests are
-        independent (and under positive regression dependence, PRDS: Benjamini &
-        Yekutieli 2001, which covers one-sided tests of positively correlated normal
-        statistics).
-``by``  Benjamini & Yekutieli (2001): the same step-up at q / c(m), c(m) = Σ 1/i.
-        FDR ≤ q under *any* dependence between the tests.
-
-``auto`` picks ``bh`` when no case is in two of the tests (disjoint slices of one
-metric: the tests are independent, BH's own condition) and ``by`` otherwise (a case in
-two tags, two dimensions, or two metrics on one slice make the tests share cases; the
-dependence is then whatever the data make it, and only BY is proved for every kind).
-
-With nothing changed at all every rejection is false, so the FDR is the chance of any
-rejection: q also bounds the chance that per-slice checks fail a gate where nothing
-changed (:mod:`evalkit.stats.familywise` adds it to the gate's family-wise figure).
-
-Every step-up here returns the *level* ℓ = q·R/m (BH) or q·R/(m·c(m)) (BY), R the
-number rejected: a test is rejected exactly when its p ≤ ℓ, so the gate can show each
-slice's interval at the level that decides as the procedure does (Benjamini &
-Yekutieli 2005 build false-coverage-rate intervals at the same level).
-"""
+"""False-discovery-rate control across many one-sided tests: the per-slice verdicts (issue 28)."""
 
 from __future__ import annotations
 
@@ -41,7 +14,6 @@ FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 
 FdrMethod = Literal["bh", "by"]
-FDR_METHODS: Final = ("auto", "bh", "by")
 FDR_NAMES: Final[dict[str, str]] = {"bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
 
 
@@ -59,10 +31,6 @@ class StepUp:
     rejected: tuple[bool, ...]
     adjusted: tuple[float, ...]  # the smallest q at which each test would be rejected
     level: float  # reject exactly when p ≤ level (q·R/m, BY: /c(m)); q/m(·/c(m)) when R = 0
-
-    @property
-    def n_rejected(self) -> int:
-        return sum(self.rejected)
 
 
 def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod) -> StepUp:
@@ -131,13 +99,7 @@ def _shared_case(sets: Sequence[frozenset[str]]) -> str | None:
 
 
 def one_sided_p(p_two_sided: float, estimate: float, null: float, higher_is_better: bool) -> float:
-    """The p of "the change is on the bad side", from an interval-dual two-sided p.
-
-    The gate's intervals are two-sided at α and a check fails when the whole interval
-    lies on the bad side, a one-sided test at α/2; for a procedure whose p is the dual
-    of its interval (evalkit.stats.procedures) that test's p is half the two-sided p
-    when the estimate is on the bad side, and 1 − p/2 when it is not.
-    """
+    """The p of "the change is on the bad side", from an interval-dual two-sided p."""
     bad = estimate < null if higher_is_better else estimate > null
     half = p_two_sided / 2.0
     return half if bad else 1.0 - half

@@ -1,30 +1,4 @@
-"""Exact resampled sums: per-case differences as integers on the data's own lattice.
-
-Every tail count of the bootstrap and permutation tests is a tie test
-(``|r - observed| >= |observed|``, ``|T| == |t|``), so resampled sums must be
-exact, whatever the summation order, BLAS kernel or threading.  Each metric's
-per-case differences are therefore turned once into integers ``K`` with
-``d = K / D`` and every resampled sum is a sum of integers, exact below 2**53
-(floats hold them: the same array feeds a gather, a BLAS product and a sort).
-
-``D`` is found from the data (see ``docs/design/lattice.md``):
-
-* **rational lattice** -- when every value is, within a few units in the last
-  place, a fraction with a small denominator (P@5 in fifths, P@10 in tenths,
-  recall in 1/|relevant|, judge grades, binary metrics), ``D`` is the least
-  common multiple of those denominators and ``K`` is exact: two resampled sums
-  are equal exactly when the true sums are, so ties are never missed.  When
-  both systems' values are known the lattice is found on them (each value is
-  the double nearest a fraction), else on the differences;
-* **binary grid** -- otherwise (continuous values, or denominators whose least
-  common multiple would not keep ``n * max|K|`` below 2**52), ``D`` is a power
-  of two as fine as that bound allows and ``K = rint(d * D)`` moves a case by
-  at most ``1 / (2D) <= max|d| * n / 2**53``.  Values that are already dyadic
-  are exact on it too.
-
-``rint`` and the lattice search are symmetric in sign, so swapping the two
-systems negates every ``K`` exactly.
-"""
+"""Exact resampled sums: per-case differences as integers on the data's own lattice."""
 
 from __future__ import annotations
 
@@ -105,13 +79,7 @@ def _tolerance(value: float, floor: float) -> float:
 
 
 def rational_denominator(values: FloatArray, n: int, *, floor: float = 0.0) -> int | None:
-    """The least common denominator of ``values`` if they lie on a usable rational lattice.
-
-    ``floor`` sets the magnitude below which the matching tolerance stops
-    shrinking (differences of values near 1 carry their rounding error).
-    ``None`` when some value is not within tolerance of a fraction with a small
-    denominator, or when the common denominator would let ``n`` terms overflow.
-    """
+    """The least common denominator of ``values`` if they lie on a usable rational lattice."""
     distinct = np.unique(np.abs(values))
     largest = float(distinct[-1]) if distinct.size else 0.0
     if largest == 0.0:
@@ -134,11 +102,7 @@ def rational_denominator(values: FloatArray, n: int, *, floor: float = 0.0) -> i
 
 @functools.lru_cache(maxsize=4096)
 def _value_denominator(v: float, floor: float) -> int | None:
-    """The denominator of the small fraction ``v`` is the double of, or ``None``.
-
-    Cached: the same few values (fifths, tenths, grades) recur across the metrics
-    of a call and the simulated evals of a power analysis.
-    """
+    """The denominator of the small fraction ``v`` is the double of, or ``None``."""
     exact = Fraction(v)
     near = exact.limit_denominator(MAX_DENOMINATOR)
     if abs(exact - near) > _tolerance(v, floor):
@@ -192,11 +156,7 @@ def to_fixed(
     values: FloatArray | Sequence[FloatArray],
     sides: Sequence[tuple[FloatArray, FloatArray] | None] | None = None,
 ) -> FixedPoint:
-    """Put each metric (a column of an n x k array, or one 1-D array each) on its lattice.
-
-    ``sides`` optionally gives, per metric, both systems' values (``diffs = a - b``),
-    on which the lattice is looked for.
-    """
+    """Put each metric (a column of an n x k array, or one 1-D array each) on its lattice."""
     if isinstance(values, np.ndarray):
         n = values.shape[0]
         columns = [values[:, j] for j in range(values.shape[1])]
@@ -214,14 +174,7 @@ def to_fixed(
 
 
 def exact_products(left: FloatArray, right: FloatArray, *, single_thread: int) -> FloatArray:
-    """``left @ right.T`` for integer-valued float operands whose exact result is < 2**53.
-
-    Done in column blocks of at most ``single_thread`` multiply-adds, which
-    OpenBLAS runs on one thread: its worker threads spin while they wait, and on
-    a shared 2-core runner one threaded product went from 1.5 to 10-80 ns per
-    case.  Every partial sum is an integer below 2**53, so the result is exact
-    whatever the block size, kernel or order.
-    """
+    """``left @ right.T`` for integer-valued float operands whose exact result is < 2**53."""
     rows, n = left.shape
     k = right.shape[0]
     total = np.zeros((rows, k), dtype=np.float64)

@@ -1,9 +1,4 @@
-"""Pair two runs by case id and pull out what the statistics need, failing loudly.
-
-Pairing is by id, never by row position, and the paired cases are put in
-sorted id order, so the order rows happen to arrive in (either side, any
-shuffling) cannot change a single resample.
-"""
+"""Pair two runs by case id and pull out what the statistics need, failing loudly."""
 
 from __future__ import annotations
 
@@ -99,11 +94,7 @@ def _by_id(rows: list[Row], name: str) -> dict[str, Row]:
 
 @dataclass(frozen=True)
 class CaseMatch:
-    """Which cases two runs share, and why the others were left out.
-
-    ``ids`` are the paired cases in ``a``'s row order; everything else is
-    accounted for in exactly one of the other fields.
-    """
+    """Which cases two runs share, and why the others were left out."""
 
     ids: tuple[str, ...]
     rows_a: dict[str, Row]
@@ -115,11 +106,6 @@ class CaseMatch:
     failed_a: tuple[str, ...] = ()
     failed_b: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
-
-    @property
-    def left_out_of_a(self) -> int:
-        """Cases of ``a`` that are not paired (missing in b, failed on either side, changed)."""
-        return len(self.rows_a) - len(self.ids)
 
     def paired(self) -> Paired:
         """The paired rows in sorted id order (what the statistics resample)."""
@@ -141,12 +127,7 @@ def match_cases(
     drop_failed: bool = False,
     changed: Sequence[str] = (),
 ) -> CaseMatch:
-    """Pair rows by case id: the one pairing rule of ``paired_bootstrap``, ``compare`` and the gate.
-
-    ``drop_failed`` leaves out cases that failed on either side (the gate and
-    ``evalkit compare``); ``changed`` names cases whose golden changed between
-    the runs, which are never paired.  Duplicate ids raise.
-    """
+    """Pair rows by case id: the one pairing rule of ``paired_bootstrap``, ``compare``, the gate."""
     name_a, name_b = names
     by_a = _by_id(list(rows_a), name_a)
     by_b = _by_id(list(rows_b), name_b)

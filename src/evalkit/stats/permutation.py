@@ -1,29 +1,4 @@
-"""The paired sign-flip (randomization) test's null distribution.
-
-Under "the two systems are interchangeable", each case's pair of scores is as
-likely swapped as not, so each per-case difference keeps or flips its sign
-independently with probability 1/2.  The null statistic of a resample is the
-flipped sum; for an aggregate, the aggregate recomputed with the two systems'
-rows swapped on the flipped cases.
-
-Three exact-in-distribution ways to produce it, chosen from the data:
-
-* ``exact``: n <= 20 -- every one of the 2**n flip patterns, no randomness
-  (aggregates that are not vectorised only when 2**n <= n_resamples);
-* ``binomial``: few distinct ``|Δ|`` values (see ``discrete_limit``) -- the
-  signed count of each group is ``n_g - 2 * Binomial(n_g, 1/2)``;
-* ``flips``: Monte Carlo flips drawn case by case.
-
-:func:`marginal_tails` (what comparisons use) picks the path per metric, so a
-metric's p depends on its own data and the seed only; :func:`permutation_null`
-flips all metrics jointly (max-T needs that).
-
-Statistics arrive chunk by chunk (memory stays bounded even for 2**20
-patterns); callers count tails as they stream past.  When only per-metric tail
-counts of an exact null are needed, :func:`exact_tail_counts` gets them by
-meeting in the middle (2 x 2**(n/2) sums and a sorted search) instead of
-listing 2**n patterns.
-"""
+"""The paired sign-flip (randomization) test's null distribution."""
 
 from __future__ import annotations
 
@@ -92,12 +67,7 @@ def marginal_tails(
     seed: int,
     chunk_bytes: int,
 ) -> MarginalTails:
-    """Each column's tail counts from a null that depends on its own data and the seed only.
-
-    Metrics: exact (meet in the middle) for n <= 20; else the binomial path
-    from a fresh discrete substream when their ``|Δ|`` values are few; else the
-    shared flips substream, which the aggregates read too.
-    """
+    """Each column's tail counts from a null that depends on its own data and the seed only."""
     n, k = fixed.n, fixed.k
     totals_abs = np.abs(fixed.totals)
     greater = np.zeros(k + len(aggregates), dtype=np.int64)
@@ -200,12 +170,7 @@ def _all_signed_sums(values: FloatArray) -> FloatArray:
 
 
 def exact_tail_counts(by_metric: FloatArray, observed_abs: FloatArray) -> tuple[IntArray, IntArray]:
-    """Per metric: sign patterns with ``|T| > |t|`` and with ``|T| == |t|`` (all 2**n).
-
-    Splits the cases in two halves, lists each half's signed sums, and for every
-    left sum counts the right sums that push ``|left + right|`` past (or onto)
-    ``|t|`` with a binary search; every sum is an exact integer.
-    """
+    """Per metric: sign patterns with ``|T| > |t|`` and with ``|T| == |t|`` (all 2**n)."""
     k, n = by_metric.shape
     half = n // 2
     greater = np.zeros(k, dtype=np.int64)

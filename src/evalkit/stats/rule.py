@@ -1,10 +1,4 @@
-"""When a comparison check fails: the gate's one rule, read from the interval (DESIGN §5).
-
-Both the gate's verdicts and the family-wise estimate that the report prints beside
-them call :func:`fails`, so the figure in the header simulates exactly the decision
-the table shows: one place to get the sign of a margin wrong, and one test for it.
-It works on a single interval (a verdict) or on arrays of them (simulated gates).
-"""
+"""When a comparison check fails: the gate's one rule, read from the interval (DESIGN §5)."""
 
 from __future__ import annotations
 
@@ -34,13 +28,7 @@ def fails(
     tested: float,
     higher_is_better: bool,
 ) -> bool | BoolArray:
-    """Whether the interval ``[low, high]`` fails a check of ``mode`` that tests ``tested``.
-
-    ``no_significant_regression`` (``tested`` 0) fails only when the whole interval lies
-    on the bad side.  ``non_inferiority`` (``tested`` the margin on the bad side, −m or
-    +m) passes only when the interval's bad end is beyond it on the good side, so it
-    fails whenever the interval reaches the margin.
-    """
+    """Whether the interval ``[low, high]`` fails a check of ``mode`` that tests ``tested``."""
     if mode == "non_inferiority":
         return low <= tested if higher_is_better else high >= tested
     return high < tested if higher_is_better else low > tested

@@ -1,22 +1,4 @@
-"""Turning a null distribution into a p-value: tail counts, the +1 rule, mid-p.
-
-Bootstrap (the spec's rule, two-sided, centred null)::
-
-    p = (#{ |r - observed| >= |observed| } + 1) / (B + 1)
-
-The +1 counts the observed sample as one draw of its own null, so p is never
-exactly 0: not seeing something in B draws is evidence it is rare, not that it
-is impossible.
-
-Permutation (mid-p, for discrete metrics whose null has atoms)::
-
-    Monte Carlo:  p = (#{|T| > |t|} + (#{|T| = |t|} + 1) / 2) / (B + 1)
-    exact:        p = (#{|T| > |t|} +  #{|T| = |t|}      / 2) / 2**n
-
-Ties count half, so a binary metric is not tested conservatively just because
-its null piles up on a few values.  An observed statistic of exactly 0 gives
-p = 1: nothing was observed, so there is nothing to test.
-"""
+"""Turning a null distribution into a p-value: tail counts, the +1 rule, mid-p."""
 
 from __future__ import annotations
 

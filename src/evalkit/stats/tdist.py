@@ -1,12 +1,4 @@
-"""Student's t tail probabilities without scipy (a dev-only dependency here).
-
-The two-sided tail of a t statistic with ``df`` degrees of freedom is the
-regularized incomplete beta function ``I_x(df/2, 1/2)`` at
-``x = df / (df + t**2)``.  ``I_x(a, b)`` is evaluated by its continued fraction
-(modified Lentz), on whichever side of the mean ``a / (a + b)`` it converges
-fastest; ``1 - x`` is passed in separately so small tails keep full relative
-precision.  Tested against ``scipy.stats`` to ~1e-12.
-"""
+"""Student's t tail probabilities without scipy (a dev-only dependency here)."""
 
 from __future__ import annotations
 
@@ -91,12 +83,7 @@ def t_cdf(t: float, df: float) -> float:
 
 @functools.lru_cache(maxsize=4096)
 def t_quantile(q: float, df: float) -> float:
-    """The ``q`` quantile of Student's t with ``df`` degrees of freedom (0 < q < 1).
-
-    Bisection on :func:`t_cdf` to the last representable digit: slow (~100 tail
-    evaluations) but called once per (level, df) thanks to the cache, and it keeps
-    scipy out of the runtime dependencies.
-    """
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom (0 < q < 1)."""
     if not 0.0 < q < 1.0:
         raise ValueError(f"quantile level must lie strictly between 0 and 1, got {q}")
     if df <= 0:

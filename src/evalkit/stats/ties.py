@@ -1,14 +1,4 @@
-"""Wins, losses and ties: the one polarity-aware definition every entry point uses.
-
-A case is a *tie* when its difference is exactly zero on the metric's lattice
-(:mod:`evalkit.stats.fixedpoint`): for P@5, recall, judge grades and binary
-metrics that is exact equality of the true values, so ``0.6 - 0.4`` and
-``0.4 - 0.2`` are both one step and never a tie with a float tolerance's luck.
-On the binary grid of continuous values a tie is ``|d| < 1 / (2D)``, about
-``max|d| * n * 1e-16``.  A *win* is a case that moved the good way for the
-metric's direction: up for higher-is-better, down for lower-is-better; a
-metric of unknown direction reads "a is higher" as a win.
-"""
+"""Wins, losses and ties: the one polarity-aware definition every entry point uses."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Systems under test: anything that turns a golden case into a response.
-
-``HttpTarget`` is loaded on first use, so ``import evalkit`` does not pay for
-importing httpx (a few hundred milliseconds) in programs that never call HTTP.
-"""
+"""Systems under test: anything that turns a golden case into a response."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""Turning what a user's function returned into a :class:`TargetResponse`.
-
-Shared by :class:`CallableTarget` (the callable's return value) and
-:class:`HttpTarget` (what ``extract`` returned), so both accept exactly the
-same shapes and word their refusals the same way.
-"""
+"""Turning what a user's function returned into a :class:`TargetResponse`."""
 
 from __future__ import annotations
 
@@ -44,14 +39,7 @@ def to_response(
     raw: Any = None,
     meta: Mapping[str, Any] | None = None,
 ) -> TargetResponse:
-    """Build the response for ``value`` or raise a one-line :class:`TargetError`.
-
-    ``culprit`` names what produced ``value`` and starts every message, e.g.
-    ``"target 'prod', case 'q1': extract"``.  A returned :class:`TargetResponse`
-    is copied (never mutated: a callable may hand back a cached object); its own
-    non-zero ``latency_ms`` is kept only when ``keep_reported_latency`` is true.
-    ``meta`` is laid under the response's own meta.
-    """
+    """Build the response for ``value`` or raise a one-line :class:`TargetError`."""
     base_meta = dict(meta or {})
     if isinstance(value, TargetResponse):
         own_latency = value.latency_ms if keep_reported_latency else 0.0

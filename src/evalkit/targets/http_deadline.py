@@ -1,18 +1,4 @@
-"""Each HTTP attempt's total deadline: httpx bounds each wait, this bounds the whole.
-
-httpx's timeouts are per phase: connect, each read, each write.  A server that sends one
-byte every half second never trips a read timeout, and held a case for minutes with
-``timeout_s: 3`` (#48).  So the sockets of every ``httpx.Client`` that HttpTarget builds
-go through :class:`DeadlineBackend`: each connect, TLS handshake, read and write waits at
-most the time left before the deadline of the attempt running on the calling thread
-(set by :func:`attempt_deadline`; a synchronous httpx request does all of its I/O on
-the thread that sent it), and a wait that the deadline cut short raises
-:class:`DeadlineExceeded`.  Why this and not a watchdog thread: ``docs/design/targets.md``.
-
-A client passed in as ``client=`` is not ours to rewire: its body is checked against the
-deadline between chunks (:func:`check_deadline`), and its header wait has only its own
-per-wait timeouts.
-"""
+"""Each HTTP attempt's total deadline: httpx bounds each wait, this bounds the whole."""
 
 from __future__ import annotations
 
@@ -152,13 +138,7 @@ class DeadlineBackend(httpcore.NetworkBackend):
 
 
 def with_deadlines(client: httpx.Client) -> httpx.Client:
-    """``client`` (one just built, never a user's) with every pool on :class:`DeadlineBackend`.
-
-    httpx has no public hook for a pool's network backend, so this sets httpcore's
-    ``_network_backend`` on the pool of each transport the client may use (its own and
-    the proxies the environment mounts).  Should a release of httpx or httpcore lay them
-    out otherwise, this fails here, loudly, rather than run without deadlines.
-    """
+    """``client`` (one just built, never a user's) with every pool on :class:`DeadlineBackend`."""
     transports = [client._transport, *client._mounts.values()]
     for transport in transports:
         if transport is None:  # a mount meaning "no proxy here"

@@ -1,10 +1,4 @@
-"""The ``target.http`` config block's two small languages: the payload template and extract.
-
-``payload`` is any YAML value whose strings may name a case's fields as ``{{query}}``;
-``extract`` is a JMESPath expression over the reply's body.  The config layer
-(``evalkit._app.pipeline.build_http_target``) turns them into HttpTarget's
-``build_payload`` and ``extract`` with these two functions.
-"""
+"""The ``target.http`` config block's two small languages: the payload template and extract."""
 
 from __future__ import annotations
 

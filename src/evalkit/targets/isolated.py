@@ -1,25 +1,4 @@
-"""A target answered by child processes that do not hold the job's token (issue #25).
-
-A ``target: python:`` callable is the code under test, on a pull request the PR's own
-code. Run in the action's process it can read everything that process holds: the
-``github-token`` input (``INPUT_GITHUB-TOKEN``), ``GITHUB_TOKEN``, the runner's
-``ACTIONS_*`` tokens, in ``os.environ`` and in ``/proc/self/environ``.  An
-:class:`IsolatedTarget` runs it in child processes instead:
-
-* each child starts with the parent's environment less :func:`child_environment`'s
-  removals (every ``INPUT_*`` variable and the job's tokens), so neither ``os.environ``
-  nor ``/proc/self/environ`` of the child holds them;
-* the parent makes itself non-dumpable (``PR_SET_DUMPABLE`` 0) before the first child
-  starts, so a child of another user, or of the same user without CAP_SYS_PTRACE,
-  cannot read ``/proc/<parent>/environ`` or its memory either; a root parent (a Docker
-  action) runs its children as another user for that (:func:`child_user`);
-* answers come back as bounded JSON, never pickle: unpickling what the child sends would
-  run the child's code in the parent.
-
-The child side is ``evalkit._app.isolated_target`` (it builds the target from evalkit.yaml);
-this module only starts children, speaks the protocol and strips the environment.
-Linux only: the action's container is Linux, and ``prctl`` is what the isolation rests on.
-"""
+"""A target answered by child processes that do not hold the job's token (issue #25)."""
 
 from __future__ import annotations
 
@@ -101,14 +80,7 @@ def make_undumpable() -> None:
 
 
 def child_user(workdir: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """Who a child runs as: None (this user) unless this process is root.
-
-    A root child could read a root parent's /proc/PID/environ even when the parent is
-    non-dumpable and the child holds no CAP_SYS_PTRACE (measured: Linux checks ownership
-    of that file, which root passes), so under root the child becomes the user who owns
-    the working directory, the runner's user in a GitHub job (it can read and write the
-    workspace as a `run:` step can), or nobody (65534) when root owns that too.
-    """
+    """Who a child runs as: None (this user) unless this process is root."""
     if os.geteuid() != 0:
         return None
     st = os.stat(workdir)
@@ -209,14 +181,7 @@ def _response(message: Mapping[str, Any], culprit: str) -> TargetResponse:
 
 
 class IsolatedTarget:
-    """A :class:`~evalkit.targets.base.Target` whose ``invoke`` runs in a child process.
-
-    ``command`` starts one child (``[sys.executable, "-m", "evalkit._app.isolated_target",
-    ...]``); it answers a first frame ``{"ready": NAME}`` (or ``{"error": ...}``, raised
-    here as :class:`TargetConfigError`) and then one answer per case. Children are
-    started as needed, one per concurrent call, and reused; a child that dies is
-    replaced on the next call. ``close()`` ends them all.
-    """
+    """A :class:`~evalkit.targets.base.Target` whose ``invoke`` runs in a child process."""
 
     def __init__(self, command: Sequence[str], env: Mapping[str, str]) -> None:
         self._command = list(command)
