@@ -46,8 +46,9 @@ def test_schema_version_comes_first_and_keys_are_stable() -> None:
     assert next(iter(data)) == "schema_version"
     assert data["schema_version"] == 1
     assert list(data) == [
-        "schema_version", "kind", "verdict", "exit_code", "summary", "subset", "candidate",
-        "baseline", "reference", "goldens_diff", "multiplicity", "notes", "non_finite", "checks",
+        "schema_version", "kind", "verdict", "exit_code", "summary", "subset", "stopped_early",
+        "candidate", "baseline", "reference", "goldens_diff", "multiplicity", "notes",
+        "non_finite", "checks",
     ]  # fmt: skip
     assert dumps(failing()) == dumps(failing())
 

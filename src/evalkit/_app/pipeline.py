@@ -813,6 +813,7 @@ class GateAsk:
     require_baseline: bool = False
     require_reference: bool = False
     reports: Mapping[str, Path | None] = field(default_factory=dict)  # flag -> report file
+    stop_early: bool | None = None  # --stop-early/--no-stop-early; None: as the config says
 
 
 @dataclass(frozen=True)
@@ -936,8 +937,46 @@ def gate_config(
         on_checks(chosen.checks.checks, base)
     written: Path | None = None
     saturated: list[str] = []
+    stopping = _stop_early_settings(cfg, ask)
+    early = None
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
+    elif stopping is not None:
+        from evalkit._app.early_stop import refuse_with_cases, run_stopping_early
+
+        refuse_with_cases(ask.cases)
+        if on_start is not None:
+            planned = len(prepared.goldens)
+            if stopping.max_cases is not None:
+                planned = min(planned, stopping.max_cases)
+            on_start(planned * cfg.model.repeats)
+        tgt = build_target(prepared.config)  # one client for every batch
+        try:
+            with noting_client_saturation() as saturated:
+                early = run_stopping_early(
+                    prepared,
+                    base,
+                    stopping,
+                    run_batch=lambda part, tgt: _run_batch(part, tgt, ask.concurrency, on_row),
+                    to_artifact=lambda part, result: to_artifact(part, result, result.name),
+                    target=tgt,
+                )
+        finally:
+            close = getattr(tgt, "close", None)
+            if callable(close):
+                close()
+        decided = early.subset.goldens(prepared.goldens)
+        stopped = early.stopped
+        candidate = to_artifact(
+            replace(prepared, goldens=decided),
+            early.result,
+            early.result.name,
+            # a partial run is never promoted as a baseline (promote_run refuses a subset)
+            subset=None
+            if stopped is None
+            else f"stop_early ({stopped.cases_run:,} of {stopped.cases_total:,} cases)",
+        )
+        written = write_run(candidate, run_out)
     else:
         if on_start is not None:  # each trial advances the progress
             on_start(len(chosen.goldens) * cfg.model.repeats)
@@ -947,6 +986,9 @@ def gate_config(
             )
     # Where no baseline was found matters only to a check that compares with one.
     no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
+    if early is not None and early.stopped is not None:
+        decision = _gate_stopped(prepared, candidate, base, early, ask, ref)
+        return GateRun(decision, candidate, run_out, written, ref, written, cfg, store)
     report = gate(
         prepared,
         candidate,
@@ -970,3 +1012,66 @@ def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
     from evalkit._app.store_opening import open_config_store
 
     return cache(lambda: open_config_store(config))
+
+
+def _stop_early_settings(config: LoadedConfig, ask: GateAsk) -> Any:
+    """The ``stop_early:`` settings in force (None: every case runs)."""
+    from evalkit._spec.config import StopEarlyConfig
+
+    block = config.model.stop_early
+    if ask.stop_early is False:
+        return None
+    if ask.stop_early and ask.candidate is not None:
+        raise InputError(
+            f"--stop-early runs the target in batches; with --candidate {ask.candidate} "
+            "nothing is run: drop one of them"
+        )
+    if ask.candidate is not None:
+        return None  # nothing runs, so nothing stops early
+    if block is None:
+        return StopEarlyConfig() if ask.stop_early else None
+    return block
+
+
+def _run_batch(
+    part: Prepared, target: Any, concurrency: int | None, on_row: RowCallback | None
+) -> RunResult[CaseResult]:
+    if on_row is not None and part.config.model.repeats > 1:
+        seen = on_row
+        return run_candidate(
+            part,
+            target=target,
+            concurrency=concurrency,
+            on_trial=lambda _trial, index, row: seen(index, row),
+        )
+    return run_candidate(part, target=target, on_row=on_row, concurrency=concurrency)
+
+
+def _gate_stopped(
+    prepared: Prepared,
+    candidate: RunArtifact,
+    base: RunArtifact | None,
+    early: Any,
+    ask: GateAsk,
+    ref: Reference | None,
+) -> GateReport:
+    """The fixed-n gate on the cases run, labelled with how and why the run stopped."""
+    subset = early.subset
+    specs, left_out = subset.checks(list(prepared.checks.checks))
+    decided = replace(
+        prepared,
+        goldens=subset.goldens(prepared.goldens),
+        checks=replace(prepared.checks, checks=tuple(specs)),
+    )
+    candidate = replace(candidate, subset=None)
+    report = gate(
+        decided,
+        candidate,
+        None if base is None else subset.only(base),
+        notes=tuple(left_out),
+        baseline_chosen=False,
+        reference=ref,
+        reference_chosen=ask.reference is not None,
+        require_reference=ask.require_reference,
+    )
+    return replace(report, stopped_early=early.stopped)

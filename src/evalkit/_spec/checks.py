@@ -100,6 +100,7 @@ CHECK_KEYS: Final = (
     "description",
     "per_slice",
     "slice",
+    "min_effect",
 )
 FILE_KEYS: Final = ("checks", "correction", "require_baseline", "require_reference")
 
@@ -193,6 +194,9 @@ class CheckSpec:
     # pipeline resolves to the slice's case ids (evalkit._spec.slices).
     per_slice: bool = False
     slice: str | None = None
+    # no_significant_regression's practical-effect rule: fail only on a regression
+    # significantly larger than this (docs/checks.md#min_effect).
+    min_effect: float | None = None
 
     def __post_init__(self) -> None:
         ident: object = self.id
@@ -313,6 +317,11 @@ class CheckSpec:
                 "— remove it",
                 "margin",
             )
+        if self.min_effect is not None:
+            raise self._error(
+                "min_effect applies only to 'vs_baseline: no_significant_regression' — remove it",
+                "min_effect",
+            )
 
     def _check_baseline_kind(self) -> None:
         against = "vs_baseline" if self.vs_baseline is not None else "vs_reference"
@@ -352,6 +361,31 @@ class CheckSpec:
             raise self._error(
                 f"margin applies only to '{against}: non_inferiority' — remove it", "margin"
             )
+        self._check_min_effect(kind)
+
+    def _check_min_effect(self, kind: object) -> None:
+        if self.min_effect is None:
+            return
+        if kind != "no_significant_regression":
+            raise self._error(
+                "min_effect applies only to no_significant_regression (non_inferiority "
+                "already has its margin) — remove it",
+                "min_effect",
+            )
+        effect = self._number("min_effect", self.min_effect)
+        if effect <= 0:
+            raise self._error(
+                f"min_effect must be greater than 0 (the smallest regression worth failing "
+                f"on, in the metric's units), got {effect!r}",
+                "min_effect",
+            )
+        if self.per_slice:
+            raise self._error(
+                "min_effect and per_slice together are not supported: each slice is "
+                "tested for any regression — remove one",
+                "min_effect",
+            )
+        object.__setattr__(self, "min_effect", effect)
 
     def _check_scope(self) -> None:
         scope: object = self.scope
@@ -451,6 +485,8 @@ class CheckSpec:
             settings = [f"alpha={self.alpha:g}"]
             if self.margin is not None:
                 settings.append(f"margin={self.margin:g}")
+            if self.min_effect is not None:
+                settings.append(f"min_effect={self.min_effect:g}")
             if self.method not in (None, DEFAULT_METHOD):
                 settings.append(f"method={self.method}")
             against = "" if self.vs_reference is None else "vs_reference "

@@ -246,6 +246,19 @@ class SlicesConfig(_Strict):
         return value
 
 
+class StopEarlyConfig(_Strict):
+    """``stop_early:``: run the cases in a seeded random order, in batches, and stop once
+    every blocking check is settled by its anytime-valid confidence sequence, or a budget
+    is spent (docs/early-stopping.md).  The block turns it on; every key is optional."""
+
+    batch: int = Field(default=50, ge=1, strict=True)
+    max_cases: int | None = Field(default=None, ge=1, strict=True)
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # the order's seed (default: the config's seed)
+    seed: int | None = Field(default=None, ge=0, strict=True)
+
+
 class EvalkitConfig(_Strict):
     name: str | None = None
     goldens: str = Field(min_length=1)
@@ -286,6 +299,15 @@ class EvalkitConfig(_Strict):
                 "conversation or template it belongs to (metadata.doc_id)",
             )
         return value
+
+    # Early stopping for the gate (evalkit/_app/early_stop.py); None: every case runs.
+    stop_early: StopEarlyConfig | None = None
+
+    @field_validator("stop_early", mode="before")
+    @classmethod
+    def _bare_stop_early(cls, value: Any) -> Any:
+        # `stop_early:` with nothing under it turns it on with the defaults
+        return {} if value is None else value
 
     @field_validator("slices", mode="before")
     @classmethod

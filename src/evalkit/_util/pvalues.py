@@ -4,7 +4,8 @@ Four decimals, as the spec prints them; below what four decimals can show, ``<0.
 (a p is never exactly 0).  With a label the relation is part of the text:
 ``p=0.0435``, ``p<0.0001`` -- never ``p=<0.0001``.  A label says what the p tests
 when that is not "no difference": ``Holm-adjusted p`` under a correction,
-``p vs margin`` for a non-inferiority check.
+``p vs margin`` for a non-inferiority check, ``p vs min_effect`` for a regression check
+that tolerates a small loss.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def p_text(p: float | None, label: str = "p") -> str:
     return f"{label}{shown}" if shown.startswith("<") else f"{label}={shown}"
 
 
-def p_label(correction: str, non_inferiority: bool) -> str:
+def p_label(correction: str, non_inferiority: bool, min_effect: bool = False) -> str:
     """What a verdict's deciding p tests, as its label reads."""
     if non_inferiority:
         return "p vs margin"
     name = CORRECTION_NAMES.get(correction)
-    return "p" if name is None else f"{name}-adjusted p"
+    label = "p" if name is None else f"{name}-adjusted p"
+    return f"{label} vs min_effect" if min_effect else label

@@ -45,6 +45,20 @@ JunitOpt = Annotated[
 ]
 
 
+StopEarlyOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--stop-early/--no-stop-early",
+        show_default=False,
+        help=(
+            "Run the cases in a seeded random order in batches and stop once every "
+            "blocking check is settled (default: on when evalkit.yaml has stop_early:); "
+            "docs/early-stopping.md."
+        ),
+    ),
+]
+
+
 def gate(
     config: ConfigOpt = DEFAULT_CONFIG,
     candidate: Annotated[
@@ -76,6 +90,7 @@ def gate(
     judge_cache_only: JudgeCacheOnlyOpt = False,
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
+    stop_early: StopEarlyOpt = None,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Decide every check: the candidate against the baseline.
@@ -104,6 +119,7 @@ def gate(
         require_baseline=require_baseline,
         require_reference=require_reference,
         reports=reports,
+        stop_early=stop_early,
     )
     progress = Progress()
     try:

@@ -87,6 +87,8 @@ class Comparison:
     # those cases declared none (each its own cluster).
     clusters: int | None = None
     own_clusters: int | None = None
+    # no_significant_regression's min_effect δ: the p tests Δ = ∓δ (tested_value).
+    min_effect: float | None = None
 
     @property
     def decided_by(self) -> str:
@@ -111,7 +113,9 @@ class Comparison:
     def p_label(self) -> str:
         """How :attr:`deciding_p` is labelled wherever it is printed (evalkit._util.pvalues)."""
         return p_label(
-            self.correction if self.p_adjusted is not None else "none", self.margin is not None
+            self.correction if self.p_adjusted is not None else "none",
+            self.margin is not None,
+            self.min_effect is not None,
         )
 
 
@@ -186,6 +190,39 @@ class ReferenceReport:
 
 
 @dataclass(frozen=True)
+class StoppedEarly:
+    """A gate that ran some cases in a seeded random order and stopped (stop_early:).
+
+    ``settled``: every blocking check was settled by its anytime-valid confidence
+    sequence, so the verdict holds for the whole golden set; otherwise a budget ran out
+    first and the run is incomplete: the fixed-n verdict on the cases run, never a pass.
+    """
+
+    cases_run: int
+    cases_total: int
+    reason: str
+    settled: bool
+    cost_usd: float | None = None
+    cost_usd_estimated_full: float | None = None
+    undecided: tuple[str, ...] = ()  # blocking checks not settled when it stopped
+
+    def line(self) -> str:
+        """``stopped after 140 of 1,000 cases: every check settled (anytime-valid); ...``."""
+        text = f"stopped after {self.cases_run:,} of {self.cases_total:,} cases: {self.reason}"
+        if self.cost_usd is not None:
+            text += f"; judge cost ${self.cost_usd:,.2f}"
+            if self.cost_usd_estimated_full is not None:
+                text += f" of an estimated ${self.cost_usd_estimated_full:,.2f}"
+        if self.undecided:
+            text += f"; undecided: {', '.join(self.undecided)}"
+        return text
+
+    def coverage(self) -> str:
+        """``140/1,000 cases (stopped early)``: never mistaken for a subset gate."""
+        return f"{self.cases_run:,}/{self.cases_total:,} cases (stopped early)"
+
+
+@dataclass(frozen=True)
 class GateReport:
     verdicts: tuple[CheckVerdict, ...]
     candidate: RunSummary
@@ -203,6 +240,8 @@ class GateReport:
     subset: Subset | None = None
     # Set when a check compares slice by slice (per_slice: true): evalkit.gate.slices.
     slices: SliceReport | None = None
+    # Set when the gate stopped before the last case (stop_early:): evalkit._app.early_stop.
+    stopped_early: StoppedEarly | None = None
 
     @property
     def blocking_failures(self) -> list[CheckVerdict]:
@@ -217,6 +256,8 @@ class GateReport:
             return "fail"
         if self.subset is not None:
             return "incomplete"
+        if self.stopped_early is not None and not self.stopped_early.settled:
+            return "incomplete"  # a budget ran out before every check was settled
         # A drift check that could not run is never green (docs/drift.md).
         if any(v.status in _NOT_GREEN for v in self.verdicts):
             return "warn"

@@ -442,10 +442,12 @@ def _decide_checked(spec: CheckSpec, evaluator: Evaluator, alpha: float, tested:
 
 
 def _tested_value(spec: CheckSpec, hib: bool) -> float:
-    """The difference the check tests against: 0, or the margin on the bad side."""
+    """The difference the check tests against: 0, or the margin or min_effect on the bad side."""
     if spec.mode == "non_inferiority":
         margin = _margin(spec)
         return -margin if hib else margin
+    if spec.min_effect is not None:
+        return -spec.min_effect if hib else spec.min_effect
     return 0.0
 
 
@@ -534,6 +536,7 @@ def _compare(
         ties=ties,
         mde=mde,
         margin=spec.margin,
+        min_effect=spec.min_effect,
         warnings=tuple(w.message for w in stat_warnings),
         deltas=tuple(deltas),
         procedure=evaluator.procedure,
@@ -572,11 +575,36 @@ def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
     if c.p_adjusted is not None:
         p_shown += f" (unadjusted {p_text(c.p_value)})"
     improved = c.ci_low > 0 if hib else c.ci_high < 0
+    if c.min_effect is not None:
+        return _decide_min_effect(c, hib, bad_status, f"{ci}, {p_shown}", u)
     if fails("no_significant_regression", c.ci_low, c.ci_high, 0.0, hib):
         return bad_status, f"{ci}, {p_shown}: significant regression"
     if improved:
         return "pass", f"{ci}, {p_shown}: significant improvement"
     return "pass", f"{ci}, {p_shown}: no significant regression"
+
+
+def _decide_min_effect(
+    c: Comparison, hib: bool, bad_status: Status, shown: str, u: str
+) -> tuple[Status, str]:
+    """no_significant_regression with min_effect δ: fail only beyond δ, significantly.
+
+    The interval is the default procedure's; only the line it is read against moves
+    from 0 to the bad side's δ (``tested_value``), so p and interval still agree.
+    """
+    assert c.min_effect is not None
+    effect = c.min_effect
+    worse_side = c.ci_low if hib else c.ci_high
+    if fails("no_significant_regression", c.ci_low, c.ci_high, c.tested_value, hib):
+        return bad_status, (
+            f"{shown}: a regression significantly larger than min_effect {effect:g}{u}"
+        )
+    if (worse_side > c.tested_value) if hib else (worse_side < c.tested_value):
+        return "pass", (
+            f"{shown}: any regression larger than min_effect {effect:g}{u} is ruled out "
+            f"(bound {signed(worse_side)}{u})"
+        )
+    return "pass", (f"{shown}: no regression significantly larger than min_effect {effect:g}{u}")
 
 
 # ----------------------------------------------------------------------------- entry point

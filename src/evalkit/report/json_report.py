@@ -22,6 +22,7 @@ from evalkit.gate.model import (
     GateReport,
     ReferenceReport,
     RunSummary,
+    StoppedEarly,
 )
 from evalkit.report.advice import MarginAdvice, margin_advice
 from evalkit.report.slices import slice_json
@@ -60,6 +61,7 @@ def _comparison(c: Comparison | None) -> dict[str, Any] | None:
         "ties": c.ties,
         "mde": _f(c.mde),
         "margin": _f(c.margin),
+        "min_effect": _f(c.min_effect),
         "warnings": list(c.warnings),
         "deltas": [_delta(d) for d in c.deltas],
         "correction": c.correction,
@@ -152,6 +154,21 @@ def _reference(ref: ReferenceReport | None) -> dict[str, Any] | None:
     }
 
 
+def _stopped(stopped: StoppedEarly | None) -> dict[str, Any] | None:
+    """How a gate with stop_early: stopped (None: every case ran)."""
+    if stopped is None:
+        return None
+    return {
+        "cases_run": stopped.cases_run,
+        "cases_total": stopped.cases_total,
+        "reason": stopped.reason,
+        "settled": stopped.settled,
+        "undecided": list(stopped.undecided),
+        "cost_usd": _f(stopped.cost_usd),
+        "cost_usd_estimated_full": _f(stopped.cost_usd_estimated_full),
+    }
+
+
 def render_json(report: GateReport) -> dict[str, Any]:
     """The report as plain JSON data (see docs/report-schema.md)."""
     h = headline(report)
@@ -178,6 +195,7 @@ def render_json(report: GateReport) -> dict[str, Any]:
             "cases": list(report.subset.ids),
             "n_total": report.subset.n_total,
         },
+        "stopped_early": _stopped(report.stopped_early),
         "candidate": _run(report.candidate),
         "baseline": _run(report.baseline),
         "reference": _reference(report.reference),

@@ -107,6 +107,8 @@ def result(v: CheckVerdict) -> str:
     )
     if c.margin is not None:
         text += f", margin {num(c.margin, u)}"
+    if c.min_effect is not None:
+        text += f", min_effect {num(c.min_effect, u)}"
     return text
 
 
@@ -134,6 +136,8 @@ def change_parts(v: CheckVerdict) -> list[str]:
     parts = [f"Δ {signed(c.delta, u)} [{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)}"]
     if c.margin is not None:
         parts.append(f"margin {num(c.margin, u)}")
+    if c.min_effect is not None:
+        parts.append(f"min_effect {num(c.min_effect, u)}")
     return parts
 
 
@@ -200,6 +204,8 @@ def full_coverage(report: GateReport) -> str | None:
     when some check did not cover all of its cases (the table then shows which)."""
     if not report.verdicts or any(v.covered != v.total for v in report.verdicts):
         return None
+    if report.stopped_early is not None:
+        return f"Every check covered the {report.stopped_early.coverage()}."
     n = report.candidate.n_cases
     # with declared clusters, the clusters those cases fall in (evalkit.yaml `clusters:`)
     counts = {v.comparison.clusters for v in report.verdicts if v.comparison is not None}
@@ -337,6 +343,9 @@ def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
     The selection is what the user typed (-k …): each reporter escapes it its own way.
     """
     sub = report.subset
+    stopped = report.stopped_early
+    if stopped is not None:  # nothing typed by the user in it: the selection part is empty
+        return (f"Coverage: {stopped.coverage()}: ", "", stopped.line())
     if sub is None:
         return None
     return (

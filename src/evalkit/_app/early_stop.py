@@ -1,0 +1,173 @@
+"""``stop_early:``: run the gate's cases in a seeded random order and stop when settled.
+
+The order is fixed from the seed before any case runs; the cases then run in batches in
+that order, and after each batch :func:`evalkit.gate.sequential.settle_checks` reads every
+blocking check's anytime-valid confidence sequence against the stored baseline rows.
+The run stops at the first look where every blocking check is settled, or when a budget
+(``max_cases``, ``max_cost_usd``, ``max_seconds``) is spent: the report then says the run
+is incomplete and names what was undecided (docs/early-stopping.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalkit._model.results import CaseResult, RunResult
+from evalkit._spec.case_filter import Subset
+from evalkit.errors import InputError
+
+if TYPE_CHECKING:
+    from evalkit._app.pipeline import Prepared
+    from evalkit._spec.artifact import RunArtifact
+    from evalkit._spec.config import StopEarlyConfig
+    from evalkit.gate.model import StoppedEarly
+    from evalkit.targets import Target
+
+__all__ = ["EarlyRun", "case_order", "refuse_with_cases", "run_stopping_early"]
+
+SETTLED = "every check settled (anytime-valid)"
+
+
+@dataclass(frozen=True)
+class EarlyRun:
+    """What ran: the rows in golden-file order, the cases run, and why it stopped."""
+
+    result: RunResult[CaseResult]
+    run_ids: tuple[str, ...]  # in the order they ran
+    stopped: StoppedEarly | None  # None: every case ran
+    subset: Subset  # the cases run, to decide on (every case when none was skipped)
+
+
+def case_order(ids: Sequence[str], seed: int) -> list[str]:
+    """The seeded random order the cases run in: the same for the same ids and seed."""
+    rng = np.random.default_rng([seed, len(ids)])
+    return [ids[i] for i in rng.permutation(len(ids))]
+
+
+def _cost(rows: Sequence[CaseResult]) -> float | None:
+    """Money the rows report in their meta (``*cost_usd``: judge and target), or None."""
+    total = 0.0
+    seen = False
+    for row in rows:
+        meta = row.response.meta if row.response is not None else {}
+        for key, value in meta.items():
+            if key.endswith("cost_usd") and isinstance(value, int | float) and math.isfinite(value):
+                total += float(value)
+                seen = True
+    return total if seen else None
+
+
+def _budget_spent(
+    settings: StopEarlyConfig, n_run: int, cost: float | None, elapsed: float
+) -> str | None:
+    if settings.max_cases is not None and n_run >= settings.max_cases:
+        return f"budget max_cases {settings.max_cases:,} reached before every check settled"
+    if settings.max_cost_usd is not None and cost is not None and cost >= settings.max_cost_usd:
+        return f"budget max_cost_usd ${settings.max_cost_usd:,.2f} spent before every check settled"
+    if settings.max_seconds is not None and elapsed >= settings.max_seconds:
+        return f"budget max_seconds {settings.max_seconds:g} s spent before every check settled"
+    return None
+
+
+def run_stopping_early(
+    prepared: Prepared,
+    baseline: RunArtifact | None,
+    settings: StopEarlyConfig,
+    *,
+    run_batch: Callable[[Prepared, Target | None], RunResult[CaseResult]],
+    to_artifact: Callable[[Prepared, RunResult[CaseResult]], RunArtifact],
+    target: Target | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> EarlyRun:
+    """Run ``prepared`` batch by batch in the seeded order until settled or out of budget.
+
+    ``run_batch`` runs a prepared eval of some cases (the pipeline's ``run_candidate``),
+    ``to_artifact`` makes the partial run an artefact for the checks to read.
+    """
+    from evalkit.gate.sequential import refuse_unsupported, settle_checks
+
+    checks = list(prepared.checks.checks)
+    refuse_unsupported(checks, getattr(prepared.checks, "correction", "none") or "none")
+    ids = prepared.goldens.ids()
+    seed = settings.seed if settings.seed is not None else prepared.config.model.seed
+    order = case_order(ids, seed)
+    planned = len(order) if settings.max_cases is None else min(len(order), settings.max_cases)
+    blocking = [c for c in checks if c.is_blocking]
+    started = clock()
+    rows: dict[str, CaseResult] = {}
+    ends: list[int] = []
+    stopped: tuple[str, bool, tuple[str, ...]] | None = None
+    while len(ends) == 0 or ends[-1] < planned:
+        start = ends[-1] if ends else 0
+        batch = order[start : min(start + settings.batch, planned)]
+        part = replace(prepared, goldens=prepared.goldens.subset(set(batch)))
+        for row in run_batch(part, target).per_query:
+            rows[row.case_id] = row
+        ends.append(start + len(batch))
+        run_ids = order[: ends[-1]]
+        if any(rows[i].error is not None for i in run_ids):
+            stopped = ("a case failed to run", False, ())
+            break
+        if not blocking or ends[-1] >= len(order):
+            continue
+        partial = to_artifact(part, RunResult(part.config.name, [rows[i] for i in run_ids]))
+        states = settle_checks(
+            blocking, partial, baseline, run_ids, planned=planned, batch_ends=ends
+        )
+        open_ids = tuple(s.check_id for s in states if s.outcome is None)
+        if not open_ids:
+            stopped = (SETTLED, True, ())
+            break
+        spent = _budget_spent(settings, ends[-1], _cost(list(rows.values())), clock() - started)
+        if spent is not None:
+            stopped = (spent, False, open_ids)
+            break
+    run_ids = order[: ends[-1]]
+    if stopped is None and len(run_ids) < len(ids):  # max_cases ran out with nothing looked at
+        spent = _budget_spent(settings, len(run_ids), None, 0.0) or "budget reached"
+        stopped = (spent, False, tuple(c.id for c in blocking))
+    kept = set(run_ids)
+    result = RunResult(prepared.config.name, [rows[c.id] for c in prepared.goldens if c.id in kept])
+    subset = Subset(
+        "stopped early", tuple(c.id for c in prepared.goldens if c.id in kept), len(ids)
+    )
+    if stopped is None or len(run_ids) == len(ids):
+        return EarlyRun(result, tuple(run_ids), None, subset)
+    return EarlyRun(result, tuple(run_ids), _stopped(stopped, rows, run_ids, len(ids)), subset)
+
+
+def _stopped(
+    why: tuple[str, bool, tuple[str, ...]],
+    rows: dict[str, CaseResult],
+    run_ids: Sequence[str],
+    total: int,
+) -> StoppedEarly:
+    from evalkit.gate.model import StoppedEarly
+
+    reason, settled, undecided = why
+    cost = _cost([rows[i] for i in run_ids])
+    estimate = None if cost is None else cost / len(run_ids) * total
+    return StoppedEarly(
+        cases_run=len(run_ids),
+        cases_total=total,
+        reason=reason,
+        settled=settled,
+        cost_usd=cost,
+        cost_usd_estimated_full=estimate,
+        undecided=undecided,
+    )
+
+
+def refuse_with_cases(cases: Any) -> None:
+    """``stop_early`` picks its own cases: with ``-k``/``--case`` it is refused (exit 2)."""
+    if cases is not None:
+        raise InputError(
+            f"stop_early: {cases.describe()} picks cases, and early stopping runs a random "
+            "order of the whole golden set; use --no-stop-early with -k/--case"
+        )

@@ -1,0 +1,232 @@
+"""Which blocking checks a partial run has settled, by anytime-valid confidence sequences.
+
+The gate with ``stop_early:`` runs cases in a seeded random order and, after each batch,
+asks this module whether every blocking check is settled (docs/design/early-stopping.md):
+
+* a vs_baseline check on a per-case metric: the sequence for the mean paired difference
+  lies wholly beyond ``min_effect`` (or the margin, or 0) on the bad side — failed; or
+  it rules out every regression larger than ``min_effect`` or the margin — passed;
+* a threshold check on a per-case metric: the sequence for its own mean lies wholly on
+  one side of the line.
+
+A metric that declares a finite range (every built-in in [0, 1] does) is read with the
+nonasymptotic empirical-Bernstein sequence, any other with the asymptotic one
+(:mod:`evalkit.stats.sequential`).
+
+The interval read is the hull of the sequence and the fixed-n paired t interval on the
+same cases, so a settled check's fixed-n verdict (the one the report prints) always
+agrees with how it settled.  Aggregates, drift checks and checks without a baseline are
+never settled here: they keep the run going to its end or its budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+
+from evalkit._spec.artifact import RunArtifact
+from evalkit._spec.checks import CheckSpec
+from evalkit.errors import EvalkitError, InputError
+from evalkit.gate.procedure import _is_aggregate, _polarity
+from evalkit.stats.sequential import (
+    Settled,
+    confidence_sequence,
+    paired_confidence_sequence,
+    settle_comparison,
+    settle_threshold,
+)
+from evalkit.stats.tdist import t_quantile
+
+__all__ = ["CheckState", "refuse_unsupported", "settle_checks"]
+
+# The procedures whose fixed-n interval the hull uses (the default: plain paired t).
+_T_METHODS: Final = ("auto", "t")
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """One blocking check after a look: settled or not, and why not if it cannot be."""
+
+    check_id: str
+    outcome: Settled
+    cannot_settle: str | None = None  # why the sequence cannot decide this check
+
+
+def refuse_unsupported(checks: Sequence[CheckSpec], correction: str) -> None:
+    """Refuse, before anything runs, what early stopping does not support (exit 2)."""
+    if correction != "none":
+        raise InputError(
+            f"stop_early: the checks file asks for correction {correction}, and the "
+            "confidence sequences are not corrected for multiplicity; remove stop_early "
+            "or the correction"
+        )
+    for spec in checks:
+        if spec.is_blocking and spec.mode is not None and spec.method not in _T_METHODS:
+            raise InputError(
+                f"stop_early: check {spec.id!r} uses method {spec.method}; early stopping "
+                "reads the default paired t (method auto or t): remove stop_early or the method"
+            )
+
+
+def declared_range(metric: str) -> tuple[float, float] | None:
+    """The metric's declared range when both ends are finite (the bounded sequence reads
+    it), else None (the asymptotic one)."""
+    from evalkit._model.registry import get_metric
+
+    try:
+        bounds = get_metric(metric).bounds
+    except EvalkitError:
+        return None
+    if bounds is None or not all(math.isfinite(end) for end in bounds):
+        return None
+    low, high = float(bounds[0]), float(bounds[1])
+    return (low, high) if low < high else None
+
+
+def _range_squared(values: Sequence[float]) -> float | None:
+    """The pseudo-observation's variance: the square of the range the values span."""
+    finite = [v for v in values if math.isfinite(v)]
+    if len(finite) < 2:
+        return None
+    spread = max(finite) - min(finite)
+    return spread * spread if spread > 0 else None
+
+
+def _t_interval(diffs: np.ndarray, alpha: float) -> tuple[float, float]:
+    n = diffs.size
+    mean = float(diffs.mean())
+    if n < 2:
+        return -math.inf, math.inf
+    half = t_quantile(1.0 - alpha / 2.0, n - 1) * float(diffs.std(ddof=1)) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def _looks(n: int, batch_ends: Sequence[int]) -> list[int]:
+    looks = sorted({min(b, n) for b in batch_ends if b >= 1} | {n})
+    return [x for x in looks if x >= 1]
+
+
+def _comparison(
+    spec: CheckSpec,
+    order: Sequence[str],
+    cand: Mapping[str, float],
+    base: RunArtifact,
+    planned: int,
+    batch_ends: Sequence[int],
+    hib: bool,
+) -> Settled:
+    base_values = base.result.values(spec.metric)
+    scope = None if spec.scope is None else set(spec.scope)
+    ids = [i for i in order if i in cand and i in base_values and (scope is None or i in scope)]
+    if len(ids) < 2:
+        return None
+    diffs = np.array([cand[i] - base_values[i] for i in ids], dtype=np.float64)
+    # batch ends count cases run; a scoped check sees only its own among them
+    position = {case_id: k for k, case_id in enumerate(order, start=1)}
+    ends = [sum(1 for i in ids if position[i] <= end) for end in batch_ends]
+    alpha = float(spec.alpha or 0.05)
+    cs = paired_confidence_sequence(
+        diffs,
+        alpha,
+        metric_range=declared_range(spec.metric),
+        planned_n=planned,
+        prior_variance=_range_squared(list(base_values.values())),
+        looks=_looks(diffs.size, ends),
+    )
+    low, high = cs.last
+    t_low, t_high = _t_interval(diffs, alpha)
+    low, high = min(low, t_low), max(high, t_high)
+    if spec.mode == "non_inferiority":
+        beyond = pass_within = float(spec.margin or 0.0)
+        return settle_comparison(
+            low, high, higher_is_better=hib, fail_beyond=beyond, pass_within=pass_within
+        )
+    effect = spec.min_effect
+    return settle_comparison(
+        low, high, higher_is_better=hib, fail_beyond=effect or 0.0, pass_within=effect
+    )
+
+
+def _threshold(
+    spec: CheckSpec,
+    order: Sequence[str],
+    cand: Mapping[str, float],
+    base: RunArtifact | None,
+    planned: int,
+    batch_ends: Sequence[int],
+) -> Settled:
+    scope = None if spec.scope is None else set(spec.scope)
+    ids = [i for i in order if i in cand and (scope is None or i in scope)]
+    if len(ids) < 2:
+        return None
+    values = np.array([cand[i] for i in ids], dtype=np.float64)
+    position = {case_id: k for k, case_id in enumerate(order, start=1)}
+    ends = [sum(1 for i in ids if position[i] <= end) for end in batch_ends]
+    prior = None
+    if base is not None:
+        try:
+            prior = _range_squared(list(base.result.values(spec.metric).values()))
+        except EvalkitError:
+            prior = None
+    cs = confidence_sequence(
+        values,
+        0.05,
+        value_range=declared_range(spec.metric),
+        planned_n=planned,
+        prior_variance=prior,
+        looks=_looks(values.size, ends),
+    )
+    low, high = cs.last
+    mean = float(values.mean())  # the fixed-n verdict reads the mean: keep it inside
+    low, high = min(low, mean), max(high, mean)
+    assert spec.op is not None
+    assert spec.threshold is not None
+    return settle_threshold(low, high, op=spec.op, threshold=float(spec.threshold))
+
+
+def settle_checks(
+    checks: Sequence[CheckSpec],
+    candidate: RunArtifact,
+    baseline: RunArtifact | None,
+    order: Sequence[str],
+    *,
+    planned: int,
+    batch_ends: Sequence[int],
+) -> list[CheckState]:
+    """The state of every blocking check after the cases in ``order`` (as run so far).
+
+    ``candidate`` holds the rows run; ``batch_ends`` the number of cases run at each
+    look so far (the last is ``len(order)``); ``planned`` the cases the run may reach.
+    """
+    states: list[CheckState] = []
+    for spec in checks:
+        if not spec.is_blocking:
+            continue
+        why = None
+        if spec.is_vs_reference:
+            why = "a drift check compares with the reference"
+        elif _is_aggregate(spec.metric, candidate):
+            why = f"{spec.metric} is an aggregate (no per-case mean to follow)"
+        elif spec.is_vs_baseline and baseline is None:
+            why = "there is no baseline to compare with"
+        if why is not None:
+            states.append(CheckState(spec.id, None, why))
+            continue
+        rows = [r for r in candidate.result.per_query if r.error is None]
+        cand = {r.query_id: r.metrics[spec.metric] for r in rows if spec.metric in r.metrics}
+        try:
+            if spec.is_vs_baseline:
+                assert baseline is not None
+                hib = _polarity(spec.metric, candidate, baseline)
+                outcome = _comparison(spec, order, cand, baseline, planned, batch_ends, hib)
+            else:
+                outcome = _threshold(spec, order, cand, baseline, planned, batch_ends)
+        except (EvalkitError, ValueError) as exc:  # the gate on the cases run reports it
+            states.append(CheckState(spec.id, None, str(exc)))
+            continue
+        states.append(CheckState(spec.id, outcome))
+    return states
