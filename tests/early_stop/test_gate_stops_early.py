@@ -182,6 +182,24 @@ def test_bad_stop_early_input_is_one_line_naming_the_key(
     one_line_error(result, 2, needle)
 
 
+def test_stop_early_with_declared_clusters_is_refused_naming_both(tmp_path: Path) -> None:
+    goldens = "".join(
+        f'{{"id": "c{i:04d}", "query": "q{i}", "doc": "d{i // 4}"}}\n' for i in range(20)
+    )
+    project = write_files(
+        tmp_path,
+        {
+            "quality_target.py": TARGET,
+            "goldens.jsonl": goldens,
+            "checks.yaml": CHECKS.format(extra=""),
+            "evalkit.yaml": CONFIG.format(mode="same", stop=STOP + "clusters: doc\n"),
+        },
+    )
+    result = evalkit("gate", cwd=project)
+    one_line_error(result, 2, "stop_early")
+    assert "clusters (doc)" in result.stderr
+
+
 COSTLY_TARGET = TARGET.replace(
     "from evalkit import CallableTarget, register_metric",
     "from evalkit import CallableTarget, TargetResponse, register_metric",

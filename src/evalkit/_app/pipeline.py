@@ -1028,9 +1028,16 @@ def _stop_early_settings(config: LoadedConfig, ask: GateAsk) -> Any:
         )
     if ask.candidate is not None:
         return None  # nothing runs, so nothing stops early
-    if block is None:
-        return StopEarlyConfig() if ask.stop_early else None
-    return block
+    settings = block if block is not None else (StopEarlyConfig() if ask.stop_early else None)
+    if settings is not None and config.model.clusters is not None:
+        # Its confidence sequences treat cases as independent draws; cases that move
+        # together would need cluster-level batches and sequences (not built).
+        raise InputError(
+            f"stop_early: the goldens declare clusters ({config.model.clusters}), and early "
+            "stopping treats cases as independent; use --no-stop-early, or drop stop_early "
+            "from evalkit.yaml"
+        )
+    return settings
 
 
 def _run_batch(
