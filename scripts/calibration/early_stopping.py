@@ -30,10 +30,10 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
+import calibrate
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.stats import calibrate
 from evalkit.stats.sequential import paired_confidence_sequence, settle_comparison
 from evalkit.stats.tdist import t_quantile
 
