@@ -382,6 +382,11 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
+        if len(body) < length:
+            # The client died mid-send (a SIGKILL'd run): no request arrived, so none is
+            # recorded or answered, as a real server would drop it.
+            self.close_connection = True
+            return
         parts = urlsplit(self.path)
         query = parse_qs(parts.query)
         try:
