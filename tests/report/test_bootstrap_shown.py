@@ -61,8 +61,8 @@ def test_the_bootstrap_interval_beside_a_t_verdict_is_paired_bootstraps() -> Non
     block = block[: block.index("</details>")]
     assert f"percentile bootstrap 95% CI [{spec.ci_low:+.4f}, {spec.ci_high:+.4f}]" in block
     assert html.escape(BOOTSTRAP_NOT_DECIDING) in block
-    assert f"{html.escape(c.method_shown)} over 40 paired cases" in block
-    assert c.method_shown in ("auto: paired t", "auto: Hall's skewness-corrected t")
+    assert f"{html.escape(c.decided_by)} over 40 paired cases" in block
+    assert c.decided_by == "paired t"
 
 
 def test_no_second_interval_where_the_bootstrap_decided() -> None:
@@ -103,8 +103,7 @@ def test_the_terminal_names_the_procedure_that_decided_each_check() -> None:
     assert text is not None
     said = " ".join(text[text.index("Decided by") :].split())
     assert said.startswith(
-        "Decided by auto: paired t (by_default); percentile bootstrap (by_bootstrap); "
-        "paired t (by_t)."
+        "Decided by paired t (by_default, by_t); percentile bootstrap (by_bootstrap)."
     ), said
     one = evaluate_gate(checks[2:], artifact("c", cand), artifact("b", base), options)
     shown = render_terminal(one, width=80, capture=True, color=False)

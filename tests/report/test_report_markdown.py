@@ -291,7 +291,7 @@ def test_hostile_text_keeps_table_cells_whole(hostile_md: str) -> None:
     "tag",
     [
         "cand-name", "base-name", "check-id", "check2", "metric", "metric2", "message",
-        "message2", "mode", "method", "warning", "failed-id", "failed-error", "added",
+        "message2", "mode", "warning", "failed-id", "failed-error", "added",
         "removed", "changed", "delta-id", "note", "commit", "created", "base-created",
     ],
 )  # fmt: skip

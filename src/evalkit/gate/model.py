@@ -96,15 +96,6 @@ class Comparison:
         return PROCEDURE_NAMES.get(self.procedure, self.procedure)
 
     @property
-    def method_shown(self) -> str:
-        """The configured method and, where it chose, what it chose: ``auto: paired t``."""
-        return (
-            self.decided_by
-            if self.method == self.procedure
-            else f"{self.method}: {self.decided_by}"
-        )
-
-    @property
     def deciding_p(self) -> float:
         """The p the status was decided by: the adjusted one under a correction."""
         return self.p_value if self.p_adjusted is None else self.p_adjusted

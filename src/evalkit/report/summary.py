@@ -150,10 +150,10 @@ def shared_confidence(report: GateReport) -> float | None:
 def decided_phrase(c: Comparison) -> str:
     """What decided a comparison, as a reader is told it: the one place of this wording.
 
-    The procedure's name is the statistics' (``Comparison.procedure``); the reader is
-    told the test, and the configured method only where it chose among several.
+    The reader is told the test that gave the interval and p (``paired t``), not the
+    configured method's name: ``auto`` no longer chooses among tests for a metric.
     """
-    return c.method_shown
+    return c.decided_by
 
 
 def deciding_procedures(report: GateReport) -> str | None:
