@@ -38,7 +38,7 @@ smallest is 2/2^G), so such a comparison is refused with the number needed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
+from evalkit.stats.sign_flips import flip_mid_p, invert_test
 from evalkit.stats.tdist import t_quantile, t_two_sided_p
 
 FloatArray = NDArray[np.float64]
@@ -78,8 +79,6 @@ BOOTSTRAP_CLUSTERS_TEXT: Final = (
     "to 4.7% at 50; docs/clusters.md); method 't' or 'permutation' hold their level"
 )
 
-#: Bisection steps for the sign-flip interval's ends (2**-64 of the bracket).
-_BISECTION_STEPS: Final = 64
 #: Sign patterns (or bootstrap count rows) held at once, so memory never grows with B × G.
 _CHUNK_ELEMENTS: Final = 2**22
 #: Largest G whose 2^G sign patterns are enumerated (when within the resamples asked for).
@@ -303,15 +302,7 @@ class ClusterSignFlipNull:
         null = np.abs(self.flipped - shift[:, None] * self.flipped_sizes[None, :])
         # the same values summed in another order differ by rounding only
         tol = 1e-9 * (np.abs(self.totals).sum(axis=1) + n * np.abs(shift)) + 1e-300
-        greater = np.count_nonzero(null > (observed + tol)[:, None], axis=1)
-        equal = np.count_nonzero(np.abs(null - observed[:, None]) <= tol[:, None], axis=1)
-        total = self.flipped_sizes.shape[0]
-        if self.flips.exact:
-            p = (greater + 0.5 * equal) / total
-        else:
-            p = (greater + 0.5 * (equal + 1)) / (total + 1)
-        out: FloatArray = np.where(observed <= tol, 1.0, np.minimum(1.0, p))
-        return out
+        return flip_mid_p(observed, null, tol, exact=self.flips.exact)
 
     def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
         """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
@@ -320,32 +311,3 @@ class ClusterSignFlipNull:
         lowest, highest = cluster_means.min(axis=1), cluster_means.max(axis=1)
         pad = (highest - lowest) + 1e-9 * (1.0 + np.abs(mean))
         return invert_test(self.p, alpha, mean, (lowest - pad, highest + pad), anchor)
-
-
-def invert_test(
-    p: Callable[[FloatArray], FloatArray],
-    alpha: float,
-    centre: FloatArray,
-    far: tuple[FloatArray, FloatArray],
-    anchor: float,
-) -> tuple[FloatArray, FloatArray]:
-    """The ends of {δ : p(δ) > α} around ``centre`` (accepted), by bisection towards each
-    ``far`` end; the ``anchor`` is one bracket end on its side, so "p(anchor) ≤ α" and
-    "the interval excludes anchor" agree by construction.  An end the test never reaches
-    (p(far) > α) is infinite."""
-    anchor_row = np.full(centre.shape, float(anchor))
-    anchor_ok = p(anchor_row) > alpha
-    ends = []
-    for below, limit in ((True, far[0]), (False, far[1])):
-        beyond = anchor_row < centre if below else anchor_row > centre
-        accepted = np.where(beyond & anchor_ok, anchor_row, centre)
-        rejected = np.where(beyond & ~anchor_ok, anchor_row, limit)
-        reachable = p(limit) <= alpha
-        for _ in range(_BISECTION_STEPS):
-            mid = 0.5 * (accepted + rejected)
-            ok = p(mid) > alpha
-            accepted = np.where(ok, mid, accepted)
-            rejected = np.where(ok, rejected, mid)
-        unbounded = ~reachable & ~(beyond & ~anchor_ok)
-        ends.append(np.where(unbounded, -np.inf if below else np.inf, accepted))
-    return ends[0], ends[1]

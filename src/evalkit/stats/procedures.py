@@ -49,6 +49,7 @@ from evalkit.stats.compare import (
 )
 from evalkit.stats.names import GATE_METHODS, GateMethod
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
+from evalkit.stats.sign_flips import flip_mid_p, invert_test
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
     PURPOSE_PERMUTATION,
@@ -76,8 +77,6 @@ DEFAULT_PROCEDURE: Final[Procedure] = "t"
 #: Procedures that draw resamples (their verdicts record ``n_resamples``).
 RESAMPLING: Final = ("bootstrap", "permutation", "cluster-bootstrap", "cluster-permutation")
 
-#: Bisection steps for the permutation interval's ends (2**-64 of the bracket).
-_BISECTION_STEPS: Final = 64
 
 PROCEDURE_NAMES: Final[dict[str, str]] = {
     "t": "paired t",
@@ -246,15 +245,7 @@ class PermutationNull:
         # Sums of the same values in another order differ by rounding only: a tie is
         # decided with a tolerance far above that noise and far below any real step.
         tol = 1e-9 * (np.abs(self.data).sum(axis=1) + n * np.abs(shift)) + 1e-300
-        greater = np.count_nonzero(null > (observed + tol)[:, None], axis=1)
-        equal = np.count_nonzero(np.abs(null - observed[:, None]) <= tol[:, None], axis=1)
-        total = self.flipped_ones.shape[0]
-        if self.flips.exact:
-            p = (greater + 0.5 * equal) / total
-        else:
-            p = (greater + 0.5 * (equal + 1)) / (total + 1)
-        out: FloatArray = np.where(observed <= tol, 1.0, np.minimum(1.0, p))
-        return out
+        return flip_mid_p(observed, null, tol, exact=self.flips.exact)
 
     def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
         """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
@@ -262,38 +253,8 @@ class PermutationNull:
         mean = d.mean(axis=1)
         spread = np.max(d, axis=1) - np.min(d, axis=1)
         pad = spread + 1e-9 * (1.0 + np.abs(mean))
-        far_low = np.min(d, axis=1) - pad
-        far_high = np.max(d, axis=1) + pad
-        anchor_row = np.full(mean.shape, float(anchor))
-        anchor_ok = self.p(anchor_row) > alpha
-        low = self._end(alpha, mean, far_low, anchor_row, anchor_ok, below=True)
-        high = self._end(alpha, mean, far_high, anchor_row, anchor_ok, below=False)
-        return low, high
-
-    def _end(
-        self,
-        alpha: float,
-        mean: FloatArray,
-        far: FloatArray,
-        anchor: FloatArray,
-        anchor_ok: BoolArray,
-        *,
-        below: bool,
-    ) -> FloatArray:
-        beyond = anchor < mean if below else anchor > mean
-        # accepted end: the mean (p = 1), or the anchor when it is accepted and lies on
-        # this side; rejected end: the anchor when it is rejected on this side, else far.
-        accepted = np.where(beyond & anchor_ok, anchor, mean)
-        rejected = np.where(beyond & ~anchor_ok, anchor, far)
-        reachable = self.p(far) <= alpha  # else the test never rejects on this side
-        for _ in range(_BISECTION_STEPS):
-            mid = 0.5 * (accepted + rejected)
-            ok = self.p(mid) > alpha
-            accepted = np.where(ok, mid, accepted)
-            rejected = np.where(ok, rejected, mid)
-        unbounded = ~reachable & ~(beyond & ~anchor_ok)
-        out: FloatArray = np.where(unbounded, -np.inf if below else np.inf, accepted)
-        return out
+        far = (np.min(d, axis=1) - pad, np.max(d, axis=1) + pad)
+        return invert_test(self.p, alpha, mean, far, anchor)
 
 
 # ----------------------------------------------------------------------------- results
