@@ -4,7 +4,7 @@
     uv run python scripts/exit_code_docs.py --check  # exit 1 if either is out of date
 
 The table sits between ``<!-- exit-codes -->`` (or ``<!-- exit-codes action -->``, the
-Action's codes only) and ``<!-- /exit-codes -->``; ``tests/test_exit_codes.py`` runs the
+Action's codes only) and ``<!-- /exit-codes -->``; ``tests/api/test_exit_codes.py`` runs the
 check, so the copies cannot drift from the code.
 """
 

@@ -14,7 +14,7 @@ Prints one line per failure, a summary of the report and exit times (median, 95t
 percentile, maximum) per kind of thread, and exits 1 when any round failed.  Linux only.
 Kept out of the test suite (100 rounds take 3-9 minutes on 2 cores, and it loads the
 machine on purpose);
-``tests/test_cli_signals.py`` runs the same rounds deterministically, one thread each.
+``tests/cli/test_cli_signals.py`` runs the same rounds deterministically, one thread each.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A real ``evalkit run`` / ``gate`` blocked on a silent target, and signals sent into it.
 
-Shared by ``tests/test_cli_signals.py`` and the stress command
+Shared by ``tests/cli/test_cli_signals.py`` and the stress command
 ``scripts/stress_signals.py``.  Nothing here waits on a guess: the signal is sent once the
 target has *accepted* every connection the run will make, so the run is blocked in a
 ``recv`` whose timeout (:data:`TARGET_TIMEOUT_S`) is far beyond any bound a test checks.

@@ -35,7 +35,7 @@ Run the full table (stated in docs/clusters.md; about 4 CPU-minutes)::
 
     uv run python scripts/calibration/clustered.py --trials 20000
 
-``tests/statistics/test_clustered_calibration.py`` runs a reduced grid (slow tier).
+``tests/stats/test_clustered_calibration.py`` runs a reduced grid (slow tier).
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ if TYPE_CHECKING:
 # Everything else is loaded on first use, from its owner, so `import evalkit` (and every
 # `evalkit` command, whose package this is) pays only for what it touches: no YAML parser,
 # numpy, HTTP stack, judge or socket until a name that needs one is used
-# (tests/test_import_cost.py).
+# (tests/project/test_import_cost.py).
 _LAZY = {
     "AggregateFn": "evalkit._model.registry",
     "BootstrapResult": "evalkit.stats.significance",

@@ -408,7 +408,7 @@ def test_a_client_metric_registered_after_import_shards_and_merges() -> None:
 
 # --- the documented CI matrix -------------------------------------------------------------
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "sharding.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "sharding.md"
 
 
 def documented_workflow() -> str:

@@ -193,7 +193,7 @@ def test_orjson_reads_a_plain_file_and_leaves_the_rest_to_json(tmp_path: Path) -
     assert _read_quickly(edited, "run.json") is None  # json's way names the fault
 
 
-FIXTURES = Path(__file__).parent / "data" / "artifacts"
+FIXTURES = Path(__file__).parents[1] / "data" / "artifacts"
 
 
 @pytest.mark.parametrize("name", ["v3.json", "v3-retrieval.json"])

@@ -29,7 +29,7 @@ from evalkit._spec.artifact import (
 )
 from evalkit._spec.artifact_rows import COLUMNS, MAX_OUTPUT_IDS, _row_dict
 
-FIXTURES = Path(__file__).parent / "data" / "artifacts"
+FIXTURES = Path(__file__).parents[1] / "data" / "artifacts"
 
 texts = st.text(
     st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12

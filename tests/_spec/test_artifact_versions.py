@@ -27,7 +27,7 @@ from evalkit._spec.artifact import (
 from evalkit.errors import ArtifactError
 from helpers.cli import evalkit
 
-FIXTURES = Path(__file__).parent / "data" / "artifacts"
+FIXTURES = Path(__file__).parents[1] / "data" / "artifacts"
 V1 = FIXTURES / "v1.json"
 V1_RETRIEVAL = FIXTURES / "v1-retrieval.json"
 

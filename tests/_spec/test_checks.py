@@ -23,7 +23,7 @@ from evalkit._spec.checks import (
 from evalkit.errors import CheckError
 from evalkit.targets.base import TargetResponse
 
-DATA = Path(__file__).parent / "data" / "checks"
+DATA = Path(__file__).parents[1] / "data" / "checks"
 CONTROLS = ["cp-surry-any", "cp-newtown-pub", "cp-bondi-any"]
 
 

@@ -20,7 +20,7 @@ from evalkit._spec.corpus import (
 )
 from evalkit.errors import ConfigError, GoldenError
 
-BEIR = Path(__file__).parent / "data" / "beir"
+BEIR = Path(__file__).parents[1] / "data" / "beir"
 TINY = BEIR / "tiny"
 
 

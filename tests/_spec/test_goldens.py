@@ -22,7 +22,7 @@ from evalkit.errors import GoldenError, RegistryError
 from evalkit.goldens import GoldenCase, GoldenSet
 from evalkit.metrics.answer_keys import PHRASE_KEYS
 
-DATA = Path(__file__).parent / "data" / "goldens"
+DATA = Path(__file__).parents[1] / "data" / "goldens"
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

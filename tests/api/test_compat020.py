@@ -33,7 +33,7 @@ from evalkit.registry import get_metric, isolated, registered, resolve
 from evalkit.results import CaseResult, QueryResult, RunResult
 from evalkit.targets import TargetResponse
 
-FIXTURE = Path(__file__).parent / "data" / "compat020"
+FIXTURE = Path(__file__).parents[1] / "data" / "compat020"
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def test_the_github_errors_are_runtime_failures() -> None:
 
 # --- the table is written once: every copy users read is generated from it -------------
 
-_ROOT = Path(__file__).resolve().parent.parent
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _doc_script() -> ModuleType:

@@ -19,7 +19,7 @@ from helpers.artefact_docs import load_artefact
 from helpers.cli import evalkit, evalkit_process, process_env, write_files
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE, one_line_error
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "custom_client"
 
 

@@ -16,8 +16,8 @@ from helpers.cli import evalkit, write_files
 from helpers.history_runs import run, sha_of
 from helpers.tiny_project import CHECKS, CONFIG, GOLDENS, TARGET_MODULE
 
-ROOT = Path(__file__).parents[1]
-FIXTURE = Path(__file__).parent / "data" / "report300"
+ROOT = Path(__file__).parents[2]
+FIXTURE = Path(__file__).parents[1] / "data" / "report300"
 EXAMPLES = ROOT / "examples"
 NARROW = {"COLUMNS": "80", "GITHUB_TOKEN": "", "GH_TOKEN": "", "GITHUB_REPOSITORY": ""}
 

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli_gate_inputs import _write_project, derive, refused
+from test_cli_gate_inputs import made as made  # the module-scoped run fixture
 
 from helpers.cli import evalkit
 from helpers.tiny_project import CHECKS, one_line_error
-from test_cli_gate_inputs import _write_project, derive, refused
-from test_cli_gate_inputs import made as made  # the module-scoped run fixture
 
 DRIFT = (
     CHECKS + "  - id: no_drift\n    metric: ndcg@10\n    vs_reference: no_significant_regression\n"

@@ -12,7 +12,7 @@ import pytest
 
 from helpers.cli import evalkit, write_files
 
-FIXTURES = Path(__file__).parent / "data" / "artifacts"
+FIXTURES = Path(__file__).parents[1] / "data" / "artifacts"
 
 TARGET = """
 from evalkit import CallableTarget

@@ -468,7 +468,7 @@ def test_config_values_that_would_be_silently_misread_are_refused(
     one_line_error(evalkit("gate", "--candidate", "full.json", cwd=project), 2, *needles)
 
 
-TREC = Path(__file__).resolve().parents[1] / "examples" / "trec"
+TREC = Path(__file__).resolve().parents[2] / "examples" / "trec"
 
 
 @pytest.mark.parametrize(

@@ -110,7 +110,7 @@ def test_pin_says_reference_once_and_a_date_takes_that_days_last_promotion(
 
 
 def test_the_docs_say_which_promotion_a_pinned_date_takes() -> None:
-    cli = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text(encoding="utf-8")
+    cli = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     pin = cli.split("## `evalkit pin`", 1)[1].split("\n## ", 1)[0]
     assert "the last promotion made on or before that day (UTC)" in " ".join(pin.split())
 

@@ -13,7 +13,7 @@ import yaml
 from helpers.cli import evalkit
 from helpers.tiny_project import one_line_error
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 FILES = (
     "evalkit.yaml",

@@ -114,7 +114,7 @@ def test_cached_grades_replay_offline_with_judge_cache_only(
 def test_judge_cache_only_miss_fails_the_case_loudly(api: FakeAnthropic, project: Path) -> None:
     result = evalkit(api, "run", "--judge-cache-only", "--out", "x.json", cwd=project)
     # No cache file at all: refused as bad input (exit 2) before the target runs
-    # (tests/test_judge_cache_only_preflight.py); a miss in an existing cache is exit 3.
+    # (tests/cli/test_judge_cache_only_preflight.py); a miss in an existing cache is exit 3.
     assert result.returncode == 2
     assert api.message_requests == []
     assert "judge-cache-only" in result.stderr

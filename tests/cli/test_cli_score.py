@@ -17,7 +17,7 @@ import pytest
 from evalkit._spec.trec import write_qrels, write_run
 from helpers.cli import evalkit
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TREC = REPO / "examples" / "trec"
 
 # (name, extra arguments after RUN QRELS, the exit code both must end with)

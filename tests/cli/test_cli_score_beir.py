@@ -20,7 +20,7 @@ from evalkit.corpus import load_qrels, load_qrels_graded
 from helpers.cli import evalkit
 from helpers.tiny_project import one_line_error
 
-TINY = Path(__file__).parent / "data" / "beir" / "tiny"
+TINY = Path(__file__).parents[1] / "data" / "beir" / "tiny"
 HEADER = "query-id\tcorpus-id\tscore\n"
 
 

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from test_cli_compare import CHECKS, GOLDENS, TARGET, config
 
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION
 from helpers.cli import answer_target, evalkit, write_files
 from helpers.tiny_project import one_line_error
-from test_cli_compare import CHECKS, GOLDENS, TARGET, config
 
 TEXT_TARGET = answer_target({"a": "Paris", "b": "It is Munich.\nSurely."})
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers.cli import evalkit
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "rag_answers"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag_answers"
 
 
 def test_a_missing_cache_file_is_refused_before_any_target_call(tmp_path: Path) -> None:

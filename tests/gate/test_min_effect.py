@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+from test_gate import artifact, noisy, vs
 
 from evalkit._spec.checks import CheckSpec, load_checks
 from evalkit.errors import CheckError
@@ -13,7 +14,6 @@ from evalkit.gate.model import GateOptions, GateReport
 from evalkit.gate.procedure import evaluate_gate
 from evalkit.report.json_report import render_json
 from evalkit.report.summary import change
-from test_gate import artifact, noisy, vs
 
 FAST = GateOptions(n_resamples=500, seed=1)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DESIGN = ROOT / "docs" / "design"
 INDEX = (DESIGN / "README.md").read_text(encoding="utf-8")
 ROWS = [line for line in INDEX.splitlines() if line.startswith("| [")]

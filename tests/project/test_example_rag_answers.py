@@ -10,7 +10,7 @@ import pytest
 from fakes import unused_port
 from helpers.cli import evalkit
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "rag_answers"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag_answers"
 # Any request to the judge would go here and be refused: the cache must cover everything.
 OFFLINE = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{unused_port()}", "ANTHROPIC_API_KEY": "x"}
 

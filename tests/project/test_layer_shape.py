@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "evalkit"
+SRC = Path(__file__).resolve().parents[2] / "src" / "evalkit"
 
 # Packages whose every function (methods and nested ones too) is at most MAX_LINES long.
 SHORT_FUNCTIONS = ("action",)

@@ -17,7 +17,7 @@ scatters from gate to gate; it is compared as a mean over the gates, with a smal
 allowance for that scatter's bias (the rate is convex in the estimated spread).
 
 ``EVALKIT_FAMILYWISE_TRIALS=2000 uv run pytest -m slow -rP``
-``tests/statistics/test_familywise_gate.py`` prints the table quoted in
+``tests/stats/test_familywise_gate.py`` prints the table quoted in
 docs/design/statistics.md (``-rP``: the workers' ``-s`` output is not relayed).
 """
 

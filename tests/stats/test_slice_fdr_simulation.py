@@ -11,7 +11,7 @@ Shapes: disjoint slices (one tag per case: ``auto`` takes Benjamini-Hochberg), a
 overlapping tags (each case carries 1-3 of 8 tags: ``auto`` takes Benjamini-Yekutieli;
 BH forced on the same data is measured beside it).
 
-``EVALKIT_SLICE_TRIALS=2000 uv run pytest -m slow tests/statistics/test_slice_fdr_simulation.py -s``
+``EVALKIT_SLICE_TRIALS=2000 uv run pytest -m slow tests/stats/test_slice_fdr_simulation.py -s``
 prints the tables quoted in docs/slices.md#measured (SE ≤ 0.5 points at 2,000 trials).
 """
 

@@ -49,7 +49,7 @@ on its neighbours and swapping the systems reordered the groups):
   generator continues with the bootstrap rules above for their intervals.
 
 ``Generator``'s algorithms may change in a numpy feature release (NEP 19);
-``tests/test_significance.py`` pins the first draws for seed 42, so such a
+``tests/stats/test_significance.py`` pins the first draws for seed 42, so such a
 change fails loudly instead of silently moving every stored p-value.
 """
 

@@ -114,7 +114,7 @@ def test_the_artefact_records_the_assignment_and_refuses_an_edited_one(tmp_path:
 def test_a_baseline_with_another_assignment_pairs_by_case_and_says_so(tmp_path: Path) -> None:
     import shutil
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "clustered_rag"
+    example = Path(__file__).resolve().parents[3] / "examples" / "clustered_rag"
     work = tmp_path / "example"
     shutil.copytree(example, work, ignore=shutil.ignore_patterns("baseline.json", "__pycache__"))
     plain = (work / "evalkit-baseline.yaml").read_text().replace("clusters: metadata.doc_id", "")

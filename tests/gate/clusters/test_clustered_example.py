@@ -14,7 +14,7 @@ from evalkit import paired_test, read_artifact
 from evalkit.errors import InputError
 from helpers.cli import evalkit
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "clustered_rag"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "clustered_rag"
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from test_gate import artifact, noisy, thr, vs
 
 from evalkit.errors import InputError
 from evalkit.gate.sequential import refuse_unsupported, settle_checks
-from test_gate import artifact, noisy, thr, vs
 
 
 def _states(checks, shift: float, n: int = 600):  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from pathlib import Path
 from evalkit._util.pvalues import pvalue
 from helpers.cli import evalkit
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "slices"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "slices"
 
 
 def test_the_example_fails_on_the_billing_slice_with_the_aggregate_passing(
