@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,15 @@ if TYPE_CHECKING:
     from evalkit.gate.model import StoppedEarly
     from evalkit.targets import Target
 
-__all__ = ["EarlyRun", "case_order", "refuse_with_cases", "run_stopping_early"]
+__all__ = [
+    "EarlyRun",
+    "batches_of",
+    "case_order",
+    "case_units",
+    "judged_before",
+    "refuse_with_cases",
+    "run_stopping_early",
+]
 
 SETTLED = "every check settled (anytime-valid)"
 
@@ -44,14 +52,60 @@ class EarlyRun:
     subset: Subset  # the cases run, to decide on (every case when none was skipped)
 
 
+def case_units(
+    ids: Sequence[str], seed: int, clusters: Mapping[str, str | None] | None = None
+) -> list[tuple[str, ...]]:
+    """The seeded random order the cases run in, as units: one case each, or whole clusters
+    (a case without a cluster is one of its own).  The same for the same ids and seed."""
+    if clusters is None:
+        units: list[tuple[str, ...]] = [(case_id,) for case_id in ids]
+    else:
+        members: dict[object, list[str]] = {}
+        for case_id in ids:
+            label = clusters.get(case_id)
+            members.setdefault(("own", case_id) if label is None else label, []).append(case_id)
+        units = [tuple(cases) for cases in members.values()]
+    rng = np.random.default_rng([seed, len(units)])
+    return [units[i] for i in rng.permutation(len(units))]
+
+
 def case_order(ids: Sequence[str], seed: int) -> list[str]:
-    """The seeded random order the cases run in: the same for the same ids and seed."""
-    rng = np.random.default_rng([seed, len(ids)])
-    return [ids[i] for i in rng.permutation(len(ids))]
+    """The seeded random order of independent cases: the same for the same ids and seed."""
+    return [unit[0] for unit in case_units(ids, seed)]
+
+
+def batches_of(units: Sequence[tuple[str, ...]], batch: int, planned: int) -> list[list[str]]:
+    """Whole units, ``batch`` cases a batch (a cluster is never cut), up to ``planned``."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    total = 0
+    for unit in units:
+        if total >= planned:
+            break
+        current.extend(unit)
+        total += len(unit)
+        if len(current) >= batch or total >= planned:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def judged_before(prepared: Prepared) -> frozenset[str]:
+    """The cases a judge cache holds a grade for (of some output): likely free to run."""
+    from evalkit.metrics.judge_cache import JudgeCache
+
+    found: set[str] = set()
+    for judge in prepared.config.model.judge:
+        if judge.cache_path:
+            found |= JudgeCache(prepared.config.resolve(judge.cache_path)).case_ids()
+    return frozenset(found)
 
 
 def _cost(rows: Sequence[CaseResult]) -> float | None:
-    """Money the rows report in their meta (``*cost_usd``: judge and target), or None."""
+    """Money the rows report in their meta (``*cost_usd``: judge and target; a cached
+    grade is $0), or None when no row says what it cost."""
     total = 0.0
     seen = False
     for row in rows:
@@ -59,6 +113,8 @@ def _cost(rows: Sequence[CaseResult]) -> float | None:
         for key, value in meta.items():
             if key.endswith("cost_usd") and isinstance(value, int | float) and math.isfinite(value):
                 total += float(value)
+                seen = True
+            elif key.endswith("_cached") and value is True:
                 seen = True
     return total if seen else None
 
@@ -87,8 +143,10 @@ def run_stopping_early(
 ) -> EarlyRun:
     """Run ``prepared`` batch by batch in the seeded order until settled or out of budget.
 
-    ``run_batch`` runs a prepared eval of some cases (the pipeline's ``run_candidate``),
-    ``to_artifact`` makes the partial run an artefact for the checks to read.
+    ``run_batch`` runs a prepared eval of some cases (the pipeline's, which keeps a
+    checkpoint), ``to_artifact`` makes the partial run an artefact for the checks to read.
+    Within a batch the cases a judge cache has graded run first; the checks read the
+    batches in the seeded order whatever ran first (docs/design/early-stopping.md).
     """
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
@@ -96,29 +154,42 @@ def run_stopping_early(
     refuse_unsupported(checks, getattr(prepared.checks, "correction", "none") or "none")
     ids = prepared.goldens.ids()
     seed = settings.seed if settings.seed is not None else prepared.config.model.seed
-    order = case_order(ids, seed)
+    assignment = prepared.goldens.cluster_assignment()
+    clusters = None if assignment is None else dict(assignment.members)
+    units = case_units(ids, seed, clusters)
+    order = [case_id for unit in units for case_id in unit]
     planned = len(order) if settings.max_cases is None else min(len(order), settings.max_cases)
+    batches = batches_of(units, settings.batch, planned)
     blocking = [c for c in checks if c.is_blocking]
+    free = judged_before(prepared)
     started = clock()
     rows: dict[str, CaseResult] = {}
     ends: list[int] = []
     stopped: tuple[str, bool, tuple[str, ...]] | None = None
-    while len(ends) == 0 or ends[-1] < planned:
-        start = ends[-1] if ends else 0
-        batch = order[start : min(start + settings.batch, planned)]
-        part = replace(prepared, goldens=prepared.goldens.subset(set(batch)))
-        for row in run_batch(part, target).per_query:
-            rows[row.case_id] = row
-        ends.append(start + len(batch))
+    for batch in batches:
+        for part_ids in ([i for i in batch if i in free], [i for i in batch if i not in free]):
+            if part_ids:
+                part = replace(prepared, goldens=prepared.goldens.subset(set(part_ids)))
+                rows.update((row.case_id, row) for row in run_batch(part, target).per_query)
+        ends.append((ends[-1] if ends else 0) + len(batch))
         run_ids = order[: ends[-1]]
         if any(rows[i].error is not None for i in run_ids):
             stopped = ("a case failed to run", False, ())
             break
         if not blocking or ends[-1] >= len(order):
             continue
-        partial = to_artifact(part, RunResult(part.config.name, [rows[i] for i in run_ids]))
+        partial = to_artifact(
+            replace(prepared, goldens=prepared.goldens.subset(set(run_ids))),
+            RunResult(prepared.config.name, [rows[i] for i in run_ids]),
+        )
         states = settle_checks(
-            blocking, partial, baseline, run_ids, planned=planned, batch_ends=ends
+            blocking,
+            partial,
+            baseline,
+            run_ids,
+            planned=planned,
+            batch_ends=ends,
+            clusters=clusters,
         )
         open_ids = tuple(s.check_id for s in states if s.outcome is None)
         if not open_ids:
@@ -128,7 +199,7 @@ def run_stopping_early(
         if spent is not None:
             stopped = (spent, False, open_ids)
             break
-    run_ids = order[: ends[-1]]
+    run_ids = order[: ends[-1] if ends else 0]
     if stopped is None and len(run_ids) < len(ids):  # max_cases ran out with nothing looked at
         spent = _budget_spent(settings, len(run_ids), None, 0.0) or "budget reached"
         stopped = (spent, False, tuple(c.id for c in blocking))

@@ -91,6 +91,13 @@ def gate(
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
     stop_early: StopEarlyOpt = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            show_default=False,
+            help="stop_early: keep the cases an interrupted gate finished; go on in its order.",
+        ),
+    ] = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Decide every check: the candidate against the baseline.
@@ -120,6 +127,7 @@ def gate(
         require_reference=require_reference,
         reports=reports,
         stop_early=stop_early,
+        resume=resume,
     )
     progress = Progress()
     try:
