@@ -17,6 +17,9 @@ Three measurements, every one of the anytime-valid sequence the gate stops on
    stops on against the full run's fixed-n verdict (paired t) where that one is clear.
 4. **share of cases needed** on a 2,000-case set, batch 100: a clear regression, and an
    unchanged candidate with min_effect.
+6. **examples/rag_answers**, replayed larger: its 24 cases cannot stop early (see the
+   docs), so each variant's 24 per-case differences against the committed baseline are
+   resampled into 2,000-case golden sets "like these" and monitored in batches of 100.
 5. **clustered cases**: a true null whose differences move together within clusters of
    1-12 cases, run in whole-cluster batches and read by the cluster-level (ratio)
    sequence the gate uses with ``clusters:``; beside it, the case-level sequence that
@@ -29,9 +32,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import calibrate
@@ -356,6 +363,58 @@ def cluster_false_fails(
     return out
 
 
+RAG_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag_answers"
+# metric: the scale its values divide by to lie in [0, 1] (the judge grades 1-5)
+RAG_METRICS = {"contains_all": 1.0, "token_f1": 1.0, "correctness": 4.0}
+
+
+def rag_differences(config: str) -> dict[str, FloatArray]:
+    """Per metric, the example's per-case differences of ``config``'s run against its
+    committed baseline, in [-1, 1]; the judge replayed from the committed cache, offline."""
+    from evalkit import read_artifact
+
+    env = {**os.environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x"}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run.json"
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "evalkit", "run", "--config", config),
+                *("--judge-cache-only", "--out", str(out)),
+            ],
+            cwd=RAG_EXAMPLE,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        cand = read_artifact(out).result
+    base = read_artifact(RAG_EXAMPLE / "baseline.json").result
+    return {
+        metric: np.array(
+            [(v - base.values(metric)[k]) / scale for k, v in cand.values(metric).items()]
+        )
+        for metric, scale in RAG_METRICS.items()
+    }
+
+
+def rag_replay(trials: int, seed: int, construction: str = "asymptotic") -> None:
+    """The share of a 2,000-case set "like examples/rag_answers" run before every check
+    reading ``metric`` settles, batch 100."""
+    rng = np.random.default_rng([seed, 6])
+    n, batch = 2000, 100
+    for config, effect in (("evalkit-regressed.yaml", None), ("evalkit.yaml", 0.05)):
+        for metric, diffs in rag_differences(config).items():
+            stops = [
+                monitor(rng.choice(diffs, n), batch, min_effect=effect, construction=construction)
+                for _ in range(trials)
+            ]
+            share = np.array([s.cases for s in stops]) / n
+            outcomes = sorted({str(s.outcome) for s in stops})
+            print(
+                f"  {config:23s} {metric:12s} mean diff {diffs.mean():+.3f} (min_effect "
+                f"{effect}): median share run {np.median(share):.0%}, outcomes {outcomes}"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/calibration/early_stopping.py")
     parser.add_argument("--trials", type=int, default=2000)
@@ -387,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
     print("5. clustered cases, a true null, whole-cluster batches (nominal ≤ 2.5%):")
     for clusters, batch in ((200, 50), (200, 10), (40, 10)):
         cluster_false_fails(args.trials, clusters, batch, args.seed)
+    for construction in METRIC_RANGE:
+        print(f"6. examples/rag_answers resampled to 2,000 cases, batch 100 ({construction}):")
+        rag_replay(max(100, args.trials // 20), args.seed, construction)
     print("for comparison, a fixed-n t interval re-checked after every batch:")
     naive_false_fails(args.trials, 1000, 50, args.seed)
     print(f"CPU {time.process_time() - started:.0f} s")
