@@ -1,11 +1,14 @@
 """``stop_early:``: run the gate's cases in a seeded random order and stop when settled.
 
-The order is fixed from the seed before any case runs; the cases then run in batches in
-that order, and after each batch :func:`evalkit.gate.sequential.settle_checks` reads every
-blocking check's anytime-valid confidence sequence against the stored baseline rows.
-The run stops at the first look where every blocking check is settled, or when a budget
-(``max_cases``, ``max_cost_usd``, ``max_seconds``) is spent: the report then says the run
-is incomplete and names what was undecided (docs/early-stopping.md).
+The order is fixed from the seed before any case runs (whole clusters when clusters are
+declared); the cases then run in batches in that order, and after each batch
+:func:`evalkit.gate.sequential.settle_checks` reads every blocking check's anytime-valid
+confidence sequence against the stored baseline rows.  Within a batch the cases a judge
+cache has graded run first: the checks only look between batches, so that changes the
+bill, never the sample (docs/design/early-stopping.md).  The run stops at the first look
+where every blocking check is settled, or when a budget (``max_cases``, ``max_cost_usd``,
+``max_seconds``) is spent: the report then says the run is incomplete and names what was
+undecided (docs/early-stopping.md).
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ asks this module whether every blocking check is settled (docs/design/early-stop
 * a threshold check on a per-case metric: the sequence for its own mean lies wholly on
   one side of the line.
 
+With declared clusters the cases run in whole clusters and every sequence reads them
+as units (:func:`evalkit.stats.sequential.ratio_confidence_sequence`), the fixed-n side
+being the cluster-robust t the clustered gate decides with.
+
 A metric that declares a finite range (every built-in in [0, 1] does) is read with the
 nonasymptotic empirical-Bernstein sequence, any other with the asymptotic one
 (:mod:`evalkit.stats.sequential`).

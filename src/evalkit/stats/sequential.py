@@ -17,7 +17,10 @@ Two constructions, chosen by what is known about the values:
   Robbins' normal mixture with the sample standard deviation plugged in, its mixing
   variance tuned for the planned sample size.
 
-Both are two-sided at level 1 − alpha built from two one-sided sequences at alpha/2,
+With clusters, :func:`ratio_confidence_sequence` reads whole clusters: the asymptotic
+sequence on the linearised case-weighted mean (cluster totals over cluster sizes).
+
+All are two-sided at level 1 − alpha built from two one-sided sequences at alpha/2,
 so each side alone is wrong with probability at most alpha/2, as the gate's fixed-n
 interval.  The running intersection is taken: a bound never moves back, so a check
 once settled stays settled.  Values enter in the order given: the caller fixes that
