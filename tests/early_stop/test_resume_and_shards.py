@@ -66,15 +66,17 @@ CHECKS = (
 )
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[Path]:
+@pytest.fixture(params=[1, 2], ids=["once", "repeats-2"])
+def project(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The project; with ``repeats: 2`` the checkpoint keeps trials, not cases."""
     (tmp_path / f"{MODULE}.py").write_text(TARGET)
     (tmp_path / "goldens.jsonl").write_text(
         "".join(f'{{"id": "c{i:04d}", "query": "q{i}"}}\n' for i in range(N))
     )
     (tmp_path / "checks.yaml").write_text(CHECKS)
     for mode in ("same", "regressed"):
-        (tmp_path / f"{mode}.yaml").write_text(CONFIG.format(module=MODULE, mode=mode))
+        config = CONFIG.format(module=MODULE, mode=mode) + f"repeats: {request.param}\n"
+        (tmp_path / f"{mode}.yaml").write_text(config)
     with imports_undone(MODULE):
         yield tmp_path
 
@@ -102,8 +104,16 @@ def _gate(root: Path, tag: str, *extra: str) -> tuple[int, list[str]]:
     )
 
 
+def _saved(root: Path) -> list[str]:
+    """The case of every row (every trial's, with repeats) the checkpoint kept."""
+    saved = read_checkpoint(checkpoint_path(root / "run.json", root))
+    assert saved is not None
+    trials = [case for case, done in saved.completed_trials.items() for _ in done]
+    return sorted(list(saved.completed) + trials)
+
+
 def test_a_killed_gate_resumed_stops_where_an_uninterrupted_one_does(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, _ = _main("run", "-c", str(project / "same.yaml"), "--out", str(project / "base.json"))
     assert code == 0
@@ -112,12 +122,12 @@ def test_a_killed_gate_resumed_stops_where_an_uninterrupted_one_does(
     full_ids = sorted(read_artifact(project / "run.json").result.ids())
     assert full["stopped_early"]["cases_run"] < N  # it does stop early
 
-    monkeypatch.setenv("KILL_AT", "130")  # in the third batch
+    monkeypatch.setenv("KILL_AT", "130")  # in the second or third batch, past the first look
+    capsys.readouterr()
     killed, _ = _gate(project, "killed")
     assert killed == 130
-    saved = read_checkpoint(checkpoint_path(project / "run.json", project))
-    assert saved is not None
-    kept = set(saved.completed)
+    assert "rerun with --resume" in capsys.readouterr().err
+    kept = _saved(project)
     assert 100 <= len(kept) < 130
 
     monkeypatch.delenv("KILL_AT")
@@ -127,9 +137,9 @@ def test_a_killed_gate_resumed_stops_where_an_uninterrupted_one_does(
     assert resumed["stopped_early"] == full["stopped_early"]
     assert resumed["checks"] == full["checks"]
     assert sorted(read_artifact(project / "run.json").result.ids()) == full_ids
-    # only the cases the killed gate had not finished ran again
-    assert not kept & set(resumed_calls)
-    assert sorted(kept | set(resumed_calls)) == sorted(full_calls) == full_ids
+    # only what the killed gate had not finished ran again
+    assert sorted(kept + resumed_calls) == sorted(full_calls)
+    assert sorted(set(full_calls)) == full_ids
     assert read_checkpoint(checkpoint_path(project / "run.json", project)) is None
 
 
