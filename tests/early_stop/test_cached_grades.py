@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import read_artifact
+from evalkit._app.early_stop import case_order
 from evalkit._model import registry
 from evalkit.cli import main
 from fakes.openai_server import FakeOpenAI, grade
@@ -119,6 +120,9 @@ def test_a_warm_cache_makes_cached_cases_free_and_moves_no_stop(tmp_path: Path) 
     assert cold["verdict"] == warm["verdict"] == "fail"
     assert warm_stop["cases_run"] == cold_stop["cases_run"] < N
     assert warm["ran"] == cold["ran"]
+    # the sample is the seeded order's prefix, whatever the cache holds
+    order = case_order([f"c{i:03d}" for i in range(N)], 3)
+    assert warm["ran"] == sorted(order[: warm_stop["cases_run"]])
     ran = cold["ran"]
     assert isinstance(ran, list)
     changed = [i for i in ran if _changed(i)]

@@ -3,12 +3,11 @@
 The order is fixed from the seed before any case runs (whole clusters when clusters are
 declared); the cases then run in batches in that order, and after each batch
 :func:`evalkit.gate.sequential.settle_checks` reads every blocking check's anytime-valid
-confidence sequence against the stored baseline rows.  Within a batch the cases a judge
-cache has graded run first: the checks only look between batches, so that changes the
-bill, never the sample (docs/design/early-stopping.md).  The run stops at the first look
-where every blocking check is settled, or when a budget (``max_cases``, ``max_cost_usd``,
-``max_seconds``) is spent: the report then says the run is incomplete and names what was
-undecided (docs/early-stopping.md).
+confidence sequence against the stored baseline rows.  A cached judge grade costs $0,
+and the cache never chooses the sample (docs/design/early-stopping.md).  The run stops
+at the first look where every blocking check is settled, or when a budget
+(``max_cases``, ``max_cost_usd``, ``max_seconds``) is spent: the report then says the run
+is incomplete and names what was undecided (docs/early-stopping.md).
 """
 
 from __future__ import annotations
@@ -37,7 +36,6 @@ __all__ = [
     "batches_of",
     "case_order",
     "case_units",
-    "judged_before",
     "refuse_with_cases",
     "run_stopping_early",
 ]
@@ -95,17 +93,6 @@ def batches_of(units: Sequence[tuple[str, ...]], batch: int, planned: int) -> li
     return out
 
 
-def judged_before(prepared: Prepared) -> frozenset[str]:
-    """The cases a judge cache holds a grade for (of some output): likely free to run."""
-    from evalkit.metrics.judge_cache import JudgeCache
-
-    found: set[str] = set()
-    for judge in prepared.config.model.judge:
-        if judge.cache_path:
-            found |= JudgeCache(prepared.config.resolve(judge.cache_path)).case_ids()
-    return frozenset(found)
-
-
 def _cost(rows: Sequence[CaseResult]) -> float | None:
     """Money the rows report in their meta (``*cost_usd``: judge and target; a cached
     grade is $0), or None when no row says what it cost."""
@@ -148,8 +135,6 @@ def run_stopping_early(
 
     ``run_batch`` runs a prepared eval of some cases (the pipeline's, which keeps a
     checkpoint), ``to_artifact`` makes the partial run an artefact for the checks to read.
-    Within a batch the cases a judge cache has graded run first; the checks read the
-    batches in the seeded order whatever ran first (docs/design/early-stopping.md).
     """
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
@@ -164,16 +149,13 @@ def run_stopping_early(
     planned = len(order) if settings.max_cases is None else min(len(order), settings.max_cases)
     batches = batches_of(units, settings.batch, planned)
     blocking = [c for c in checks if c.is_blocking]
-    free = judged_before(prepared)
     started = clock()
     rows: dict[str, CaseResult] = {}
     ends: list[int] = []
     stopped: tuple[str, bool, tuple[str, ...]] | None = None
     for batch in batches:
-        for part_ids in ([i for i in batch if i in free], [i for i in batch if i not in free]):
-            if part_ids:
-                part = replace(prepared, goldens=prepared.goldens.subset(set(part_ids)))
-                rows.update((row.case_id, row) for row in run_batch(part, target).per_query)
+        part = replace(prepared, goldens=prepared.goldens.subset(set(batch)))
+        rows.update((row.case_id, row) for row in run_batch(part, target).per_query)
         ends.append((ends[-1] if ends else 0) + len(batch))
         run_ids = order[: ends[-1]]
         if any(rows[i].error is not None for i in run_ids):

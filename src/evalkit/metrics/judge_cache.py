@@ -201,12 +201,6 @@ class JudgeCache:
         with self._state_lock:
             return self._entries.get(key)
 
-    def case_ids(self) -> frozenset[str]:
-        """The cases the file holds a grade for (of any output, by any judge sharing it)."""
-        self._refresh_if_changed()
-        with self._state_lock:
-            return frozenset(grade.case_id for grade in self._entries.values())
-
     def __len__(self) -> int:
         self._refresh_if_changed()
         with self._state_lock:
