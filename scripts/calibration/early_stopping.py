@@ -2,7 +2,7 @@
 
     uv run python scripts/calibration/early_stopping.py [--trials 2000] [--seed 47]
 
-Three measurements, every one of the anytime-valid sequence the gate stops on
+Six measurements, every one of the anytime-valid sequence the gate stops on
 (evalkit.stats.sequential), looked at after every batch exactly as the gate looks:
 
 1. **false fails under a true null**: the share of simulated evals in which a
@@ -17,13 +17,13 @@ Three measurements, every one of the anytime-valid sequence the gate stops on
    stops on against the full run's fixed-n verdict (paired t) where that one is clear.
 4. **share of cases needed** on a 2,000-case set, batch 100: a clear regression, and an
    unchanged candidate with min_effect.
-6. **examples/rag_answers**, replayed larger: its 24 cases cannot stop early (see the
-   docs), so each variant's 24 per-case differences against the committed baseline are
-   resampled into 2,000-case golden sets "like these" and monitored in batches of 100.
 5. **clustered cases**: a true null whose differences move together within clusters of
    1-12 cases, run in whole-cluster batches and read by the cluster-level (ratio)
    sequence the gate uses with ``clusters:``; beside it, the case-level sequence that
    treats the same cases as independent.
+6. **examples/rag_answers**, replayed larger: its 24 cases cannot stop early (see the
+   docs), so each variant's 24 per-case differences against the committed baseline are
+   resampled into 2,000-case golden sets "like these" and monitored in batches of 100.
 
 CPU: about 1-2 minutes at the default 2,000 trials on one core.
 """
