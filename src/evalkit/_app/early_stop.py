@@ -25,9 +25,9 @@ from evalkit._spec.case_filter import Subset
 from evalkit.errors import InputError
 
 if TYPE_CHECKING:
-    from evalkit._app.pipeline import Prepared
+    from evalkit._app.pipeline import GateAsk, Prepared
     from evalkit._spec.artifact import RunArtifact
-    from evalkit._spec.config import StopEarlyConfig
+    from evalkit._spec.config import LoadedConfig, StopEarlyConfig
     from evalkit.gate.model import StoppedEarly
     from evalkit.targets import Target
 
@@ -38,6 +38,7 @@ __all__ = [
     "case_units",
     "refuse_with_cases",
     "run_stopping_early",
+    "settings_in_force",
 ]
 
 SETTLED = "every check settled (anytime-valid)"
@@ -218,6 +219,28 @@ def _stopped(
         cost_usd_estimated_full=estimate,
         undecided=undecided,
     )
+
+
+def settings_in_force(config: LoadedConfig, ask: GateAsk) -> StopEarlyConfig | None:
+    """The ``stop_early:`` settings a gate runs with (None: every case runs)."""
+    from evalkit._spec.config import StopEarlyConfig
+
+    block = config.model.stop_early
+    if ask.stop_early and ask.candidate is not None:
+        raise InputError(
+            f"--stop-early runs the target in batches; with --candidate {ask.candidate} "
+            "nothing is run: drop one of them"
+        )
+    settings = block if block is not None else (StopEarlyConfig() if ask.stop_early else None)
+    if ask.stop_early is False or ask.candidate is not None:
+        settings = None  # turned off, or nothing runs, so nothing stops early
+    if ask.resume and settings is None:
+        raise InputError(
+            "--resume goes on with a gate that stops early (stop_early: in evalkit.yaml, or "
+            "--stop-early); a gate that runs every case: `evalkit run --resume`, then "
+            "`evalkit gate --candidate`"
+        )
+    return settings
 
 
 def refuse_with_cases(cases: Any) -> None:

@@ -969,7 +969,9 @@ def gate_config(
         on_checks(chosen.checks.checks, base)
     written: Path | None = None
     saturated: list[str] = []
-    stopping = _stop_early_settings(cfg, ask)
+    from evalkit._app.early_stop import settings_in_force
+
+    stopping = settings_in_force(cfg, ask)
     early = None
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
@@ -1013,28 +1015,6 @@ def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
     from evalkit._app.store_opening import open_config_store
 
     return cache(lambda: open_config_store(config))
-
-
-def _stop_early_settings(config: LoadedConfig, ask: GateAsk) -> Any:
-    """The ``stop_early:`` settings in force (None: every case runs)."""
-    from evalkit._spec.config import StopEarlyConfig
-
-    block = config.model.stop_early
-    if ask.stop_early and ask.candidate is not None:
-        raise InputError(
-            f"--stop-early runs the target in batches; with --candidate {ask.candidate} "
-            "nothing is run: drop one of them"
-        )
-    settings = block if block is not None else (StopEarlyConfig() if ask.stop_early else None)
-    if ask.stop_early is False or ask.candidate is not None:
-        settings = None  # turned off, or nothing runs, so nothing stops early
-    if ask.resume and settings is None:
-        raise InputError(
-            "--resume goes on with a gate that stops early (stop_early: in evalkit.yaml, or "
-            "--stop-early); a gate that runs every case: `evalkit run --resume`, then "
-            "`evalkit gate --candidate`"
-        )
-    return settings
 
 
 def _run_stopping_early(
