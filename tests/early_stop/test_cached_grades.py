@@ -19,9 +19,11 @@ from pathlib import Path
 import pytest
 
 from evalkit import read_artifact
-from evalkit._app.early_stop import case_order
+from evalkit._app.early_stop import _cost, case_order
 from evalkit._model import registry
+from evalkit._model.results import CaseResult
 from evalkit.cli import main
+from evalkit.targets import TargetResponse
 from fakes.openai_server import FakeOpenAI, grade
 from helpers.cli import answer_target
 from helpers.judge_project import imports_undone, openai_judge_config
@@ -131,3 +133,18 @@ def test_a_warm_cache_makes_cached_cases_free_and_moves_no_stop(tmp_path: Path) 
     assert warm_calls == len(changed) < len(ran)
     assert cold_stop["cost_usd"] == pytest.approx(PER_CALL * len(ran))
     assert warm_stop["cost_usd"] == pytest.approx(PER_CALL * len(changed))
+
+
+def _row(**meta: object) -> CaseResult:
+    return CaseResult("c", TargetResponse(["d"], meta=dict(meta)), {})
+
+
+def test_a_cached_grade_is_known_to_cost_nothing_and_an_unpriced_one_is_unknown() -> None:
+    cached = _row(helpfulness_cached=True)
+    paid = _row(helpfulness_cached=False, helpfulness_cost_usd=0.2)
+    unpriced = _row(helpfulness_cached=False)  # a judge without prices
+    assert _cost([cached, cached]) == 0.0
+    assert _cost([cached, paid]) == pytest.approx(0.2)
+    assert _cost([cached, unpriced]) is None  # not "$0.00": one grade's price is unknown
+    assert _cost([_row(), _row()]) is None
+    assert _cost([_row(cost_usd=0.5), unpriced]) == pytest.approx(0.5)  # as the target says

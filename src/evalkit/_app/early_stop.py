@@ -95,19 +95,20 @@ def batches_of(units: Sequence[tuple[str, ...]], batch: int, planned: int) -> li
 
 
 def _cost(rows: Sequence[CaseResult]) -> float | None:
-    """Money the rows report in their meta (``*cost_usd``: judge and target; a cached
-    grade is $0), or None when no row says what it cost."""
+    """Money the rows report in their meta (``*cost_usd``: judge and target), or None when
+    no row says; a cached grade is $0, known as such unless a grade was paid unpriced."""
     total = 0.0
-    seen = False
+    priced = cached = unpriced = False
     for row in rows:
         meta = row.response.meta if row.response is not None else {}
         for key, value in meta.items():
             if key.endswith("cost_usd") and isinstance(value, int | float) and math.isfinite(value):
                 total += float(value)
-                seen = True
-            elif key.endswith("_cached") and value is True:
-                seen = True
-    return total if seen else None
+                priced = True
+            elif key.endswith("_cached"):
+                cached = cached or value is True
+                unpriced = unpriced or (value is False and f"{key[:-7]}_cost_usd" not in meta)
+    return total if priced or (cached and not unpriced) else None
 
 
 def _budget_spent(
