@@ -2,7 +2,7 @@
 
     uv run python scripts/calibration/early_stopping.py [--trials 2000] [--seed 47]
 
-Three measurements, every one of the anytime-valid sequence the gate stops on
+Six measurements, every one of the anytime-valid sequence the gate stops on
 (evalkit.stats.sequential), looked at after every batch exactly as the gate looks:
 
 1. **false fails under a true null**: the share of simulated evals in which a
@@ -17,6 +17,13 @@ Three measurements, every one of the anytime-valid sequence the gate stops on
    stops on against the full run's fixed-n verdict (paired t) where that one is clear.
 4. **share of cases needed** on a 2,000-case set, batch 100: a clear regression, and an
    unchanged candidate with min_effect.
+5. **clustered cases**: a true null whose differences move together within clusters of
+   1-12 cases, run in whole-cluster batches and read by the cluster-level (ratio)
+   sequence the gate uses with ``clusters:``; beside it, the case-level sequence that
+   treats the same cases as independent.
+6. **examples/rag_answers**, replayed larger: its 24 cases cannot stop early (see the
+   docs), so each variant's 24 per-case differences against the committed baseline are
+   resampled into 2,000-case golden sets "like these" and monitored in batches of 100.
 
 CPU: about 1-2 minutes at the default 2,000 trials on one core.
 """
@@ -25,16 +32,26 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import calibrate
 import numpy as np
 from numpy.typing import NDArray
 
-from evalkit.stats.sequential import paired_confidence_sequence, settle_comparison
+from evalkit.stats.clustered import ClusterT
+from evalkit.stats.sequential import (
+    confidence_sequence,
+    paired_confidence_sequence,
+    ratio_confidence_sequence,
+    settle_comparison,
+)
 from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
@@ -260,6 +277,144 @@ def savings(trials: int, seed: int, construction: str = "asymptotic") -> None:
         )
 
 
+class ClusteredEval(NamedTuple):
+    """One simulated eval: per case its difference, per cluster its size (in run order)."""
+
+    diffs: FloatArray
+    sizes: NDArray[np.int64]
+
+
+def clustered_null(shape: str, clusters: int, rng: np.random.Generator) -> ClusteredEval:
+    """An exact null whose differences are correlated within clusters of 1-12 cases.
+
+    ``continuous``: a cluster effect (sd 0.1) shared by its cases plus case noise (sd 0.1),
+    intra-cluster correlation 0.5.  ``binary``: pass/fail grades of both runs drawn at the
+    cluster's rate, the candidate's moved by ±0.2 for the whole cluster (a fair coin).
+    """
+    sizes = rng.integers(1, 13, clusters)
+    code = np.repeat(np.arange(clusters), sizes)
+    if shape == "continuous":
+        effect = rng.normal(0.0, 0.1, clusters)[code]
+        diffs = np.clip(effect + rng.normal(0.0, 0.1, code.size), -1.0, 1.0)
+    else:
+        rate = rng.uniform(0.2, 0.8, clusters)
+        shift = rng.choice([-0.2, 0.2], clusters)
+        base = rng.random(code.size) < rate[code]
+        cand = rng.random(code.size) < (rate + shift)[code]
+        diffs = cand.astype(np.float64) - base
+    return ClusteredEval(diffs, sizes)
+
+
+def cluster_looks(sizes: NDArray[np.int64], batch: int) -> tuple[list[int], list[int]]:
+    """The looks of whole-cluster batches of at least ``batch`` cases: (clusters, cases)."""
+    cases = np.cumsum(sizes)
+    units, seen, mark = [], [], batch
+    for g, total in enumerate(cases.tolist(), start=1):
+        if total >= mark or g == sizes.size:
+            units.append(g)
+            seen.append(total)
+            mark = total + batch
+    return units, seen
+
+
+def _hull_high(totals: FloatArray, sizes: NDArray[np.int64], clusters: int) -> float:
+    """The upper end the gate reads at a look of ``clusters`` clusters, given the sequence
+    is below 0 there: the fixed-n cluster-robust t interval's (the hull's other side)."""
+    if clusters < 2:
+        return math.inf  # one cluster settles nothing
+    fixed_n = ClusterT.of(totals[None, :clusters], sizes[:clusters]).bounds(ALPHA)
+    return float(fixed_n[1][0])
+
+
+def cluster_false_fails(
+    trials: int, clusters: int, batch: int, seed: int, prior_variance: float = PRIOR_VARIANCE
+) -> dict[str, tuple[float, float]]:
+    """Per shape: the monitored false-fail rate of the gate's cluster-level reading (the
+    hull of the ratio sequence and the fixed-n cluster-robust t), and of the case-level
+    sequence on the same cases (which ignores that they move together)."""
+    out = {}
+    for shape in ("continuous", "binary"):
+        rng = np.random.default_rng([seed, clusters, batch, len(shape)])
+        by_cluster = by_case = 0
+        for _ in range(trials):
+            sim = clustered_null(shape, clusters, rng)
+            units, cases = cluster_looks(sim.sizes, batch)
+            code = np.repeat(np.arange(sim.sizes.size), sim.sizes)
+            totals = np.bincount(code, weights=sim.diffs)
+            ratio = ratio_confidence_sequence(
+                totals,
+                sim.sizes.astype(np.float64),
+                ALPHA,
+                prior_variance=prior_variance,
+                looks=units,
+            )
+            flat = confidence_sequence(sim.diffs, ALPHA, prior_variance=prior_variance, looks=cases)
+            by_cluster += any(
+                _hull_high(totals, sim.sizes, g) < 0
+                for g, high in zip(units, ratio.high.tolist(), strict=True)
+                if high < 0
+            )
+            by_case += bool(np.any(flat.high < 0))
+        out[shape] = (by_cluster / trials, by_case / trials)
+        print(
+            f"  {shape:10s} {clusters} clusters, batch {batch}: false fail by cluster "
+            f"{rate(by_cluster, trials)}; read as independent cases {rate(by_case, trials)}"
+        )
+    return out
+
+
+RAG_EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rag_answers"
+# metric: the scale its values divide by to lie in [0, 1] (the judge grades 1-5)
+RAG_METRICS = {"contains_all": 1.0, "token_f1": 1.0, "correctness": 4.0}
+
+
+def rag_differences(config: str) -> dict[str, FloatArray]:
+    """Per metric, the example's per-case differences of ``config``'s run against its
+    committed baseline, in [-1, 1]; the judge replayed from the committed cache, offline."""
+    from evalkit import read_artifact
+
+    env = {**os.environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "x"}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "run.json"
+        subprocess.run(
+            [
+                *(sys.executable, "-m", "evalkit", "run", "--config", config),
+                *("--judge-cache-only", "--out", str(out)),
+            ],
+            cwd=RAG_EXAMPLE,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
+        cand = read_artifact(out).result
+    base = read_artifact(RAG_EXAMPLE / "baseline.json").result
+    return {
+        metric: np.array(
+            [(v - base.values(metric)[k]) / scale for k, v in cand.values(metric).items()]
+        )
+        for metric, scale in RAG_METRICS.items()
+    }
+
+
+def rag_replay(trials: int, seed: int, construction: str = "asymptotic") -> None:
+    """The share of a 2,000-case set "like examples/rag_answers" run before every check
+    reading ``metric`` settles, batch 100."""
+    rng = np.random.default_rng([seed, 6])
+    n, batch = 2000, 100
+    for config, effect in (("evalkit-regressed.yaml", None), ("evalkit.yaml", 0.05)):
+        for metric, diffs in rag_differences(config).items():
+            stops = [
+                monitor(rng.choice(diffs, n), batch, min_effect=effect, construction=construction)
+                for _ in range(trials)
+            ]
+            share = np.array([s.cases for s in stops]) / n
+            outcomes = sorted({str(s.outcome) for s in stops})
+            print(
+                f"  {config:23s} {metric:12s} mean diff {diffs.mean():+.3f} (min_effect "
+                f"{effect}): median share run {np.median(share):.0%}, outcomes {outcomes}"
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="scripts/calibration/early_stopping.py")
     parser.add_argument("--trials", type=int, default=2000)
@@ -288,6 +443,12 @@ def main(argv: list[str] | None = None) -> int:
             )
         print("4. share of cases needed, 2,000 cases, batch 100:")
         savings(max(200, args.trials // 5), args.seed, construction)
+    print("5. clustered cases, a true null, whole-cluster batches (nominal ≤ 2.5%):")
+    for clusters, batch in ((200, 50), (200, 10), (40, 10)):
+        cluster_false_fails(args.trials, clusters, batch, args.seed)
+    for construction in METRIC_RANGE:
+        print(f"6. examples/rag_answers resampled to 2,000 cases, batch 100 ({construction}):")
+        rag_replay(max(100, args.trials // 20), args.seed, construction)
     print("for comparison, a fixed-n t interval re-checked after every batch:")
     naive_false_fails(args.trials, 1000, 50, args.seed)
     print(f"CPU {time.process_time() - started:.0f} s")

@@ -1,9 +1,11 @@
 """``stop_early:``: run the gate's cases in a seeded random order and stop when settled.
 
-The order is fixed from the seed before any case runs; the cases then run in batches in
-that order, and after each batch :func:`evalkit.gate.sequential.settle_checks` reads every
-blocking check's anytime-valid confidence sequence against the stored baseline rows.
-The run stops at the first look where every blocking check is settled, or when a budget
+The order is fixed from the seed before any case runs (whole clusters when clusters are
+declared); the cases then run in batches in that order, and after each batch
+:func:`evalkit.gate.sequential.settle_checks` reads every blocking check's anytime-valid
+confidence sequence against the stored baseline rows.  A cached judge grade costs $0,
+and the cache never chooses the sample (docs/design/early-stopping.md).  The run stops
+at the first look where every blocking check is settled, or when a budget
 (``max_cases``, ``max_cost_usd``, ``max_seconds``) is spent: the report then says the run
 is incomplete and names what was undecided (docs/early-stopping.md).
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +25,21 @@ from evalkit._spec.case_filter import Subset
 from evalkit.errors import InputError
 
 if TYPE_CHECKING:
-    from evalkit._app.pipeline import Prepared
+    from evalkit._app.pipeline import GateAsk, Prepared
     from evalkit._spec.artifact import RunArtifact
-    from evalkit._spec.config import StopEarlyConfig
+    from evalkit._spec.config import LoadedConfig, StopEarlyConfig
     from evalkit.gate.model import StoppedEarly
     from evalkit.targets import Target
 
-__all__ = ["EarlyRun", "case_order", "refuse_with_cases", "run_stopping_early"]
+__all__ = [
+    "EarlyRun",
+    "batches_of",
+    "case_order",
+    "case_units",
+    "refuse_with_cases",
+    "run_stopping_early",
+    "settings_in_force",
+]
 
 SETTLED = "every check settled (anytime-valid)"
 
@@ -44,23 +54,61 @@ class EarlyRun:
     subset: Subset  # the cases run, to decide on (every case when none was skipped)
 
 
+def case_units(
+    ids: Sequence[str], seed: int, clusters: Mapping[str, str | None] | None = None
+) -> list[tuple[str, ...]]:
+    """The seeded random order the cases run in, as units: one case each, or whole clusters
+    (a case without a cluster is one of its own).  The same for the same ids and seed."""
+    if clusters is None:
+        units: list[tuple[str, ...]] = [(case_id,) for case_id in ids]
+    else:
+        members: dict[object, list[str]] = {}
+        for case_id in ids:
+            label = clusters.get(case_id)
+            members.setdefault(("own", case_id) if label is None else label, []).append(case_id)
+        units = [tuple(cases) for cases in members.values()]
+    rng = np.random.default_rng([seed, len(units)])
+    return [units[i] for i in rng.permutation(len(units))]
+
+
 def case_order(ids: Sequence[str], seed: int) -> list[str]:
-    """The seeded random order the cases run in: the same for the same ids and seed."""
-    rng = np.random.default_rng([seed, len(ids)])
-    return [ids[i] for i in rng.permutation(len(ids))]
+    """The seeded random order of independent cases: the same for the same ids and seed."""
+    return [unit[0] for unit in case_units(ids, seed)]
+
+
+def batches_of(units: Sequence[tuple[str, ...]], batch: int, planned: int) -> list[list[str]]:
+    """Whole units, ``batch`` cases a batch (a cluster is never cut), up to ``planned``."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    total = 0
+    for unit in units:
+        if total >= planned:
+            break
+        current.extend(unit)
+        total += len(unit)
+        if len(current) >= batch or total >= planned:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
 
 
 def _cost(rows: Sequence[CaseResult]) -> float | None:
-    """Money the rows report in their meta (``*cost_usd``: judge and target), or None."""
+    """Money the rows report in their meta (``*cost_usd``: judge and target), or None when
+    no row says; a cached grade is $0, known as such unless a grade was paid unpriced."""
     total = 0.0
-    seen = False
+    priced = cached = unpriced = False
     for row in rows:
         meta = row.response.meta if row.response is not None else {}
         for key, value in meta.items():
             if key.endswith("cost_usd") and isinstance(value, int | float) and math.isfinite(value):
                 total += float(value)
-                seen = True
-    return total if seen else None
+                priced = True
+            elif key.endswith("_cached"):
+                cached = cached or value is True
+                unpriced = unpriced or (value is False and f"{key[:-7]}_cost_usd" not in meta)
+    return total if priced or (cached and not unpriced) else None
 
 
 def _budget_spent(
@@ -87,8 +135,8 @@ def run_stopping_early(
 ) -> EarlyRun:
     """Run ``prepared`` batch by batch in the seeded order until settled or out of budget.
 
-    ``run_batch`` runs a prepared eval of some cases (the pipeline's ``run_candidate``),
-    ``to_artifact`` makes the partial run an artefact for the checks to read.
+    ``run_batch`` runs a prepared eval of some cases (the pipeline's, which keeps a
+    checkpoint), ``to_artifact`` makes the partial run an artefact for the checks to read.
     """
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
@@ -96,29 +144,39 @@ def run_stopping_early(
     refuse_unsupported(checks, getattr(prepared.checks, "correction", "none") or "none")
     ids = prepared.goldens.ids()
     seed = settings.seed if settings.seed is not None else prepared.config.model.seed
-    order = case_order(ids, seed)
+    assignment = prepared.goldens.cluster_assignment()
+    clusters = None if assignment is None else dict(assignment.members)
+    units = case_units(ids, seed, clusters)
+    order = [case_id for unit in units for case_id in unit]
     planned = len(order) if settings.max_cases is None else min(len(order), settings.max_cases)
+    batches = batches_of(units, settings.batch, planned)
     blocking = [c for c in checks if c.is_blocking]
     started = clock()
     rows: dict[str, CaseResult] = {}
     ends: list[int] = []
     stopped: tuple[str, bool, tuple[str, ...]] | None = None
-    while len(ends) == 0 or ends[-1] < planned:
-        start = ends[-1] if ends else 0
-        batch = order[start : min(start + settings.batch, planned)]
+    for batch in batches:
         part = replace(prepared, goldens=prepared.goldens.subset(set(batch)))
-        for row in run_batch(part, target).per_query:
-            rows[row.case_id] = row
-        ends.append(start + len(batch))
+        rows.update((row.case_id, row) for row in run_batch(part, target).per_query)
+        ends.append((ends[-1] if ends else 0) + len(batch))
         run_ids = order[: ends[-1]]
         if any(rows[i].error is not None for i in run_ids):
             stopped = ("a case failed to run", False, ())
             break
         if not blocking or ends[-1] >= len(order):
             continue
-        partial = to_artifact(part, RunResult(part.config.name, [rows[i] for i in run_ids]))
+        partial = to_artifact(
+            replace(prepared, goldens=prepared.goldens.subset(set(run_ids))),
+            RunResult(prepared.config.name, [rows[i] for i in run_ids]),
+        )
         states = settle_checks(
-            blocking, partial, baseline, run_ids, planned=planned, batch_ends=ends
+            blocking,
+            partial,
+            baseline,
+            run_ids,
+            planned=planned,
+            batch_ends=ends,
+            clusters=clusters,
         )
         open_ids = tuple(s.check_id for s in states if s.outcome is None)
         if not open_ids:
@@ -128,7 +186,7 @@ def run_stopping_early(
         if spent is not None:
             stopped = (spent, False, open_ids)
             break
-    run_ids = order[: ends[-1]]
+    run_ids = order[: ends[-1] if ends else 0]
     if stopped is None and len(run_ids) < len(ids):  # max_cases ran out with nothing looked at
         spent = _budget_spent(settings, len(run_ids), None, 0.0) or "budget reached"
         stopped = (spent, False, tuple(c.id for c in blocking))
@@ -162,6 +220,28 @@ def _stopped(
         cost_usd_estimated_full=estimate,
         undecided=undecided,
     )
+
+
+def settings_in_force(config: LoadedConfig, ask: GateAsk) -> StopEarlyConfig | None:
+    """The ``stop_early:`` settings a gate runs with (None: every case runs)."""
+    from evalkit._spec.config import StopEarlyConfig
+
+    block = config.model.stop_early
+    if ask.stop_early and ask.candidate is not None:
+        raise InputError(
+            f"--stop-early runs the target in batches; with --candidate {ask.candidate} "
+            "nothing is run: drop one of them"
+        )
+    settings = block if block is not None else (StopEarlyConfig() if ask.stop_early else None)
+    if ask.stop_early is False or ask.candidate is not None:
+        settings = None  # turned off, or nothing runs, so nothing stops early
+    if ask.resume and settings is None:
+        raise InputError(
+            "--resume goes on with a gate that stops early (stop_early: in evalkit.yaml, or "
+            "--stop-early); a gate that runs every case: `evalkit run --resume`, then "
+            "`evalkit gate --candidate`"
+        )
+    return settings
 
 
 def refuse_with_cases(cases: Any) -> None:

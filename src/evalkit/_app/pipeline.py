@@ -477,12 +477,7 @@ def run_to_artifact(
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
     """
-    from evalkit._engine.checkpoint import (
-        Checkpoint,
-        checkpoint_path,
-        read_checkpoint,
-        run_identity,
-    )
+    from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
     from evalkit._engine.shards import select_shard
     from evalkit._util.atomic import check_writable
 
@@ -490,6 +485,12 @@ def run_to_artifact(
         raise InputError(
             f"--shard {shard} and {cases.describe()} both pick cases: a shard of a subset "
             "is neither; drop one of them"
+        )
+    if shard is not None and prepared.config.model.stop_early is not None:
+        raise InputError(
+            f"stop_early: shard {shard} runs only its own cases and cannot see whether the "
+            "whole set's checks are settled, so a shard never stops early; run the gate "
+            "unsharded to stop early, or remove stop_early from evalkit.yaml to shard"
         )
     todo, subset = select_cases(prepared, cases)
     if shard is not None:
@@ -522,33 +523,10 @@ def run_to_artifact(
                 )
             )
 
-        def record(index: int, row: CaseResult) -> None:
-            ckpt.append(row)
-            if on_row is not None:
-                on_row(index, row)
-
-        def record_trial(trial: int, index: int, row: CaseResult) -> None:
-            ckpt.append(row, trial=trial)
-            if on_row is not None:
-                on_row(index, row)
-
         try:
-            if repeats > 1:
-                fresh = run_candidate(
-                    todo, target=target, on_trial=record_trial, done_trials=trials_done
-                )
-            else:
-                fresh = run_candidate(todo, target=target, skip=list(done), on_row=record)
+            result = run_checkpointed(todo, ckpt, target=target, on_row=on_row)
         except KeyboardInterrupt:
-            # Count from the file: the signal may land between a row's write and its tally.
-            saved = read_checkpoint(ckpt_path)
-            kept = saved.saved if saved is not None else 0
-            if repeats > 1:
-                raise RunInterrupted(ckpt_path, kept, total * repeats, "trial(s)") from None
-            raise RunInterrupted(ckpt_path, kept, total) from None
-        new_rows = {row.case_id: row for row in fresh.per_query}
-        rows = [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
-        result = RunResult(fresh.name, rows)
+            raise interrupted(ckpt_path, total, repeats) from None
         art = to_artifact(
             prepared,
             result,
@@ -561,6 +539,59 @@ def run_to_artifact(
         if not art.failed:
             ckpt.discard()
     return RunOutcome(art, path, requested, ckpt_path, shard)
+
+
+def run_checkpointed(
+    todo: Prepared,
+    ckpt: Any,
+    *,
+    target: Target | None = None,
+    on_row: RowCallback | None = None,
+    concurrency: int | None = None,
+) -> RunResult[CaseResult]:
+    """Run the cases of ``todo`` the checkpoint ``ckpt`` has not finished, appending each
+    row the moment it finishes: every case's row (kept or new), in golden-set order.
+
+    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1.
+    """
+
+    def record(index: int, row: CaseResult) -> None:
+        ckpt.append(row)
+        if on_row is not None:
+            on_row(index, row)
+
+    def record_trial(trial: int, index: int, row: CaseResult) -> None:
+        ckpt.append(row, trial=trial)
+        if on_row is not None:
+            on_row(index, row)
+
+    if todo.config.model.repeats > 1:
+        return run_candidate(
+            todo,
+            target=target,
+            concurrency=concurrency,
+            on_trial=record_trial,
+            done_trials=ckpt.completed_trials,
+        )
+    done = ckpt.completed
+    skip = [c.id for c in todo.goldens if c.id in done]
+    fresh = run_candidate(todo, target=target, concurrency=concurrency, skip=skip, on_row=record)
+    new_rows = {row.case_id: row for row in fresh.per_query}
+    return RunResult(
+        fresh.name, [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
+    )
+
+
+def interrupted(ckpt_path: Path, total: int, repeats: int) -> RunInterrupted:
+    """Ctrl-C during a checkpointed run, counting what the checkpoint file kept: the
+    signal may land between a row's write and its tally."""
+    from evalkit._engine.checkpoint import read_checkpoint
+
+    saved = read_checkpoint(ckpt_path)
+    kept = saved.saved if saved is not None else 0
+    if repeats > 1:
+        return RunInterrupted(ckpt_path, kept, total * repeats, "trial(s)")
+    return RunInterrupted(ckpt_path, kept, total)
 
 
 def find_baseline(
@@ -814,6 +845,7 @@ class GateAsk:
     require_reference: bool = False
     reports: Mapping[str, Path | None] = field(default_factory=dict)  # flag -> report file
     stop_early: bool | None = None  # --stop-early/--no-stop-early; None: as the config says
+    resume: bool = False  # stop_early: keep the checkpoint's finished cases, run the rest
 
 
 @dataclass(frozen=True)
@@ -937,46 +969,17 @@ def gate_config(
         on_checks(chosen.checks.checks, base)
     written: Path | None = None
     saturated: list[str] = []
-    stopping = _stop_early_settings(cfg, ask)
+    from evalkit._app.early_stop import settings_in_force
+
+    stopping = settings_in_force(cfg, ask)
     early = None
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     elif stopping is not None:
-        from evalkit._app.early_stop import refuse_with_cases, run_stopping_early
-
-        refuse_with_cases(ask.cases)
-        if on_start is not None:
-            planned = len(prepared.goldens)
-            if stopping.max_cases is not None:
-                planned = min(planned, stopping.max_cases)
-            on_start(planned * cfg.model.repeats)
-        tgt = build_target(prepared.config)  # one client for every batch
-        try:
-            with noting_client_saturation() as saturated:
-                early = run_stopping_early(
-                    prepared,
-                    base,
-                    stopping,
-                    run_batch=lambda part, tgt: _run_batch(part, tgt, ask.concurrency, on_row),
-                    to_artifact=lambda part, result: to_artifact(part, result, result.name),
-                    target=tgt,
-                )
-        finally:
-            close = getattr(tgt, "close", None)
-            if callable(close):
-                close()
-        decided = early.subset.goldens(prepared.goldens)
-        stopped = early.stopped
-        candidate = to_artifact(
-            replace(prepared, goldens=decided),
-            early.result,
-            early.result.name,
-            # a partial run is never promoted as a baseline (promote_run refuses a subset)
-            subset=None
-            if stopped is None
-            else f"stop_early ({stopped.cases_run:,} of {stopped.cases_total:,} cases)",
-        )
-        written = write_run(candidate, run_out)
+        with noting_client_saturation() as saturated:
+            early, candidate, written = _run_stopping_early(
+                prepared, base, stopping, ask, run_out, on_start, on_row
+            )
     else:
         if on_start is not None:  # each trial advances the progress
             on_start(len(chosen.goldens) * cfg.model.repeats)
@@ -1014,44 +1017,65 @@ def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
     return cache(lambda: open_config_store(config))
 
 
-def _stop_early_settings(config: LoadedConfig, ask: GateAsk) -> Any:
-    """The ``stop_early:`` settings in force (None: every case runs)."""
-    from evalkit._spec.config import StopEarlyConfig
+def _run_stopping_early(
+    prepared: Prepared,
+    base: RunArtifact | None,
+    settings: Any,
+    ask: GateAsk,
+    run_out: Path,
+    on_start: Callable[[int], None] | None,
+    on_row: RowCallback | None,
+) -> tuple[Any, RunArtifact, Path]:
+    """The gate's run with ``stop_early:``, every finished row kept in the run's checkpoint
+    so ``--resume`` goes on in the same order (evalkit._app.early_stop)."""
+    from evalkit._app.early_stop import refuse_with_cases, run_stopping_early
+    from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
+    from evalkit._util.atomic import check_writable
 
-    block = config.model.stop_early
-    if ask.stop_early is False:
-        return None
-    if ask.stop_early and ask.candidate is not None:
-        raise InputError(
-            f"--stop-early runs the target in batches; with --candidate {ask.candidate} "
-            "nothing is run: drop one of them"
-        )
-    if ask.candidate is not None:
-        return None  # nothing runs, so nothing stops early
-    settings = block if block is not None else (StopEarlyConfig() if ask.stop_early else None)
-    if settings is not None and config.model.clusters is not None:
-        # Its confidence sequences treat cases as independent draws; cases that move
-        # together would need cluster-level batches and sequences (not built).
-        raise InputError(
-            f"stop_early: the goldens declare clusters ({config.model.clusters}), and early "
-            "stopping treats cases as independent; use --no-stop-early, or drop stop_early "
-            "from evalkit.yaml"
-        )
-    return settings
-
-
-def _run_batch(
-    part: Prepared, target: Any, concurrency: int | None, on_row: RowCallback | None
-) -> RunResult[CaseResult]:
-    if on_row is not None and part.config.model.repeats > 1:
-        seen = on_row
-        return run_candidate(
-            part,
-            target=target,
-            concurrency=concurrency,
-            on_trial=lambda _trial, index, row: seen(index, row),
-        )
-    return run_candidate(part, target=target, on_row=on_row, concurrency=concurrency)
+    refuse_with_cases(ask.cases)
+    planned = len(prepared.goldens)
+    if settings.max_cases is not None:
+        planned = min(planned, settings.max_cases)
+    ckpt_path = checkpoint_path(run_out, prepared.config.root)
+    check_writable(ckpt_path)
+    identity = run_identity(prepared.config.model, prepared.goldens)
+    repeats = prepared.config.model.repeats
+    tgt = build_target(prepared.config)  # one client for every batch
+    try:
+        with Checkpoint.open(ckpt_path, identity, resume=ask.resume) as ckpt:
+            if on_start is not None:
+                on_start(planned * repeats)
+            try:
+                early = run_stopping_early(
+                    prepared,
+                    base,
+                    settings,
+                    run_batch=lambda part, t: run_checkpointed(
+                        part, ckpt, target=t, on_row=on_row, concurrency=ask.concurrency
+                    ),
+                    to_artifact=lambda part, result: to_artifact(part, result, result.name),
+                    target=tgt,
+                )
+            except KeyboardInterrupt:
+                raise interrupted(ckpt_path, planned, repeats) from None
+            stopped = early.stopped
+            candidate = to_artifact(
+                replace(prepared, goldens=early.subset.goldens(prepared.goldens)),
+                early.result,
+                early.result.name,
+                # a partial run is never promoted as a baseline (promote_run refuses a subset)
+                subset=None
+                if stopped is None
+                else f"stop_early ({stopped.cases_run:,} of {stopped.cases_total:,} cases)",
+            )
+            written = write_run(candidate, run_out)
+            if not candidate.failed:
+                ckpt.discard()
+    finally:
+        close = getattr(tgt, "close", None)
+        if callable(close):
+            close()
+    return early, candidate, written
 
 
 def _gate_stopped(

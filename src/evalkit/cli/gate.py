@@ -20,6 +20,7 @@ from evalkit.cli.common import (
     Progress,
     refuse_stdout_artefact,
     report_failed_cases,
+    report_interrupt,
     stdout_may_close,
     warn_line,
     write_document,
@@ -91,6 +92,13 @@ def gate(
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
     stop_early: StopEarlyOpt = None,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            show_default=False,
+            help="stop_early: keep the cases an interrupted gate finished; go on in its order.",
+        ),
+    ] = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Decide every check: the candidate against the baseline.
@@ -99,7 +107,7 @@ def gate(
     on some cases only: the verdict is then "incomplete" (exit 4) unless a blocking
     check failed (exit 1), never a pass of the whole golden set.
     """
-    from evalkit._app.pipeline import GateAsk, gate_config
+    from evalkit._app.pipeline import GateAsk, RunInterrupted, gate_config
     from evalkit._spec.case_filter import CaseFilter
     from evalkit._spec.config import load_config
     from evalkit._util.stdout_path import stdout_flag
@@ -120,6 +128,7 @@ def gate(
         require_reference=require_reference,
         reports=reports,
         stop_early=stop_early,
+        resume=resume,
     )
     progress = Progress()
     try:
@@ -130,6 +139,9 @@ def gate(
             on_row=progress.advance,
             on_checks=say_margins,
         )
+    except RunInterrupted as stop:  # stop_early keeps a checkpoint: say what it kept
+        progress.stop()
+        raise typer.Exit(report_interrupt(stop)) from None
     finally:
         progress.stop()
     report = done.report

@@ -9,6 +9,10 @@ asks this module whether every blocking check is settled (docs/design/early-stop
 * a threshold check on a per-case metric: the sequence for its own mean lies wholly on
   one side of the line.
 
+With declared clusters the cases run in whole clusters and every sequence reads them
+as units (:func:`evalkit.stats.sequential.ratio_confidence_sequence`), the fixed-n side
+being the cluster-robust t the clustered gate decides with.
+
 A metric that declares a finite range (every built-in in [0, 1] does) is read with the
 nonasymptotic empirical-Bernstein sequence, any other with the asymptotic one
 (:mod:`evalkit.stats.sequential`).
@@ -32,16 +36,20 @@ from evalkit._spec.artifact import RunArtifact
 from evalkit._spec.checks import CheckSpec
 from evalkit.errors import EvalkitError, InputError
 from evalkit.gate.procedure import _is_aggregate, _polarity
+from evalkit.stats.clustered import ClusterT
 from evalkit.stats.sequential import (
+    ConfidenceSequence,
     Settled,
     confidence_sequence,
-    paired_confidence_sequence,
+    ratio_confidence_sequence,
     settle_comparison,
     settle_threshold,
 )
 from evalkit.stats.tdist import t_quantile
 
 __all__ = ["CheckState", "refuse_unsupported", "settle_checks"]
+
+Clusters = Mapping[str, str | None]
 
 # The procedures whose fixed-n interval the hull uses (the default: plain paired t).
 _T_METHODS: Final = ("auto", "t")
@@ -110,6 +118,82 @@ def _looks(n: int, batch_ends: Sequence[int]) -> list[int]:
     return [x for x in looks if x >= 1]
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """A check's values in the order they ran, and the sequence's view of them."""
+
+    values: np.ndarray
+    ids: list[str]
+    ends: list[int]  # values seen at each batch end
+    clusters: Clusters | None
+
+    @classmethod
+    def of(
+        cls,
+        ids: list[str],
+        values: list[float],
+        order: Sequence[str],
+        batch_ends: Sequence[int],
+        clusters: Clusters | None,
+    ) -> _Sample:
+        position = {case_id: k for k, case_id in enumerate(order, start=1)}
+        # batch ends count cases run; a scoped check sees only its own among them
+        ends = [sum(1 for i in ids if position[i] <= end) for end in batch_ends]
+        return cls(np.array(values, dtype=np.float64), ids, ends, clusters)
+
+    def _units(self) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Per cluster in the order first seen: its total and size; the clusters at each end."""
+        assert self.clusters is not None
+        unit: dict[object, int] = {}
+        codes = []
+        for case_id in self.ids:
+            label = self.clusters.get(case_id)
+            codes.append(unit.setdefault(("own", case_id) if label is None else label, len(unit)))
+        code = np.array(codes, dtype=np.int64)
+        totals = np.bincount(code, weights=self.values, minlength=len(unit))
+        sizes = np.bincount(code, minlength=len(unit)).astype(np.float64)
+        ends = [len(set(codes[:end])) for end in self.ends]
+        return totals, sizes, ends
+
+    def sequence(
+        self,
+        alpha: float,
+        planned: int,
+        prior: float | None,
+        value_range: tuple[float, float] | None,
+    ) -> tuple[ConfidenceSequence, tuple[float, float]] | None:
+        """The sequence at the last look, and the fixed-n paired t interval (cluster-robust
+        with clusters) the gate decides with; None with too few cases or clusters."""
+        n = self.values.size
+        if self.clusters is None:
+            if n < 2:
+                return None
+            cs = confidence_sequence(
+                self.values,
+                alpha,
+                value_range=value_range,
+                planned_n=planned,
+                prior_variance=prior,
+                looks=_looks(n, self.ends),
+            )
+            return cs, _t_interval(self.values, alpha)
+        totals, sizes, ends = self._units()
+        if totals.size < 2:
+            return None
+        # the units planned: the cases planned at this run's cases per cluster
+        units = max(totals.size, round(planned * totals.size / n))
+        cs = ratio_confidence_sequence(
+            totals,
+            sizes,
+            alpha,
+            planned_n=units,
+            prior_variance=prior,
+            looks=_looks(totals.size, ends),
+        )
+        low, high = ClusterT.of(totals, sizes.astype(np.int64)).bounds(alpha)
+        return cs, (float(low[0]), float(high[0]))
+
+
 def _comparison(
     spec: CheckSpec,
     order: Sequence[str],
@@ -118,27 +202,25 @@ def _comparison(
     planned: int,
     batch_ends: Sequence[int],
     hib: bool,
+    clusters: Clusters | None,
 ) -> Settled:
     base_values = base.result.values(spec.metric)
     scope = None if spec.scope is None else set(spec.scope)
     ids = [i for i in order if i in cand and i in base_values and (scope is None or i in scope)]
-    if len(ids) < 2:
-        return None
-    diffs = np.array([cand[i] - base_values[i] for i in ids], dtype=np.float64)
-    # batch ends count cases run; a scoped check sees only its own among them
-    position = {case_id: k for k, case_id in enumerate(order, start=1)}
-    ends = [sum(1 for i in ids if position[i] <= end) for end in batch_ends]
-    alpha = float(spec.alpha or 0.05)
-    cs = paired_confidence_sequence(
-        diffs,
-        alpha,
-        metric_range=declared_range(spec.metric),
-        planned_n=planned,
-        prior_variance=_range_squared(list(base_values.values())),
-        looks=_looks(diffs.size, ends),
+    diffs = [cand[i] - base_values[i] for i in ids]
+    sample = _Sample.of(ids, diffs, order, batch_ends, clusters)
+    metric_range = declared_range(spec.metric)
+    span = (
+        None
+        if metric_range is None
+        else (metric_range[0] - metric_range[1], metric_range[1] - metric_range[0])
     )
+    alpha = float(spec.alpha or 0.05)
+    read = sample.sequence(alpha, planned, _range_squared(list(base_values.values())), span)
+    if read is None:
+        return None
+    cs, (t_low, t_high) = read
     low, high = cs.last
-    t_low, t_high = _t_interval(diffs, alpha)
     low, high = min(low, t_low), max(high, t_high)
     if spec.mode == "non_inferiority":
         beyond = pass_within = float(spec.margin or 0.0)
@@ -158,30 +240,22 @@ def _threshold(
     base: RunArtifact | None,
     planned: int,
     batch_ends: Sequence[int],
+    clusters: Clusters | None,
 ) -> Settled:
     scope = None if spec.scope is None else set(spec.scope)
     ids = [i for i in order if i in cand and (scope is None or i in scope)]
-    if len(ids) < 2:
-        return None
-    values = np.array([cand[i] for i in ids], dtype=np.float64)
-    position = {case_id: k for k, case_id in enumerate(order, start=1)}
-    ends = [sum(1 for i in ids if position[i] <= end) for end in batch_ends]
+    sample = _Sample.of(ids, [cand[i] for i in ids], order, batch_ends, clusters)
     prior = None
     if base is not None:
         try:
             prior = _range_squared(list(base.result.values(spec.metric).values()))
         except EvalkitError:
             prior = None
-    cs = confidence_sequence(
-        values,
-        0.05,
-        value_range=declared_range(spec.metric),
-        planned_n=planned,
-        prior_variance=prior,
-        looks=_looks(values.size, ends),
-    )
-    low, high = cs.last
-    mean = float(values.mean())  # the fixed-n verdict reads the mean: keep it inside
+    read = sample.sequence(0.05, planned, prior, declared_range(spec.metric))
+    if read is None:
+        return None
+    low, high = read[0].last
+    mean = float(sample.values.mean())  # the fixed-n verdict reads the mean: keep it inside
     low, high = min(low, mean), max(high, mean)
     assert spec.op is not None
     assert spec.threshold is not None
@@ -196,11 +270,14 @@ def settle_checks(
     *,
     planned: int,
     batch_ends: Sequence[int],
+    clusters: Clusters | None = None,
 ) -> list[CheckState]:
     """The state of every blocking check after the cases in ``order`` (as run so far).
 
     ``candidate`` holds the rows run; ``batch_ends`` the number of cases run at each
-    look so far (the last is ``len(order)``); ``planned`` the cases the run may reach.
+    look so far (the last is ``len(order)``); ``planned`` the cases the run may reach;
+    ``clusters`` each case's cluster, when declared: the sequences then read whole
+    clusters (the order runs them whole).
     """
     states: list[CheckState] = []
     for spec in checks:
@@ -222,9 +299,11 @@ def settle_checks(
             if spec.is_vs_baseline:
                 assert baseline is not None
                 hib = _polarity(spec.metric, candidate, baseline)
-                outcome = _comparison(spec, order, cand, baseline, planned, batch_ends, hib)
+                outcome = _comparison(
+                    spec, order, cand, baseline, planned, batch_ends, hib, clusters
+                )
             else:
-                outcome = _threshold(spec, order, cand, baseline, planned, batch_ends)
+                outcome = _threshold(spec, order, cand, baseline, planned, batch_ends, clusters)
         except (EvalkitError, ValueError) as exc:  # the gate on the cases run reports it
             states.append(CheckState(spec.id, None, str(exc)))
             continue

@@ -17,7 +17,10 @@ Two constructions, chosen by what is known about the values:
   Robbins' normal mixture with the sample standard deviation plugged in, its mixing
   variance tuned for the planned sample size.
 
-Both are two-sided at level 1 − alpha built from two one-sided sequences at alpha/2,
+With clusters, :func:`ratio_confidence_sequence` reads whole clusters: the asymptotic
+sequence on the linearised case-weighted mean (cluster totals over cluster sizes).
+
+All are two-sided at level 1 − alpha built from two one-sided sequences at alpha/2,
 so each side alone is wrong with probability at most alpha/2, as the gate's fixed-n
 interval.  The running intersection is taken: a bound never moves back, so a check
 once settled stays settled.  Values enter in the order given: the caller fixes that
@@ -38,6 +41,7 @@ __all__ = [
     "Settled",
     "confidence_sequence",
     "paired_confidence_sequence",
+    "ratio_confidence_sequence",
     "settle_comparison",
     "settle_threshold",
 ]
@@ -139,13 +143,56 @@ def _asymptotic(
     else:
         # one value has no spread to plug in: no bound until two are seen
         var = np.where(t > 1.0, sq / np.maximum(t - 1.0, 1.0), np.inf)
+    half = np.sqrt(var) * _radius(t, alpha, planned_n)
+    return mean - half, mean + half
+
+
+def _radius(t: FloatArray, alpha: float, planned_n: int) -> FloatArray:
+    """The one-sided normal-mixture boundary at alpha/2 per side, per unit of spread."""
     rho2 = asymptotic_mixing(planned_n, alpha)
-    # the one-sided normal-mixture boundary at alpha/2 per side
-    radius = np.sqrt(
+    return np.sqrt(
         2.0 * (t * rho2 + 1.0) / (t * t * rho2) * np.log1p(np.sqrt(t * rho2 + 1.0) / alpha)
     )
-    half = np.sqrt(var) * radius
-    return mean - half, mean + half
+
+
+def ratio_confidence_sequence(
+    totals: FloatArray,
+    sizes: FloatArray,
+    alpha: float,
+    *,
+    planned_n: int | None = None,
+    prior_variance: float | None = None,
+    looks: object = None,
+) -> ConfidenceSequence:
+    """The asymptotic sequence for Σ totals / Σ sizes over units (clusters) in order.
+
+    Each unit g has a total S_g over its m_g cases; the case-weighted mean θ = E S / E m is
+    read through its linearisation: the units' Z_g = S_g − θ m_g have mean 0, so the
+    asymptotic sequence for the mean of Z (Waudby-Smith et al. 2021), divided by the mean
+    size, bounds θ̂ − θ.  The spread is that of Z at the running θ̂ (consistent for it),
+    regularised by one pseudo-unit whose cases spread by ``prior_variance`` each.
+    ``planned_n`` and ``looks`` count units.
+    """
+    s = np.asarray(totals, dtype=np.float64)
+    m = np.asarray(sizes, dtype=np.float64)
+    _check_inputs(s, alpha)
+    if m.shape != s.shape or not np.all(np.isfinite(m)) or np.any(m <= 0):
+        raise ValueError("every unit needs a positive size, one per total")
+    at = _looks(s.size, looks)
+    t = np.arange(1, s.size + 1, dtype=np.float64)
+    sum_s, sum_m = np.cumsum(s), np.cumsum(m)
+    theta = sum_s / sum_m
+    # Σ (S − θ m)² at each running θ, from the running sums of squares and products
+    sq = np.cumsum(s * s) - 2.0 * theta * np.cumsum(s * m) + theta * theta * np.cumsum(m * m)
+    sq = np.maximum(sq, 0.0)
+    if prior_variance is not None:
+        var = (prior_variance * np.cumsum(m * m) / t + sq) / (t + 1.0)
+    else:
+        var = np.where(t > 1.0, sq / np.maximum(t - 1.0, 1.0), np.inf)
+    planned = s.size if planned_n is None else planned_n
+    half = np.sqrt(var) * _radius(t, alpha, planned) / (sum_m / t)
+    low, high = _running((theta - half)[at - 1], (theta + half)[at - 1])
+    return ConfidenceSequence(at, low, high, theta[at - 1], alpha, "asymptotic")
 
 
 def confidence_sequence(

@@ -63,8 +63,14 @@ n_resamples: 200
 {stop}"""
 
 
-def _project(tmp_path: Path, *, extra: str = "", stop: str = "") -> Path:
-    goldens = "".join(f'{{"id": "c{i:04d}", "query": "q{i}"}}\n' for i in range(N_CASES))
+def _project(tmp_path: Path, *, extra: str = "", stop: str = "", docs: int = 0) -> Path:
+    """``docs``: that many cases per document (the golden field ``doc``), else none."""
+    goldens = "".join(
+        f'{{"id": "c{i:04d}", "query": "q{i}"'
+        + (f', "doc": "d{i // docs}"' if docs else "")
+        + "}\n"
+        for i in range(N_CASES)
+    )
     files = {
         "quality_target.py": TARGET,
         "goldens.jsonl": goldens,
@@ -182,22 +188,30 @@ def test_bad_stop_early_input_is_one_line_naming_the_key(
     one_line_error(result, 2, needle)
 
 
-def test_stop_early_with_declared_clusters_is_refused_naming_both(tmp_path: Path) -> None:
-    goldens = "".join(
-        f'{{"id": "c{i:04d}", "query": "q{i}", "doc": "d{i // 4}"}}\n' for i in range(20)
+def test_with_declared_clusters_whole_clusters_run_and_a_regression_stops(
+    tmp_path: Path,
+) -> None:
+    project = _project(tmp_path, stop=STOP + "clusters: doc\n", docs=8)
+    gate = evalkit(
+        "gate",
+        "-c",
+        "regressed.yaml",
+        "--baseline",
+        "base.json",
+        "--json",
+        "r.json",
+        "--out",
+        "run.json",
+        cwd=project,
     )
-    project = write_files(
-        tmp_path,
-        {
-            "quality_target.py": TARGET,
-            "goldens.jsonl": goldens,
-            "checks.yaml": CHECKS.format(extra=""),
-            "evalkit.yaml": CONFIG.format(mode="same", stop=STOP + "clusters: doc\n"),
-        },
-    )
-    result = evalkit("gate", cwd=project)
-    one_line_error(result, 2, "stop_early")
-    assert "clusters (doc)" in result.stderr
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    stopped = json.loads((project / "r.json").read_text())["stopped_early"]
+    assert stopped["settled"]
+    assert stopped["cases_run"] <= N_CASES // 2
+    ran = read_artifact(project / "run.json").result.ids()
+    docs = {int(case_id[1:]) // 8 for case_id in ran}
+    assert len(ran) == 8 * len(docs)  # every document's cases, or none of them
+    assert "inferred by cluster" in gate.stdout
 
 
 COSTLY_TARGET = TARGET.replace(
