@@ -128,9 +128,22 @@ def _lines_of(toks: list[bytes], sentinel: bytes, n: int, fields: int) -> list[b
     return toks
 
 
-def query_runs(qids: list[bytes]) -> list[tuple[str, int]]:
-    """Each run of equal query ids in ``qids`` (ASCII): the id, decoded once, and its length."""
-    return [(qid.decode("ascii"), len(list(group))) for qid, group in groupby(qids)]
+def query_runs(qids: Sequence[bytes | str]) -> list[tuple[str, int]]:
+    """Each run of equal query ids in ``qids`` (text, or ASCII bytes): the id, decoded
+    once, and its length."""
+    return [
+        (qid if isinstance(qid, str) else qid.decode("ascii"), len(list(group)))
+        for qid, group in groupby(qids)
+    ]
+
+
+def careful_lines(chunk: bytes, first_line: int) -> Iterator[tuple[int, list[bytes], bytes]]:
+    """``(line number, fields, line)`` of each line of a chunk that is neither blank nor
+    a comment, split as C's isspace() splits (the careful path)."""
+    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
+        fields = raw.split()
+        if fields and not fields[0].startswith(b"#"):
+            yield first_line + offset, fields, raw
 
 
 def _fast_qrels_chunk(
@@ -157,11 +170,7 @@ def _careful_qrels_chunk(
     docs: list[str] = []
     grades: list[int] = []
     lines: list[int] = []
-    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
-        fields = raw.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        line_no = first_line + offset
+    for line_no, fields, raw in careful_lines(chunk, first_line):
         if len(fields) != 4:
             raise TrecFormatError(
                 f"{source}, line {line_no}: expected 'query_id 0 doc_id grade', "
@@ -249,7 +258,7 @@ def qrels_pieces(path: PathLike) -> Iterator[tuple[str, list[str], list[int]]]:
                 runs, docs, grades = fast
             else:
                 qids, docs, grades, _ = _careful_qrels_chunk(chunk, first_line, source)
-                runs = [(qid, len(list(group))) for qid, group in groupby(qids)]
+                runs = query_runs(qids)
             start = 0
             for qid, lines in runs:
                 stop = start + lines
