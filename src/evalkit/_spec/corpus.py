@@ -164,13 +164,23 @@ def _json_records(file: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]
         yield number, record
 
 
-def _record_id(record: dict[str, Any], file: Path, number: int) -> str:
-    raw = record.get("_id")
-    if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
-        raise GoldenError(
-            f"{file}:{number}: '_id' must be a non-empty string (or integer), got {raw!r}"
-        )
-    return str(raw)
+def _identified(file: Path, what: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(line number, '_id', record)`` of each JSON record, an ``_id`` seen twice refused."""
+    first: dict[str, int] = {}
+    for number, record in _json_records(file, what):
+        raw = record.get("_id")
+        if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
+            raise GoldenError(
+                f"{file}:{number}: '_id' must be a non-empty string (or integer), got {raw!r}"
+            )
+        record_id = str(raw)
+        if record_id in first:
+            raise GoldenError(
+                f"{file}:{number}: duplicate {what} id {record_id!r} "
+                f"(first at line {first[record_id]})"
+            )
+        first[record_id] = number
+        yield number, record_id, record
 
 
 def _text(record: dict[str, Any], key: str, file: Path, number: int, *, default: str | None) -> str:
@@ -198,14 +208,7 @@ def load_corpus(
     """
     file = _locate(name_or_path, data_root, "corpus.jsonl")
     docs: dict[str, dict[str, str]] = {}
-    first: dict[str, int] = {}
-    for number, record in _json_records(file, "document"):
-        doc_id = _record_id(record, file, number)
-        if doc_id in first:
-            raise GoldenError(
-                f"{file}:{number}: duplicate document id {doc_id!r} (first at line {first[doc_id]})"
-            )
-        first[doc_id] = number
+    for number, doc_id, record in _identified(file, "document"):
         docs[doc_id] = {
             "title": _text(record, "title", file, number, default=""),
             "text": _text(record, "text", file, number, default=None),
@@ -238,15 +241,7 @@ def load_queries(
         return [Query(qid, text) for qid, text in pairs if judged is None or qid in judged]
     file = _locate(name_or_path, data_root, "queries.jsonl")
     queries: list[Query] = []
-    first: dict[str, int] = {}
-    for number, record in _json_records(file, "query"):
-        query_id = _record_id(record, file, number)
-        if query_id in first:
-            raise GoldenError(
-                f"{file}:{number}: duplicate query id {query_id!r} "
-                f"(first at line {first[query_id]})"
-            )
-        first[query_id] = number
+    for number, query_id, record in _identified(file, "query"):
         text = _text(record, "text", file, number, default=None)
         if not text.strip():
             raise GoldenError(f"{file}:{number}: query {query_id!r} has empty 'text'")
@@ -257,7 +252,8 @@ def load_queries(
         return queries
     qrels_file = _qrels_beside(file, split)
     judged = read_beir_qrels(qrels_file)
-    absent = [qid for qid in judged if qid not in first]
+    listed = {q.id for q in queries}
+    absent = [qid for qid in judged if qid not in listed]
     if absent:
         shown = ", ".join(absent[:10]) + (
             f" (+{len(absent) - 10} more)" if len(absent) > 10 else ""
