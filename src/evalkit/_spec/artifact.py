@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
@@ -296,11 +296,9 @@ def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
 def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssignment | None:
     """``goldens.slices``: the dimensions and every case's values, checked against its
     own fingerprint (an edited assignment would slice the run differently from its run)."""
-    if doc is None:
-        return None
     at = f"{where}: goldens.slices"
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    if _object_or_none(doc, at) is None:
+        return None
     dims = _req(doc, "dimensions", list, at)
     members = _req(doc, "cases", dict, at)
     if not all(isinstance(d, str) and d for d in dims):
@@ -317,23 +315,15 @@ def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssign
                 "a case of goldens.cases; the artefact was edited: re-run it"
             )
         parsed[case_id] = {d: tuple(values.get(d, [])) for d in dims}
-    assignment = SliceAssignment(tuple(dims), parsed)
-    if doc.get("fingerprint") != assignment.fingerprint():
-        raise ArtifactError(
-            f"{at}: the slice assignment does not match its fingerprint; the artefact was "
-            "edited: re-run it"
-        )
-    return assignment
+    return _fingerprinted(SliceAssignment(tuple(dims), parsed), doc, at, "slice")
 
 
 def _parse_clusters(doc: Any, cases: Mapping[str, str], where: str) -> ClusterAssignment | None:
     """``goldens.clusters``: the field and every case's cluster (or null), checked against
     its own fingerprint (an edited assignment would infer otherwise than its run did)."""
-    if doc is None:
-        return None
     at = f"{where}: goldens.clusters"
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    if _object_or_none(doc, at) is None:
+        return None
     name = _req(doc, "field", str, at)
     members = _req(doc, "cases", dict, at)
     for case_id, label in members.items():
@@ -342,10 +332,23 @@ def _parse_clusters(doc: Any, cases: Mapping[str, str], where: str) -> ClusterAs
                 f"{at}.cases[{case_id!r}] must be a cluster name or null, for a case of "
                 "goldens.cases; the artefact was edited: re-run it"
             )
-    assignment = ClusterAssignment(name, dict(members))
+    return _fingerprinted(ClusterAssignment(name, dict(members)), doc, at, "cluster")
+
+
+def _object_or_none(doc: Any, at: str) -> dict[str, Any] | None:
+    if doc is not None and not isinstance(doc, dict):
+        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    return doc
+
+
+_Assignment = TypeVar("_Assignment", SliceAssignment, ClusterAssignment)
+
+
+def _fingerprinted(assignment: _Assignment, doc: dict[str, Any], at: str, what: str) -> _Assignment:
+    """``assignment``, refused unless the fingerprint stored beside it is its own."""
     if doc.get("fingerprint") != assignment.fingerprint():
         raise ArtifactError(
-            f"{at}: the cluster assignment does not match its fingerprint; the artefact was "
+            f"{at}: the {what} assignment does not match its fingerprint; the artefact was "
             "edited: re-run it"
         )
     return assignment

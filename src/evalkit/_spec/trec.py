@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
 import re
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -157,20 +157,10 @@ def _qrels_lines(qrels: Mapping[str, Relevance], where: str) -> Iterator[str]:
         grades = as_grades(judged, query_id=qid)
         _check_ids(list(grades), "document id", here)
         for doc, grade in grades.items():
-            if not _is_integer(grade):
+            value: object = grade  # Integral: an int or a numpy integer, not a bool
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TrecFormatError(f"{here}: grade of {doc!r} must be an integer, got {grade!r}")
             yield f"{qid} 0 {doc} {int(grade)}\n"
-
-
-def _is_integer(value: object) -> bool:
-    """An int or a numpy integer, not a bool."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    # A numpy integer exists only once numpy is imported: no need to import it here.
-    np = sys.modules.get("numpy")
-    return np is not None and isinstance(value, np.integer)
 
 
 def write_qrels(path: PathLike, qrels: Mapping[str, Relevance]) -> Path:
