@@ -79,16 +79,21 @@ def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
     }
 
 
+def _row_cells(doc: Any) -> list[Any] | None:
+    """A row object's cells (schema 3's layout), or ``None`` when it has not their shape."""
+    output = doc.get("output") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or "id" not in doc or "metrics" not in doc:
+        return None
+    if not (output is None or isinstance(output, dict)):
+        return None
+    out = output or {}
+    return [doc["id"], doc["metrics"], out.get("ids"), out.get("text"), *map(doc.get, COLUMNS[4:])]
+
+
 def _quick_row(doc: Any, path: RunPath) -> tuple[QueryResult | CaseResult, bool] | None:
     """The row a well-formed document describes, or ``None`` to take :func:`_careful_row`."""
-    if type(doc) is not dict or "id" not in doc or "metrics" not in doc:
-        return None
-    output = doc.get("output")
-    if not (output is None or type(output) is dict):
-        return None
-    ids, text = (None, None) if output is None else (output.get("ids"), output.get("text"))
-    cells = [doc["id"], doc["metrics"], ids, text, *map(doc.get, COLUMNS[4:])]
-    quick = _quick_table([cells], path)
+    cells = _row_cells(doc)
+    quick = None if cells is None else _quick_table([cells], path)
     return None if quick is None else (quick[0][0], bool(quick[1]))
 
 
@@ -374,22 +379,8 @@ def huge_float_in(value: Any) -> bool:
 
 def cells_of_row_object(doc: Any, index: int, path: RunPath, where: str) -> list[Any]:
     """A schema-2 row object as schema-3 cells (the 2 -> 3 migration)."""
-    output = doc.get("output") if isinstance(doc, dict) else None
-    if (
-        not isinstance(doc, dict)
-        or "id" not in doc
-        or "metrics" not in doc
-        or not (output is None or isinstance(output, dict))
-    ):
+    cells = _row_cells(doc)
+    if cells is None:
         _careful_row(doc, index, path, where)  # raises: it names what is wrong
-    out = output if isinstance(output, dict) else {}
-    return [
-        doc["id"],
-        doc["metrics"],
-        out.get("ids"),
-        out.get("text"),
-        doc.get("latency_ms"),
-        doc.get("meta"),
-        doc.get("error"),
-        doc.get("truncated"),
-    ]
+        raise AssertionError("unreachable: the careful reader refuses what has no cells")
+    return cells
