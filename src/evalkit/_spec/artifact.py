@@ -1,41 +1,8 @@
 """The run artefact: one versioned JSON document per run, and the only thing a baseline is.
 
-Layout (``schema_version`` first, then provenance, then the columns named once and one
-row per case, each on its own line)::
-
-    {"schema_version": 3,
-     "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
-     "git": {"commit": "...", "dirty": false} | null,
-     "path": "target" | "retrieval",
-     "run_name": "...", "target": {"name": "...", "description": "..."},
-     "metrics": {"ndcg@10": {"kind": "case", "higher_is_better": true,
-                             "fingerprint": "...", "params": {...}?, "judge": null}, ...},
-     "goldens": {"fingerprint": "...", "cases": {"q1": "..."},
-                 "slices"?: {"dimensions": ["tags"], "cases": {"q1": {"tags": ["billing"]}},
-                             "fingerprint": "..."},
-                 "clusters"?: {"field": "metadata.doc_id", "cases": {"q1": "d7", "q2": null},
-                               "fingerprint": "..."}} | null,
-     "seed": 42, "resampling_stream": "...", "config_name": "...",
-     "config_fingerprint": "..." | null, "shard": "2/4" | null,
-     "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
-     "rows": [
-      ["q1",{"ndcg@10":0.5},["d3","d1"] | null,"..." | null,12.5 | null,{...},null,false],
-      ...]}
-
-The header is written a key a line by json's C encoder; the rows, without spaces, by
-orjson where it writes what json would (:mod:`evalkit._spec.artifact_json`), else by
-json; a current-schema file is read from orjson's document when that reads without a
-fault and holds nothing orjson parses otherwise than json, else by json, which words
-every fault as before.
-
-A row's cells are described in :mod:`evalkit._spec.artifact_rows`; schemas 1 and 2
-held each case as an object of those names (``ids``/``text`` inside ``output``), and
-schema 2 -> 3 turns those into cells.
-
-Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
-Only the current schema is written; every earlier one is read through the
-migration steps below.  Readers check the version and the shape and refuse
-NaN/inf rather than turning them into something that looks like a score.
+Its layout, versions and refusals: docs/design/artifact.md.  The rows are described in
+:mod:`evalkit._spec.artifact_rows` and written through orjson where it writes what json
+would (:mod:`evalkit._spec.artifact_json`).
 """
 
 from __future__ import annotations
@@ -355,13 +322,9 @@ def _fingerprinted(assignment: _Assignment, doc: dict[str, Any], at: str, what: 
 
 
 def encode_artifact(doc: Mapping[str, Any]) -> str:
-    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line.
-
-    ``json.dumps(..., indent=...)`` makes CPython fall back to its pure-Python encoder,
-    which spent 0.9 s on 100 queries x 1,000 ids; each line here goes through the C
-    encoder instead, and a file of one row per line still diffs and greps case by case.
-    Raises what ``json.dumps`` raises (ValueError for NaN, TypeError for a foreign type).
-    """
+    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line
+    (each through json's C encoder, which ``indent=`` would not use), so a file diffs and
+    greps case by case.  Raises what ``json.dumps`` raises."""
     return encode_json_lines(doc, "rows")
 
 
