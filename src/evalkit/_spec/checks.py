@@ -1,19 +1,8 @@
 """Checks: what the gate enforces, read from YAML and refused at load when ambiguous.
 
-A check is either a fixed line (``op`` + ``threshold``), a comparison with
-the stored baseline (``vs_baseline``) or a drift check against the pinned
-reference (``vs_reference``, docs/drift.md) — exactly one of the three.  Every rule
-the spec lists is enforced when the file is read, so a config error surfaces
-before a scored run has been paid for:
-
-* unknown keys (with the closest known key suggested), duplicate ids, zero checks;
-* ``alpha``, ``method`` and ``margin`` only where a significance test exists;
-* finite numeric thresholds, ``op`` in ``<=``/``>=``/``==``, ``level`` block|warn;
-* ``scope``: non-empty, no repeated id, and (given ``known_case_ids``) no
-  unknown case.
-
-Metric names are *not* resolved here: a config may name a metric a plugin
-registers later.  Only their spelling (``name`` or ``name@k``) is checked.
+Every rule of docs/checks.md is enforced when the file is read, so a config error
+surfaces before a scored run has been paid for.  Metric names are *not* resolved here
+(a plugin may register one later): only their spelling (``name`` or ``name@k``).
 """
 
 from __future__ import annotations
