@@ -134,7 +134,6 @@ class JudgeConfig(_Strict):
 
 
 BaselineStoreName = Literal["artifact", "branch", "file", "none"]
-BASELINE_STORES: tuple[BaselineStoreName, ...] = ("artifact", "branch", "file", "none")
 DEFAULT_ARTIFACT_NAME = "evalkit-baseline"
 DEFAULT_BASELINE_BRANCH = "evalkit-baselines"
 
