@@ -12,7 +12,7 @@ import io
 import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -231,13 +231,7 @@ def _header_dict(art: RunArtifact) -> dict[str, Any]:
                 "higher_is_better": info.higher_is_better,
                 "fingerprint": info.fingerprint,
                 **({"params": dict(info.params)} if info.params else {}),
-                "judge": None
-                if info.judge is None
-                else {
-                    "model": info.judge.model,
-                    "rubric_sha256": info.judge.rubric_sha256,
-                    "scale": info.judge.scale,
-                },
+                "judge": None if info.judge is None else asdict(info.judge),
             }
             for name, info in art.metrics.items()
         },

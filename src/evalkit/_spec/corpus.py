@@ -184,9 +184,7 @@ def _identified(file: Path, what: str) -> Iterator[tuple[int, str, dict[str, Any
 
 
 def _text(record: dict[str, Any], key: str, file: Path, number: int, *, default: str | None) -> str:
-    raw = record.get(key, default)
-    if raw is None and default is not None:
-        raw = default
+    raw = default if record.get(key) is None else record[key]
     if not isinstance(raw, str):
         need = f"a string, got {raw!r}" if key in record else "present"
         raise GoldenError(f"{file}:{number}: '{key}' must be {need}")
