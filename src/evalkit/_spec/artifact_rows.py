@@ -37,13 +37,10 @@ def _req(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where:
     if key not in doc:
         raise ArtifactError(f"{where}: missing field {key!r}")
     value = doc[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise ArtifactError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
     return value
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
 
 
 def _opt(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:

@@ -683,9 +683,8 @@ def _build_file(
     nodes = _yaml.mapping_value_nodes(node)
     for key in data:
         if key not in FILE_KEYS:
-            line = _yaml.line_of(nodes[key][0]) if key in nodes else None
             raise CheckError(
-                f"{_at(source, line)}unknown top-level key {key!r}"
+                f"{_key_at(source, node, key, None)}unknown top-level key {key!r}"
                 f"{did_you_mean(str(key), FILE_KEYS)}; allowed: {_listed(FILE_KEYS)}"
             )
     raw_checks = data.get("checks")
@@ -728,8 +727,7 @@ def _build_file(
         correction=correction, require_baseline=require, require_reference=require_reference
     )
     if problem:
-        line = _yaml.line_of(nodes[problem[0]][0]) if problem[0] in nodes else None
-        raise CheckError(f"{_at(source, line)}{problem[1]}")
+        raise CheckError(f"{_key_at(source, node, problem[0], None)}{problem[1]}")
     return ChecksFile(
         tuple(specs), correction, require, source=source, require_reference=require_reference
     )
@@ -758,8 +756,8 @@ def _at(source: str, line: int | None) -> str:
     return f"{source}:{line}: " if line is not None else f"{source}: "
 
 
-def _key_at(source: str, item: Any, key: str, line: int | None) -> str:
-    """``file:line: `` of ``key`` in the check ``item`` (the check's ``line`` if unknown)."""
+def _key_at(source: str, item: Any, key: object, line: int | None) -> str:
+    """``file:line: `` of ``key`` in the mapping ``item`` (``line`` if unknown)."""
     from evalkit._util import yaml_files as _yaml  # PyYAML only when a YAML file is read
 
     nodes = _yaml.mapping_value_nodes(item)
