@@ -110,20 +110,12 @@ def first_duplicate(ranked: Sequence[str]) -> str:
 def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
     """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
     line's followed by ``b"\x01"``; ``None`` when the chunk needs the careful path."""
-    if not _plain_chunk(chunk):
+    if not chunk.isascii() or any(b in chunk for b in FAST_PATH_UNSAFE):
         return None
-    return _lines_of(chunk.replace(b"\n", b" \x01 ").split(), b"\x01", n, fields)
-
-
-def _plain_chunk(chunk: bytes) -> bool:
-    return chunk.isascii() and not any(b in chunk for b in FAST_PATH_UNSAFE)
-
-
-def _lines_of(toks: list[bytes], sentinel: bytes, n: int, fields: int) -> list[bytes] | None:
-    """``toks`` when they are ``n`` lines of ``fields`` tokens, each followed by the
-    ``sentinel`` token: that proves each line has exactly ``fields`` fields."""
+    toks = chunk.replace(b"\n", b" \x01 ").split()
+    # n lines of `fields` tokens, each followed by the sentinel: each line has exactly `fields`.
     stride = fields + 1
-    if len(toks) != stride * n or toks[fields::stride].count(sentinel) != n:
+    if len(toks) != stride * n or toks[fields::stride].count(b"\x01") != n:
         return None
     return toks
 
