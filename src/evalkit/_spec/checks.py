@@ -288,6 +288,12 @@ class CheckSpec:
             raise self._error(f"{key} must be a finite number, got {number!r}", key)
         return number
 
+    def _positive(self, key: str, what: str = "") -> float:
+        number = self._number(key, getattr(self, key))
+        if number <= 0:
+            raise self._error(f"{key} must be greater than 0{what}, got {number!r}", key)
+        return number
+
     def _check_threshold_kind(self) -> None:
         object.__setattr__(self, "threshold", self._number("threshold", self.threshold))
         op: object = self.op
@@ -329,10 +335,7 @@ class CheckSpec:
                     "the metric's units, that still counts as not worse)",
                     against,
                 )
-            margin = self._number("margin", self.margin)
-            if margin <= 0:
-                raise self._error(f"margin must be greater than 0, got {margin!r}", "margin")
-            object.__setattr__(self, "margin", margin)
+            object.__setattr__(self, "margin", self._positive("margin"))
         elif self.margin is not None:
             raise self._error(
                 f"margin applies only to '{against}: non_inferiority' — remove it", "margin"
@@ -348,13 +351,9 @@ class CheckSpec:
                 "already has its margin) — remove it",
                 "min_effect",
             )
-        effect = self._number("min_effect", self.min_effect)
-        if effect <= 0:
-            raise self._error(
-                f"min_effect must be greater than 0 (the smallest regression worth failing "
-                f"on, in the metric's units), got {effect!r}",
-                "min_effect",
-            )
+        effect = self._positive(
+            "min_effect", " (the smallest regression worth failing on, in the metric's units)"
+        )
         if self.per_slice:
             raise self._error(
                 "min_effect and per_slice together are not supported: each slice is "
