@@ -248,7 +248,7 @@ def load_queries(
         raise GoldenError(f"{file}: no queries; the queries file is empty")
     if split is None:
         return queries
-    qrels_file = _qrels_beside(file, split)
+    qrels_file = _locate(file.parent, None, f"qrels/{_split_name(split)}.tsv")
     judged = read_beir_qrels(qrels_file)
     listed = {q.id for q in queries}
     absent = [qid for qid in judged if qid not in listed]
@@ -260,11 +260,6 @@ def load_queries(
             f"{qrels_file}: judges {len(absent)} query id(s) absent from {file}: {shown}"
         )
     return [q for q in queries if q.id in judged]
-
-
-def _qrels_beside(queries_file: Path, split: str) -> Path:
-    dataset = queries_file.parent
-    return _locate(dataset, None, f"qrels/{_split_name(split)}.tsv")
 
 
 def _split_name(split: str) -> str:

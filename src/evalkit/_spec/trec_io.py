@@ -189,12 +189,6 @@ def _beir_hint(fields: list[bytes], line_no: int) -> str:
     return "; BEIR qrels (query-id corpus-id score) need their header on line 1"
 
 
-def _first_line(file: Path) -> str:
-    with open_bytes(file, "qrels file") as fh:
-        raw = fh.readline(4096).removeprefix(b"\xef\xbb\xbf")
-    return raw.decode("utf-8", "replace")
-
-
 def _other_format(path: PathLike) -> dict[str, dict[str, int]] | None:
     """Qrels that are not TREC's: an ir_datasets id (``irds:ID``, the ``ir-datasets``
     extra) or a BEIR file, told by its header (``query-id<TAB>corpus-id<TAB>score`` on
@@ -204,7 +198,8 @@ def _other_format(path: PathLike) -> dict[str, dict[str, int]] | None:
 
         return irds_qrels(str(path))
     file = Path(path)
-    first = _first_line(file)
+    with open_bytes(file, "qrels file") as fh:
+        first = fh.readline(4096).removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
     # Only a line starting so can be BEIR's header: TREC qrels never load its reader.
     if first.lstrip().lower().startswith("query-id"):
         from evalkit._spec.corpus import is_beir_header, read_beir_qrels
