@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import zlib
@@ -115,12 +114,6 @@ def _locate(
 # --------------------------------------------------------------------------- reading
 
 
-def _open_binary(file: Path) -> gzip.GzipFile | io.BufferedReader:
-    if file.suffix == ".gz":
-        return gzip.open(file, "rb")
-    return file.open("rb")
-
-
 def _lines(file: Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for a text or gzipped file, with read errors named.
 
@@ -129,7 +122,7 @@ def _lines(file: Path) -> Iterator[tuple[int, str]]:
     number = 0
     longest = max_line_bytes()
     try:
-        with _open_binary(file) as handle:
+        with gzip.open(file, "rb") if file.suffix == ".gz" else file.open("rb") as handle:
             for number, raw in enumerate(iter(lambda: handle.readline(longest + 1), b""), 1):
                 if len(raw) > longest and not raw.endswith(b"\n"):
                     raise GoldenError(line_too_long(str(file), number))
