@@ -7,7 +7,6 @@ surfaces before a scored run has been paid for.  Metric names are *not* resolved
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import operator
@@ -21,7 +20,7 @@ from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 from evalkit._model.registry import split_spec
 from evalkit._util import bounded as _bounded
 from evalkit._util import yaml_values as _yaml_values
-from evalkit._util.suggest import did_you_mean
+from evalkit._util.suggest import closest, did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import CheckError, MetricError
 
@@ -400,11 +399,7 @@ class CheckSpec:
         unknown = [cid for cid in self.scope if cid not in known]
         if not unknown:
             return
-        matches = {
-            cid: match[0]
-            for cid in unknown
-            if (match := difflib.get_close_matches(cid, sorted(known), n=1, cutoff=0.6))
-        }
+        matches = {cid: match for cid in unknown if (match := closest(cid, known)) is not None}
         if len(unknown) == 1 and matches:
             hint = f" (did you mean {matches[unknown[0]]!r}?)"
         elif matches:
