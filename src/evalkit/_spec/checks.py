@@ -203,15 +203,8 @@ class CheckSpec:
         description: object = self.description
         if description is not None and not isinstance(description, str):
             raise self._error("description must be text", "description")
-        declared = [
-            key
-            for key, value in (
-                ("threshold", self.threshold),
-                ("vs_baseline", self.vs_baseline),
-                ("vs_reference", self.vs_reference),
-            )
-            if value is not None
-        ]
+        kinds = ("threshold", "vs_baseline", "vs_reference")
+        declared = [key for key in kinds if getattr(self, key) is not None]
         if len(declared) > 1:
             raise self._error(
                 f"declares both {' and '.join(declared)}; a check is either a threshold, a "
