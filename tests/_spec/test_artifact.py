@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,12 +141,43 @@ def good_doc(tmp_path: Path) -> dict[str, object]:
     return doc
 
 
-def test_wrong_schema_version(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        pytest.param(
+            lambda doc: doc.update(schema_version=99),
+            r"a.json: artefact schema_version 99 was written by a newer evalkit",
+            id="wrong-schema-version",
+        ),
+        pytest.param(
+            lambda doc: doc["rows"][0][COLUMNS.index("metrics")].update({"recall@1": "high"}),
+            "case 'a': metric 'recall@1' has a non-numeric value",
+            id="hand-broken-metric-value",
+        ),
+        pytest.param(
+            lambda doc: doc["rows"].append(doc["rows"][0]),
+            "case 'a' appears twice",
+            id="duplicate-case-in-file",
+        ),
+        pytest.param(lambda doc: doc.pop("rows"), "missing field 'rows'", id="missing-field"),
+        pytest.param(
+            lambda doc: doc["rows"][0].__setitem__(COLUMNS.index("ids"), None),
+            "case 'a': a row needs an output or an error",
+            id="row-without-output-or-error",
+        ),
+        pytest.param(
+            lambda doc: doc.update(seed="seven"),
+            "field 'seed' has the wrong type",
+            id="wrong-type-field",
+        ),
+    ],
+)
+def test_a_hand_edited_artefact_is_refused(
+    tmp_path: Path, edit: Callable[[dict[str, Any]], object], match: str
+) -> None:
     doc = good_doc(tmp_path)
-    doc["schema_version"] = 99
-    with pytest.raises(
-        ArtifactError, match=r"a.json: artefact schema_version 99 was written by a newer evalkit"
-    ):
+    edit(doc)
+    with pytest.raises(ArtifactError, match=match):
         read_artifact(write_doc(tmp_path, doc))
 
 
@@ -186,47 +219,6 @@ def test_nan_in_file_refused(tmp_path: Path) -> None:
 def test_missing_file() -> None:
     with pytest.raises(ArtifactError, match="nowhere.json: artefact file not found"):
         read_artifact("nowhere.json")
-
-
-def test_hand_broken_metric_value(tmp_path: Path) -> None:
-    doc = good_doc(tmp_path)
-    rows = doc["rows"]
-    assert isinstance(rows, list)
-    rows[0][COLUMNS.index("metrics")]["recall@1"] = "high"
-    with pytest.raises(ArtifactError, match="case 'a': metric 'recall@1' has a non-numeric value"):
-        read_artifact(write_doc(tmp_path, doc))
-
-
-def test_duplicate_case_in_file(tmp_path: Path) -> None:
-    doc = good_doc(tmp_path)
-    rows = doc["rows"]
-    assert isinstance(rows, list)
-    rows.append(rows[0])
-    with pytest.raises(ArtifactError, match="case 'a' appears twice"):
-        read_artifact(write_doc(tmp_path, doc))
-
-
-def test_missing_field(tmp_path: Path) -> None:
-    doc = good_doc(tmp_path)
-    del doc["rows"]
-    with pytest.raises(ArtifactError, match="missing field 'rows'"):
-        read_artifact(write_doc(tmp_path, doc))
-
-
-def test_row_without_output_or_error(tmp_path: Path) -> None:
-    doc = good_doc(tmp_path)
-    rows = doc["rows"]
-    assert isinstance(rows, list)
-    rows[0][COLUMNS.index("ids")] = None
-    with pytest.raises(ArtifactError, match="case 'a': a row needs an output or an error"):
-        read_artifact(write_doc(tmp_path, doc))
-
-
-def test_wrong_type_field(tmp_path: Path) -> None:
-    doc = good_doc(tmp_path)
-    doc["seed"] = "seven"
-    with pytest.raises(ArtifactError, match="field 'seed' has the wrong type"):
-        read_artifact(write_doc(tmp_path, doc))
 
 
 def test_gzip_detected_by_magic_even_without_suffix(tmp_path: Path) -> None:

@@ -271,20 +271,47 @@ def _edit_line(path: Path, case_id: str, edit: Any) -> int:
     return number + 1
 
 
-def test_a_row_with_a_missing_cell_is_named_by_file_and_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("case_id", "edit", "match"),
+    [
+        pytest.param(
+            "b",
+            lambda text: text.replace(",false]", "]"),
+            r"^{path}:{line}: row has 7 cells; each row is an array of the 8 columns id, ",
+            id="a-row-with-a-missing-cell-is-named-by-file-and-line",
+        ),
+        pytest.param(
+            "a",
+            lambda _: '  {"id": "a"},',
+            r"^{path}:{line}: row is an object, not an array",
+            id="a-row-that-is-not-an-array-is-named-by-file-and-line",
+        ),
+        pytest.param(
+            "b",
+            lambda text: text.replace('{"m":0.0}', '{"m":"high"}'),
+            r"^{path}:{line}: case 'b': metric 'm' has a non-numeric value 'high'$",
+            id="a-wrong-cell-is-named-by-file-line-and-case",
+        ),
+        pytest.param(
+            "b",
+            lambda text: text.replace('["b"', '["a"', 1),
+            r"^{path}:{line}: case 'a' appears twice$",
+            id="a-repeated-case-is-named-by-the-line-of-the-second",
+        ),
+        pytest.param(
+            "b",
+            lambda _: '  ["b", {"m": 0.0}, oops],',
+            r"^{path}: not valid JSON at line {line} column 21 \(Expecting value\)",
+            id="a-line-that-is-not-json-is-named-by-line-and-column",
+        ),
+    ],
+)
+def test_an_edited_row_is_named_where_it_is(
+    tmp_path: Path, case_id: str, edit: Any, match: str
+) -> None:
     path = _written(tmp_path)
-    line = _edit_line(path, "b", lambda text: text.replace(",false]", "]"))
-    with pytest.raises(
-        ArtifactError,
-        match=rf"^{path}:{line}: row has 7 cells; each row is an array of the 8 columns id, ",
-    ):
-        read_artifact(path)
-
-
-def test_a_row_that_is_not_an_array_is_named_by_file_and_line(tmp_path: Path) -> None:
-    path = _written(tmp_path)
-    line = _edit_line(path, "a", lambda _: '  {"id": "a"},')
-    with pytest.raises(ArtifactError, match=rf"^{path}:{line}: row is an object, not an array"):
+    line = _edit_line(path, case_id, edit)
+    with pytest.raises(ArtifactError, match=match.format(path=path, line=line)):
         read_artifact(path)
 
 
@@ -294,33 +321,6 @@ def test_a_row_moved_off_its_line_is_named_by_its_index(tmp_path: Path) -> None:
     doc["rows"][1] = doc["rows"][1][:-1]
     path.write_text(json.dumps(doc, indent=2), encoding="utf-8")  # reformatted by a tool
     with pytest.raises(ArtifactError, match=rf"^{path}: rows\[1\]: row has 7 cells"):
-        read_artifact(path)
-
-
-def test_a_wrong_cell_is_named_by_file_line_and_case(tmp_path: Path) -> None:
-    path = _written(tmp_path)
-    line = _edit_line(path, "b", lambda text: text.replace('{"m":0.0}', '{"m":"high"}'))
-    with pytest.raises(
-        ArtifactError,
-        match=rf"^{path}:{line}: case 'b': metric 'm' has a non-numeric value 'high'$",
-    ):
-        read_artifact(path)
-
-
-def test_a_repeated_case_is_named_by_the_line_of_the_second(tmp_path: Path) -> None:
-    path = _written(tmp_path)
-    line = _edit_line(path, "b", lambda text: text.replace('["b"', '["a"', 1))
-    with pytest.raises(ArtifactError, match=rf"^{path}:{line}: case 'a' appears twice$"):
-        read_artifact(path)
-
-
-def test_a_line_that_is_not_json_is_named_by_line_and_column(tmp_path: Path) -> None:
-    path = _written(tmp_path)
-    line = _edit_line(path, "b", lambda _: '  ["b", {"m": 0.0}, oops],')
-    with pytest.raises(
-        ArtifactError,
-        match=rf"^{path}: not valid JSON at line {line} column 21 \(Expecting value\)",
-    ):
         read_artifact(path)
 
 

@@ -35,59 +35,76 @@ def test_minimal_config_defaults(tmp_path: Path) -> None:
     assert cfg.output_path == tmp_path / ".evalkit/runs/evalkit.json"
 
 
-def test_unknown_top_level_key_names_key_and_line(tmp_path: Path) -> None:
-    path = write(tmp_path, MINIMAL + "treshold: 3\n")
-    with pytest.raises(ConfigError, match=r"evalkit.yaml:6: unknown key 'treshold'"):
-        load_config(path)
+PYTHON = '  python: "mod:factory"\n'
 
 
-def test_unknown_nested_key_names_key_path(tmp_path: Path) -> None:
-    text = MINIMAL.replace('  python: "mod:factory"\n', '  python: "mod:factory"\n  pyhton: x\n')
-    with pytest.raises(ConfigError, match=r":6: unknown key 'target.pyhton'"):
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        pytest.param(
+            MINIMAL + "treshold: 3\n",
+            r"evalkit.yaml:6: unknown key 'treshold'",
+            id="unknown-top-level-key-names-key-and-line",
+        ),
+        pytest.param(
+            MINIMAL.replace(PYTHON, PYTHON + "  pyhton: x\n"),
+            r":6: unknown key 'target.pyhton'",
+            id="unknown-nested-key-names-key-path",
+        ),
+        pytest.param(
+            MINIMAL.replace("checks: checks.yaml\n", ""),
+            "missing required key 'checks'",
+            id="missing-required-key",
+        ),
+        pytest.param(
+            MINIMAL.replace(PYTHON, PYTHON + '  http: {url: "http://x", extract: "a"}\n'),
+            "exactly one of 'python'",
+            id="target-needs-exactly-one-kind",
+        ),
+        pytest.param(
+            MINIMAL.replace("mod:factory", "no-colon"),
+            "pkg.module:factory",
+            id="bad-python-reference",
+        ),
+        pytest.param(
+            MINIMAL.replace(PYTHON, '  http: {url: "http://x", extract: "results[."}\n'),
+            "invalid JMESPath expression",
+            id="bad-jmespath",
+        ),
+        pytest.param(
+            "goldens: [unclosed\nchecks: x\n",
+            r"evalkit.yaml:\d+: invalid YAML",
+            id="broken-yaml-names-line",
+        ),
+        pytest.param(
+            MINIMAL + "goldens: other.jsonl\n",
+            "duplicate key 'goldens'",
+            id="duplicate-key-refused",
+        ),
+        pytest.param("- a\n- b\n", "expected a mapping", id="not-a-mapping"),
+        pytest.param(
+            MINIMAL.replace("[recall@1]", "[recall@1, recall@1]"),
+            "listed more than once: recall@1",
+            id="duplicate-metric",
+        ),
+        pytest.param(
+            MINIMAL + "concurrency: 0\n", r"concurrency", id="concurrency-must-be-positive"
+        ),
+        pytest.param(
+            MINIMAL + "judge:\n  metric: helpfulness\n  model: m\n",
+            "exactly one of 'rubric' or 'rubric_file'",
+            id="judge-needs-one-rubric",
+        ),
+        pytest.param(
+            MINIMAL + "baseline: {store: file}\n",
+            "needs a 'path'",
+            id="file-baseline-needs-path",
+        ),
+    ],
+)
+def test_a_config_is_refused_in_one_line(tmp_path: Path, text: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
         load_config(write(tmp_path, text))
-
-
-def test_missing_required_key(tmp_path: Path) -> None:
-    text = MINIMAL.replace("checks: checks.yaml\n", "")
-    with pytest.raises(ConfigError, match="missing required key 'checks'"):
-        load_config(write(tmp_path, text))
-
-
-def test_target_needs_exactly_one_kind(tmp_path: Path) -> None:
-    text = MINIMAL.replace(
-        '  python: "mod:factory"\n',
-        '  python: "mod:factory"\n  http: {url: "http://x", extract: "a"}\n',
-    )
-    with pytest.raises(ConfigError, match="exactly one of 'python'"):
-        load_config(write(tmp_path, text))
-
-
-def test_bad_python_reference(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="pkg.module:factory"):
-        load_config(write(tmp_path, MINIMAL.replace("mod:factory", "no-colon")))
-
-
-def test_bad_jmespath(tmp_path: Path) -> None:
-    text = MINIMAL.replace(
-        '  python: "mod:factory"\n', '  http: {url: "http://x", extract: "results[."}\n'
-    )
-    with pytest.raises(ConfigError, match="invalid JMESPath expression"):
-        load_config(write(tmp_path, text))
-
-
-def test_broken_yaml_names_line(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"evalkit.yaml:\d+: invalid YAML"):
-        load_config(write(tmp_path, "goldens: [unclosed\nchecks: x\n"))
-
-
-def test_duplicate_key_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="duplicate key 'goldens'"):
-        load_config(write(tmp_path, MINIMAL + "goldens: other.jsonl\n"))
-
-
-def test_not_a_mapping(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="expected a mapping"):
-        load_config(write(tmp_path, "- a\n- b\n"))
 
 
 def test_missing_file(tmp_path: Path) -> None:
@@ -95,31 +112,10 @@ def test_missing_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.yaml")
 
 
-def test_duplicate_metric(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="listed more than once: recall@1"):
-        load_config(write(tmp_path, MINIMAL.replace("[recall@1]", "[recall@1, recall@1]")))
-
-
-def test_concurrency_must_be_positive(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"concurrency"):
-        load_config(write(tmp_path, MINIMAL + "concurrency: 0\n"))
-
-
-def test_judge_needs_one_rubric(tmp_path: Path) -> None:
-    text = MINIMAL + "judge:\n  metric: helpfulness\n  model: m\n"
-    with pytest.raises(ConfigError, match="exactly one of 'rubric' or 'rubric_file'"):
-        load_config(write(tmp_path, text))
-
-
 def test_judge_single_mapping_becomes_a_list(tmp_path: Path) -> None:
     text = MINIMAL + "judge:\n  metric: helpfulness\n  model: m\n  rubric: r\n"
     cfg = load_config(write(tmp_path, text))
     assert [j.metric for j in cfg.model.judge] == ["helpfulness"]
-
-
-def test_file_baseline_needs_path(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="needs a 'path'"):
-        load_config(write(tmp_path, MINIMAL + "baseline: {store: file}\n"))
 
 
 def test_expand_env() -> None:

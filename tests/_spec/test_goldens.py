@@ -246,12 +246,6 @@ def test_unknown_extension_lists_the_known_ones(tmp_path: Path) -> None:
     assert "register_loader" in message
 
 
-def test_no_extension_is_explained(tmp_path: Path) -> None:
-    path = write(tmp_path, "cases", "x")
-    with pytest.raises(GoldenError, match="no extension has no golden loader"):
-        load_goldens(path)
-
-
 def test_invalid_utf8_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b'{"id": "a", "query": "x"}\n{"id": "b", "query": "\xff"}\n')
@@ -275,6 +269,144 @@ def test_a_file_with_zero_cases_fails(tmp_path: Path, name: str, text: str) -> N
     path = write(tmp_path, name, text)
     with pytest.raises(GoldenError, match=rf"{name}: the golden file loads zero cases"):
         load_goldens(path)
+
+
+# --------------------------------------------------------------------------- refused files
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "match"),
+    [
+        pytest.param(
+            "cases", "x", "no extension has no golden loader", id="no-extension-is-explained"
+        ),
+        pytest.param(
+            "c.jsonl",
+            '{"id": "a", "query": "x"}\n{"id": "b", "query": }\n',
+            r"c\.jsonl:2: invalid JSON: Expecting value \(column 22\)",
+            id="jsonl-invalid-json-names-line-and-json-error",
+        ),
+        pytest.param(
+            "c.jsonl",
+            '{"id": "a", "query": "x", "query": "y"}\n',
+            r"c\.jsonl:1: field 'query' appears twice",
+            id="jsonl-field-given-twice-in-one-object",
+        ),
+        pytest.param(
+            "c.jsonl",
+            '{"id": "a", "query": "x", "score": NaN}\n',
+            r"c\.jsonl:1: invalid JSON: NaN is not valid JSON",
+            id="jsonl-nan-is-not-json",
+        ),
+        pytest.param(
+            "c.yaml",
+            "- id: a\n  query: x\n- id: b\n  query: y\n- id: a\n  query: z\n",
+            r"c\.yaml:5: case #3: duplicate case id 'a' \(first defined at line 1\)",
+            id="yaml-duplicate-id-names-case-number-and-lines",
+        ),
+        pytest.param(
+            "c.yaml",
+            "cases:\n  - id: a\n    query: x\n  - id: b\n    expected: y\n",
+            r"c\.yaml:4: case #2 \(id 'b'\): case has no 'query'",
+            id="yaml-missing-query-names-case-number-id-and-line",
+        ),
+        pytest.param(
+            "c.yaml", "- query: x\n", r"c\.yaml:1: case #1: case has no 'id'", id="yaml-missing-id"
+        ),
+        pytest.param(
+            "c.yaml",
+            "- id: a\n  query: x\n  relevant: [007]\n",
+            r"c\.yaml:1: case #1 \(id 'a'\): relevant id must be text: 007",
+            id="yaml-octal-relevant-id-is-refused",
+        ),
+        pytest.param(
+            "c.yaml",
+            "- id: a\n  query: x\n  query: y\n",
+            r"c\.yaml:3: duplicate key 'query' \(first at line 2\)",
+            id="yaml-duplicate-key-is-refused",
+        ),
+        pytest.param(
+            "c.yaml",
+            "name: demo\ncases:\n  - id: a\n    query: x\n",
+            r"c\.yaml:1: unknown top-level key 'name'",
+            id="yaml-unknown-top-level-key",
+        ),
+        pytest.param(
+            "c.yaml",
+            "{}\n",
+            r"c\.yaml: the top-level mapping has no 'cases:' list",
+            id="yaml-mapping-without-cases",
+        ),
+        pytest.param(
+            "c.yaml",
+            "just text\n",
+            r"c\.yaml:1: expected a list of cases .* got str",
+            id="yaml-scalar-document",
+        ),
+        pytest.param(
+            "c.yaml",
+            "- id: a\n  query: x\n- [b, y]\n",
+            r"c\.yaml:3: case #2: expected a mapping with 'id' and 'query', got list",
+            id="yaml-case-that-is-not-a-mapping",
+        ),
+        pytest.param(
+            "c.yaml",
+            "- id: a\n  query: x\n  3: y\n",
+            r"c\.yaml:1: case #1: field names must be text, got 3",
+            id="yaml-non-text-field-name",
+        ),
+        pytest.param(
+            "c.csv",
+            "id,question\nq1,x\n",
+            r"c\.csv:1: CSV header has no 'query' column \(columns: id, question\)",
+            id="csv-missing-query-column",
+        ),
+        pytest.param(
+            "c.csv",
+            "id,query,id\nq1,x,y\n",
+            r"c\.csv:1: CSV header repeats column 'id'",
+            id="csv-repeated-header-column",
+        ),
+        pytest.param(
+            "c.csv",
+            "id,query,\nq1,x,y\n",
+            r"c\.csv:1: CSV header column 3 has no name",
+            id="csv-unnamed-header-column",
+        ),
+        pytest.param(
+            "c.csv",
+            'id,query\nq1,x\nq2,"a\nb",extra\n',
+            r"c\.csv:3: row has 3 field\(s\) but the header has 2",
+            id="csv-row-with-the-wrong-number-of-fields",
+        ),
+        pytest.param(
+            "c.csv",
+            'id,query\nq1,"two\nlines"\nq2,x\nq1,y\n',
+            r"c\.csv:5: duplicate case id 'q1' \(first defined at line 2\)",
+            id="csv-duplicate-id-after-a-multiline-row",
+        ),
+        pytest.param(
+            "c.csv", "id,query\nq1,x\n ,y\n", r"c\.csv:3: case id is empty", id="csv-empty-id-cell"
+        ),
+        pytest.param(
+            "c.csv",
+            'id,query\nq1,x\nq2,"bad"quote\n',
+            r"c\.csv:3: malformed CSV",
+            id="csv-malformed-quoting",
+        ),
+        pytest.param(
+            "c.csv",
+            "id,query,relevant\nq1,x,d1||d2\n",
+            r"c\.csv:2: case 'q1': relevant 'd1\|\|d2' has an empty id",
+            id="csv-empty-relevant-item",
+        ),
+    ],
+)
+def test_a_golden_file_is_refused_naming_its_line(
+    tmp_path: Path, name: str, text: str, match: str
+) -> None:
+    with pytest.raises(GoldenError, match=match):
+        load_goldens(write(tmp_path, name, text))
 
 
 # --------------------------------------------------------------------------- jsonl errors
@@ -309,29 +441,9 @@ def test_jsonl_empty_query(tmp_path: Path, query: str) -> None:
         load_goldens(path)
 
 
-def test_jsonl_invalid_json_names_line_and_json_error(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.jsonl", '{"id": "a", "query": "x"}\n{"id": "b", "query": }\n')
-    with pytest.raises(
-        GoldenError, match=r"c\.jsonl:2: invalid JSON: Expecting value \(column 22\)"
-    ):
-        load_goldens(path)
-
-
 def test_jsonl_line_that_is_not_an_object(tmp_path: Path) -> None:
     path = jsonl(tmp_path, ["a", "b"])
     with pytest.raises(GoldenError, match=r"cases\.jsonl:1: expected a JSON object .* got list"):
-        load_goldens(path)
-
-
-def test_jsonl_field_given_twice_in_one_object(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.jsonl", '{"id": "a", "query": "x", "query": "y"}\n')
-    with pytest.raises(GoldenError, match=r"c\.jsonl:1: field 'query' appears twice"):
-        load_goldens(path)
-
-
-def test_jsonl_nan_is_not_json(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.jsonl", '{"id": "a", "query": "x", "score": NaN}\n')
-    with pytest.raises(GoldenError, match=r"c\.jsonl:1: invalid JSON: NaN is not valid JSON"):
         load_goldens(path)
 
 
@@ -457,30 +569,6 @@ def test_loader_by_registered_name(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- yaml errors
 
 
-def test_yaml_duplicate_id_names_case_number_and_lines(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "c.yaml", "- id: a\n  query: x\n- id: b\n  query: y\n- id: a\n  query: z\n"
-    )
-    with pytest.raises(
-        GoldenError, match=r"c\.yaml:5: case #3: duplicate case id 'a' \(first defined at line 1\)"
-    ):
-        load_goldens(path)
-
-
-def test_yaml_missing_query_names_case_number_id_and_line(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "c.yaml", "cases:\n  - id: a\n    query: x\n  - id: b\n    expected: y\n"
-    )
-    with pytest.raises(GoldenError, match=r"c\.yaml:4: case #2 \(id 'b'\): case has no 'query'"):
-        load_goldens(path)
-
-
-def test_yaml_missing_id(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "- query: x\n")
-    with pytest.raises(GoldenError, match=r"c\.yaml:1: case #1: case has no 'id'"):
-        load_goldens(path)
-
-
 @pytest.mark.parametrize(
     ("literal", "reason"),
     [
@@ -503,14 +591,6 @@ def test_yaml_quoted_leading_zero_id_is_kept(tmp_path: Path) -> None:
     assert case.relevant == {"007"}
 
 
-def test_yaml_octal_relevant_id_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "- id: a\n  query: x\n  relevant: [007]\n")
-    with pytest.raises(
-        GoldenError, match=r"c\.yaml:1: case #1 \(id 'a'\): relevant id must be text: 007"
-    ):
-        load_goldens(path)
-
-
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     path = write(tmp_path, "c.yaml", "- id: a\n  query: x\n- id: b\n  query: [unclosed\n")
     with pytest.raises(GoldenError) as info:
@@ -522,99 +602,7 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     assert "\n" not in message
 
 
-def test_yaml_duplicate_key_is_refused(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "- id: a\n  query: x\n  query: y\n")
-    with pytest.raises(GoldenError, match=r"c\.yaml:3: duplicate key 'query' \(first at line 2\)"):
-        load_goldens(path)
-
-
-def test_yaml_unknown_top_level_key(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "name: demo\ncases:\n  - id: a\n    query: x\n")
-    with pytest.raises(GoldenError, match=r"c\.yaml:1: unknown top-level key 'name'"):
-        load_goldens(path)
-
-
-def test_yaml_mapping_without_cases(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "{}\n")
-    with pytest.raises(GoldenError, match=r"c\.yaml: the top-level mapping has no 'cases:' list"):
-        load_goldens(path)
-
-
-def test_yaml_scalar_document(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "just text\n")
-    with pytest.raises(GoldenError, match=r"c\.yaml:1: expected a list of cases .* got str"):
-        load_goldens(path)
-
-
-def test_yaml_case_that_is_not_a_mapping(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "- id: a\n  query: x\n- [b, y]\n")
-    with pytest.raises(
-        GoldenError, match=r"c\.yaml:3: case #2: expected a mapping with 'id' and 'query', got list"
-    ):
-        load_goldens(path)
-
-
-def test_yaml_non_text_field_name(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.yaml", "- id: a\n  query: x\n  3: y\n")
-    with pytest.raises(GoldenError, match=r"c\.yaml:1: case #1: field names must be text, got 3"):
-        load_goldens(path)
-
-
 # --------------------------------------------------------------------------- csv errors
-
-
-def test_csv_missing_query_column(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", "id,question\nq1,x\n")
-    with pytest.raises(
-        GoldenError, match=r"c\.csv:1: CSV header has no 'query' column \(columns: id, question\)"
-    ):
-        load_goldens(path)
-
-
-def test_csv_repeated_header_column(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", "id,query,id\nq1,x,y\n")
-    with pytest.raises(GoldenError, match=r"c\.csv:1: CSV header repeats column 'id'"):
-        load_goldens(path)
-
-
-def test_csv_unnamed_header_column(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", "id,query,\nq1,x,y\n")
-    with pytest.raises(GoldenError, match=r"c\.csv:1: CSV header column 3 has no name"):
-        load_goldens(path)
-
-
-def test_csv_row_with_the_wrong_number_of_fields(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", 'id,query\nq1,x\nq2,"a\nb",extra\n')
-    with pytest.raises(GoldenError, match=r"c\.csv:3: row has 3 field\(s\) but the header has 2"):
-        load_goldens(path)
-
-
-def test_csv_duplicate_id_after_a_multiline_row(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", 'id,query\nq1,"two\nlines"\nq2,x\nq1,y\n')
-    with pytest.raises(
-        GoldenError, match=r"c\.csv:5: duplicate case id 'q1' \(first defined at line 2\)"
-    ):
-        load_goldens(path)
-
-
-def test_csv_empty_id_cell(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", "id,query\nq1,x\n ,y\n")
-    with pytest.raises(GoldenError, match=r"c\.csv:3: case id is empty"):
-        load_goldens(path)
-
-
-def test_csv_malformed_quoting(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", 'id,query\nq1,x\nq2,"bad"quote\n')
-    with pytest.raises(GoldenError, match=r"c\.csv:3: malformed CSV"):
-        load_goldens(path)
-
-
-def test_csv_empty_relevant_item(tmp_path: Path) -> None:
-    path = write(tmp_path, "c.csv", "id,query,relevant\nq1,x,d1||d2\n")
-    with pytest.raises(
-        GoldenError, match=r"c\.csv:2: case 'q1': relevant 'd1\|\|d2' has an empty id"
-    ):
-        load_goldens(path)
 
 
 # --------------------------------------------------------------------------- GoldenCase / GoldenSet

@@ -30,10 +30,9 @@ from evalkit._spec.artifact import (
     with_infix,
     write_artifact,
 )
-from evalkit._spec.clusters import declare_clusters
 from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
-from evalkit._spec.slices import declare_slices, resolve_slice_checks
+from evalkit._spec.slices import declare_clusters, declare_slices, resolve_slice_checks
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit._util.log import get_logger
 from evalkit._util.suggest import did_you_mean

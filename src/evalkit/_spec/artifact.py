@@ -1,41 +1,8 @@
 """The run artefact: one versioned JSON document per run, and the only thing a baseline is.
 
-Layout (``schema_version`` first, then provenance, then the columns named once and one
-row per case, each on its own line)::
-
-    {"schema_version": 3,
-     "evalkit_version": "...", "created_at": "2026-11-30T12:00:00Z",
-     "git": {"commit": "...", "dirty": false} | null,
-     "path": "target" | "retrieval",
-     "run_name": "...", "target": {"name": "...", "description": "..."},
-     "metrics": {"ndcg@10": {"kind": "case", "higher_is_better": true,
-                             "fingerprint": "...", "params": {...}?, "judge": null}, ...},
-     "goldens": {"fingerprint": "...", "cases": {"q1": "..."},
-                 "slices"?: {"dimensions": ["tags"], "cases": {"q1": {"tags": ["billing"]}},
-                             "fingerprint": "..."},
-                 "clusters"?: {"field": "metadata.doc_id", "cases": {"q1": "d7", "q2": null},
-                               "fingerprint": "..."}} | null,
-     "seed": 42, "resampling_stream": "...", "config_name": "...",
-     "config_fingerprint": "..." | null, "shard": "2/4" | null,
-     "columns": ["id", "metrics", "ids", "text", "latency_ms", "meta", "error", "truncated"],
-     "rows": [
-      ["q1",{"ndcg@10":0.5},["d3","d1"] | null,"..." | null,12.5 | null,{...},null,false],
-      ...]}
-
-The header is written a key a line by json's C encoder; the rows, without spaces, by
-orjson where it writes what json would (:mod:`evalkit._spec.artifact_json`), else by
-json; a current-schema file is read from orjson's document when that reads without a
-fault and holds nothing orjson parses otherwise than json, else by json, which words
-every fault as before.
-
-A row's cells are described in :mod:`evalkit._spec.artifact_rows`; schemas 1 and 2
-held each case as an object of those names (``ids``/``text`` inside ``output``), and
-schema 2 -> 3 turns those into cells.
-
-Writes are atomic (temp file + rename); ``.gz`` paths are gzip-compressed.
-Only the current schema is written; every earlier one is read through the
-migration steps below.  Readers check the version and the shape and refuse
-NaN/inf rather than turning them into something that looks like a score.
+Its layout, versions and refusals: docs/design/artifact.md.  The rows are described in
+:mod:`evalkit._spec.artifact_rows` and written through orjson where it writes what json
+would (:mod:`evalkit._spec.artifact_json`).
 """
 
 from __future__ import annotations
@@ -45,11 +12,11 @@ import io
 import json
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.formats import ARTIFACT_SCHEMA_VERSION, GATE_REPORT_KIND
@@ -264,13 +231,7 @@ def _header_dict(art: RunArtifact) -> dict[str, Any]:
                 "higher_is_better": info.higher_is_better,
                 "fingerprint": info.fingerprint,
                 **({"params": dict(info.params)} if info.params else {}),
-                "judge": None
-                if info.judge is None
-                else {
-                    "model": info.judge.model,
-                    "rubric_sha256": info.judge.rubric_sha256,
-                    "scale": info.judge.scale,
-                },
+                "judge": None if info.judge is None else asdict(info.judge),
             }
             for name, info in art.metrics.items()
         },
@@ -296,11 +257,9 @@ def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
 def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssignment | None:
     """``goldens.slices``: the dimensions and every case's values, checked against its
     own fingerprint (an edited assignment would slice the run differently from its run)."""
-    if doc is None:
-        return None
     at = f"{where}: goldens.slices"
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    if _object_or_none(doc, at) is None:
+        return None
     dims = _req(doc, "dimensions", list, at)
     members = _req(doc, "cases", dict, at)
     if not all(isinstance(d, str) and d for d in dims):
@@ -317,23 +276,15 @@ def _parse_slices(doc: Any, cases: Mapping[str, str], where: str) -> SliceAssign
                 "a case of goldens.cases; the artefact was edited: re-run it"
             )
         parsed[case_id] = {d: tuple(values.get(d, [])) for d in dims}
-    assignment = SliceAssignment(tuple(dims), parsed)
-    if doc.get("fingerprint") != assignment.fingerprint():
-        raise ArtifactError(
-            f"{at}: the slice assignment does not match its fingerprint; the artefact was "
-            "edited: re-run it"
-        )
-    return assignment
+    return _fingerprinted(SliceAssignment(tuple(dims), parsed), doc, at, "slice")
 
 
 def _parse_clusters(doc: Any, cases: Mapping[str, str], where: str) -> ClusterAssignment | None:
     """``goldens.clusters``: the field and every case's cluster (or null), checked against
     its own fingerprint (an edited assignment would infer otherwise than its run did)."""
-    if doc is None:
-        return None
     at = f"{where}: goldens.clusters"
-    if not isinstance(doc, dict):
-        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    if _object_or_none(doc, at) is None:
+        return None
     name = _req(doc, "field", str, at)
     members = _req(doc, "cases", dict, at)
     for case_id, label in members.items():
@@ -342,23 +293,32 @@ def _parse_clusters(doc: Any, cases: Mapping[str, str], where: str) -> ClusterAs
                 f"{at}.cases[{case_id!r}] must be a cluster name or null, for a case of "
                 "goldens.cases; the artefact was edited: re-run it"
             )
-    assignment = ClusterAssignment(name, dict(members))
+    return _fingerprinted(ClusterAssignment(name, dict(members)), doc, at, "cluster")
+
+
+def _object_or_none(doc: Any, at: str) -> dict[str, Any] | None:
+    if doc is not None and not isinstance(doc, dict):
+        raise ArtifactError(f"{at} must be an object, got {type(doc).__name__}")
+    return doc
+
+
+_Assignment = TypeVar("_Assignment", SliceAssignment, ClusterAssignment)
+
+
+def _fingerprinted(assignment: _Assignment, doc: dict[str, Any], at: str, what: str) -> _Assignment:
+    """``assignment``, refused unless the fingerprint stored beside it is its own."""
     if doc.get("fingerprint") != assignment.fingerprint():
         raise ArtifactError(
-            f"{at}: the cluster assignment does not match its fingerprint; the artefact was "
+            f"{at}: the {what} assignment does not match its fingerprint; the artefact was "
             "edited: re-run it"
         )
     return assignment
 
 
 def encode_artifact(doc: Mapping[str, Any]) -> str:
-    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line.
-
-    ``json.dumps(..., indent=...)`` makes CPython fall back to its pure-Python encoder,
-    which spent 0.9 s on 100 queries x 1,000 ids; each line here goes through the C
-    encoder instead, and a file of one row per line still diffs and greps case by case.
-    Raises what ``json.dumps`` raises (ValueError for NaN, TypeError for a foreign type).
-    """
+    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line
+    (each through json's C encoder, which ``indent=`` would not use), so a file diffs and
+    greps case by case.  Raises what ``json.dumps`` raises."""
     return encode_json_lines(doc, "rows")
 
 

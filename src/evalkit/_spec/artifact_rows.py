@@ -37,13 +37,10 @@ def _req(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where:
     if key not in doc:
         raise ArtifactError(f"{where}: missing field {key!r}")
     value = doc[key]
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in _as_tuple(kind)):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
         raise ArtifactError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
     return value
-
-
-def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
-    return kind if isinstance(kind, tuple) else (kind,)
 
 
 def _opt(doc: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -63,100 +60,38 @@ def _finite(value: Any, where: str) -> float:
     return float(value)
 
 
-def _output(response: TargetResponse | None) -> tuple[dict[str, Any] | None, bool]:
-    if response is None:
-        return None, False
-    out: dict[str, Any] = {}
-    truncated = False
-    if response.has_ids:
-        ids = response.ranked_ids
-        truncated = len(ids) > MAX_OUTPUT_IDS
-        out["ids"] = ids[:MAX_OUTPUT_IDS]
-    if response.has_text:
-        truncated = truncated or len(response.text) > MAX_OUTPUT_CHARS
-        out["text"] = response.text[:MAX_OUTPUT_CHARS]
-    return out, truncated
-
-
 def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
-    where = f"{path}: case {row.query_id!r}"
-    metrics = {k: _finite(v, f"{where}, metric {k!r}") for k, v in row.metrics.items()}
-    if isinstance(row, QueryResult):
-        output, truncated = _output(row.response)
-        return {
-            "id": row.query_id,
-            "metrics": metrics,
-            "output": output,
-            "truncated": truncated,
-            "latency_ms": row.latency_ms,
-            "meta": {},
-            "error": None,
-        }
-    output, truncated = _output(row.response)
-    meta = dict(row.response.meta) if row.response is not None else {}
+    """The row as schema 2 held it, and as the checkpoint still writes it: an object."""
+    case_id, metrics, ids, text, latency, meta, error, cut = table_rows([row], (), path)[0]
+    parts = (("ids", None if ids is None else list(ids)), ("text", text))
+    output = None if row.response is None else {k: v for k, v in parts if v is not None}
     return {
-        "id": row.case_id,
-        "metrics": metrics,
+        "id": case_id,
+        "metrics": dict(metrics),
         "output": output,
-        "truncated": truncated,
-        "latency_ms": row.response.latency_ms if row.response is not None else None,
-        "meta": meta,
-        "error": row.error,
+        "truncated": cut,
+        "latency_ms": latency,
+        "meta": dict(meta),
+        "error": error,
     }
 
 
-_STR = frozenset({str})
-_FLOAT = frozenset({float})
+def _row_cells(doc: Any) -> list[Any] | None:
+    """A row object's cells (schema 3's layout), or ``None`` when it has not their shape."""
+    output = doc.get("output") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or "id" not in doc or "metrics" not in doc:
+        return None
+    if not (output is None or isinstance(output, dict)):
+        return None
+    out = output or {}
+    return [doc["id"], doc["metrics"], out.get("ids"), out.get("text"), *map(doc.get, COLUMNS[4:])]
 
 
 def _quick_row(doc: Any, path: RunPath) -> tuple[QueryResult | CaseResult, bool] | None:
-    """The row a well-formed document describes, or ``None`` to take :func:`_parse_row`."""
-    if type(doc) is not dict:
-        return None
-    case_id = doc.get("id")
-    metrics = doc.get("metrics")
-    output = doc.get("output")
-    latency = doc.get("latency_ms")
-    meta = doc.get("meta")
-    error = doc.get("error")
-    truncated = doc.get("truncated")
-    if type(case_id) is not str or type(metrics) is not dict:
-        return None
-    values = metrics.values()
-    if not _FLOAT.issuperset(map(type, values)) or not all(map(math.isfinite, values)):
-        return None
-    if not (latency is None or (type(latency) is float and 0.0 <= latency < math.inf)):
-        return None
-    if not (meta is None or type(meta) is dict) or not (error is None or type(error) is str):
-        return None
-    if not (truncated is None or type(truncated) is bool):
-        return None
-    if output is None:
-        ids = text = None
-    elif type(output) is dict:
-        ids, text = output.get("ids"), output.get("text")
-        if not (ids is None or (type(ids) is list and _STR.issuperset(map(type, ids)))):
-            return None
-        if not (text is None or type(text) is str):
-            return None
-    else:
-        return None
-    if meta and not _bounded.check_depth(meta, depth=_ROW_META_DEPTH):
-        return None
-    cut = truncated is True
-    # The parsed dicts and lists are this row's alone: kept, not copied.
-    if path == "retrieval":
-        if ids is None:
-            return None
-        return QueryResult(case_id, ids, metrics, latency_ms=latency), cut
-    if ids is None and text is None:
-        if error is None:
-            return None
-        return CaseResult(case_id, None, metrics, error), cut
-    if latency is None:
-        return None
-    response = TargetResponse._checked(ids, text, latency, meta or {})
-    return CaseResult(case_id, response, metrics, error), cut
+    """The row a well-formed document describes, or ``None`` to take :func:`_careful_row`."""
+    cells = _row_cells(doc)
+    quick = None if cells is None else _quick_table([cells], path)
+    return None if quick is None else (quick[0][0], bool(quick[1]))
 
 
 # A row's meta sits at depth 4 (document, rows, row, meta): what it may nest below that.
@@ -219,6 +154,8 @@ def _careful_row(
 # ------------------------------------------------------------------ the table (schema 3)
 
 _LIST = frozenset({list})
+_STR = frozenset({str})
+_FLOAT = frozenset({float})
 _NONE = type(None)
 _DICT = frozenset({dict})
 _BOOL = frozenset({bool})
@@ -439,22 +376,8 @@ def huge_float_in(value: Any) -> bool:
 
 def cells_of_row_object(doc: Any, index: int, path: RunPath, where: str) -> list[Any]:
     """A schema-2 row object as schema-3 cells (the 2 -> 3 migration)."""
-    output = doc.get("output") if isinstance(doc, dict) else None
-    if (
-        not isinstance(doc, dict)
-        or "id" not in doc
-        or "metrics" not in doc
-        or not (output is None or isinstance(output, dict))
-    ):
+    cells = _row_cells(doc)
+    if cells is None:
         _careful_row(doc, index, path, where)  # raises: it names what is wrong
-    out = output if isinstance(output, dict) else {}
-    return [
-        doc["id"],
-        doc["metrics"],
-        out.get("ids"),
-        out.get("text"),
-        doc.get("latency_ms"),
-        doc.get("meta"),
-        doc.get("error"),
-        doc.get("truncated"),
-    ]
+        raise AssertionError("unreachable: the careful reader refuses what has no cells")
+    return cells

@@ -1,15 +1,7 @@
 """``-k``/``--case``: run or gate a few cases, and never mistake them for the whole set.
 
-``-k WORD`` keeps the cases whose id contains ``WORD`` (case-insensitive, like pytest's
-``-k`` on a test name); ``--case ID`` keeps the case with exactly that id.  Both repeat,
-and a case is kept when any of them matches.  A filter that keeps nothing, or a
-``--case`` naming a case the goldens do not have, is an input error (exit 2): a gate of
-zero cases decides nothing.
-
-The selection travels with its result: a run artefact records it (``subset``), and a
-gate report carries a :class:`Subset`, whose verdict is ``incomplete`` (exit 4) when
-nothing failed -- a pass on some cases is not a pass of the golden set
-(docs/design/case-filters.md).
+The rules (what matches, where a subset run goes, why its gate is ``incomplete``):
+docs/design/case-filters.md.
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """Checks: what the gate enforces, read from YAML and refused at load when ambiguous.
 
-A check is either a fixed line (``op`` + ``threshold``), a comparison with
-the stored baseline (``vs_baseline``) or a drift check against the pinned
-reference (``vs_reference``, docs/drift.md) — exactly one of the three.  Every rule
-the spec lists is enforced when the file is read, so a config error surfaces
-before a scored run has been paid for:
-
-* unknown keys (with the closest known key suggested), duplicate ids, zero checks;
-* ``alpha``, ``method`` and ``margin`` only where a significance test exists;
-* finite numeric thresholds, ``op`` in ``<=``/``>=``/``==``, ``level`` block|warn;
-* ``scope``: non-empty, no repeated id, and (given ``known_case_ids``) no
-  unknown case.
-
-Metric names are *not* resolved here: a config may name a metric a plugin
-registers later.  Only their spelling (``name`` or ``name@k``) is checked.
+Every rule of docs/checks.md is enforced when the file is read, so a config error
+surfaces before a scored run has been paid for.  Metric names are *not* resolved here
+(a plugin may register one later): only their spelling (``name`` or ``name@k``).
 """
 
 from __future__ import annotations
 
-import difflib
 import math
 import numbers
 import operator
@@ -32,7 +20,7 @@ from typing import Any, Final, Literal, Protocol, SupportsFloat, TypeVar
 from evalkit._model.registry import split_spec
 from evalkit._util import bounded as _bounded
 from evalkit._util import yaml_values as _yaml_values
-from evalkit._util.suggest import did_you_mean
+from evalkit._util.suggest import closest, did_you_mean
 from evalkit._util.text import decode_utf8
 from evalkit.errors import CheckError, MetricError
 
@@ -112,6 +100,16 @@ _SCOPE_FAILURE = (
 )
 
 
+# The settings of a significance test, which a threshold check refuses: what each is for.
+_NOT_ON_A_THRESHOLD: Final = {
+    "alpha": "vs_baseline checks and vs_reference checks; a threshold check has no "
+    "significance test to apply it to — remove alpha",
+    "method": "vs_baseline and vs_reference checks — remove it",
+    "margin": "'vs_baseline: non_inferiority' (or vs_reference) — remove it",
+    "min_effect": "'vs_baseline: no_significant_regression' — remove it",
+}
+
+
 class HasCaseId(Protocol):
     """Any row that knows which case it came from (``QueryResult``, ``CaseResult``)."""
 
@@ -125,10 +123,6 @@ RowT = TypeVar("RowT", bound=HasCaseId)
 def _usable(row: object) -> bool:
     """A row with ``error`` set (a failed case) produced no result."""
     return getattr(row, "error", None) is None
-
-
-def _suggest(word: str, choices: Iterable[str]) -> str:
-    return did_you_mean(word, choices)
 
 
 def _listed(values: Iterable[str]) -> str:
@@ -209,15 +203,8 @@ class CheckSpec:
         description: object = self.description
         if description is not None and not isinstance(description, str):
             raise self._error("description must be text", "description")
-        declared = [
-            key
-            for key, value in (
-                ("threshold", self.threshold),
-                ("vs_baseline", self.vs_baseline),
-                ("vs_reference", self.vs_reference),
-            )
-            if value is not None
-        ]
+        kinds = ("threshold", "vs_baseline", "vs_reference")
+        declared = [key for key in kinds if getattr(self, key) is not None]
         if len(declared) > 1:
             raise self._error(
                 f"declares both {' and '.join(declared)}; a check is either a threshold, a "
@@ -293,6 +280,12 @@ class CheckSpec:
             raise self._error(f"{key} must be a finite number, got {number!r}", key)
         return number
 
+    def _positive(self, key: str, what: str = "") -> float:
+        number = self._number(key, getattr(self, key))
+        if number <= 0:
+            raise self._error(f"{key} must be greater than 0{what}, got {number!r}", key)
+        return number
+
     def _check_threshold_kind(self) -> None:
         object.__setattr__(self, "threshold", self._number("threshold", self.threshold))
         op: object = self.op
@@ -300,28 +293,9 @@ class CheckSpec:
             raise self._error(f"a threshold check needs 'op', one of {_listed(OPS)}")
         if op not in OPS:
             raise self._error(f"unknown op {op!r}; allowed: {_listed(OPS)}", "op")
-        if self.alpha is not None:
-            raise self._error(
-                "alpha applies only to vs_baseline checks and vs_reference checks; a threshold "
-                "check has no significance test to apply it to — remove alpha",
-                "alpha",
-            )
-        if self.method is not None:
-            raise self._error(
-                "method applies only to vs_baseline and vs_reference checks — remove it",
-                "method",
-            )
-        if self.margin is not None:
-            raise self._error(
-                "margin applies only to 'vs_baseline: non_inferiority' (or vs_reference) "
-                "— remove it",
-                "margin",
-            )
-        if self.min_effect is not None:
-            raise self._error(
-                "min_effect applies only to 'vs_baseline: no_significant_regression' — remove it",
-                "min_effect",
-            )
+        for key, applies in _NOT_ON_A_THRESHOLD.items():
+            if getattr(self, key) is not None:
+                raise self._error(f"{key} applies only to {applies}", key)
 
     def _check_baseline_kind(self) -> None:
         against = "vs_baseline" if self.vs_baseline is not None else "vs_reference"
@@ -329,7 +303,7 @@ class CheckSpec:
         if kind not in VS_BASELINE:
             raise self._error(
                 f"unknown {against} {kind!r}; allowed: {_listed(VS_BASELINE)}"
-                + (_suggest(kind, VS_BASELINE) if isinstance(kind, str) else ""),
+                + (did_you_mean(kind, VS_BASELINE) if isinstance(kind, str) else ""),
                 against,
             )
         if self.op is not None:
@@ -353,10 +327,7 @@ class CheckSpec:
                     "the metric's units, that still counts as not worse)",
                     against,
                 )
-            margin = self._number("margin", self.margin)
-            if margin <= 0:
-                raise self._error(f"margin must be greater than 0, got {margin!r}", "margin")
-            object.__setattr__(self, "margin", margin)
+            object.__setattr__(self, "margin", self._positive("margin"))
         elif self.margin is not None:
             raise self._error(
                 f"margin applies only to '{against}: non_inferiority' — remove it", "margin"
@@ -372,13 +343,9 @@ class CheckSpec:
                 "already has its margin) — remove it",
                 "min_effect",
             )
-        effect = self._number("min_effect", self.min_effect)
-        if effect <= 0:
-            raise self._error(
-                f"min_effect must be greater than 0 (the smallest regression worth failing "
-                f"on, in the metric's units), got {effect!r}",
-                "min_effect",
-            )
+        effect = self._positive(
+            "min_effect", " (the smallest regression worth failing on, in the metric's units)"
+        )
         if self.per_slice:
             raise self._error(
                 "min_effect and per_slice together are not supported: each slice is "
@@ -425,11 +392,7 @@ class CheckSpec:
         unknown = [cid for cid in self.scope if cid not in known]
         if not unknown:
             return
-        matches = {
-            cid: match[0]
-            for cid in unknown
-            if (match := difflib.get_close_matches(cid, sorted(known), n=1, cutoff=0.6))
-        }
+        matches = {cid: match for cid in unknown if (match := closest(cid, known)) is not None}
         if len(unknown) == 1 and matches:
             hint = f" (did you mean {matches[unknown[0]]!r}?)"
         elif matches:
@@ -623,13 +586,13 @@ class ChecksFile:
                 raise CheckError(f"{where}duplicate check id {check.id!r}; ids must be unique")
             seen.add(check.id)
         object.__setattr__(self, "checks", checks)
-        for problem in (
-            _correction_problem(self.correction),
-            _require_problem(self.require_baseline),
-            _require_problem(self.require_reference, "require_reference"),
-        ):
-            if problem:
-                raise CheckError(f"{where}{problem}")
+        problem = _setting_problem(
+            correction=self.correction,
+            require_baseline=self.require_baseline,
+            require_reference=self.require_reference,
+        )
+        if problem:
+            raise CheckError(f"{where}{problem[1]}")
 
     def __iter__(self) -> Iterator[CheckSpec]:
         return iter(self.checks)
@@ -707,10 +670,9 @@ def _build_file(
     nodes = _yaml.mapping_value_nodes(node)
     for key in data:
         if key not in FILE_KEYS:
-            line = _yaml.line_of(nodes[key][0]) if key in nodes else None
             raise CheckError(
-                f"{_at(source, line)}unknown top-level key {key!r}{_suggest(str(key), FILE_KEYS)}; "
-                f"allowed: {_listed(FILE_KEYS)}"
+                f"{_key_at(source, node, key, None)}unknown top-level key {key!r}"
+                f"{did_you_mean(str(key), FILE_KEYS)}; allowed: {_listed(FILE_KEYS)}"
             )
     raw_checks = data.get("checks")
     checks_node = nodes["checks"][1] if "checks" in nodes else None
@@ -743,20 +705,16 @@ def _build_file(
             try:
                 spec.validate_scope(known)
             except CheckError as exc:
-                scope_line = _key_line(item, "scope") or line
-                raise CheckError(f"{_at(source, scope_line)}{exc}") from None
+                raise CheckError(f"{_key_at(source, item, 'scope', line)}{exc}") from None
         specs.append(spec)
     correction = _yaml_values.plain(data.get("correction", "none"))
     require = data.get("require_baseline", False)
     require_reference = data.get("require_reference", False)
-    for key, problem in (
-        ("correction", _correction_problem(correction)),
-        ("require_baseline", _require_problem(require)),
-        ("require_reference", _require_problem(require_reference, "require_reference")),
-    ):
-        if problem:
-            line = _yaml.line_of(nodes[key][0]) if key in nodes else None
-            raise CheckError(f"{_at(source, line)}{problem}")
+    problem = _setting_problem(
+        correction=correction, require_baseline=require, require_reference=require_reference
+    )
+    if problem:
+        raise CheckError(f"{_key_at(source, node, problem[0], None)}{problem[1]}")
     return ChecksFile(
         tuple(specs), correction, require, source=source, require_reference=require_reference
     )
@@ -770,28 +728,27 @@ def _bare_list_as_mapping(node: Any) -> Any:
     return yaml.MappingNode("tag:yaml.org,2002:map", [(key, node)], node.start_mark, node.end_mark)
 
 
-def _correction_problem(value: object) -> str | None:
-    if value in CORRECTIONS:
-        return None
-    hint = _suggest(value, CORRECTIONS) if isinstance(value, str) else ""
-    return f"unknown correction {value!r}{hint}; allowed: {_listed(CORRECTIONS)}"
-
-
-def _require_problem(value: object, key: str = "require_baseline") -> str | None:
-    if isinstance(value, bool):
-        return None
-    return f"{key} must be true or false, got {value!r}"
+def _setting_problem(**settings: object) -> tuple[str, str] | None:
+    """The first file-wide setting that is not allowed: ``(its key, the problem)``."""
+    for key, value in settings.items():
+        if key == "correction" and value not in CORRECTIONS:
+            hint = did_you_mean(value, CORRECTIONS) if isinstance(value, str) else ""
+            return key, f"unknown correction {value!r}{hint}; allowed: {_listed(CORRECTIONS)}"
+        if key != "correction" and not isinstance(value, bool):
+            return key, f"{key} must be true or false, got {value!r}"
+    return None
 
 
 def _at(source: str, line: int | None) -> str:
     return f"{source}:{line}: " if line is not None else f"{source}: "
 
 
-def _key_line(item: Any, key: str) -> int | None:
+def _key_at(source: str, item: Any, key: object, line: int | None) -> str:
+    """``file:line: `` of ``key`` in the mapping ``item`` (``line`` if unknown)."""
     from evalkit._util import yaml_files as _yaml  # PyYAML only when a YAML file is read
 
     nodes = _yaml.mapping_value_nodes(item)
-    return _yaml.line_of(nodes[key][0]) if key in nodes else None
+    return _at(source, (_yaml.line_of(nodes[key][0]) if key in nodes else None) or line)
 
 
 def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None) -> CheckSpec:
@@ -812,31 +769,29 @@ def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None)
         raise CheckError(f"{at}{label} has no 'id'; give every check a unique id")
     for key in raw:
         if key not in CHECK_KEYS:
-            key_at = _at(source, _key_line(item, str(key)) or line)
             raise CheckError(
-                f"{key_at}{label}: unknown key {key!r}{_suggest(str(key), CHECK_KEYS)}; "
-                f"allowed: {_listed(CHECK_KEYS)}"
+                f"{_key_at(source, item, str(key), line)}{label}: unknown key {key!r}"
+                f"{did_you_mean(str(key), CHECK_KEYS)}; allowed: {_listed(CHECK_KEYS)}"
             )
     if raw.get("metric") is None:
         raise CheckError(f"{at}{label} has no 'metric'; name the metric it gates")
     scope = raw.get("scope")
     if "scope" in raw and scope is None:
         raise CheckError(
-            f"{_at(source, _key_line(item, 'scope') or line)}{label}: scope is empty; list "
-            "case ids, or remove scope to cover every case"
+            f"{_key_at(source, item, 'scope', line)}{label}: scope is empty; list case ids, "
+            "or remove scope to cover every case"
         )
     if "scope" in raw and "slice" in raw:
         raise CheckError(
-            f"{_at(source, _key_line(item, 'slice') or line)}{label}: scope and slice "
-            "together: give the case ids or the slice, not both"
+            f"{_key_at(source, item, 'slice', line)}{label}: scope and slice together: give "
+            "the case ids or the slice, not both"
         )
     if isinstance(scope, list):
         try:
             scope = [_yaml_values.as_text(case_id) for case_id in scope]
         except ValueError as exc:
             raise CheckError(
-                f"{_at(source, _key_line(item, 'scope') or line)}{label}: scope id must be "
-                f"text: {exc}"
+                f"{_key_at(source, item, 'scope', line)}{label}: scope id must be text: {exc}"
             ) from None
     values = {k: _yaml_values.plain(v) for k, v in raw.items() if k not in ("id", "scope")}
     declared_at = f"{source}:{line}" if line is not None else source
@@ -844,5 +799,4 @@ def _build_check(raw: Any, index: int, item: Any, source: str, line: int | None)
         return CheckSpec(id=check_id, scope=scope, source=declared_at, **values)
     except CheckError as exc:
         key = getattr(exc, _KEY_ATTR, None)
-        key_line = (_key_line(item, key) if key else None) or line
-        raise CheckError(f"{_at(source, key_line)}{exc}") from None
+        raise CheckError(f"{_key_at(source, item, key, line) if key else at}{exc}") from None

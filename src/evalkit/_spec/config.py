@@ -8,14 +8,21 @@ environment when the target is built (so ``evalkit show`` needs no secrets).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evalkit._spec.metric_entries import MetricEntry
 from evalkit._util import bounded as _bounded
@@ -92,6 +99,9 @@ OPENAI_ONLY = ("base_url", "api_key_env", "api_version", "token_limit_key")
 WIRE_SETTINGS = (*OPENAI_ONLY, "rate_limit_wait_s")
 
 
+_Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class JudgeConfig(_Strict):
     metric: str
     model: str = Field(min_length=1)
@@ -101,7 +111,7 @@ class JudgeConfig(_Strict):
     higher_is_better: bool = Field(default=True, strict=True)
     cache_path: str | None = ".evalkit/judge-cache.json"
     # USD per million tokens, {"input": …, "output": …}: adds cost to each row's meta.
-    prices: dict[str, float] | None = None
+    prices: dict[Annotated[str, Field(pattern="^(input|output)$")], _Price] | None = None
     # "openai": any OpenAI-compatible chat completions server (metrics/judge_providers.py).
     provider: Literal["anthropic", "openai"] = "anthropic"
     base_url: str | None = None
@@ -111,16 +121,6 @@ class JudgeConfig(_Strict):
     # The request field of the token limit (openai only); left out: "auto", which moves to
     # max_completion_tokens once when the server refuses max_tokens (reasoning models).
     token_limit_key: Literal["auto", "max_tokens", "max_completion_tokens"] | None = None
-
-    @field_validator("prices")
-    @classmethod
-    def _finite_prices(cls, value: dict[str, float] | None) -> dict[str, float] | None:
-        for key, price in (value or {}).items():
-            if key not in ("input", "output"):
-                raise ValueError(f"prices has key {key!r}; use 'input' and 'output' (USD per 1M)")
-            if not (math.isfinite(price) and price >= 0):
-                raise ValueError(f"prices.{key} must be a finite number >= 0, got {price!r}")
-        return value
 
     @model_validator(mode="after")
     def _one_rubric(self) -> JudgeConfig:
@@ -134,7 +134,6 @@ class JudgeConfig(_Strict):
 
 
 BaselineStoreName = Literal["artifact", "branch", "file", "none"]
-BASELINE_STORES: tuple[BaselineStoreName, ...] = ("artifact", "branch", "file", "none")
 DEFAULT_ARTIFACT_NAME = "evalkit-baseline"
 DEFAULT_BASELINE_BRANCH = "evalkit-baselines"
 
@@ -217,6 +216,13 @@ def _label_field(name: str, what: str, reserved: str) -> None:
         raise ValueError(f"{name!r} defines a case and {reserved}")
 
 
+def _listed_once(value: list[str], what: str) -> list[str]:
+    dupes = sorted({item for item in value if value.count(item) > 1})
+    if dupes:
+        raise ValueError(f"{what} listed more than once: {', '.join(dupes)}")
+    return value
+
+
 class SlicesConfig(_Strict):
     """``slices:``: the slice dimensions, and how per-slice checks control false discoveries.
 
@@ -240,10 +246,7 @@ class SlicesConfig(_Strict):
                 "cannot be a slice dimension; slice by a label field such as tags, lang or "
                 "category",
             )
-        dupes = sorted({d for d in value if value.count(d) > 1})
-        if dupes:
-            raise ValueError(f"slice dimension listed more than once: {', '.join(dupes)}")
-        return value
+        return _listed_once(value, "slice dimension")
 
 
 class StopEarlyConfig(_Strict):
@@ -268,7 +271,10 @@ class EvalkitConfig(_Strict):
     plugins: list[str] = Field(default_factory=list)
     python_path: list[str] = Field(default_factory=lambda: ["."])
     target: TargetConfig
-    judge: list[JudgeConfig] = Field(default_factory=list)
+    # one judge may be given as a mapping, not a list of one
+    judge: Annotated[
+        list[JudgeConfig], BeforeValidator(lambda v: [v] if isinstance(v, dict) else v)
+    ] = Field(default_factory=list)
     baseline: BaselineConfig | None = None
     require_baseline: bool = Field(default=False, strict=True)
     # A missing/expired reference makes drift (vs_reference) checks block
@@ -283,7 +289,9 @@ class EvalkitConfig(_Strict):
     # Run every case this many times; its value is the mean over trials (evalkit/_engine/trials.py).
     repeats: int = Field(default=1, ge=1, le=1000, strict=True)
     # Slice dimensions of the goldens and per-slice FDR settings (evalkit._model.slices).
-    slices: SlicesConfig = Field(default_factory=SlicesConfig)
+    slices: Annotated[  # `slices: [tags]` is short for `slices: {by: [tags]}`
+        SlicesConfig, BeforeValidator(lambda v: {"by": v} if isinstance(v, list) else v)
+    ] = Field(default_factory=SlicesConfig)
     # The golden field whose cases move together (evalkit._model.clusters): a document,
     # a conversation, a template.  Inference is then by cluster (evalkit.stats.clustered).
     clusters: str | None = None
@@ -301,45 +309,25 @@ class EvalkitConfig(_Strict):
         return value
 
     # Early stopping for the gate (evalkit/_app/early_stop.py); None: every case runs.
-    stop_early: StopEarlyConfig | None = None
-
-    @field_validator("stop_early", mode="before")
-    @classmethod
-    def _bare_stop_early(cls, value: Any) -> Any:
-        # `stop_early:` with nothing under it turns it on with the defaults
-        return {} if value is None else value
-
-    @field_validator("slices", mode="before")
-    @classmethod
-    def _slice_list(cls, value: Any) -> Any:
-        return {"by": value} if isinstance(value, list) else value
+    # `stop_early:` with nothing under it turns it on with the defaults
+    stop_early: Annotated[
+        StopEarlyConfig | None, BeforeValidator(lambda v: {} if v is None else v)
+    ] = None
 
     @field_validator("name")
     @classmethod
     def _plain_name(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        try:
-            validate_config_name(value)
-        except ConfigError:
+        if value is not None and not _CONFIG_NAME.match(value):
             raise ValueError(
                 f"name {value!r} must be 1-100 letters, digits, '.', '_' or '-', starting with a "
                 "letter or digit (it names the run artefact file and the PR comment)"
-            ) from None
+            )
         return value
-
-    @field_validator("judge", mode="before")
-    @classmethod
-    def _judge_list(cls, value: Any) -> Any:
-        return [value] if isinstance(value, dict) else value
 
     @field_validator("metrics")
     @classmethod
     def _unique_metrics(cls, value: list[str]) -> list[str]:
-        dupes = sorted({m for m in value if value.count(m) > 1})
-        if dupes:
-            raise ValueError(f"metric listed more than once: {', '.join(dupes)}")
-        return value
+        return _listed_once(value, "metric")
 
 
 class LoadedConfig:

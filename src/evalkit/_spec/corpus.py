@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import zlib
@@ -115,12 +114,6 @@ def _locate(
 # --------------------------------------------------------------------------- reading
 
 
-def _open_binary(file: Path) -> gzip.GzipFile | io.BufferedReader:
-    if file.suffix == ".gz":
-        return gzip.open(file, "rb")
-    return file.open("rb")
-
-
 def _lines(file: Path) -> Iterator[tuple[int, str]]:
     """``(line number, line)`` for a text or gzipped file, with read errors named.
 
@@ -129,7 +122,7 @@ def _lines(file: Path) -> Iterator[tuple[int, str]]:
     number = 0
     longest = max_line_bytes()
     try:
-        with _open_binary(file) as handle:
+        with gzip.open(file, "rb") if file.suffix == ".gz" else file.open("rb") as handle:
             for number, raw in enumerate(iter(lambda: handle.readline(longest + 1), b""), 1):
                 if len(raw) > longest and not raw.endswith(b"\n"):
                     raise GoldenError(line_too_long(str(file), number))
@@ -164,19 +157,27 @@ def _json_records(file: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]
         yield number, record
 
 
-def _record_id(record: dict[str, Any], file: Path, number: int) -> str:
-    raw = record.get("_id")
-    if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
-        raise GoldenError(
-            f"{file}:{number}: '_id' must be a non-empty string (or integer), got {raw!r}"
-        )
-    return str(raw)
+def _identified(file: Path, what: str) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """``(line number, '_id', record)`` of each JSON record, an ``_id`` seen twice refused."""
+    first: dict[str, int] = {}
+    for number, record in _json_records(file, what):
+        raw = record.get("_id")
+        if isinstance(raw, bool) or not isinstance(raw, str | int) or str(raw).strip() == "":
+            raise GoldenError(
+                f"{file}:{number}: '_id' must be a non-empty string (or integer), got {raw!r}"
+            )
+        record_id = str(raw)
+        if record_id in first:
+            raise GoldenError(
+                f"{file}:{number}: duplicate {what} id {record_id!r} "
+                f"(first at line {first[record_id]})"
+            )
+        first[record_id] = number
+        yield number, record_id, record
 
 
 def _text(record: dict[str, Any], key: str, file: Path, number: int, *, default: str | None) -> str:
-    raw = record.get(key, default)
-    if raw is None and default is not None:
-        raw = default
+    raw = default if record.get(key) is None else record[key]
     if not isinstance(raw, str):
         need = f"a string, got {raw!r}" if key in record else "present"
         raise GoldenError(f"{file}:{number}: '{key}' must be {need}")
@@ -198,14 +199,7 @@ def load_corpus(
     """
     file = _locate(name_or_path, data_root, "corpus.jsonl")
     docs: dict[str, dict[str, str]] = {}
-    first: dict[str, int] = {}
-    for number, record in _json_records(file, "document"):
-        doc_id = _record_id(record, file, number)
-        if doc_id in first:
-            raise GoldenError(
-                f"{file}:{number}: duplicate document id {doc_id!r} (first at line {first[doc_id]})"
-            )
-        first[doc_id] = number
+    for number, doc_id, record in _identified(file, "document"):
         docs[doc_id] = {
             "title": _text(record, "title", file, number, default=""),
             "text": _text(record, "text", file, number, default=None),
@@ -238,15 +232,7 @@ def load_queries(
         return [Query(qid, text) for qid, text in pairs if judged is None or qid in judged]
     file = _locate(name_or_path, data_root, "queries.jsonl")
     queries: list[Query] = []
-    first: dict[str, int] = {}
-    for number, record in _json_records(file, "query"):
-        query_id = _record_id(record, file, number)
-        if query_id in first:
-            raise GoldenError(
-                f"{file}:{number}: duplicate query id {query_id!r} "
-                f"(first at line {first[query_id]})"
-            )
-        first[query_id] = number
+    for number, query_id, record in _identified(file, "query"):
         text = _text(record, "text", file, number, default=None)
         if not text.strip():
             raise GoldenError(f"{file}:{number}: query {query_id!r} has empty 'text'")
@@ -255,9 +241,10 @@ def load_queries(
         raise GoldenError(f"{file}: no queries; the queries file is empty")
     if split is None:
         return queries
-    qrels_file = _qrels_beside(file, split)
+    qrels_file = _locate(file.parent, None, f"qrels/{_split_name(split)}.tsv")
     judged = read_beir_qrels(qrels_file)
-    absent = [qid for qid in judged if qid not in first]
+    listed = {q.id for q in queries}
+    absent = [qid for qid in judged if qid not in listed]
     if absent:
         shown = ", ".join(absent[:10]) + (
             f" (+{len(absent) - 10} more)" if len(absent) > 10 else ""
@@ -266,11 +253,6 @@ def load_queries(
             f"{qrels_file}: judges {len(absent)} query id(s) absent from {file}: {shown}"
         )
     return [q for q in queries if q.id in judged]
-
-
-def _qrels_beside(queries_file: Path, split: str) -> Path:
-    dataset = queries_file.parent
-    return _locate(dataset, None, f"qrels/{_split_name(split)}.tsv")
 
 
 def _split_name(split: str) -> str:

@@ -90,10 +90,17 @@ def rows_to_records(
     computed on any row, first-seen order); naming one no row has raises.
     A missing value is ``None``; a NaN or infinite value raises, naming the case.
     """
+    return _table(result, metrics, include_output)[1]
+
+
+def _table(
+    result: Rows, metrics: Sequence[str] | None, include_output: bool
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The header and one record per case (:func:`rows_to_records`)."""
     rows = _rows(result)
     header = _header(rows, metrics, include_output)
     columns = header[1 : header.index("latency_ms")]
-    meta_keys = _meta_keys(rows)
+    meta_keys = [c.removeprefix("meta.") for c in header if c.startswith("meta.")]
     records: list[dict[str, Any]] = []
     for row in rows:
         record: dict[str, Any] = {"query_id": row.query_id}
@@ -118,7 +125,7 @@ def rows_to_records(
         if include_output:
             record["output"] = _output(row)
         records.append(record)
-    return records
+    return header, records
 
 
 def _csv_text(records: list[dict[str, Any]], header: list[str]) -> str:
@@ -126,17 +133,15 @@ def _csv_text(records: list[dict[str, Any]], header: list[str]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
     for record in records:
-        writer.writerow(
-            [
-                ""
-                if record[c] is None
-                else repr(record[c])
-                if isinstance(record[c], float)
-                else record[c]
-                for c in header
-            ]
-        )
+        writer.writerow([_csv_cell(record[c]) for c in header])
     return buffer.getvalue()
+
+
+def _csv_cell(value: Any) -> Any:
+    """Empty for a missing value; a float as Python writes it back exactly."""
+    if value is None:
+        return ""
+    return repr(value) if isinstance(value, float) else value
 
 
 def _header(
@@ -168,9 +173,8 @@ def write_csv(
     column names; a metric named like a fixed column (``error``...) is refused
     rather than silently shadowed.
     """
-    rows = _rows(result)
-    header = _header(rows, metrics, include_output)
-    text = _csv_text(rows_to_records(rows, metrics=metrics, include_output=include_output), header)
+    header, records = _table(result, metrics, include_output)
+    text = _csv_text(records, header)
     if not isinstance(target, str | os.PathLike):
         target.write(text)
         return None
@@ -191,9 +195,7 @@ def to_dataframe(
             "to_dataframe needs pandas, which is optional: install it (pip install pandas) "
             "or use write_csv"
         ) from None
-    rows = _rows(result)
-    header = _header(rows, metrics, include_output)
-    records = rows_to_records(rows, metrics=metrics, include_output=include_output)
+    header, records = _table(result, metrics, include_output)
     frame = pd.DataFrame.from_records(records, columns=header)
     for name in header[1 : header.index("latency_ms") + 1]:
         frame[name] = frame[name].astype("float64")

@@ -125,13 +125,6 @@ def collect_cases(cases: Iterable[tuple[GoldenCase, CaseWhere]], file: Path) -> 
 # --------------------------------------------------------------------------- one case
 
 
-def _text_field(raw: Any, name: str, where: CaseWhere, case_id: str | None) -> str:
-    try:
-        return _yaml_values.as_text(raw)
-    except ValueError as exc:
-        raise GoldenError(f"{where.at(case_id)}{name} must be text: {exc}") from None
-
-
 def _case_id(raw: Mapping[str, Any], where: CaseWhere) -> str:
     if "id" not in raw or raw["id"] is None:
         missing = "id, query" if raw.get("query") is None else "id"
@@ -139,7 +132,7 @@ def _case_id(raw: Mapping[str, Any], where: CaseWhere) -> str:
             f"{where.at()}case has no 'id' (missing required field(s): {missing}); every "
             f"case needs a unique id (fields present: {', '.join(map(str, raw)) or 'none'})"
         )
-    case_id = _text_field(raw["id"], "id", where, None)
+    case_id = _text(raw["id"], f"{where.at()}id")
     if not case_id.strip():
         raise GoldenError(f"{where.at()}case id is empty; give every case a unique id")
     if case_id != case_id.strip():
@@ -191,12 +184,7 @@ def _relevance(
 def _id_list(items: list[Any], at: str) -> frozenset[str]:
     seen: set[str] = set()
     for item in items:
-        try:
-            doc = _yaml_values.as_text(item)
-        except ValueError as exc:
-            raise GoldenError(f"{at}relevant id must be text: {exc}") from None
-        if not doc.strip():
-            raise GoldenError(f"{at}relevant has an empty id")
+        doc = _nonempty_text(item, f"{at}relevant id", f"{at}relevant has an empty id")
         if doc in seen:
             raise GoldenError(f"{at}relevant lists {doc!r} twice")
         seen.add(doc)
@@ -226,17 +214,21 @@ def _expected(
             f"{at}`expected` must be a list of ids, a string, or null; got a mapping "
             "(graded relevance goes in `relevant`)"
         )
-    return _text_field(raw, "expected", where, case_id) or None, None
+    return _text(raw, f"{at}expected") or None, None
+
+
+def _text(value: Any, what: str) -> str:
+    """``value`` as text (:func:`evalkit._util.yaml_values.as_text`); ``what`` starts the
+    error message."""
+    try:
+        return _yaml_values.as_text(value)
+    except ValueError as exc:
+        raise GoldenError(f"{what} must be text: {exc}") from None
 
 
 def _nonempty_text(value: Any, what: str, empty: str) -> str:
-    """``value`` as text (:func:`evalkit._util.yaml_values.as_text`).
-
-    ``what`` and ``empty`` start the error messages."""
-    try:
-        text = _yaml_values.as_text(value)
-    except ValueError as exc:
-        raise GoldenError(f"{what} must be text: {exc}") from None
+    """:func:`_text`, refusing a blank value with the message ``empty``."""
+    text = _text(value, what)
     if not text.strip():
         raise GoldenError(empty)
     return text
@@ -297,7 +289,7 @@ def build_case(
             f"{at}case has no 'query' (missing required field(s): query); add the text "
             "to send to the target"
         )
-    query = _text_field(raw["query"], "query", where, case_id)
+    query = _text(raw["query"], f"{at}query")
     if not query.strip():
         raise GoldenError(f"{at}query is empty (missing required field(s): query)")
     relevant, grades = _relevance(raw.get("relevant"), where, case_id, csv_cell=csv_row)

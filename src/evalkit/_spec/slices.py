@@ -1,12 +1,14 @@
-"""Declaring slices: the config's ``slices:`` dimensions checked against the goldens at load.
+"""Declaring slices and clusters: the config's ``slices:`` dimensions and ``clusters:``
+field checked against the goldens at load.
 
-A dimension no case carries is a typo or a forgotten field, never "every case is in no
-slice": it is refused with the config's line and the closest field the cases do carry.
+A field no case carries is a typo or a forgotten field, never "every case is in no
+slice" or "every case is its own cluster" (which is what declaring nothing means): it is
+refused with the config's line and the closest field the cases do carry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -16,7 +18,7 @@ from evalkit._spec.checks import ChecksFile, CheckSpec
 from evalkit._util.suggest import did_you_mean
 from evalkit.errors import CheckError, ConfigError, GoldenError
 
-__all__ = ["declare_slices", "require_fields", "resolve_slice_checks"]
+__all__ = ["declare_clusters", "declare_slices", "require_fields", "resolve_slice_checks"]
 
 
 def _fields(context: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
@@ -51,10 +53,24 @@ def declare_slices(goldens: GoldenSet, dimensions: Iterable[str], where: str) ->
     if not dims:
         return goldens
     require_fields(goldens, dims, where, "slices")
+    return _labelled(lambda: goldens.with_slices(dims), f"a slice dimension at {where}")
+
+
+def declare_clusters(goldens: GoldenSet, name: str | None, where: str) -> GoldenSet:
+    """``goldens`` with ``name`` declared as the cluster field; ``where`` is the config's
+    ``file:line`` of ``clusters:``.  Raises as :func:`declare_slices` does."""
+    if name is None:
+        return goldens
+    require_fields(goldens, [name], where, "clusters")
+    return _labelled(lambda: goldens.with_clusters(name), f"the cluster field at {where}")
+
+
+def _labelled(declare: Callable[[], GoldenSet], declared_as: str) -> GoldenSet:
+    """``declare()``; the case a value cannot label is named, and where it was declared."""
     try:
-        return goldens.with_slices(dims)
+        return declare()
     except GoldenError as exc:
-        raise GoldenError(f"{exc} (declared as a slice dimension at {where})") from None
+        raise GoldenError(f"{exc} (declared as {declared_as})") from None
 
 
 def resolve_slice_checks(checks: ChecksFile, goldens: GoldenSet, config: str) -> ChecksFile:

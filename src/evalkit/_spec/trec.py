@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
 import re
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -157,20 +157,10 @@ def _qrels_lines(qrels: Mapping[str, Relevance], where: str) -> Iterator[str]:
         grades = as_grades(judged, query_id=qid)
         _check_ids(list(grades), "document id", here)
         for doc, grade in grades.items():
-            if not _is_integer(grade):
+            value: object = grade  # Integral: an int or a numpy integer, not a bool
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise TrecFormatError(f"{here}: grade of {doc!r} must be an integer, got {grade!r}")
             yield f"{qid} 0 {doc} {int(grade)}\n"
-
-
-def _is_integer(value: object) -> bool:
-    """An int or a numpy integer, not a bool."""
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, int):
-        return True
-    # A numpy integer exists only once numpy is imported: no need to import it here.
-    np = sys.modules.get("numpy")
-    return np is not None and isinstance(value, np.integer)
 
 
 def write_qrels(path: PathLike, qrels: Mapping[str, Relevance]) -> Path:
@@ -240,24 +230,41 @@ def score_trec(
 ) -> TrecScoring:
     """:func:`score_trec_run`, with the queries left out or zeroed named (:class:`TrecScoring`)."""
     from evalkit._spec.trec_read import grade_run
+    from evalkit.metrics.batch import score_rankings
 
-    options = _Options(relevance_level, queries, name)
     # One pause for the whole job: the collection that follows a pause walks
     # everything built during it, so two pauses would walk the run twice.
     with paused_gc():
         run = read_run(run_path, score_dtype=score_dtype)
         # The scores only ranked the run: the rows hold no score, so they go now.
         run = replace(run, scores=run.scores[:0].copy())
-        if _built_in_families(metrics):
-            # Graded as the qrels are read: none of their ids is kept (trec_read.grade_run).
-            graded = grade_run(qrels_path, run)
-            if graded is not None:
-                grades, judged = graded
-                # Every judged query, its judgments unread (``judged`` holds their grades).
-                unread: dict[str, dict[str, int]] = {qid: {} for qid in judged}
-                return _scored(run, unread, grades, judged, run_path, metrics, options)
-        # Client metrics see every judgment; metrics.batch looks the grades up.
-        return _scored(run, read_qrels(qrels_path), None, None, run_path, metrics, options)
+        # Graded as the qrels are read: none of their ids is kept (trec_read.grade_run).
+        graded = grade_run(qrels_path, run) if _built_in_families(metrics) else None
+        grades: IntArray | None = None
+        judged: dict[str, IntArray] | None = None
+        if graded is not None:
+            grades, judged = graded
+            # Every judged query, its judgments unread (``judged`` holds their grades).
+            qrels: dict[str, dict[str, int]] = {qid: {} for qid in judged}
+        else:  # client metrics see every judgment; metrics.batch looks the grades up
+            qrels = read_qrels(qrels_path)
+        result = score_rankings(
+            name if name is not None else (run.tag or Path(run_path).name),
+            run,
+            qrels,
+            metrics,
+            relevance_level=relevance_level,
+            queries=queries,
+            _grades=grades,
+            _checked_qrels=True,
+            _judged=judged,
+        )
+        ranked = set(run.query_ids)
+        unranked = tuple(q for q in qrels if q not in ranked)
+        unjudged = tuple(q for q in run.query_ids if q not in qrels)
+        # Freed now, not walked by the collection that ends the pause.
+        del run, graded, grades, judged, qrels, ranked
+    return TrecScoring(result, queries, unranked, unjudged)
 
 
 def _built_in_families(metrics: Sequence[str]) -> bool:
@@ -273,42 +280,3 @@ def _built_in_families(metrics: Sequence[str]) -> bool:
     return all(
         d.family is not None and is_builtin_formula(registry.families()[d.family].fn) for d in defs
     )
-
-
-def _scored(
-    run: TrecRun,
-    qrels: dict[str, dict[str, int]],
-    grades: IntArray | None,
-    judged: dict[str, IntArray] | None,
-    run_path: PathLike,
-    metrics: Sequence[str],
-    options: _Options,
-) -> TrecScoring:
-    """Score the run with :mod:`evalkit.metrics.batch`, and name the queries the files
-    do not share."""
-    from evalkit.metrics.batch import score_rankings
-
-    label = options.name if options.name is not None else (run.tag or Path(run_path).name)
-    result = score_rankings(
-        label,
-        run,
-        qrels,
-        metrics,
-        relevance_level=options.relevance_level,
-        queries=options.queries,
-        _grades=grades,
-        _checked_qrels=True,
-        _judged=judged,
-    )
-    ranked = set(run.query_ids)
-    unranked = tuple(q for q in qrels if q not in ranked)
-    unjudged = tuple(q for q in run.query_ids if q not in qrels)
-    del run, grades, qrels, ranked, judged  # freed now, not walked by the collection later
-    return TrecScoring(result, options.queries, unranked, unjudged)
-
-
-@dataclass(frozen=True)
-class _Options:
-    relevance_level: int
-    queries: QuerySelection
-    name: str | None

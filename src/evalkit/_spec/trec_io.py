@@ -110,27 +110,32 @@ def first_duplicate(ranked: Sequence[str]) -> str:
 def plain_byte_tokens(chunk: bytes, n: int, fields: int) -> list[bytes] | None:
     """The tokens of a chunk of ``n`` lines of exactly ``fields`` fields, split in C, each
     line's followed by ``b"\x01"``; ``None`` when the chunk needs the careful path."""
-    if not _plain_chunk(chunk):
+    if not chunk.isascii() or any(b in chunk for b in FAST_PATH_UNSAFE):
         return None
-    return _lines_of(chunk.replace(b"\n", b" \x01 ").split(), b"\x01", n, fields)
-
-
-def _plain_chunk(chunk: bytes) -> bool:
-    return chunk.isascii() and not any(b in chunk for b in FAST_PATH_UNSAFE)
-
-
-def _lines_of(toks: list[bytes], sentinel: bytes, n: int, fields: int) -> list[bytes] | None:
-    """``toks`` when they are ``n`` lines of ``fields`` tokens, each followed by the
-    ``sentinel`` token: that proves each line has exactly ``fields`` fields."""
+    toks = chunk.replace(b"\n", b" \x01 ").split()
+    # n lines of `fields` tokens, each followed by the sentinel: each line has exactly `fields`.
     stride = fields + 1
-    if len(toks) != stride * n or toks[fields::stride].count(sentinel) != n:
+    if len(toks) != stride * n or toks[fields::stride].count(b"\x01") != n:
         return None
     return toks
 
 
-def query_runs(qids: list[bytes]) -> list[tuple[str, int]]:
-    """Each run of equal query ids in ``qids`` (ASCII): the id, decoded once, and its length."""
-    return [(qid.decode("ascii"), len(list(group))) for qid, group in groupby(qids)]
+def query_runs(qids: Sequence[bytes | str]) -> list[tuple[str, int]]:
+    """Each run of equal query ids in ``qids`` (text, or ASCII bytes): the id, decoded
+    once, and its length."""
+    return [
+        (qid if isinstance(qid, str) else qid.decode("ascii"), len(list(group)))
+        for qid, group in groupby(qids)
+    ]
+
+
+def careful_lines(chunk: bytes, first_line: int) -> Iterator[tuple[int, list[bytes], bytes]]:
+    """``(line number, fields, line)`` of each line of a chunk that is neither blank nor
+    a comment, split as C's isspace() splits (the careful path)."""
+    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
+        fields = raw.split()
+        if fields and not fields[0].startswith(b"#"):
+            yield first_line + offset, fields, raw
 
 
 def _fast_qrels_chunk(
@@ -157,11 +162,7 @@ def _careful_qrels_chunk(
     docs: list[str] = []
     grades: list[int] = []
     lines: list[int] = []
-    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
-        fields = raw.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        line_no = first_line + offset
+    for line_no, fields, raw in careful_lines(chunk, first_line):
         if len(fields) != 4:
             raise TrecFormatError(
                 f"{source}, line {line_no}: expected 'query_id 0 doc_id grade', "
@@ -188,12 +189,6 @@ def _beir_hint(fields: list[bytes], line_no: int) -> str:
     return "; BEIR qrels (query-id corpus-id score) need their header on line 1"
 
 
-def _first_line(file: Path) -> str:
-    with open_bytes(file, "qrels file") as fh:
-        raw = fh.readline(4096).removeprefix(b"\xef\xbb\xbf")
-    return raw.decode("utf-8", "replace")
-
-
 def _other_format(path: PathLike) -> dict[str, dict[str, int]] | None:
     """Qrels that are not TREC's: an ir_datasets id (``irds:ID``, the ``ir-datasets``
     extra) or a BEIR file, told by its header (``query-id<TAB>corpus-id<TAB>score`` on
@@ -203,7 +198,8 @@ def _other_format(path: PathLike) -> dict[str, dict[str, int]] | None:
 
         return irds_qrels(str(path))
     file = Path(path)
-    first = _first_line(file)
+    with open_bytes(file, "qrels file") as fh:
+        first = fh.readline(4096).removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
     # Only a line starting so can be BEIR's header: TREC qrels never load its reader.
     if first.lstrip().lower().startswith("query-id"):
         from evalkit._spec.corpus import is_beir_header, read_beir_qrels
@@ -249,7 +245,7 @@ def qrels_pieces(path: PathLike) -> Iterator[tuple[str, list[str], list[int]]]:
                 runs, docs, grades = fast
             else:
                 qids, docs, grades, _ = _careful_qrels_chunk(chunk, first_line, source)
-                runs = [(qid, len(list(group))) for qid, group in groupby(qids)]
+                runs = query_runs(qids)
             start = 0
             for qid, lines in runs:
                 stop = start + lines

@@ -5,33 +5,31 @@ ranked as trec_eval ranks them (see :mod:`evalkit._spec.trec` for the rules).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import compress, groupby
+from itertools import compress
 from pathlib import Path
 from typing import TypeAlias
 
 import numpy as np
-import numpy.typing as npt
 
 from evalkit._spec.trec_io import (
     PathLike,
     ScoreDtype,
     TrecFormatError,
+    careful_lines,
     chunks,
     clip,
     first_duplicate,
     id_text,
+    judge_piece,
     no_qrels,
     open_bytes,
     plain_byte_tokens,
     qrels_pieces,
     query_runs,
-    raise_duplicate_judgment,
     score_value,
 )
-from evalkit._spec.trec_run import TrecRun
+from evalkit._spec.trec_run import FloatArray, TrecRun
 from evalkit.metrics.batch import UNJUDGED, IntArray, paused_gc
-
-FloatArray: TypeAlias = npt.NDArray[np.float64]
 
 # (each run of lines of one query id: the id and how many; doc ids; scores; the last tag)
 _Columns: TypeAlias = tuple[list[tuple[str, int]], list[str], FloatArray, str | None]
@@ -57,11 +55,7 @@ def _careful_run_chunk(chunk: bytes, first_line: int, source: str) -> _Columns:
     docs: list[str] = []
     scores: list[float] = []
     tag: bytes | None = None
-    for offset, raw in enumerate(chunk.split(b"\n")[:-1]):
-        fields = raw.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        line_no = first_line + offset
+    for line_no, fields, raw in careful_lines(chunk, first_line):
         if len(fields) < 6:
             raise TrecFormatError(
                 f"{source}, line {line_no}: expected 'query_id Q0 doc_id rank score run_tag', "
@@ -72,8 +66,7 @@ def _careful_run_chunk(chunk: bytes, first_line: int, source: str) -> _Columns:
         scores.append(score_value(fields[4], source, line_no))
         tag = fields[5]
     tag_text = None if tag is None else tag.decode("utf-8", "replace")
-    runs = [(qid, len(list(group))) for qid, group in groupby(qids)]
-    return runs, docs, np.array(scores, dtype=np.float64), tag_text
+    return query_runs(qids), docs, np.array(scores, dtype=np.float64), tag_text
 
 
 def _order_block(
@@ -278,7 +271,7 @@ def grade_run(path: PathLike, run: TrecRun) -> tuple[IntArray, dict[str, IntArra
     grades = np.full(len(run.docnos), UNJUDGED, dtype=np.int64)
     scoring: dict[str, list[int]] = {}
     current: str | None = None
-    query_docs: set[str] = set()  # every doc id judged for the current query
+    query_docs: dict[str, int] = {}  # every doc id judged for the current query
     ranked_at: dict[str, int] = {}  # the current query's ranked ids: id -> position
     kept: list[int] = []
     try:
@@ -286,15 +279,12 @@ def grade_run(path: PathLike, run: TrecRun) -> tuple[IntArray, dict[str, IntArra
             if qid != current:
                 if qid in scoring:
                     return None
-                current, query_docs, kept = qid, set(), []
+                current, query_docs, kept = qid, {}, []
                 scoring[qid] = kept
                 i = index.get(qid)
                 a, b = (offs[i], offs[i + 1]) if i is not None else (0, 0)
                 ranked_at = dict(zip(run.docnos[a:b], range(a, b), strict=True))
-            before = len(query_docs)
-            query_docs.update(docs)
-            if len(query_docs) != before + len(docs):
-                raise_duplicate_judgment(file)
+            judge_piece(query_docs, docs, values, file)
             ranked = list(map(ranked_at.__contains__, docs))
             grades[list(map(ranked_at.__getitem__, compress(docs, ranked)))] = list(
                 compress(values, ranked)

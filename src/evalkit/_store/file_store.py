@@ -32,19 +32,9 @@ class FileStore:
 
     kind: ClassVar[str] = "file"
 
-    def __init__(
-        self,
-        path: Path,
-        *,
-        key: str = "baseline.path",
-        history: LocalHistory | None = None,
-    ) -> None:
-        from evalkit._store.history import LOCAL_HISTORY_DIR, LocalHistory
-
+    def __init__(self, path: Path, *, history: LocalHistory) -> None:
         self.path = path
-        self.key = key  # the setting that named the file, for the error message
-        # evalkit.yaml's folder and config name decide it (open); a bare file its own folder.
-        self.log = history or LocalHistory(path.parent / LOCAL_HISTORY_DIR / path.stem, path.stem)
+        self.log = history  # evalkit.yaml's folder and config name decide it (open)
 
     @classmethod
     def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
@@ -55,7 +45,7 @@ class FileStore:
         name = settings.config_name
         keep = settings.baseline.keep_promotions
         log = LocalHistory(settings.root / LOCAL_HISTORY_DIR / name, name, keep=keep)
-        return cls(settings.resolve(path), key="baseline.path", history=log)
+        return cls(settings.resolve(path), history=log)
 
     def describe(self) -> str:
         return f"file {self.path}"
@@ -67,7 +57,7 @@ class FileStore:
             if not self.path.is_absolute():
                 where += f" ({self.path.absolute()})"
             raise InputError(
-                f"{self.key}: the baseline file {where} {what}; make it with `evalkit "
+                f"baseline.path: the baseline file {where} {what}; make it with `evalkit "
                 "promote RUN` (a run of the code to compare against), fix the path, or remove "
                 "the baseline setting to run without a baseline"
             )

@@ -6,7 +6,7 @@ import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -212,18 +212,7 @@ class PinRecord:
     pinned_at: datetime
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "spec": self.spec,
-                "why": self.why,
-                "sha": self.sha,
-                "promoted_at": _iso(self.promoted_at),
-                "config_fingerprint": self.config_fingerprint,
-                "pinned_at": _iso(self.pinned_at),
-            },
-            indent=2,
-            sort_keys=True,
-        )
+        return json.dumps(_json_fields(self), indent=2, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str | bytes, origin: str) -> PinRecord:
@@ -235,15 +224,8 @@ class PinRecord:
             ) from None
         if not isinstance(doc, dict) or not isinstance(doc.get("spec"), str):
             raise ArtifactError(f"{origin}: not an evalkit pin record; pin the reference again")
-        pinned = parse_time(doc.get("pinned_at"))
-        return cls(
-            spec=doc["spec"],
-            why=str(doc.get("why") or ""),
-            sha=_opt_str(doc.get("sha")),
-            promoted_at=parse_time(doc.get("promoted_at")),
-            config_fingerprint=_opt_str(doc.get("config_fingerprint")),
-            pinned_at=pinned or datetime.fromtimestamp(0, UTC),
-        )
+        pinned = parse_time(doc.get("pinned_at")) or datetime.fromtimestamp(0, UTC)
+        return cls(doc["spec"], str(doc.get("why") or ""), *_facts(doc), pinned_at=pinned)
 
     @classmethod
     def of(cls, entry: HistoryEntry, spec: PinSpec, why: str, now: datetime) -> PinRecord:
@@ -308,15 +290,7 @@ def index_dumps(config_name: str, records: Sequence[PromotionRecord]) -> bytes:
     doc = {
         "evalkit_history": HISTORY_INDEX_VERSION,
         "config": config_name,
-        "promotions": [
-            {
-                "file": r.file,
-                "sha": r.sha,
-                "promoted_at": _iso(r.promoted_at),
-                "config_fingerprint": r.config_fingerprint,
-            }
-            for r in records
-        ],
+        "promotions": [_json_fields(r) for r in records],
     }
     # One promotion per line through json's C encoder (indent= would run the pure-Python
     # one): a long history still diffs line by line in the store's branch.
@@ -341,14 +315,7 @@ def index_loads(data: bytes | None, origin: str) -> list[PromotionRecord]:
     for i, item in enumerate(promotions):
         if not isinstance(item, dict) or not isinstance(item.get("file"), str):
             raise ArtifactError(f"{origin}: promotions[{i}] has no 'file'")
-        records.append(
-            PromotionRecord(
-                file=item["file"],
-                sha=_opt_str(item.get("sha")),
-                promoted_at=parse_time(item.get("promoted_at")),
-                config_fingerprint=_opt_str(item.get("config_fingerprint")),
-            )
-        )
+        records.append(PromotionRecord(item["file"], *_facts(item)))
     return records
 
 
@@ -360,13 +327,9 @@ def promotion_stem(sha: str | None, promoted_at: datetime) -> str:
 
 def artefact_facts(data: bytes, origin: str) -> tuple[str | None, str | None]:
     """``(git commit, config fingerprint)`` an artefact recorded (gzip or plain JSON)."""
-    from evalkit._util.bounded import gunzip_bounded
+    from evalkit._store.protocol import artefact_document
 
-    raw = gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
-    try:
-        doc: Any = _bounded.loads(raw)
-    except ValueError as exc:
-        raise ArtifactError(f"{origin}: not valid JSON ({exc})") from None
+    doc = artefact_document(data, origin)
     if not isinstance(doc, dict):
         raise ArtifactError(f"{origin}: not an evalkit run artefact")
     git = doc.get("git")
@@ -491,6 +454,18 @@ class LocalHistory:
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="seconds") if moment else None
+
+
+def _json_fields(record: PinRecord | PromotionRecord) -> dict[str, Any]:
+    """The record's fields as JSON values, in field order (times as ISO text)."""
+    fields = asdict(record).items()
+    return {k: _iso(v) if isinstance(v, datetime) else v for k, v in fields}
+
+
+def _facts(doc: dict[str, Any]) -> tuple[str | None, datetime | None, str | None]:
+    """``(sha, promoted_at, config_fingerprint)`` as a stored record holds them."""
+    promoted_at = parse_time(doc.get("promoted_at"))
+    return _opt_str(doc.get("sha")), promoted_at, _opt_str(doc.get("config_fingerprint"))
 
 
 def _opt_str(value: object) -> str | None:

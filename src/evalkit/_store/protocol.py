@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from evalkit._util import bounded as _bounded
 from evalkit.errors import ArtifactError
@@ -173,13 +173,18 @@ def artefact_file_names(config_name: str) -> tuple[str, str]:
     return f"{config_name}.json", f"{config_name}.json.gz"
 
 
-def check_artefact_bytes(data: bytes, origin: str) -> None:
-    """A light sanity check before the gate reads the artefact properly."""
+def artefact_document(data: bytes, origin: str) -> Any:
+    """The JSON document an artefact's bytes (gzip or plain) hold."""
     raw = _bounded.gunzip_bounded(data, origin) if data[:2] == b"\x1f\x8b" else data
     try:
-        document = _bounded.loads(raw)
+        return _bounded.loads(raw)
     except ValueError as exc:
         raise ArtifactError(f"{origin}: not valid JSON ({exc})") from None
+
+
+def check_artefact_bytes(data: bytes, origin: str) -> None:
+    """A light sanity check before the gate reads the artefact properly."""
+    document = artefact_document(data, origin)
     if not isinstance(document, dict) or "schema_version" not in document:
         raise ArtifactError(
             f"{origin}: not an evalkit run artefact (no schema_version); "
@@ -199,6 +204,7 @@ __all__ = [
     "Preferred",
     "PromoteRequest",
     "PromoteResult",
+    "artefact_document",
     "artefact_file_names",
     "check_artefact_bytes",
 ]
