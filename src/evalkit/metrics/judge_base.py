@@ -9,8 +9,8 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from evalkit._util.log import get_logger
 from evalkit._util.retry_after import WaitBudget
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
     from evalkit._model.results import TargetResponse
 
-__all__ = ["Grade", "JudgeBase", "Reply", "TokenUsage", "ToolCall"]
+__all__ = ["Grade", "JudgeBase", "JudgeSettings", "Reply", "TokenUsage", "ToolCall"]
 
 _log = get_logger(__name__)
 
@@ -191,6 +191,20 @@ class Reply:
     output_tokens: object = None
 
 
+class JudgeSettings(TypedDict, total=False):
+    """The keyword settings every judge passes on to :class:`JudgeBase` (their meaning and
+    defaults: :class:`~evalkit.metrics.judge.LLMJudge`)."""
+
+    max_tokens: int
+    temperature: float | None
+    max_retries: int | None
+    timeout_s: float | None
+    prices: Mapping[str, float] | None
+    cache_only: bool
+    rate_limit_wait_s: float
+    sleep: Callable[[float], None]
+
+
 class JudgeBase:
     """The provider-neutral half of an LLM judge (see the module docstring).
 
@@ -269,6 +283,7 @@ class JudgeBase:
                 self.cache = JudgeCache(cache_path)
             except JudgeError as exc:
                 raise JudgeConfigError(str(exc)) from None
+        self._sleep = sleep  # how a provider waits between its own retries
         try:
             # 429s are waited out within this total (metrics/judge.py and openai_judge.py)
             self.rate_limit_budget = WaitBudget(
@@ -397,16 +412,7 @@ class JudgeBase:
         first = self._grade_attempt(response, case, 1)
         if not self.regrade:
             return first
-        second = self._grade_attempt(response, case, 2)
-        both = Grade(
-            first.case_id,
-            first.score,
-            first.reason,
-            first.model,
-            first.cached,
-            first.usage,
-            regrade=second,
-        )
+        both = replace(first, regrade=self._grade_attempt(response, case, 2))
         with self._records_lock:
             self._last[case.id] = both
         return both
@@ -414,6 +420,7 @@ class JudgeBase:
     def _grade_attempt(self, response: TargetResponse, case: GoldenCase, attempt: int) -> Grade:
         key = self.cache_key(response, case, attempt)
         first = attempt == 1
+        hit: CachedGrade | Grade | None
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None and not 1 <= hit.score <= self.scale:
@@ -422,25 +429,14 @@ class JudgeBase:
                     f"{hit.score} for case {case.id!r}, outside 1..{self.scale}; the file was "
                     "edited by hand: restore it, or delete the entry to regrade"
                 )
-            if hit is not None:
-                return self._record(
-                    key,
-                    Grade(case.id, hit.score, hit.reason, self.model, cached=True),
-                    cached=True,
-                    last=first,
-                )
         else:
             # Without a cache file, a grading already paid for in this process is
             # still not paid for twice (0.2.0 kept such an in-memory cache too).
             with self._records_lock:
-                seen = self._by_key.get(key)
-            if seen is not None:
-                return self._record(
-                    key,
-                    Grade(case.id, seen.score, seen.reason, self.model, cached=True),
-                    cached=True,
-                    last=first,
-                )
+                hit = self._by_key.get(key)
+        if hit is not None:
+            replayed = Grade(case.id, hit.score, hit.reason, self.model, cached=True)
+            return self._record(key, replayed, last=first)
         if self.cache_only or judge_guard.cache_only():
             which = "" if first else f" (grade {attempt}, for self-consistency)"
             raise JudgeError(
@@ -465,9 +461,8 @@ class JudgeBase:
                     output_tokens=usage.output_tokens if usage else None,
                 ),
             )
-        return self._record(
-            key, Grade(case.id, score, reason, self.model, False, usage), cached=False, last=first
-        )
+        graded = Grade(case.id, score, reason, self.model, cached=False, usage=usage)
+        return self._record(key, graded, last=first)
 
     def grade_of(self, response: TargetResponse, case: GoldenCase) -> Grade | None:
         """The grade this judge gave (or replayed) for exactly this response, if any."""
@@ -500,12 +495,12 @@ class JudgeBase:
         """Grades held in the cache file (0 without one), as in 0.2.0."""
         return 0 if self.cache is None else len(self.cache)
 
-    def _record(self, key: str, grade: Grade, *, cached: bool, last: bool = True) -> Grade:
+    def _record(self, key: str, grade: Grade, *, last: bool) -> Grade:
         with self._records_lock:
             if last:  # a second grading never stands in for the case's grade
                 self._last[grade.case_id] = grade
             self._by_key[key] = grade
-            if cached:
+            if grade.cached:
                 self._cache_hits += 1
                 _log.debug("LLM judge %r: case %r graded from the cache", self.model, grade.case_id)
             else:
