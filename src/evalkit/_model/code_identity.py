@@ -37,20 +37,21 @@ def _identity(fn: Any, seen: set[int]) -> str:
     if isinstance(func, types.FunctionType):
         tree = _tree(func)
         if tree is None:
-            return _fallback(func)
+            return source_or_name(func)
         deps = _function_dependencies(func, tree, seen)
         return json.dumps({"ast": _canonical(tree), "uses": deps}, sort_keys=True)
     if inspect.isbuiltin(fn) or inspect.isclass(fn):
-        return _fallback(fn)
+        return source_or_name(fn)
     cls = type(fn)
     tree = _tree(cls)
     if tree is None:
-        return _fallback(cls)
+        return source_or_name(cls)
     attrs = {k: _value(v, seen, 0) for k, v in sorted(_instance_vars(fn).items())}
     return json.dumps({"ast": _canonical(tree), "attrs": attrs}, sort_keys=True)
 
 
-def _fallback(target: Any) -> str:
+def source_or_name(target: Any) -> str:
+    """``src:`` and the source text of ``target``, or ``qualname:`` and its name without one."""
     try:
         return "src:" + inspect.getsource(target)
     except (OSError, TypeError):

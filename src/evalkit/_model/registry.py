@@ -177,12 +177,10 @@ def source_text_fingerprint(defn: MetricDef) -> str:
     if isinstance(explicit, str):
         text = "attr:" + explicit
     else:
-        target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
-        try:
-            text = "src:" + inspect.getsource(target)
-        except (OSError, TypeError):
-            module = getattr(target, "__module__", "?")
-            text = f"qualname:{module}.{getattr(target, '__qualname__', repr(target))}"
+        from evalkit._model.code_identity import source_or_name
+
+        is_code = inspect.isfunction(fn) or inspect.ismethod(fn)
+        text = source_or_name(fn if is_code else type(fn))
     return _hash_identity(defn, f"v{version or '1'}:{text}")
 
 
@@ -190,6 +188,7 @@ _case: dict[str, MetricDef] = {}
 _aggregate: dict[str, MetricDef] = {}
 _families: dict[str, RetrievalFamily] = {}
 _loaders: dict[str, LoaderFn] = {}
+_TABLES: tuple[dict[str, Any], ...] = (_case, _aggregate, _families, _loaders)
 
 
 def _check_polarity(name: str, higher_is_better: object) -> bool:
@@ -401,29 +400,23 @@ def register_family(
         version = "1"  # built-ins always carry the version their fingerprint hashes
     declared_bounds = check_bounds(name, bounds)
     existing = _families.get(name)
+    new = RetrievalFamily(
+        name,
+        fn,
+        higher_is_better,
+        _version(version),
+        builtin,
+        replaceable,
+        parameters,
+        declared_bounds,
+    )
     if existing is not None and existing.replaceable and existing.fn is not fn:
-        _families[name] = RetrievalFamily(
-            name,
-            fn,
-            higher_is_better,
-            _version(version),
-            parameters=parameters,
-            bounds=declared_bounds,
-        )
+        _families[name] = replace(new, builtin=False, replaceable=False)
         return
     if existing is not None:
         if existing.fn is fn:
             if existing.higher_is_better is None and higher_is_better is not None:
-                _families[name] = RetrievalFamily(
-                    name,
-                    fn,
-                    higher_is_better,
-                    existing.version,
-                    existing.builtin,
-                    existing.replaceable,
-                    existing.parameters,
-                    existing.bounds,
-                )
+                _families[name] = replace(existing, higher_is_better=higher_is_better)
                 return
             if higher_is_better is None or existing.higher_is_better == higher_is_better:
                 return
@@ -436,16 +429,7 @@ def register_family(
         raise RegistryError(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
-    _families[name] = RetrievalFamily(
-        name,
-        fn,
-        higher_is_better,
-        _version(version),
-        builtin,
-        replaceable,
-        parameters,
-        declared_bounds,
-    )
+    _families[name] = new
 
 
 def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) -> MetricDef:
@@ -513,10 +497,9 @@ def register_concrete_family_metric(family: str, k: int) -> MetricDef:
     _ensure_builtins()
     fam = _families[family]
     defn = _family_metric(fam, k)
-    if defn.name in _case:
-        raise RegistryError(f"metric {defn.name!r} is already registered (a per-case metric)")
-    if defn.name in _aggregate:
-        raise RegistryError(f"metric {defn.name!r} is already registered (an aggregate)")
+    for table, owner in ((_case, "a per-case metric"), (_aggregate, "an aggregate")):
+        if defn.name in table:
+            raise RegistryError(f"metric {defn.name!r} is already registered ({owner})")
     _case[defn.name] = defn
     return defn
 
@@ -694,18 +677,13 @@ def loader_extensions() -> list[str]:
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
     _ensure_all()
-    case, aggregate, fams, loaders = dict(_case), dict(_aggregate), dict(_families), dict(_loaders)
+    saved = [dict(table) for table in _TABLES]
     try:
         yield
     finally:
-        _case.clear()
-        _case.update(case)
-        _aggregate.clear()
-        _aggregate.update(aggregate)
-        _families.clear()
-        _families.update(fams)
-        _loaders.clear()
-        _loaders.update(loaders)
+        for table, before in zip(_TABLES, saved, strict=True):
+            table.clear()
+            table.update(before)
 
 
 # paired-evalkit 0.2.0's private table names.  Test suites written against it
@@ -722,7 +700,7 @@ _POLARITY = _families
 def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
     _ensure_all()
-    for table in (_case, _aggregate, _families, _loaders):
+    for table in _TABLES:
         table.clear()
 
 

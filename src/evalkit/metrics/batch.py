@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -31,18 +31,7 @@ __all__ = [
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
 FloatArray: TypeAlias = npt.NDArray[np.float64]
-
-
-def _grades_with_repeats(ranked: Sequence[str], grades: Grades) -> list[int]:
-    seen: set[str] = set()
-    out: list[int] = []
-    for doc in ranked:
-        if doc in seen:
-            out.append(UNJUDGED)
-        else:
-            seen.add(doc)
-            out.append(grades.get(doc, UNJUDGED))
-    return out
+_T = TypeVar("_T")
 
 
 _INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
@@ -82,7 +71,7 @@ class RankedGrades:
     # file graded as its qrels were read: evalkit._spec.trec_read.grade_run); the
     # grades of the ranked ids are then given too, and ``judgments`` are not read.
     judged_grades: Sequence[IntArray] | None = None
-    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         check_level(self.relevance_level)
@@ -95,10 +84,11 @@ class RankedGrades:
     def n_queries(self) -> int:
         return len(self.rankings)
 
-    def _get(self, key: str, build: Callable[[], np.ndarray]) -> np.ndarray:
+    def _get(self, key: str, build: Callable[[], _T]) -> _T:
         if key not in self._cache:
             self._cache[key] = build()
-        return self._cache[key]
+        value: _T = self._cache[key]
+        return value
 
     @property
     def grades(self) -> IntArray:
@@ -115,7 +105,7 @@ class RankedGrades:
             a, b = offs[i], offs[i + 1]
             ranked = docs[a:b]
             if check_repeats and len(set(ranked)) != b - a:
-                extend(_grades_with_repeats(ranked, grades))
+                extend(core.ranked_grades(ranked, grades, UNJUDGED))
             else:
                 extend(map(grades.get, ranked, repeat(UNJUDGED, b - a)))
         try:
@@ -133,10 +123,7 @@ class RankedGrades:
     @property
     def relevant_hits(self) -> tuple[IntArray, IntArray]:
         """(query index, rank) of every ranked relevant id (grade >= level)."""
-        if "hit_q" not in self._cache:
-            q, pos = self._locate(self.grades >= self.relevance_level)
-            self._cache["hit_q"], self._cache["hit_pos"] = q, pos
-        return self._cache["hit_q"], self._cache["hit_pos"]
+        return self._get("hits", lambda: self._locate(self.grades >= self.relevance_level))
 
     def hits_within(self, k: int) -> tuple[IntArray, IntArray]:
         """:attr:`relevant_hits` ranked in the top k."""
@@ -147,12 +134,12 @@ class RankedGrades:
     @property
     def gains(self) -> tuple[IntArray, IntArray, IntArray]:
         """(query index, rank, grade) of every ranked id with a positive grade."""
-        if "gain_q" not in self._cache:
+
+        def build() -> tuple[IntArray, IntArray, IntArray]:
             positive = self.grades > 0
-            q, pos = self._locate(positive)
-            self._cache["gain_q"], self._cache["gain_pos"] = q, pos
-            self._cache["gain"] = self.grades[positive]
-        return self._cache["gain_q"], self._cache["gain_pos"], self._cache["gain"]
+            return (*self._locate(positive), self.grades[positive])
+
+        return self._get("gains", build)
 
     def _judged(self) -> tuple[IntArray, IntArray]:
         """Every judged grade, flat, with its query index."""
@@ -346,7 +333,30 @@ def score_rankings(
     level = check_level(relevance_level)
     defs = registry.resolve_query_metrics(metrics)
     with paused_gc():
-        return _score(name, rankings, qrels, defs, level, queries, _grades, _checked_qrels, _judged)
+        flat = rankings if isinstance(rankings, Rankings) else Rankings.from_mapping(rankings)
+        chosen = _choose_queries(name, flat, qrels, queries)
+        judgments = [as_grades(qrels[qid], query_id=qid) for qid in chosen.query_ids]
+        if not _checked_qrels:
+            _check_grades(chosen.query_ids, judgments)
+        judged = None if _judged is None else [_judged[qid] for qid in chosen.query_ids]
+        rg = RankedGrades(chosen, judgments, level, judged)
+        if _grades is not None:
+            rg._cache["grades"] = _select_grades(flat, chosen, _grades)
+        columns: list[list[float]] = []
+        for defn in defs:
+            if defn.family is not None and defn.k is not None:
+                fam = registry.families()[defn.family]
+                columns.append(batch_metric(rg, fam.fn, defn.k).tolist())
+            else:
+                columns.append(_case_metric_column(defn, chosen, judgments))
+        names = [d.name for d in defs]
+        rows = [
+            QueryResult(
+                qid, chosen.ranking(i), dict(zip(names, (c[i] for c in columns), strict=True))
+            )
+            for i, qid in enumerate(chosen.query_ids)
+        ]
+        return RunResult(name, rows)
 
 
 def _select_grades(flat: Rankings, chosen: Rankings, grades: IntArray) -> IntArray:
@@ -359,41 +369,6 @@ def _select_grades(flat: Rankings, chosen: Rankings, grades: IntArray) -> IntArr
         grades[offs[index[qid]] : offs[index[qid] + 1]] for qid in chosen.query_ids if qid in index
     ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _score(
-    name: str,
-    rankings: Rankings | Mapping[str, Sequence[str]],
-    qrels: Mapping[str, Relevance],
-    defs: Sequence[registry.MetricDef],
-    level: int,
-    queries: QuerySelection,
-    grades: IntArray | None,
-    checked_qrels: bool = False,
-    judged: Mapping[str, IntArray] | None = None,
-) -> RunResult[QueryResult]:
-    flat = rankings if isinstance(rankings, Rankings) else Rankings.from_mapping(rankings)
-    chosen = _choose_queries(name, flat, qrels, queries)
-    judgments = [as_grades(qrels[qid], query_id=qid) for qid in chosen.query_ids]
-    if not checked_qrels:
-        _check_grades(chosen.query_ids, judgments)
-    judged_grades = None if judged is None else [judged[qid] for qid in chosen.query_ids]
-    rg = RankedGrades(chosen, judgments, level, judged_grades)
-    if grades is not None:
-        rg._cache["grades"] = _select_grades(flat, chosen, grades)
-    columns: list[list[float]] = []
-    for defn in defs:
-        if defn.family is not None and defn.k is not None:
-            fam = registry.families()[defn.family]
-            columns.append(batch_metric(rg, fam.fn, defn.k).tolist())
-        else:
-            columns.append(_case_metric_column(defn, chosen, judgments))
-    names = [d.name for d in defs]
-    rows: list[QueryResult] = []
-    for i, qid in enumerate(chosen.query_ids):
-        values = dict(zip(names, (col[i] for col in columns), strict=True))
-        rows.append(QueryResult(qid, chosen.ranking(i), values))
-    return RunResult(name, rows)
 
 
 def _case_metric_column(
