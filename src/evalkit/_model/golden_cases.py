@@ -10,7 +10,6 @@ depend on dict order, file format or Python version.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit._model.clusters import ClusterAssignment
+from evalkit._model.digest import sha256_json
 from evalkit._model.slices import SliceAssignment
 from evalkit.errors import GoldenError, UnknownCaseError
 
@@ -153,7 +153,7 @@ class GoldenCase:
         have them hashes the same either way, so tagging goldens that had no tags keeps
         every fingerprint a baseline recorded before.
         """
-        return _sha256({"v": FINGERPRINT_VERSION, "case": self.canonical(without)})
+        return sha256_json({"v": FINGERPRINT_VERSION, "case": self.canonical(without)})
 
 
 class CaseIds(list[str]):
@@ -282,7 +282,7 @@ class GoldenSet:
         ``source`` path does not (moving a file does not change the eval).
         """
         pairs = [[cid, fp] for cid, fp in self.case_fingerprints().items()]
-        return _sha256({"v": FINGERPRINT_VERSION, "cases": pairs})
+        return sha256_json({"v": FINGERPRINT_VERSION, "cases": pairs})
 
     def __repr__(self) -> str:
         where = f", source={self.source!r}" if self.source else ""
@@ -301,13 +301,6 @@ def _without(context: Mapping[str, Any], paths: AbstractSet[str]) -> dict[str, A
         elif isinstance(out[head], Mapping):
             out[head] = _without(out[head], {rest})
     return out
-
-
-def _sha256(payload: Any) -> str:
-    text = json.dumps(
-        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _jsonable(value: Any, what: str) -> Any:

@@ -18,12 +18,11 @@ stored in the run artefact, so a changed assignment is visible in the goldens di
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from evalkit._model.digest import sha256_json
 from evalkit.errors import GoldenError
 
 __all__ = [
@@ -173,9 +172,7 @@ class SliceAssignment:
 
     def fingerprint(self) -> str:
         """SHA-256 of the dimensions and every case's values: moving one case changes it."""
-        payload = {"v": SLICE_FINGERPRINT_VERSION, **self.canonical()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return sha256_json({"v": SLICE_FINGERPRINT_VERSION, **self.canonical()})
 
     def reassigned(self, other: SliceAssignment) -> tuple[str, ...]:
         """Cases in both whose slices differ (on the dimensions both declare), in this order."""

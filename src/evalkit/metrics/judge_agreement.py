@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from evalkit._model.digest import sha256_json
 from evalkit._model.registry import MetricDef, define
 from evalkit.errors import ConfigError, MetricError
 from evalkit.metrics.agreement import agreement, spearman, weighted_kappa
@@ -142,7 +141,7 @@ class JudgeAgreement:
             "judge_metric": self.check.judge_metric,
             "version": VERSION,
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return sha256_json(payload, compact=False)[:16]
 
     def cases_counted(self, rows: Sequence[Row]) -> int:
         """How many of ``rows`` the statistic is computed on (those with both grades)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import threading
@@ -12,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from evalkit._model.digest import sha256_json
 from evalkit._util.log import get_logger
 from evalkit._util.retry_after import WaitBudget
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
@@ -126,8 +125,7 @@ def _canonical(value: object) -> object:
 
 
 def _digest(payload: object) -> str:
-    text = json.dumps(_canonical(payload), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_json(_canonical(payload), compact=False)
 
 
 def _output_of(response: TargetResponse) -> dict[str, Any]:
