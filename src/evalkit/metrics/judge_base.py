@@ -146,6 +146,27 @@ def _check_str(name: str, value: object) -> str:
     return value
 
 
+# setting -> (an integer?, lowest, highest, what a refusal says it must be)
+_NUMBERS: dict[str, tuple[bool, float, float, str]] = {
+    "scale": (True, 2, MAX_SCALE, f"an integer from 2 to {MAX_SCALE} (at least 2)"),
+    "max_tokens": (True, 64, math.inf, "an integer >= 64 (room for a score and a reason)"),
+    "temperature": (False, 0.0, 1.0, "a number from 0 to 1 or None"),
+    "max_retries": (True, 0, math.inf, "an integer >= 0 or None"),
+    "timeout_s": (False, math.ulp(0.0), math.inf, "a positive number or None"),
+}
+
+
+def _check_number(name: str, value: Any) -> Any:
+    """``value`` checked against ``_NUMBERS[name]`` (a float setting as a float)."""
+    integer, low, high, must = _NUMBERS[name]
+    if value is None and must.endswith(" or None"):
+        return None
+    kinds = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+        raise JudgeConfigError(f"LLMJudge: {name} must be {must}, got {value!r}")
+    return value if integer else float(value)
+
+
 def _check_prices(prices: Mapping[str, float] | None) -> dict[str, float] | None:
     if prices is None:
         return None
@@ -155,19 +176,16 @@ def _check_prices(prices: Mapping[str, float] | None) -> dict[str, float] | None
             "LLMJudge: prices must be a mapping with exactly the keys 'input' and 'output' "
             f"(USD per million tokens), got {keys!r}"
         )
-    checked: dict[str, float] = {}
     for key, value in prices.items():
         if (
             isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or value < 0
+            or not isinstance(value, int | float)
+            or not 0 <= value < math.inf
         ):
             raise JudgeConfigError(
                 f"LLMJudge: prices[{key!r}] must be a finite number >= 0, got {value!r}"
             )
-        checked[key] = float(value)
-    return checked
+    return {key: float(value) for key, value in prices.items()}
 
 
 @dataclass(frozen=True)
@@ -228,43 +246,11 @@ class JudgeBase:
     ) -> None:
         self.rubric = _check_str("rubric", rubric)
         self.model = _check_str("model", model)
-        if isinstance(scale, bool) or not isinstance(scale, int) or not 2 <= scale <= MAX_SCALE:
-            raise JudgeConfigError(
-                f"LLMJudge: scale must be an integer from 2 to {MAX_SCALE} (at least 2), "
-                f"got {scale!r}"
-            )
-        self.scale = scale
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 64:
-            raise JudgeConfigError(
-                f"LLMJudge: max_tokens must be an integer >= 64 (room for a score and a "
-                f"reason), got {max_tokens!r}"
-            )
-        self.max_tokens = max_tokens
-        if temperature is not None and (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, (int, float))
-            or not 0.0 <= temperature <= 1.0
-        ):
-            raise JudgeConfigError(
-                f"LLMJudge: temperature must be a number from 0 to 1 or None, got {temperature!r}"
-            )
-        self.temperature = None if temperature is None else float(temperature)
-        if max_retries is not None and (
-            isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
-        ):
-            raise JudgeConfigError(
-                f"LLMJudge: max_retries must be an integer >= 0 or None, got {max_retries!r}"
-            )
-        self.max_retries = max_retries
-        if timeout_s is not None and (
-            isinstance(timeout_s, bool)
-            or not isinstance(timeout_s, (int, float))
-            or not timeout_s > 0
-        ):
-            raise JudgeConfigError(
-                f"LLMJudge: timeout_s must be a positive number or None, got {timeout_s!r}"
-            )
-        self.timeout_s = None if timeout_s is None else float(timeout_s)
+        self.scale: int = _check_number("scale", scale)
+        self.max_tokens: int = _check_number("max_tokens", max_tokens)
+        self.temperature: float | None = _check_number("temperature", temperature)
+        self.max_retries: int | None = _check_number("max_retries", max_retries)
+        self.timeout_s: float | None = _check_number("timeout_s", timeout_s)
         self.prices = _check_prices(prices)
         # 0.2.0's extra grader instructions: sent after the built-in system prompt and
         # folded into the fingerprint and every cache key (only when given, so judges
