@@ -1,12 +1,4 @@
-"""Clusters: which cases share a document, a conversation or a template (issue 46).
-
-``evalkit.yaml`` declares one golden field as the cluster (``clusters: metadata.doc_id``,
-dotted like ``slices``).  Cases with the same value move together, so the statistics
-resample and infer by cluster (:mod:`evalkit.stats.clustered`); a case without the field
-is a cluster of its own.  Like a slice, the cluster label is not part of what a case asks
-or expects: the case fingerprint leaves it out, and the assignment has its own
-fingerprint, stored in the run artefact.
-"""
+"""Clusters: which cases share a document, a conversation or a template (issue 46)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Golden cases and golden sets: the model (loaders live in :mod:`evalkit._spec.golden_loaders`).
-
-A case and a set each have a :meth:`fingerprint`: a SHA-256 of a canonical
-JSON form of everything that defines the case (id, query, relevance, expected
-answer, context).  The gate compares fingerprints between a baseline and a
-candidate run to find cases that changed, so the canonical form must not
-depend on dict order, file format or Python version.
-"""
+"""Golden cases and golden sets: the model (loaders live in :mod:`evalkit._spec.golden_loaders`)."""
 
 from __future__ import annotations
 
@@ -225,46 +218,42 @@ class GoldenSet:
         """Case ids in file order: ``goldens.ids()`` and 0.2.0's ``goldens.ids`` both work."""
         return CaseIds(self._cases)
 
+    def _like(self, cases: Iterable[GoldenCase], **declared: Any) -> GoldenSet:
+        """``cases`` with this set's source, slices and clusters (``declared`` overrides)."""
+        labels = {"slices": self.slice_dimensions, "clusters": self.cluster_field, **declared}
+        return GoldenSet(cases, self.source, **labels)
+
     def with_slices(self, dimensions: Iterable[str]) -> GoldenSet:
         """The same cases with ``dimensions`` declared as slices (validated: a bad
         value raises :class:`GoldenError` naming the case)."""
-        out = GoldenSet(self._order, self.source, slices=dimensions, clusters=self.cluster_field)
+        out = self._like(self._order, slices=dimensions)
         out.slice_assignment()
         return out
 
     def with_clusters(self, name: str | None) -> GoldenSet:
         """The same cases with ``name`` declared as the cluster field (validated: a bad
         value raises :class:`GoldenError` naming the case)."""
-        out = GoldenSet(self._order, self.source, slices=self.slice_dimensions, clusters=name)
+        out = self._like(self._order, clusters=name)
         out.cluster_assignment()
         return out
 
     def subset(self, keep: AbstractSet[str]) -> GoldenSet:
         """The cases whose id is in ``keep``, in order, with the same source and slices."""
-        return GoldenSet(
-            [c for c in self._order if c.id in keep],
-            self.source,
-            slices=self.slice_dimensions,
-            clusters=self.cluster_field,
-        )
+        return self._like(c for c in self._order if c.id in keep)
 
     def slice_assignment(self) -> SliceAssignment | None:
         """Which slices each case is in (None when no slice is declared)."""
         if not self.slice_dimensions:
             return None
-        where = self.source or "the goldens"
-        return SliceAssignment.of(
-            ((c.id, c.context) for c in self._order), self.slice_dimensions, where
-        )
+        fields = ((c.id, c.context) for c in self._order)
+        return SliceAssignment.of(fields, self.slice_dimensions, self.source or "the goldens")
 
     def cluster_assignment(self) -> ClusterAssignment | None:
         """Each case's cluster (None when no cluster field is declared)."""
         if self.cluster_field is None:
             return None
-        where = self.source or "the goldens"
-        return ClusterAssignment.of(
-            ((c.id, c.context) for c in self._order), self.cluster_field, where
-        )
+        fields = ((c.id, c.context) for c in self._order)
+        return ClusterAssignment.of(fields, self.cluster_field, self.source or "the goldens")
 
     def case_fingerprints(self) -> dict[str, str]:
         """``{case id: case fingerprint}`` in file order (slice fields left out).

@@ -1,19 +1,6 @@
 """Slices: which cases share a tag or a field value, read once from the goldens (issue 28).
 
-``evalkit.yaml`` declares slice dimensions (``slices: [tags, lang]``); each is a field of
-the golden cases (a dotted path such as ``metadata.category`` reaches into a nested
-mapping, as BEIR's ``metadata`` is).  A case's value of a dimension is one text (``lang:
-de``: the case is in slice ``lang=de``) or a list of texts (``tags: [billing, long]``: the
-case is in ``tags=billing`` and ``tags=long``); a case without the field is in no slice of
-that dimension.  A list makes slices of one dimension overlap, and two dimensions always
-do, which is what decides between Benjamini-Hochberg and Benjamini-Yekutieli
-(:mod:`evalkit.stats.fdr`).
-
-Slice fields are labels, not part of what a case asks or expects: the case fingerprint
-leaves them out (:meth:`evalkit._model.golden_cases.GoldenCase.fingerprint`), so tagging
-the goldens does not turn every case into a "changed golden" against a baseline made
-before, and the assignment has its own fingerprint (:meth:`SliceAssignment.fingerprint`),
-stored in the run artefact, so a changed assignment is visible in the goldens diff.
+Labels, not part of what a case asks: fingerprinted apart (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
