@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -208,22 +208,15 @@ def agreement(
     if not 0.0 < confidence < 1.0:
         raise MetricError(f"confidence must be between 0 and 1, got {confidence!r}")
     a, b = _paired(judge, human)
-    whole = _identity(len(a))
-    points = {
-        "quadratic": _defined(float(_kappa_batch(a, b, whole, "quadratic")[0]), "quadratic κ"),
-        "linear": _defined(float(_kappa_batch(a, b, whole, "linear")[0]), "linear κ"),
-        "spearman": _defined(float(_spearman_batch(a, b, whole)[0]), "Spearman's ρ"),
+    batches: dict[str, Callable[[_Codes], _Array]] = {
+        "quadratic κ": lambda idx: _kappa_batch(a, b, idx, "quadratic"),
+        "linear κ": lambda idx: _kappa_batch(a, b, idx, "linear"),
+        "Spearman's ρ": lambda idx: _spearman_batch(a, b, idx),
     }
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(a), size=(n_resamples, len(a)), dtype=np.intp)
-    return Agreement(
-        n=len(a),
-        kappa_quadratic=_interval(
-            points["quadratic"], _kappa_batch(a, b, idx, "quadratic"), confidence
-        ),
-        kappa_linear=_interval(points["linear"], _kappa_batch(a, b, idx, "linear"), confidence),
-        spearman=_interval(points["spearman"], _spearman_batch(a, b, idx), confidence),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
+    points = [_defined(float(batch(_identity(len(a)))[0]), w) for w, batch in batches.items()]
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_resamples, len(a)), dtype=np.intp)
+    quadratic, linear, rho = (
+        _interval(point, batch(idx), confidence)
+        for point, batch in zip(points, batches.values(), strict=True)
     )
+    return Agreement(len(a), quadratic, linear, rho, confidence, n_resamples, seed)
