@@ -426,16 +426,19 @@ class AnswerLength(AnswerMetric):
 
 # ------------------------------------------------------------------ building and registering
 
+# The kinds that take no required parameter are also registered under their own names.
+_PARAMETER_FREE: tuple[type[AnswerMetric], ...] = (
+    ExactMatch,
+    TokenF1,
+    ContainsAll,
+    ContainsAny,
+    ExcludesPhrases,
+    JsonValid,
+    AnswerLength,
+)
+_WITH_PARAMETERS: tuple[type[AnswerMetric], ...] = (RegexMatch, JsonSchemaMatch)
 _KINDS: dict[str, Callable[..., AnswerMetric]] = {
-    "exact_match": ExactMatch,
-    "token_f1": TokenF1,
-    "contains_all": ContainsAll,
-    "contains_any": ContainsAny,
-    "excludes_forbidden": ExcludesPhrases,
-    "regex_match": RegexMatch,
-    "json_valid": JsonValid,
-    "json_schema": JsonSchemaMatch,
-    "answer_length": AnswerLength,
+    cls.kind: cls for cls in (*_PARAMETER_FREE, *_WITH_PARAMETERS)
 }
 
 
@@ -526,13 +529,5 @@ def _default_params(metric: AnswerMetric) -> dict[str, ParamValue]:
 
 def register_answer_builtins() -> None:
     """Register the parameter-free answer metrics under their canonical names."""
-    for metric in (
-        ExactMatch(),
-        TokenF1(),
-        ContainsAll(),
-        ContainsAny(),
-        ExcludesPhrases(),
-        JsonValid(),
-        AnswerLength(),
-    ):
-        register_answer_metric(metric.kind, metric)
+    for cls in _PARAMETER_FREE:
+        register_answer_metric(cls.kind, cls())
