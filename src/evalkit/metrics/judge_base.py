@@ -531,10 +531,9 @@ class JudgeBase:
                 f"the reply has no {TOOL_NAME} tool call (stop_reason={stop!r}, "
                 f"text={_one_line(reply.text, 80)!r})",
             )
-        names = [call.name for call in calls]
-        if any(name != TOOL_NAME for name in names):
-            wrong = next(name for name in names if name != TOOL_NAME)
-            raise self._fail(case, f"the reply called tool {wrong!r} instead of {TOOL_NAME!r}")
+        wrong = [call.name for call in calls if call.name != TOOL_NAME]
+        if wrong:
+            raise self._fail(case, f"the reply called tool {wrong[0]!r} instead of {TOOL_NAME!r}")
         if len(calls) > 1:
             raise self._fail(case, f"the reply called {TOOL_NAME} {len(calls)} times, not once")
         args = calls[0].arguments
