@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
-from typing import Any, TypeAlias, TypeVar
+from typing import TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +32,6 @@ __all__ = [
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
 FloatArray: TypeAlias = npt.NDArray[np.float64]
-_T = TypeVar("_T")
 
 
 _INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
@@ -71,7 +71,7 @@ class RankedGrades:
     # file graded as its qrels were read: evalkit._spec.trec_read.grade_run); the
     # grades of the ranked ids are then given too, and ``judgments`` are not read.
     judged_grades: Sequence[IntArray] | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    _by_k: dict[str, FloatArray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         check_level(self.relevance_level)
@@ -84,18 +84,9 @@ class RankedGrades:
     def n_queries(self) -> int:
         return len(self.rankings)
 
-    def _get(self, key: str, build: Callable[[], _T]) -> _T:
-        if key not in self._cache:
-            self._cache[key] = build()
-        value: _T = self._cache[key]
-        return value
-
-    @property
+    @cached_property
     def grades(self) -> IntArray:
         """The judged grade at every ranked position (``UNJUDGED`` if none)."""
-        return self._get("grades", self._build_grades)
-
-    def _build_grades(self) -> IntArray:
         offs = self.rankings.offsets.tolist()
         docs = self.rankings.docnos
         check_repeats = not self.rankings.distinct
@@ -108,10 +99,7 @@ class RankedGrades:
                 extend(core.ranked_grades(ranked, grades, UNJUDGED))
             else:
                 extend(map(grades.get, ranked, repeat(UNJUDGED, b - a)))
-        try:
-            return np.array(flat, dtype=np.int64)
-        except OverflowError:
-            raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
+        return _int64(flat)
 
     def _locate(self, mask: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
         """Query index and 0-based rank of each position where ``mask`` holds."""
@@ -120,10 +108,10 @@ class RankedGrades:
         query = np.searchsorted(offsets, where, side="right") - 1
         return query, where - offsets[query]
 
-    @property
+    @cached_property
     def relevant_hits(self) -> tuple[IntArray, IntArray]:
         """(query index, rank) of every ranked relevant id (grade >= level)."""
-        return self._get("hits", lambda: self._locate(self.grades >= self.relevance_level))
+        return self._locate(self.grades >= self.relevance_level)
 
     def hits_within(self, k: int) -> tuple[IntArray, IntArray]:
         """:attr:`relevant_hits` ranked in the top k."""
@@ -131,49 +119,39 @@ class RankedGrades:
         keep = pos < k
         return q[keep], pos[keep]
 
-    @property
+    @cached_property
     def gains(self) -> tuple[IntArray, IntArray, IntArray]:
         """(query index, rank, grade) of every ranked id with a positive grade."""
+        positive = self.grades > 0
+        return (*self._locate(positive), self.grades[positive])
 
-        def build() -> tuple[IntArray, IntArray, IntArray]:
-            positive = self.grades > 0
-            return (*self._locate(positive), self.grades[positive])
-
-        return self._get("gains", build)
-
+    @cached_property
     def _judged(self) -> tuple[IntArray, IntArray]:
         """Every judged grade, flat, with its query index."""
+        if self.judged_grades is not None:
+            judged: Sequence[Sized] = self.judged_grades
+            flat = np.concatenate([np.zeros(0, dtype=np.int64), *self.judged_grades])
+        else:
+            judged = self.judgments
+            flat = _int64([v for g in self.judgments for v in g.values()])
+        return flat, np.repeat(np.arange(self.n_queries), [len(g) for g in judged])
 
-        def build() -> IntArray:
-            if self.judged_grades is not None:
-                return np.concatenate([np.zeros(0, dtype=np.int64), *self.judged_grades])
-            values = [v for g in self.judgments for v in g.values()]
-            try:
-                return np.array(values, dtype=np.int64)
-            except OverflowError:
-                raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
-
-        def build_index() -> IntArray:
-            judged = self.judgments if self.judged_grades is None else self.judged_grades
-            return np.repeat(np.arange(self.n_queries), [len(g) for g in judged])
-
-        return self._get("judged", build), self._get("judged_qidx", build_index)
-
-    @property
+    @cached_property
     def n_relevant(self) -> FloatArray:
         """Judged ids with grade >= level, per query (the recall/MAP denominator)."""
+        flat, qidx = self._judged
+        return _sum_by_query(qidx[flat >= self.relevance_level], None, self.n_queries)
 
-        def build() -> FloatArray:
-            flat, qidx = self._judged()
-            return _sum_by_query(qidx[flat >= self.relevance_level], None, self.n_queries)
-
-        return self._get("nrel", build)
+    def _get(self, key: str, build: Callable[[], FloatArray]) -> FloatArray:
+        if key not in self._by_k:
+            self._by_k[key] = build()
+        return self._by_k[key]
 
     def ideal_dcg(self, k: int) -> FloatArray:
         """DCG@k of the ideal ranking: every positive grade, best first."""
 
         def build() -> FloatArray:
-            flat, qidx = self._judged()
+            flat, qidx = self._judged
             keep = flat > 0
             gains, q = flat[keep], qidx[keep]
             order = np.lexsort((-gains, q))
@@ -187,10 +165,16 @@ class RankedGrades:
         return self._get(f"idcg@{k}", build)
 
     def _hits(self, k: int) -> FloatArray:
-        def build() -> FloatArray:
-            return _sum_by_query(self.hits_within(k)[0], None, self.n_queries)
+        return self._get(
+            f"hits@{k}", lambda: _sum_by_query(self.hits_within(k)[0], None, self.n_queries)
+        )
 
-        return self._get(f"hits@{k}", build)
+
+def _int64(values: list[int]) -> IntArray:
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
 
 
 def _sum_by_query(
@@ -341,7 +325,7 @@ def score_rankings(
         judged = None if _judged is None else [_judged[qid] for qid in chosen.query_ids]
         rg = RankedGrades(chosen, judgments, level, judged)
         if _grades is not None:
-            rg._cache["grades"] = _select_grades(flat, chosen, _grades)
+            rg.grades = _select_grades(flat, chosen, _grades)
         columns: list[list[float]] = []
         for defn in defs:
             if defn.family is not None and defn.k is not None:
