@@ -134,11 +134,7 @@ class SliceAssignment:
 
     def cases_of(self, key: SliceKey) -> tuple[str, ...]:
         """The case ids in one slice (file order); ``()`` for a slice no case is in."""
-        return tuple(
-            case_id
-            for case_id, dims in self.members.items()
-            if key.value in dims.get(key.dimension, ())
-        )
+        return self.slices().get(key, ())
 
     def resolve(self, key: SliceKey) -> SliceKey | None:
         """The declared slice a ``slice:`` scope names, or None.  A bare value (no
