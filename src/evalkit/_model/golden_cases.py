@@ -296,12 +296,10 @@ def _jsonable(value: Any, what: str) -> Any:
     """Convert context values to JSON data with one meaning each, for hashing."""
     if value is None or isinstance(value, str | bool):
         return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
+    if isinstance(value, int | float):
         # json writes NaN/Infinity as tokens: not portable JSON, but deterministic,
         # which is all a hash needs.
-        return float(value)
+        return int(value) if isinstance(value, int) else float(value)
     if isinstance(value, Mapping):
         # Non-string keys (YAML allows them) get a typed prefix so 1 and "1" stay distinct.
         return {

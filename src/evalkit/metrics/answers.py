@@ -155,16 +155,13 @@ class _Phrases(AnswerMetric):
     ) -> None:
         self.normalisation = _check_normalisation(self.kind, normalisation)
         self._norm = normalizer(self.normalisation)
-        if phrases is not None:
-            if isinstance(phrases, str) or not all(
-                isinstance(p, str) and p.strip() for p in phrases
-            ):
-                raise MetricError(
-                    f"{self.kind}: phrases must be a list of non-empty strings, got {phrases!r}"
-                )
-            self.phrases: tuple[str, ...] | None = tuple(phrases)
-        else:
-            self.phrases = None
+        if phrases is not None and (
+            isinstance(phrases, str) or not all(isinstance(p, str) and p.strip() for p in phrases)
+        ):
+            raise MetricError(
+                f"{self.kind}: phrases must be a list of non-empty strings, got {phrases!r}"
+            )
+        self.phrases: tuple[str, ...] | None = None if phrases is None else tuple(phrases)
 
     def params(self) -> dict[str, Any]:
         return {
