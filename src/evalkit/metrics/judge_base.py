@@ -292,17 +292,8 @@ class JudgeBase:
     @property
     def fingerprint(self) -> str:
         """Changes whenever the judge would grade differently (read by the registry)."""
-        return _digest(
-            {
-                "judge": "LLMJudge",  # every provider's, as stored fingerprints hold it
-                "model": self.model,
-                "rubric": self.rubric,
-                "scale": self.scale,
-                "temperature": self.temperature,
-                "prompt_version": PROMPT_VERSION,
-                **self._system_identity(),
-            }
-        )[:16]
+        # "LLMJudge" for every provider, as stored fingerprints hold it
+        return _digest({"judge": "LLMJudge", **self._grading()})[:16]
 
     @property
     def rubric_hash(self) -> str:
@@ -314,11 +305,7 @@ class JudgeBase:
         return _digest(
             {
                 **({} if attempt == 1 else {"attempt": attempt}),
-                "prompt_version": PROMPT_VERSION,
-                "model": self.model,
-                "rubric": self.rubric,
-                "scale": self.scale,
-                "temperature": self.temperature,
+                **self._grading(),
                 "case": {
                     "id": case.id,
                     "query": case.query,
@@ -327,12 +314,20 @@ class JudgeBase:
                     "context": case.context,
                 },
                 "output": _output_of(response),
-                **self._system_identity(),
             }
         )
 
-    def _system_identity(self) -> dict[str, str]:
-        return {} if self.system is None else {"system": self.system}
+    def _grading(self) -> dict[str, object]:
+        """What decides how this judge grades (``system`` only when given: judges without
+        it keep the keys they had)."""
+        grading = {
+            "model": self.model,
+            "rubric": self.rubric,
+            "scale": self.scale,
+            "temperature": self.temperature,
+            "prompt_version": PROMPT_VERSION,
+        }
+        return grading if self.system is None else {**grading, "system": self.system}
 
     # the prompt and the tool -----------------------------------------------------------
 
@@ -504,20 +499,16 @@ class JudgeBase:
                 "from, but this judge has no cache_path"
             )
         if self.cache is not None:
-            self._check_cache(writable=not replay_only)
+            from evalkit._util.atomic import check_writable
+
+            try:
+                len(self.cache)  # reads and validates every entry
+            except JudgeError as exc:
+                raise ConfigError(f"LLM judge {self.model!r}: {exc}") from None
+            if not replay_only:
+                check_writable(self.cache.path)
         if not replay_only:
             self._check_api()
-
-    def _check_cache(self, *, writable: bool) -> None:
-        assert self.cache is not None
-        from evalkit._util.atomic import check_writable
-
-        try:
-            len(self.cache)  # reads and validates every entry
-        except JudgeError as exc:
-            raise ConfigError(f"LLM judge {self.model!r}: {exc}") from None
-        if writable:
-            check_writable(self.cache.path)
 
     def _fail(self, case: GoldenCase, what: str) -> JudgeError:
         return JudgeError(f"LLM judge {self.model!r} on case {case.id!r}: {what}")
