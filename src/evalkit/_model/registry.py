@@ -612,11 +612,7 @@ class Registered(list[str]):
         return list(self._by_kind)
 
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            if key not in self._by_kind:
-                raise KeyError(key)
-            return list(self._by_kind[key])
-        return super().__getitem__(key)
+        return self.as_dict()[key] if isinstance(key, str) else super().__getitem__(key)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):

@@ -256,7 +256,8 @@ class OpenAIJudge(JudgeBase):
                 wait = retry_after_seconds(reply.headers)
                 if wait is not None and self.rate_limit_budget.wait(wait):
                     continue
-                raise self._fail(case, self._rate_limited(reply, wait))
+                advice = rate_limit_advice(self.rate_limit_budget, wait, "rate_limit_wait_s")
+                raise self._fail(case, f"{self._describe(reply, attempts=1)}; {advice}")
             if status >= 500 and failures < retries:
                 self._backoff(failures)
                 failures += 1
@@ -291,10 +292,6 @@ class OpenAIJudge(JudgeBase):
 
     def _backoff(self, failures: int) -> None:
         self._sleep(min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**failures))
-
-    def _rate_limited(self, reply: httpx.Response, wait: float | None) -> str:
-        text = self._describe(reply, attempts=1)
-        return f"{text}; {rate_limit_advice(self.rate_limit_budget, wait, 'rate_limit_wait_s')}"
 
     def _describe(self, reply: httpx.Response, *, attempts: int) -> str:
         """``server returned HTTP 500 server_error: boom`` plus a hint."""
