@@ -252,12 +252,9 @@ def _describe_status_error(exc: Any) -> str:
     """``HTTP 529 overloaded_error: Overloaded`` from an ``APIStatusError``."""
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, dict) else None
-    error_type = getattr(exc, "type", None) or (
-        error.get("type") if isinstance(error, dict) else None
-    )
-    detail = getattr(exc, "api_message", None) or (
-        error.get("message") if isinstance(error, dict) else None
-    )
+    error = error if isinstance(error, dict) else {}
+    error_type = getattr(exc, "type", None) or error.get("type")
+    detail = getattr(exc, "api_message", None) or error.get("message")
     status = getattr(exc, "status_code", "?")
     text = f"Anthropic API returned HTTP {status}"
     if error_type:
