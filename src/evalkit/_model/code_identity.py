@@ -46,7 +46,8 @@ def _identity(fn: Any, seen: set[int]) -> str:
     tree = _tree(cls)
     if tree is None:
         return source_or_name(cls)
-    attrs = {k: _value(v, seen, 0) for k, v in sorted(_instance_vars(fn).items())}
+    found = getattr(fn, "__dict__", {})  # none for an object with __slots__ only
+    attrs = {k: _value(found[k], seen, 0) for k in sorted(k for k in found if isinstance(k, str))}
     return json.dumps({"ast": _canonical(tree), "attrs": attrs}, sort_keys=True)
 
 
@@ -168,11 +169,3 @@ def _value(value: Any, seen: set[int], depth: int) -> Any:
     module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "?")
     qualname = getattr(value, "__qualname__", None) or type(value).__qualname__
     return ["ref", f"{module}.{qualname}"]
-
-
-def _instance_vars(obj: Any) -> dict[str, Any]:
-    try:
-        found = vars(obj)
-    except TypeError:
-        return {}
-    return {k: v for k, v in found.items() if isinstance(k, str)}

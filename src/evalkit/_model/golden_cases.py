@@ -309,7 +309,8 @@ def _jsonable(value: Any, what: str) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v, what) for v in value]
     if isinstance(value, set | frozenset):
-        return sorted((_jsonable(v, what) for v in value), key=_sort_key)
+        items = (_jsonable(v, what) for v in value)
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, _dt.date | _dt.datetime | _dt.time):
         return value.isoformat()
     if isinstance(value, bytes):
@@ -321,7 +322,3 @@ def _jsonable(value: Any, what: str) -> Any:
         f"{what} holds a {type(value).__name__}, which cannot be fingerprinted; "
         "use strings, numbers, booleans, lists and mappings"
     )
-
-
-def _sort_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)

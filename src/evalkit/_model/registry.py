@@ -104,7 +104,9 @@ class MetricDef:
         ``fingerprint`` attribute is always part of it (the LLM judge hashes
         its model, rubric and scale).
         """
-        return _fingerprint(self)
+        fn, builtin, version = _definition(self)
+        identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
+        return _hash_identity(self, identity)
 
 
 @dataclass(frozen=True)
@@ -156,12 +158,6 @@ def _hash_identity(defn: MetricDef, identity: str) -> str:
     if defn.params:  # the default instance keeps the fingerprint it always had
         payload += f"|params:{params_json(defn.params)}"
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
-
-
-def _fingerprint(defn: MetricDef) -> str:
-    fn, builtin, version = _definition(defn)
-    identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
-    return _hash_identity(defn, identity)
 
 
 def source_text_fingerprint(defn: MetricDef) -> str:

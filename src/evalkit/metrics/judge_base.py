@@ -128,13 +128,6 @@ def _digest(payload: object) -> str:
     return sha256_json(_canonical(payload), compact=False)
 
 
-def _output_of(response: TargetResponse) -> dict[str, Any]:
-    return {
-        "ids": response.ranked_ids if response.has_ids else None,
-        "text": response.text if response.has_text else None,
-    }
-
-
 def _check_str(name: str, value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         hint = (
@@ -313,7 +306,10 @@ class JudgeBase:
                     "relevant": sorted(case.relevant),
                     "context": case.context,
                 },
-                "output": _output_of(response),
+                "output": {
+                    "ids": response.ranked_ids if response.has_ids else None,
+                    "text": response.text if response.has_text else None,
+                },
             }
         )
 
