@@ -61,11 +61,8 @@ class CheckSet:
         judge: Callable[[TargetResponse, GoldenCase], float] | None,
     ) -> CheckSet:
         human = human_grades(goldens, scale)
-        fixed = {}
-        for case in goldens:
-            text = graded_answer(case)
-            if text is not None:
-                fixed[case.id] = (case, text)
+        graded = ((case, graded_answer(case)) for case in goldens)
+        fixed = {case.id: (case, text) for case, text in graded if text is not None}
         return cls(judge_metric, human, fixed, judge)
 
     def compared_ids(self, rows: Sequence[Row]) -> list[str]:
@@ -165,10 +162,9 @@ def _judge_of(metric: str) -> Callable[[TargetResponse, GoldenCase], float] | No
     from evalkit._model.registry import get_metric
 
     try:
-        fn = get_metric(metric).fn
+        return get_metric(metric).fn
     except MetricError:
         return None
-    return fn
 
 
 def agreement_names(judge_metrics: Sequence[str]) -> dict[str, tuple[str, Statistic]]:
