@@ -191,18 +191,6 @@ def _safe_div(num: FloatArray, den: FloatArray) -> FloatArray:
     return out
 
 
-def _precision(rg: RankedGrades, k: int) -> FloatArray:
-    return rg._hits(k) / k
-
-
-def _recall(rg: RankedGrades, k: int) -> FloatArray:
-    return _safe_div(rg._hits(k), rg.n_relevant)
-
-
-def _hit_rate(rg: RankedGrades, k: int) -> FloatArray:
-    return (rg._hits(k) > 0).astype(np.float64)
-
-
 def _first_of_each_query(q: IntArray) -> npt.NDArray[np.bool_]:
     first = np.ones(len(q), dtype=bool)
     first[1:] = q[1:] != q[:-1]
@@ -238,12 +226,12 @@ def _ndcg(rg: RankedGrades, k: int) -> FloatArray:
 BatchFn: TypeAlias = Callable[[RankedGrades, int], FloatArray]
 
 _BATCH: dict[Callable[..., float], BatchFn] = {
-    core.precision_at_k: _precision,
-    core.recall_at_k: _recall,
+    core.precision_at_k: lambda rg, k: rg._hits(k) / k,
+    core.recall_at_k: lambda rg, k: _safe_div(rg._hits(k), rg.n_relevant),
     core.ndcg_at_k: _ndcg,
     core.mrr_at_k: _mrr,
     core.map_at_k: _map,
-    core.hit_rate_at_k: _hit_rate,
+    core.hit_rate_at_k: lambda rg, k: (rg._hits(k) > 0).astype(np.float64),
 }
 
 

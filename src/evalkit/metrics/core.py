@@ -27,14 +27,6 @@ def _check_k(k: object) -> int:
     return k
 
 
-def _check_retrieved(retrieved: object) -> Sequence[str]:
-    if isinstance(retrieved, str | bytes) or not isinstance(retrieved, Sequence):
-        raise MetricError(
-            f"retrieved must be a list of ids, best first, got {type(retrieved).__name__}"
-        )
-    return retrieved
-
-
 def ranked_grades(ranked: Sequence[str], grades: Mapping[str, int], missing: _M) -> list[int | _M]:
     """Grade of each ranked id; ``missing`` for unjudged ids and repeats."""
     seen: set[str] = set()
@@ -50,8 +42,12 @@ def _prepare(
 ) -> tuple[list[int | None], Mapping[str, int], int]:
     _check_k(k)
     level = check_level(relevance_level)
+    if isinstance(retrieved, str | bytes) or not isinstance(retrieved, Sequence):
+        raise MetricError(
+            f"retrieved must be a list of ids, best first, got {type(retrieved).__name__}"
+        )
     grades = as_grades(relevant)
-    return ranked_grades(_check_retrieved(retrieved)[:k], grades, None), grades, level
+    return ranked_grades(retrieved[:k], grades, None), grades, level
 
 
 def _n_relevant(grades: Mapping[str, int], level: int) -> int:
