@@ -94,16 +94,8 @@ class MetricDef:
 
     @property
     def fingerprint(self) -> str:
-        """A short hash that changes when the metric's definition changes.
-
-        Built-ins carry an explicit version that is bumped with the formula.
-        A client metric registered with ``version=`` is fingerprinted by that
-        version; without one, by what its code does (its syntax tree without
-        comments or docstrings, and the constants it reads), so an edited
-        formula is noticed and an edited comment is not.  An object's own
-        ``fingerprint`` attribute is always part of it (the LLM judge hashes
-        its model, rubric and scale).
-        """
+        """A short hash that changes when the metric's definition changes (what goes in:
+        docs/design/code-notes.md)."""
         fn, builtin, version = _definition(self)
         identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
         return _hash_identity(self, identity)
@@ -368,20 +360,10 @@ def register_family(
 ) -> None:
     """Register a retrieval family that claims every ``name@k``.
 
-    ``bounds``: the range of every ``name@k`` value, as :func:`register_metric`'s.
-
-    ``parameters`` declares what else changes its values (name -> default,
-    e.g. ``{"relevance_level": 1}``); by default, ``fn``'s keyword-only
-    arguments with defaults.  They are part of each instance's fingerprint.
-
-    Registering the same function again is a no-op; a different function under
-    an existing name raises, because saved results would silently change meaning.
-    The exception is a ``replaceable`` built-in (``precision``, ``mrr``, ``map``,
-    ``hit_rate``): the client's own definition takes the name over, and its
-    fingerprint changes with it, so baselines scored with the built-in are
-    reported as incomparable rather than compared.
-    ``higher_is_better=None`` (what ``runner.METRICS[name] = fn`` gives) lets
-    :func:`evalkit.run` use the family but makes :func:`polarity` refuse it.
+    ``parameters`` (name -> default; by default ``fn``'s keyword-only defaults) are part
+    of each instance's fingerprint; ``bounds`` as :func:`register_metric`'s.  The same
+    function again is a no-op, another one raises (replacing a built-in and
+    ``higher_is_better=None``: docs/design/code-notes.md).
     """
     _ensure_builtins()
     if not isinstance(name, str) or not _FAMILY.match(name):
@@ -461,12 +443,8 @@ def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) ->
 
 
 def family_instance(name: str, spec: str, params: Mapping[str, object]) -> MetricDef:
-    """``spec`` (``ndcg@10``) scored with ``params`` (``relevance_level``), named ``name``.
-
-    What a ``{name, kind: ndcg@10, relevance_level: 2}`` entry in evalkit.yaml
-    registers: the definition's function applies the level, and its canonical
-    parameters are part of its fingerprint (so two levels are incomparable).
-    """
+    """``spec`` (``ndcg@10``) scored with ``params`` (``relevance_level``), named ``name``:
+    an evalkit.yaml ``{name, kind: ndcg@10, relevance_level: 2}`` entry."""
     _ensure_builtins()
     from evalkit._model.relevance import check_level
 
