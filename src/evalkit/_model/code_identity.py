@@ -90,16 +90,9 @@ def _tree(target: Any) -> ast.AST | None:
 
 
 def _drop_docstring(node: ast.AST) -> None:
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
-        return
-    body = node.body
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        node.body = body[1:] or [ast.Pass()]
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module
+    if isinstance(node, kinds) and ast.get_docstring(node, clean=False) is not None:
+        node.body = node.body[1:] or [ast.Pass()]
 
 
 def _canonical(node: Any) -> Any:
