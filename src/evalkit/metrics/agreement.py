@@ -57,18 +57,13 @@ def _counts(codes: _Codes, k: int, idx: _Codes) -> _Array:
 def _kappa_batch(a: _Array, b: _Array, idx: _Codes, weights: KappaWeights) -> _Array:
     """κ_w for each resample (row of ``idx``); NaN where it is undefined."""
     xa, xb = a[idx], b[idx]
-    n = idx.shape[1]
-    if weights == "quadratic":
-        observed = ((xa - xb) ** 2).sum(axis=1)
-        squares = (xa**2).sum(axis=1) + (xb**2).sum(axis=1)
-        expected = squares - 2.0 * xa.sum(axis=1) * xb.sum(axis=1) / n
-    else:
-        observed = np.abs(xa - xb).sum(axis=1)
-        values, codes_a, codes_b = _categories(a, b)
-        distance = np.abs(values[:, None] - values[None, :])
-        cnt_a, cnt_b = _counts(codes_a, len(values), idx), _counts(codes_b, len(values), idx)
-        expected = np.einsum("bk,kl,bl->b", cnt_a, distance, cnt_b) / n
-        squares = np.abs(xa).sum(axis=1) + np.abs(xb).sum(axis=1)
+    power = 2 if weights == "quadratic" else 1  # the disagreement weight |x - y| ** power
+    observed = (np.abs(xa - xb) ** power).sum(axis=1)
+    values, codes_a, codes_b = _categories(a, b)
+    distance = np.abs(values[:, None] - values[None, :]) ** power
+    cnt_a, cnt_b = _counts(codes_a, len(values), idx), _counts(codes_b, len(values), idx)
+    expected = np.einsum("bk,kl,bl->b", cnt_a, distance, cnt_b) / idx.shape[1]
+    squares = (np.abs(xa) ** power).sum(axis=1) + (np.abs(xb) ** power).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = 1.0 - observed / expected
     # Constant grades give an expected disagreement of 0 (up to rounding): undefined.
