@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -10,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 import pytest
 
@@ -20,7 +21,9 @@ from evalkit._model.registry import get_metric
 from evalkit._spec.config import load_config
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics import Grade, LLMJudge, TokenUsage
+from evalkit.metrics.judge_base import JudgeBase, JudgeSettings
 from evalkit.metrics.judge_cache import JudgeCache
+from evalkit.metrics.openai_judge import OpenAIJudge
 from fakes import (
     FakeAnthropic,
     Reply,
@@ -617,6 +620,40 @@ def test_bad_arguments_are_refused_with_the_argument_named(
     options.update(kwargs)
     with pytest.raises(ConfigError, match=expected):
         LLMJudge(**options)
+
+
+def test_the_shared_settings_are_exactly_the_base_judges_keywords() -> None:
+    keywords = inspect.signature(JudgeBase.__init__).parameters.values()
+    named = {p.name for p in keywords if p.kind is p.KEYWORD_ONLY} - {"system"}
+    assert set(get_type_hints(JudgeSettings)) == named
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_every_shared_setting_reaches_the_judge(provider: str, tmp_path: Path) -> None:
+    waits: list[float] = []
+    settings: JudgeSettings = {
+        "max_tokens": 100,
+        "temperature": 0.5,
+        "max_retries": 3,
+        "timeout_s": 7.0,
+        "prices": {"input": 1, "output": 2},
+        "cache_only": True,
+        "rate_limit_wait_s": 5.0,
+        "sleep": waits.append,
+    }
+    cache = tmp_path / "cache.json"
+    judge: JudgeBase = (
+        LLMJudge(RUBRIC, MODEL, 4, cache, **settings)
+        if provider == "anthropic"
+        else OpenAIJudge(RUBRIC, MODEL, 4, cache, **settings)
+    )
+    assert (judge.scale, judge.max_tokens, judge.temperature) == (4, 100, 0.5)
+    assert (judge.max_retries, judge.timeout_s, judge.cache_only) == (3, 7.0, True)
+    assert judge.prices == {"input": 1.0, "output": 2.0}
+    assert judge.cache is not None
+    assert judge.cache.path == cache
+    assert judge.rate_limit_budget.wait(1.0)
+    assert waits == [1.0]
 
 
 def test_cache_path_that_is_a_directory_is_refused(tmp_path: Path) -> None:

@@ -148,6 +148,9 @@ def test_as_grades_and_relevant_ids() -> None:
     assert as_grades({"a", "b"}) == {"a": 1, "b": 1}
     assert as_grades({"a": 3}) == {"a": 3}
     assert relevant_ids({"a": 3, "b": 1, "c": 0}, 2) == frozenset({"a"})
+    # A set of ids is grade 1 each: all relevant at level 1, none above it.
+    assert relevant_ids({"a", "b"}) == frozenset({"a", "b"})
+    assert relevant_ids({"a", "b"}, 2) == frozenset()
     with pytest.raises(MetricError, match="for query 'q1'"):
         as_grades("a", query_id="q1")
 

@@ -1,21 +1,12 @@
-"""Clusters: which cases share a document, a conversation or a template (issue 46).
-
-``evalkit.yaml`` declares one golden field as the cluster (``clusters: metadata.doc_id``,
-dotted like ``slices``).  Cases with the same value move together, so the statistics
-resample and infer by cluster (:mod:`evalkit.stats.clustered`); a case without the field
-is a cluster of its own.  Like a slice, the cluster label is not part of what a case asks
-or expects: the case fingerprint leaves it out, and the assignment has its own
-fingerprint, stored in the run artefact.
-"""
+"""Clusters: which cases share a document, a conversation or a template (issue 46)."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from evalkit._model.digest import sha256_json
 from evalkit._model.slices import field_or_none
 from evalkit.errors import GoldenError
 
@@ -85,9 +76,7 @@ class ClusterAssignment:
 
     def fingerprint(self) -> str:
         """SHA-256 of the field and every case's cluster: moving one case changes it."""
-        payload = {"v": CLUSTER_FINGERPRINT_VERSION, **self.canonical()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return sha256_json({"v": CLUSTER_FINGERPRINT_VERSION, **self.canonical()})
 
     def reassigned(self, other: ClusterAssignment) -> tuple[str, ...]:
         """Cases in both whose cluster differs (or whose field does), in this order."""

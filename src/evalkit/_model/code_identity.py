@@ -37,20 +37,22 @@ def _identity(fn: Any, seen: set[int]) -> str:
     if isinstance(func, types.FunctionType):
         tree = _tree(func)
         if tree is None:
-            return _fallback(func)
+            return source_or_name(func)
         deps = _function_dependencies(func, tree, seen)
         return json.dumps({"ast": _canonical(tree), "uses": deps}, sort_keys=True)
     if inspect.isbuiltin(fn) or inspect.isclass(fn):
-        return _fallback(fn)
+        return source_or_name(fn)
     cls = type(fn)
     tree = _tree(cls)
     if tree is None:
-        return _fallback(cls)
-    attrs = {k: _value(v, seen, 0) for k, v in sorted(_instance_vars(fn).items())}
+        return source_or_name(cls)
+    found = getattr(fn, "__dict__", {})  # none for an object with __slots__ only
+    attrs = {k: _value(found[k], seen, 0) for k in sorted(k for k in found if isinstance(k, str))}
     return json.dumps({"ast": _canonical(tree), "attrs": attrs}, sort_keys=True)
 
 
-def _fallback(target: Any) -> str:
+def source_or_name(target: Any) -> str:
+    """``src:`` and the source text of ``target``, or ``qualname:`` and its name without one."""
     try:
         return "src:" + inspect.getsource(target)
     except (OSError, TypeError):
@@ -88,16 +90,9 @@ def _tree(target: Any) -> ast.AST | None:
 
 
 def _drop_docstring(node: ast.AST) -> None:
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module):
-        return
-    body = node.body
-    if (
-        body
-        and isinstance(body[0], ast.Expr)
-        and isinstance(body[0].value, ast.Constant)
-        and isinstance(body[0].value.value, str)
-    ):
-        node.body = body[1:] or [ast.Pass()]
+    kinds = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module
+    if isinstance(node, kinds) and ast.get_docstring(node, clean=False) is not None:
+        node.body = node.body[1:] or [ast.Pass()]
 
 
 def _canonical(node: Any) -> Any:
@@ -167,11 +162,3 @@ def _value(value: Any, seen: set[int], depth: int) -> Any:
     module = getattr(value, "__module__", None) or getattr(type(value), "__module__", "?")
     qualname = getattr(value, "__qualname__", None) or type(value).__qualname__
     return ["ref", f"{module}.{qualname}"]
-
-
-def _instance_vars(obj: Any) -> dict[str, Any]:
-    try:
-        found = vars(obj)
-    except TypeError:
-        return {}
-    return {k: v for k, v in found.items() if isinstance(k, str)}

@@ -1,16 +1,8 @@
-"""Golden cases and golden sets: the model (loaders live in :mod:`evalkit._spec.golden_loaders`).
-
-A case and a set each have a :meth:`fingerprint`: a SHA-256 of a canonical
-JSON form of everything that defines the case (id, query, relevance, expected
-answer, context).  The gate compares fingerprints between a baseline and a
-candidate run to find cases that changed, so the canonical form must not
-depend on dict order, file format or Python version.
-"""
+"""Golden cases and golden sets: the model (loaders live in :mod:`evalkit._spec.golden_loaders`)."""
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
@@ -19,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit._model.clusters import ClusterAssignment
+from evalkit._model.digest import sha256_json
 from evalkit._model.slices import SliceAssignment
 from evalkit.errors import GoldenError, UnknownCaseError
 
@@ -153,7 +146,7 @@ class GoldenCase:
         have them hashes the same either way, so tagging goldens that had no tags keeps
         every fingerprint a baseline recorded before.
         """
-        return _sha256({"v": FINGERPRINT_VERSION, "case": self.canonical(without)})
+        return sha256_json({"v": FINGERPRINT_VERSION, "case": self.canonical(without)})
 
 
 class CaseIds(list[str]):
@@ -225,46 +218,42 @@ class GoldenSet:
         """Case ids in file order: ``goldens.ids()`` and 0.2.0's ``goldens.ids`` both work."""
         return CaseIds(self._cases)
 
+    def _like(self, cases: Iterable[GoldenCase], **declared: Any) -> GoldenSet:
+        """``cases`` with this set's source, slices and clusters (``declared`` overrides)."""
+        labels = {"slices": self.slice_dimensions, "clusters": self.cluster_field, **declared}
+        return GoldenSet(cases, self.source, **labels)
+
     def with_slices(self, dimensions: Iterable[str]) -> GoldenSet:
         """The same cases with ``dimensions`` declared as slices (validated: a bad
         value raises :class:`GoldenError` naming the case)."""
-        out = GoldenSet(self._order, self.source, slices=dimensions, clusters=self.cluster_field)
+        out = self._like(self._order, slices=dimensions)
         out.slice_assignment()
         return out
 
     def with_clusters(self, name: str | None) -> GoldenSet:
         """The same cases with ``name`` declared as the cluster field (validated: a bad
         value raises :class:`GoldenError` naming the case)."""
-        out = GoldenSet(self._order, self.source, slices=self.slice_dimensions, clusters=name)
+        out = self._like(self._order, clusters=name)
         out.cluster_assignment()
         return out
 
     def subset(self, keep: AbstractSet[str]) -> GoldenSet:
         """The cases whose id is in ``keep``, in order, with the same source and slices."""
-        return GoldenSet(
-            [c for c in self._order if c.id in keep],
-            self.source,
-            slices=self.slice_dimensions,
-            clusters=self.cluster_field,
-        )
+        return self._like(c for c in self._order if c.id in keep)
 
     def slice_assignment(self) -> SliceAssignment | None:
         """Which slices each case is in (None when no slice is declared)."""
         if not self.slice_dimensions:
             return None
-        where = self.source or "the goldens"
-        return SliceAssignment.of(
-            ((c.id, c.context) for c in self._order), self.slice_dimensions, where
-        )
+        fields = ((c.id, c.context) for c in self._order)
+        return SliceAssignment.of(fields, self.slice_dimensions, self.source or "the goldens")
 
     def cluster_assignment(self) -> ClusterAssignment | None:
         """Each case's cluster (None when no cluster field is declared)."""
         if self.cluster_field is None:
             return None
-        where = self.source or "the goldens"
-        return ClusterAssignment.of(
-            ((c.id, c.context) for c in self._order), self.cluster_field, where
-        )
+        fields = ((c.id, c.context) for c in self._order)
+        return ClusterAssignment.of(fields, self.cluster_field, self.source or "the goldens")
 
     def case_fingerprints(self) -> dict[str, str]:
         """``{case id: case fingerprint}`` in file order (slice fields left out).
@@ -282,7 +271,7 @@ class GoldenSet:
         ``source`` path does not (moving a file does not change the eval).
         """
         pairs = [[cid, fp] for cid, fp in self.case_fingerprints().items()]
-        return _sha256({"v": FINGERPRINT_VERSION, "cases": pairs})
+        return sha256_json({"v": FINGERPRINT_VERSION, "cases": pairs})
 
     def __repr__(self) -> str:
         where = f", source={self.source!r}" if self.source else ""
@@ -303,23 +292,14 @@ def _without(context: Mapping[str, Any], paths: AbstractSet[str]) -> dict[str, A
     return out
 
 
-def _sha256(payload: Any) -> str:
-    text = json.dumps(
-        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def _jsonable(value: Any, what: str) -> Any:
     """Convert context values to JSON data with one meaning each, for hashing."""
     if value is None or isinstance(value, str | bool):
         return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
+    if isinstance(value, int | float):
         # json writes NaN/Infinity as tokens: not portable JSON, but deterministic,
         # which is all a hash needs.
-        return float(value)
+        return int(value) if isinstance(value, int) else float(value)
     if isinstance(value, Mapping):
         # Non-string keys (YAML allows them) get a typed prefix so 1 and "1" stay distinct.
         return {
@@ -329,7 +309,8 @@ def _jsonable(value: Any, what: str) -> Any:
     if isinstance(value, list | tuple):
         return [_jsonable(v, what) for v in value]
     if isinstance(value, set | frozenset):
-        return sorted((_jsonable(v, what) for v in value), key=_sort_key)
+        items = (_jsonable(v, what) for v in value)
+        return sorted(items, key=lambda item: json.dumps(item, sort_keys=True))
     if isinstance(value, _dt.date | _dt.datetime | _dt.time):
         return value.isoformat()
     if isinstance(value, bytes):
@@ -341,7 +322,3 @@ def _jsonable(value: Any, what: str) -> Any:
         f"{what} holds a {type(value).__name__}, which cannot be fingerprinted; "
         "use strings, numbers, booleans, lists and mappings"
     )
-
-
-def _sort_key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)

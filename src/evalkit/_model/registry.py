@@ -94,17 +94,11 @@ class MetricDef:
 
     @property
     def fingerprint(self) -> str:
-        """A short hash that changes when the metric's definition changes.
-
-        Built-ins carry an explicit version that is bumped with the formula.
-        A client metric registered with ``version=`` is fingerprinted by that
-        version; without one, by what its code does (its syntax tree without
-        comments or docstrings, and the constants it reads), so an edited
-        formula is noticed and an edited comment is not.  An object's own
-        ``fingerprint`` attribute is always part of it (the LLM judge hashes
-        its model, rubric and scale).
-        """
-        return _fingerprint(self)
+        """A short hash that changes when the metric's definition changes (what goes in:
+        docs/design/code-notes.md)."""
+        fn, builtin, version = _definition(self)
+        identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
+        return _hash_identity(self, identity)
 
 
 @dataclass(frozen=True)
@@ -158,12 +152,6 @@ def _hash_identity(defn: MetricDef, identity: str) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _fingerprint(defn: MetricDef) -> str:
-    fn, builtin, version = _definition(defn)
-    identity = f"builtin:v{version}" if builtin else _code_identity(fn, version)
-    return _hash_identity(defn, identity)
-
-
 def source_text_fingerprint(defn: MetricDef) -> str:
     """The fingerprint evalkit 0.1 (artefact schema 1) stored: it hashed the source *text*.
 
@@ -177,12 +165,10 @@ def source_text_fingerprint(defn: MetricDef) -> str:
     if isinstance(explicit, str):
         text = "attr:" + explicit
     else:
-        target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn)
-        try:
-            text = "src:" + inspect.getsource(target)
-        except (OSError, TypeError):
-            module = getattr(target, "__module__", "?")
-            text = f"qualname:{module}.{getattr(target, '__qualname__', repr(target))}"
+        from evalkit._model.code_identity import source_or_name
+
+        is_code = inspect.isfunction(fn) or inspect.ismethod(fn)
+        text = source_or_name(fn if is_code else type(fn))
     return _hash_identity(defn, f"v{version or '1'}:{text}")
 
 
@@ -190,6 +176,7 @@ _case: dict[str, MetricDef] = {}
 _aggregate: dict[str, MetricDef] = {}
 _families: dict[str, RetrievalFamily] = {}
 _loaders: dict[str, LoaderFn] = {}
+_TABLES: tuple[dict[str, Any], ...] = (_case, _aggregate, _families, _loaders)
 
 
 def _check_polarity(name: str, higher_is_better: object) -> bool:
@@ -373,20 +360,10 @@ def register_family(
 ) -> None:
     """Register a retrieval family that claims every ``name@k``.
 
-    ``bounds``: the range of every ``name@k`` value, as :func:`register_metric`'s.
-
-    ``parameters`` declares what else changes its values (name -> default,
-    e.g. ``{"relevance_level": 1}``); by default, ``fn``'s keyword-only
-    arguments with defaults.  They are part of each instance's fingerprint.
-
-    Registering the same function again is a no-op; a different function under
-    an existing name raises, because saved results would silently change meaning.
-    The exception is a ``replaceable`` built-in (``precision``, ``mrr``, ``map``,
-    ``hit_rate``): the client's own definition takes the name over, and its
-    fingerprint changes with it, so baselines scored with the built-in are
-    reported as incomparable rather than compared.
-    ``higher_is_better=None`` (what ``runner.METRICS[name] = fn`` gives) lets
-    :func:`evalkit.run` use the family but makes :func:`polarity` refuse it.
+    ``parameters`` (name -> default; by default ``fn``'s keyword-only defaults) are part
+    of each instance's fingerprint; ``bounds`` as :func:`register_metric`'s.  The same
+    function again is a no-op, another one raises (replacing a built-in and
+    ``higher_is_better=None``: docs/design/code-notes.md).
     """
     _ensure_builtins()
     if not isinstance(name, str) or not _FAMILY.match(name):
@@ -401,29 +378,23 @@ def register_family(
         version = "1"  # built-ins always carry the version their fingerprint hashes
     declared_bounds = check_bounds(name, bounds)
     existing = _families.get(name)
+    new = RetrievalFamily(
+        name,
+        fn,
+        higher_is_better,
+        _version(version),
+        builtin,
+        replaceable,
+        parameters,
+        declared_bounds,
+    )
     if existing is not None and existing.replaceable and existing.fn is not fn:
-        _families[name] = RetrievalFamily(
-            name,
-            fn,
-            higher_is_better,
-            _version(version),
-            parameters=parameters,
-            bounds=declared_bounds,
-        )
+        _families[name] = replace(new, builtin=False, replaceable=False)
         return
     if existing is not None:
         if existing.fn is fn:
             if existing.higher_is_better is None and higher_is_better is not None:
-                _families[name] = RetrievalFamily(
-                    name,
-                    fn,
-                    higher_is_better,
-                    existing.version,
-                    existing.builtin,
-                    existing.replaceable,
-                    existing.parameters,
-                    existing.bounds,
-                )
+                _families[name] = replace(existing, higher_is_better=higher_is_better)
                 return
             if higher_is_better is None or existing.higher_is_better == higher_is_better:
                 return
@@ -436,16 +407,7 @@ def register_family(
         raise RegistryError(
             f"retrieval family {name!r} would claim {clash[0]!r}, which is already registered"
         )
-    _families[name] = RetrievalFamily(
-        name,
-        fn,
-        higher_is_better,
-        _version(version),
-        builtin,
-        replaceable,
-        parameters,
-        declared_bounds,
-    )
+    _families[name] = new
 
 
 def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) -> MetricDef:
@@ -481,12 +443,8 @@ def _family_metric(family: RetrievalFamily, k: int, relevance_level: int = 1) ->
 
 
 def family_instance(name: str, spec: str, params: Mapping[str, object]) -> MetricDef:
-    """``spec`` (``ndcg@10``) scored with ``params`` (``relevance_level``), named ``name``.
-
-    What a ``{name, kind: ndcg@10, relevance_level: 2}`` entry in evalkit.yaml
-    registers: the definition's function applies the level, and its canonical
-    parameters are part of its fingerprint (so two levels are incomparable).
-    """
+    """``spec`` (``ndcg@10``) scored with ``params`` (``relevance_level``), named ``name``:
+    an evalkit.yaml ``{name, kind: ndcg@10, relevance_level: 2}`` entry."""
     _ensure_builtins()
     from evalkit._model.relevance import check_level
 
@@ -513,10 +471,9 @@ def register_concrete_family_metric(family: str, k: int) -> MetricDef:
     _ensure_builtins()
     fam = _families[family]
     defn = _family_metric(fam, k)
-    if defn.name in _case:
-        raise RegistryError(f"metric {defn.name!r} is already registered (a per-case metric)")
-    if defn.name in _aggregate:
-        raise RegistryError(f"metric {defn.name!r} is already registered (an aggregate)")
+    for table, owner in ((_case, "a per-case metric"), (_aggregate, "an aggregate")):
+        if defn.name in table:
+            raise RegistryError(f"metric {defn.name!r} is already registered ({owner})")
     _case[defn.name] = defn
     return defn
 
@@ -629,11 +586,7 @@ class Registered(list[str]):
         return list(self._by_kind)
 
     def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            if key not in self._by_kind:
-                raise KeyError(key)
-            return list(self._by_kind[key])
-        return super().__getitem__(key)
+        return self.as_dict()[key] if isinstance(key, str) else super().__getitem__(key)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Mapping):
@@ -694,18 +647,13 @@ def loader_extensions() -> list[str]:
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
     _ensure_all()
-    case, aggregate, fams, loaders = dict(_case), dict(_aggregate), dict(_families), dict(_loaders)
+    saved = [dict(table) for table in _TABLES]
     try:
         yield
     finally:
-        _case.clear()
-        _case.update(case)
-        _aggregate.clear()
-        _aggregate.update(aggregate)
-        _families.clear()
-        _families.update(fams)
-        _loaders.clear()
-        _loaders.update(loaders)
+        for table, before in zip(_TABLES, saved, strict=True):
+            table.clear()
+            table.update(before)
 
 
 # paired-evalkit 0.2.0's private table names.  Test suites written against it
@@ -722,7 +670,7 @@ _POLARITY = _families
 def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
     _ensure_all()
-    for table in (_case, _aggregate, _families, _loaders):
+    for table in _TABLES:
         table.clear()
 
 

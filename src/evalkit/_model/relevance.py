@@ -41,10 +41,8 @@ def as_grades(relevant: Iterable[str] | Grades, *, query_id: str | None = None) 
 
 def relevant_ids(relevant: Relevance, relevance_level: int = 1) -> frozenset[str]:
     """The ids that count as relevant at ``relevance_level`` (binarised judgments)."""
-    if isinstance(relevant, Mapping):
-        return frozenset(doc for doc, grade in relevant.items() if grade >= relevance_level)
     grades = as_grades(relevant)
-    return frozenset(grades) if relevance_level == 1 else frozenset()
+    return frozenset(doc for doc, grade in grades.items() if grade >= relevance_level)
 
 
 @functools.lru_cache(maxsize=512)

@@ -1,29 +1,15 @@
 """Slices: which cases share a tag or a field value, read once from the goldens (issue 28).
 
-``evalkit.yaml`` declares slice dimensions (``slices: [tags, lang]``); each is a field of
-the golden cases (a dotted path such as ``metadata.category`` reaches into a nested
-mapping, as BEIR's ``metadata`` is).  A case's value of a dimension is one text (``lang:
-de``: the case is in slice ``lang=de``) or a list of texts (``tags: [billing, long]``: the
-case is in ``tags=billing`` and ``tags=long``); a case without the field is in no slice of
-that dimension.  A list makes slices of one dimension overlap, and two dimensions always
-do, which is what decides between Benjamini-Hochberg and Benjamini-Yekutieli
-(:mod:`evalkit.stats.fdr`).
-
-Slice fields are labels, not part of what a case asks or expects: the case fingerprint
-leaves them out (:meth:`evalkit._model.golden_cases.GoldenCase.fingerprint`), so tagging
-the goldens does not turn every case into a "changed golden" against a baseline made
-before, and the assignment has its own fingerprint (:meth:`SliceAssignment.fingerprint`),
-stored in the run artefact, so a changed assignment is visible in the goldens diff.
+Labels, not part of what a case asks: fingerprinted apart (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from evalkit._model.digest import sha256_json
 from evalkit.errors import GoldenError
 
 __all__ = [
@@ -148,11 +134,7 @@ class SliceAssignment:
 
     def cases_of(self, key: SliceKey) -> tuple[str, ...]:
         """The case ids in one slice (file order); ``()`` for a slice no case is in."""
-        return tuple(
-            case_id
-            for case_id, dims in self.members.items()
-            if key.value in dims.get(key.dimension, ())
-        )
+        return self.slices().get(key, ())
 
     def resolve(self, key: SliceKey) -> SliceKey | None:
         """The declared slice a ``slice:`` scope names, or None.  A bare value (no
@@ -173,9 +155,7 @@ class SliceAssignment:
 
     def fingerprint(self) -> str:
         """SHA-256 of the dimensions and every case's values: moving one case changes it."""
-        payload = {"v": SLICE_FINGERPRINT_VERSION, **self.canonical()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return sha256_json({"v": SLICE_FINGERPRINT_VERSION, **self.canonical()})
 
     def reassigned(self, other: SliceAssignment) -> tuple[str, ...]:
         """Cases in both whose slices differ (on the dimensions both declare), in this order."""

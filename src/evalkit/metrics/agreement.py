@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -57,18 +57,13 @@ def _counts(codes: _Codes, k: int, idx: _Codes) -> _Array:
 def _kappa_batch(a: _Array, b: _Array, idx: _Codes, weights: KappaWeights) -> _Array:
     """κ_w for each resample (row of ``idx``); NaN where it is undefined."""
     xa, xb = a[idx], b[idx]
-    n = idx.shape[1]
-    if weights == "quadratic":
-        observed = ((xa - xb) ** 2).sum(axis=1)
-        squares = (xa**2).sum(axis=1) + (xb**2).sum(axis=1)
-        expected = squares - 2.0 * xa.sum(axis=1) * xb.sum(axis=1) / n
-    else:
-        observed = np.abs(xa - xb).sum(axis=1)
-        values, codes_a, codes_b = _categories(a, b)
-        distance = np.abs(values[:, None] - values[None, :])
-        cnt_a, cnt_b = _counts(codes_a, len(values), idx), _counts(codes_b, len(values), idx)
-        expected = np.einsum("bk,kl,bl->b", cnt_a, distance, cnt_b) / n
-        squares = np.abs(xa).sum(axis=1) + np.abs(xb).sum(axis=1)
+    power = 2 if weights == "quadratic" else 1  # the disagreement weight |x - y| ** power
+    observed = (np.abs(xa - xb) ** power).sum(axis=1)
+    values, codes_a, codes_b = _categories(a, b)
+    distance = np.abs(values[:, None] - values[None, :]) ** power
+    cnt_a, cnt_b = _counts(codes_a, len(values), idx), _counts(codes_b, len(values), idx)
+    expected = np.einsum("bk,kl,bl->b", cnt_a, distance, cnt_b) / idx.shape[1]
+    squares = (np.abs(xa) ** power).sum(axis=1) + (np.abs(xb) ** power).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = 1.0 - observed / expected
     # Constant grades give an expected disagreement of 0 (up to rounding): undefined.
@@ -208,22 +203,15 @@ def agreement(
     if not 0.0 < confidence < 1.0:
         raise MetricError(f"confidence must be between 0 and 1, got {confidence!r}")
     a, b = _paired(judge, human)
-    whole = _identity(len(a))
-    points = {
-        "quadratic": _defined(float(_kappa_batch(a, b, whole, "quadratic")[0]), "quadratic κ"),
-        "linear": _defined(float(_kappa_batch(a, b, whole, "linear")[0]), "linear κ"),
-        "spearman": _defined(float(_spearman_batch(a, b, whole)[0]), "Spearman's ρ"),
+    batches: dict[str, Callable[[_Codes], _Array]] = {
+        "quadratic κ": lambda idx: _kappa_batch(a, b, idx, "quadratic"),
+        "linear κ": lambda idx: _kappa_batch(a, b, idx, "linear"),
+        "Spearman's ρ": lambda idx: _spearman_batch(a, b, idx),
     }
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(a), size=(n_resamples, len(a)), dtype=np.intp)
-    return Agreement(
-        n=len(a),
-        kappa_quadratic=_interval(
-            points["quadratic"], _kappa_batch(a, b, idx, "quadratic"), confidence
-        ),
-        kappa_linear=_interval(points["linear"], _kappa_batch(a, b, idx, "linear"), confidence),
-        spearman=_interval(points["spearman"], _spearman_batch(a, b, idx), confidence),
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
+    points = [_defined(float(batch(_identity(len(a)))[0]), w) for w, batch in batches.items()]
+    idx = np.random.default_rng(seed).integers(0, len(a), size=(n_resamples, len(a)), dtype=np.intp)
+    quadratic, linear, rho = (
+        _interval(point, batch(idx), confidence)
+        for point, batch in zip(points, batches.values(), strict=True)
     )
+    return Agreement(len(a), quadratic, linear, rho, confidence, n_resamples, seed)

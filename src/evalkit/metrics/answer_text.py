@@ -31,18 +31,10 @@ def normalize_answer(text: str) -> str:
     return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
 
 
-def _lower(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _none(text: str) -> str:
-    return " ".join(text.split())
-
-
 _NORMALISERS: dict[str, Callable[[str], str]] = {
     "squad": normalize_answer,
-    "lower": _lower,
-    "none": _none,
+    "lower": lambda text: " ".join(text.lower().split()),
+    "none": lambda text: " ".join(text.split()),
 }
 
 

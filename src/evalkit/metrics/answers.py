@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from evalkit._model.digest import sha256_json
 from evalkit._model.metric_identity import ParamValue, canonical_params
 from evalkit._model.registry import (
     NON_NEGATIVE,
@@ -93,8 +94,7 @@ class AnswerMetric:
     def fingerprint(self) -> str:
         """Hash of kind, version and parameters (the registry reads this attribute)."""
         payload = {"kind": self.kind, "version": self.version, "params": self.params()}
-        text = json.dumps(payload, sort_keys=True, ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        return sha256_json(payload, compact=False)[:16]
 
     def score(self, text: str, case: GoldenCase) -> float:
         raise NotImplementedError
@@ -155,16 +155,13 @@ class _Phrases(AnswerMetric):
     ) -> None:
         self.normalisation = _check_normalisation(self.kind, normalisation)
         self._norm = normalizer(self.normalisation)
-        if phrases is not None:
-            if isinstance(phrases, str) or not all(
-                isinstance(p, str) and p.strip() for p in phrases
-            ):
-                raise MetricError(
-                    f"{self.kind}: phrases must be a list of non-empty strings, got {phrases!r}"
-                )
-            self.phrases: tuple[str, ...] | None = tuple(phrases)
-        else:
-            self.phrases = None
+        if phrases is not None and (
+            isinstance(phrases, str) or not all(isinstance(p, str) and p.strip() for p in phrases)
+        ):
+            raise MetricError(
+                f"{self.kind}: phrases must be a list of non-empty strings, got {phrases!r}"
+            )
+        self.phrases: tuple[str, ...] | None = None if phrases is None else tuple(phrases)
 
     def params(self) -> dict[str, Any]:
         return {
@@ -242,11 +239,8 @@ class RegexMatch(AnswerMetric):
             )
         if mode not in ("search", "fullmatch"):
             raise MetricError(f"regex_match: mode must be 'search' or 'fullmatch', got {mode!r}")
-        bits = 0
-        for letter in flags:
-            bits |= _REGEX_FLAGS[letter]
         try:
-            compiled = re.compile(pattern, bits)
+            compiled = re.compile(pattern, sum(_REGEX_FLAGS[letter] for letter in set(flags)))
         except re.error as exc:
             where = f" at position {exc.pos}" if exc.pos is not None else ""
             raise MetricError(
@@ -313,8 +307,7 @@ class JsonSchemaMatch(AnswerMetric):
         self._validator = _schema_validator(self.schema, where)
 
     def params(self) -> dict[str, Any]:
-        text = json.dumps(self.schema, sort_keys=True, ensure_ascii=False)
-        return {"schema_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+        return {"schema_sha256": sha256_json(self.schema, compact=False)}
 
     @property
     def definition(self) -> str:
@@ -340,45 +333,30 @@ def _unresolvable(where: str, exc: Exception) -> str:
     )
 
 
-def _refs(node: object) -> list[str]:
-    """Every ``$ref`` string in a schema."""
-    found: list[str] = []
+def _objects(node: object) -> Iterator[Mapping[str, Any]]:
+    """Every JSON object in ``node``, itself included."""
     stack = [node]
     while stack:
         item = stack.pop()
         if isinstance(item, Mapping):
-            if isinstance(item.get("$ref"), str):
-                found.append(item["$ref"])
+            yield item
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-    return found
-
-
-def _nested_ids(schema: Mapping[str, Any]) -> bool:
-    stack: list[object] = [v for k, v in schema.items() if k != "$id"]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, Mapping):
-            if "$id" in item or isinstance(item.get("id"), str):
-                return True
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 def _check_refs(schema: dict[str, Any], cls: Any, where: str) -> None:
     """Resolve every ``$ref`` now, so a dangling or remote one is refused at load, not mid-run."""
-    if _nested_ids(schema):  # a nested $id moves the base; leave those refs to the validator
-        return
+    below = [v for k, v in schema.items() if k != "$id"]
+    if any("$id" in o or isinstance(o.get("id"), str) for o in _objects(below)):
+        return  # a nested $id moves the base; leave those refs to the validator
     from referencing.exceptions import Unresolvable
 
     # The validator's own resolver (its registry knows the metaschemas, fetches nothing).
     resolver = getattr(cls(schema), "_resolver", None)
     if resolver is None:  # another jsonschema version: the run-time check still applies
         return
-    for ref in _refs(schema):
+    for ref in (o["$ref"] for o in _objects(schema) if isinstance(o.get("$ref"), str)):
         try:
             resolver.lookup(ref)
         except Unresolvable as exc:
@@ -445,16 +423,19 @@ class AnswerLength(AnswerMetric):
 
 # ------------------------------------------------------------------ building and registering
 
+# The kinds that take no required parameter are also registered under their own names.
+_PARAMETER_FREE: tuple[type[AnswerMetric], ...] = (
+    ExactMatch,
+    TokenF1,
+    ContainsAll,
+    ContainsAny,
+    ExcludesPhrases,
+    JsonValid,
+    AnswerLength,
+)
+_WITH_PARAMETERS: tuple[type[AnswerMetric], ...] = (RegexMatch, JsonSchemaMatch)
 _KINDS: dict[str, Callable[..., AnswerMetric]] = {
-    "exact_match": ExactMatch,
-    "token_f1": TokenF1,
-    "contains_all": ContainsAll,
-    "contains_any": ContainsAny,
-    "excludes_forbidden": ExcludesPhrases,
-    "regex_match": RegexMatch,
-    "json_valid": JsonValid,
-    "json_schema": JsonSchemaMatch,
-    "answer_length": AnswerLength,
+    cls.kind: cls for cls in (*_PARAMETER_FREE, *_WITH_PARAMETERS)
 }
 
 
@@ -523,27 +504,12 @@ def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
     # artefact records them and an incomparable verdict can say what differs.
     defaults = _default_params(metric)
     params = canonical_params(name, metric.params(), defaults)
-    if not params:
-        register_metric(
-            name,
-            higher_is_better=metric.higher_is_better,
-            version=metric.version,
-            bounds=metric.bounds,
-        )(metric)
-        return get_metric(name)
     register_metric(name, higher_is_better=metric.higher_is_better)  # checks name and polarity
-    define(
-        MetricDef(
-            name,
-            "case",
-            metric,
-            metric.higher_is_better,
-            metric.version,
-            parameters=defaults,
-            params=params,
-            bounds=metric.bounds,
-        )
-    )
+    # The default instance declares no parameters: it keeps the definition it always had.
+    declared = defaults if params else {}
+    hib, version = metric.higher_is_better, metric.version
+    defn = MetricDef(name, "case", metric, hib, version, parameters=declared, params=params)
+    define(replace(defn, bounds=metric.bounds))
     return get_metric(name)
 
 
@@ -560,13 +526,5 @@ def _default_params(metric: AnswerMetric) -> dict[str, ParamValue]:
 
 def register_answer_builtins() -> None:
     """Register the parameter-free answer metrics under their canonical names."""
-    for metric in (
-        ExactMatch(),
-        TokenF1(),
-        ContainsAll(),
-        ContainsAny(),
-        ExcludesPhrases(),
-        JsonValid(),
-        AnswerLength(),
-    ):
-        register_answer_metric(metric.kind, metric)
+    for cls in _PARAMETER_FREE:
+        register_answer_metric(cls.kind, cls())

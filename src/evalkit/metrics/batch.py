@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
 from typing import TypeAlias
 
@@ -31,18 +32,6 @@ __all__ = [
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
 FloatArray: TypeAlias = npt.NDArray[np.float64]
-
-
-def _grades_with_repeats(ranked: Sequence[str], grades: Grades) -> list[int]:
-    seen: set[str] = set()
-    out: list[int] = []
-    for doc in ranked:
-        if doc in seen:
-            out.append(UNJUDGED)
-        else:
-            seen.add(doc)
-            out.append(grades.get(doc, UNJUDGED))
-    return out
 
 
 _INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})
@@ -82,7 +71,7 @@ class RankedGrades:
     # file graded as its qrels were read: evalkit._spec.trec_read.grade_run); the
     # grades of the ranked ids are then given too, and ``judgments`` are not read.
     judged_grades: Sequence[IntArray] | None = None
-    _cache: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _by_k: dict[str, FloatArray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         check_level(self.relevance_level)
@@ -95,17 +84,9 @@ class RankedGrades:
     def n_queries(self) -> int:
         return len(self.rankings)
 
-    def _get(self, key: str, build: Callable[[], np.ndarray]) -> np.ndarray:
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
-
-    @property
+    @cached_property
     def grades(self) -> IntArray:
         """The judged grade at every ranked position (``UNJUDGED`` if none)."""
-        return self._get("grades", self._build_grades)
-
-    def _build_grades(self) -> IntArray:
         offs = self.rankings.offsets.tolist()
         docs = self.rankings.docnos
         check_repeats = not self.rankings.distinct
@@ -115,13 +96,10 @@ class RankedGrades:
             a, b = offs[i], offs[i + 1]
             ranked = docs[a:b]
             if check_repeats and len(set(ranked)) != b - a:
-                extend(_grades_with_repeats(ranked, grades))
+                extend(core.ranked_grades(ranked, grades, UNJUDGED))
             else:
                 extend(map(grades.get, ranked, repeat(UNJUDGED, b - a)))
-        try:
-            return np.array(flat, dtype=np.int64)
-        except OverflowError:
-            raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
+        return _int64(flat)
 
     def _locate(self, mask: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
         """Query index and 0-based rank of each position where ``mask`` holds."""
@@ -130,13 +108,10 @@ class RankedGrades:
         query = np.searchsorted(offsets, where, side="right") - 1
         return query, where - offsets[query]
 
-    @property
+    @cached_property
     def relevant_hits(self) -> tuple[IntArray, IntArray]:
         """(query index, rank) of every ranked relevant id (grade >= level)."""
-        if "hit_q" not in self._cache:
-            q, pos = self._locate(self.grades >= self.relevance_level)
-            self._cache["hit_q"], self._cache["hit_pos"] = q, pos
-        return self._cache["hit_q"], self._cache["hit_pos"]
+        return self._locate(self.grades >= self.relevance_level)
 
     def hits_within(self, k: int) -> tuple[IntArray, IntArray]:
         """:attr:`relevant_hits` ranked in the top k."""
@@ -144,49 +119,39 @@ class RankedGrades:
         keep = pos < k
         return q[keep], pos[keep]
 
-    @property
+    @cached_property
     def gains(self) -> tuple[IntArray, IntArray, IntArray]:
         """(query index, rank, grade) of every ranked id with a positive grade."""
-        if "gain_q" not in self._cache:
-            positive = self.grades > 0
-            q, pos = self._locate(positive)
-            self._cache["gain_q"], self._cache["gain_pos"] = q, pos
-            self._cache["gain"] = self.grades[positive]
-        return self._cache["gain_q"], self._cache["gain_pos"], self._cache["gain"]
+        positive = self.grades > 0
+        return (*self._locate(positive), self.grades[positive])
 
+    @cached_property
     def _judged(self) -> tuple[IntArray, IntArray]:
         """Every judged grade, flat, with its query index."""
+        if self.judged_grades is not None:
+            judged: Sequence[Sized] = self.judged_grades
+            flat = np.concatenate([np.zeros(0, dtype=np.int64), *self.judged_grades])
+        else:
+            judged = self.judgments
+            flat = _int64([v for g in self.judgments for v in g.values()])
+        return flat, np.repeat(np.arange(self.n_queries), [len(g) for g in judged])
 
-        def build() -> IntArray:
-            if self.judged_grades is not None:
-                return np.concatenate([np.zeros(0, dtype=np.int64), *self.judged_grades])
-            values = [v for g in self.judgments for v in g.values()]
-            try:
-                return np.array(values, dtype=np.int64)
-            except OverflowError:
-                raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
-
-        def build_index() -> IntArray:
-            judged = self.judgments if self.judged_grades is None else self.judged_grades
-            return np.repeat(np.arange(self.n_queries), [len(g) for g in judged])
-
-        return self._get("judged", build), self._get("judged_qidx", build_index)
-
-    @property
+    @cached_property
     def n_relevant(self) -> FloatArray:
         """Judged ids with grade >= level, per query (the recall/MAP denominator)."""
+        flat, qidx = self._judged
+        return _sum_by_query(qidx[flat >= self.relevance_level], None, self.n_queries)
 
-        def build() -> FloatArray:
-            flat, qidx = self._judged()
-            return _sum_by_query(qidx[flat >= self.relevance_level], None, self.n_queries)
-
-        return self._get("nrel", build)
+    def _get(self, key: str, build: Callable[[], FloatArray]) -> FloatArray:
+        if key not in self._by_k:
+            self._by_k[key] = build()
+        return self._by_k[key]
 
     def ideal_dcg(self, k: int) -> FloatArray:
         """DCG@k of the ideal ranking: every positive grade, best first."""
 
         def build() -> FloatArray:
-            flat, qidx = self._judged()
+            flat, qidx = self._judged
             keep = flat > 0
             gains, q = flat[keep], qidx[keep]
             order = np.lexsort((-gains, q))
@@ -200,10 +165,16 @@ class RankedGrades:
         return self._get(f"idcg@{k}", build)
 
     def _hits(self, k: int) -> FloatArray:
-        def build() -> FloatArray:
-            return _sum_by_query(self.hits_within(k)[0], None, self.n_queries)
+        return self._get(
+            f"hits@{k}", lambda: _sum_by_query(self.hits_within(k)[0], None, self.n_queries)
+        )
 
-        return self._get(f"hits@{k}", build)
+
+def _int64(values: list[int]) -> IntArray:
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:
+        raise MetricError("qrels: a grade does not fit in a 64-bit integer") from None
 
 
 def _sum_by_query(
@@ -218,18 +189,6 @@ def _safe_div(num: FloatArray, den: FloatArray) -> FloatArray:
     out = np.zeros_like(num)
     np.divide(num, den, out=out, where=den > 0)
     return out
-
-
-def _precision(rg: RankedGrades, k: int) -> FloatArray:
-    return rg._hits(k) / k
-
-
-def _recall(rg: RankedGrades, k: int) -> FloatArray:
-    return _safe_div(rg._hits(k), rg.n_relevant)
-
-
-def _hit_rate(rg: RankedGrades, k: int) -> FloatArray:
-    return (rg._hits(k) > 0).astype(np.float64)
 
 
 def _first_of_each_query(q: IntArray) -> npt.NDArray[np.bool_]:
@@ -267,12 +226,12 @@ def _ndcg(rg: RankedGrades, k: int) -> FloatArray:
 BatchFn: TypeAlias = Callable[[RankedGrades, int], FloatArray]
 
 _BATCH: dict[Callable[..., float], BatchFn] = {
-    core.precision_at_k: _precision,
-    core.recall_at_k: _recall,
+    core.precision_at_k: lambda rg, k: rg._hits(k) / k,
+    core.recall_at_k: lambda rg, k: _safe_div(rg._hits(k), rg.n_relevant),
     core.ndcg_at_k: _ndcg,
     core.mrr_at_k: _mrr,
     core.map_at_k: _map,
-    core.hit_rate_at_k: _hit_rate,
+    core.hit_rate_at_k: lambda rg, k: (rg._hits(k) > 0).astype(np.float64),
 }
 
 
@@ -346,7 +305,30 @@ def score_rankings(
     level = check_level(relevance_level)
     defs = registry.resolve_query_metrics(metrics)
     with paused_gc():
-        return _score(name, rankings, qrels, defs, level, queries, _grades, _checked_qrels, _judged)
+        flat = rankings if isinstance(rankings, Rankings) else Rankings.from_mapping(rankings)
+        chosen = _choose_queries(name, flat, qrels, queries)
+        judgments = [as_grades(qrels[qid], query_id=qid) for qid in chosen.query_ids]
+        if not _checked_qrels:
+            _check_grades(chosen.query_ids, judgments)
+        judged = None if _judged is None else [_judged[qid] for qid in chosen.query_ids]
+        rg = RankedGrades(chosen, judgments, level, judged)
+        if _grades is not None:
+            rg.grades = _select_grades(flat, chosen, _grades)
+        columns: list[list[float]] = []
+        for defn in defs:
+            if defn.family is not None and defn.k is not None:
+                fam = registry.families()[defn.family]
+                columns.append(batch_metric(rg, fam.fn, defn.k).tolist())
+            else:
+                columns.append(_case_metric_column(defn, chosen, judgments))
+        names = [d.name for d in defs]
+        rows = [
+            QueryResult(
+                qid, chosen.ranking(i), dict(zip(names, (c[i] for c in columns), strict=True))
+            )
+            for i, qid in enumerate(chosen.query_ids)
+        ]
+        return RunResult(name, rows)
 
 
 def _select_grades(flat: Rankings, chosen: Rankings, grades: IntArray) -> IntArray:
@@ -359,41 +341,6 @@ def _select_grades(flat: Rankings, chosen: Rankings, grades: IntArray) -> IntArr
         grades[offs[index[qid]] : offs[index[qid] + 1]] for qid in chosen.query_ids if qid in index
     ]
     return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-
-
-def _score(
-    name: str,
-    rankings: Rankings | Mapping[str, Sequence[str]],
-    qrels: Mapping[str, Relevance],
-    defs: Sequence[registry.MetricDef],
-    level: int,
-    queries: QuerySelection,
-    grades: IntArray | None,
-    checked_qrels: bool = False,
-    judged: Mapping[str, IntArray] | None = None,
-) -> RunResult[QueryResult]:
-    flat = rankings if isinstance(rankings, Rankings) else Rankings.from_mapping(rankings)
-    chosen = _choose_queries(name, flat, qrels, queries)
-    judgments = [as_grades(qrels[qid], query_id=qid) for qid in chosen.query_ids]
-    if not checked_qrels:
-        _check_grades(chosen.query_ids, judgments)
-    judged_grades = None if judged is None else [judged[qid] for qid in chosen.query_ids]
-    rg = RankedGrades(chosen, judgments, level, judged_grades)
-    if grades is not None:
-        rg._cache["grades"] = _select_grades(flat, chosen, grades)
-    columns: list[list[float]] = []
-    for defn in defs:
-        if defn.family is not None and defn.k is not None:
-            fam = registry.families()[defn.family]
-            columns.append(batch_metric(rg, fam.fn, defn.k).tolist())
-        else:
-            columns.append(_case_metric_column(defn, chosen, judgments))
-    names = [d.name for d in defs]
-    rows: list[QueryResult] = []
-    for i, qid in enumerate(chosen.query_ids):
-        values = dict(zip(names, (col[i] for col in columns), strict=True))
-        rows.append(QueryResult(qid, chosen.ranking(i), values))
-    return RunResult(name, rows)
 
 
 def _case_metric_column(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import partial
 from itertools import chain
 
 from evalkit._model.registry import (
@@ -112,20 +113,6 @@ def latency_percentile(rows: Sequence[Row], p: int) -> float:
     return nearest_rank(_latencies(rows, f"latency_p{p}"), p)
 
 
-def _register_percentile(p: int) -> None:
-    def latency_p(rows: Sequence[Row]) -> float:
-        return latency_percentile(rows, p)
-
-    _builtin_aggregate(f"latency_p{p}", latency_p, higher_is_better=False, bounds=NON_NEGATIVE)
-
-
-def _register_share(k: int | None) -> None:
-    name = "max_item_share" if k is None else f"max_item_share@{k}"
-    share: Callable[[Sequence[Row]], float] = lambda rows: max_item_share(rows, k)  # noqa: E731
-    # v2: queries answered with nothing left out of the denominator (0.2.0's definition).
-    _builtin_aggregate(name, share, higher_is_better=False, version="2", bounds=UNIT)
-
-
 def latency_mean(rows: Sequence[Row]) -> float:
     values = _latencies(rows, "latency_mean")
     return math.fsum(values) / len(values)
@@ -171,11 +158,14 @@ def register_builtins() -> None:
     for k in NDCG_KS:
         register_concrete_family_metric("ndcg", k)
     for p in PERCENTILES:
-        _register_percentile(p)
+        percentile = partial(latency_percentile, p=p)
+        _builtin_aggregate(f"latency_p{p}", percentile, higher_is_better=False, bounds=NON_NEGATIVE)
     _builtin_aggregate("latency_mean", latency_mean, higher_is_better=False, bounds=NON_NEGATIVE)
-    _register_share(None)
-    for k in SHARE_KS:
-        _register_share(k)
+    for top in (None, *SHARE_KS):
+        name = "max_item_share" if top is None else f"max_item_share@{top}"
+        share = partial(max_item_share, k=top)
+        # v2: queries answered with nothing left out of the denominator (0.2.0's definition).
+        _builtin_aggregate(name, share, higher_is_better=False, version="2", bounds=UNIT)
     _builtin_aggregate("entropy", item_entropy, higher_is_better=True, bounds=UNIT)
     from evalkit.metrics.answers import register_answer_builtins
 

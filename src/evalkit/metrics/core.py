@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from evalkit._model.relevance import Relevance, as_grades, check_level
 from evalkit.errors import MetricError
+
+_M = TypeVar("_M")
 
 __all__ = [
     "hit_rate_at_k",
@@ -24,24 +27,13 @@ def _check_k(k: object) -> int:
     return k
 
 
-def _check_retrieved(retrieved: object) -> Sequence[str]:
-    if isinstance(retrieved, str | bytes) or not isinstance(retrieved, Sequence):
-        raise MetricError(
-            f"retrieved must be a list of ids, best first, got {type(retrieved).__name__}"
-        )
-    return retrieved
-
-
-def _top_k_grades(retrieved: Sequence[str], grades: Mapping[str, int], k: int) -> list[int | None]:
-    """Grade of each of the first k slots; ``None`` for unjudged ids and repeats."""
+def ranked_grades(ranked: Sequence[str], grades: Mapping[str, int], missing: _M) -> list[int | _M]:
+    """Grade of each ranked id; ``missing`` for unjudged ids and repeats."""
     seen: set[str] = set()
-    out: list[int | None] = []
-    for doc in retrieved[:k]:
-        if doc in seen:
-            out.append(None)
-            continue
+    out: list[int | _M] = []
+    for doc in ranked:
+        out.append(missing if doc in seen else grades.get(doc, missing))
         seen.add(doc)
-        out.append(grades.get(doc))
     return out
 
 
@@ -50,8 +42,12 @@ def _prepare(
 ) -> tuple[list[int | None], Mapping[str, int], int]:
     _check_k(k)
     level = check_level(relevance_level)
+    if isinstance(retrieved, str | bytes) or not isinstance(retrieved, Sequence):
+        raise MetricError(
+            f"retrieved must be a list of ids, best first, got {type(retrieved).__name__}"
+        )
     grades = as_grades(relevant)
-    return _top_k_grades(_check_retrieved(retrieved), grades, k), grades, level
+    return ranked_grades(retrieved[:k], grades, None), grades, level
 
 
 def _n_relevant(grades: Mapping[str, int], level: int) -> int:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-import time
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from evalkit._util.retry_after import rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, JudgeError
@@ -20,6 +18,7 @@ from evalkit.metrics.judge_base import (
     TOOL_NAME,
     Grade,
     JudgeBase,
+    JudgeSettings,
     Reply,
     TokenUsage,
     ToolCall,
@@ -87,31 +86,10 @@ class LLMJudge(JudgeBase):
         cache_path: str | os.PathLike[str] | None = None,
         *,
         client: anthropic.Anthropic | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float | None = None,
-        max_retries: int | None = None,
-        timeout_s: float | None = None,
-        prices: Mapping[str, float] | None = None,
-        cache_only: bool = False,
         system: str | None = None,
-        rate_limit_wait_s: float = 0.0,
-        sleep: Callable[[float], None] = time.sleep,
+        **settings: Unpack[JudgeSettings],
     ) -> None:
-        super().__init__(
-            rubric,
-            model,
-            scale,
-            cache_path,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            max_retries=max_retries,
-            timeout_s=timeout_s,
-            prices=prices,
-            cache_only=cache_only,
-            system=system,
-            rate_limit_wait_s=rate_limit_wait_s,
-            sleep=sleep,
-        )
+        super().__init__(rubric, model, scale, cache_path, system=system, **settings)
         self._injected_client = client
         self._client: Any = None
         self._client_lock = threading.Lock()
@@ -274,12 +252,9 @@ def _describe_status_error(exc: Any) -> str:
     """``HTTP 529 overloaded_error: Overloaded`` from an ``APIStatusError``."""
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, dict) else None
-    error_type = getattr(exc, "type", None) or (
-        error.get("type") if isinstance(error, dict) else None
-    )
-    detail = getattr(exc, "api_message", None) or (
-        error.get("message") if isinstance(error, dict) else None
-    )
+    error = error if isinstance(error, dict) else {}
+    error_type = getattr(exc, "type", None) or error.get("type")
+    detail = getattr(exc, "api_message", None) or error.get("message")
     status = getattr(exc, "status_code", "?")
     text = f"Anthropic API returned HTTP {status}"
     if error_type:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from evalkit._model.digest import sha256_json
 from evalkit._model.registry import MetricDef, define
 from evalkit.errors import ConfigError, MetricError
 from evalkit.metrics.agreement import agreement, spearman, weighted_kappa
@@ -62,11 +61,8 @@ class CheckSet:
         judge: Callable[[TargetResponse, GoldenCase], float] | None,
     ) -> CheckSet:
         human = human_grades(goldens, scale)
-        fixed = {}
-        for case in goldens:
-            text = graded_answer(case)
-            if text is not None:
-                fixed[case.id] = (case, text)
+        graded = ((case, graded_answer(case)) for case in goldens)
+        fixed = {case.id: (case, text) for case, text in graded if text is not None}
         return cls(judge_metric, human, fixed, judge)
 
     def compared_ids(self, rows: Sequence[Row]) -> list[str]:
@@ -142,7 +138,7 @@ class JudgeAgreement:
             "judge_metric": self.check.judge_metric,
             "version": VERSION,
         }
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return sha256_json(payload, compact=False)[:16]
 
     def cases_counted(self, rows: Sequence[Row]) -> int:
         """How many of ``rows`` the statistic is computed on (those with both grades)."""
@@ -166,10 +162,9 @@ def _judge_of(metric: str) -> Callable[[TargetResponse, GoldenCase], float] | No
     from evalkit._model.registry import get_metric
 
     try:
-        fn = get_metric(metric).fn
+        return get_metric(metric).fn
     except MetricError:
         return None
-    return fn
 
 
 def agreement_names(judge_metrics: Sequence[str]) -> dict[str, tuple[str, Statistic]]:

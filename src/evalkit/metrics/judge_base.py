@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from evalkit._model.digest import sha256_json
 from evalkit._util.log import get_logger
 from evalkit._util.retry_after import WaitBudget
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
     from evalkit._model.results import TargetResponse
 
-__all__ = ["Grade", "JudgeBase", "Reply", "TokenUsage", "ToolCall"]
+__all__ = ["Grade", "JudgeBase", "JudgeSettings", "Reply", "TokenUsage", "ToolCall"]
 
 _log = get_logger(__name__)
 
@@ -126,15 +125,7 @@ def _canonical(value: object) -> object:
 
 
 def _digest(payload: object) -> str:
-    text = json.dumps(_canonical(payload), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _output_of(response: TargetResponse) -> dict[str, Any]:
-    return {
-        "ids": response.ranked_ids if response.has_ids else None,
-        "text": response.text if response.has_text else None,
-    }
+    return sha256_json(_canonical(payload), compact=False)
 
 
 def _check_str(name: str, value: object) -> str:
@@ -148,6 +139,27 @@ def _check_str(name: str, value: object) -> str:
     return value
 
 
+# setting -> (an integer?, lowest, highest, what a refusal says it must be)
+_NUMBERS: dict[str, tuple[bool, float, float, str]] = {
+    "scale": (True, 2, MAX_SCALE, f"an integer from 2 to {MAX_SCALE} (at least 2)"),
+    "max_tokens": (True, 64, math.inf, "an integer >= 64 (room for a score and a reason)"),
+    "temperature": (False, 0.0, 1.0, "a number from 0 to 1 or None"),
+    "max_retries": (True, 0, math.inf, "an integer >= 0 or None"),
+    "timeout_s": (False, math.ulp(0.0), math.inf, "a positive number or None"),
+}
+
+
+def _check_number(name: str, value: Any) -> Any:
+    """``value`` checked against ``_NUMBERS[name]`` (a float setting as a float)."""
+    integer, low, high, must = _NUMBERS[name]
+    if value is None and must.endswith(" or None"):
+        return None
+    kinds = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+        raise JudgeConfigError(f"LLMJudge: {name} must be {must}, got {value!r}")
+    return value if integer else float(value)
+
+
 def _check_prices(prices: Mapping[str, float] | None) -> dict[str, float] | None:
     if prices is None:
         return None
@@ -157,19 +169,16 @@ def _check_prices(prices: Mapping[str, float] | None) -> dict[str, float] | None
             "LLMJudge: prices must be a mapping with exactly the keys 'input' and 'output' "
             f"(USD per million tokens), got {keys!r}"
         )
-    checked: dict[str, float] = {}
     for key, value in prices.items():
         if (
             isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-            or value < 0
+            or not isinstance(value, int | float)
+            or not 0 <= value < math.inf
         ):
             raise JudgeConfigError(
                 f"LLMJudge: prices[{key!r}] must be a finite number >= 0, got {value!r}"
             )
-        checked[key] = float(value)
-    return checked
+    return {key: float(value) for key, value in prices.items()}
 
 
 @dataclass(frozen=True)
@@ -189,6 +198,20 @@ class Reply:
     stop_reason: object = None
     input_tokens: object = None
     output_tokens: object = None
+
+
+class JudgeSettings(TypedDict, total=False):
+    """The keyword settings every judge passes on to :class:`JudgeBase` (their meaning and
+    defaults: :class:`~evalkit.metrics.judge.LLMJudge`)."""
+
+    max_tokens: int
+    temperature: float | None
+    max_retries: int | None
+    timeout_s: float | None
+    prices: Mapping[str, float] | None
+    cache_only: bool
+    rate_limit_wait_s: float
+    sleep: Callable[[float], None]
 
 
 class JudgeBase:
@@ -216,43 +239,11 @@ class JudgeBase:
     ) -> None:
         self.rubric = _check_str("rubric", rubric)
         self.model = _check_str("model", model)
-        if isinstance(scale, bool) or not isinstance(scale, int) or not 2 <= scale <= MAX_SCALE:
-            raise JudgeConfigError(
-                f"LLMJudge: scale must be an integer from 2 to {MAX_SCALE} (at least 2), "
-                f"got {scale!r}"
-            )
-        self.scale = scale
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 64:
-            raise JudgeConfigError(
-                f"LLMJudge: max_tokens must be an integer >= 64 (room for a score and a "
-                f"reason), got {max_tokens!r}"
-            )
-        self.max_tokens = max_tokens
-        if temperature is not None and (
-            isinstance(temperature, bool)
-            or not isinstance(temperature, (int, float))
-            or not 0.0 <= temperature <= 1.0
-        ):
-            raise JudgeConfigError(
-                f"LLMJudge: temperature must be a number from 0 to 1 or None, got {temperature!r}"
-            )
-        self.temperature = None if temperature is None else float(temperature)
-        if max_retries is not None and (
-            isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0
-        ):
-            raise JudgeConfigError(
-                f"LLMJudge: max_retries must be an integer >= 0 or None, got {max_retries!r}"
-            )
-        self.max_retries = max_retries
-        if timeout_s is not None and (
-            isinstance(timeout_s, bool)
-            or not isinstance(timeout_s, (int, float))
-            or not timeout_s > 0
-        ):
-            raise JudgeConfigError(
-                f"LLMJudge: timeout_s must be a positive number or None, got {timeout_s!r}"
-            )
-        self.timeout_s = None if timeout_s is None else float(timeout_s)
+        self.scale: int = _check_number("scale", scale)
+        self.max_tokens: int = _check_number("max_tokens", max_tokens)
+        self.temperature: float | None = _check_number("temperature", temperature)
+        self.max_retries: int | None = _check_number("max_retries", max_retries)
+        self.timeout_s: float | None = _check_number("timeout_s", timeout_s)
         self.prices = _check_prices(prices)
         # 0.2.0's extra grader instructions: sent after the built-in system prompt and
         # folded into the fingerprint and every cache key (only when given, so judges
@@ -269,6 +260,7 @@ class JudgeBase:
                 self.cache = JudgeCache(cache_path)
             except JudgeError as exc:
                 raise JudgeConfigError(str(exc)) from None
+        self._sleep = sleep  # how a provider waits between its own retries
         try:
             # 429s are waited out within this total (metrics/judge.py and openai_judge.py)
             self.rate_limit_budget = WaitBudget(
@@ -293,17 +285,8 @@ class JudgeBase:
     @property
     def fingerprint(self) -> str:
         """Changes whenever the judge would grade differently (read by the registry)."""
-        return _digest(
-            {
-                "judge": "LLMJudge",  # every provider's, as stored fingerprints hold it
-                "model": self.model,
-                "rubric": self.rubric,
-                "scale": self.scale,
-                "temperature": self.temperature,
-                "prompt_version": PROMPT_VERSION,
-                **self._system_identity(),
-            }
-        )[:16]
+        # "LLMJudge" for every provider, as stored fingerprints hold it
+        return _digest({"judge": "LLMJudge", **self._grading()})[:16]
 
     @property
     def rubric_hash(self) -> str:
@@ -315,11 +298,7 @@ class JudgeBase:
         return _digest(
             {
                 **({} if attempt == 1 else {"attempt": attempt}),
-                "prompt_version": PROMPT_VERSION,
-                "model": self.model,
-                "rubric": self.rubric,
-                "scale": self.scale,
-                "temperature": self.temperature,
+                **self._grading(),
                 "case": {
                     "id": case.id,
                     "query": case.query,
@@ -327,13 +306,24 @@ class JudgeBase:
                     "relevant": sorted(case.relevant),
                     "context": case.context,
                 },
-                "output": _output_of(response),
-                **self._system_identity(),
+                "output": {
+                    "ids": response.ranked_ids if response.has_ids else None,
+                    "text": response.text if response.has_text else None,
+                },
             }
         )
 
-    def _system_identity(self) -> dict[str, str]:
-        return {} if self.system is None else {"system": self.system}
+    def _grading(self) -> dict[str, object]:
+        """What decides how this judge grades (``system`` only when given: judges without
+        it keep the keys they had)."""
+        grading = {
+            "model": self.model,
+            "rubric": self.rubric,
+            "scale": self.scale,
+            "temperature": self.temperature,
+            "prompt_version": PROMPT_VERSION,
+        }
+        return grading if self.system is None else {**grading, "system": self.system}
 
     # the prompt and the tool -----------------------------------------------------------
 
@@ -397,16 +387,7 @@ class JudgeBase:
         first = self._grade_attempt(response, case, 1)
         if not self.regrade:
             return first
-        second = self._grade_attempt(response, case, 2)
-        both = Grade(
-            first.case_id,
-            first.score,
-            first.reason,
-            first.model,
-            first.cached,
-            first.usage,
-            regrade=second,
-        )
+        both = replace(first, regrade=self._grade_attempt(response, case, 2))
         with self._records_lock:
             self._last[case.id] = both
         return both
@@ -414,6 +395,7 @@ class JudgeBase:
     def _grade_attempt(self, response: TargetResponse, case: GoldenCase, attempt: int) -> Grade:
         key = self.cache_key(response, case, attempt)
         first = attempt == 1
+        hit: CachedGrade | Grade | None
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None and not 1 <= hit.score <= self.scale:
@@ -422,25 +404,14 @@ class JudgeBase:
                     f"{hit.score} for case {case.id!r}, outside 1..{self.scale}; the file was "
                     "edited by hand: restore it, or delete the entry to regrade"
                 )
-            if hit is not None:
-                return self._record(
-                    key,
-                    Grade(case.id, hit.score, hit.reason, self.model, cached=True),
-                    cached=True,
-                    last=first,
-                )
         else:
             # Without a cache file, a grading already paid for in this process is
             # still not paid for twice (0.2.0 kept such an in-memory cache too).
             with self._records_lock:
-                seen = self._by_key.get(key)
-            if seen is not None:
-                return self._record(
-                    key,
-                    Grade(case.id, seen.score, seen.reason, self.model, cached=True),
-                    cached=True,
-                    last=first,
-                )
+                hit = self._by_key.get(key)
+        if hit is not None:
+            replayed = Grade(case.id, hit.score, hit.reason, self.model, cached=True)
+            return self._record(key, replayed, last=first)
         if self.cache_only or judge_guard.cache_only():
             which = "" if first else f" (grade {attempt}, for self-consistency)"
             raise JudgeError(
@@ -465,9 +436,8 @@ class JudgeBase:
                     output_tokens=usage.output_tokens if usage else None,
                 ),
             )
-        return self._record(
-            key, Grade(case.id, score, reason, self.model, False, usage), cached=False, last=first
-        )
+        graded = Grade(case.id, score, reason, self.model, cached=False, usage=usage)
+        return self._record(key, graded, last=first)
 
     def grade_of(self, response: TargetResponse, case: GoldenCase) -> Grade | None:
         """The grade this judge gave (or replayed) for exactly this response, if any."""
@@ -500,12 +470,12 @@ class JudgeBase:
         """Grades held in the cache file (0 without one), as in 0.2.0."""
         return 0 if self.cache is None else len(self.cache)
 
-    def _record(self, key: str, grade: Grade, *, cached: bool, last: bool = True) -> Grade:
+    def _record(self, key: str, grade: Grade, *, last: bool) -> Grade:
         with self._records_lock:
             if last:  # a second grading never stands in for the case's grade
                 self._last[grade.case_id] = grade
             self._by_key[key] = grade
-            if cached:
+            if grade.cached:
                 self._cache_hits += 1
                 _log.debug("LLM judge %r: case %r graded from the cache", self.model, grade.case_id)
             else:
@@ -525,20 +495,16 @@ class JudgeBase:
                 "from, but this judge has no cache_path"
             )
         if self.cache is not None:
-            self._check_cache(writable=not replay_only)
+            from evalkit._util.atomic import check_writable
+
+            try:
+                len(self.cache)  # reads and validates every entry
+            except JudgeError as exc:
+                raise ConfigError(f"LLM judge {self.model!r}: {exc}") from None
+            if not replay_only:
+                check_writable(self.cache.path)
         if not replay_only:
             self._check_api()
-
-    def _check_cache(self, *, writable: bool) -> None:
-        assert self.cache is not None
-        from evalkit._util.atomic import check_writable
-
-        try:
-            len(self.cache)  # reads and validates every entry
-        except JudgeError as exc:
-            raise ConfigError(f"LLM judge {self.model!r}: {exc}") from None
-        if writable:
-            check_writable(self.cache.path)
 
     def _fail(self, case: GoldenCase, what: str) -> JudgeError:
         return JudgeError(f"LLM judge {self.model!r} on case {case.id!r}: {what}")
@@ -552,10 +518,9 @@ class JudgeBase:
                 f"the reply has no {TOOL_NAME} tool call (stop_reason={stop!r}, "
                 f"text={_one_line(reply.text, 80)!r})",
             )
-        names = [call.name for call in calls]
-        if any(name != TOOL_NAME for name in names):
-            wrong = next(name for name in names if name != TOOL_NAME)
-            raise self._fail(case, f"the reply called tool {wrong!r} instead of {TOOL_NAME!r}")
+        wrong = [call.name for call in calls if call.name != TOOL_NAME]
+        if wrong:
+            raise self._fail(case, f"the reply called tool {wrong[0]!r} instead of {TOOL_NAME!r}")
         if len(calls) > 1:
             raise self._fail(case, f"the reply called {TOOL_NAME} {len(calls)} times, not once")
         args = calls[0].arguments

@@ -27,17 +27,10 @@ def build_judge(
     wire: Mapping[str, Any],
 ) -> JudgeBase:
     """The judge for ``provider``; ``wire`` holds :data:`evalkit._spec.config.WIRE_SETTINGS`."""
-    common: dict[str, Any] = {
-        "rubric": rubric,
-        "model": model,
-        "scale": scale,
-        "cache_path": cache_path,
-        "cache_only": cache_only,
-        "prices": prices,
-    }
-    given = {k: v for k, v in wire.items() if v is not None}
-    if provider == "anthropic":
-        return LLMJudge(**common, **given)  # the config refused OPENAI_ONLY settings
-    from evalkit.metrics.openai_judge import OpenAIJudge
+    judge: type[JudgeBase] = LLMJudge  # the config refused OPENAI_ONLY settings for it
+    if provider == "openai":
+        from evalkit.metrics.openai_judge import OpenAIJudge
 
-    return OpenAIJudge(**common, **given)
+        judge = OpenAIJudge
+    given = {k: v for k, v in wire.items() if v is not None}
+    return judge(rubric, model, scale, cache_path, cache_only=cache_only, prices=prices, **given)

@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
 import warnings
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Unpack
 
 from evalkit._util.bounded import loads
 from evalkit._util.retry_after import rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
 from evalkit.metrics.judge_base import (
-    DEFAULT_MAX_TOKENS,
     PROBE_TIMEOUT_S,
     SYSTEM_PROMPT,
     TOOL_NAME,
     JudgeBase,
+    JudgeSettings,
     Reply,
     ToolCall,
     _digest,
@@ -59,31 +58,11 @@ class OpenAIJudge(JudgeBase):
         api_key: str | None = None,
         api_key_env: str = DEFAULT_API_KEY_ENV,
         api_version: str | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        temperature: float | None = None,
-        max_retries: int | None = None,
-        timeout_s: float | None = None,
-        prices: Mapping[str, float] | None = None,
-        cache_only: bool = False,
-        rate_limit_wait_s: float = 0.0,
         token_limit_key: str = AUTO_TOKEN_LIMIT,
         http_client: httpx.Client | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        **settings: Unpack[JudgeSettings],
     ) -> None:
-        super().__init__(
-            rubric,
-            model,
-            scale,
-            cache_path,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            max_retries=max_retries,
-            timeout_s=timeout_s,
-            prices=prices,
-            cache_only=cache_only,
-            rate_limit_wait_s=rate_limit_wait_s,
-            sleep=sleep,
-        )
+        super().__init__(rubric, model, scale, cache_path, **settings)
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"OpenAIJudge: base_url must be an http(s) URL such as {DEFAULT_BASE_URL!r}, "
@@ -105,7 +84,6 @@ class OpenAIJudge(JudgeBase):
         self._limit_key = (
             TOKEN_LIMIT_KEYS[0] if token_limit_key == AUTO_TOKEN_LIMIT else token_limit_key
         )
-        self._sleep = sleep
         self._http: httpx.Client | None = http_client
         self._http_lock = threading.Lock()
 
@@ -168,8 +146,14 @@ class OpenAIJudge(JudgeBase):
             body["temperature"] = self.temperature
         return body
 
+    def _key(self) -> tuple[str | None, str]:
+        """The API key and where it came from (``api_key`` or its environment variable)."""
+        if self._api_key is not None:
+            return self._api_key, "api_key"
+        return os.environ.get(self.api_key_env), self.api_key_env
+
     def _headers(self) -> dict[str, str]:
-        key = self._api_key if self._api_key is not None else os.environ.get(self.api_key_env)
+        key = self._key()[0]
         if not key:
             return {}
         if self.api_version is not None:
@@ -199,7 +183,7 @@ class OpenAIJudge(JudgeBase):
         """The pre-flight's API half (:meth:`JudgeBase.preflight` calls it unless replaying)."""
         import httpx
 
-        key = self._api_key if self._api_key is not None else os.environ.get(self.api_key_env)
+        key, where = self._key()
         needs_key = self.base_url == DEFAULT_BASE_URL or self.api_version is not None
         if needs_key and not (key or "").strip():
             raise ConfigError(
@@ -219,7 +203,6 @@ class OpenAIJudge(JudgeBase):
                 "--judge-cache-only"
             ) from None
         if reply.status_code in (401, 403):
-            where = "api_key" if self._api_key is not None else self.api_key_env
             raise ConfigError(
                 f"LLM judge {self.model!r}: {self.base_url} refused the key "
                 f"(HTTP {reply.status_code}); check {where}"
@@ -273,7 +256,8 @@ class OpenAIJudge(JudgeBase):
                 wait = retry_after_seconds(reply.headers)
                 if wait is not None and self.rate_limit_budget.wait(wait):
                     continue
-                raise self._fail(case, self._rate_limited(reply, wait))
+                advice = rate_limit_advice(self.rate_limit_budget, wait, "rate_limit_wait_s")
+                raise self._fail(case, f"{self._describe(reply, attempts=1)}; {advice}")
             if status >= 500 and failures < retries:
                 self._backoff(failures)
                 failures += 1
@@ -309,10 +293,6 @@ class OpenAIJudge(JudgeBase):
     def _backoff(self, failures: int) -> None:
         self._sleep(min(BACKOFF_CAP_S, BACKOFF_BASE_S * 2**failures))
 
-    def _rate_limited(self, reply: httpx.Response, wait: float | None) -> str:
-        text = self._describe(reply, attempts=1)
-        return f"{text}; {rate_limit_advice(self.rate_limit_budget, wait, 'rate_limit_wait_s')}"
-
     def _describe(self, reply: httpx.Response, *, attempts: int) -> str:
         """``server returned HTTP 500 server_error: boom`` plus a hint."""
         doc, error = _error_of(reply)
@@ -336,8 +316,7 @@ class OpenAIJudge(JudgeBase):
                 "max_retries"
             )
         elif status in (401, 403):
-            where = "api_key" if self._api_key is not None else self.api_key_env
-            text += f"; check the key ({where})"
+            text += f"; check the key ({self._key()[1]})"
         elif status == 404:
             text += "; check the model name and base_url"
         elif status == 400:
