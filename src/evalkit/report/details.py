@@ -46,7 +46,7 @@ def detail_lines(
         f"{suffix(v.metric)}, "
         + S.p_text(c.deciding_p, c.p_label)
         + (f" (unadjusted {S.p_text(c.p_value)})" if c.p_adjusted is not None else ""),
-        f"{text(S.decided_phrase(c), NAME_LEN)} over {c.n_paired:,} paired cases"
+        f"{text(c.decided_by, NAME_LEN)} over {c.n_paired:,} paired cases"
         # an analytic procedure draws no resamples: "0 resamples" would read as a fault
         + (f", {c.n_resamples:,} resamples" if c.n_resamples else "")
         + f"; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",

@@ -123,15 +123,8 @@ def _badge(status: str, text: str | None = None) -> str:
 
 
 def _run_line(label: str, run: RunSummary) -> str:
-    bits = [f"<strong>{label}</strong> {html_text(run.name, 80)}", f"{run.n_cases:,} cases"]
-    sha = S.short_sha(run.git_commit)
-    if sha is not None:
-        bits.append(f"commit {sha}")
-    elif run.git_commit:
-        bits.append(f"commit {html_text(run.git_commit, 40)}")
-    if run.created_at:
-        bits.append(f"created {html_text(run.created_at, 40)}")
-    return " · ".join(bits)
+    bits = [fixed + (html_text(t, n) if t is not None else "") for fixed, t, n in S.run_pieces(run)]
+    return f"<strong>{label}</strong> " + " · ".join(bits)
 
 
 def _header(report: GateReport) -> list[str]:

@@ -10,7 +10,6 @@ parser nor pass silently for a number.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
@@ -27,10 +26,7 @@ from evalkit.gate.model import (
 from evalkit.report.advice import MarginAdvice, margin_advice
 from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, non_finite_fields
-
-
-def _f(x: float | None) -> float | None:
-    return float(x) if x is not None and math.isfinite(x) else None
+from evalkit.report.summary import json_float as _f
 
 
 def _delta(d: CaseDelta) -> dict[str, Any]:

@@ -116,16 +116,10 @@ def _headline(report: GateReport) -> str:
 
 
 def _run_line(label: str, run: RunSummary) -> str:
-    bits = [f"**{label}** {md(run.name, NAME_LEN)}", f"{run.n_cases:,} cases"]
-    sha = S.short_sha(run.git_commit)
-    if sha is not None:
-        bits.append(f"commit {sha}")
-    elif run.git_commit:
-        bits.append(f"commit {md(run.git_commit, 40)}")
-    # The candidate's too: a reader can tell a fresh comment from yesterday's.
-    if run.created_at:
-        bits.append(f"created {md(run.created_at, 40)}")
-    return " · ".join(bits)
+    bits = [
+        fixed + (md(text, n) if text is not None else "") for fixed, text, n in S.run_pieces(run)
+    ]
+    return f"**{label}** " + " · ".join(bits)
 
 
 def _provenance(report: GateReport) -> str:

@@ -9,6 +9,7 @@ from evalkit._util.pvalues import pvalue
 from evalkit.gate.slices import SliceReport, SliceVerdict
 from evalkit.report import summary as S
 from evalkit.report.escape import md, one_line
+from evalkit.report.summary import json_float as _f
 from evalkit.report.svg import ForestRow, forest_plot
 
 __all__ = ["slice_cells", "slice_forest", "slice_json", "slice_markdown", "slice_text"]
@@ -130,10 +131,6 @@ def _block(cells: tuple[str, ...]) -> list[str]:
             if any(part)
         ),
     ]
-
-
-def _f(x: float | None) -> float | None:
-    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def slice_json(report: SliceReport) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
-from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport
+from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 
 # Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
 # unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
@@ -39,6 +39,11 @@ HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
 
 def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
+
+
+def json_float(x: float | None) -> float | None:
+    """A statistic as JSON holds it: a finite float, else null (its path is listed apart)."""
+    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def plural(n: int, one: str, many: str) -> str:
@@ -147,15 +152,6 @@ def shared_confidence(report: GateReport) -> float | None:
     return levels.pop() if len(levels) == 1 else None
 
 
-def decided_phrase(c: Comparison) -> str:
-    """What decided a comparison, as a reader is told it: the one place of this wording.
-
-    The reader is told the test that gave the interval and p (``paired t``), not the
-    configured method's name: ``auto`` no longer chooses among tests for a metric.
-    """
-    return c.decided_by
-
-
 def deciding_procedures(report: GateReport) -> str | None:
     """``Decided by paired t (a, b); percentile bootstrap (c).``: which procedure gave
     each compared check its interval and p, grouped, in the order the checks run
@@ -163,7 +159,7 @@ def deciding_procedures(report: GateReport) -> str | None:
     groups: dict[str, list[str]] = {}
     for v in report.verdicts:
         if v.comparison is not None:
-            groups.setdefault(decided_phrase(v.comparison), []).append(v.check_id)
+            groups.setdefault(v.comparison.decided_by, []).append(v.check_id)
     if not groups:
         return None
     if len(groups) == 1:
@@ -455,6 +451,25 @@ def split_notes(notes: tuple[str, ...]) -> tuple[list[str], TrialNotes | None]:
         shares=shares,
         lines=tuple(line for _, _, line in trial),
     )
+
+
+#: A piece of a line: fixed words, then untrusted text (None: none) and its length cap.
+Piece = tuple[str, str | None, int]
+
+
+def run_pieces(run: RunSummary) -> list[Piece]:
+    """``NAME · 300 cases · commit abc1234 · created …``: a run's provenance, which each
+    reporter writes after its label, escaping the untrusted parts its own way."""
+    pieces: list[Piece] = [("", run.name, 80), (f"{run.n_cases:,} cases", None, 0)]
+    sha = short_sha(run.git_commit)
+    if sha is not None:
+        pieces.append((f"commit {sha}", None, 0))
+    elif run.git_commit:
+        pieces.append(("commit ", run.git_commit, 40))
+    # The candidate's too: a reader can tell a fresh report from yesterday's.
+    if run.created_at:
+        pieces.append(("created ", run.created_at, 40))
+    return pieces
 
 
 def short_sha(sha: str | None) -> str | None:

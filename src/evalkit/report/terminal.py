@@ -186,21 +186,14 @@ def _headline(report: GateReport, width: int) -> Text:
 
 
 def _run_line(label: str, run: RunSummary) -> list[Text]:
-    """``Candidate NAME · 300 cases · commit abc1234 · created …`` as its pieces, which
-    :func:`_say_pieces` keeps whole when it wraps."""
+    """The run's provenance as its pieces, which :func:`_say_pieces` keeps whole when it wraps."""
     from rich.text import Text
 
-    first = Text()
-    first.append(f"{label} ", style="bold")
-    first.append(_t(run.name))
-    pieces = [first, Text(f"{run.n_cases:,} cases")]
-    sha = S.short_sha(run.git_commit)
-    if sha is not None:
-        pieces.append(Text(f"commit {sha}"))
-    elif run.git_commit:
-        pieces.append(Text("commit ").append(_t(run.git_commit, 40)))
-    if run.created_at:
-        pieces.append(Text("created ").append(_t(run.created_at, 40)))
+    pieces = [
+        Text(fixed).append(_t(text, n)) if text else Text(fixed)
+        for fixed, text, n in S.run_pieces(run)
+    ]
+    pieces[0] = Text().append(f"{label} ", style="bold").append(pieces[0])
     return pieces
 
 
