@@ -192,11 +192,10 @@ def _checks_table(report: GateReport) -> list[str]:
         "</tr></thead><tbody>"
     ]
     for v in report.verdicts:
-        arrow = {True: " ↑", False: " ↓", None: ""}[v.higher_is_better]
         out.append(
             f'<tr data-status="{html_text(v.status)}">'
             f'<td class="id">{_breakable(html_text(v.check_id, 80))}</td>'
-            f"<td>{_breakable(html_text(v.metric, 80))}{arrow}</td>"
+            f"<td>{_breakable(html_text(v.metric, 80))}{S.ARROW[v.higher_is_better]}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
             f'<td class="num" data-label="coverage">{html_text(v.coverage)}</td>'
@@ -435,11 +434,10 @@ def render_compare_html(
             verdict = "not significant"
         if r.note and not r.incomparable:
             verdict += f" ({r.note})"
-        arrow = {True: " ↑", False: " ↓", None: ""}[r.higher_is_better]
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"
         u = unit_of(r.metric)
         body.append(
-            f"<tr><td>{html_text(r.metric, 80)}{arrow}</td>"
+            f"<tr><td>{html_text(r.metric, 80)}{S.ARROW[r.higher_is_better]}</td>"
             f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
             f'<td class="num">{S.signed(r.delta, u)}</td>'
             f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]{suffix(r.metric)}</td>'

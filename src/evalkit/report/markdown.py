@@ -221,7 +221,6 @@ def _row(
 ) -> str:
     """One check's row; a row that did not pass says before → after where the table has
     the room (not past ALL_OPEN checks, where the ids need the width)."""
-    arrow = {True: "&nbsp;↑", False: "&nbsp;↓", None: ""}[v.higher_is_better]
     # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]";
     # a row that did not pass says before → after on a line of its own, then Δ [interval].
     c = v.comparison
@@ -247,7 +246,7 @@ def _row(
     cells = [
         _nb(f"{S.STATUS_ICON[v.status]} {S.short_word(v)}"),
         _breakable(v.check_id),
-        _breakable(v.metric) + arrow,
+        _breakable(v.metric) + _nb(S.ARROW[v.higher_is_better]),
         ", ".join(parts),
     ]
     if with_p:  # "p vs margin=0.0012" may wrap after its words, never inside the number

@@ -34,6 +34,8 @@ STATUS_ICON = {
 VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
 OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
 NA = "n/a"
+#: After a metric's name: which way is better.
+ARROW = {True: " ↑", False: " ↓", None: ""}
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
 
 

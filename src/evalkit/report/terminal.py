@@ -44,7 +44,6 @@ STATUS_MARK = {
     "no-reference": "?",  # a drift check that could not run: never a pass
     "incomparable": "≠",
 }
-ARROW = {True: " ↑", False: " ↓", None: ""}
 NAME_LEN = 80
 ID_LEN = 120
 MESSAGE_LEN = 400
@@ -253,7 +252,7 @@ def _table(report: GateReport, before_after: bool) -> Table:
     for v in report.verdicts:
         style = STATUS_STYLE[v.status]
         metric = _t(v.metric)
-        metric.append(ARROW[v.higher_is_better])
+        metric.append(S.ARROW[v.higher_is_better])
         cells: list[RenderableType] = [
             _t(STATUS_MARK[v.status], style=style),
             _t(v.check_id),
@@ -282,7 +281,7 @@ def _blocks(console: Console, report: GateReport, warnings: dict[str, list[str]]
         style = STATUS_STYLE[v.status]
         head = _t(f"{STATUS_MARK[v.status]} ", style=style)
         head.append(_t(v.check_id, style="bold"))
-        head.append("  ").append(_t(v.metric)).append(ARROW[v.higher_is_better])
+        head.append("  ").append(_t(v.metric)).append(S.ARROW[v.higher_is_better])
         head.append("  ").append(_t(S.status_word(v), style=style))
         console.print(head, overflow="fold")
         bits = [_result(v, shared)]
