@@ -147,5 +147,5 @@ def test_compare_page_plots_per_case_deltas_from_the_artefacts() -> None:
     assert "<h1>evalkit compare: new &lt;b&gt; vs old</h1>" in page
     assert "1 wins · 1 losses · 1 ties" in page  # paired on a, b, c only
     assert "<title>b: 0.6000 → 0.2000 (Δ -0.4000, loss)</title>" in page
-    assert "not significant" in page
+    assert "no detectable change" in page  # the text table's words (CompareRow.direction)
     assert '<g class="row"' in page

@@ -398,19 +398,12 @@ def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDel
     return tuple(out)
 
 
-def _compare_status(row: CompareRow) -> str:
-    if row.incomparable:
-        return "incomparable"
-    if not row.significant:
-        return "pass"
-    better = (row.delta > 0) == (row.higher_is_better is not False)
-    return "pass" if better else "fail"
-
-
 def render_compare_html(
     rows: Sequence[CompareRow], candidate: RunArtifact, baseline: RunArtifact
 ) -> str:
     """One self-contained HTML page comparing two runs metric by metric (A minus B)."""
+    from evalkit.gate.compare import INCOMPARABLE, WORSE
+
     a, b = html_text(candidate.name, 80), html_text(baseline.name, 80)
     n = rows[0].n if rows else 0
     # two runs: one comparison, so every row's interval has the same level, 1 - alpha
@@ -425,15 +418,9 @@ def render_compare_html(
     forest: list[ForestRow] = []
     diffs: list[_Plot] = []
     for r in rows:
-        status = _compare_status(r)
-        if r.incomparable:
-            verdict = r.note
-        elif r.significant:
-            verdict = "significant " + ("improvement" if status == "pass" else "regression")
-        else:
-            verdict = "not significant"
-        if r.note and not r.incomparable:
-            verdict += f" ({r.note})"
+        # the words of the text and markdown tables (CompareRow.direction owns them)
+        status = {WORSE: "fail", INCOMPARABLE: "incomparable"}.get(r.direction, "pass")
+        verdict = r.note if r.incomparable else r.direction + (f" ({r.note})" if r.note else "")
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"
         u = unit_of(r.metric)
         body.append(
