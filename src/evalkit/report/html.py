@@ -150,10 +150,11 @@ def _header(report: GateReport) -> list[str]:
     if ref is not None and ref.run is not None:
         out[-1] += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, 400)}"
     out[-1] += "</p>"
-    if report.baseline is None and any(v.kind == "vs_baseline" for v in report.verdicts):
+    unbased = S.no_baseline(report)
+    if unbased is not None:
         out.append(
-            '<p class="alert"><strong>No baseline</strong>: vs_baseline checks had nothing '
-            "to compare against. Promote a run of the default branch as the baseline.</p>"
+            f'<p class="alert"><strong>No baseline</strong>: {html_text(unbased[0])}. '
+            f"{S.PROMOTE_ONE} (how, for the configured baseline store: the note below).</p>"
         )
     missing = S.no_reference(report)
     if missing is not None:
@@ -168,11 +169,9 @@ def _header(report: GateReport) -> list[str]:
             2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>'
         )
     out += [f'<p class="muted">{html_text(n, 400)}</p>' for n in report.notes]
-    bad = S.non_finite_fields(report)
-    if bad:
-        out.append(
-            f'<p class="alert">Not finite (shown as n/a): {html_text(", ".join(bad[:10]))}</p>'
-        )
+    bad = S.non_finite_line(report)
+    if bad is not None:
+        out.append(f'<p class="alert">{html_text(bad)}</p>')
     return out
 
 

@@ -140,25 +140,12 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
     if coverage is not None:
         before, selection, after = coverage
         lines.append(f"**{before}{md(selection, NAME_LEN)}{after}**")
-    vs = [v for v in report.verdicts if v.kind == "vs_baseline"]
-    if report.baseline is None and vs:
-        required = any(v.blocking for v in vs)
-        blocking |= required
-        checks = S.plural(len(vs), "vs_baseline check", "vs_baseline checks")
-        consequence = (
-            "and `require_baseline` makes that a blocking failure"
-            if required
-            else "so a regression could not be detected, and that does not block"
-        )
+    unbased = S.no_baseline(report)
+    if unbased is not None:
+        blocking |= unbased[1]
         # The store's own sentence says how to get one, for its kind of store.
-        fix = (
-            f" ({md(why, NOTE_LEN)})"
-            if why
-            else ". Promote a run of the default branch as the baseline"
-        )
-        lines.append(
-            f"**No baseline**: {checks} had nothing to compare against, {consequence}{fix}."
-        )
+        fix = f" ({md(why, NOTE_LEN)})" if why else f". {S.PROMOTE_ONE}"
+        lines.append(f"**No baseline**: {unbased[0]}{fix}.")
     missing = S.no_reference(report)
     if missing is not None:
         blocking |= missing.blocking
@@ -167,10 +154,9 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
             f"**{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {then} "
             f"([drift checks]({docs_url('drift.md')}))."
         )
-    bad = S.non_finite_fields(report)
-    if bad:
-        shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-        lines.append(f"Some statistics are not finite (NaN or infinite) and show as n/a: {shown}")
+    bad = S.non_finite_line(report)
+    if bad is not None:
+        lines.append(bad)
     if not lines:
         return []
     kind = "CAUTION" if blocking else "WARNING"

@@ -384,6 +384,33 @@ def no_reference(report: GateReport) -> NoReference | None:
     return NoReference(ref.status, ref.detail, len(drift), any(v.blocking for v in drift))
 
 
+PROMOTE_ONE = "Promote a run of the default branch as the baseline"
+
+
+def no_baseline(report: GateReport) -> tuple[str, bool] | None:
+    """What vs_baseline checks with no baseline mean (a sentence), and whether it blocks."""
+    vs = [v for v in report.verdicts if v.kind == "vs_baseline"]
+    if report.baseline is not None or not vs:
+        return None
+    checks = plural(len(vs), "vs_baseline check", "vs_baseline checks")
+    blocking = any(v.blocking for v in vs)  # require_baseline
+    then = (
+        "and `require_baseline` makes that a blocking failure"
+        if blocking
+        else "so a regression could not be detected, and that does not block"
+    )
+    return f"{checks} had nothing to compare against, {then}", blocking
+
+
+def non_finite_line(report: GateReport) -> str | None:
+    """Which statistics are NaN or infinite (each shown as n/a), the first five named."""
+    bad = non_finite_fields(report)
+    if not bad:
+        return None
+    shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    return f"Some statistics are not finite (NaN or infinite) and show as n/a: {shown}"
+
+
 def multiplicity(report: GateReport) -> str | None:
     """How many significance tests ran and the chance that at least one false-alarmed."""
     n = report.n_vs_baseline_tests

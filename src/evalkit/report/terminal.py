@@ -381,22 +381,15 @@ def _print(console: Console, report: GateReport) -> None:
         _say(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
         _say_pieces(console, _run_line("Baseline", report.baseline))
-    elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        _say(
-            console,
-            Text(
-                "No baseline: vs_baseline checks had nothing to compare against. "
-                "Promote a run of the default branch as the baseline (how, for the "
-                "configured baseline store: the note below).",
-                style="bold yellow",
-            ),
-        )
+    elif (unbased := S.no_baseline(report)) is not None:
+        why = f"{S.PROMOTE_ONE} (how, for the configured baseline store: the note below)."
+        _say(console, Text(f"No baseline: {unbased[0]}. {why}", style="bold yellow"))
     _say_reference(console, report)
     for note in report.notes:
         _say(console, _t(note, MESSAGE_LEN, style="dim"), 2)
-    bad = S.non_finite_fields(report)
-    if bad:
-        _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
+    bad = S.non_finite_line(report)
+    if bad is not None:
+        _say(console, Text(bad, style="yellow"))
     warnings = A.by_check(A.in_view(report))
     if report.verdicts:
         if not _checks(console, report, warnings):
