@@ -42,11 +42,8 @@ class ModeFlow:
 
     name: Mode
     work: Callable[[Job], int]
+    # the store's rule for a mode that writes to it (None: the mode only reads)
     branch_rule: Callable[[GitHubContext, str, BaselineConfig], None] | None = None
-
-    @property
-    def writes_store(self) -> bool:
-        return self.branch_rule is not None
 
 
 def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
