@@ -49,7 +49,7 @@ def test_checks_keep_the_checks_file_order() -> None:
 
 def test_no_baseline_incomparable_and_failed_cases_are_shown() -> None:
     said = "No baseline: 1 vs_baseline check had nothing to compare against, so a regression"
-    assert said in _text(no_baseline())  # the markdown's words (summary.NoBaseline)
+    assert said in _text(no_baseline())  # the markdown's words (summary.no_baseline)
     inc = _text(incomparable())
     assert "incomparable" in inc
     assert "judge model changed" in inc

@@ -247,18 +247,14 @@ def _stderr(line: str) -> None:
     typer.echo(visible(line), err=True)
 
 
-def write_text(path: Path, text: str) -> None:
-    from evalkit._util.atomic import write_text_atomic
-
-    write_text_atomic(path, text)
-
-
 def write_document(path: Path, text: str) -> None:
     """Write a report to ``path``, or to stdout when it is ``-`` (docs/stdout.md)."""
     from evalkit._util.stdout_path import is_stdout
 
     if not is_stdout(path):
-        write_text(path, text)
+        from evalkit._util.atomic import write_text_atomic
+
+        write_text_atomic(path, text)
         return
     with stdout_may_close():
         sys.stdout.write(text)

@@ -39,10 +39,6 @@ ARROW = {True: " ↑", False: " ↓", None: ""}
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
 
 
-def finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
-
-
 def json_float(x: float | None) -> float | None:
     """A statistic as JSON holds it: a finite float, else null (its path is listed apart)."""
     return float(x) if x is not None and math.isfinite(x) else None
