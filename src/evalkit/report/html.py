@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalkit._util.pvalues import p_label
-from evalkit._util.units import suffix, unit_of
+from evalkit._util.units import unit_of
 from evalkit.gate.model import CaseDelta, GateReport, RunSummary
 from evalkit.report import advice as A
 from evalkit.report import summary as S
@@ -426,7 +426,7 @@ def render_compare_html(
             f"<tr><td>{html_text(r.metric, 80)}{S.ARROW[r.higher_is_better]}</td>"
             f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
             f'<td class="num">{S.signed(r.delta, u)}</td>'
-            f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]{suffix(r.metric)}</td>'
+            f'<td class="num">{S.interval(r.ci_low, r.ci_high, r.metric)}</td>'
             f'<td class="num">{S.pvalue(r.deciding_p)}</td><td class="num">{wlt}</td>'
             f"<td>{_badge(status, verdict)}</td></tr>"
         )

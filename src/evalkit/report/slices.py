@@ -45,7 +45,7 @@ def _interval(v: SliceVerdict) -> str:
     step-up's (two-sided 1 − 2ℓ), not the check's."""
     if v.ci_low is None or v.ci_high is None or v.confidence is None:
         return ""
-    return f"{S.confidence(v.confidence)} CI [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
+    return f"{S.confidence(v.confidence)} CI {S.interval(v.ci_low, v.ci_high)}"
 
 
 def _p(v: SliceVerdict, p: float | None) -> str:

@@ -48,6 +48,11 @@ def plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
+def interval(low: float | None, high: float | None, metric: str = "") -> str:
+    """``[-0.0650, -0.0170]`` (`` ms`` after it for a latency): every report's interval."""
+    return f"[{signed(low)}, {signed(high)}]{suffix(metric)}"
+
+
 def percent(x: float) -> str:
     return f"{x * 100:.1f}%"
 
@@ -105,7 +110,7 @@ def result(v: CheckVerdict) -> str:
     text = "vs reference: " if v.kind == "vs_reference" else ""
     text += (
         f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
-        f"[{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)} "
+        f"{interval(c.ci_low, c.ci_high, v.metric)} "
         f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
     )
     if c.margin is not None:
@@ -136,7 +141,7 @@ def change_parts(v: CheckVerdict) -> list[str]:
         return [num(v.observed, u), need]
     if c is None:
         return [num(v.observed, u)]
-    parts = [f"Δ {signed(c.delta, u)} [{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)}"]
+    parts = [f"Δ {signed(c.delta, u)} {interval(c.ci_low, c.ci_high, v.metric)}"]
     if c.margin is not None:
         parts.append(f"margin {num(c.margin, u)}")
     if c.min_effect is not None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalkit._util.units import reading, suffix, unit_of
+from evalkit._util.units import reading, unit_of
 from evalkit.gate.model import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
@@ -105,8 +105,7 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
 
         u = unit_of(row.metric)
         stats = (
-            f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
-            f"{suffix(row.metric)} "
+            f"Δ {S.signed(row.delta, u)} {S.interval(row.ci_low, row.ci_high, row.metric)} "
             f"{S.confidence(row.confidence)}, "
             + (row.instead_of_p or S.p_text(row.p_value, row.p_label))
         )
@@ -225,13 +224,13 @@ def _band(prev: float | None, point: TrendPoint) -> tuple[float, float] | None:
     return prev + step.ci_low, prev + step.ci_high
 
 
-def _tip(point: TrendPoint, confidence: float, unit: str = "") -> str:
-    step = point.step
+def _tip(point: TrendPoint, confidence: float, metric: str) -> str:
+    step, unit = point.step, unit_of(metric)
     text = f"{point.label}: {S.num(point.value, unit)}"
     if step is not None and step.compared:
         text += (
             f" (Δ {S.signed(step.delta, unit)} vs previous, {S.confidence(confidence)} CI "
-            f"[{S.signed(step.ci_low)}, {S.signed(step.ci_high)}]{' ' + unit if unit else ''}, "
+            f"{S.interval(step.ci_low, step.ci_high, metric)}, "
             f"n={step.n_paired})"
         )
     elif step is not None:
@@ -348,7 +347,7 @@ def trend_plot(
     texts = [html_text(p.label, 40) for p in points]
     labels = _shown_labels([x(i) for i in range(n)], [p.label[:40] for p in points], ref_index)
     for i, (point, v) in enumerate(zip(points, values, strict=True)):
-        tip = html_text(_tip(point, trend.confidence, unit), 300)
+        tip = html_text(_tip(point, trend.confidence, trend.metric), 300)
         if v is not None:
             if point.is_candidate:
                 colour = STATUS_COLOURS.get(candidate_status or "", "#1565c0")
