@@ -53,8 +53,8 @@ def test_no_baseline_incomparable_and_failed_cases_are_shown() -> None:
     inc = _text(incomparable())
     assert "incomparable" in inc
     assert "judge model changed" in inc
-    assert "1 added, 1 removed" not in inc
-    assert "2 added, 1 removed, 1 changed" in inc
+    assert "1 added · 1 removed" not in inc
+    assert "2 added · 1 removed · 1 changed" in inc  # the PR comment's words
     err = _text(errored())
     assert err.startswith("ERROR: 2 of 100 cases failed to run")
     assert "q0042: TimeoutError: no response within 30s" in err

@@ -264,7 +264,7 @@ def _plots(forest: list[ForestRow], diffs: list[_Plot]) -> list[str]:
 
 
 def _more(n: int) -> str:
-    return f'<p class="muted">… {n:,} more cases not shown (see the JSON report/artifact)</p>'
+    return f'<p class="muted">{S.more_not_shown(n)}</p>'
 
 
 def _failed_and_goldens(report: GateReport) -> list[str]:
@@ -285,18 +285,8 @@ def _failed_and_goldens(report: GateReport) -> list[str]:
     diff = report.goldens_diff
     if not diff.empty:
         out.append("<h2>Goldens changed since the baseline</h2>")
-        out.append(
-            f"<p>{len(diff.added):,} added · {len(diff.removed):,} removed · "
-            f"{len(diff.changed):,} changed; vs_baseline checks compared only the cases "
-            "present and unchanged on both sides.</p>"
-        )
-        for label, ids in (
-            ("Added", diff.added),
-            ("Removed", diff.removed),
-            ("Changed", diff.changed),
-        ):
-            if not ids:
-                continue
+        out.append(f"<p>{S.goldens_counts(diff)}; {S.GOLDENS_SCOPE}.</p>")
+        for label, ids in S.goldens_lists(diff):
             items = "".join(f"<li>{html_text(i, 120)}</li>" for i in ids[:SHOW_IDS])
             out.append(f'<h3>{label} ({len(ids):,})</h3><ul class="ids">{items}</ul>')
             if len(ids) > SHOW_IDS:

@@ -372,17 +372,11 @@ def _goldens(report: GateReport) -> list[Part]:
     diff = report.goldens_diff
     if diff.empty:
         return []
-    counts = (
-        f"{len(diff.added):,} added · {len(diff.removed):,} removed · {len(diff.changed):,} changed"
-    )
     head = (
-        f"**Goldens changed since the baseline**: {counts}. vs_baseline checks compared only "
-        "the cases present and unchanged on both sides.\n\n"
+        f"**Goldens changed since the baseline**: {S.goldens_counts(diff)}. {S.GOLDENS_SCOPE}.\n\n"
     )
     lists: list[str | Rows] = []
-    for label, ids in (("Added", diff.added), ("Removed", diff.removed), ("Changed", diff.changed)):
-        if not ids:
-            continue
+    for label, ids in S.goldens_lists(diff):
         rows = Rows([f"- {md(i, ID_LEN)}\n" for i in ids], P_GOLDENS, floor=INLINE_LIST, soft=50)
         if len(ids) > INLINE_LIST:
             lists.append(_collapsible(f"{label} ({len(ids):,})", rows))

@@ -18,6 +18,7 @@ from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
+from evalkit.gate.inputs import GoldensDiff
 from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 
 # Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
@@ -51,6 +52,27 @@ def plural(n: int, one: str, many: str) -> str:
 def interval(low: float | None, high: float | None, metric: str = "") -> str:
     """``[-0.0650, -0.0170]`` (`` ms`` after it for a latency): every report's interval."""
     return f"[{signed(low)}, {signed(high)}]{suffix(metric)}"
+
+
+def more_not_shown(n: int, unit: str = "cases") -> str:
+    """What a report says of the rows it leaves out."""
+    return f"… {n:,} more {unit} not shown (see the JSON report/artifact)"
+
+
+def goldens_counts(diff: GoldensDiff) -> str:
+    """``2 added · 1 removed · 1 changed``: the goldens' change since the baseline."""
+    return (
+        f"{len(diff.added):,} added · {len(diff.removed):,} removed · {len(diff.changed):,} changed"
+    )
+
+
+GOLDENS_SCOPE = "vs_baseline checks compared only the cases present and unchanged on both sides"
+
+
+def goldens_lists(diff: GoldensDiff) -> list[tuple[str, tuple[str, ...]]]:
+    """The goldens' added, removed and changed ids, each list that has any, in that order."""
+    lists = (("Added", diff.added), ("Removed", diff.removed), ("Changed", diff.changed))
+    return [(label, ids) for label, ids in lists if ids]
 
 
 def percent(x: float) -> str:

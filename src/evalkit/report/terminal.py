@@ -424,7 +424,7 @@ def _print_slices(console: Console, report: GateReport) -> None:
 
 
 def _more(n: int, unit: str = "cases") -> str:
-    return f"  … {n:,} more {unit} not shown (see the JSON report/artifact)"
+    return "  " + S.more_not_shown(n, unit)
 
 
 def _print_failed(console: Console, report: GateReport) -> None:
@@ -457,21 +457,17 @@ def _print_goldens(console: Console, report: GateReport) -> None:
     if diff.empty:
         return
     _say(
-        console,
-        f"Goldens changed since the baseline: {len(diff.added):,} added, "
-        f"{len(diff.removed):,} removed, {len(diff.changed):,} changed "
-        "(vs_baseline checks compared the unchanged cases only)",
+        console, f"Goldens changed since the baseline: {S.goldens_counts(diff)}. {S.GOLDENS_SCOPE}."
     )
-    for label, ids in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
-        if ids:
-            line = Text(f"  {label}: ")
-            for i, cid in enumerate(ids[:SHOW_IDS]):
-                if i:
-                    line.append(", ")
-                line.append(_t(cid, ID_LEN))
-            if len(ids) > SHOW_IDS:
-                line.append(f" and {len(ids) - SHOW_IDS:,} more")
-            _say(console, line)
+    for label, ids in S.goldens_lists(diff):
+        line = Text(f"  {label.lower()}: ")
+        for i, cid in enumerate(ids[:SHOW_IDS]):
+            if i:
+                line.append(", ")
+            line.append(_t(cid, ID_LEN))
+        if len(ids) > SHOW_IDS:
+            line.append(f" and {len(ids) - SHOW_IDS:,} more")
+        _say(console, line)
 
 
 def _print_worst(console: Console, report: GateReport) -> None:
