@@ -219,9 +219,8 @@ def _check_details(report: GateReport) -> list[str]:
     that decided, its interval and p, the bootstrap interval beside it and why it did not
     decide, and the check's warnings whole; first, how the family was decided."""
     out: list[str] = []
-    how = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
-    if how:
-        items = "".join(f"<li>{html_text(line)}</li>" for line in how)
+    items = "".join(f"<li>{html_text(line)}</li>" for line in S.how_decided(report))
+    if items:
         out.append(
             '<details class="check"><summary>How the checks were decided</summary>'
             f"<ul>{items}</ul></details>"

@@ -10,6 +10,7 @@ parser nor pass silently for a number.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
@@ -169,9 +170,7 @@ def render_json(report: GateReport) -> dict[str, Any]:
     """The report as plain JSON data (see docs/report-schema.md)."""
     h = headline(report)
     advice = margin_advice(report)
-    by_status: dict[str, int] = {}
-    for v in report.verdicts:
-        by_status[v.status] = by_status.get(v.status, 0) + 1
+    by_status = Counter(v.status for v in report.verdicts)
     return {
         "schema_version": GATE_REPORT_SCHEMA_VERSION,
         "kind": GATE_REPORT_KIND,

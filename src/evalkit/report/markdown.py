@@ -293,10 +293,9 @@ def _footer(report: GateReport) -> str:
 def _how(report: GateReport) -> str:
     """How the checks were decided and the family-wise rate's reasoning, folded: the
     header says the rate where it changes the reading."""
-    lines = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
-    if not lines:
+    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in S.how_decided(report))
+    if not body:
         return ""
-    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in lines)
     return f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
 
 

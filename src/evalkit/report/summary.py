@@ -198,6 +198,11 @@ def deciding_procedures(report: GateReport) -> str | None:
     return "Decided by " + "; ".join(f"{m} ({who})" for m, who in named.items()) + "."
 
 
+def how_decided(report: GateReport) -> list[str]:
+    """The lines of "How the checks were decided": the procedures, then the family's risk."""
+    return [x for x in (deciding_procedures(report), multiplicity(report)) if x]
+
+
 def p_cell(v: CheckVerdict) -> str:
     """The deciding p with its label (``p``, ``p vs margin``, ``Holm-adjusted p``), or ``""``."""
     c = v.comparison
@@ -542,13 +547,9 @@ def non_finite_fields(report: GateReport) -> list[str]:
 
 
 def _all_finite(report: GateReport) -> bool:
-    """True when no statistic of ``report`` is NaN or infinite, without naming paths.
-
-    Every report is asked this by each renderer, and at 10^5 cases naming the path of
-    each per-case value cost 0.8 s a renderer (#27).  A NaN or an infinity makes a sum
-    NaN or infinite, so a finite sum of every value clears them all; a sum that
-    overflowed from finite values only sends the caller the exact way.
-    """
+    """True when no statistic of ``report`` is NaN or infinite, without naming paths
+    (slow at 10^5 cases): a finite sum of every value clears them all; a sum that
+    overflowed from finite values only sends the caller the exact way."""
     total = sum(value for _, value in _floats(report, per_case=False))
     for v in report.verdicts:
         c = v.comparison
