@@ -30,7 +30,8 @@ HEADERS: Final = (
 #: Moved slices listed in the PR comment before the rest are counted, not listed.
 MARKDOWN_SHOWN: Final = 10
 
-_WORDS: Final = {
+#: What each slice status is called, in every report.
+SLICE_WORDS: Final = {
     "regressed": "regressed",
     "improved": "improved",
     "no-change": "no significant change",
@@ -70,7 +71,7 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
         _interval(v),
         _p(v, v.p_value),
         _p(v, v.p_adjusted),
-        _WORDS[v.status],
+        SLICE_WORDS[v.status],
     )
 
 
