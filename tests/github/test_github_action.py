@@ -625,8 +625,13 @@ def settings_for(tmp_path: Path, config_text: str, **inputs: str) -> Any:
 
 def test_action_settings_default_to_file_stem_and_artifact(tmp_path: Path) -> None:
     s = settings_for(tmp_path, "")
-    assert (s.config_name, s.store, s.artifact_name) == ("search", "artifact", "evalkit-baseline")
-    assert (s.branch, s.require_baseline, s.file_path) == ("evalkit-baselines", False, None)
+    store = s.config.baseline
+    assert (s.config_name, store.kind, s.artifact_name) == (
+        "search",
+        "artifact",
+        "evalkit-baseline",
+    )
+    assert (store.branch, s.require_baseline, store.path) == ("evalkit-baselines", False, None)
     assert s.output_dir == tmp_path / ".evalkit/action"
 
 
@@ -636,8 +641,10 @@ def test_action_settings_read_evalkit_yaml_baseline_section(tmp_path: Path) -> N
         "baseline:\n  store: file\n  path: ../baselines/recipes.json\n"
     )
     s = settings_for(tmp_path, config)
-    assert (s.config_name, s.store, s.require_baseline) == ("recipes", "file", True)
-    assert s.file_path == tmp_path / "evals" / "../baselines/recipes.json"
+    path = s.config.baseline.path
+    assert (s.config_name, s.config.baseline.kind, s.require_baseline) == ("recipes", "file", True)
+    assert path is not None
+    assert s.config.resolve(path) == tmp_path / "evals" / "../baselines/recipes.json"
 
 
 def test_action_require_reference_input_and_evalkit_yaml_like_require_baseline(
@@ -663,8 +670,12 @@ def test_action_settings_inputs_override_evalkit_yaml(tmp_path: Path) -> None:
         require_baseline="false",
         baseline_name="nightly",
     )
-    assert (s.config_name, s.store, s.artifact_name) == ("other", "artifact", "nightly")
-    assert s.branch == "bl"  # not overridden, so the config's
+    assert (s.config_name, s.config.baseline.kind, s.artifact_name) == (
+        "other",
+        "artifact",
+        "nightly",
+    )
+    assert s.config.baseline.branch == "bl"  # not overridden, so the config's
     # The merged config is the one the gate runs: the candidate is recorded as "other".
     assert s.config.name == "other"
 
