@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from evalkit._util.units import unit_of
 from evalkit.errors import InputError
@@ -250,27 +251,23 @@ def _checks_tables(report: GateReport) -> list[Part]:
     shared = S.shared_confidence(report)
     verdicts = list(report.verdicts)
 
-    def table(verdicts: list[CheckVerdict]) -> tuple[list[str], str]:
+    def table(verdicts: list[CheckVerdict], priority: int, unit: str, **kw: Any) -> Rows:
         # A cases column only where one of the table's rows does not cover its cases
         partial = any(v.covered != v.total for v in verdicts)
         with_p = any(v.comparison is not None for v in verdicts)  # else a column of blanks
         room = len(report.verdicts) <= ALL_OPEN
         rows = [_row(v, shared, partial, with_p, room) for v in verdicts]
-        return rows, _head(report, partial, with_p)
+        return Rows(rows, priority, unit=unit, head=_head(report, partial, with_p), **kw)
 
-    if len(verdicts) <= ALL_OPEN:
-        rows, head = table(verdicts)
-        return [Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows))]
-    # Failures first: at scale the reader is looking for what went wrong.
-    attention = [v for v in verdicts if v.status != "pass"]
-    passed = [v for v in verdicts if v.status == "pass"]
+    shown, passed = verdicts, []
+    if len(verdicts) > ALL_OPEN:  # failures first: at scale the reader looks for what went wrong
+        shown = [v for v in verdicts if v.status != "pass"]
+        passed = [v for v in verdicts if v.status == "pass"]
     parts: list[Part] = []
-    if attention:
-        rows, head = table(attention)
-        parts.append(Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows)))
+    if shown:
+        parts.append(table(shown, P_TABLE, "checks", closing="\n", floor=len(shown)))
     if passed:
-        rows, head = table(passed)
-        passing = Rows(rows, P_PASSED, unit="passing checks", head=head, floor=0)
+        passing = table(passed, P_PASSED, "passing checks", floor=0)
         summary = (
             f"{S.STATUS_ICON['pass']} {S.plural(len(passed), 'passing check', 'passing checks')}"
         )

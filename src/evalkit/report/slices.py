@@ -181,21 +181,14 @@ def slice_markdown(report: SliceReport) -> str:
     if not moved:
         return head + ".\n\n"
     order = sorted(moved, key=lambda v: (v.status != "regressed", v.p_adjusted or 1.0))
-    keep = (2, 6, 7, 9, 10)  # slice, Δ, interval, FDR-adjusted p, status
-    rows = [
-        # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
-        "| "
-        + " | ".join(md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in (0, *keep))
-        + " |\n"
+    keep = (0, 2, 6, 7, 9, 10)  # check, slice, Δ, interval, FDR-adjusted p, status
+    # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
+    cells = [
+        [md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in keep]
         for v in order[:MARKDOWN_SHOWN]
     ]
-    table = (
-        "| "
-        + " | ".join(HEADERS[i] for i in (0, *keep))
-        + " |\n"
-        + "|---" * (len(keep) + 1)
-        + "|\n"
-    )
+    rows = ["| " + " | ".join(row) + " |\n" for row in cells]
+    table = "| " + " | ".join(HEADERS[i] for i in keep) + " |\n" + "|---" * len(keep) + "|\n"
     more = (
         f"\n… {len(moved) - MARKDOWN_SHOWN} more in the JSON report\n"
         if len(moved) > MARKDOWN_SHOWN
