@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import advice as A
@@ -221,10 +220,7 @@ def _row(
         if c.confidence != shared:
             parts[0] += f" {S.confidence(c.confidence)}&nbsp;CI"
         if moved:
-            u = unit_of(v.metric)
-            after = c.candidate_value if c.candidate_value is not None else v.observed
-            ref = "reference " if v.kind == "vs_reference" else ""
-            line = f"{ref}{S.num(c.baseline_value, u)} → {S.num(after, u)}"
+            line = ("reference " if v.kind == "vs_reference" else "") + S.before_after(v, c)
             if len(parts) > 1:  # the margin: on the first line, so the cell stays two
                 line += f" ({parts.pop().replace('&nbsp;', ' ')})"
             parts[0] = _nb(line + ":") + " " + parts[0]
@@ -239,8 +235,7 @@ def _row(
     if with_p:  # "p vs margin=0.0012" may wrap after its words, never inside the number
         cells.append(S.p_cell(v))
     if partial:
-        counts = f" {v.counts}" if v.counts else ""
-        cells.append("" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}")
+        cells.append(S.partial_cases(v))
     return "| " + " | ".join(cells) + " |\n"
 
 

@@ -19,7 +19,7 @@ from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
 from evalkit.gate.inputs import GoldensDiff
-from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
+from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport, RunSummary
 
 # Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
 # unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
@@ -127,11 +127,9 @@ def result(v: CheckVerdict) -> str:
         return f"{num(v.observed, u)} ({need})"
     if c is None:
         return f"{num(v.observed, u)} ({_WORDS.get(v.status, v.status)})"
-    # before → after over the paired cases, the ones Δ is computed on
-    after = c.candidate_value if c.candidate_value is not None else v.observed
     text = "vs reference: " if v.kind == "vs_reference" else ""
     text += (
-        f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
+        f"{before_after(v, c)}: Δ {signed(c.delta, u)} "
         f"{interval(c.ci_low, c.ci_high, v.metric)} "
         f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
     )
@@ -140,6 +138,19 @@ def result(v: CheckVerdict) -> str:
     if c.min_effect is not None:
         text += f", min_effect {num(c.min_effect, u)}"
     return text
+
+
+def before_after(v: CheckVerdict, c: Comparison) -> str:
+    """``0.7377 → 0.6965``: the means over the paired cases, the ones Δ is computed on."""
+    u = unit_of(v.metric)
+    after = c.candidate_value if c.candidate_value is not None else v.observed
+    return f"{num(c.baseline_value, u)} → {num(after, u)}"
+
+
+def partial_cases(v: CheckVerdict) -> str:
+    """A cases cell: ``280/300`` (and what the metric counted) when some went uncovered."""
+    counts = f" {v.counts}" if v.counts else ""
+    return "" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}"
 
 
 def change(v: CheckVerdict) -> str:

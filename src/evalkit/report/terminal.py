@@ -7,7 +7,6 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
 from evalkit.report import advice as A
@@ -217,10 +216,8 @@ def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) ->
     text = S.change(v)
     c = v.comparison
     if c is not None:
-        after = c.candidate_value if c.candidate_value is not None else v.observed
-        u = unit_of(v.metric)
         if before_after:
-            text = f"{S.num(c.baseline_value, u)} → {S.num(after, u)}: {text}"
+            text = f"{S.before_after(v, c)}: {text}"
         if c.confidence != shared:
             text += f" {S.confidence(c.confidence)} CI"
         if v.kind == "vs_reference":
@@ -262,8 +259,7 @@ def _table(report: GateReport, before_after: bool) -> Table:
             S.p_cell(v),
         ]
         if partial:
-            counts = f" {v.counts}" if v.counts else ""
-            cells.append("" if v.covered == v.total else f"{v.covered}/{v.total}{counts}")
+            cells.append(S.partial_cases(v))
         cells += [S.wlt(v).replace(" / ", "/"), S.mde(v)]
         table.add_row(*cells)
     return table
