@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -165,9 +166,7 @@ def difference_plot(deltas: Sequence[CaseDelta], higher_is_better: bool | None, 
     finite = [d for d in deltas if math.isfinite(d.delta)]
     ordered = sorted(finite, key=lambda d: (d.delta, d.case_id))
     shown = _sample(ordered)
-    counts = {"win": 0, "loss": 0, "tie": 0, "up": 0, "down": 0}
-    for d in finite:
-        counts[S.outcome(d, higher_is_better)] += 1
+    counts = Counter(S.outcome(d, higher_is_better) for d in finite)
     height, top, bottom, left, right = 240, 30, 26, 70, 16
     plot_h = height - top - bottom
     plot_w = WIDTH - left - right
