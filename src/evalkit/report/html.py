@@ -270,7 +270,7 @@ def _failed_and_goldens(report: GateReport) -> list[str]:
     out: list[str] = []
     failed = report.candidate.failed
     if failed:
-        out.append(f"<h2>{len(failed):,} of {report.candidate.n_cases:,} cases failed to run</h2>")
+        out.append(f"<h2>{S.failed_to_run(report.candidate)}</h2>")
         rows = "".join(
             f'<tr><td class="id">{html_text(cid, 120)}</td>'
             f"<td>{html_text(err or '(no message)', 300)}</td></tr>"

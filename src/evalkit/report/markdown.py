@@ -341,7 +341,7 @@ def _failed_cases(report: GateReport) -> list[Part]:
     failed = report.candidate.failed
     if not failed:
         return []
-    title = f"#### 💥 {len(failed):,} of {report.candidate.n_cases:,} cases failed to run\n\n"
+    title = f"#### 💥 {S.failed_to_run(report.candidate)}\n\n"
     rows = Rows(
         [
             f"| {md(cid, ID_LEN)} | {md(err or '(no message)', ERROR_LEN)} |\n"

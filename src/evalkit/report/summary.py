@@ -54,6 +54,11 @@ def interval(low: float | None, high: float | None, metric: str = "") -> str:
     return f"[{signed(low)}, {signed(high)}]{suffix(metric)}"
 
 
+def failed_to_run(run: RunSummary) -> str:
+    """``2 of 100 cases failed to run``."""
+    return f"{len(run.failed):,} of {run.n_cases:,} cases failed to run"
+
+
 def more_not_shown(n: int, unit: str = "cases") -> str:
     """What a report says of the rows it leaves out."""
     return f"… {n:,} more {unit} not shown (see the JSON report/artifact)"

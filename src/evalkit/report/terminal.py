@@ -429,13 +429,7 @@ def _print_failed(console: Console, report: GateReport) -> None:
     failed = report.candidate.failed
     if not failed:
         return
-    _say(
-        console,
-        Text(
-            f"{len(failed):,} of {report.candidate.n_cases:,} cases failed to run:",
-            style="bold magenta",
-        ),
-    )
+    _say(console, Text(f"{S.failed_to_run(report.candidate)}:", style="bold magenta"))
     for cid, err in failed[:SHOW_FAILED]:
         line = Text("  ")
         line.append(_t(cid, ID_LEN, style="bold")).append(": ").append(
