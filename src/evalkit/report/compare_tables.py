@@ -13,7 +13,7 @@ from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.compare import CompareRow, CompareTable
 from evalkit.report.escape import md, one_line
-from evalkit.report.summary import confidence
+from evalkit.report.summary import confidence, pack
 
 Escape = Callable[[object], str]
 
@@ -218,25 +218,10 @@ def _draw_blocks(grid: _Grid, width: int, *, run_column: bool) -> list[str]:
             if metric:
                 lines.append(metric)
             lines.append(f"  {row[1]}: {direction}")
-            lines += _packed(pieces, "      ", width)
+            lines += pack(pieces, width, "      ")
         else:
             lines.append(f"{metric}: {direction}")
-            lines += _packed(pieces, "    ", width)
-    return lines
-
-
-def _packed(pieces: list[str], indent: str, width: int) -> list[str]:
-    """``pieces`` two spaces apart, as many to a line as fit ``width`` (a longer one alone)."""
-    lines: list[str] = []
-    line = ""
-    for piece in pieces:
-        joined = f"{line}  {piece}" if line else indent + piece
-        if line and len(joined) > width:
-            lines.append(line)
-            joined = indent + piece
-        line = joined
-    if line:
-        lines.append(line)
+            lines += pack(pieces, width, "    ")
     return lines
 
 

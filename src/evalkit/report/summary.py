@@ -80,6 +80,22 @@ def goldens_lists(diff: GoldensDiff) -> list[tuple[str, tuple[str, ...]]]:
     return [(label, ids) for label, ids in lists if ids]
 
 
+def pack(pieces: list[str], width: int, indent: str = "") -> list[str]:
+    """``pieces`` two spaces apart after ``indent``, as many to a line as fit ``width`` (a
+    longer one alone): a plain-text layout that never splits a figure between lines."""
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        joined = f"{line}  {piece}" if line else indent + piece
+        if line and len(joined) > width:
+            lines.append(line)
+            joined = indent + piece
+        line = joined
+    if line:
+        lines.append(line)
+    return lines
+
+
 def percent(x: float) -> str:
     return f"{x * 100:.1f}%"
 

@@ -286,24 +286,11 @@ def _blocks(console: Console, report: GateReport, warnings: dict[str, list[str]]
         bits.append(v.coverage)
         if v.comparison is not None:
             bits += [f"W/L/T {S.wlt(v).replace(' / ', '/')}", f"detects ≥ {S.mde(v)}"]
-        for line in _pack(bits, console.width - 4):
+        for line in S.pack(bits, console.width, "    "):
             # A piece longer than the line itself is folded, never cut.
-            _say(console, Text("    " + line), 4)
+            _say(console, Text(line), 4)
         for advice in warnings.get(v.check_id, ()):
             _say(console, Text("    ").append(_warning(None, advice)), 6)
-
-
-def _pack(pieces: list[str], width: int) -> list[str]:
-    """Pieces joined by two spaces into lines of at most ``width``, none split."""
-    from rich.cells import cell_len
-
-    lines: list[str] = []
-    for piece in pieces:
-        if lines and cell_len(lines[-1]) + 2 + cell_len(piece) <= width:
-            lines[-1] += "  " + piece
-        else:
-            lines.append(piece)
-    return lines
 
 
 def _checks(console: Console, report: GateReport, warnings: dict[str, list[str]]) -> bool:
