@@ -297,9 +297,7 @@ def _warnings(report: GateReport) -> list[Part]:
         f"- ⚠️ **{md(w.check_id, NAME_LEN)}**: {md(w.advice, MESSAGE_LEN)}\n"
         for w in A.in_view(report)
     ]
-    if not rows:
-        return []
-    return [Rows(rows, P_WHY, unit="warnings", closing="\n", floor=len(rows))]
+    return _all_listed(rows, "warnings")
 
 
 def _why(report: GateReport) -> list[Part]:
@@ -310,19 +308,20 @@ def _why(report: GateReport) -> list[Part]:
         for v in report.verdicts
         if v.status in ("error", "incomparable")
     ]
-    if not rows:
-        return []
-    return [Rows(rows, P_WHY, unit="checks", closing="\n", floor=len(rows))]
+    return _all_listed(rows, "checks")
+
+
+def _all_listed(rows: list[str], unit: str) -> list[Part]:
+    """A list kept whole (it says why): none when empty."""
+    return [Rows(rows, P_WHY, unit=unit, closing="\n", floor=len(rows))] if rows else []
 
 
 def _notes(report: GateReport, said: str | None) -> list[Part]:
     notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
-    parts: list[Part] = []
     rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
     if trials is not None:
         rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} (per metric below)\n")
-    if rows:
-        parts.append(Rows(rows, P_WHY, unit="notes", closing="\n", floor=len(rows)))
+    parts = _all_listed(rows, "notes")
     if trials is not None:
         lines = Rows([f"- {md(n, NOTE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
         parts.append(_collapsible("Trial noise, per metric", lines))
