@@ -201,13 +201,10 @@ def say_lines(text: str) -> None:
     at spaces under its own label (``expected:  …`` continues under the text, not under
     ``expected``), an id longer than the line kept whole; no line ends in a space."""
     width = terminal_width()
-    if width is None:
-        say("\n".join(line.rstrip() for line in text.split("\n")))
-        return
     out: list[str] = []
     for line in text.split("\n"):
         line = line.rstrip()
-        if len(line) <= width:
+        if width is None or len(line) <= width:
             out.append(line)
             continue
         label = _LABEL.match(line)
