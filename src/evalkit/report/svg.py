@@ -309,10 +309,9 @@ def trend_plot(
             f"{S.num(tick, unit)}</text>"
         )
     for i, band in enumerate(bands):
-        if band is None or values[i - 1] is None:
+        prev = values[i - 1]  # band is None at i = 0 (no previous point)
+        if band is None or prev is None:
             continue
-        prev = values[i - 1]
-        assert prev is not None
         step = points[i].step
         worse = (
             step is not None
@@ -326,9 +325,8 @@ def trend_plot(
             f"{_f(x(i - 1))},{_f(y(prev))} {_f(x(i))},{_f(y(band[1]))} "
             f'{_f(x(i))},{_f(y(band[0]))}"/>'
         )
-    if ref_index is not None and values[ref_index] is not None:
-        level = values[ref_index]
-        assert level is not None
+    level = values[ref_index] if ref_index is not None else None
+    if level is not None:
         out.append(
             f'<line x1="{left}" y1="{_f(y(level))}" x2="{WIDTH - right}" y2="{_f(y(level))}" '
             'class="reference"/>'
