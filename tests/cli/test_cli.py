@@ -181,59 +181,64 @@ def test_bad_missing_config(project: Path) -> None:
     )
 
 
-def test_bad_broken_yaml_config(project: Path) -> None:
-    (project / "evalkit.yaml").write_text("goldens: [oops\n")
-    one_line_error(evalkit("gate", cwd=project), 2, "evalkit.yaml:", "invalid YAML")
-
-
-def test_bad_unknown_config_key(project: Path) -> None:
-    edit(project, "evalkit.yaml", "n_resamples: 500\n", "n_resamples: 500\nsed: 4\n")
-    one_line_error(evalkit("gate", cwd=project), 2, "unknown key 'sed'")
-
-
-def test_bad_missing_goldens(project: Path) -> None:
-    (project / "goldens.jsonl").unlink()
-    one_line_error(evalkit("gate", cwd=project), 2, "goldens.jsonl")
-
-
-def test_bad_invalid_json_goldens(project: Path) -> None:
-    (project / "goldens.jsonl").write_text(GOLDENS + "{not json\n")
-    one_line_error(evalkit("gate", cwd=project), 2, "goldens.jsonl:4")
-
-
-def test_bad_empty_goldens(project: Path) -> None:
-    (project / "goldens.jsonl").write_text("")
-    one_line_error(evalkit("gate", cwd=project), 2, "goldens.jsonl")
-
-
-def test_bad_duplicate_golden_id(project: Path) -> None:
-    (project / "goldens.jsonl").write_text(GOLDENS + '{"id": "a", "query": "again"}\n')
-    one_line_error(evalkit("gate", cwd=project), 2, "'a'")
-
-
-def test_bad_missing_checks(project: Path) -> None:
-    (project / "checks.yaml").unlink()
-    one_line_error(evalkit("gate", cwd=project), 2, "checks.yaml")
-
-
-def test_bad_checks_unknown_key(project: Path) -> None:
-    edit(project, "checks.yaml", "threshold: 0.5", "treshold: 0.5")
-    one_line_error(evalkit("gate", cwd=project), 2, "treshold")
-
-
-def test_bad_check_with_both_kinds(project: Path) -> None:
-    edit(
-        project,
+# A file of the project broken one way each (replaced text, a new content, or removed):
+# `evalkit gate` says what is wrong in one line and exits 2.
+BROKEN = [
+    ("evalkit.yaml", "goldens: [oops\n", ("evalkit.yaml:", "invalid YAML")),
+    ("evalkit.yaml", ("n_resamples: 500\n", "n_resamples: 500\nsed: 4\n"), ("unknown key 'sed'",)),
+    ("goldens.jsonl", None, ("goldens.jsonl",)),
+    ("goldens.jsonl", GOLDENS + "{not json\n", ("goldens.jsonl:4",)),
+    ("goldens.jsonl", "", ("goldens.jsonl",)),
+    ("goldens.jsonl", GOLDENS + '{"id": "a", "query": "again"}\n', ("'a'",)),
+    ("checks.yaml", None, ("checks.yaml",)),
+    ("checks.yaml", ("threshold: 0.5", "treshold: 0.5"), ("treshold",)),
+    (
         "checks.yaml",
-        "threshold: 0.5",
-        "threshold: 0.5\n    vs_baseline: no_significant_regression",
-    )
-    one_line_error(evalkit("gate", cwd=project), 2, "floor")
+        ("threshold: 0.5", "threshold: 0.5\n    vs_baseline: no_significant_regression"),
+        ("floor",),
+    ),
+    ("checks.yaml", ("metric: recall@1", "metric: recall@5"), ("recall@5", "does not compute")),
+    (
+        "evalkit.yaml",
+        ("[recall@1, ndcg@10]", "[recall@1, ndcg@10, precisionn@3]"),
+        ("precisionn@3",),
+    ),
+    ("checks.yaml", ('op: ">="', 'scope: [a, zz]\n    op: ">="'), ("zz",)),
+    (
+        "evalkit.yaml",
+        ("n_resamples: 500\n", "n_resamples: 500\nplugins: [no_such_plugin_x]\n"),
+        ("no_such_plugin_x",),
+    ),
+    ("evalkit.yaml", ("tiny_target:make_target", "tiny_target:nope"), ("nope",)),
+    (
+        "evalkit.yaml",
+        (
+            '  python: "tiny_target:make_target"',
+            '  http: {url: "http://${EVALKIT_CLI_TEST_HOST}/s", extract: "results[].id"}',
+        ),
+        ("EVALKIT_CLI_TEST_HOST",),
+    ),
+    (
+        "evalkit.yaml",
+        ("n_resamples: 500\n", "n_resamples: 500\njudge: {metric: h, model: m}\n"),
+        ("rubric",),
+    ),
+]
 
 
-def test_bad_check_metric_nobody_computes(project: Path) -> None:
-    edit(project, "checks.yaml", "metric: recall@1", "metric: recall@5")
-    one_line_error(evalkit("gate", cwd=project), 2, "recall@5", "does not compute")
+@pytest.mark.parametrize(("name", "change", "needles"), BROKEN)
+def test_bad_project_files(
+    project: Path, name: str, change: str | tuple[str, str] | None, needles: tuple[str, ...]
+) -> None:
+    path = project / name
+    if change is None:
+        path.unlink()
+    elif isinstance(change, str):
+        path.write_text(change)
+    else:
+        assert change[0] in path.read_text()  # the edit breaks what it names
+        edit(project, name, *change)
+    one_line_error(evalkit("gate", cwd=project), 2, *needles)
 
 
 def test_a_misspelt_check_metric_gets_a_did_you_mean_and_its_line(project: Path) -> None:
@@ -253,16 +258,6 @@ def test_a_case_filter_in_other_letter_case_names_the_id(project: Path) -> None:
         "no case 'A'",
         "did you mean 'a'? it differs only in letter case",
     )
-
-
-def test_bad_unknown_metric_in_config(project: Path) -> None:
-    edit(project, "evalkit.yaml", "[recall@1, ndcg@10]", "[recall@1, ndcg@10, precisionn@3]")
-    one_line_error(evalkit("gate", cwd=project), 2, "precisionn@3")
-
-
-def test_bad_scope_names_unknown_case(project: Path) -> None:
-    edit(project, "checks.yaml", 'op: ">="', 'scope: [a, zz]\n    op: ">="')
-    one_line_error(evalkit("gate", cwd=project), 2, "zz")
 
 
 def test_bad_missing_candidate_artefact(project: Path) -> None:
@@ -298,48 +293,13 @@ def test_bad_hand_broken_baseline(project: Path) -> None:
     one_line_error(evalkit("gate", "--baseline", "b.json", cwd=project), 2, "b.json")
 
 
-def test_bad_missing_plugin(project: Path) -> None:
-    edit(
-        project,
-        "evalkit.yaml",
-        "n_resamples: 500\n",
-        "n_resamples: 500\nplugins: [no_such_plugin_x]\n",
-    )
-    one_line_error(evalkit("gate", cwd=project), 2, "no_such_plugin_x")
-
-
-def test_bad_missing_target_factory(project: Path) -> None:
-    edit(project, "evalkit.yaml", "tiny_target:make_target", "tiny_target:nope")
-    one_line_error(evalkit("gate", cwd=project), 2, "nope")
-
-
 def test_bad_unknown_option(project: Path) -> None:
     one_line_error(evalkit("gate", "--bogus", cwd=project), 2, "--bogus")
-
-
-def test_bad_missing_env_for_http_target(project: Path) -> None:
-    edit(
-        project,
-        "evalkit.yaml",
-        '  python: "tiny_target:make_target"',
-        '  http: {url: "http://${EVALKIT_CLI_TEST_HOST}/s", extract: "results[].id"}',
-    )
-    one_line_error(evalkit("gate", cwd=project), 2, "EVALKIT_CLI_TEST_HOST")
 
 
 def test_bad_show_non_artefact(project: Path) -> None:
     (project / "x.json").write_text("[]")
     one_line_error(evalkit("show", "x.json", cwd=project), 2, "x.json")
-
-
-def test_bad_judge_without_rubric(project: Path) -> None:
-    edit(
-        project,
-        "evalkit.yaml",
-        "n_resamples: 500\n",
-        "n_resamples: 500\njudge: {metric: h, model: m}\n",
-    )
-    one_line_error(evalkit("gate", cwd=project), 2, "rubric")
 
 
 def test_unreachable_http_target_exits_three(project: Path) -> None:

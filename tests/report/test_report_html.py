@@ -105,8 +105,9 @@ def test_non_finite_statistics_do_not_break_the_page() -> None:
     report = dataclasses.replace(report, verdicts=(dataclasses.replace(v, comparison=comp),))
     page = render_html(report)
     assert "Δ n/a [n/a, -0.0170]" in page
-    assert "nan" not in page.lower().replace("n/a", "")
-    assert "Not finite (shown as n/a)" in page
+    # no value reads nan; the one line that names the fault says "(NaN or infinite)"
+    assert "nan" not in page.lower().replace("n/a", "").replace("(nan or infinite)", "")
+    assert "not finite (NaN or infinite) and show as n/a: checks[0].comparison.delta" in page
 
 
 def test_output_is_deterministic() -> None:
@@ -147,5 +148,5 @@ def test_compare_page_plots_per_case_deltas_from_the_artefacts() -> None:
     assert "<h1>evalkit compare: new &lt;b&gt; vs old</h1>" in page
     assert "1 wins · 1 losses · 1 ties" in page  # paired on a, b, c only
     assert "<title>b: 0.6000 → 0.2000 (Δ -0.4000, loss)</title>" in page
-    assert "not significant" in page
+    assert "no detectable change" in page  # the text table's words (CompareRow.direction)
     assert '<g class="row"' in page

@@ -48,12 +48,13 @@ def test_checks_keep_the_checks_file_order() -> None:
 
 
 def test_no_baseline_incomparable_and_failed_cases_are_shown() -> None:
-    assert "No baseline: vs_baseline checks had nothing to compare against" in _text(no_baseline())
+    said = "No baseline: 1 vs_baseline check had nothing to compare against, so a regression"
+    assert said in _text(no_baseline())  # the markdown's words (summary.no_baseline)
     inc = _text(incomparable())
     assert "incomparable" in inc
     assert "judge model changed" in inc
-    assert "1 added, 1 removed" not in inc
-    assert "2 added, 1 removed, 1 changed" in inc
+    assert "1 added · 1 removed" not in inc
+    assert "2 added · 1 removed · 1 changed" in inc  # the PR comment's words
     err = _text(errored())
     assert err.startswith("ERROR: 2 of 100 cases failed to run")
     assert "q0042: TimeoutError: no response within 30s" in err

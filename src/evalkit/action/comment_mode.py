@@ -6,16 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.action.bundle import bundle_dirs, read_bundle
+from evalkit.action.pr_comment import post_comment
 from evalkit.action.session import ActionRun, safe_word
 from evalkit.errors import ConfigError
 from evalkit.exit_codes import ExitCode
 from evalkit.github.client import call_github
-from evalkit.github.comment import (
-    marker_for,
-    prepare_body,
-    sanitize_untrusted_body,
-    upsert_sticky_comment,
-)
+from evalkit.github.comment import marker_for, prepare_body, sanitize_untrusted_body
 from evalkit.github.context import WorkflowRunInfo
 
 _CONCLUSION_WORD = {
@@ -84,17 +80,8 @@ def _post_one_bundle(run: ActionRun, wr: WorkflowRunInfo, report_dir: Path) -> i
         return ExitCode.OK
     safe_body = sanitize_untrusted_body(body, config_name)
     safe_body = _with_trusted_conclusion(safe_body, config_name, wr.conclusion, wr.id)
-    result = upsert_sticky_comment(
-        run.repo(),
-        number,
-        safe_body,
-        config_name=config_name,
-        identity=run.comment_identity(),
-        retry=run.retry,
-    )
-    run.out(comment=result.action, config_name=config_name)
-    run.outputs["comment-url"] = result.url
-    console.line(f"evalkit: PR comment {result.action}: {result.url}")
+    run.out(config_name=config_name)
+    post_comment(run, number, safe_body, config_name)
     return ExitCode.OK
 
 

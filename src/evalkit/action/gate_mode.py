@@ -18,7 +18,6 @@ from evalkit.action.skeleton import (
     GITHUB_STORES,
     Job,
     ModeFlow,
-    announce,
     call_gate,
     error_state,
     gate_request,
@@ -100,32 +99,37 @@ def _fetch(job: Job) -> Fetched | int:
 def _baseline_outputs(job: Job, baseline: BaselineFetch, preferred: list[Preferred]) -> str:
     """Say which baseline the PR is compared with; return the sentence the report notes."""
     detail = baseline_detail(baseline, preferred)
-    job.run.out(
-        baseline_status=baseline.status,
-        baseline_source=baseline.source if baseline.found else "none",
-        baseline_sha=baseline.sha or "",
-        baseline_merge_base=merge_base_relation(baseline, preferred),
-    )
     blocking = job.settings.require_baseline
-    announce(job.run.console, "baseline", "vs_baseline", baseline, detail, blocking=blocking)
+    _say_fetched(job, "baseline", "vs_baseline", baseline, detail, blocking=blocking)
+    job.run.out(baseline_merge_base=merge_base_relation(baseline, preferred))
     return detail
 
 
 def _reference_outputs(job: Job, reference: BaselineFetch | None) -> None:
+    if reference is None:
+        job.run.out(reference_status="none", reference_source="none", reference_sha="")
+        return
+    blocking = job.settings.require_reference
+    _say_fetched(job, "reference", "drift", reference, reference.detail, blocking=blocking)
+
+
+def _say_fetched(
+    job: Job, what: str, checks: str, fetch: BaselineFetch, detail: str, *, blocking: bool
+) -> None:
+    """A fetched baseline or reference: its outputs, and a notice, or why there is none."""
+    source = fetch.source if fetch.found else "none"
     job.run.out(
-        reference_status="none" if reference is None else reference.status,
-        reference_source=reference.source if reference is not None and reference.found else "none",
-        reference_sha=(reference.sha or "") if reference is not None else "",
+        **{f"{what}_status": fetch.status, f"{what}_source": source, f"{what}_sha": fetch.sha or ""}
     )
-    if reference is not None:
-        announce(
-            job.run.console,
-            "reference",
-            "drift",
-            reference,
-            reference.detail,
-            blocking=job.settings.require_reference,
-        )
+    console = job.run.console
+    if fetch.found:
+        console.notice(f"evalkit {what}: {detail}")
+        return
+    why = f" — blocking: require-{what} is on" if blocking else ""
+    console.warning(
+        f"no {what} ({fetch.status}): {fetch.detail}; {checks} checks report no-{what}{why}",
+        title=f"evalkit: no {what}",
+    )
 
 
 def _publish(job: Job, outcome: GateOutcome) -> int:

@@ -142,21 +142,8 @@ class Settings:
         return self.config.path
 
     @property
-    def store(self) -> str:
-        return self.config.baseline.kind
-
-    @property
     def artifact_name(self) -> str:
         return self.config.baseline.name
-
-    @property
-    def branch(self) -> str:
-        return self.config.baseline.branch
-
-    @property
-    def file_path(self) -> Path | None:
-        path = self.config.baseline.path
-        return self.config.resolve(path) if path is not None else None
 
     @property
     def require_baseline(self) -> bool:

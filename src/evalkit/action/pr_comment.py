@@ -22,14 +22,7 @@ def maybe_comment(run: ActionRun, body: str, config_name: str) -> None:
         )
         return
     try:
-        result = upsert_sticky_comment(
-            run.repo(),
-            pr.number,
-            body,
-            config_name=config_name,
-            identity=run.comment_identity(),
-            retry=run.retry,
-        )
+        post_comment(run, pr.number, body, config_name)
     except GitHubPermissionError as exc:
         run.outputs["comment"] = "forbidden"
         console.warning(
@@ -45,9 +38,20 @@ def maybe_comment(run: ActionRun, body: str, config_name: str) -> None:
             title="evalkit: no PR comment",
         )
         return
-    run.outputs["comment"] = result.action
-    run.outputs["comment-url"] = result.url
-    console.line(f"evalkit: PR comment {result.action}: {result.url}")
 
 
-__all__ = ["maybe_comment"]
+def post_comment(run: ActionRun, number: int, body: str, config_name: str) -> None:
+    """Post or update this config's sticky comment on PR ``number``; say which, and where."""
+    result = upsert_sticky_comment(
+        run.repo(),
+        number,
+        body,
+        config_name=config_name,
+        identity=run.comment_identity(),
+        retry=run.retry,
+    )
+    run.out(comment=result.action, comment_url=result.url)
+    run.console.line(f"evalkit: PR comment {result.action}: {result.url}")
+
+
+__all__ = ["maybe_comment", "post_comment"]

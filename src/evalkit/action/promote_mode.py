@@ -75,14 +75,12 @@ def promote(job: Job) -> int:
 
 def _report_promotion(job: Job, outcome: GateOutcome, promoted: PromoteResult) -> None:
     run, console = job.run, job.run.console
-    location = promoted.location
+    location, detail = promoted.location, promoted.detail
     if promoted.upload_dir is not None:
         run.outputs["baseline-path"] = run.rel(promoted.upload_dir)
         # The name to upload under: the one fetch looks for (baseline.name / input).
         run.outputs["baseline-name"] = job.settings.artifact_name
         location = run.rel(Path(promoted.location))
-    detail = promoted.detail
-    if promoted.upload_dir is not None:
         detail = f"baseline ready at {run.rel(promoted.upload_dir)}; {detail}"
     run.out(
         baseline_source=promoted.source,

@@ -1,17 +1,7 @@
 """The GitHub Action's entry point: inputs -> the mode -> outputs, summary and exit code.
 
-The gate itself is injected as a :data:`~evalkit.action.contract.GateRunner` (the CLI
-passes :func:`evalkit.action.gate_runner.pipeline_gate`), so the Action owns only the
-GitHub side of the job. One module per job:
-
-* :mod:`~evalkit.action.inputs` reads and validates ``INPUT_*`` and merges evalkit.yaml;
-  :mod:`~evalkit.action.session` holds one run's state (event, log, GitHub, outputs).
-* :mod:`~evalkit.action.skeleton` is the flow the configured modes share: config ->
-  store -> the mode's work -> exit code, and the steps they have in common.
-* the modes: :mod:`~evalkit.action.gate_mode` (pull requests, or any event),
-  :mod:`~evalkit.action.promote_mode` (a push to the default branch),
-  :mod:`~evalkit.action.pin_mode` (pin the drift checks' reference) and
-  :mod:`~evalkit.action.comment_mode` (the ``workflow_run`` companion for fork PRs).
+The gate is injected (a :data:`~evalkit.action.contract.GateRunner`): the Action owns
+only the GitHub side of the job (its modules: docs/design/code-notes.md).
 
 Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`, never 4: the Action
 gates no subset). Failing to *comment* never changes the exit code (the verdict is

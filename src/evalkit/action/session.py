@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ def safe_word(value: str) -> str:
 
 def md_text(text: str) -> str:
     """Plain text safe inside markdown/HTML (store details can carry branch names)."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html.escape(text, quote=False)
 
 
 @dataclass

@@ -13,7 +13,6 @@ from evalkit.action.pr_comment import maybe_comment
 from evalkit.action.session import ActionRun, md_text, safe_word
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.github.comment import marker_for
-from evalkit.github.outputs import Console
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,11 +41,8 @@ class ModeFlow:
 
     name: Mode
     work: Callable[[Job], int]
+    # the store's rule for a mode that writes to it (None: the mode only reads)
     branch_rule: Callable[[GitHubContext, str, BaselineConfig], None] | None = None
-
-    @property
-    def writes_store(self) -> bool:
-        return self.branch_rule is not None
 
 
 def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
@@ -167,25 +163,10 @@ def _report_outputs(run: ActionRun, outcome: GateOutcome) -> None:
         run.outputs["candidate-path"] = run.rel(outcome.candidate_path)
 
 
-def announce(
-    console: Console, what: str, checks: str, fetch: BaselineFetch, detail: str, *, blocking: bool
-) -> None:
-    """One log line for a fetched baseline or reference: a notice, or why there is none."""
-    if fetch.found:
-        console.notice(f"evalkit {what}: {detail}")
-        return
-    why = f" — blocking: require-{what} is on" if blocking else ""
-    console.warning(
-        f"no {what} ({fetch.status}): {fetch.detail}; {checks} checks report no-{what}{why}",
-        title=f"evalkit: no {what}",
-    )
-
-
 __all__ = [
     "GITHUB_STORES",
     "Job",
     "ModeFlow",
-    "announce",
     "call_gate",
     "error_state",
     "gate_request",

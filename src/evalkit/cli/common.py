@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -176,17 +177,19 @@ def terminal_width() -> int | None:
     return None
 
 
+def _wrap(line: str, width: int, indent: str = "") -> list[str]:
+    """``line`` wrapped at spaces only: a word, number or id longer than the line stays whole."""
+    return textwrap.wrap(
+        line, width, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False
+    )
+
+
 def say_prose(text: str) -> None:
     """A sentence to read on stdout, wrapped at spaces to :func:`terminal_width` (whole
     where nothing wraps it), so the terminal never breaks a word or a number."""
     width = terminal_width()
     if width is not None:
-        import textwrap
-
-        text = "\n".join(
-            textwrap.fill(line, width, break_on_hyphens=False, break_long_words=False)
-            for line in text.split("\n")
-        )
+        text = "\n".join("\n".join(_wrap(line, width)) for line in text.split("\n"))
     say("\n".join(line.rstrip() for line in text.split("\n")))
 
 
@@ -198,29 +201,15 @@ def say_lines(text: str) -> None:
     at spaces under its own label (``expected:  …`` continues under the text, not under
     ``expected``), an id longer than the line kept whole; no line ends in a space."""
     width = terminal_width()
-    if width is None:
-        say("\n".join(line.rstrip() for line in text.split("\n")))
-        return
-    import textwrap
-
     out: list[str] = []
     for line in text.split("\n"):
         line = line.rstrip()
-        if len(line) <= width:
+        if width is None or len(line) <= width:
             out.append(line)
             continue
         label = _LABEL.match(line)
         hang = len(label.group(1)) if label is not None else 0
-        indent = " " * (hang if hang <= width // 2 else 4)
-        out.extend(
-            textwrap.wrap(
-                line,
-                width,
-                subsequent_indent=indent,
-                break_on_hyphens=False,
-                break_long_words=False,
-            )
-        )
+        out.extend(_wrap(line, width, " " * (hang if hang <= width // 2 else 4)))
     say("\n".join(out))
 
 
@@ -239,13 +228,7 @@ def warn_line(message: str) -> None:
     width = terminal_width()
     text = f"⚠ {message}"
     if width is not None:
-        import textwrap
-
-        text = "\n".join(
-            textwrap.wrap(
-                text, width, subsequent_indent="  ", break_on_hyphens=False, break_long_words=False
-            )
-        )
+        text = "\n".join(_wrap(text, width, "  "))
     typer.echo(text, err=True)
 
 
@@ -261,18 +244,14 @@ def _stderr(line: str) -> None:
     typer.echo(visible(line), err=True)
 
 
-def write_text(path: Path, text: str) -> None:
-    from evalkit._util.atomic import write_text_atomic
-
-    write_text_atomic(path, text)
-
-
 def write_document(path: Path, text: str) -> None:
     """Write a report to ``path``, or to stdout when it is ``-`` (docs/stdout.md)."""
     from evalkit._util.stdout_path import is_stdout
 
     if not is_stdout(path):
-        write_text(path, text)
+        from evalkit._util.atomic import write_text_atomic
+
+        write_text_atomic(path, text)
         return
     with stdout_may_close():
         sys.stdout.write(text)

@@ -4,13 +4,8 @@ Every command module is imported here, and each imports only typer and
 :mod:`evalkit.cli.common` at its top, so drawing ``evalkit --help`` loads the command
 tree and nothing a command needs to run (tests/project/test_import_cost.py).
 
-Typer turns a command function into a click command by reading its signature and
-evaluating every annotation: about 5 ms a command, 70 ms for the thirteen, which is
-more than the rest of ``evalkit --help`` together.  So the root group converts a
-command only when it is looked up (:class:`_CommandTable`): ``evalkit gate ...``
-converts ``gate`` alone, and ``--help`` / ``--version`` convert none, listing each
-command's summary from its docstring (tests/cli/test_cli_lazy.py holds the lazy tree's
-help and behaviour equal to the fully converted one).
+A command is converted to click only when it is looked up (:class:`_CommandTable`):
+converting all of them cost more than the rest of ``evalkit --help`` (code-notes.md).
 """
 
 from __future__ import annotations

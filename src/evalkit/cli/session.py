@@ -45,11 +45,9 @@ def main(argv: list[str] | None = None) -> int:
 def process_main() -> None:
     """The ``evalkit`` command: :func:`main`, then the process ends with its exit code.
 
-    After an interruption the process ends as soon as stdout and stderr are flushed
-    (:func:`evalkit._util.signals.exit_now`): the checkpoint is on disk by then, and a cancelled
-    job has only seconds before SIGKILL.  So does a scored TREC file, once its artefact is
-    written: freeing the run's objects and the modules one by one was a twentieth of
-    ``evalkit score`` on a 10^5-line run.
+    After an interruption, or a scored TREC file once written, the process ends as soon
+    as stdout and stderr are flushed (:func:`evalkit._util.signals.exit_now`): nothing
+    is left to tear down, and a cancelled job has only seconds before SIGKILL.
     """
     code = main()
     done = code == ExitCode.OK and nothing_to_tear_down.is_set()

@@ -90,16 +90,10 @@ def score_trec_from_run(
                 f"(--trec-run/--qrels) runs none: drop {flag}"
             )
     check_query_selection(queries or "both")
-    given_flags = (("--trec-run", trec_run), ("--qrels", qrels), ("--metrics", metrics))
-    missing = [flag for flag, value in given_flags if value is None]
-    if ask.out is None:
-        missing.append("--out")
-    if missing:
-        raise ConfigError(f"scoring a TREC run needs {', '.join(missing)}")
-    assert trec_run is not None
-    assert qrels is not None
-    assert metrics is not None
-    assert ask.out is not None
+    needed = {"--trec-run": trec_run, "--qrels": qrels, "--metrics": metrics, "--out": ask.out}
+    if trec_run is None or qrels is None or metrics is None or ask.out is None:
+        missing = ", ".join(flag for flag, value in needed.items() if value is None)
+        raise ConfigError(f"scoring a TREC run needs {missing}")
     _score(trec_run, qrels, metrics, ask.out, relevance_level, queries or "both")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-MORE_NOTE = "… {n:,} more {unit} not shown (see the JSON report/artifact)"
+from evalkit.report.summary import more_not_shown
 
 
 def size(text: str) -> int:
@@ -38,7 +38,7 @@ class Rows:
 
     def note(self, k: int) -> str:
         omitted = self.total - k
-        return f"\n{MORE_NOTE.format(n=omitted, unit=self.unit)}\n" if omitted else ""
+        return f"\n{more_not_shown(omitted, self.unit)}\n" if omitted else ""
 
     def size(self, k: int | None = None) -> int:
         k = self.shown if k is None else k

@@ -13,6 +13,7 @@ from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.compare import CompareRow, CompareTable
 from evalkit.report.escape import md, one_line
+from evalkit.report.summary import confidence, pack
 
 Escape = Callable[[object], str]
 
@@ -54,15 +55,6 @@ def _corrected(table: CompareTable) -> bool:
     return table.correction != "none" and len(table.comparisons) > 1
 
 
-def _percent(confidence: float) -> str:
-    """``95%``, ``98.75%``: Holm's levels 1 − α/j need two decimals to be told apart."""
-    return f"{confidence * 100:.2f}".rstrip("0").rstrip(".") + "%"
-
-
-def _level(r: CompareRow) -> str:
-    return _percent(r.confidence)
-
-
 def _direction(r: CompareRow) -> str:
     return r.note if r.incomparable else r.direction
 
@@ -83,7 +75,7 @@ def _ci(r: CompareRow) -> str:
 
 def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
     (only,) = table.comparisons
-    level = f"{_percent(1 - table.alpha)} CI"
+    level = f"{confidence(1 - table.alpha)} CI"
     grid = _Grid(
         [
             "metric",
@@ -120,7 +112,7 @@ def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Gri
     if corrected:
         headers[6] = f"p ({table.correction})"
     else:
-        headers[4] = f"{_percent(1 - table.alpha)} CI"
+        headers[4] = f"{confidence(1 - table.alpha)} CI"
         del headers[5], right[5]
     grid = _Grid(headers, right)
     for metric in table.metrics:
@@ -129,7 +121,7 @@ def _many_grid(table: CompareTable, esc: Escape, *, repeat_metric: bool) -> _Gri
             shown = _metric(metric, esc) if k == 0 or repeat_metric else ""
             cells = [shown, esc(comparison.label), f"{r.value_a:.4f}", f"{r.delta:+.4f}", _ci(r)]
             if corrected:
-                cells.append(_level(r))
+                cells.append(confidence(r.confidence))
             cells += [pvalue(r.deciding_p), _wlt(r), esc(_direction(r))]
             grid.rows.append(cells)
         blank = [""] * (len(headers) - 4)
@@ -226,25 +218,10 @@ def _draw_blocks(grid: _Grid, width: int, *, run_column: bool) -> list[str]:
             if metric:
                 lines.append(metric)
             lines.append(f"  {row[1]}: {direction}")
-            lines += _packed(pieces, "      ", width)
+            lines += pack(pieces, width, "      ")
         else:
             lines.append(f"{metric}: {direction}")
-            lines += _packed(pieces, "    ", width)
-    return lines
-
-
-def _packed(pieces: list[str], indent: str, width: int) -> list[str]:
-    """``pieces`` two spaces apart, as many to a line as fit ``width`` (a longer one alone)."""
-    lines: list[str] = []
-    line = ""
-    for piece in pieces:
-        joined = f"{line}  {piece}" if line else indent + piece
-        if line and len(joined) > width:
-            lines.append(line)
-            joined = indent + piece
-        line = joined
-    if line:
-        lines.append(line)
+            lines += pack(pieces, width, "    ")
     return lines
 
 

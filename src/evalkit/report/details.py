@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from evalkit._util.units import suffix, unit_of
+from evalkit._util.units import unit_of
 from evalkit.gate.model import CheckVerdict
 from evalkit.report import summary as S
 from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING, BOOTSTRAP_SHOWN_UP_TO
@@ -42,11 +42,10 @@ def detail_lines(
         f"paired means: {S.against(v)} {S.num(c.baseline_value, u)}"
         + (f", candidate {S.num(c.candidate_value, u)}" if c.candidate_value is not None else "")
         + f", Δ {S.signed(c.delta, u)}, "
-        f"{S.confidence(c.confidence)} CI [{S.signed(c.ci_low)}, {S.signed(c.ci_high)}]"
-        f"{suffix(v.metric)}, "
+        f"{S.confidence(c.confidence)} CI {S.interval(c.ci_low, c.ci_high, v.metric)}, "
         + S.p_text(c.deciding_p, c.p_label)
         + (f" (unadjusted {S.p_text(c.p_value)})" if c.p_adjusted is not None else ""),
-        f"{text(S.decided_phrase(c), NAME_LEN)} over {c.n_paired:,} paired cases"
+        f"{text(c.decided_by, NAME_LEN)} over {c.n_paired:,} paired cases"
         # an analytic procedure draws no resamples: "0 resamples" would read as a fault
         + (f", {c.n_resamples:,} resamples" if c.n_resamples else "")
         + f"; wins / losses / ties {c.wins} / {c.losses} / {c.ties}",
@@ -54,8 +53,8 @@ def detail_lines(
     if c.bootstrap_ci is not None:
         low, high, level = c.bootstrap_ci
         lines.append(
-            f"percentile bootstrap {S.confidence(level)} CI [{S.signed(low)}, "
-            f"{S.signed(high)}]{suffix(v.metric)}, {BOOTSTRAP_NOT_DECIDING}"
+            f"percentile bootstrap {S.confidence(level)} CI {S.interval(low, high, v.metric)}, "
+            + BOOTSTRAP_NOT_DECIDING
         )
     elif c.procedure != "bootstrap" and c.deltas:
         lines.append(

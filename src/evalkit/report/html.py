@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from evalkit._util.pvalues import p_label
-from evalkit._util.units import suffix, unit_of
+from evalkit._util.units import unit_of
 from evalkit.gate.model import CaseDelta, GateReport, RunSummary
 from evalkit.report import advice as A
 from evalkit.report import summary as S
@@ -123,15 +123,8 @@ def _badge(status: str, text: str | None = None) -> str:
 
 
 def _run_line(label: str, run: RunSummary) -> str:
-    bits = [f"<strong>{label}</strong> {html_text(run.name, 80)}", f"{run.n_cases:,} cases"]
-    sha = S.short_sha(run.git_commit)
-    if sha is not None:
-        bits.append(f"commit {sha}")
-    elif run.git_commit:
-        bits.append(f"commit {html_text(run.git_commit, 40)}")
-    if run.created_at:
-        bits.append(f"created {html_text(run.created_at, 40)}")
-    return " · ".join(bits)
+    bits = [fixed + (html_text(t, n) if t is not None else "") for fixed, t, n in S.run_pieces(run)]
+    return f"<strong>{label}</strong> " + " · ".join(bits)
 
 
 def _header(report: GateReport) -> list[str]:
@@ -157,10 +150,11 @@ def _header(report: GateReport) -> list[str]:
     if ref is not None and ref.run is not None:
         out[-1] += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, 400)}"
     out[-1] += "</p>"
-    if report.baseline is None and any(v.kind == "vs_baseline" for v in report.verdicts):
+    unbased = S.no_baseline(report)
+    if unbased is not None:
         out.append(
-            '<p class="alert"><strong>No baseline</strong>: vs_baseline checks had nothing '
-            "to compare against. Promote a run of the default branch as the baseline.</p>"
+            f'<p class="alert"><strong>No baseline</strong>: {html_text(unbased[0])}. '
+            f"{S.PROMOTE_ONE} (how, for the configured baseline store: the note below).</p>"
         )
     missing = S.no_reference(report)
     if missing is not None:
@@ -175,11 +169,9 @@ def _header(report: GateReport) -> list[str]:
             2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>'
         )
     out += [f'<p class="muted">{html_text(n, 400)}</p>' for n in report.notes]
-    bad = S.non_finite_fields(report)
-    if bad:
-        out.append(
-            f'<p class="alert">Not finite (shown as n/a): {html_text(", ".join(bad[:10]))}</p>'
-        )
+    bad = S.non_finite_line(report)
+    if bad is not None:
+        out.append(f'<p class="alert">{html_text(bad)}</p>')
     return out
 
 
@@ -199,11 +191,10 @@ def _checks_table(report: GateReport) -> list[str]:
         "</tr></thead><tbody>"
     ]
     for v in report.verdicts:
-        arrow = {True: " ↑", False: " ↓", None: ""}[v.higher_is_better]
         out.append(
             f'<tr data-status="{html_text(v.status)}">'
             f'<td class="id">{_breakable(html_text(v.check_id, 80))}</td>'
-            f"<td>{_breakable(html_text(v.metric, 80))}{arrow}</td>"
+            f"<td>{_breakable(html_text(v.metric, 80))}{S.ARROW[v.higher_is_better]}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
             f'<td class="num" data-label="coverage">{html_text(v.coverage)}</td>'
@@ -228,9 +219,8 @@ def _check_details(report: GateReport) -> list[str]:
     that decided, its interval and p, the bootstrap interval beside it and why it did not
     decide, and the check's warnings whole; first, how the family was decided."""
     out: list[str] = []
-    how = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
-    if how:
-        items = "".join(f"<li>{html_text(line)}</li>" for line in how)
+    items = "".join(f"<li>{html_text(line)}</li>" for line in S.how_decided(report))
+    if items:
         out.append(
             '<details class="check"><summary>How the checks were decided</summary>'
             f"<ul>{items}</ul></details>"
@@ -273,14 +263,14 @@ def _plots(forest: list[ForestRow], diffs: list[_Plot]) -> list[str]:
 
 
 def _more(n: int) -> str:
-    return f'<p class="muted">… {n:,} more cases not shown (see the JSON report/artifact)</p>'
+    return f'<p class="muted">{S.more_not_shown(n)}</p>'
 
 
 def _failed_and_goldens(report: GateReport) -> list[str]:
     out: list[str] = []
     failed = report.candidate.failed
     if failed:
-        out.append(f"<h2>{len(failed):,} of {report.candidate.n_cases:,} cases failed to run</h2>")
+        out.append(f"<h2>{S.failed_to_run(report.candidate)}</h2>")
         rows = "".join(
             f'<tr><td class="id">{html_text(cid, 120)}</td>'
             f"<td>{html_text(err or '(no message)', 300)}</td></tr>"
@@ -294,18 +284,8 @@ def _failed_and_goldens(report: GateReport) -> list[str]:
     diff = report.goldens_diff
     if not diff.empty:
         out.append("<h2>Goldens changed since the baseline</h2>")
-        out.append(
-            f"<p>{len(diff.added):,} added · {len(diff.removed):,} removed · "
-            f"{len(diff.changed):,} changed; vs_baseline checks compared only the cases "
-            "present and unchanged on both sides.</p>"
-        )
-        for label, ids in (
-            ("Added", diff.added),
-            ("Removed", diff.removed),
-            ("Changed", diff.changed),
-        ):
-            if not ids:
-                continue
+        out.append(f"<p>{S.goldens_counts(diff)}; {S.GOLDENS_SCOPE}.</p>")
+        for label, ids in S.goldens_lists(diff):
             items = "".join(f"<li>{html_text(i, 120)}</li>" for i in ids[:SHOW_IDS])
             out.append(f'<h3>{label} ({len(ids):,})</h3><ul class="ids">{items}</ul>')
             if len(ids) > SHOW_IDS:
@@ -406,19 +386,12 @@ def _paired_deltas(metric: str, a: RunArtifact, b: RunArtifact) -> tuple[CaseDel
     return tuple(out)
 
 
-def _compare_status(row: CompareRow) -> str:
-    if row.incomparable:
-        return "incomparable"
-    if not row.significant:
-        return "pass"
-    better = (row.delta > 0) == (row.higher_is_better is not False)
-    return "pass" if better else "fail"
-
-
 def render_compare_html(
     rows: Sequence[CompareRow], candidate: RunArtifact, baseline: RunArtifact
 ) -> str:
     """One self-contained HTML page comparing two runs metric by metric (A minus B)."""
+    from evalkit.gate.compare import INCOMPARABLE, WORSE
+
     a, b = html_text(candidate.name, 80), html_text(baseline.name, 80)
     n = rows[0].n if rows else 0
     # two runs: one comparison, so every row's interval has the same level, 1 - alpha
@@ -433,23 +406,16 @@ def render_compare_html(
     forest: list[ForestRow] = []
     diffs: list[_Plot] = []
     for r in rows:
-        status = _compare_status(r)
-        if r.incomparable:
-            verdict = r.note
-        elif r.significant:
-            verdict = "significant " + ("improvement" if status == "pass" else "regression")
-        else:
-            verdict = "not significant"
-        if r.note and not r.incomparable:
-            verdict += f" ({r.note})"
-        arrow = {True: " ↑", False: " ↓", None: ""}[r.higher_is_better]
+        # the words of the text and markdown tables (CompareRow.direction owns them)
+        status = {WORSE: "fail", INCOMPARABLE: "incomparable"}.get(r.direction, "pass")
+        verdict = r.note if r.incomparable else r.direction + (f" ({r.note})" if r.note else "")
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"
         u = unit_of(r.metric)
         body.append(
-            f"<tr><td>{html_text(r.metric, 80)}{arrow}</td>"
+            f"<tr><td>{html_text(r.metric, 80)}{S.ARROW[r.higher_is_better]}</td>"
             f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
             f'<td class="num">{S.signed(r.delta, u)}</td>'
-            f'<td class="num">[{S.signed(r.ci_low)}, {S.signed(r.ci_high)}]{suffix(r.metric)}</td>'
+            f'<td class="num">{S.interval(r.ci_low, r.ci_high, r.metric)}</td>'
             f'<td class="num">{S.pvalue(r.deciding_p)}</td><td class="num">{wlt}</td>'
             f"<td>{_badge(status, verdict)}</td></tr>"
         )

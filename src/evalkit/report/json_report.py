@@ -10,7 +10,7 @@ parser nor pass silently for a number.
 from __future__ import annotations
 
 import json
-import math
+from collections import Counter
 from typing import Any
 
 from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
@@ -27,10 +27,7 @@ from evalkit.gate.model import (
 from evalkit.report.advice import MarginAdvice, margin_advice
 from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, non_finite_fields
-
-
-def _f(x: float | None) -> float | None:
-    return float(x) if x is not None and math.isfinite(x) else None
+from evalkit.report.summary import json_float as _f
 
 
 def _delta(d: CaseDelta) -> dict[str, Any]:
@@ -173,9 +170,7 @@ def render_json(report: GateReport) -> dict[str, Any]:
     """The report as plain JSON data (see docs/report-schema.md)."""
     h = headline(report)
     advice = margin_advice(report)
-    by_status: dict[str, int] = {}
-    for v in report.verdicts:
-        by_status[v.status] = by_status.get(v.status, 0) + 1
+    by_status = Counter(v.status for v in report.verdicts)
     return {
         "schema_version": GATE_REPORT_SCHEMA_VERSION,
         "kind": GATE_REPORT_KIND,

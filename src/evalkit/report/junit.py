@@ -10,21 +10,14 @@ from typing import Final, Literal
 
 from evalkit.gate.model import CheckVerdict, GateReport
 from evalkit.gate.slices import SliceVerdict
-from evalkit.report.summary import result, status_word
+from evalkit.report.slices import SLICE_WORDS
+from evalkit.report.summary import interval, p_text, result, signed, status_word
 
 Outcome = Literal["passed", "failure", "error", "skipped"]
 
 # XML 1.0 has no way to write these characters, even escaped: a case id or a target's
 # error message holding one would make the whole file unreadable.
 _NOT_XML: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_SLICE_STATUS_WORDS: Final = {
-    "regressed": "regressed significantly",
-    "improved": "improved",
-    "no-change": "no detectable change",
-    "too-small": "too small to test",
-    "no-baseline": "no case in the baseline",
-    "error": "could not be compared",
-}
 
 
 def _text(value: str) -> str:
@@ -67,12 +60,11 @@ def _check_case(v: CheckVerdict) -> JunitCase:
 
 
 def _slice_case(s: SliceVerdict, check: CheckVerdict) -> JunitCase:
-    word = _SLICE_STATUS_WORDS[s.status]
-    line = f"{s.check_id} ({s.metric}) [{s.slice}]: {word}"
+    line = f"{s.check_id} ({s.metric}) [{s.slice}]: {SLICE_WORDS[s.status]}"
     if s.delta is not None and s.ci_low is not None and s.ci_high is not None:
-        line += f": Δ {s.delta:+.4f} [{s.ci_low:+.4f}, {s.ci_high:+.4f}]"
-    if s.p_adjusted is not None:
-        line += f", adjusted p {s.p_adjusted:.4f}"
+        line += f": Δ {signed(s.delta)} {interval(s.ci_low, s.ci_high, s.metric)}"
+    if s.p_adjusted is not None:  # the slice table's p, as every report writes a p
+        line += f", {p_text(s.p_adjusted, 'FDR-adjusted p')}"
     detail = f"{s.message}\n{s.n_paired} of {s.n_cases} case(s) paired".lstrip()
     return JunitCase(f"{s.check_id}[{s.slice}]", slice_outcome(s, check), s.status, line, detail)
 

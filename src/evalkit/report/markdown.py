@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CaseDelta, CheckVerdict, GateReport, RunSummary
 from evalkit.report import advice as A
@@ -116,16 +116,10 @@ def _headline(report: GateReport) -> str:
 
 
 def _run_line(label: str, run: RunSummary) -> str:
-    bits = [f"**{label}** {md(run.name, NAME_LEN)}", f"{run.n_cases:,} cases"]
-    sha = S.short_sha(run.git_commit)
-    if sha is not None:
-        bits.append(f"commit {sha}")
-    elif run.git_commit:
-        bits.append(f"commit {md(run.git_commit, 40)}")
-    # The candidate's too: a reader can tell a fresh comment from yesterday's.
-    if run.created_at:
-        bits.append(f"created {md(run.created_at, 40)}")
-    return " · ".join(bits)
+    bits = [
+        fixed + (md(text, n) if text is not None else "") for fixed, text, n in S.run_pieces(run)
+    ]
+    return f"**{label}** " + " · ".join(bits)
 
 
 def _provenance(report: GateReport) -> str:
@@ -146,25 +140,12 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
     if coverage is not None:
         before, selection, after = coverage
         lines.append(f"**{before}{md(selection, NAME_LEN)}{after}**")
-    vs = [v for v in report.verdicts if v.kind == "vs_baseline"]
-    if report.baseline is None and vs:
-        required = any(v.blocking for v in vs)
-        blocking |= required
-        checks = S.plural(len(vs), "vs_baseline check", "vs_baseline checks")
-        consequence = (
-            "and `require_baseline` makes that a blocking failure"
-            if required
-            else "so a regression could not be detected, and that does not block"
-        )
+    unbased = S.no_baseline(report)
+    if unbased is not None:
+        blocking |= unbased[1]
         # The store's own sentence says how to get one, for its kind of store.
-        fix = (
-            f" ({md(why, NOTE_LEN)})"
-            if why
-            else ". Promote a run of the default branch as the baseline"
-        )
-        lines.append(
-            f"**No baseline**: {checks} had nothing to compare against, {consequence}{fix}."
-        )
+        fix = f" ({md(why, NOTE_LEN)})" if why else f". {S.PROMOTE_ONE}"
+        lines.append(f"**No baseline**: {unbased[0]}{fix}.")
     missing = S.no_reference(report)
     if missing is not None:
         blocking |= missing.blocking
@@ -173,10 +154,9 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
             f"**{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {then} "
             f"([drift checks]({docs_url('drift.md')}))."
         )
-    bad = S.non_finite_fields(report)
-    if bad:
-        shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
-        lines.append(f"Some statistics are not finite (NaN or infinite) and show as n/a: {shown}")
+    bad = S.non_finite_line(report)
+    if bad is not None:
+        lines.append(bad)
     if not lines:
         return []
     kind = "CAUTION" if blocking else "WARNING"
@@ -227,7 +207,6 @@ def _row(
 ) -> str:
     """One check's row; a row that did not pass says before → after where the table has
     the room (not past ALL_OPEN checks, where the ids need the width)."""
-    arrow = {True: "&nbsp;↑", False: "&nbsp;↓", None: ""}[v.higher_is_better]
     # Δ and its interval may go on two lines, each whole: "Δ -0.0412" / "[-0.0650, -0.0170]";
     # a row that did not pass says before → after on a line of its own, then Δ [interval].
     c = v.comparison
@@ -241,10 +220,7 @@ def _row(
         if c.confidence != shared:
             parts[0] += f" {S.confidence(c.confidence)}&nbsp;CI"
         if moved:
-            u = unit_of(v.metric)
-            after = c.candidate_value if c.candidate_value is not None else v.observed
-            ref = "reference " if v.kind == "vs_reference" else ""
-            line = f"{ref}{S.num(c.baseline_value, u)} → {S.num(after, u)}"
+            line = ("reference " if v.kind == "vs_reference" else "") + S.before_after(v, c)
             if len(parts) > 1:  # the margin: on the first line, so the cell stays two
                 line += f" ({parts.pop().replace('&nbsp;', ' ')})"
             parts[0] = _nb(line + ":") + " " + parts[0]
@@ -253,14 +229,13 @@ def _row(
     cells = [
         _nb(f"{S.STATUS_ICON[v.status]} {S.short_word(v)}"),
         _breakable(v.check_id),
-        _breakable(v.metric) + arrow,
+        _breakable(v.metric) + _nb(S.ARROW[v.higher_is_better]),
         ", ".join(parts),
     ]
     if with_p:  # "p vs margin=0.0012" may wrap after its words, never inside the number
         cells.append(S.p_cell(v))
     if partial:
-        counts = f" {v.counts}" if v.counts else ""
-        cells.append("" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}")
+        cells.append(S.partial_cases(v))
     return "| " + " | ".join(cells) + " |\n"
 
 
@@ -271,27 +246,23 @@ def _checks_tables(report: GateReport) -> list[Part]:
     shared = S.shared_confidence(report)
     verdicts = list(report.verdicts)
 
-    def table(verdicts: list[CheckVerdict]) -> tuple[list[str], str]:
+    def table(verdicts: list[CheckVerdict], priority: int, unit: str, **kw: Any) -> Rows:
         # A cases column only where one of the table's rows does not cover its cases
         partial = any(v.covered != v.total for v in verdicts)
         with_p = any(v.comparison is not None for v in verdicts)  # else a column of blanks
         room = len(report.verdicts) <= ALL_OPEN
         rows = [_row(v, shared, partial, with_p, room) for v in verdicts]
-        return rows, _head(report, partial, with_p)
+        return Rows(rows, priority, unit=unit, head=_head(report, partial, with_p), **kw)
 
-    if len(verdicts) <= ALL_OPEN:
-        rows, head = table(verdicts)
-        return [Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows))]
-    # Failures first: at scale the reader is looking for what went wrong.
-    attention = [v for v in verdicts if v.status != "pass"]
-    passed = [v for v in verdicts if v.status == "pass"]
+    shown, passed = verdicts, []
+    if len(verdicts) > ALL_OPEN:  # failures first: at scale the reader looks for what went wrong
+        shown = [v for v in verdicts if v.status != "pass"]
+        passed = [v for v in verdicts if v.status == "pass"]
     parts: list[Part] = []
-    if attention:
-        rows, head = table(attention)
-        parts.append(Rows(rows, P_TABLE, unit="checks", head=head, closing="\n", floor=len(rows)))
+    if shown:
+        parts.append(table(shown, P_TABLE, "checks", closing="\n", floor=len(shown)))
     if passed:
-        rows, head = table(passed)
-        passing = Rows(rows, P_PASSED, unit="passing checks", head=head, floor=0)
+        passing = table(passed, P_PASSED, "passing checks", floor=0)
         summary = (
             f"{S.STATUS_ICON['pass']} {S.plural(len(passed), 'passing check', 'passing checks')}"
         )
@@ -314,10 +285,9 @@ def _footer(report: GateReport) -> str:
 def _how(report: GateReport) -> str:
     """How the checks were decided and the family-wise rate's reasoning, folded: the
     header says the rate where it changes the reading."""
-    lines = [x for x in (S.deciding_procedures(report), S.multiplicity(report)) if x]
-    if not lines:
+    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in S.how_decided(report))
+    if not body:
         return ""
-    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in lines)
     return f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
 
 
@@ -327,9 +297,7 @@ def _warnings(report: GateReport) -> list[Part]:
         f"- ⚠️ **{md(w.check_id, NAME_LEN)}**: {md(w.advice, MESSAGE_LEN)}\n"
         for w in A.in_view(report)
     ]
-    if not rows:
-        return []
-    return [Rows(rows, P_WHY, unit="warnings", closing="\n", floor=len(rows))]
+    return _all_listed(rows, "warnings")
 
 
 def _why(report: GateReport) -> list[Part]:
@@ -340,19 +308,20 @@ def _why(report: GateReport) -> list[Part]:
         for v in report.verdicts
         if v.status in ("error", "incomparable")
     ]
-    if not rows:
-        return []
-    return [Rows(rows, P_WHY, unit="checks", closing="\n", floor=len(rows))]
+    return _all_listed(rows, "checks")
+
+
+def _all_listed(rows: list[str], unit: str) -> list[Part]:
+    """A list kept whole (it says why): none when empty."""
+    return [Rows(rows, P_WHY, unit=unit, closing="\n", floor=len(rows))] if rows else []
 
 
 def _notes(report: GateReport, said: str | None) -> list[Part]:
     notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
-    parts: list[Part] = []
     rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
     if trials is not None:
         rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} (per metric below)\n")
-    if rows:
-        parts.append(Rows(rows, P_WHY, unit="notes", closing="\n", floor=len(rows)))
+    parts = _all_listed(rows, "notes")
     if trials is not None:
         lines = Rows([f"- {md(n, NOTE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
         parts.append(_collapsible("Trial noise, per metric", lines))
@@ -371,7 +340,7 @@ def _failed_cases(report: GateReport) -> list[Part]:
     failed = report.candidate.failed
     if not failed:
         return []
-    title = f"#### 💥 {len(failed):,} of {report.candidate.n_cases:,} cases failed to run\n\n"
+    title = f"#### 💥 {S.failed_to_run(report.candidate)}\n\n"
     rows = Rows(
         [
             f"| {md(cid, ID_LEN)} | {md(err or '(no message)', ERROR_LEN)} |\n"
@@ -393,17 +362,11 @@ def _goldens(report: GateReport) -> list[Part]:
     diff = report.goldens_diff
     if diff.empty:
         return []
-    counts = (
-        f"{len(diff.added):,} added · {len(diff.removed):,} removed · {len(diff.changed):,} changed"
-    )
     head = (
-        f"**Goldens changed since the baseline**: {counts}. vs_baseline checks compared only "
-        "the cases present and unchanged on both sides.\n\n"
+        f"**Goldens changed since the baseline**: {S.goldens_counts(diff)}. {S.GOLDENS_SCOPE}.\n\n"
     )
     lists: list[str | Rows] = []
-    for label, ids in (("Added", diff.added), ("Removed", diff.removed), ("Changed", diff.changed)):
-        if not ids:
-            continue
+    for label, ids in S.goldens_lists(diff):
         rows = Rows([f"- {md(i, ID_LEN)}\n" for i in ids], P_GOLDENS, floor=INLINE_LIST, soft=50)
         if len(ids) > INLINE_LIST:
             lists.append(_collapsible(f"{label} ({len(ids):,})", rows))

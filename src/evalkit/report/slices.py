@@ -9,6 +9,7 @@ from evalkit._util.pvalues import pvalue
 from evalkit.gate.slices import SliceReport, SliceVerdict
 from evalkit.report import summary as S
 from evalkit.report.escape import md, one_line
+from evalkit.report.summary import json_float as _f
 from evalkit.report.svg import ForestRow, forest_plot
 
 __all__ = ["slice_cells", "slice_forest", "slice_json", "slice_markdown", "slice_text"]
@@ -29,7 +30,8 @@ HEADERS: Final = (
 #: Moved slices listed in the PR comment before the rest are counted, not listed.
 MARKDOWN_SHOWN: Final = 10
 
-_WORDS: Final = {
+#: What each slice status is called, in every report.
+SLICE_WORDS: Final = {
     "regressed": "regressed",
     "improved": "improved",
     "no-change": "no significant change",
@@ -44,7 +46,7 @@ def _interval(v: SliceVerdict) -> str:
     step-up's (two-sided 1 − 2ℓ), not the check's."""
     if v.ci_low is None or v.ci_high is None or v.confidence is None:
         return ""
-    return f"{S.confidence(v.confidence)} CI [{S.signed(v.ci_low)}, {S.signed(v.ci_high)}]"
+    return f"{S.confidence(v.confidence)} CI {S.interval(v.ci_low, v.ci_high)}"
 
 
 def _p(v: SliceVerdict, p: float | None) -> str:
@@ -69,7 +71,7 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
         _interval(v),
         _p(v, v.p_value),
         _p(v, v.p_adjusted),
-        _WORDS[v.status],
+        SLICE_WORDS[v.status],
     )
 
 
@@ -132,10 +134,6 @@ def _block(cells: tuple[str, ...]) -> list[str]:
     ]
 
 
-def _f(x: float | None) -> float | None:
-    return float(x) if x is not None and math.isfinite(x) else None
-
-
 def slice_json(report: SliceReport) -> dict[str, Any]:
     """The ``slices`` object of the JSON report (docs/report-schema.md)."""
     return {
@@ -183,21 +181,14 @@ def slice_markdown(report: SliceReport) -> str:
     if not moved:
         return head + ".\n\n"
     order = sorted(moved, key=lambda v: (v.status != "regressed", v.p_adjusted or 1.0))
-    keep = (2, 6, 7, 9, 10)  # slice, Δ, interval, FDR-adjusted p, status
-    rows = [
-        # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
-        "| "
-        + " | ".join(md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in (0, *keep))
-        + " |\n"
+    keep = (0, 2, 6, 7, 9, 10)  # check, slice, Δ, interval, FDR-adjusted p, status
+    # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
+    cells = [
+        [md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in keep]
         for v in order[:MARKDOWN_SHOWN]
     ]
-    table = (
-        "| "
-        + " | ".join(HEADERS[i] for i in (0, *keep))
-        + " |\n"
-        + "|---" * (len(keep) + 1)
-        + "|\n"
-    )
+    rows = ["| " + " | ".join(row) + " |\n" for row in cells]
+    table = "| " + " | ".join(HEADERS[i] for i in keep) + " |\n" + "|---" * len(keep) + "|\n"
     more = (
         f"\n… {len(moved) - MARKDOWN_SHOWN} more in the JSON report\n"
         if len(moved) > MARKDOWN_SHOWN

@@ -18,7 +18,8 @@ from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
 from evalkit._util.pvalues import pvalue as pvalue
 from evalkit._util.units import suffix, unit_of
-from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport
+from evalkit.gate.inputs import GoldensDiff
+from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport, RunSummary
 
 # Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
 # unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
@@ -34,15 +35,65 @@ STATUS_ICON = {
 VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
 OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
 NA = "n/a"
+#: After a metric's name: which way is better.
+ARROW = {True: " ↑", False: " ↓", None: ""}
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
 
 
-def finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
+def json_float(x: float | None) -> float | None:
+    """A statistic as JSON holds it: a finite float, else null (its path is listed apart)."""
+    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
+
+
+def interval(low: float | None, high: float | None, metric: str = "") -> str:
+    """``[-0.0650, -0.0170]`` (`` ms`` after it for a latency): every report's interval."""
+    return f"[{signed(low)}, {signed(high)}]{suffix(metric)}"
+
+
+def failed_to_run(run: RunSummary) -> str:
+    """``2 of 100 cases failed to run``."""
+    return f"{len(run.failed):,} of {run.n_cases:,} cases failed to run"
+
+
+def more_not_shown(n: int, unit: str = "cases") -> str:
+    """What a report says of the rows it leaves out."""
+    return f"… {n:,} more {unit} not shown (see the JSON report/artifact)"
+
+
+def goldens_counts(diff: GoldensDiff) -> str:
+    """``2 added · 1 removed · 1 changed``: the goldens' change since the baseline."""
+    return (
+        f"{len(diff.added):,} added · {len(diff.removed):,} removed · {len(diff.changed):,} changed"
+    )
+
+
+GOLDENS_SCOPE = "vs_baseline checks compared only the cases present and unchanged on both sides"
+
+
+def goldens_lists(diff: GoldensDiff) -> list[tuple[str, tuple[str, ...]]]:
+    """The goldens' added, removed and changed ids, each list that has any, in that order."""
+    lists = (("Added", diff.added), ("Removed", diff.removed), ("Changed", diff.changed))
+    return [(label, ids) for label, ids in lists if ids]
+
+
+def pack(pieces: list[str], width: int, indent: str = "") -> list[str]:
+    """``pieces`` two spaces apart after ``indent``, as many to a line as fit ``width`` (a
+    longer one alone): a plain-text layout that never splits a figure between lines."""
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        joined = f"{line}  {piece}" if line else indent + piece
+        if line and len(joined) > width:
+            lines.append(line)
+            joined = indent + piece
+        line = joined
+    if line:
+        lines.append(line)
+    return lines
 
 
 def percent(x: float) -> str:
@@ -97,12 +148,10 @@ def result(v: CheckVerdict) -> str:
         return f"{num(v.observed, u)} ({need})"
     if c is None:
         return f"{num(v.observed, u)} ({_WORDS.get(v.status, v.status)})"
-    # before → after over the paired cases, the ones Δ is computed on
-    after = c.candidate_value if c.candidate_value is not None else v.observed
     text = "vs reference: " if v.kind == "vs_reference" else ""
     text += (
-        f"{num(c.baseline_value, u)} → {num(after, u)}: Δ {signed(c.delta, u)} "
-        f"[{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)} "
+        f"{before_after(v, c)}: Δ {signed(c.delta, u)} "
+        f"{interval(c.ci_low, c.ci_high, v.metric)} "
         f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
     )
     if c.margin is not None:
@@ -110,6 +159,19 @@ def result(v: CheckVerdict) -> str:
     if c.min_effect is not None:
         text += f", min_effect {num(c.min_effect, u)}"
     return text
+
+
+def before_after(v: CheckVerdict, c: Comparison) -> str:
+    """``0.7377 → 0.6965``: the means over the paired cases, the ones Δ is computed on."""
+    u = unit_of(v.metric)
+    after = c.candidate_value if c.candidate_value is not None else v.observed
+    return f"{num(c.baseline_value, u)} → {num(after, u)}"
+
+
+def partial_cases(v: CheckVerdict) -> str:
+    """A cases cell: ``280/300`` (and what the metric counted) when some went uncovered."""
+    counts = f" {v.counts}" if v.counts else ""
+    return "" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}"
 
 
 def change(v: CheckVerdict) -> str:
@@ -133,7 +195,7 @@ def change_parts(v: CheckVerdict) -> list[str]:
         return [num(v.observed, u), need]
     if c is None:
         return [num(v.observed, u)]
-    parts = [f"Δ {signed(c.delta, u)} [{signed(c.ci_low)}, {signed(c.ci_high)}]{suffix(v.metric)}"]
+    parts = [f"Δ {signed(c.delta, u)} {interval(c.ci_low, c.ci_high, v.metric)}"]
     if c.margin is not None:
         parts.append(f"margin {num(c.margin, u)}")
     if c.min_effect is not None:
@@ -147,15 +209,6 @@ def shared_confidence(report: GateReport) -> float | None:
     return levels.pop() if len(levels) == 1 else None
 
 
-def decided_phrase(c: Comparison) -> str:
-    """What decided a comparison, as a reader is told it: the one place of this wording.
-
-    The reader is told the test that gave the interval and p (``paired t``), not the
-    configured method's name: ``auto`` no longer chooses among tests for a metric.
-    """
-    return c.decided_by
-
-
 def deciding_procedures(report: GateReport) -> str | None:
     """``Decided by paired t (a, b); percentile bootstrap (c).``: which procedure gave
     each compared check its interval and p, grouped, in the order the checks run
@@ -163,7 +216,7 @@ def deciding_procedures(report: GateReport) -> str | None:
     groups: dict[str, list[str]] = {}
     for v in report.verdicts:
         if v.comparison is not None:
-            groups.setdefault(decided_phrase(v.comparison), []).append(v.check_id)
+            groups.setdefault(v.comparison.decided_by, []).append(v.check_id)
     if not groups:
         return None
     if len(groups) == 1:
@@ -175,6 +228,11 @@ def deciding_procedures(report: GateReport) -> str | None:
         for m, ids in groups.items()
     }
     return "Decided by " + "; ".join(f"{m} ({who})" for m, who in named.items()) + "."
+
+
+def how_decided(report: GateReport) -> list[str]:
+    """The lines of "How the checks were decided": the procedures, then the family's risk."""
+    return [x for x in (deciding_procedures(report), multiplicity(report)) if x]
 
 
 def p_cell(v: CheckVerdict) -> str:
@@ -386,6 +444,33 @@ def no_reference(report: GateReport) -> NoReference | None:
     return NoReference(ref.status, ref.detail, len(drift), any(v.blocking for v in drift))
 
 
+PROMOTE_ONE = "Promote a run of the default branch as the baseline"
+
+
+def no_baseline(report: GateReport) -> tuple[str, bool] | None:
+    """What vs_baseline checks with no baseline mean (a sentence), and whether it blocks."""
+    vs = [v for v in report.verdicts if v.kind == "vs_baseline"]
+    if report.baseline is not None or not vs:
+        return None
+    checks = plural(len(vs), "vs_baseline check", "vs_baseline checks")
+    blocking = any(v.blocking for v in vs)  # require_baseline
+    then = (
+        "and `require_baseline` makes that a blocking failure"
+        if blocking
+        else "so a regression could not be detected, and that does not block"
+    )
+    return f"{checks} had nothing to compare against, {then}", blocking
+
+
+def non_finite_line(report: GateReport) -> str | None:
+    """Which statistics are NaN or infinite (each shown as n/a), the first five named."""
+    bad = non_finite_fields(report)
+    if not bad:
+        return None
+    shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+    return f"Some statistics are not finite (NaN or infinite) and show as n/a: {shown}"
+
+
 def multiplicity(report: GateReport) -> str | None:
     """How many significance tests ran and the chance that at least one false-alarmed."""
     n = report.n_vs_baseline_tests
@@ -457,6 +542,25 @@ def split_notes(notes: tuple[str, ...]) -> tuple[list[str], TrialNotes | None]:
     )
 
 
+#: A piece of a line: fixed words, then untrusted text (None: none) and its length cap.
+Piece = tuple[str, str | None, int]
+
+
+def run_pieces(run: RunSummary) -> list[Piece]:
+    """``NAME · 300 cases · commit abc1234 · created …``: a run's provenance, which each
+    reporter writes after its label, escaping the untrusted parts its own way."""
+    pieces: list[Piece] = [("", run.name, 80), (f"{run.n_cases:,} cases", None, 0)]
+    sha = short_sha(run.git_commit)
+    if sha is not None:
+        pieces.append((f"commit {sha}", None, 0))
+    elif run.git_commit:
+        pieces.append(("commit ", run.git_commit, 40))
+    # The candidate's too: a reader can tell a fresh report from yesterday's.
+    if run.created_at:
+        pieces.append(("created ", run.created_at, 40))
+    return pieces
+
+
 def short_sha(sha: str | None) -> str | None:
     """The first 7 characters of a hex commit id; anything else is not a commit id."""
     if sha is None:
@@ -475,13 +579,9 @@ def non_finite_fields(report: GateReport) -> list[str]:
 
 
 def _all_finite(report: GateReport) -> bool:
-    """True when no statistic of ``report`` is NaN or infinite, without naming paths.
-
-    Every report is asked this by each renderer, and at 10^5 cases naming the path of
-    each per-case value cost 0.8 s a renderer (#27).  A NaN or an infinity makes a sum
-    NaN or infinite, so a finite sum of every value clears them all; a sum that
-    overflowed from finite values only sends the caller the exact way.
-    """
+    """True when no statistic of ``report`` is NaN or infinite, without naming paths
+    (slow at 10^5 cases): a finite sum of every value clears them all; a sum that
+    overflowed from finite values only sends the caller the exact way."""
     total = sum(value for _, value in _floats(report, per_case=False))
     for v in report.verdicts:
         c = v.comparison

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from evalkit._util.units import reading, suffix, unit_of
+from evalkit._util.units import reading, unit_of
 from evalkit.gate.model import CaseDelta
 from evalkit.report import summary as S
 from evalkit.report.escape import html_text
@@ -105,8 +106,7 @@ def forest_plot(rows: Sequence[ForestRow]) -> str:
 
         u = unit_of(row.metric)
         stats = (
-            f"Δ {S.signed(row.delta, u)} [{S.signed(row.ci_low)}, {S.signed(row.ci_high)}]"
-            f"{suffix(row.metric)} "
+            f"Δ {S.signed(row.delta, u)} {S.interval(row.ci_low, row.ci_high, row.metric)} "
             f"{S.confidence(row.confidence)}, "
             + (row.instead_of_p or S.p_text(row.p_value, row.p_label))
         )
@@ -166,9 +166,7 @@ def difference_plot(deltas: Sequence[CaseDelta], higher_is_better: bool | None, 
     finite = [d for d in deltas if math.isfinite(d.delta)]
     ordered = sorted(finite, key=lambda d: (d.delta, d.case_id))
     shown = _sample(ordered)
-    counts = {"win": 0, "loss": 0, "tie": 0, "up": 0, "down": 0}
-    for d in finite:
-        counts[S.outcome(d, higher_is_better)] += 1
+    counts = Counter(S.outcome(d, higher_is_better) for d in finite)
     height, top, bottom, left, right = 240, 30, 26, 70, 16
     plot_h = height - top - bottom
     plot_w = WIDTH - left - right
@@ -225,13 +223,13 @@ def _band(prev: float | None, point: TrendPoint) -> tuple[float, float] | None:
     return prev + step.ci_low, prev + step.ci_high
 
 
-def _tip(point: TrendPoint, confidence: float, unit: str = "") -> str:
-    step = point.step
+def _tip(point: TrendPoint, confidence: float, metric: str) -> str:
+    step, unit = point.step, unit_of(metric)
     text = f"{point.label}: {S.num(point.value, unit)}"
     if step is not None and step.compared:
         text += (
             f" (Δ {S.signed(step.delta, unit)} vs previous, {S.confidence(confidence)} CI "
-            f"[{S.signed(step.ci_low)}, {S.signed(step.ci_high)}]{' ' + unit if unit else ''}, "
+            f"{S.interval(step.ci_low, step.ci_high, metric)}, "
             f"n={step.n_paired})"
         )
     elif step is not None:
@@ -311,10 +309,9 @@ def trend_plot(
             f"{S.num(tick, unit)}</text>"
         )
     for i, band in enumerate(bands):
-        if band is None or values[i - 1] is None:
+        prev = values[i - 1]  # band is None at i = 0 (no previous point)
+        if band is None or prev is None:
             continue
-        prev = values[i - 1]
-        assert prev is not None
         step = points[i].step
         worse = (
             step is not None
@@ -328,9 +325,8 @@ def trend_plot(
             f"{_f(x(i - 1))},{_f(y(prev))} {_f(x(i))},{_f(y(band[1]))} "
             f'{_f(x(i))},{_f(y(band[0]))}"/>'
         )
-    if ref_index is not None and values[ref_index] is not None:
-        level = values[ref_index]
-        assert level is not None
+    level = values[ref_index] if ref_index is not None else None
+    if level is not None:
         out.append(
             f'<line x1="{left}" y1="{_f(y(level))}" x2="{WIDTH - right}" y2="{_f(y(level))}" '
             'class="reference"/>'
@@ -348,7 +344,7 @@ def trend_plot(
     texts = [html_text(p.label, 40) for p in points]
     labels = _shown_labels([x(i) for i in range(n)], [p.label[:40] for p in points], ref_index)
     for i, (point, v) in enumerate(zip(points, values, strict=True)):
-        tip = html_text(_tip(point, trend.confidence, unit), 300)
+        tip = html_text(_tip(point, trend.confidence, trend.metric), 300)
         if v is not None:
             if point.is_candidate:
                 colour = STATUS_COLOURS.get(candidate_status or "", "#1565c0")

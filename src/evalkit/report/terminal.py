@@ -7,7 +7,6 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from evalkit._util.units import unit_of
 from evalkit.errors import InputError
 from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
 from evalkit.report import advice as A
@@ -44,7 +43,6 @@ STATUS_MARK = {
     "no-reference": "?",  # a drift check that could not run: never a pass
     "incomparable": "≠",
 }
-ARROW = {True: " ↑", False: " ↓", None: ""}
 NAME_LEN = 80
 ID_LEN = 120
 MESSAGE_LEN = 400
@@ -186,21 +184,14 @@ def _headline(report: GateReport, width: int) -> Text:
 
 
 def _run_line(label: str, run: RunSummary) -> list[Text]:
-    """``Candidate NAME · 300 cases · commit abc1234 · created …`` as its pieces, which
-    :func:`_say_pieces` keeps whole when it wraps."""
+    """The run's provenance as its pieces, which :func:`_say_pieces` keeps whole when it wraps."""
     from rich.text import Text
 
-    first = Text()
-    first.append(f"{label} ", style="bold")
-    first.append(_t(run.name))
-    pieces = [first, Text(f"{run.n_cases:,} cases")]
-    sha = S.short_sha(run.git_commit)
-    if sha is not None:
-        pieces.append(Text(f"commit {sha}"))
-    elif run.git_commit:
-        pieces.append(Text("commit ").append(_t(run.git_commit, 40)))
-    if run.created_at:
-        pieces.append(Text("created ").append(_t(run.created_at, 40)))
+    pieces = [
+        Text(fixed).append(_t(text, n)) if text else Text(fixed)
+        for fixed, text, n in S.run_pieces(run)
+    ]
+    pieces[0] = Text().append(f"{label} ", style="bold").append(pieces[0])
     return pieces
 
 
@@ -225,10 +216,8 @@ def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) ->
     text = S.change(v)
     c = v.comparison
     if c is not None:
-        after = c.candidate_value if c.candidate_value is not None else v.observed
-        u = unit_of(v.metric)
         if before_after:
-            text = f"{S.num(c.baseline_value, u)} → {S.num(after, u)}: {text}"
+            text = f"{S.before_after(v, c)}: {text}"
         if c.confidence != shared:
             text += f" {S.confidence(c.confidence)} CI"
         if v.kind == "vs_reference":
@@ -260,7 +249,7 @@ def _table(report: GateReport, before_after: bool) -> Table:
     for v in report.verdicts:
         style = STATUS_STYLE[v.status]
         metric = _t(v.metric)
-        metric.append(ARROW[v.higher_is_better])
+        metric.append(S.ARROW[v.higher_is_better])
         cells: list[RenderableType] = [
             _t(STATUS_MARK[v.status], style=style),
             _t(v.check_id),
@@ -270,8 +259,7 @@ def _table(report: GateReport, before_after: bool) -> Table:
             S.p_cell(v),
         ]
         if partial:
-            counts = f" {v.counts}" if v.counts else ""
-            cells.append("" if v.covered == v.total else f"{v.covered}/{v.total}{counts}")
+            cells.append(S.partial_cases(v))
         cells += [S.wlt(v).replace(" / ", "/"), S.mde(v)]
         table.add_row(*cells)
     return table
@@ -289,7 +277,7 @@ def _blocks(console: Console, report: GateReport, warnings: dict[str, list[str]]
         style = STATUS_STYLE[v.status]
         head = _t(f"{STATUS_MARK[v.status]} ", style=style)
         head.append(_t(v.check_id, style="bold"))
-        head.append("  ").append(_t(v.metric)).append(ARROW[v.higher_is_better])
+        head.append("  ").append(_t(v.metric)).append(S.ARROW[v.higher_is_better])
         head.append("  ").append(_t(S.status_word(v), style=style))
         console.print(head, overflow="fold")
         bits = [_result(v, shared)]
@@ -298,24 +286,11 @@ def _blocks(console: Console, report: GateReport, warnings: dict[str, list[str]]
         bits.append(v.coverage)
         if v.comparison is not None:
             bits += [f"W/L/T {S.wlt(v).replace(' / ', '/')}", f"detects ≥ {S.mde(v)}"]
-        for line in _pack(bits, console.width - 4):
+        for line in S.pack(bits, console.width, "    "):
             # A piece longer than the line itself is folded, never cut.
-            _say(console, Text("    " + line), 4)
+            _say(console, Text(line), 4)
         for advice in warnings.get(v.check_id, ()):
             _say(console, Text("    ").append(_warning(None, advice)), 6)
-
-
-def _pack(pieces: list[str], width: int) -> list[str]:
-    """Pieces joined by two spaces into lines of at most ``width``, none split."""
-    from rich.cells import cell_len
-
-    lines: list[str] = []
-    for piece in pieces:
-        if lines and cell_len(lines[-1]) + 2 + cell_len(piece) <= width:
-            lines[-1] += "  " + piece
-        else:
-            lines.append(piece)
-    return lines
 
 
 def _checks(console: Console, report: GateReport, warnings: dict[str, list[str]]) -> bool:
@@ -389,22 +364,15 @@ def _print(console: Console, report: GateReport) -> None:
         _say(console, Text(before, style="bold yellow").append(_t(selection)).append(after))
     if report.baseline is not None:
         _say_pieces(console, _run_line("Baseline", report.baseline))
-    elif any(v.kind == "vs_baseline" for v in report.verdicts):
-        _say(
-            console,
-            Text(
-                "No baseline: vs_baseline checks had nothing to compare against. "
-                "Promote a run of the default branch as the baseline (how, for the "
-                "configured baseline store: the note below).",
-                style="bold yellow",
-            ),
-        )
+    elif (unbased := S.no_baseline(report)) is not None:
+        why = f"{S.PROMOTE_ONE} (how, for the configured baseline store: the note below)."
+        _say(console, Text(f"No baseline: {unbased[0]}. {why}", style="bold yellow"))
     _say_reference(console, report)
     for note in report.notes:
         _say(console, _t(note, MESSAGE_LEN, style="dim"), 2)
-    bad = S.non_finite_fields(report)
-    if bad:
-        _say(console, Text(f"Not finite (shown as n/a): {', '.join(bad[:5])}", style="yellow"))
+    bad = S.non_finite_line(report)
+    if bad is not None:
+        _say(console, Text(bad, style="yellow"))
     warnings = A.by_check(A.in_view(report))
     if report.verdicts:
         if not _checks(console, report, warnings):
@@ -439,7 +407,7 @@ def _print_slices(console: Console, report: GateReport) -> None:
 
 
 def _more(n: int, unit: str = "cases") -> str:
-    return f"  … {n:,} more {unit} not shown (see the JSON report/artifact)"
+    return "  " + S.more_not_shown(n, unit)
 
 
 def _print_failed(console: Console, report: GateReport) -> None:
@@ -448,13 +416,7 @@ def _print_failed(console: Console, report: GateReport) -> None:
     failed = report.candidate.failed
     if not failed:
         return
-    _say(
-        console,
-        Text(
-            f"{len(failed):,} of {report.candidate.n_cases:,} cases failed to run:",
-            style="bold magenta",
-        ),
-    )
+    _say(console, Text(f"{S.failed_to_run(report.candidate)}:", style="bold magenta"))
     for cid, err in failed[:SHOW_FAILED]:
         line = Text("  ")
         line.append(_t(cid, ID_LEN, style="bold")).append(": ").append(
@@ -472,21 +434,17 @@ def _print_goldens(console: Console, report: GateReport) -> None:
     if diff.empty:
         return
     _say(
-        console,
-        f"Goldens changed since the baseline: {len(diff.added):,} added, "
-        f"{len(diff.removed):,} removed, {len(diff.changed):,} changed "
-        "(vs_baseline checks compared the unchanged cases only)",
+        console, f"Goldens changed since the baseline: {S.goldens_counts(diff)}. {S.GOLDENS_SCOPE}."
     )
-    for label, ids in (("added", diff.added), ("removed", diff.removed), ("changed", diff.changed)):
-        if ids:
-            line = Text(f"  {label}: ")
-            for i, cid in enumerate(ids[:SHOW_IDS]):
-                if i:
-                    line.append(", ")
-                line.append(_t(cid, ID_LEN))
-            if len(ids) > SHOW_IDS:
-                line.append(f" and {len(ids) - SHOW_IDS:,} more")
-            _say(console, line)
+    for label, ids in S.goldens_lists(diff):
+        line = Text(f"  {label.lower()}: ")
+        for i, cid in enumerate(ids[:SHOW_IDS]):
+            if i:
+                line.append(", ")
+            line.append(_t(cid, ID_LEN))
+        if len(ids) > SHOW_IDS:
+            line.append(f" and {len(ids) - SHOW_IDS:,} more")
+        _say(console, line)
 
 
 def _print_worst(console: Console, report: GateReport) -> None:
