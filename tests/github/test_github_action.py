@@ -7,6 +7,7 @@ is exercised through the installed entrypoint by the end-to-end test.
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -287,6 +288,11 @@ def test_action_pull_request_target_is_warned_about(
             3,
             "internal error: ZeroDivisionError: a plugin divided by zero",
         ),
+        (  # untrusted text in an error: shown, but pings nobody and renders no markup
+            ConfigError("case '@octocat **x** [y](http://e.example) #12': bad"),
+            2,
+            "case '@\u2060octocat **x** [y](http://e.example) #\u206012': bad",
+        ),
     ],
 )
 def test_action_gate_error_is_its_exit_code_with_summary_and_comment(
@@ -296,12 +302,16 @@ def test_action_gate_error_is_its_exit_code_with_summary_and_comment(
     job = make_job(fake_github, tmp_path, "pull_request", pr_payload(fake_github))
     assert job.run(StubGate(raises=raised)) == exit_code
     assert job.outputs()["verdict"] == "error"
-    assert said in job.summary()
+    # what a reader sees: the text as rendered (character references resolved), and no
+    # markup of its own in the raw markdown
+    assert said in html.unescape(job.summary())
     # The sticky comment shows the error, so no earlier PASS stays on the PR.
     (body,) = fake_github.comment_bodies(7)
     assert body.startswith(marker_for("evals-evalkit"))
     assert f"### evalkit: error (exit {exit_code})" in body
-    assert said in body
+    assert said in html.unescape(body)
+    for raw in (job.summary(), body):
+        assert "@octocat" not in raw and "**x**" not in raw and "[y](" not in raw
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from evalkit.github.outputs import (
     relative_to_workspace,
     write_outputs,
 )
+from evalkit.report.escape import md
 
 if TYPE_CHECKING:
     import httpx
@@ -39,8 +39,9 @@ def safe_word(value: str) -> str:
 
 
 def md_text(text: str) -> str:
-    """Plain text safe inside markdown/HTML (store details can carry branch names)."""
-    return html.escape(text, quote=False)
+    """Untrusted text (an error, a branch name in a store detail) made inert in the PR
+    comment and the job summary: no markup, no @mention, no #reference."""
+    return md(text)
 
 
 @dataclass

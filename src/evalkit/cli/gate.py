@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -58,6 +59,13 @@ StopEarlyOpt = Annotated[
         ),
     ),
 ]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option(
+        show_default=False,
+        help="stop_early: keep the cases an interrupted gate finished; go on in its order.",
+    ),
+]
 
 
 def gate(
@@ -92,13 +100,7 @@ def gate(
     keyword: KeywordOpt = None,
     case: CaseOpt = None,
     stop_early: StopEarlyOpt = None,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            show_default=False,
-            help="stop_early: keep the cases an interrupted gate finished; go on in its order.",
-        ),
-    ] = False,
+    resume: ResumeOpt = False,
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:
     """Decide every check: the candidate against the baseline.
@@ -107,7 +109,7 @@ def gate(
     on some cases only: the verdict is then "incomplete" (exit 4) unless a blocking
     check failed (exit 1), never a pass of the whole golden set.
     """
-    from evalkit._app.pipeline import GateAsk, RunInterrupted, gate_config
+    from evalkit._app.pipeline import GateAsk, gate_config
     from evalkit._spec.case_filter import CaseFilter
     from evalkit._spec.config import load_config
     from evalkit._util.stdout_path import stdout_flag
@@ -130,8 +132,7 @@ def gate(
         stop_early=stop_early,
         resume=resume,
     )
-    progress = Progress()
-    try:
+    with _progress_bar() as progress:
         done = gate_config(
             cfg,
             ask,
@@ -139,16 +140,27 @@ def gate(
             on_row=progress.advance,
             on_checks=say_margins,
         )
-    except RunInterrupted as stop:  # stop_early keeps a checkpoint: say what it kept
-        progress.stop()
-        raise typer.Exit(report_interrupt(stop)) from None
-    finally:
-        progress.stop()
     report = done.report
     print_verdict(report, to_stderr=to_stdout is not None)
     write_reports(report, cfg.name, markdown, json_out, html, done.trend, junit)
     report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
+
+
+@contextlib.contextmanager
+def _progress_bar() -> Iterator[Progress]:
+    """A progress bar for the gate's run, gone before anything else is printed; an
+    interrupted stop_early run then says what its checkpoint kept."""
+    from evalkit._app.pipeline import RunInterrupted
+
+    progress = Progress()
+    try:
+        yield progress
+    except RunInterrupted as stop:
+        progress.stop()
+        raise typer.Exit(report_interrupt(stop)) from None
+    finally:
+        progress.stop()
 
 
 def say_margins(specs: Sequence[CheckSpec], baseline: RunArtifact) -> None:
