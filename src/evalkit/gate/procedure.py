@@ -17,7 +17,7 @@ import numpy as np
 
 from evalkit._model.metric_identity import describe_params
 from evalkit._model.results import Row, RunResult
-from evalkit._spec.artifact import MetricInfo, RunArtifact
+from evalkit._spec.artifact import RunArtifact
 from evalkit._spec.checks import CheckSpec
 from evalkit._util.figures import num, signed
 from evalkit._util.pvalues import p_text
@@ -41,9 +41,7 @@ from evalkit.stats.procedures import (
     BOOTSTRAP_SHOWN_UP_TO,
     DEFAULT_GATE_METHOD,
     RESAMPLING,
-    Decision,
     Evaluator,
-    PairedData,
     corrected_alpha,
     evaluator_for,
 )
@@ -66,10 +64,6 @@ from evalkit.gate.model import (
 )
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _metric_known(art: RunArtifact, metric: str) -> MetricInfo | None:
-    return art.metrics.get(metric)
 
 
 def _polarity(metric: str, *arts: RunArtifact | None) -> bool:
@@ -414,33 +408,6 @@ def left_out_note(match: CaseMatch, word: str = "baseline") -> str:
     return f" ({', '.join(parts)}: left out; before, after and Δ are over the paired cases)"
 
 
-def _evaluator(
-    spec: CheckSpec, cand_run: RunResult[Any], base_run: RunResult[Any], options: GateOptions
-) -> tuple[Evaluator, PairedData]:
-    """The deciding procedure for this check, ready to give its interval at any level."""
-    try:
-        return evaluator_by_cluster(
-            cand_run,
-            base_run,
-            spec.metric,
-            clusters=options.clusters,
-            method=spec.method or DEFAULT_GATE_METHOD,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-        )
-    except InputError as exc:
-        raise MetricError(f"check {spec.id!r}: {exc}") from None
-
-
-def _decide_checked(spec: CheckSpec, evaluator: Evaluator, alpha: float, tested: float) -> Decision:
-    """``evaluator.decide``, its refusal (too few clusters for any valid answer) worded
-    for the check."""
-    try:
-        return evaluator.decide(alpha, tested)
-    except InputError as exc:
-        raise MetricError(f"check {spec.id!r}: {exc}") from None
-
-
 def _tested_value(spec: CheckSpec, hib: bool) -> float:
     """The difference the check tests against: 0, or the margin or min_effect on the bad side."""
     if spec.mode == "non_inferiority":
@@ -461,8 +428,20 @@ def _compare(
 ) -> tuple[Comparison, tuple[CaseDelta, ...], Evaluator]:
     alpha = _alpha(spec)
     method = spec.method or DEFAULT_GATE_METHOD
-    evaluator, paired = _evaluator(spec, cand_run, base_run, options)
-    decision = _decide_checked(spec, evaluator, alpha, _tested_value(spec, hib))
+    try:
+        # the deciding procedure, kept to give its interval at any level (_correct)
+        evaluator, paired = evaluator_by_cluster(
+            cand_run,
+            base_run,
+            spec.metric,
+            clusters=options.clusters,
+            method=method,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+        )
+        decision = evaluator.decide(alpha, _tested_value(spec, hib))
+    except InputError as exc:  # e.g. too few clusters for any valid answer
+        raise MetricError(f"check {spec.id!r}: {exc}") from None
     clustering = evaluator.clustering if isinstance(evaluator, ClusteredEvaluator) else None
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
@@ -860,32 +839,6 @@ class PreparedReference:
     report: ReferenceReport
     against: Against = field(default_factory=lambda: Against("vs_reference", "reference"))
 
-    def verdict(
-        self,
-        spec: CheckSpec,
-        candidate: RunArtifact,
-        options: GateOptions,
-        pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
-        evaluators: dict[str, Evaluator],
-    ) -> CheckVerdict:
-        """Decide one vs_reference check: the vs_baseline evaluation, against the reference."""
-        return _vs_baseline(
-            spec,
-            candidate,
-            self.reference.artifact,
-            self.diff,
-            options,
-            pairs,
-            evaluators,
-            against=self.against,
-        )
-
-    def account_for_failed(
-        self, verdict: CheckVerdict, spec: CheckSpec, candidate: RunArtifact
-    ) -> CheckVerdict:
-        """Failed reference cases never turn a drift check green (gate_inputs' one rule)."""
-        return account_for_failed_baseline(verdict, spec, candidate, self.reference.artifact)
-
     def notes(self, baseline: RunArtifact | None = None) -> list[str]:
         """Report-level lines: what still pairs with the reference, what failed in it."""
         out: list[str] = []
@@ -966,17 +919,25 @@ def evaluate_gate(
     evaluators: dict[str, Evaluator] = {}
     for spec in checks:
         if spec.vs_reference is not None:
+            # the vs_baseline evaluation, against the reference
             assert ref is not None  # prepared whenever a check compares with the reference
-            verdicts.append(ref.verdict(spec, candidate, opts, pairs, evaluators))
+            r = ref.reference.artifact
+            verdicts.append(
+                _vs_baseline(spec, candidate, r, ref.diff, opts, pairs, evaluators, ref.against)
+            )
         elif spec.vs_baseline is not None:
             verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs, evaluators))
         else:
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, evaluators, opts)
+    # Failed baseline (or reference) cases never turn a check green (gate.inputs' one rule).
     verdicts = [
-        account_for_failed_baseline(v, spec, candidate, baseline)
-        if v.kind != "vs_reference" or ref is None
-        else ref.account_for_failed(v, spec, candidate)
+        account_for_failed_baseline(
+            v,
+            spec,
+            candidate,
+            ref.reference.artifact if v.kind == "vs_reference" and ref is not None else baseline,
+        )
         for v, spec in zip(verdicts, checks, strict=True)
     ]
     if any(spec.vs_baseline is not None for spec in checks):

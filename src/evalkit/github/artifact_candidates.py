@@ -28,7 +28,7 @@ from typing import Any
 
 from evalkit._store.protocol import GitHubAccess
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import RetryPolicy, call_github
+from evalkit.github.client import call_github
 from evalkit.github.errors import GitHubApiError
 
 # How many candidate runs we are willing to look up to find a push run.
@@ -100,6 +100,11 @@ class Selection:
     expired: list[ArtifactInfo] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
 
+    def expired_on(self, unknown: str = "an unknown date") -> str:
+        """The day the newest expired artifact expired."""
+        expires = self.expired[0].expires_at
+        return expires.date().isoformat() if expires else unknown
+
 
 def select_candidates(
     artifacts: Sequence[ArtifactInfo],
@@ -158,18 +163,13 @@ class ArtifactFinder:
         self._branch_head: str | None = None
         self._ancestry: dict[str, Ancestry] = {}
 
-    @property
-    def _retry(self) -> RetryPolicy:
-        return self._access.retry
-
     def list_artifacts(self, name: str) -> list[ArtifactInfo]:
         """Every artifact named ``name``, across all pages."""
         repo = self._access.repo()
-        wanted = name
         return call_github(
-            f"list artifacts named {wanted!r}",
-            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=wanted)],
-            retry=self._retry,
+            f"list artifacts named {name!r}",
+            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=name)],
+            retry=self._access.retry,
         )
 
     def run_event(self, run_id: int) -> str:
@@ -177,7 +177,7 @@ class ArtifactFinder:
         data = call_github(
             f"get workflow run {run_id}",
             lambda: repo.get_workflow_run(run_id).raw_data,
-            retry=self._retry,
+            retry=self._access.retry,
         )
         return str(data.get("event") or "")
 
@@ -290,10 +290,10 @@ class ArtifactFinder:
                 self._branch_head = call_github(
                     f"read the head of {branch}",
                     lambda: str(repo.get_git_ref(f"heads/{branch}").object.sha),
-                    retry=self._retry,
+                    retry=self._access.retry,
                 )
             head = self._branch_head
-            ancestry = compare_commits(repo, head, sha, retry=self._retry)
+            ancestry = compare_commits(repo, head, sha, retry=self._access.retry)
             if ancestry.status == "unknown" and ancestry.error_status not in (404, 422):
                 raise GitHubApiError(
                     f"{ancestry.error} (needed to tell whether {sha[:12]} is on "

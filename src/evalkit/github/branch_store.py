@@ -41,7 +41,7 @@ from evalkit._store.protocol import (
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
+from evalkit.github.client import DEFAULT_RETRY, call_github
 from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
@@ -230,11 +230,7 @@ class BranchStore:
         check_artefact_bytes(data, str(artefact))
         _, fingerprint = artefact_facts(data, str(artefact))
         file_name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
-        blob: Any = call_github(
-            f"create blob for {file_name} on {self.branch}",
-            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
-            retry=self._retry,
-        )
+        blob = self._blob(data, file_name)
         promoted_at = self._now()
         kept_at = (
             f"{sha}/{file_name}"
@@ -287,6 +283,13 @@ class BranchStore:
             latest="kept" if held[0] else "moved",
         )
 
+    def _blob(self, data: bytes, path: str) -> Any:
+        return call_github(
+            f"create blob for {path} on {self.branch}",
+            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
+            retry=self._retry,
+        )
+
     def _latest_sha(self, config_name: str, parent: str | None) -> str | None:
         """The commit ``latest`` was promoted from, as of store commit ``parent``."""
         data = self._read(f"latest/{config_name}.sha", parent) if parent else None
@@ -327,17 +330,17 @@ class BranchStore:
             try:
                 return self._commit_once(build, message)
             except GitHubApiError as exc:
-                if status_of(exc) in (409, 422) and attempt < self._race_attempts:
+                if exc.status not in (409, 422):
+                    raise
+                if attempt < self._race_attempts:
                     # Another job moved (or created) the branch between our read and write.
                     self._sleep(self._retry.delay(attempt))
                     continue
-                if status_of(exc) in (409, 422):
-                    raise GitHubApiError(
-                        f"could not update branch {self.branch} after {attempt} attempts: "
-                        f"other jobs kept moving it ({exc})",
-                        status=exc.status,
-                    ) from None
-                raise
+                raise GitHubApiError(
+                    f"could not update branch {self.branch} after {attempt} attempts: "
+                    f"other jobs kept moving it ({exc})",
+                    status=exc.status,
+                ) from None
         raise AssertionError("unreachable: the loop returns or raises")
 
     # -- history and the pinned reference ---------------------------------------------
@@ -446,11 +449,7 @@ class BranchStore:
         record = PinRecord.of(chosen, request.spec, why, request.moment())
         name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
         other = f"{config_name}.json" if name.endswith(".gz") else f"{config_name}.json.gz"
-        blob: Any = call_github(
-            f"create blob for reference/{name} on {self.branch}",
-            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
-            retry=self._retry,
-        )
+        blob = self._blob(data, f"reference/{name}")
         elements = [
             InputGitTreeElement(f"reference/{name}", "100644", "blob", sha=blob.sha),
             InputGitTreeElement(
@@ -522,44 +521,43 @@ class BranchStore:
             if exc.status != 404:
                 raise
             ref = None
+        from github.GithubObject import NotSet
+
+        # None: the branch does not exist yet, and this commit starts it
+        parent_sha = None if ref is None else str(ref.object.sha)
+        elements = build(parent_sha)
+        parents: list[Any] = []
+        if parent_sha is not None:
+            parents.append(
+                call_github(
+                    f"read commit {parent_sha[:12]}",
+                    lambda: self._repo.get_git_commit(parent_sha),
+                    retry=self._retry,
+                )
+            )
+        base_tree = parents[0].tree if parents else NotSet
+        tree: Any = call_github(
+            "create tree",
+            lambda: self._repo.create_git_tree(elements, base_tree=base_tree),
+            retry=self._retry,
+        )
+        commit: Any = call_github(
+            "create commit",
+            lambda: self._repo.create_git_commit(message, tree, parents),
+            retry=self._retry,
+        )
         if ref is None:
-            fresh = build(None)
-            tree: Any = call_github(
-                "create tree", lambda: self._repo.create_git_tree(fresh), retry=self._retry
-            )
-            commit: Any = call_github(
-                "create commit",
-                lambda: self._repo.create_git_commit(message, tree, []),
-                retry=self._retry,
-            )
             call_github(
                 f"create branch {self.branch}",
                 lambda: self._repo.create_git_ref(f"refs/{ref_name}", commit.sha),
                 retry=self._retry,
             )
-            return str(commit.sha)
-        parent_sha = str(ref.object.sha)
-        elements = build(parent_sha)
-        parent: Any = call_github(
-            f"read commit {parent_sha[:12]}",
-            lambda: self._repo.get_git_commit(parent_sha),
-            retry=self._retry,
-        )
-        tree = call_github(
-            "create tree",
-            lambda: self._repo.create_git_tree(elements, base_tree=parent.tree),
-            retry=self._retry,
-        )
-        commit = call_github(
-            "create commit",
-            lambda: self._repo.create_git_commit(message, tree, [parent]),
-            retry=self._retry,
-        )
-        call_github(
-            f"move branch {self.branch}",
-            lambda: ref.edit(commit.sha, force=False),
-            retry=self._retry,
-        )
+        else:
+            call_github(
+                f"move branch {self.branch}",
+                lambda: ref.edit(commit.sha, force=False),
+                retry=self._retry,
+            )
         return str(commit.sha)
 
 

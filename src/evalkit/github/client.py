@@ -100,17 +100,6 @@ def default_github_factory(api_url: str, token: str, *, write_delay: float = 0.2
     )
 
 
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status of a PyGithub or evalkit GitHub error, else None."""
-    if isinstance(exc, GitHubApiError):
-        return exc.status
-    from github import GithubException
-
-    if isinstance(exc, GithubException):
-        return exc.status
-    return None
-
-
 def _message_of(exc: Any) -> str:
     data = getattr(exc, "data", None)
     if isinstance(data, dict) and isinstance(data.get("message"), str):
@@ -180,5 +169,4 @@ __all__ = [
     "rate_limit_delay",
     "rate_limit_refusal",
     "default_github_factory",
-    "status_of",
 ]

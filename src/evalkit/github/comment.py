@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._spec.config import validate_config_name
@@ -140,13 +140,7 @@ def upsert_sticky_comment(
     body = prepare_body(markdown, config_name)
     marker = marker_for(config_name)
     issue = repo.get_issue(pr_number)  # lazy: no request
-    once = RetryPolicy(
-        attempts=1,
-        base_delay=retry.base_delay,
-        max_rate_wait=retry.max_rate_wait,
-        sleep=retry.sleep,
-        clock=retry.clock,
-    )
+    once = replace(retry, attempts=1)
 
     for attempt in range(1, retry.attempts + 1):
         comments: list[Any] = call_github(
