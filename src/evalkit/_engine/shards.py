@@ -1,19 +1,7 @@
-"""Sharding: one eval split over N machines (a CI matrix), then merged back into one run.
+"""Sharding: one eval split over N machines (``run --shard i/N``), merged back (``merge``).
 
-``evalkit run --shard i/N`` runs shard ``i`` (numbered from 1) of ``N``;
-``evalkit merge SHARDS... --out FILE`` puts the N shard artefacts back together.
-
-The partition depends on nothing but the case ids: ids are ordered by the
-SHA-256 of their UTF-8 bytes and dealt round-robin, so
-
-* every job computes the same split independently, with no coordination;
-* shard sizes differ by at most one case (a hash *bucket* would not promise that);
-* the split does not follow file order, so slow or similar cases that sit
-  together in the golden file spread evenly over the jobs.
-
-Merging refuses anything that would make the merged run lie: shards of
-different configs, golden sets, metric definitions or commits; a shard given
-twice or missing; a case in two shards, in the wrong shard, or in none.
+The split depends on the case ids alone (SHA-256 order, dealt round-robin); merging
+refuses anything that would make the merged run lie (docs/design/code-notes.md).
 """
 
 from __future__ import annotations

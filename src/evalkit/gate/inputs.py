@@ -75,10 +75,6 @@ def _failed_ids(art: RunArtifact) -> list[str]:
     return [r.query_id for r in art.result.per_query if getattr(r, "error", None)]
 
 
-def _goldens_label(goldens: GoldenSet) -> str:
-    return goldens.source or "the goldens"
-
-
 # ----------------------------------------------------------------------------- candidate
 
 
@@ -91,7 +87,7 @@ def check_candidate(
 ) -> None:
     """Refuse a candidate that is not a full, current answer to ``goldens``."""
     where = label(candidate)
-    source = _goldens_label(goldens)
+    source = goldens.source or "the goldens"
     if config_name and candidate.config_name and candidate.config_name != config_name:
         raise ArtifactError(
             f"{where}: the candidate was made by config {candidate.config_name!r}, but this gate "
@@ -231,7 +227,7 @@ def check_baseline(
             "tell which cases changed since it was made; make it with `evalkit run`"
         )
     base_rows = {r.query_id: r for r in baseline.result.per_query}
-    changed = _changed_ids(candidate, baseline)
+    changed = set(goldens_diff(candidate, baseline).changed)
     for spec in compared:
         _check_metric_recorded(spec, baseline, role)
         scope = list(spec.scope) if spec.scope else candidate.result.ids()
@@ -255,10 +251,6 @@ def check_baseline(
                 f"{where}: check {spec.id!r}: {len(unchanged)} {role} case(s) failed, so "
                 f"none can be paired: {shown(unchanged)}; {remake} once the target answers"
             )
-
-
-def _changed_ids(candidate: RunArtifact, baseline: RunArtifact) -> set[str]:
-    return set(goldens_diff(candidate, baseline).changed)
 
 
 # ----------------------------------------------------------------------------- failed baseline

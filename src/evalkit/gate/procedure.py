@@ -596,19 +596,8 @@ def _correct(
     evaluators: Mapping[str, Evaluator],
     options: GateOptions,
 ) -> list[str]:
-    """Adjust the significance tests of no_significant_regression checks for multiplicity.
-
-    ``holm`` adjusts the deciding procedures' p-values together.  ``maxt``
-    (Westfall-Young) needs one shared resampling of the same cases, so it runs when
-    every tested check pairs the same cases and compares a per-case metric;
-    otherwise the gate falls back to Holm and says so.  Each corrected verdict then
-    shows the adjusted p and the interval at the level at which its own procedure
-    decides exactly as the adjusted p does (:func:`corrected_alpha`), so the line
-    still cannot contradict itself.  Non-inferiority checks are decided by their
-    interval and margin, and are not adjusted.  Drift checks (vs_reference) are tests
-    in the same gate decision, so they are in the same family (docs/drift.md).
-    Returns notes for the report.
-    """
+    """Adjust the no_significant_regression checks' tests for multiplicity (holm, or maxt
+    where one shared resampling exists, else Holm); returns notes for the report."""
     specs = {spec.id: spec for spec in checks}
     tested = [
         i

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +50,11 @@ class TrendStep:
     @property
     def compared(self) -> bool:
         return self.delta is not None
+
+    @classmethod
+    def unpaired(cls, note: str) -> TrendStep:
+        """A step whose two runs could not be compared at all, and why."""
+        return cls(None, None, None, None, False, 0, note)
 
 
 @dataclass(frozen=True)
@@ -108,15 +113,12 @@ def _steps(
             r.metric: r for r in compare_artifacts(newer, older, n_resamples=n_resamples, seed=seed)
         }
     except EvalkitError as exc:
-        unpaired = TrendStep(None, None, None, None, False, 0, str(exc))
-        return dict.fromkeys(metrics, unpaired)
+        return dict.fromkeys(metrics, TrendStep.unpaired(str(exc)))
     steps: dict[str, TrendStep] = {}
     for metric in metrics:
         row = rows.get(metric)
         if row is None:
-            steps[metric] = TrendStep(
-                None, None, None, None, False, 0, f"{metric} is not recorded on both sides"
-            )
+            steps[metric] = TrendStep.unpaired(f"{metric} is not recorded on both sides")
             continue
         steps[metric] = TrendStep(
             delta=row.delta,
@@ -221,17 +223,9 @@ def trends_as_dicts(trends: Sequence[MetricTrend]) -> list[dict[str, Any]]:
                 "value": p.value,
                 "step": None,
             }
-            if p.step is not None:
-                s = p.step
-                point["step"] = {
-                    "delta": s.delta,
-                    "ci_low": s.ci_low,
-                    "ci_high": s.ci_high,
-                    "p_value": s.p_value,
-                    "significant": s.significant,
-                    "n_paired": s.n_paired,
-                    "note": s.note,
-                }
+            if p.step is not None:  # every field but the level, which the trend carries
+                point["step"] = asdict(p.step)
+                del point["step"]["confidence"]
             points.append(point)
         out.append(
             {

@@ -1,21 +1,7 @@
 """Which Actions artifacts may be a baseline: listed, selected and accepted.
 
-Which artifact counts as *the* baseline is the security-relevant part. Anyone who can
-open a PR from a fork can make a workflow run upload an artifact with the same name,
-so an artifact is only a candidate when all of these hold:
-
-* its name is the configured name and it has not expired;
-* its workflow run built the branch whose baseline is wanted (``workflow_run.head_branch``):
-  the default branch, or a PR's base branch when ``baseline.promote_branches`` names it;
-* that run's head repository is this repository (``head_repository_id`` equals the
-  repository id) — a fork's branch can be called ``main`` too;
-* the run was triggered by ``push`` (the artifact payload does not say, so the run is
-  fetched), and its commit is in that branch's history (a tag can share the branch's
-  name).
-
-Among candidates, the ones built from the preferred commits win, in order (the merge
-base of the PR's merge ref, then the event's ``base.sha``), else the nearest the
-branch's head.
+The security-relevant part: a fork can upload an artifact of the same name, so only
+this repository's push runs of the wanted branch count (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -229,13 +215,8 @@ class ArtifactFinder:
         max_lookups: int,
         prefer: Collection[str] = (),
     ) -> Generator[ArtifactInfo]:
-        """The accepted candidates: the preferred commits' first, then nearest the head.
-
-        After the preferred commits, the newest upload is not necessarily the newest
-        baseline: a re-run of an old commit's promote job uploads last. So among the next
-        ``NEAREST_WINDOW`` accepted ones, the commit fewest commits behind the branch's
-        head goes first (a descendant is always fewer behind than its ancestor).
-        """
+        """The accepted candidates: the preferred commits' first, then nearest the head
+        (not the newest upload: a re-run of an old commit's promote job uploads last)."""
         accepted = self.accepted(selection, events, max_lookups)
         window: list[ArtifactInfo] = []
         for artifact in accepted:

@@ -1,15 +1,5 @@
-"""The Actions-artifact baseline store: the baseline, history and pinned reference kept
-as artifacts that ``actions/upload-artifact`` uploads.
-
-Two jobs are delegated: which artifacts may be a baseline
-(:mod:`evalkit.github.artifact_candidates`, the security-relevant rules) and fetching
-one safely (:mod:`evalkit.github.artifact_download`).  This module turns their answers
-into the store's: a baseline, the promotions GitHub still holds, a pin.
-
-A PR gets the baseline of its base branch when that branch promotes
-(``baseline.promote_branches``); one that promotes none, or has none yet, is compared with
-the default branch's (docs/baselines-per-branch.md).
-"""
+"""The Actions-artifact baseline store: baseline, history and pinned reference kept as
+artifacts; choosing (artifact_candidates) and fetching (artifact_download) are delegated."""
 
 from __future__ import annotations
 

@@ -33,8 +33,6 @@ from evalkit.targets.http_exchange import (
 )
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from evalkit._model.golden_cases import GoldenCase
 
 __all__ = [
@@ -182,12 +180,7 @@ class HttpTarget:
     def __enter__(self) -> HttpTarget:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -202,15 +195,8 @@ class HttpTarget:
                     old.close()
 
     def expect_concurrency(self, concurrency: int) -> None:
-        """Keep ``concurrency`` idle connections, so every slot reuses its own.
-
-        The connection count itself is left unbounded: the executor already caps
-        requests in flight, and a second cap here could only make a case wait for
-        a connection inside its measured latency (e.g. behind an abandoned,
-        timed-out case still holding one).  A pool built smaller is replaced; the
-        old one is closed with the target, never under a request in flight.
-        No effect on a ``client=`` passed in.
-        """
+        """Keep ``concurrency`` idle connections, so every slot reuses its own (the count
+        itself stays unbounded).  No effect on a ``client=`` passed in."""
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise TargetConfigError(
                 f"HttpTarget {self.name!r}: concurrency must be an integer >= 1, "
@@ -430,16 +416,11 @@ def _json_object(who: str, response: httpx.Response) -> dict[str, Any]:
         ) from exc
     if not isinstance(body, dict):
         raise TargetError(
-            f"{who}: HTTP {status} returned a JSON {_python_kind(body)}, expected an object "
+            f"{who}: HTTP {status} returned a JSON {type_name(body)}, expected an object "
             f"(the body is a JSON {_json_kind(body)}; extract and meta_keys need a top-level "
             f"object): {body_excerpt(response)}"
         )
     return body
-
-
-def _python_kind(value: object) -> str:
-    """What ``json.loads`` made of the body, in Python's words (``list``, ``str``, ``None``)."""
-    return "None" if value is None else type(value).__name__
 
 
 def _reject_constant(token: str) -> Any:
