@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from evalkit._store.history import parse_time
 from evalkit._store.protocol import GitHubAccess
 from evalkit.github.ancestry import Ancestry, compare_commits
 from evalkit.github.client import call_github
@@ -49,8 +50,8 @@ class ArtifactInfo:
             id=int(data["id"]),
             name=str(data["name"]),
             expired=bool(data.get("expired")),
-            created_at=_parse_time(data.get("created_at")),
-            expires_at=_parse_time(data.get("expires_at")),
+            created_at=parse_time(data.get("created_at")),
+            expires_at=parse_time(data.get("expires_at")),
             size_in_bytes=int(data.get("size_in_bytes") or 0),
             archive_download_url=str(data["archive_download_url"]),
             run_id=_opt_int(run.get("id")),
@@ -62,12 +63,6 @@ class ArtifactInfo:
 
     def is_expired(self, now: datetime) -> bool:
         return self.expired or (self.expires_at is not None and self.expires_at <= now)
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def _opt_int(value: object) -> int | None:

@@ -36,6 +36,7 @@ from evalkit._store.protocol import (
     PromoteRequest,
     PromoteResult,
     StoreSettings,
+    artefact_file_names,
     check_artefact_bytes,
 )
 from evalkit._util.atomic import write_bytes_atomic
@@ -177,30 +178,16 @@ class BranchStore:
                     "file"
                 ),
             )
-        candidates: list[tuple[str, str | None, str]] = []
-        for preferred in request.preferred:
-            candidates += [
-                (f"{preferred.sha}/{config_name}.json", preferred.sha, preferred.why),
-                (f"{preferred.sha}/{config_name}.json.gz", preferred.sha, preferred.why),
-            ]
-        candidates += [
-            (f"latest/{config_name}.json", None, ""),
-            (f"latest/{config_name}.json.gz", None, ""),
-        ]
         wanted = {p.sha: p.why for p in request.preferred}
-        for path, sha, why in candidates:
-            data = self._read(path)
-            if data is None:
+        for folder in [*wanted, "latest"]:
+            found = self._read_artefact(folder, config_name)
+            if found is None:
                 continue
-            origin = f"branch {self.branch}:{path}"
-            check_artefact_bytes(data, origin)
-            if sha is None:
-                sha_bytes = self._read(f"latest/{config_name}.sha")
-                sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
-                why = wanted.get(sha or "", "")
-            suffix = ".json.gz" if path.endswith(".gz") else ".json"
-            final = request.dest_dir / f"baseline-{config_name}{suffix}"
-            write_bytes_atomic(final, data)
+            origin = f"branch {self.branch}:{found[0]}"
+            check_artefact_bytes(found[1], origin)
+            sha = folder if folder in wanted else self._latest_sha(config_name)
+            why = wanted.get(sha or "", "")
+            final = self._keep_copy(found, request.dest_dir, f"baseline-{config_name}")
             return BaselineFetch(
                 status="found",
                 path=final,
@@ -246,7 +233,7 @@ class BranchStore:
         held: list[str | None] = [None]  # why latest stays, decided from the commit replaced
 
         def build(parent: str | None) -> list[Any]:
-            current = self._latest_sha(config_name, parent)
+            current = self._latest_sha(config_name, parent) if parent else None
             held[0] = self._keeps_latest(current, sha, config_name)
             index_path = self._index_path(config_name)
             records = index_loads(
@@ -290,11 +277,26 @@ class BranchStore:
             retry=self._retry,
         )
 
-    def _latest_sha(self, config_name: str, parent: str | None) -> str | None:
-        """The commit ``latest`` was promoted from, as of store commit ``parent``."""
-        data = self._read(f"latest/{config_name}.sha", parent) if parent else None
+    def _latest_sha(self, config_name: str, ref: str | None = None) -> str | None:
+        """The commit ``latest`` was promoted from (as of store commit ``ref``)."""
+        data = self._read(f"latest/{config_name}.sha", ref)
         text = data.decode("utf-8", "replace").strip() if data else ""
         return text or None
+
+    def _read_artefact(self, folder: str, config_name: str) -> tuple[str, bytes] | None:
+        """``folder/<config>.json`` (or ``.json.gz``) on the store branch: path and bytes."""
+        for name in artefact_file_names(config_name):
+            data = self._read(f"{folder}/{name}")
+            if data is not None:
+                return f"{folder}/{name}", data
+        return None
+
+    @staticmethod
+    def _keep_copy(found: tuple[str, bytes], dest_dir: Path, stem: str) -> Path:
+        """Write ``found`` as ``dest_dir/<stem>.json[.gz]`` (the suffix it has)."""
+        final = dest_dir / f"{stem}{'.json.gz' if found[0].endswith('.gz') else '.json'}"
+        write_bytes_atomic(final, found[1])
+        return final
 
     def _keeps_latest(self, current: str | None, sha: str, config_name: str) -> str | None:
         """Why ``latest`` must stay at ``current`` rather than move to ``sha``, or None."""
@@ -405,19 +407,13 @@ class BranchStore:
         return History(tuple(entries), "branch", "; ".join(parts), lost)
 
     def _legacy_latest(self, config_name: str, folder: Path) -> HistoryEntry | None:
-        for name in (f"{config_name}.json", f"{config_name}.json.gz"):
-            data = self._read(f"latest/{name}")
-            if data is None:
-                continue
-            sha_bytes = self._read(f"latest/{config_name}.sha")
-            sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
-            _, fingerprint = artefact_facts(data, f"branch {self.branch}:latest/{name}")
-            path = folder / f"latest-{name}"
-            write_bytes_atomic(path, data)
-            return make_entry(
-                path, sha=sha or None, promoted_at=None, config_fingerprint=fingerprint
-            )
-        return None
+        found = self._read_artefact("latest", config_name)
+        if found is None:
+            return None
+        sha = self._latest_sha(config_name)
+        _, fingerprint = artefact_facts(found[1], f"branch {self.branch}:{found[0]}")
+        path = self._keep_copy(found, folder, f"latest-{config_name}")
+        return make_entry(path, sha=sha, promoted_at=None, config_fingerprint=fingerprint)
 
     def pin(self, request: PinRequest) -> PinResult:
         """Commit a copy of the chosen promotion and its pin record under ``reference/``."""
@@ -489,20 +485,15 @@ class BranchStore:
         if pin is None:
             return no_reference("branch", where, "the Action's mode: pin")
         record = PinRecord.from_json(pin, f"branch {self.branch}:{pin_path}")
-        for name in (f"{config_name}.json", f"{config_name}.json.gz"):
-            data = self._read(f"reference/{name}")
-            if data is None:
-                continue
-            origin = f"branch {self.branch}:reference/{name}"
-            check_artefact_bytes(data, origin)
-            suffix = ".json.gz" if name.endswith(".gz") else ".json"
-            final = request.dest_dir / f"reference-{config_name}{suffix}"
-            final.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(final, data)
-            return reference_found(final, record, "branch", origin)
-        return no_reference(
-            "branch", f"{where} is gone though {pin_path} exists", "the Action's mode: pin"
-        )
+        found = self._read_artefact("reference", config_name)
+        if found is None:
+            return no_reference(
+                "branch", f"{where} is gone though {pin_path} exists", "the Action's mode: pin"
+            )
+        origin = f"branch {self.branch}:{found[0]}"
+        check_artefact_bytes(found[1], origin)
+        final = self._keep_copy(found, request.dest_dir, f"reference-{config_name}")
+        return reference_found(final, record, "branch", origin)
 
     def _loaded_ref(self, ref_name: str) -> Any:
         # PyGithub builds the ref lazily; touching .object fetches it now (so a missing
