@@ -94,12 +94,11 @@ def _is_aggregate(metric: str, art: RunArtifact) -> bool:
     return get_metric(metric).kind == "aggregate"
 
 
-def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> tuple[list[Row], int]:
+def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> list[Row]:
     """Rows a check covers; raises CheckError when any of them produced no result."""
     rows = art.result.per_query
     if spec.scope:
-        selected = spec.select(rows)
-        return list(selected), len(spec.scope)
+        return list(spec.select(rows))
     failed = [r.query_id for r in rows if r.error is not None]
     if failed:
         shown = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
@@ -107,7 +106,7 @@ def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> tuple[list[Row], int]:
             f"check {spec.id!r}: {len(failed)} of {len(rows)} case(s) produced no result: "
             f"{shown}. A check must evaluate every case it covers"
         )
-    return list(rows), len(rows)
+    return list(rows)
 
 
 def _value(metric: str, rows: Sequence[Any], art: RunArtifact, check_id: str) -> float:
@@ -148,15 +147,15 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
         "level": spec.level,
         "op": spec.op,
         "threshold": spec.threshold,
+        "total": len(spec.scope) if spec.scope else len(cand.result),
     }
     try:
-        rows, total = _scoped_rows(spec, cand)
+        rows = _scoped_rows(spec, cand)
         base.update(_counted(spec.metric, rows, cand))
         observed = _value(spec.metric, rows, cand, spec.id)
     except EvalkitError as exc:
-        total = len(spec.scope) if spec.scope else len(cand.result)
         base.setdefault("covered", _covered(spec, cand))
-        return CheckVerdict(**base, status="error", message=str(exc), total=total)
+        return CheckVerdict(**base, status="error", message=str(exc))
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
@@ -167,7 +166,7 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
         message += _missed_cases(spec, rows)
     base.setdefault("covered", len(rows))
-    return CheckVerdict(**base, status=status, message=message, total=total, observed=observed)
+    return CheckVerdict(**base, status=status, message=message, observed=observed)
 
 
 def _counted(metric: str, rows: Sequence[Row], art: RunArtifact) -> dict[str, Any]:
@@ -308,35 +307,22 @@ def _vs_baseline(
         "kind": against.kind,
         "level": spec.level,
         "mode": spec.mode,
+        "total": len(spec.scope) if spec.scope else len(cand.result),
     }
-    total = len(spec.scope) if spec.scope else len(cand.result)
     try:
-        rows, total = _scoped_rows(spec, cand)
+        rows = _scoped_rows(spec, cand)
         observed = _value(spec.metric, rows, cand, spec.id)
         hib = _polarity(spec.metric, cand, base)
     except EvalkitError as exc:
         return CheckVerdict(
-            **common, status="error", message=str(exc), covered=_covered(spec, cand), total=total
+            **common, status="error", message=str(exc), covered=_covered(spec, cand)
         )
-    common["higher_is_better"] = hib
+    common.update(higher_is_better=hib, observed=observed)
     if base is None:
-        return CheckVerdict(
-            **common,
-            **against.missing(spec, options),
-            covered=len(rows),
-            total=total,
-            observed=observed,
-        )
+        return CheckVerdict(**common, **against.missing(spec, options), covered=len(rows))
     reason = _incomparable_reason(spec.metric, cand, base)
     if reason is not None:
-        return CheckVerdict(
-            **common,
-            status="incomparable",
-            message=reason,
-            covered=len(rows),
-            total=total,
-            observed=observed,
-        )
+        return CheckVerdict(**common, status="incomparable", message=reason, covered=len(rows))
     match = pair_for_gate(rows, cand, base, diff)
     paired_ids = match.ids
     if not paired_ids:
@@ -346,36 +332,21 @@ def _vs_baseline(
             message=f"none of the {len(rows)} case(s) in scope exist unchanged in the "
             f"{against.word}",
             covered=0,
-            total=total,
-            observed=observed,
         )
     cand_run: RunResult[Any] = RunResult(cand.name, [match.rows_a[i] for i in paired_ids])
     base_run: RunResult[Any] = RunResult(base.name, [match.rows_b[i] for i in paired_ids])
     pairs[spec.id] = (cand_run, base_run)
+    common["covered"] = len(paired_ids)
     try:
         comparison, worst, evaluators[spec.id] = _compare(
             spec, cand_run, base_run, hib, cand, options
         )
     except EvalkitError as exc:
-        return CheckVerdict(
-            **common,
-            status="error",
-            message=str(exc),
-            covered=len(paired_ids),
-            total=total,
-            observed=observed,
-        )
+        return CheckVerdict(**common, status="error", message=str(exc))
     status, message = _decide(spec, comparison, hib)
     message += left_out_note(match, against.word)
     return CheckVerdict(
-        **common,
-        status=status,
-        message=message,
-        covered=len(paired_ids),
-        total=total,
-        observed=observed,
-        comparison=comparison,
-        worst_cases=worst,
+        **common, status=status, message=message, comparison=comparison, worst_cases=worst
     )
 
 
