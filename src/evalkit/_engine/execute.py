@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import queue
 import threading
@@ -257,11 +258,9 @@ def _run_pool(
     deadline_s = options.case_timeout_s
 
     def work() -> None:
-        waited = _thread_wait()  # for the saturation check: its wait for a CPU, per case
-        try:
+        # for the saturation check: this thread's wait for a CPU, per case
+        with contextlib.closing(_thread_wait()) as waited:
             take_cases(waited)
-        finally:
-            waited.close()
 
     def take_cases(waited: ThreadWait) -> None:
         while not stop.is_set():

@@ -71,6 +71,16 @@ def label(art: RunArtifact) -> str:
     return str(source) if source else f"run {art.name!r}"
 
 
+def ran_in_scope(spec: Any, art: RunArtifact) -> list[Any]:
+    """The rows a check covers that produced a result (did not fail)."""
+    scope = set(spec.scope) if spec.scope else None
+    return [
+        r
+        for r in art.result.per_query
+        if (scope is None or r.query_id in scope) and not getattr(r, "error", None)
+    ]
+
+
 def _failed_ids(art: RunArtifact) -> list[str]:
     return [r.query_id for r in art.result.per_query if getattr(r, "error", None)]
 
@@ -150,11 +160,10 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
     """A check's metric must be in the artefact, with a value on every case that ran."""
     where = label(art)
     metric = spec.metric
-    recorded = list(art.metrics)
     if metric not in art.metrics:
         raise CheckError(
             f"{where}: check {spec.id!r} gates metric {metric!r}, which the {role} does not "
-            f"record (it records: {', '.join(recorded) or 'none'}); re-run it with a config "
+            f"record (it records: {', '.join(art.metrics) or 'none'}); re-run it with a config "
             f"whose metrics include {metric!r}"
         )
     if role == "candidate":
@@ -162,14 +171,7 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
     if art.metrics[metric].kind != "case":
         _check_aggregate_computable(spec, art, role)
         return
-    scope = set(spec.scope) if spec.scope else None
-    lacking = [
-        r.query_id
-        for r in art.result.per_query
-        if (scope is None or r.query_id in scope)
-        and not getattr(r, "error", None)
-        and metric not in r.metrics
-    ]
+    lacking = [r.query_id for r in ran_in_scope(spec, art) if metric not in r.metrics]
     if lacking:
         raise CheckError(
             f"{where}: check {spec.id!r}: metric {metric!r} has no value on {len(lacking)} "
@@ -183,12 +185,7 @@ def _check_aggregate_computable(spec: Any, art: RunArtifact, role: str) -> None:
     from evalkit._model.results import RunResult
     from evalkit.errors import MetricError
 
-    scope = set(spec.scope) if spec.scope else None
-    usable = [
-        r
-        for r in art.result.per_query
-        if (scope is None or r.query_id in scope) and not getattr(r, "error", None)
-    ]
+    usable = ran_in_scope(spec, art)
     if not usable:
         return  # every case failed: the run's own failure is reported (exit 3)
     try:
