@@ -196,13 +196,11 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
         assert isinstance(row, CaseResult)
         if trial is not None:
             contents.trials.setdefault(row.case_id, {})[trial] = row
-            if trial == 1:  # the merged row shows the first trial's output
-                _mark(contents.truncated_ids, row.case_id, truncated)
-            contents.good_bytes = end
-            continue
-        contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
-        contents.rows[row.case_id] = row
-        _mark(contents.truncated_ids, row.case_id, truncated)
+        else:
+            contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
+            contents.rows[row.case_id] = row
+        if trial in (None, 1):  # a repeated run's merged row shows the first trial's output
+            _mark(contents.truncated_ids, row.case_id, truncated)
         contents.good_bytes = end
     return contents
 

@@ -103,8 +103,7 @@ def _spec_of(art: RunArtifact, label: str) -> ShardSpec:
 
 
 def _short(value: object) -> str:
-    text = str(value)
-    return text[:12] if len(text) > 12 else text
+    return str(value)[:12]
 
 
 def _check_same_run(first: RunArtifact, first_label: str, art: RunArtifact, label: str) -> None:
