@@ -119,9 +119,14 @@ def score_case(
     return CaseResult(case.id, response, values)
 
 
+def _failed(case: GoldenCase, error: str) -> CaseResult:
+    """The row of a case that got no response."""
+    return CaseResult(case.id, None, {}, error=error)
+
+
 def timed_out(case: GoldenCase, deadline_s: float) -> CaseResult:
     """The row of a case that did not finish within its deadline."""
-    return CaseResult(case.id, None, {}, error=f"timed out after {deadline_s:g}s")
+    return _failed(case, f"timed out after {deadline_s:g}s")
 
 
 def _invoke(
@@ -137,24 +142,18 @@ def _invoke(
     try:
         response: object = target.invoke(case)
     except RuntimeFailure as exc:
-        return CaseResult(case.id, None, {}, error=str(exc))
+        return _failed(case, str(exc))
     except EvalkitError:
         raise
     except Exception as exc:
         # A target that is not ours raised something unexpected: keep the run going
         # and say exactly what happened on this case.
-        return CaseResult(
-            case.id, None, {}, error=f"target {target.name!r} raised {type(exc).__name__}: {exc}"
-        )
+        return _failed(case, f"target {target.name!r} raised {type(exc).__name__}: {exc}")
     if not isinstance(response, TargetResponse):
-        return CaseResult(
-            case.id,
-            None,
-            {},
-            error=f"target {target.name!r} returned {type(response).__name__}, not TargetResponse",
-        )
+        kind = type(response).__name__
+        return _failed(case, f"target {target.name!r} returned {kind}, not TargetResponse")
     if late is not None and late():
-        return CaseResult(case.id, None, {}, error="late")  # replaced by the timeout row
+        return _failed(case, "late")  # replaced by the timeout row
     return score_case(case, response, metrics)
 
 
