@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,7 +62,14 @@ class RunIdentity:
     shard: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # not dataclasses.asdict: it deep-copies the metric names, str subclasses that
+        # carry their declaration (DeclaredMetric), and cannot rebuild them
+        return {
+            "config": self.config,
+            "goldens": self.goldens,
+            "metrics": dict(self.metrics),
+            "shard": self.shard,
+        }
 
     @classmethod
     def from_json(cls, doc: object, where: str) -> RunIdentity:
