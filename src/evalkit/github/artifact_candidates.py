@@ -210,8 +210,13 @@ class ArtifactFinder:
         max_lookups: int,
         prefer: Collection[str] = (),
     ) -> Generator[ArtifactInfo]:
-        """The accepted candidates: the preferred commits' first, then nearest the head
-        (not the newest upload: a re-run of an old commit's promote job uploads last)."""
+        """The accepted candidates: the preferred commits' first, then nearest the head.
+
+        After the preferred commits, the newest upload is not necessarily the newest
+        baseline: a re-run of an old commit's promote job uploads last. So among the next
+        ``NEAREST_WINDOW`` accepted ones, the commit fewest commits behind the branch's
+        head goes first (a descendant is always fewer behind than its ancestor).
+        """
         accepted = self.accepted(selection, events, max_lookups)
         window: list[ArtifactInfo] = []
         for artifact in accepted:

@@ -195,8 +195,15 @@ class HttpTarget:
                     old.close()
 
     def expect_concurrency(self, concurrency: int) -> None:
-        """Keep ``concurrency`` idle connections, so every slot reuses its own (the count
-        itself stays unbounded).  No effect on a ``client=`` passed in."""
+        """Keep ``concurrency`` idle connections, so every slot reuses its own.
+
+        The connection count itself is left unbounded: the executor already caps
+        requests in flight, and a second cap here could only make a case wait for
+        a connection inside its measured latency (e.g. behind an abandoned,
+        timed-out case still holding one).  A pool built smaller is replaced; the
+        old one is closed with the target, never under a request in flight.
+        No effect on a ``client=`` passed in.
+        """
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise TargetConfigError(
                 f"HttpTarget {self.name!r}: concurrency must be an integer >= 1, "
