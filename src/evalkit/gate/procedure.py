@@ -785,11 +785,6 @@ def _fail_regressed_slices(
 # ----------------------------------------------------------------------------- vs reference
 
 
-def _missing_detail(ref: Reference) -> str:
-    word = "expired" if ref.status == "expired" else "missing"
-    return f"{word} ({ref.detail})" if ref.detail else word
-
-
 @dataclass(frozen=True)
 class PreparedReference:
     """One gate's reference, with its goldens diff worked out once for every drift check."""
@@ -842,7 +837,9 @@ def prepare_reference(
     n = len(candidate.result)
     if ref.artifact is None:
         report = ReferenceReport(ref.status, ref.detail, ref.source, n_cases=n, sha=ref.sha)
-        against = Against("vs_reference", "reference", _missing_detail(ref))
+        word = "expired" if ref.status == "expired" else "missing"
+        detail = f"{word} ({ref.detail})" if ref.detail else word
+        against = Against("vs_reference", "reference", detail)
         return PreparedReference(ref, GoldensDiff(), report, against)
     diff = goldens_diff(candidate, ref.artifact)
     report = ReferenceReport(
