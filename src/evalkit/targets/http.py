@@ -277,11 +277,10 @@ class HttpTarget:
 
     def _rate_limit_wait(self, final: Attempt) -> float | None:
         """Seconds waited for a 429 to pass (already slept), or ``None`` to stop here."""
-        if not self.rate_limit_budget.enabled or final.response is None:
+        response = final.response
+        if not self.rate_limit_budget.enabled or response is None or response.status_code != 429:
             return None
-        if final.response.status_code != 429:
-            return None
-        wait = retry_after_seconds(final.response.headers)
+        wait = retry_after_seconds(response.headers)
         if wait is None or not self.rate_limit_budget.wait(wait):
             return None
         return wait
