@@ -196,7 +196,10 @@ def evaluate(
     if todo:  # a judge's credentials and cache are checked before any target call
         run_preflights(d.fn for d in case_defs)
     limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
-    _size_pool(target, options.concurrency)
+    # Let a target that pools connections keep one per slot (``expect_concurrency``).
+    expect = getattr(target, "expect_concurrency", None)
+    if callable(expect):
+        expect(options.concurrency)
     rows: dict[int, CaseResult] = {}
 
     def finish(index: int, row: CaseResult) -> None:
@@ -227,13 +230,6 @@ def evaluate(
     if message is not None:
         warnings.warn(ClientSaturationWarning(message), stacklevel=2)
     return RunResult(name or target.name, ordered)
-
-
-def _size_pool(target: Target, concurrency: int) -> None:
-    """Let a target that pools connections keep one per slot (``expect_concurrency``)."""
-    expect = getattr(target, "expect_concurrency", None)
-    if callable(expect):
-        expect(concurrency)
 
 
 def _run_pool(

@@ -56,15 +56,11 @@ def parse_shard(text: str) -> ShardSpec:
     return ShardSpec(int(match.group(1)), int(match.group(2)))
 
 
-def _hash_order(case_id: str) -> tuple[str, str]:
-    return hashlib.sha256(case_id.encode("utf-8")).hexdigest(), case_id
-
-
 def assign(ids: Iterable[str], count: int) -> dict[str, int]:
     """``{case id: shard number (1..count)}``: sorted by SHA-256 of the id, dealt round-robin."""
     if count < 1:
         raise InputError(f"the number of shards must be at least 1, got {count}")
-    ordered = sorted(set(ids), key=_hash_order)
+    ordered = sorted(set(ids), key=lambda i: (hashlib.sha256(i.encode("utf-8")).hexdigest(), i))
     return {case_id: position % count + 1 for position, case_id in enumerate(ordered)}
 
 

@@ -107,12 +107,6 @@ def _message_of(exc: Any) -> str:
     return str(exc).strip() or type(exc).__name__
 
 
-def _is_transport_error(exc: BaseException) -> bool:
-    import requests
-
-    return isinstance(exc, requests.RequestException)
-
-
 def call_github(
     what: str,
     fn: Callable[[], T],
@@ -120,6 +114,8 @@ def call_github(
     retry: RetryPolicy = DEFAULT_RETRY,
 ) -> T:
     """Run one GitHub call, retrying 5xx/transport failures and waiting out rate limits."""
+    import requests
+
     from github import GithubException
 
     attempt = 0
@@ -147,9 +143,7 @@ def call_github(
                 message += f" (gave up after {attempt} attempts)"
             error_type = GitHubPermissionError if status in (401, 403) else GitHubApiError
             raise error_type(message, status=status) from None
-        except Exception as exc:
-            if not _is_transport_error(exc):
-                raise
+        except requests.RequestException as exc:
             if attempt < retry.attempts:
                 sleep(retry.delay(attempt))
                 continue
