@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,17 +33,13 @@ def github_access_from_env(env: Mapping[str, str]) -> GitHubAccess | None:
     if not token or "/" not in name:
         return None
     github = default_github_factory(env.get("GITHUB_API_URL") or "https://api.github.com", token)
-    facts: list[tuple[int, str]] = []
 
+    @functools.cache  # one request, however often the stores ask
     def repo_facts() -> tuple[int, str]:
-        if not facts:
-            raw = call_github(
-                f"get repository {name}",
-                lambda: github.get_repo(name).raw_data,
-                retry=DEFAULT_RETRY,
-            )
-            facts.append((int(raw["id"]), str(raw["default_branch"])))
-        return facts[0]
+        raw = call_github(
+            f"get repository {name}", lambda: github.get_repo(name).raw_data, retry=DEFAULT_RETRY
+        )
+        return int(raw["id"]), str(raw["default_branch"])
 
     return GitHubAccess(
         repo=lambda: github.get_repo(name),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -62,7 +63,6 @@ class LocalBranch:
     def __init__(self, root: Path, branch: str) -> None:
         self.root = root
         self.branch = branch
-        self._rev: str | bool | None = False  # False: not looked up yet
 
     def _git(self, *args: str) -> bytes | None:
         try:
@@ -73,18 +73,16 @@ class LocalBranch:
             return None  # no git here: as if the branch were not fetched
         return done.stdout if done.returncode == 0 else None
 
+    @functools.cached_property
     def rev(self) -> str | None:
         """The ref read from, or None when the clone has no copy of the branch."""
-        if self._rev is False:
-            self._rev = None
-            for ref in (f"refs/remotes/origin/{self.branch}", f"refs/heads/{self.branch}"):
-                if self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
-                    self._rev = ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
-                    break
-        return self._rev if isinstance(self._rev, str) else None
+        for ref in (f"refs/remotes/origin/{self.branch}", f"refs/heads/{self.branch}"):
+            if self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
+                return ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+        return None
 
     def read(self, path: str) -> bytes | None:
-        rev = self.rev()
+        rev = self.rev
         return self._git("cat-file", "blob", f"{rev}:{path}") if rev else None
 
 
@@ -364,13 +362,13 @@ class BranchStore:
         )
 
     def _where(self) -> str:
-        rev = self._local.rev() if self._access is None and self._local else None
+        rev = self._local.rev if self._access is None and self._local else None
         return f"{self.branch} (local {rev})" if rev else self.branch
 
     def history(self, request: HistoryRequest) -> History:
         """Every promotion in the branch's index (newest ``limit``), fetched locally."""
         config_name = request.config_name
-        if self._access is None and not (self._local and self._local.rev()):
+        if self._access is None and not (self._local and self._local.rev):
             return History((), "branch", self._without_access("history") + self._fetch_hint())
         index_path = self._index_path(config_name)
         records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
@@ -470,7 +468,7 @@ class BranchStore:
 
     def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
         config_name = request.config_name
-        if self._access is None and not (self._local and self._local.rev()):
+        if self._access is None and not (self._local and self._local.rev):
             return BaselineFetch(
                 "missing",
                 None,
