@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,7 +112,6 @@ def promotion_trends(
     n_resamples: int | None = None,
 ) -> tuple[History, list[MetricTrend]]:
     """The store's promotions (newest ``limit``) and the trend of each of ``metrics``."""
-    from evalkit._store.history import History
     from evalkit._store.protocol import HistoryRequest
     from evalkit.gate.trend import metric_trends
 
@@ -120,12 +119,8 @@ def promotion_trends(
     shown = history.entries[-limit:] if limit else history.entries
     if len(shown) < len(history.entries):
         older = len(history.entries) - len(shown)
-        history = History(
-            tuple(shown),
-            history.source,
-            f"{history.detail}; the newest {len(shown)} shown ({older} older: --limit)",
-            history.lost,
-        )
+        detail = f"{history.detail}; the newest {len(shown)} shown ({older} older: --limit)"
+        history = replace(history, entries=tuple(shown), detail=detail)
     trends = (
         metric_trends(
             history.entries,

@@ -278,12 +278,10 @@ def _corrected(
     from evalkit.stats.correction import holm
     from evalkit.stats.procedures import corrected_alpha
 
-    if correction == "none":
-        return rows
     tested = [i for i, r in enumerate(rows) if not r.incomparable]
+    if correction == "none" or not tested:
+        return rows
     out = list(rows)
-    if not tested:
-        return out
     adjusted = holm([rows[i].p_value for i in tested])
     for i, p_adj in zip(tested, adjusted, strict=True):
         level = corrected_alpha(alpha, rows[i].p_value, p_adj)

@@ -148,11 +148,8 @@ def metric_trends(
     if candidate is not None:
         art = read_artifact(candidate) if isinstance(candidate, Path) else candidate
         runs.append((CANDIDATE_LABEL, None, art))
-    if metrics is None:
-        seen: dict[str, None] = {}
-        for _, _, art in runs:
-            seen.update(dict.fromkeys(art.metrics))
-        metrics = list(seen)
+    if metrics is None:  # every metric any run recorded, in first-seen order
+        metrics = list(dict.fromkeys(m for _, _, art in runs for m in art.metrics))
     steps: list[dict[str, TrendStep]] = [{}]
     for (_, _, older), (_, _, newer) in itertools.pairwise(runs):
         steps.append(_steps(newer, older, metrics, n_resamples, seed))
