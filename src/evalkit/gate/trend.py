@@ -166,11 +166,9 @@ def metric_trends(
 
 
 def _polarity(metric: str, arts: Sequence[RunArtifact]) -> bool | None:
-    for art in reversed(arts):
-        info = art.metrics.get(metric)
-        if info is not None:
-            return info.higher_is_better
-    return None
+    """The direction the newest run recording ``metric`` gives it."""
+    newest = next((a for a in reversed(arts) if metric in a.metrics), None)
+    return None if newest is None else newest.metrics[metric].higher_is_better
 
 
 def _fmt(value: float | None, spec: str = "+.4f") -> str:
