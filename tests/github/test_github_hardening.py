@@ -216,3 +216,22 @@ def test_github_access_is_what_the_stores_need(fake_github: FakeGitHub, tmp_path
     missing = ArtifactStore(access, name="evalkit-baseline").fetch(FetchRequest("x", tmp_path))
     assert missing.status == "missing"
     assert "store artifact: no artifact 'evalkit-baseline'" in missing.detail
+
+
+def test_github_client_an_unreachable_api_is_retried_then_one_line() -> None:
+    import socket
+
+    from evalkit.github.client import default_github_factory
+
+    with socket.socket() as sock:  # a loopback port nothing listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    github = default_github_factory(f"http://127.0.0.1:{port}", "t")
+    waits: list[float] = []
+    retry = RetryPolicy(attempts=3, base_delay=0.5, sleep=waits.append)
+    with pytest.raises(GitHubApiError, match=r"cannot reach GitHub \(ConnectionError\) after 3"):
+        call_github("get repository o/r", lambda: github.get_repo("o/r").raw_data, retry=retry)
+    assert waits == [0.5, 1.0]  # the transport failures were retried, with backoff
+    with pytest.raises(ValueError, match="not ours"):  # anything else is not retried
+        call_github("x", lambda: (_ for _ in ()).throw(ValueError("not ours")), retry=retry)
+    assert waits == [0.5, 1.0]

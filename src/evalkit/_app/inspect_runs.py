@@ -154,7 +154,27 @@ def power_of_files(
             "figures only"
         )
     if cluster is not None:
-        return _power_by_cluster(a, b, cluster, metric, chosen, n, alpha, n_sim, seed)
+        from evalkit.stats.cluster_power import cluster_power_table
+        from evalkit.stats.clustered_decide import cluster_labels
+
+        if b is None:
+            raise InputError(
+                "--cluster needs the BASELINE run: power by cluster reads the paired differences"
+            )
+        if n is not None:
+            raise InputError(
+                "--n plans in cases; with --cluster the eval's size is its clusters: drop --n"
+            )
+        return cluster_power_table(
+            a.result,
+            b.result,
+            metric=metric,
+            clusters=cluster_labels(cluster, a, b),
+            effects=chosen,
+            alpha=alpha,
+            n_sim=n_sim,
+            seed=seed,
+        )
     try:
         return power_table(
             a.result,
@@ -170,41 +190,6 @@ def power_of_files(
         # The statistics name runs; two artefacts of one config share a run name.
         files = str(artefact) if baseline is None else f"{artefact} vs {baseline}"
         raise type(exc)(f"{files}: {exc}") from None
-
-
-def _power_by_cluster(
-    a: RunArtifact,
-    b: RunArtifact | None,
-    cluster: str,
-    metric: str,
-    effects: list[float] | None,
-    n: int | None,
-    alpha: float,
-    n_sim: int,
-    seed: int,
-) -> PowerTable:
-    from evalkit.stats.cluster_power import cluster_power_table
-    from evalkit.stats.clustered_decide import cluster_labels
-
-    if b is None:
-        raise InputError(
-            "--cluster needs the BASELINE run: power by cluster reads the paired differences"
-        )
-    if n is not None:
-        raise InputError(
-            "--n plans in cases; with --cluster the eval's size is its clusters: drop --n"
-        )
-    labels = cluster_labels(cluster, a, b)
-    return cluster_power_table(
-        a.result,
-        b.result,
-        metric=metric,
-        clusters=labels,
-        effects=effects,
-        alpha=alpha,
-        n_sim=n_sim,
-        seed=seed,
-    )
 
 
 def export_csv(

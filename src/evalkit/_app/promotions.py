@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,17 +33,13 @@ def github_access_from_env(env: Mapping[str, str]) -> GitHubAccess | None:
     if not token or "/" not in name:
         return None
     github = default_github_factory(env.get("GITHUB_API_URL") or "https://api.github.com", token)
-    facts: list[tuple[int, str]] = []
 
+    @functools.cache  # one request, however often the stores ask
     def repo_facts() -> tuple[int, str]:
-        if not facts:
-            raw = call_github(
-                f"get repository {name}",
-                lambda: github.get_repo(name).raw_data,
-                retry=DEFAULT_RETRY,
-            )
-            facts.append((int(raw["id"]), str(raw["default_branch"])))
-        return facts[0]
+        raw = call_github(
+            f"get repository {name}", lambda: github.get_repo(name).raw_data, retry=DEFAULT_RETRY
+        )
+        return int(raw["id"]), str(raw["default_branch"])
 
     return GitHubAccess(
         repo=lambda: github.get_repo(name),
@@ -115,7 +112,6 @@ def promotion_trends(
     n_resamples: int | None = None,
 ) -> tuple[History, list[MetricTrend]]:
     """The store's promotions (newest ``limit``) and the trend of each of ``metrics``."""
-    from evalkit._store.history import History
     from evalkit._store.protocol import HistoryRequest
     from evalkit.gate.trend import metric_trends
 
@@ -123,12 +119,8 @@ def promotion_trends(
     shown = history.entries[-limit:] if limit else history.entries
     if len(shown) < len(history.entries):
         older = len(history.entries) - len(shown)
-        history = History(
-            tuple(shown),
-            history.source,
-            f"{history.detail}; the newest {len(shown)} shown ({older} older: --limit)",
-            history.lost,
-        )
+        detail = f"{history.detail}; the newest {len(shown)} shown ({older} older: --limit)"
+        history = replace(history, entries=tuple(shown), detail=detail)
     trends = (
         metric_trends(
             history.entries,

@@ -20,42 +20,33 @@ def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
     """``(commit, dirty)`` of the work tree, or ``(None, None)`` outside git."""
     env_sha = os.environ.get("GITHUB_SHA")
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=True,
-        ).stdout
+        commit = _run_git(cwd, "rev-parse", "HEAD", check=True)
+        status = _run_git(cwd, "status", "--porcelain", "--untracked-files=no", check=True)
     except (OSError, subprocess.SubprocessError):
         # No git binary (the container image), or git refused: read .git directly.
         from evalkit._util.gitdir import head_commit
 
         return (head_commit(cwd) or env_sha or None), None
-    return commit or env_sha, bool(status.strip())
+    return commit or env_sha, bool(status)
+
+
+def _run_git(cwd: str | Path | None, *args: str, check: bool, timeout: float = 5) -> str | None:
+    """``git ARGS``' output, stripped; None when it refuses (``check``: raise instead)."""
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=check
+    )
+    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def _git(root: Path, *args: str) -> str | None:
     """``git ARGS`` in ``root``: its output, or None when it refuses (no such tag)."""
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, timeout=10, check=False
-        )
+        return _run_git(root, *args, check=False, timeout=10)
     except (OSError, subprocess.SubprocessError):
         raise ConfigError(
             f"cannot resolve a tag here: git is not available in {root}; pin by date or "
             "'N promotions ago' instead"
         ) from None
-    return done.stdout.strip() if done.returncode == 0 else None
 
 
 def git_tag_resolver(root: Path) -> Callable[[str], TaggedCommit | None]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -18,16 +17,8 @@ FILES: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Scaffolded:
-    """What ``evalkit init`` wrote, relative to the project folder."""
-
-    folder: Path
-    written: tuple[str, ...]
-
-
-def scaffold(folder: Path) -> Scaffolded:
-    """Write the project's files into ``folder`` (created if missing)."""
+def scaffold(folder: Path) -> tuple[str, ...]:
+    """Write the project's files into ``folder`` (created if missing): their names in it."""
     from evalkit._util.atomic import write_text_atomic
 
     if folder.exists() and not folder.is_dir():
@@ -43,4 +34,4 @@ def scaffold(folder: Path) -> Scaffolded:
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, source.joinpath(packaged).read_text(encoding="utf-8"))
-    return Scaffolded(folder, tuple(name for name, _ in FILES))
+    return tuple(name for name, _ in FILES)

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from evalkit._model.formats import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
@@ -63,6 +62,8 @@ class RunIdentity:
     shard: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        # not dataclasses.asdict: it deep-copies the metric names, str subclasses that
+        # carry their declaration (DeclaredMetric), and cannot rebuild them
         return {
             "config": self.config,
             "goldens": self.goldens,
@@ -135,7 +136,10 @@ class CheckpointContents:
     @property
     def completed_trials(self) -> dict[str, dict[int, CaseResult]]:
         """Trials that succeeded, per case: the (case, trial) pairs a resume does not run."""
-        return _succeeded(self.trials)
+        good = {
+            c: {t: r for t, r in rows.items() if r.error is None} for c, rows in self.trials.items()
+        }
+        return {c: rows for c, rows in good.items() if rows}
 
     @property
     def failed_trials(self) -> int:
@@ -145,15 +149,6 @@ class CheckpointContents:
     def saved(self) -> int:
         """Finished results kept: succeeded rows, or succeeded trials of a repeated run."""
         return len(self.completed) + sum(len(t) for t in self.completed_trials.values())
-
-
-def _succeeded(trials: Mapping[str, Mapping[int, CaseResult]]) -> dict[str, dict[int, CaseResult]]:
-    out: dict[str, dict[int, CaseResult]] = {}
-    for cid, rows in trials.items():
-        good = {t: row for t, row in rows.items() if row.error is None}
-        if good:
-            out[cid] = good
-    return out
 
 
 def _trial_number(doc: object, where: str) -> int | None:
@@ -208,13 +203,11 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
         assert isinstance(row, CaseResult)
         if trial is not None:
             contents.trials.setdefault(row.case_id, {})[trial] = row
-            if trial == 1:  # the merged row shows the first trial's output
-                _mark(contents.truncated_ids, row.case_id, truncated)
-            contents.good_bytes = end
-            continue
-        contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
-        contents.rows[row.case_id] = row
-        _mark(contents.truncated_ids, row.case_id, truncated)
+        else:
+            contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
+            contents.rows[row.case_id] = row
+        if trial in (None, 1):  # a repeated run's merged row shows the first trial's output
+            _mark(contents.truncated_ids, row.case_id, truncated)
         contents.good_bytes = end
     return contents
 
@@ -275,21 +268,13 @@ class Checkpoint:
         self.identity = identity
         self._lock = lock
         self._fd: int | None = None
-        previous_rows = previous.rows if previous is not None else {}
-        self.completed: dict[str, CaseResult] = {
-            cid: row for cid, row in previous_rows.items() if row.error is None
-        }
-        self.failed_before: dict[str, CaseResult] = {
-            cid: row for cid, row in previous_rows.items() if row.error is not None
-        }
-        self.completed_trials: dict[str, dict[int, CaseResult]] = (
-            previous.completed_trials if previous is not None else {}
-        )
-        self.failed_trials_before = previous.failed_trials if previous is not None else 0
+        was = previous or CheckpointContents(identity)
+        self.completed: dict[str, CaseResult] = was.completed
+        self.failed_before: dict[str, CaseResult] = was.failed
+        self.completed_trials: dict[str, dict[int, CaseResult]] = was.completed_trials
+        self.failed_trials_before = was.failed_trials
         kept = self.completed.keys() | {c for c, t in self.completed_trials.items() if 1 in t}
-        self.truncated_ids: set[str] = (
-            {cid for cid in previous.truncated_ids if cid in kept} if previous else set()
-        )
+        self.truncated_ids: set[str] = {cid for cid in was.truncated_ids if cid in kept}
         self.resumed = previous is not None
         self.appended = 0
 
@@ -344,7 +329,8 @@ class Checkpoint:
     def _start(self, previous: CheckpointContents | None) -> None:
         try:
             if previous is None:
-                self._write_fresh_header()
+                # Temp file + rename: a crash leaves the old checkpoint or a whole header.
+                write_bytes_atomic(self.path, _header_line(self.identity))
             elif previous.torn:
                 # Cut the partial line off, so the next append starts on a line of its own.
                 os.truncate(self.path, previous.good_bytes)
@@ -354,10 +340,6 @@ class Checkpoint:
             raise RuntimeFailure(
                 f"{self.path}: cannot prepare the checkpoint: {exc.strerror or exc}"
             ) from None
-
-    def _write_fresh_header(self) -> None:
-        # Temp file + rename: a crash leaves the old checkpoint or a whole header.
-        write_bytes_atomic(self.path, _header_line(self.identity))
 
     # -- writing -------------------------------------------------------------------
 
@@ -436,12 +418,7 @@ class Checkpoint:
     def __enter__(self) -> Checkpoint:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 

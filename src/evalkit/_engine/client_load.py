@@ -102,18 +102,14 @@ class CpuWait:
             self.total_s += seconds
 
 
-def _lower_decile(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(0.1 * len(ordered)) - 1)]
-
-
 def honest_concurrency(load: ClientLoad) -> int | None:
     """The largest concurrency keeping the client at most :data:`HONEST_BUSY` busy."""
-    latencies = [v for v in load.latencies_ms if v > 0 and math.isfinite(v)]
+    latencies = sorted(v for v in load.latencies_ms if v > 0 and math.isfinite(v))
     demand_ms = load.cpu_ms_per_case + load.wait_ms_per_case
     if not latencies or demand_ms <= 0:
         return None
-    return max(1, math.floor(HONEST_BUSY * _lower_decile(latencies) / demand_ms))
+    lower_decile = latencies[max(0, math.ceil(0.1 * len(latencies)) - 1)]
+    return max(1, math.floor(HONEST_BUSY * lower_decile / demand_ms))
 
 
 def saturation_warning(load: ClientLoad) -> str | None:

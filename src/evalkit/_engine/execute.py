@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import queue
 import threading
@@ -118,9 +119,14 @@ def score_case(
     return CaseResult(case.id, response, values)
 
 
+def _failed(case: GoldenCase, error: str) -> CaseResult:
+    """The row of a case that got no response."""
+    return CaseResult(case.id, None, {}, error=error)
+
+
 def timed_out(case: GoldenCase, deadline_s: float) -> CaseResult:
     """The row of a case that did not finish within its deadline."""
-    return CaseResult(case.id, None, {}, error=f"timed out after {deadline_s:g}s")
+    return _failed(case, f"timed out after {deadline_s:g}s")
 
 
 def _invoke(
@@ -136,24 +142,18 @@ def _invoke(
     try:
         response: object = target.invoke(case)
     except RuntimeFailure as exc:
-        return CaseResult(case.id, None, {}, error=str(exc))
+        return _failed(case, str(exc))
     except EvalkitError:
         raise
     except Exception as exc:
         # A target that is not ours raised something unexpected: keep the run going
         # and say exactly what happened on this case.
-        return CaseResult(
-            case.id, None, {}, error=f"target {target.name!r} raised {type(exc).__name__}: {exc}"
-        )
+        return _failed(case, f"target {target.name!r} raised {type(exc).__name__}: {exc}")
     if not isinstance(response, TargetResponse):
-        return CaseResult(
-            case.id,
-            None,
-            {},
-            error=f"target {target.name!r} returned {type(response).__name__}, not TargetResponse",
-        )
+        kind = type(response).__name__
+        return _failed(case, f"target {target.name!r} returned {kind}, not TargetResponse")
     if late is not None and late():
-        return CaseResult(case.id, None, {}, error="late")  # replaced by the timeout row
+        return _failed(case, "late")  # replaced by the timeout row
     return score_case(case, response, metrics)
 
 
@@ -196,7 +196,10 @@ def evaluate(
     if todo:  # a judge's credentials and cache are checked before any target call
         run_preflights(d.fn for d in case_defs)
     limiter = RateLimiter(options.rate_limit) if options.rate_limit else None
-    _size_pool(target, options.concurrency)
+    # Let a target that pools connections keep one per slot (``expect_concurrency``).
+    expect = getattr(target, "expect_concurrency", None)
+    if callable(expect):
+        expect(options.concurrency)
     rows: dict[int, CaseResult] = {}
 
     def finish(index: int, row: CaseResult) -> None:
@@ -229,13 +232,6 @@ def evaluate(
     return RunResult(name or target.name, ordered)
 
 
-def _size_pool(target: Target, concurrency: int) -> None:
-    """Let a target that pools connections keep one per slot (``expect_concurrency``)."""
-    expect = getattr(target, "expect_concurrency", None)
-    if callable(expect):
-        expect(concurrency)
-
-
 def _run_pool(
     target: Target,
     todo: Sequence[tuple[int, GoldenCase]],
@@ -257,11 +253,9 @@ def _run_pool(
     deadline_s = options.case_timeout_s
 
     def work() -> None:
-        waited = _thread_wait()  # for the saturation check: its wait for a CPU, per case
-        try:
+        # for the saturation check: this thread's wait for a CPU, per case
+        with contextlib.closing(_thread_wait()) as waited:
             take_cases(waited)
-        finally:
-            waited.close()
 
     def take_cases(waited: ThreadWait) -> None:
         while not stop.is_set():

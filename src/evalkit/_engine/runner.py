@@ -68,10 +68,6 @@ def _query_text(query: Any) -> str:
     return str(getattr(query, "id", query))
 
 
-def _missing_qrels(ids: Iterable[str], qrels: Mapping[str, Any]) -> list[str]:
-    return [qid for qid in ids if qid not in qrels]
-
-
 def run(
     name: str,
     retriever: Callable[[Any], Sequence[str]],
@@ -107,7 +103,7 @@ def run(
     dupes = sorted({i for i in ids if ids.count(i) > 1}) if len(set(ids)) != len(ids) else []
     if dupes:
         raise MetricError(f"run {name!r}: duplicate query ids: {', '.join(dupes[:10])}")
-    missing = _missing_qrels(ids, qrels)
+    missing = [qid for qid in ids if qid not in qrels]
     if missing:
         shown = ", ".join(missing[:10]) + (
             f" (+{len(missing) - 10} more)" if len(missing) > 10 else ""

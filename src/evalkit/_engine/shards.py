@@ -1,19 +1,7 @@
-"""Sharding: one eval split over N machines (a CI matrix), then merged back into one run.
+"""Sharding: one eval split over N machines (``run --shard i/N``), merged back (``merge``).
 
-``evalkit run --shard i/N`` runs shard ``i`` (numbered from 1) of ``N``;
-``evalkit merge SHARDS... --out FILE`` puts the N shard artefacts back together.
-
-The partition depends on nothing but the case ids: ids are ordered by the
-SHA-256 of their UTF-8 bytes and dealt round-robin, so
-
-* every job computes the same split independently, with no coordination;
-* shard sizes differ by at most one case (a hash *bucket* would not promise that);
-* the split does not follow file order, so slow or similar cases that sit
-  together in the golden file spread evenly over the jobs.
-
-Merging refuses anything that would make the merged run lie: shards of
-different configs, golden sets, metric definitions or commits; a shard given
-twice or missing; a case in two shards, in the wrong shard, or in none.
+The split depends on the case ids alone (SHA-256 order, dealt round-robin); merging
+refuses anything that would make the merged run lie (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -68,15 +56,11 @@ def parse_shard(text: str) -> ShardSpec:
     return ShardSpec(int(match.group(1)), int(match.group(2)))
 
 
-def _hash_order(case_id: str) -> tuple[str, str]:
-    return hashlib.sha256(case_id.encode("utf-8")).hexdigest(), case_id
-
-
 def assign(ids: Iterable[str], count: int) -> dict[str, int]:
     """``{case id: shard number (1..count)}``: sorted by SHA-256 of the id, dealt round-robin."""
     if count < 1:
         raise InputError(f"the number of shards must be at least 1, got {count}")
-    ordered = sorted(set(ids), key=_hash_order)
+    ordered = sorted(set(ids), key=lambda i: (hashlib.sha256(i.encode("utf-8")).hexdigest(), i))
     return {case_id: position % count + 1 for position, case_id in enumerate(ordered)}
 
 
@@ -115,8 +99,7 @@ def _spec_of(art: RunArtifact, label: str) -> ShardSpec:
 
 
 def _short(value: object) -> str:
-    text = str(value)
-    return text[:12] if len(text) > 12 else text
+    return str(value)[:12]
 
 
 def _check_same_run(first: RunArtifact, first_label: str, art: RunArtifact, label: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from statistics import variance
 from typing import TYPE_CHECKING, Any
 
 from evalkit._model.results import TRIALS_KEY, CaseResult, RunResult
@@ -170,8 +171,8 @@ def trial_spread(rows: Sequence[Row], metric: str) -> TrialSpread | None:
         return None
     flaky = tuple(cid for cid, v in per_case if max(v) != min(v))
     means = [math.fsum(v) / len(v) for _, v in per_case]
-    within = math.fsum(_var(v) for _, v in per_case) / len(per_case)
-    of_means = _var(means)
+    within = math.fsum(variance(v) for _, v in per_case) / len(per_case)
+    of_means = variance(means)
     if of_means <= 0:
         return TrialSpread(metric, len(per_case), k, flaky, math.nan, 1.0, 1.0)
     noise = within / k
@@ -179,11 +180,6 @@ def trial_spread(rows: Sequence[Row], metric: str) -> TrialSpread | None:
     between = max(0.0, of_means - noise)
     double_trials = math.sqrt((between + noise / 2) / (between + noise))
     return TrialSpread(metric, len(per_case), k, flaky, share, double_trials, math.sqrt(0.5))
-
-
-def _var(values: Sequence[float]) -> float:
-    mean = math.fsum(values) / len(values)
-    return math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1)
 
 
 def trial_notes(rows: Sequence[Row], metrics: Iterable[str]) -> list[str]:

@@ -26,10 +26,10 @@ def init(
 
     from evalkit._app.scaffold import scaffold
 
-    done = scaffold(folder)
-    say(f"wrote {', '.join(done.written)} in {folder}")
+    written = scaffold(folder)
+    say(f"wrote {', '.join(written)} in {folder}")
     go = "" if folder == Path(".") else f"cd {shlex.quote(str(folder))} && "
-    files = " ".join(done.written)
+    files = " ".join(written)
     say("next:")
     say(f"  {go}evalkit gate")
     say("      runs evalkit_target.py over goldens.jsonl and decides checks.yaml (no baseline")

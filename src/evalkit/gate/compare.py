@@ -1,15 +1,7 @@
 """``evalkit compare``: paired tables of runs against a reference run.
 
-Every compared run is paired with the reference by the gate's rule (successful
-cases in both, golden unchanged), over the cases *every* run shares, so each
-metric's reference value is one number and each Δ is over the same cases.  Each
-metric's comparisons form one family: with ``correction="holm"`` their p-values
-are Holm-adjusted together (:func:`evalkit.stats.correction.holm`) and each
-interval is recomputed at the level that decides exactly as the adjusted p does
-(:func:`evalkit.stats.procedures.corrected_alpha`), as the gate does.  With one
-compared run the correction changes nothing, so ``compare A B`` is unchanged.
-Rendering lives in :mod:`evalkit.report.compare_tables`; ``evalkit show`` in
-:mod:`evalkit._app.show`.
+Paired by the gate's rule over the cases every run shares; each metric's comparisons
+are one Holm family (docs/design/code-notes.md).  Rendering: evalkit.report.compare_tables.
 """
 
 from __future__ import annotations
@@ -286,12 +278,10 @@ def _corrected(
     from evalkit.stats.correction import holm
     from evalkit.stats.procedures import corrected_alpha
 
-    if correction == "none":
-        return rows
     tested = [i for i, r in enumerate(rows) if not r.incomparable]
+    if correction == "none" or not tested:
+        return rows
     out = list(rows)
-    if not tested:
-        return out
     adjusted = holm([rows[i].p_value for i in tested])
     for i, p_adj in zip(tested, adjusted, strict=True):
         level = corrected_alpha(alpha, rows[i].p_value, p_adj)

@@ -71,12 +71,18 @@ def label(art: RunArtifact) -> str:
     return str(source) if source else f"run {art.name!r}"
 
 
+def ran_in_scope(spec: Any, art: RunArtifact) -> list[Any]:
+    """The rows a check covers that produced a result (did not fail)."""
+    scope = set(spec.scope) if spec.scope else None
+    return [
+        r
+        for r in art.result.per_query
+        if (scope is None or r.query_id in scope) and not getattr(r, "error", None)
+    ]
+
+
 def _failed_ids(art: RunArtifact) -> list[str]:
     return [r.query_id for r in art.result.per_query if getattr(r, "error", None)]
-
-
-def _goldens_label(goldens: GoldenSet) -> str:
-    return goldens.source or "the goldens"
 
 
 # ----------------------------------------------------------------------------- candidate
@@ -91,7 +97,7 @@ def check_candidate(
 ) -> None:
     """Refuse a candidate that is not a full, current answer to ``goldens``."""
     where = label(candidate)
-    source = _goldens_label(goldens)
+    source = goldens.source or "the goldens"
     if config_name and candidate.config_name and candidate.config_name != config_name:
         raise ArtifactError(
             f"{where}: the candidate was made by config {candidate.config_name!r}, but this gate "
@@ -154,11 +160,10 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
     """A check's metric must be in the artefact, with a value on every case that ran."""
     where = label(art)
     metric = spec.metric
-    recorded = list(art.metrics)
     if metric not in art.metrics:
         raise CheckError(
             f"{where}: check {spec.id!r} gates metric {metric!r}, which the {role} does not "
-            f"record (it records: {', '.join(recorded) or 'none'}); re-run it with a config "
+            f"record (it records: {', '.join(art.metrics) or 'none'}); re-run it with a config "
             f"whose metrics include {metric!r}"
         )
     if role == "candidate":
@@ -166,14 +171,7 @@ def _check_metric_recorded(spec: Any, art: RunArtifact, role: str) -> None:
     if art.metrics[metric].kind != "case":
         _check_aggregate_computable(spec, art, role)
         return
-    scope = set(spec.scope) if spec.scope else None
-    lacking = [
-        r.query_id
-        for r in art.result.per_query
-        if (scope is None or r.query_id in scope)
-        and not getattr(r, "error", None)
-        and metric not in r.metrics
-    ]
+    lacking = [r.query_id for r in ran_in_scope(spec, art) if metric not in r.metrics]
     if lacking:
         raise CheckError(
             f"{where}: check {spec.id!r}: metric {metric!r} has no value on {len(lacking)} "
@@ -187,12 +185,7 @@ def _check_aggregate_computable(spec: Any, art: RunArtifact, role: str) -> None:
     from evalkit._model.results import RunResult
     from evalkit.errors import MetricError
 
-    scope = set(spec.scope) if spec.scope else None
-    usable = [
-        r
-        for r in art.result.per_query
-        if (scope is None or r.query_id in scope) and not getattr(r, "error", None)
-    ]
+    usable = ran_in_scope(spec, art)
     if not usable:
         return  # every case failed: the run's own failure is reported (exit 3)
     try:
@@ -231,7 +224,7 @@ def check_baseline(
             "tell which cases changed since it was made; make it with `evalkit run`"
         )
     base_rows = {r.query_id: r for r in baseline.result.per_query}
-    changed = _changed_ids(candidate, baseline)
+    changed = set(goldens_diff(candidate, baseline).changed)
     for spec in compared:
         _check_metric_recorded(spec, baseline, role)
         scope = list(spec.scope) if spec.scope else candidate.result.ids()
@@ -255,10 +248,6 @@ def check_baseline(
                 f"{where}: check {spec.id!r}: {len(unchanged)} {role} case(s) failed, so "
                 f"none can be paired: {shown(unchanged)}; {remake} once the target answers"
             )
-
-
-def _changed_ids(candidate: RunArtifact, baseline: RunArtifact) -> set[str]:
-    return set(goldens_diff(candidate, baseline).changed)
 
 
 # ----------------------------------------------------------------------------- failed baseline

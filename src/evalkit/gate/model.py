@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, get_args
+from typing import TYPE_CHECKING, Final, Literal
 
 from evalkit._model.results import CaseResult
 from evalkit._spec.artifact import RunArtifact
 from evalkit._util.pvalues import p_label
 from evalkit.exit_codes import ExitCode
-from evalkit.gate.inputs import (
-    GoldensDiff,
-)
+from evalkit.gate.inputs import GoldensDiff
 from evalkit.gate.slices import SliceReport, SliceSettings
 from evalkit.stats.familywise import FamilywiseRate
 from evalkit.stats.procedures import PROCEDURE_NAMES
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
     from evalkit._spec.case_filter import Subset
 
 Status = Literal["pass", "fail", "warn", "no-baseline", "no-reference", "incomparable", "error"]
-STATUSES: Final[tuple[Status, ...]] = get_args(Status)
 # "incomplete": decided on a subset of the cases (-k/--case) with nothing blocking.
 Overall = Literal["pass", "warn", "fail", "error", "incomplete"]
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from evalkit._model.metric_identity import describe_params
 from evalkit._model.results import Row, RunResult
-from evalkit._spec.artifact import MetricInfo, RunArtifact
+from evalkit._spec.artifact import RunArtifact
 from evalkit._spec.checks import CheckSpec
 from evalkit._util.figures import num, signed
 from evalkit._util.pvalues import p_text
@@ -41,9 +41,7 @@ from evalkit.stats.procedures import (
     BOOTSTRAP_SHOWN_UP_TO,
     DEFAULT_GATE_METHOD,
     RESAMPLING,
-    Decision,
     Evaluator,
-    PairedData,
     corrected_alpha,
     evaluator_for,
 )
@@ -66,10 +64,6 @@ from evalkit.gate.model import (
 )
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def _metric_known(art: RunArtifact, metric: str) -> MetricInfo | None:
-    return art.metrics.get(metric)
 
 
 def _polarity(metric: str, *arts: RunArtifact | None) -> bool:
@@ -100,12 +94,11 @@ def _is_aggregate(metric: str, art: RunArtifact) -> bool:
     return get_metric(metric).kind == "aggregate"
 
 
-def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> tuple[list[Row], int]:
+def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> list[Row]:
     """Rows a check covers; raises CheckError when any of them produced no result."""
     rows = art.result.per_query
     if spec.scope:
-        selected = spec.select(rows)
-        return list(selected), len(spec.scope)
+        return list(spec.select(rows))
     failed = [r.query_id for r in rows if r.error is not None]
     if failed:
         shown = ", ".join(failed[:5]) + (" ..." if len(failed) > 5 else "")
@@ -113,7 +106,7 @@ def _scoped_rows(spec: CheckSpec, art: RunArtifact) -> tuple[list[Row], int]:
             f"check {spec.id!r}: {len(failed)} of {len(rows)} case(s) produced no result: "
             f"{shown}. A check must evaluate every case it covers"
         )
-    return list(rows), len(rows)
+    return list(rows)
 
 
 def _value(metric: str, rows: Sequence[Any], art: RunArtifact, check_id: str) -> float:
@@ -154,15 +147,15 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
         "level": spec.level,
         "op": spec.op,
         "threshold": spec.threshold,
+        "total": len(spec.scope) if spec.scope else len(cand.result),
     }
     try:
-        rows, total = _scoped_rows(spec, cand)
+        rows = _scoped_rows(spec, cand)
         base.update(_counted(spec.metric, rows, cand))
         observed = _value(spec.metric, rows, cand, spec.id)
     except EvalkitError as exc:
-        total = len(spec.scope) if spec.scope else len(cand.result)
         base.setdefault("covered", _covered(spec, cand))
-        return CheckVerdict(**base, status="error", message=str(exc), total=total)
+        return CheckVerdict(**base, status="error", message=str(exc))
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
     rel = "meets" if ok else "misses"
@@ -173,7 +166,7 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
     if not ok and spec.scope and not _is_aggregate(spec.metric, cand):
         message += _missed_cases(spec, rows)
     base.setdefault("covered", len(rows))
-    return CheckVerdict(**base, status=status, message=message, total=total, observed=observed)
+    return CheckVerdict(**base, status=status, message=message, observed=observed)
 
 
 def _counted(metric: str, rows: Sequence[Row], art: RunArtifact) -> dict[str, Any]:
@@ -314,35 +307,22 @@ def _vs_baseline(
         "kind": against.kind,
         "level": spec.level,
         "mode": spec.mode,
+        "total": len(spec.scope) if spec.scope else len(cand.result),
     }
-    total = len(spec.scope) if spec.scope else len(cand.result)
     try:
-        rows, total = _scoped_rows(spec, cand)
+        rows = _scoped_rows(spec, cand)
         observed = _value(spec.metric, rows, cand, spec.id)
         hib = _polarity(spec.metric, cand, base)
     except EvalkitError as exc:
         return CheckVerdict(
-            **common, status="error", message=str(exc), covered=_covered(spec, cand), total=total
+            **common, status="error", message=str(exc), covered=_covered(spec, cand)
         )
-    common["higher_is_better"] = hib
+    common.update(higher_is_better=hib, observed=observed)
     if base is None:
-        return CheckVerdict(
-            **common,
-            **against.missing(spec, options),
-            covered=len(rows),
-            total=total,
-            observed=observed,
-        )
+        return CheckVerdict(**common, **against.missing(spec, options), covered=len(rows))
     reason = _incomparable_reason(spec.metric, cand, base)
     if reason is not None:
-        return CheckVerdict(
-            **common,
-            status="incomparable",
-            message=reason,
-            covered=len(rows),
-            total=total,
-            observed=observed,
-        )
+        return CheckVerdict(**common, status="incomparable", message=reason, covered=len(rows))
     match = pair_for_gate(rows, cand, base, diff)
     paired_ids = match.ids
     if not paired_ids:
@@ -352,36 +332,21 @@ def _vs_baseline(
             message=f"none of the {len(rows)} case(s) in scope exist unchanged in the "
             f"{against.word}",
             covered=0,
-            total=total,
-            observed=observed,
         )
     cand_run: RunResult[Any] = RunResult(cand.name, [match.rows_a[i] for i in paired_ids])
     base_run: RunResult[Any] = RunResult(base.name, [match.rows_b[i] for i in paired_ids])
     pairs[spec.id] = (cand_run, base_run)
+    common["covered"] = len(paired_ids)
     try:
         comparison, worst, evaluators[spec.id] = _compare(
             spec, cand_run, base_run, hib, cand, options
         )
     except EvalkitError as exc:
-        return CheckVerdict(
-            **common,
-            status="error",
-            message=str(exc),
-            covered=len(paired_ids),
-            total=total,
-            observed=observed,
-        )
+        return CheckVerdict(**common, status="error", message=str(exc))
     status, message = _decide(spec, comparison, hib)
     message += left_out_note(match, against.word)
     return CheckVerdict(
-        **common,
-        status=status,
-        message=message,
-        covered=len(paired_ids),
-        total=total,
-        observed=observed,
-        comparison=comparison,
-        worst_cases=worst,
+        **common, status=status, message=message, comparison=comparison, worst_cases=worst
     )
 
 
@@ -414,33 +379,6 @@ def left_out_note(match: CaseMatch, word: str = "baseline") -> str:
     return f" ({', '.join(parts)}: left out; before, after and Δ are over the paired cases)"
 
 
-def _evaluator(
-    spec: CheckSpec, cand_run: RunResult[Any], base_run: RunResult[Any], options: GateOptions
-) -> tuple[Evaluator, PairedData]:
-    """The deciding procedure for this check, ready to give its interval at any level."""
-    try:
-        return evaluator_by_cluster(
-            cand_run,
-            base_run,
-            spec.metric,
-            clusters=options.clusters,
-            method=spec.method or DEFAULT_GATE_METHOD,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-        )
-    except InputError as exc:
-        raise MetricError(f"check {spec.id!r}: {exc}") from None
-
-
-def _decide_checked(spec: CheckSpec, evaluator: Evaluator, alpha: float, tested: float) -> Decision:
-    """``evaluator.decide``, its refusal (too few clusters for any valid answer) worded
-    for the check."""
-    try:
-        return evaluator.decide(alpha, tested)
-    except InputError as exc:
-        raise MetricError(f"check {spec.id!r}: {exc}") from None
-
-
 def _tested_value(spec: CheckSpec, hib: bool) -> float:
     """The difference the check tests against: 0, or the margin or min_effect on the bad side."""
     if spec.mode == "non_inferiority":
@@ -461,8 +399,20 @@ def _compare(
 ) -> tuple[Comparison, tuple[CaseDelta, ...], Evaluator]:
     alpha = _alpha(spec)
     method = spec.method or DEFAULT_GATE_METHOD
-    evaluator, paired = _evaluator(spec, cand_run, base_run, options)
-    decision = _decide_checked(spec, evaluator, alpha, _tested_value(spec, hib))
+    try:
+        # the deciding procedure, kept to give its interval at any level (_correct)
+        evaluator, paired = evaluator_by_cluster(
+            cand_run,
+            base_run,
+            spec.metric,
+            clusters=options.clusters,
+            method=method,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+        )
+        decision = evaluator.decide(alpha, _tested_value(spec, hib))
+    except InputError as exc:  # e.g. too few clusters for any valid answer
+        raise MetricError(f"check {spec.id!r}: {exc}") from None
     clustering = evaluator.clustering if isinstance(evaluator, ClusteredEvaluator) else None
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
@@ -617,19 +567,8 @@ def _correct(
     evaluators: Mapping[str, Evaluator],
     options: GateOptions,
 ) -> list[str]:
-    """Adjust the significance tests of no_significant_regression checks for multiplicity.
-
-    ``holm`` adjusts the deciding procedures' p-values together.  ``maxt``
-    (Westfall-Young) needs one shared resampling of the same cases, so it runs when
-    every tested check pairs the same cases and compares a per-case metric;
-    otherwise the gate falls back to Holm and says so.  Each corrected verdict then
-    shows the adjusted p and the interval at the level at which its own procedure
-    decides exactly as the adjusted p does (:func:`corrected_alpha`), so the line
-    still cannot contradict itself.  Non-inferiority checks are decided by their
-    interval and margin, and are not adjusted.  Drift checks (vs_reference) are tests
-    in the same gate decision, so they are in the same family (docs/drift.md).
-    Returns notes for the report.
-    """
+    """Adjust the no_significant_regression checks' tests for multiplicity (holm, or maxt
+    where one shared resampling exists, else Holm); returns notes for the report."""
     specs = {spec.id: spec for spec in checks}
     tested = [
         i
@@ -846,11 +785,6 @@ def _fail_regressed_slices(
 # ----------------------------------------------------------------------------- vs reference
 
 
-def _missing_detail(ref: Reference) -> str:
-    word = "expired" if ref.status == "expired" else "missing"
-    return f"{word} ({ref.detail})" if ref.detail else word
-
-
 @dataclass(frozen=True)
 class PreparedReference:
     """One gate's reference, with its goldens diff worked out once for every drift check."""
@@ -859,32 +793,6 @@ class PreparedReference:
     diff: GoldensDiff
     report: ReferenceReport
     against: Against = field(default_factory=lambda: Against("vs_reference", "reference"))
-
-    def verdict(
-        self,
-        spec: CheckSpec,
-        candidate: RunArtifact,
-        options: GateOptions,
-        pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
-        evaluators: dict[str, Evaluator],
-    ) -> CheckVerdict:
-        """Decide one vs_reference check: the vs_baseline evaluation, against the reference."""
-        return _vs_baseline(
-            spec,
-            candidate,
-            self.reference.artifact,
-            self.diff,
-            options,
-            pairs,
-            evaluators,
-            against=self.against,
-        )
-
-    def account_for_failed(
-        self, verdict: CheckVerdict, spec: CheckSpec, candidate: RunArtifact
-    ) -> CheckVerdict:
-        """Failed reference cases never turn a drift check green (gate_inputs' one rule)."""
-        return account_for_failed_baseline(verdict, spec, candidate, self.reference.artifact)
 
     def notes(self, baseline: RunArtifact | None = None) -> list[str]:
         """Report-level lines: what still pairs with the reference, what failed in it."""
@@ -929,7 +837,9 @@ def prepare_reference(
     n = len(candidate.result)
     if ref.artifact is None:
         report = ReferenceReport(ref.status, ref.detail, ref.source, n_cases=n, sha=ref.sha)
-        against = Against("vs_reference", "reference", _missing_detail(ref))
+        word = "expired" if ref.status == "expired" else "missing"
+        detail = f"{word} ({ref.detail})" if ref.detail else word
+        against = Against("vs_reference", "reference", detail)
         return PreparedReference(ref, GoldensDiff(), report, against)
     diff = goldens_diff(candidate, ref.artifact)
     report = ReferenceReport(
@@ -966,17 +876,25 @@ def evaluate_gate(
     evaluators: dict[str, Evaluator] = {}
     for spec in checks:
         if spec.vs_reference is not None:
+            # the vs_baseline evaluation, against the reference
             assert ref is not None  # prepared whenever a check compares with the reference
-            verdicts.append(ref.verdict(spec, candidate, opts, pairs, evaluators))
+            r = ref.reference.artifact
+            verdicts.append(
+                _vs_baseline(spec, candidate, r, ref.diff, opts, pairs, evaluators, ref.against)
+            )
         elif spec.vs_baseline is not None:
             verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs, evaluators))
         else:
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, evaluators, opts)
+    # Failed baseline (or reference) cases never turn a check green (gate.inputs' one rule).
     verdicts = [
-        account_for_failed_baseline(v, spec, candidate, baseline)
-        if v.kind != "vs_reference" or ref is None
-        else ref.account_for_failed(v, spec, candidate)
+        account_for_failed_baseline(
+            v,
+            spec,
+            candidate,
+            ref.reference.artifact if v.kind == "vs_reference" and ref is not None else baseline,
+        )
         for v, spec in zip(verdicts, checks, strict=True)
     ]
     if any(spec.vs_baseline is not None for spec in checks):

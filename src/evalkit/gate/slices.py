@@ -1,23 +1,13 @@
 """Per-slice verdicts: which kind of query got worse, with false discoveries controlled.
 
-For each per-slice test (a ``per_slice: true`` check × a slice with enough paired cases)
-the paired Δ, its interval and its p come from the gate's own procedure
-(:func:`evalkit.stats.procedures.evaluator_for`, the check's ``method``), on the
-slice's cases: cases stay the resampling unit.  The p is one-sided on the bad side, as
-a check's failure is.  All the tests of one gate (slices × metrics) are one family,
-held to a false discovery rate q by Benjamini-Hochberg or Benjamini-Yekutieli
-(:mod:`evalkit.stats.fdr`); each slice's interval is drawn at the level ℓ the step-up
-decided at (two-sided 1 − 2ℓ), so "regressed", "adjusted p ≤ q" and "the interval
-lies on the bad side" agree.
-
-``evalkit compare --by DIMENSION`` calls :func:`slice_family` too, so a slice's figures
-there equal the gate's for the same runs and the same family of tests.
+Each slice is decided by the check's own procedure; all the slice tests of one gate are
+one FDR family (:mod:`evalkit.stats.fdr`), as ``compare --by`` computes them too.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal
 
 from evalkit._model.results import RunResult
@@ -176,13 +166,13 @@ def slice_family(
     method, why = choose_method(settings.method, [p.cases for p in tested])
     result = step_up([p.verdict.p_value or 0.0 for p in tested], settings.q, method)
     adjusted = dict(zip(map(id, tested), result.adjusted, strict=True))
-    out: list[SliceVerdict] = []
-    for p in pending:
-        if p.evaluator is None:
-            out.append(p.verdict)
-            continue
-        out.append(_decided(p.verdict, p.evaluator, result.level, adjusted[id(p)]))
-    return SliceReport(dims, method, why, settings.q, settings.min_cases, result.level, tuple(out))
+    out = tuple(
+        p.verdict
+        if p.evaluator is None
+        else _decided(p.verdict, p.evaluator, result.level, adjusted[id(p)])
+        for p in pending
+    )
+    return SliceReport(dims, method, why, settings.q, settings.min_cases, result.level, out)
 
 
 def _one(
@@ -209,26 +199,19 @@ def _one(
         "n_paired": len(cand),
         "higher_is_better": test.higher_is_better,
     }
+
+    def untested(status: SliceStatus, message: str) -> _Pending:
+        return _Pending(SliceVerdict(**common, status=status, message=message), None, frozenset())
+
     if not cand:
-        return _Pending(
-            SliceVerdict(
-                **common,
-                status="no-baseline",
-                message=f"none of its {len(in_slice)} case(s) is in the baseline unchanged",
-            ),
-            None,
-            frozenset(),
+        return untested(
+            "no-baseline", f"none of its {len(in_slice)} case(s) is in the baseline unchanged"
         )
     if len(cand) < settings.min_cases:
-        return _Pending(
-            SliceVerdict(
-                **common,
-                status="too-small",
-                message=f"{len(cand)} paired case(s), below the {settings.min_cases} a "
-                "per-slice test needs: too small, not tested",
-            ),
-            None,
-            frozenset(),
+        return untested(
+            "too-small",
+            f"{len(cand)} paired case(s), below the {settings.min_cases} a "
+            "per-slice test needs: too small, not tested",
         )
     cand_run: RunResult[Any] = RunResult(test.candidate.name, cand)
     base_run: RunResult[Any] = RunResult(test.baseline.name, base)
@@ -245,7 +228,7 @@ def _one(
         read = evaluator.decide(_READ_LEVEL, 0.0)
         before, after = base_run.value(test.metric), cand_run.value(test.metric)
     except EvalkitError as exc:
-        return _Pending(SliceVerdict(**common, status="error", message=str(exc)), None, frozenset())
+        return untested("error", str(exc))
     p_one = one_sided_p(read.p_value, read.estimate, 0.0, test.higher_is_better)
     verdict = SliceVerdict(
         **common,
@@ -266,18 +249,16 @@ def _decided(
     try:
         decision = evaluator.decide(min(2.0 * level, 0.999999), 0.0)
     except EvalkitError as exc:  # by cluster: too few clusters for the family's level
-        return SliceVerdict(**{**verdict.__dict__, "status": "error", "message": str(exc)})
+        return replace(verdict, status="error", message=str(exc))
     hib = verdict.higher_is_better
     regressed = fails("no_significant_regression", decision.low, decision.high, 0.0, hib)
     improved = decision.low > 0.0 if hib else decision.high < 0.0
     status: SliceStatus = "regressed" if regressed else ("improved" if improved else "no-change")
-    return SliceVerdict(
-        **{
-            **verdict.__dict__,
-            "status": status,
-            "ci_low": decision.low,
-            "ci_high": decision.high,
-            "confidence": decision.confidence,
-            "p_adjusted": p_adjusted,
-        }
+    return replace(
+        verdict,
+        status=status,
+        ci_low=decision.low,
+        ci_high=decision.high,
+        confidence=decision.confidence,
+        p_adjusted=p_adjusted,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -50,6 +50,11 @@ class TrendStep:
     @property
     def compared(self) -> bool:
         return self.delta is not None
+
+    @classmethod
+    def unpaired(cls, note: str) -> TrendStep:
+        """A step whose two runs could not be compared at all, and why."""
+        return cls(None, None, None, None, False, 0, note)
 
 
 @dataclass(frozen=True)
@@ -108,15 +113,12 @@ def _steps(
             r.metric: r for r in compare_artifacts(newer, older, n_resamples=n_resamples, seed=seed)
         }
     except EvalkitError as exc:
-        unpaired = TrendStep(None, None, None, None, False, 0, str(exc))
-        return dict.fromkeys(metrics, unpaired)
+        return dict.fromkeys(metrics, TrendStep.unpaired(str(exc)))
     steps: dict[str, TrendStep] = {}
     for metric in metrics:
         row = rows.get(metric)
         if row is None:
-            steps[metric] = TrendStep(
-                None, None, None, None, False, 0, f"{metric} is not recorded on both sides"
-            )
+            steps[metric] = TrendStep.unpaired(f"{metric} is not recorded on both sides")
             continue
         steps[metric] = TrendStep(
             delta=row.delta,
@@ -146,11 +148,8 @@ def metric_trends(
     if candidate is not None:
         art = read_artifact(candidate) if isinstance(candidate, Path) else candidate
         runs.append((CANDIDATE_LABEL, None, art))
-    if metrics is None:
-        seen: dict[str, None] = {}
-        for _, _, art in runs:
-            seen.update(dict.fromkeys(art.metrics))
-        metrics = list(seen)
+    if metrics is None:  # every metric any run recorded, in first-seen order
+        metrics = list(dict.fromkeys(m for _, _, art in runs for m in art.metrics))
     steps: list[dict[str, TrendStep]] = [{}]
     for (_, _, older), (_, _, newer) in itertools.pairwise(runs):
         steps.append(_steps(newer, older, metrics, n_resamples, seed))
@@ -167,11 +166,9 @@ def metric_trends(
 
 
 def _polarity(metric: str, arts: Sequence[RunArtifact]) -> bool | None:
-    for art in reversed(arts):
-        info = art.metrics.get(metric)
-        if info is not None:
-            return info.higher_is_better
-    return None
+    """The direction the newest run recording ``metric`` gives it."""
+    newest = next((a for a in reversed(arts) if metric in a.metrics), None)
+    return None if newest is None else newest.metrics[metric].higher_is_better
 
 
 def _fmt(value: float | None, spec: str = "+.4f") -> str:
@@ -221,17 +218,9 @@ def trends_as_dicts(trends: Sequence[MetricTrend]) -> list[dict[str, Any]]:
                 "value": p.value,
                 "step": None,
             }
-            if p.step is not None:
-                s = p.step
-                point["step"] = {
-                    "delta": s.delta,
-                    "ci_low": s.ci_low,
-                    "ci_high": s.ci_high,
-                    "p_value": s.p_value,
-                    "significant": s.significant,
-                    "n_paired": s.n_paired,
-                    "note": s.note,
-                }
+            if p.step is not None:  # every field but the level, which the trend carries
+                point["step"] = asdict(p.step)
+                del point["step"]["confidence"]
             points.append(point)
         out.append(
             {

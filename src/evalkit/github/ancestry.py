@@ -19,8 +19,7 @@ class Ancestry:
     """Where ``head`` stands relative to ``base``."""
 
     status: Relation
-    ahead_by: int | None = None
-    behind_by: int | None = None
+    behind_by: int | None = None  # how many commits ``head`` is behind ``base``
     error: str = ""
     error_status: int | None = None
 
@@ -33,7 +32,7 @@ class Ancestry:
 def compare_commits(repo: Repository, base: str, head: str, *, retry: RetryPolicy) -> Ancestry:
     """How commit ``head`` relates to commit ``base``; never raises for a GitHub failure."""
     if base == head:
-        return Ancestry("identical", 0, 0)
+        return Ancestry("identical", 0)
 
     def status() -> Any:
         # One commit per page: only the status and counts are read, not the commit list.
@@ -46,12 +45,8 @@ def compare_commits(repo: Repository, base: str, head: str, *, retry: RetryPolic
     relation = str(data.get("status") or "")
     if relation not in ("ahead", "behind", "identical", "diverged"):
         return Ancestry("unknown", error=f"compare answered status {relation!r}")
-    ahead, behind = data.get("ahead_by"), data.get("behind_by")
-    return Ancestry(
-        cast(Relation, relation),
-        ahead if isinstance(ahead, int) else None,
-        behind if isinstance(behind, int) else None,
-    )
+    behind = data.get("behind_by")
+    return Ancestry(cast(Relation, relation), behind if isinstance(behind, int) else None)
 
 
 __all__ = ["Ancestry", "Relation", "compare_commits"]

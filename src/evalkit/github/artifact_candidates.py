@@ -1,21 +1,7 @@
 """Which Actions artifacts may be a baseline: listed, selected and accepted.
 
-Which artifact counts as *the* baseline is the security-relevant part. Anyone who can
-open a PR from a fork can make a workflow run upload an artifact with the same name,
-so an artifact is only a candidate when all of these hold:
-
-* its name is the configured name and it has not expired;
-* its workflow run built the branch whose baseline is wanted (``workflow_run.head_branch``):
-  the default branch, or a PR's base branch when ``baseline.promote_branches`` names it;
-* that run's head repository is this repository (``head_repository_id`` equals the
-  repository id) — a fork's branch can be called ``main`` too;
-* the run was triggered by ``push`` (the artifact payload does not say, so the run is
-  fetched), and its commit is in that branch's history (a tag can share the branch's
-  name).
-
-Among candidates, the ones built from the preferred commits win, in order (the merge
-base of the PR's merge ref, then the event's ``base.sha``), else the nearest the
-branch's head.
+The security-relevant part: a fork can upload an artifact of the same name, so only
+this repository's push runs of the wanted branch count (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -26,9 +12,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from evalkit._store.history import parse_time
 from evalkit._store.protocol import GitHubAccess
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import RetryPolicy, call_github
+from evalkit.github.client import call_github
 from evalkit.github.errors import GitHubApiError
 
 # How many candidate runs we are willing to look up to find a push run.
@@ -63,8 +50,8 @@ class ArtifactInfo:
             id=int(data["id"]),
             name=str(data["name"]),
             expired=bool(data.get("expired")),
-            created_at=_parse_time(data.get("created_at")),
-            expires_at=_parse_time(data.get("expires_at")),
+            created_at=parse_time(data.get("created_at")),
+            expires_at=parse_time(data.get("expires_at")),
             size_in_bytes=int(data.get("size_in_bytes") or 0),
             archive_download_url=str(data["archive_download_url"]),
             run_id=_opt_int(run.get("id")),
@@ -76,12 +63,6 @@ class ArtifactInfo:
 
     def is_expired(self, now: datetime) -> bool:
         return self.expired or (self.expires_at is not None and self.expires_at <= now)
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def _opt_int(value: object) -> int | None:
@@ -99,6 +80,11 @@ class Selection:
     candidates: list[ArtifactInfo] = field(default_factory=list)
     expired: list[ArtifactInfo] = field(default_factory=list)
     ignored: Counter[str] = field(default_factory=Counter)
+
+    def expired_on(self, unknown: str = "an unknown date") -> str:
+        """The day the newest expired artifact expired."""
+        expires = self.expired[0].expires_at
+        return expires.date().isoformat() if expires else unknown
 
 
 def select_candidates(
@@ -158,18 +144,13 @@ class ArtifactFinder:
         self._branch_head: str | None = None
         self._ancestry: dict[str, Ancestry] = {}
 
-    @property
-    def _retry(self) -> RetryPolicy:
-        return self._access.retry
-
     def list_artifacts(self, name: str) -> list[ArtifactInfo]:
         """Every artifact named ``name``, across all pages."""
         repo = self._access.repo()
-        wanted = name
         return call_github(
-            f"list artifacts named {wanted!r}",
-            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=wanted)],
-            retry=self._retry,
+            f"list artifacts named {name!r}",
+            lambda: [ArtifactInfo.from_api(a.raw_data) for a in repo.get_artifacts(name=name)],
+            retry=self._access.retry,
         )
 
     def run_event(self, run_id: int) -> str:
@@ -177,7 +158,7 @@ class ArtifactFinder:
         data = call_github(
             f"get workflow run {run_id}",
             lambda: repo.get_workflow_run(run_id).raw_data,
-            retry=self._retry,
+            retry=self._access.retry,
         )
         return str(data.get("event") or "")
 
@@ -290,10 +271,10 @@ class ArtifactFinder:
                 self._branch_head = call_github(
                     f"read the head of {branch}",
                     lambda: str(repo.get_git_ref(f"heads/{branch}").object.sha),
-                    retry=self._retry,
+                    retry=self._access.retry,
                 )
             head = self._branch_head
-            ancestry = compare_commits(repo, head, sha, retry=self._retry)
+            ancestry = compare_commits(repo, head, sha, retry=self._access.retry)
             if ancestry.status == "unknown" and ancestry.error_status not in (404, 422):
                 raise GitHubApiError(
                     f"{ancestry.error} (needed to tell whether {sha[:12]} is on "

@@ -7,8 +7,8 @@ import stat
 import time
 import zipfile
 import zlib
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable, Sequence
+from contextlib import ExitStack
 from pathlib import Path, PurePosixPath
 from urllib.parse import urljoin, urlsplit
 
@@ -298,19 +298,6 @@ class ArtifactDownloader:
         self._max_bytes = max_bytes
         self._api_url = api_url
 
-    @property
-    def _retry(self) -> RetryPolicy:
-        return self._access.retry
-
-    @contextmanager
-    def client(self) -> Iterator[httpx.Client]:
-        """The access's HTTP client, or one of our own, closed after."""
-        if self._access.http is not None:
-            yield self._access.http
-            return
-        with httpx.Client(timeout=60) as http:
-            yield http
-
     def downloads(
         self,
         artifacts: Iterable[ArtifactInfo],
@@ -321,36 +308,24 @@ class ArtifactDownloader:
         naming: Callable[[ArtifactInfo], str] | None = None,
         unusable: list[str],
     ) -> Generator[tuple[ArtifactInfo, Path]]:
-        """Each of ``artifacts`` (accepted ones, in order) that downloads and unpacks."""
-        with self.client() as http:
+        """Each of ``artifacts`` (accepted ones, in order) that downloads, unpacks and
+        checks: ``dest_dir/<stem>.json[.gz]``, the stem ``naming`` gives."""
+        with ExitStack() as stack:
+            # the access's HTTP client, or one of our own, closed after
+            http = self._access.http or stack.enter_context(httpx.Client(timeout=60))
             for artifact in artifacts:
                 stem = naming(artifact) if naming else f"baseline-{config_name}"
-                path = self.download(
-                    http, artifact, config_name, dest_dir, stem, selection, unusable
-                )
-                if path is not None:
-                    yield artifact, path
-
-    def download(
-        self,
-        http: httpx.Client,
-        artifact: ArtifactInfo,
-        config_name: str,
-        dest_dir: Path,
-        stem: str,
-        selection: Selection,
-        unusable: list[str],
-    ) -> Path | None:
-        """Download, unpack and check one artifact: ``dest_dir/<stem>.json[.gz]``."""
-        try:
-            return self._unpack(http, artifact, config_name, dest_dir / stem)
-        except ArtifactGone:
-            selection.ignored["gone when downloaded"] += 1
-        except ArtifactError as exc:
-            # Corrupt, or another config's upload under our name: try the next one.
-            unusable.append(str(exc))
-            selection.ignored["unusable (corrupt, or no file for this config)"] += 1
-        return None
+                try:
+                    path = self._unpack(http, artifact, config_name, dest_dir / stem)
+                except ArtifactGone:
+                    selection.ignored["gone when downloaded"] += 1
+                    continue
+                except ArtifactError as exc:
+                    # Corrupt, or another config's upload under our name: try the next one.
+                    unusable.append(str(exc))
+                    selection.ignored["unusable (corrupt, or no file for this config)"] += 1
+                    continue
+                yield artifact, path
 
     def _unpack(
         self, http: httpx.Client, artifact: ArtifactInfo, config_name: str, target: Path
@@ -372,7 +347,7 @@ class ArtifactDownloader:
             self._access.token,
             archive,
             max_bytes=self._max_bytes,
-            retry=self._retry,
+            retry=self._access.retry,
             api_url=self._api_url,
         )
         unpacked = work / "unpacked"

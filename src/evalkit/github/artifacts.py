@@ -1,15 +1,5 @@
-"""The Actions-artifact baseline store: the baseline, history and pinned reference kept
-as artifacts that ``actions/upload-artifact`` uploads.
-
-Two jobs are delegated: which artifacts may be a baseline
-(:mod:`evalkit.github.artifact_candidates`, the security-relevant rules) and fetching
-one safely (:mod:`evalkit.github.artifact_download`).  This module turns their answers
-into the store's: a baseline, the promotions GitHub still holds, a pin.
-
-A PR gets the baseline of its base branch when that branch promotes
-(``baseline.promote_branches``); one that promotes none, or has none yet, is compared with
-the default branch's (docs/baselines-per-branch.md).
-"""
+"""The Actions-artifact baseline store: baseline, history and pinned reference kept as
+artifacts; choosing (artifact_candidates) and fetching (artifact_download) are delegated."""
 
 from __future__ import annotations
 
@@ -211,8 +201,7 @@ class ArtifactStore:
             "by default)"
         ]
         if lost:
-            newest = selection.expired[0]
-            when = newest.expires_at.date().isoformat() if newest.expires_at else "unknown"
+            when = selection.expired_on("unknown")
             parts.append(f"{lost} older promotion(s) expired (the newest of them on {when})")
         if selection.ignored:
             passed = ", ".join(f"{n} {why}" for why, n in sorted(selection.ignored.items()))
@@ -243,16 +232,16 @@ class ArtifactStore:
         chosen, why = select_pinned(list(listed), request.spec, request.resolve_tag)
         artifact = listed[chosen]
         unusable: list[str] = []
-        with self._downloader.client() as http:
-            path = self._downloader.download(
-                http,
-                artifact,
-                config_name,
-                request.dest_dir,
-                f"artifact-{artifact.id}",
-                selection,
-                unusable,
-            )
+        downloads = self._downloader.downloads(
+            [artifact],
+            selection,
+            config_name,
+            request.dest_dir,
+            naming=lambda a: f"artifact-{a.id}",
+            unusable=unusable,
+        )
+        with closing(downloads):
+            _, path = next(downloads, (artifact, None))
         if path is None:
             raise ArtifactError(
                 f"cannot pin {chosen.label}: artifact {self.name!r} #{artifact.id} "
@@ -316,15 +305,13 @@ class ArtifactStore:
                 record = PinRecord.from_json(pin.read_bytes(), origin)
                 return reference_found(path, record, "artifact", origin)
         if selection.expired:
-            newest = selection.expired[0]
-            when = newest.expires_at.date().isoformat() if newest.expires_at else "an unknown date"
             return BaselineFetch(
                 "expired",
                 None,
                 "artifact",
-                f"the pinned reference (artifact {name!r}) expired on {when} (artifact "
-                "retention); re-pin it with mode: pin, or use baseline-store: branch, which "
-                "keeps it until re-pinned",
+                f"the pinned reference (artifact {name!r}) expired on {selection.expired_on()} "
+                "(artifact retention); re-pin it with mode: pin, or use baseline-store: branch, "
+                "which keeps it until re-pinned",
             )
         if unusable:
             raise ArtifactError(
@@ -338,8 +325,7 @@ class ArtifactStore:
         passed_over = "; ".join(f"{n} {why}" for why, n in sorted(selection.ignored.items()))
         suffix = f" (passed over: {passed_over})" if passed_over else ""
         if selection.expired:
-            newest = selection.expired[0]
-            when = newest.expires_at.date().isoformat() if newest.expires_at else "an unknown date"
+            when = selection.expired_on()
             return BaselineFetch(
                 status="expired",
                 path=None,

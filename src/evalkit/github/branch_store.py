@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import subprocess
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -36,12 +37,13 @@ from evalkit._store.protocol import (
     PromoteRequest,
     PromoteResult,
     StoreSettings,
+    artefact_file_names,
     check_artefact_bytes,
 )
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import DEFAULT_RETRY, call_github, status_of
+from evalkit.github.client import DEFAULT_RETRY, call_github
 from evalkit.github.errors import GitHubApiError
 
 if TYPE_CHECKING:
@@ -61,7 +63,6 @@ class LocalBranch:
     def __init__(self, root: Path, branch: str) -> None:
         self.root = root
         self.branch = branch
-        self._rev: str | bool | None = False  # False: not looked up yet
 
     def _git(self, *args: str) -> bytes | None:
         try:
@@ -72,18 +73,16 @@ class LocalBranch:
             return None  # no git here: as if the branch were not fetched
         return done.stdout if done.returncode == 0 else None
 
+    @functools.cached_property
     def rev(self) -> str | None:
         """The ref read from, or None when the clone has no copy of the branch."""
-        if self._rev is False:
-            self._rev = None
-            for ref in (f"refs/remotes/origin/{self.branch}", f"refs/heads/{self.branch}"):
-                if self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
-                    self._rev = ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
-                    break
-        return self._rev if isinstance(self._rev, str) else None
+        for ref in (f"refs/remotes/origin/{self.branch}", f"refs/heads/{self.branch}"):
+            if self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"):
+                return ref.removeprefix("refs/remotes/").removeprefix("refs/heads/")
+        return None
 
     def read(self, path: str) -> bytes | None:
-        rev = self.rev()
+        rev = self.rev
         return self._git("cat-file", "blob", f"{rev}:{path}") if rev else None
 
 
@@ -177,30 +176,16 @@ class BranchStore:
                     "file"
                 ),
             )
-        candidates: list[tuple[str, str | None, str]] = []
-        for preferred in request.preferred:
-            candidates += [
-                (f"{preferred.sha}/{config_name}.json", preferred.sha, preferred.why),
-                (f"{preferred.sha}/{config_name}.json.gz", preferred.sha, preferred.why),
-            ]
-        candidates += [
-            (f"latest/{config_name}.json", None, ""),
-            (f"latest/{config_name}.json.gz", None, ""),
-        ]
         wanted = {p.sha: p.why for p in request.preferred}
-        for path, sha, why in candidates:
-            data = self._read(path)
-            if data is None:
+        for folder in [*wanted, "latest"]:
+            found = self._read_artefact(folder, config_name)
+            if found is None:
                 continue
-            origin = f"branch {self.branch}:{path}"
-            check_artefact_bytes(data, origin)
-            if sha is None:
-                sha_bytes = self._read(f"latest/{config_name}.sha")
-                sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
-                why = wanted.get(sha or "", "")
-            suffix = ".json.gz" if path.endswith(".gz") else ".json"
-            final = request.dest_dir / f"baseline-{config_name}{suffix}"
-            write_bytes_atomic(final, data)
+            origin = f"branch {self.branch}:{found[0]}"
+            check_artefact_bytes(found[1], origin)
+            sha = folder if folder in wanted else self._latest_sha(config_name)
+            why = wanted.get(sha or "", "")
+            final = self._keep_copy(found, request.dest_dir, f"baseline-{config_name}")
             return BaselineFetch(
                 status="found",
                 path=final,
@@ -230,11 +215,7 @@ class BranchStore:
         check_artefact_bytes(data, str(artefact))
         _, fingerprint = artefact_facts(data, str(artefact))
         file_name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
-        blob: Any = call_github(
-            f"create blob for {file_name} on {self.branch}",
-            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
-            retry=self._retry,
-        )
+        blob = self._blob(data, file_name)
         promoted_at = self._now()
         kept_at = (
             f"{sha}/{file_name}"
@@ -250,7 +231,7 @@ class BranchStore:
         held: list[str | None] = [None]  # why latest stays, decided from the commit replaced
 
         def build(parent: str | None) -> list[Any]:
-            current = self._latest_sha(config_name, parent)
+            current = self._latest_sha(config_name, parent) if parent else None
             held[0] = self._keeps_latest(current, sha, config_name)
             index_path = self._index_path(config_name)
             records = index_loads(
@@ -287,11 +268,33 @@ class BranchStore:
             latest="kept" if held[0] else "moved",
         )
 
-    def _latest_sha(self, config_name: str, parent: str | None) -> str | None:
-        """The commit ``latest`` was promoted from, as of store commit ``parent``."""
-        data = self._read(f"latest/{config_name}.sha", parent) if parent else None
+    def _blob(self, data: bytes, path: str) -> Any:
+        return call_github(
+            f"create blob for {path} on {self.branch}",
+            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
+            retry=self._retry,
+        )
+
+    def _latest_sha(self, config_name: str, ref: str | None = None) -> str | None:
+        """The commit ``latest`` was promoted from (as of store commit ``ref``)."""
+        data = self._read(f"latest/{config_name}.sha", ref)
         text = data.decode("utf-8", "replace").strip() if data else ""
         return text or None
+
+    def _read_artefact(self, folder: str, config_name: str) -> tuple[str, bytes] | None:
+        """``folder/<config>.json`` (or ``.json.gz``) on the store branch: path and bytes."""
+        for name in artefact_file_names(config_name):
+            data = self._read(f"{folder}/{name}")
+            if data is not None:
+                return f"{folder}/{name}", data
+        return None
+
+    @staticmethod
+    def _keep_copy(found: tuple[str, bytes], dest_dir: Path, stem: str) -> Path:
+        """Write ``found`` as ``dest_dir/<stem>.json[.gz]`` (the suffix it has)."""
+        final = dest_dir / f"{stem}{'.json.gz' if found[0].endswith('.gz') else '.json'}"
+        write_bytes_atomic(final, found[1])
+        return final
 
     def _keeps_latest(self, current: str | None, sha: str, config_name: str) -> str | None:
         """Why ``latest`` must stay at ``current`` rather than move to ``sha``, or None."""
@@ -327,17 +330,17 @@ class BranchStore:
             try:
                 return self._commit_once(build, message)
             except GitHubApiError as exc:
-                if status_of(exc) in (409, 422) and attempt < self._race_attempts:
+                if exc.status not in (409, 422):
+                    raise
+                if attempt < self._race_attempts:
                     # Another job moved (or created) the branch between our read and write.
                     self._sleep(self._retry.delay(attempt))
                     continue
-                if status_of(exc) in (409, 422):
-                    raise GitHubApiError(
-                        f"could not update branch {self.branch} after {attempt} attempts: "
-                        f"other jobs kept moving it ({exc})",
-                        status=exc.status,
-                    ) from None
-                raise
+                raise GitHubApiError(
+                    f"could not update branch {self.branch} after {attempt} attempts: "
+                    f"other jobs kept moving it ({exc})",
+                    status=exc.status,
+                ) from None
         raise AssertionError("unreachable: the loop returns or raises")
 
     # -- history and the pinned reference ---------------------------------------------
@@ -359,13 +362,13 @@ class BranchStore:
         )
 
     def _where(self) -> str:
-        rev = self._local.rev() if self._access is None and self._local else None
+        rev = self._local.rev if self._access is None and self._local else None
         return f"{self.branch} (local {rev})" if rev else self.branch
 
     def history(self, request: HistoryRequest) -> History:
         """Every promotion in the branch's index (newest ``limit``), fetched locally."""
         config_name = request.config_name
-        if self._access is None and not (self._local and self._local.rev()):
+        if self._access is None and not (self._local and self._local.rev):
             return History((), "branch", self._without_access("history") + self._fetch_hint())
         index_path = self._index_path(config_name)
         records = index_loads(self._read(index_path), f"branch {self.branch}:{index_path}")
@@ -402,19 +405,13 @@ class BranchStore:
         return History(tuple(entries), "branch", "; ".join(parts), lost)
 
     def _legacy_latest(self, config_name: str, folder: Path) -> HistoryEntry | None:
-        for name in (f"{config_name}.json", f"{config_name}.json.gz"):
-            data = self._read(f"latest/{name}")
-            if data is None:
-                continue
-            sha_bytes = self._read(f"latest/{config_name}.sha")
-            sha = sha_bytes.decode("utf-8", "replace").strip() if sha_bytes else None
-            _, fingerprint = artefact_facts(data, f"branch {self.branch}:latest/{name}")
-            path = folder / f"latest-{name}"
-            write_bytes_atomic(path, data)
-            return make_entry(
-                path, sha=sha or None, promoted_at=None, config_fingerprint=fingerprint
-            )
-        return None
+        found = self._read_artefact("latest", config_name)
+        if found is None:
+            return None
+        sha = self._latest_sha(config_name)
+        _, fingerprint = artefact_facts(found[1], f"branch {self.branch}:{found[0]}")
+        path = self._keep_copy(found, folder, f"latest-{config_name}")
+        return make_entry(path, sha=sha, promoted_at=None, config_fingerprint=fingerprint)
 
     def pin(self, request: PinRequest) -> PinResult:
         """Commit a copy of the chosen promotion and its pin record under ``reference/``."""
@@ -446,11 +443,7 @@ class BranchStore:
         record = PinRecord.of(chosen, request.spec, why, request.moment())
         name = f"{config_name}.json.gz" if data[:2] == b"\x1f\x8b" else f"{config_name}.json"
         other = f"{config_name}.json" if name.endswith(".gz") else f"{config_name}.json.gz"
-        blob: Any = call_github(
-            f"create blob for reference/{name} on {self.branch}",
-            lambda: self._repo.create_git_blob(base64.b64encode(data).decode("ascii"), "base64"),
-            retry=self._retry,
-        )
+        blob = self._blob(data, f"reference/{name}")
         elements = [
             InputGitTreeElement(f"reference/{name}", "100644", "blob", sha=blob.sha),
             InputGitTreeElement(
@@ -475,7 +468,7 @@ class BranchStore:
 
     def fetch_reference(self, request: FetchRequest) -> BaselineFetch:
         config_name = request.config_name
-        if self._access is None and not (self._local and self._local.rev()):
+        if self._access is None and not (self._local and self._local.rev):
             return BaselineFetch(
                 "missing",
                 None,
@@ -490,20 +483,15 @@ class BranchStore:
         if pin is None:
             return no_reference("branch", where, "the Action's mode: pin")
         record = PinRecord.from_json(pin, f"branch {self.branch}:{pin_path}")
-        for name in (f"{config_name}.json", f"{config_name}.json.gz"):
-            data = self._read(f"reference/{name}")
-            if data is None:
-                continue
-            origin = f"branch {self.branch}:reference/{name}"
-            check_artefact_bytes(data, origin)
-            suffix = ".json.gz" if name.endswith(".gz") else ".json"
-            final = request.dest_dir / f"reference-{config_name}{suffix}"
-            final.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(final, data)
-            return reference_found(final, record, "branch", origin)
-        return no_reference(
-            "branch", f"{where} is gone though {pin_path} exists", "the Action's mode: pin"
-        )
+        found = self._read_artefact("reference", config_name)
+        if found is None:
+            return no_reference(
+                "branch", f"{where} is gone though {pin_path} exists", "the Action's mode: pin"
+            )
+        origin = f"branch {self.branch}:{found[0]}"
+        check_artefact_bytes(found[1], origin)
+        final = self._keep_copy(found, request.dest_dir, f"reference-{config_name}")
+        return reference_found(final, record, "branch", origin)
 
     def _loaded_ref(self, ref_name: str) -> Any:
         # PyGithub builds the ref lazily; touching .object fetches it now (so a missing
@@ -522,44 +510,43 @@ class BranchStore:
             if exc.status != 404:
                 raise
             ref = None
+        from github.GithubObject import NotSet
+
+        # None: the branch does not exist yet, and this commit starts it
+        parent_sha = None if ref is None else str(ref.object.sha)
+        elements = build(parent_sha)
+        parents: list[Any] = []
+        if parent_sha is not None:
+            parents.append(
+                call_github(
+                    f"read commit {parent_sha[:12]}",
+                    lambda: self._repo.get_git_commit(parent_sha),
+                    retry=self._retry,
+                )
+            )
+        base_tree = parents[0].tree if parents else NotSet
+        tree: Any = call_github(
+            "create tree",
+            lambda: self._repo.create_git_tree(elements, base_tree=base_tree),
+            retry=self._retry,
+        )
+        commit: Any = call_github(
+            "create commit",
+            lambda: self._repo.create_git_commit(message, tree, parents),
+            retry=self._retry,
+        )
         if ref is None:
-            fresh = build(None)
-            tree: Any = call_github(
-                "create tree", lambda: self._repo.create_git_tree(fresh), retry=self._retry
-            )
-            commit: Any = call_github(
-                "create commit",
-                lambda: self._repo.create_git_commit(message, tree, []),
-                retry=self._retry,
-            )
             call_github(
                 f"create branch {self.branch}",
                 lambda: self._repo.create_git_ref(f"refs/{ref_name}", commit.sha),
                 retry=self._retry,
             )
-            return str(commit.sha)
-        parent_sha = str(ref.object.sha)
-        elements = build(parent_sha)
-        parent: Any = call_github(
-            f"read commit {parent_sha[:12]}",
-            lambda: self._repo.get_git_commit(parent_sha),
-            retry=self._retry,
-        )
-        tree = call_github(
-            "create tree",
-            lambda: self._repo.create_git_tree(elements, base_tree=parent.tree),
-            retry=self._retry,
-        )
-        commit = call_github(
-            "create commit",
-            lambda: self._repo.create_git_commit(message, tree, [parent]),
-            retry=self._retry,
-        )
-        call_github(
-            f"move branch {self.branch}",
-            lambda: ref.edit(commit.sha, force=False),
-            retry=self._retry,
-        )
+        else:
+            call_github(
+                f"move branch {self.branch}",
+                lambda: ref.edit(commit.sha, force=False),
+                retry=self._retry,
+            )
         return str(commit.sha)
 
 

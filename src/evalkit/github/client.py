@@ -100,28 +100,11 @@ def default_github_factory(api_url: str, token: str, *, write_delay: float = 0.2
     )
 
 
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status of a PyGithub or evalkit GitHub error, else None."""
-    if isinstance(exc, GitHubApiError):
-        return exc.status
-    from github import GithubException
-
-    if isinstance(exc, GithubException):
-        return exc.status
-    return None
-
-
 def _message_of(exc: Any) -> str:
     data = getattr(exc, "data", None)
     if isinstance(data, dict) and isinstance(data.get("message"), str):
         return str(data["message"])
     return str(exc).strip() or type(exc).__name__
-
-
-def _is_transport_error(exc: BaseException) -> bool:
-    import requests
-
-    return isinstance(exc, requests.RequestException)
 
 
 def call_github(
@@ -131,6 +114,8 @@ def call_github(
     retry: RetryPolicy = DEFAULT_RETRY,
 ) -> T:
     """Run one GitHub call, retrying 5xx/transport failures and waiting out rate limits."""
+    import requests
+
     from github import GithubException
 
     attempt = 0
@@ -158,9 +143,7 @@ def call_github(
                 message += f" (gave up after {attempt} attempts)"
             error_type = GitHubPermissionError if status in (401, 403) else GitHubApiError
             raise error_type(message, status=status) from None
-        except Exception as exc:
-            if not _is_transport_error(exc):
-                raise
+        except requests.RequestException as exc:
             if attempt < retry.attempts:
                 sleep(retry.delay(attempt))
                 continue
@@ -180,5 +163,4 @@ __all__ = [
     "rate_limit_delay",
     "rate_limit_refusal",
     "default_github_factory",
-    "status_of",
 ]

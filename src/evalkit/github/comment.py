@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._spec.config import validate_config_name
@@ -100,13 +100,6 @@ class CommentResult:
     url: str
 
 
-def _is_minimized(comment: Any) -> bool:
-    # The listed JSON, not an attribute PyGithub lacks and not .raw_data (which would
-    # fetch the comment again on a lazy object).
-    raw = getattr(comment, "_rawData", None)
-    return isinstance(raw, dict) and bool(raw.get("minimized"))
-
-
 def _first_line_is(body: str, marker: str) -> bool:
     """Whether ``marker`` is ``body``'s first line: the only place a marker counts, so one
     quoted further down (in a case id, a check's message, a fork's text) names nothing."""
@@ -114,14 +107,13 @@ def _first_line_is(body: str, marker: str) -> bool:
 
 
 def _is_ours(comment: Any, marker: str, identity: str) -> bool:
-    # Attributes, not .raw_data: on a listed (lazy) comment raw_data would fetch it again.
-    body = comment.body
-    if not isinstance(body, str) or not _first_line_is(body, marker):
+    # Attributes and the listed JSON (_rawData: "minimized" is no attribute of PyGithub's),
+    # not .raw_data: on a listed (lazy) comment raw_data would fetch it again.
+    body, user, raw = comment.body, comment.user, getattr(comment, "_rawData", None)
+    if not isinstance(body, str) or not _first_line_is(body, marker) or user is None:
         return False
-    user = comment.user
-    if user is None or _is_minimized(comment):
-        return False
-    return bool(str(user.login).lower() == identity.lower())
+    minimized = isinstance(raw, dict) and bool(raw.get("minimized"))
+    return not minimized and str(user.login).lower() == identity.lower()
 
 
 def upsert_sticky_comment(
@@ -140,13 +132,7 @@ def upsert_sticky_comment(
     body = prepare_body(markdown, config_name)
     marker = marker_for(config_name)
     issue = repo.get_issue(pr_number)  # lazy: no request
-    once = RetryPolicy(
-        attempts=1,
-        base_delay=retry.base_delay,
-        max_rate_wait=retry.max_rate_wait,
-        sleep=retry.sleep,
-        clock=retry.clock,
-    )
+    once = replace(retry, attempts=1)
 
     for attempt in range(1, retry.attempts + 1):
         comments: list[Any] = call_github(

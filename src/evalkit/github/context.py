@@ -89,7 +89,6 @@ class GitHubContext:
         repository_id = _int_or_none(env.get("GITHUB_REPOSITORY_ID")) or _int_or_none(
             repo_payload.get("id")
         )
-        default_branch = repo_payload.get("default_branch")
         return cls(
             repository=repository,
             repository_id=repository_id,
@@ -99,7 +98,7 @@ class GitHubContext:
             sha=env.get("GITHUB_SHA", ""),
             ref=env.get("GITHUB_REF", ""),
             workspace=Path(env.get("GITHUB_WORKSPACE") or "."),
-            default_branch=default_branch if isinstance(default_branch, str) else None,
+            default_branch=_str_or_none(repo_payload.get("default_branch")),
             run_id=env.get("GITHUB_RUN_ID") or None,
             pull_request=_pull_request(env.get("GITHUB_EVENT_NAME", ""), payload),
             workflow_run=_workflow_run(payload),
@@ -126,6 +125,10 @@ def _as_dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _int_or_none(value: object) -> int | None:
     if isinstance(value, bool):
         return None
@@ -148,16 +151,14 @@ def _pull_request(event_name: str, payload: Mapping[str, Any]) -> PullRequestInf
         )
     base = _as_dict(pr.get("base"))
     head = _as_dict(pr.get("head"))
-    head_repo = head.get("repo")
-    head_repo_dict = _as_dict(head_repo)
-    full_name = head_repo_dict.get("full_name")
+    head_repo = _as_dict(head.get("repo"))
     return PullRequestInfo(
         number=number,
         base_sha=str(base.get("sha") or ""),
         head_sha=str(head.get("sha") or ""),
         base_ref=str(base.get("ref") or ""),
-        head_repo_full_name=full_name if isinstance(full_name, str) else None,
-        head_repo_id=_int_or_none(head_repo_dict.get("id")),
+        head_repo_full_name=_str_or_none(head_repo.get("full_name")),
+        head_repo_id=_int_or_none(head_repo.get("id")),
     )
 
 
@@ -169,17 +170,13 @@ def _workflow_run(payload: Mapping[str, Any]) -> WorkflowRunInfo | None:
     head_sha = run.get("head_sha")
     if run_id is None or not isinstance(head_sha, str):
         return None
-    head_repo = _as_dict(run.get("head_repository"))
-    full_name = head_repo.get("full_name")
-    head_branch = run.get("head_branch")
-    conclusion = run.get("conclusion")
     return WorkflowRunInfo(
         id=run_id,
         event=str(run.get("event") or ""),
         head_sha=head_sha,
-        head_branch=head_branch if isinstance(head_branch, str) else None,
-        head_repo_full_name=full_name if isinstance(full_name, str) else None,
-        conclusion=conclusion if isinstance(conclusion, str) else None,
+        head_branch=_str_or_none(run.get("head_branch")),
+        head_repo_full_name=_str_or_none(_as_dict(run.get("head_repository")).get("full_name")),
+        conclusion=_str_or_none(run.get("conclusion")),
     )
 
 

@@ -33,8 +33,6 @@ from evalkit.targets.http_exchange import (
 )
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from evalkit._model.golden_cases import GoldenCase
 
 __all__ = [
@@ -182,12 +180,7 @@ class HttpTarget:
     def __enter__(self) -> HttpTarget:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -284,11 +277,10 @@ class HttpTarget:
 
     def _rate_limit_wait(self, final: Attempt) -> float | None:
         """Seconds waited for a 429 to pass (already slept), or ``None`` to stop here."""
-        if not self.rate_limit_budget.enabled or final.response is None:
+        response = final.response
+        if not self.rate_limit_budget.enabled or response is None or response.status_code != 429:
             return None
-        if final.response.status_code != 429:
-            return None
-        wait = retry_after_seconds(final.response.headers)
+        wait = retry_after_seconds(response.headers)
         if wait is None or not self.rate_limit_budget.wait(wait):
             return None
         return wait
@@ -430,16 +422,11 @@ def _json_object(who: str, response: httpx.Response) -> dict[str, Any]:
         ) from exc
     if not isinstance(body, dict):
         raise TargetError(
-            f"{who}: HTTP {status} returned a JSON {_python_kind(body)}, expected an object "
+            f"{who}: HTTP {status} returned a JSON {type_name(body)}, expected an object "
             f"(the body is a JSON {_json_kind(body)}; extract and meta_keys need a top-level "
             f"object): {body_excerpt(response)}"
         )
     return body
-
-
-def _python_kind(value: object) -> str:
-    """What ``json.loads`` made of the body, in Python's words (``list``, ``str``, ``None``)."""
-    return "None" if value is None else type(value).__name__
 
 
 def _reject_constant(token: str) -> Any:

@@ -68,9 +68,8 @@ _log = get_logger("evalkit.targets.http")
 
 def log_retry(attempt: Attempt, failed: int, max_attempts: int) -> None:
     """INFO: a case's attempt failed and is sent again (the retry rule of :mod:`.http`)."""
-    if _log.isEnabledFor(
-        logging.INFO
-    ):  # describing the reply reads its body: only when it is shown
+    # describing the reply reads its body: only when it is shown
+    if _log.isEnabledFor(logging.INFO):
         _log.info(
             "HTTP target: attempt %d of %d failed (%s); retrying",
             failed,

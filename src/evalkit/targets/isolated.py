@@ -116,9 +116,9 @@ class _Child:
     def __init__(
         self, command: Sequence[str], env: Mapping[str, str], user: tuple[int, int] | None
     ) -> None:
-        identity: dict[str, Any] = {}
-        if user is not None:
-            identity = {"user": user[0], "group": user[1], "extra_groups": []}
+        identity: dict[str, Any] = (
+            {} if user is None else {"user": user[0], "group": user[1], "extra_groups": []}
+        )
         self.process = subprocess.Popen(
             list(command),
             stdin=subprocess.PIPE,
@@ -191,9 +191,8 @@ class IsolatedTarget:
         self._lock = threading.Lock()
         self._user = child_user(os.getcwd())
         make_undumpable()
-        first = self._start()
-        self.name: str = first[1]
-        self._idle.append(first[0])
+        child, self.name = self._start()
+        self._idle.append(child)
 
     def _start(self) -> tuple[_Child, str]:
         child = _Child(self._command, self._env, self._user)
