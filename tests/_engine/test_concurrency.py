@@ -241,13 +241,14 @@ def test_rate_limit_spaces_starts_and_is_not_counted_as_latency(server: SearchSe
 def test_waiting_for_the_rate_limit_never_counts_against_the_case_timeout(
     server: SearchServer,
 ) -> None:
-    # 12 starts at 10/s: the last starts >= 1.1 s after the run began, past the 1 s
+    # 9 starts at 2/s: the last starts >= 4 s after the run began, past the 3.5 s
     # deadline, so a deadline that counted the pacing would time it out; each case
-    # itself needs a few ms of its 1 s.
+    # itself needs a few ms of its 3.5 s (hundreds of times its quiet time, so a loaded
+    # machine cannot time one out).
     before = time.perf_counter()
-    result = run(server, 12, OK, concurrency=12, rate_limit=10.0, case_timeout_s=1.0)
-    assert max(r.received_at for r in server.requests()) - before >= 1.1
-    assert [row.error for row in result.per_query] == [None] * 12
+    result = run(server, 9, OK, concurrency=9, rate_limit=2.0, case_timeout_s=3.5)
+    assert max(r.received_at for r in server.requests()) - before >= 4.0
+    assert [row.error for row in result.per_query] == [None] * 9
 
 
 # --- the single-retry rule, many cases failing at once ------------------------------------
