@@ -46,7 +46,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
-from evalkit.stats.sign_flips import flip_mid_p, invert_test
 from evalkit.stats.tdist import t_quantile, t_two_sided_p
 
 FloatArray = NDArray[np.float64]
@@ -79,10 +78,8 @@ BOOTSTRAP_CLUSTERS_TEXT: Final = (
     "to 4.7% at 50; docs/clusters.md); method 't' or 'permutation' hold their level"
 )
 
-#: Sign patterns (or bootstrap count rows) held at once, so memory never grows with B × G.
+#: Bootstrap count rows held at once, so memory never grows with B × G.
 _CHUNK_ELEMENTS: Final = 2**22
-#: Largest G whose 2^G sign patterns are enumerated (when within the resamples asked for).
-_EXACT_MAX_CLUSTERS: Final = 20
 
 
 @dataclass(frozen=True)
@@ -234,80 +231,3 @@ def cluster_bootstrap_means(
         counts = gen.multinomial(g, probabilities, size=count).astype(np.float64)
         out[:, start : start + count] = (s @ counts.T) / (counts @ size)[None, :]
     return out
-
-
-# ----------------------------------------------------------------------------- sign flips
-
-
-@dataclass(frozen=True)
-class ClusterFlips:
-    """A sign-flip null over whole clusters: all 2**G patterns, or B random ones."""
-
-    g: int
-    total: int
-    exact: bool
-    seed: int
-
-    @classmethod
-    def draw(cls, g: int, n_resamples: int, gen: np.random.Generator) -> ClusterFlips:
-        exact = g <= _EXACT_MAX_CLUSTERS and 2**g <= n_resamples
-        seed = int(gen.integers(0, 2**63 - 1))
-        return cls(g, 2**g if exact else n_resamples, exact, seed)
-
-    def project(self, totals: FloatArray, sizes: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """(Σ s_g·S_g per row and pattern, Σ s_g·n_g per pattern), patterns drawn in chunks
-        from the recorded seed so they are never all in memory."""
-        step = max(1, _CHUNK_ELEMENTS // max(1, self.g))
-        gen = np.random.default_rng(self.seed)
-        signed, weights = [], []
-        for start in range(0, self.total, step):
-            count = min(step, self.total - start)
-            if self.exact:
-                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
-                bits = (codes >> np.arange(self.g, dtype=np.int64)) & 1
-            else:
-                bits = gen.integers(0, 2, size=(count, self.g), dtype=np.int64)
-            signs = 1.0 - 2.0 * bits.astype(np.float64)
-            signed.append(totals @ signs.T)
-            weights.append(signs @ sizes)
-        return np.concatenate(signed, axis=1), np.concatenate(weights)
-
-
-@dataclass(frozen=True)
-class ClusterSignFlipNull:
-    """Per row: Σ s_g·S_g under every pattern and Σ s_g·n_g, so any shift δ is O(patterns)."""
-
-    totals: FloatArray  # rows × G
-    sizes: FloatArray  # G
-    flips: ClusterFlips
-    flipped: FloatArray  # rows × patterns
-    flipped_sizes: FloatArray  # patterns
-
-    @classmethod
-    def of(cls, totals: FloatArray, sizes: IntArray, flips: ClusterFlips) -> ClusterSignFlipNull:
-        s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
-        size = np.asarray(sizes, dtype=np.float64)
-        flipped, flipped_sizes = flips.project(s, size)
-        return cls(s, size, flips, flipped, flipped_sizes)
-
-    @property
-    def mean(self) -> FloatArray:
-        out: FloatArray = self.totals.sum(axis=1) / self.sizes.sum()
-        return out
-
-    def p(self, shift: FloatArray) -> FloatArray:
-        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
-        n = float(self.sizes.sum())
-        observed = np.abs(self.totals.sum(axis=1) - n * shift)
-        null = np.abs(self.flipped - shift[:, None] * self.flipped_sizes[None, :])
-        # the same values summed in another order differ by rounding only
-        tol = 1e-9 * (np.abs(self.totals).sum(axis=1) + n * np.abs(shift)) + 1e-300
-        return flip_mid_p(observed, null, tol, exact=self.flips.exact)
-
-    def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
-        """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
-        mean = self.mean
-        cluster_means = self.totals / self.sizes[None, :]
-        lowest, highest = cluster_means.min(axis=1), cluster_means.max(axis=1)
-        pad = (highest - lowest) + 1e-9 * (1.0 + np.abs(mean))
-        return invert_test(self.p, alpha, mean, (lowest - pad, highest + pad), anchor)

@@ -31,9 +31,7 @@ from evalkit.stats.clustered import (
     BOOTSTRAP_CLUSTERS_TEXT,
     FEW_CLUSTERS,
     FEW_CLUSTERS_TEXT,
-    ClusterFlips,
     Clustering,
-    ClusterSignFlipNull,
     ClusterT,
     cluster_bootstrap_means,
     refuse_too_few,
@@ -50,10 +48,9 @@ from evalkit.stats.procedures import (
     check_gate_method,
     evaluator_for,
     paired_data,
-    percentile_bounds,
-    percentile_p,
     refuse_unbounded,
 )
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.stream import (
     PURPOSE_CLUSTER_BOOTSTRAP,
     PURPOSE_CLUSTER_PERMUTATION,
@@ -83,7 +80,7 @@ class ClusteredEvaluator(Evaluator):
         *,
         diffs: FloatArray | None = None,
         resampled: FloatArray | None = None,
-        flips: ClusterFlips | None = None,
+        flips: SignFlips | None = None,
     ) -> None:
         self.procedure = procedure
         self.estimate = estimate
@@ -91,8 +88,8 @@ class ClusteredEvaluator(Evaluator):
         self._resampled = resampled[None, :] if resampled is not None else None
         totals = clustering.totals(diffs) if diffs is not None else None
         self._t = ClusterT.of(totals, clustering.sizes) if totals is not None else None
-        self._flipped = (
-            ClusterSignFlipNull.of(totals, clustering.sizes, flips)
+        self._null = (
+            SignFlipNull.of(totals, flips, clustering.sizes)
             if totals is not None and flips is not None
             else None
         )
@@ -102,21 +99,13 @@ class ClusteredEvaluator(Evaluator):
         """The cluster-robust t's degrees of freedom (None on the resampling paths)."""
         return None if self._t is None else self._t.df
 
-    def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
-        if self.procedure == "cluster-t":
-            assert self._t is not None
-            if float(self._t.se[0]) == 0.0:
-                mean = float(self._t.mean[0])
-                return mean, mean, 1.0 if mean == null else 0.0
-            low, high = self._t.bounds(alpha)
-            return float(low[0]), float(high[0]), float(self._t.p(null)[0])
-        if self.procedure == "cluster-bootstrap":
-            assert self._resampled is not None
-            low, high = percentile_bounds(self._resampled, alpha)
-            return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
-        assert self._flipped is not None
-        low, high = self._flipped.bounds(alpha, null)
-        return float(low[0]), float(high[0]), float(self._flipped.p(np.array([null]))[0])
+    def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
+        assert self._t is not None
+        if float(self._t.se[0]) == 0.0:
+            mean = float(self._t.mean[0])
+            return mean, mean, 1.0 if mean == null else 0.0
+        low, high = self._t.bounds(alpha)
+        return float(low[0]), float(high[0]), float(self._t.p(null)[0])
 
     def decide(self, alpha: float, null: float = 0.0) -> Decision:
         refuse_too_few(self.clustering, alpha, "clustered comparison")
@@ -217,7 +206,7 @@ def evaluator_by_cluster(
         ), paired
     if asked == "permutation":
         gen = substream(seed, PURPOSE_CLUSTER_PERMUTATION)
-        flips = ClusterFlips.draw(clustering.count, n_resamples, gen)
+        flips = SignFlips.draw(clustering.count, n_resamples, gen)
         return ClusteredEvaluator(
             "cluster-permutation", paired.estimate, clustering, diffs=paired.diffs, flips=flips
         ), paired

@@ -49,7 +49,7 @@ from evalkit.stats.compare import (
 )
 from evalkit.stats.names import GATE_METHODS, GateMethod
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
-from evalkit.stats.sign_flips import flip_mid_p, invert_test
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
     PURPOSE_PERMUTATION,
@@ -178,85 +178,6 @@ def _percentile_p_row(r: FloatArray, null: float, b: int) -> float:
     return min(1.0, p_low, p_high)
 
 
-# ----------------------------------------------------------------------------- permutation
-
-
-#: Sign patterns held at once (float64 elements), so memory never grows with B × n.
-_FLIP_CHUNK_ELEMENTS: Final = 2**22
-
-
-@dataclass(frozen=True)
-class SignFlips:
-    """A sign-flip null shared by every row: all 2**n patterns, or B random ones.
-
-    The random patterns are drawn in chunks from a recorded seed when projected,
-    so they are never all in memory (10,000 × 10⁵ would be 8 GB).
-    """
-
-    n: int
-    total: int
-    exact: bool
-    seed: int
-
-    @classmethod
-    def draw(cls, n: int, n_resamples: int, gen: np.random.Generator) -> SignFlips:
-        exact = n <= 20 and 2**n <= n_resamples
-        seed = int(gen.integers(0, 2**63 - 1))
-        return cls(n, 2**n if exact else n_resamples, exact, seed)
-
-    def project(self, d: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """(Σ s_i d_i per row and pattern, Σ s_i per pattern)."""
-        rows = max(1, _FLIP_CHUNK_ELEMENTS // max(1, self.n))
-        gen = np.random.default_rng(self.seed)
-        sums, ones = [], []
-        for start in range(0, self.total, rows):
-            count = min(rows, self.total - start)
-            if self.exact:
-                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
-                bits = (codes >> np.arange(self.n, dtype=np.int64)) & 1
-            else:
-                bits = gen.integers(0, 2, size=(count, self.n), dtype=np.int64)
-            signs = 1.0 - 2.0 * bits.astype(np.float64)
-            sums.append(d @ signs.T)
-            ones.append(signs.sum(axis=1))
-        return np.concatenate(sums, axis=1), np.concatenate(ones)
-
-
-@dataclass(frozen=True)
-class PermutationNull:
-    """Per row: signed sums of d under every pattern, so any shift δ costs O(patterns)."""
-
-    data: FloatArray
-    flips: SignFlips
-    flipped: FloatArray  # (rows, patterns): Σ s_i d_i
-    flipped_ones: FloatArray  # (patterns,): Σ s_i
-
-    @classmethod
-    def of(cls, data: FloatArray, flips: SignFlips) -> PermutationNull:
-        d = _rows(data)
-        flipped, ones = flips.project(d)
-        return cls(d, flips, flipped, ones)
-
-    def p(self, shift: FloatArray) -> FloatArray:
-        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
-        n = self.data.shape[1]
-        observed = np.abs(self.data.sum(axis=1) - n * shift)
-        null = np.abs(self.flipped - shift[:, None] * self.flipped_ones[None, :])
-        # Sums of the same values in another order differ by rounding only: a tie is
-        # decided with a tolerance far above that noise and far below any real step.
-        tol = 1e-9 * (np.abs(self.data).sum(axis=1) + n * np.abs(shift)) + 1e-300
-        return flip_mid_p(observed, null, tol, exact=self.flips.exact)
-
-    def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
-        """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
-        d = self.data
-        mean = d.mean(axis=1)
-        spread = np.max(d, axis=1) - np.min(d, axis=1)
-        pad = spread + 1e-9 * (1.0 + np.abs(mean))
-        far = (np.min(d, axis=1) - pad, np.max(d, axis=1) + pad)
-        return invert_test(self.p, alpha, mean, far, anchor)
-
-
 # ----------------------------------------------------------------------------- results
 
 
@@ -321,7 +242,9 @@ class Evaluator:
         self.estimate = estimate
         self._diffs = _rows(diffs) if diffs is not None else None
         self._resampled = resampled[None, :] if resampled is not None else None
-        self._null = PermutationNull.of(diffs, flips) if diffs is not None and flips else None
+        self._null = (
+            SignFlipNull.of(self._diffs, flips) if self._diffs is not None and flips else None
+        )
         if procedure == "t" and self._diffs is None:
             raise InputError("procedure 't' needs per-case differences")
         if procedure == "bootstrap" and self._resampled is None:
@@ -331,18 +254,18 @@ class Evaluator:
 
     def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
-        if self.procedure == "t":
-            assert self._diffs is not None
-            low, high = t_bounds(self._diffs, alpha)
-            return float(low[0]), float(high[0]), float(t_p(self._diffs, null)[0])
-        if self.procedure == "bootstrap":
-            assert self._resampled is not None
+        if self._resampled is not None:
             low, high = percentile_bounds(self._resampled, alpha)
             return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
-        assert self._null is not None
-        low, high = self._null.bounds(alpha, null)
-        p = self._null.p(np.array([null]))
-        return float(low[0]), float(high[0]), float(p[0])
+        if self._null is not None:
+            low, high = self._null.bounds(alpha, null)
+            return float(low[0]), float(high[0]), float(self._null.p(np.array([null]))[0])
+        return self._t_raw(alpha, null)
+
+    def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
+        assert self._diffs is not None
+        low, high = t_bounds(self._diffs, alpha)
+        return float(low[0]), float(high[0]), float(t_p(self._diffs, null)[0])
 
     def decide(self, alpha: float, null: float = 0.0) -> Decision:
         low, high, p = self.raw(alpha, null)
