@@ -46,7 +46,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
-from evalkit.stats.tdist import t_quantile, t_two_sided_p
+from evalkit.stats.tails import t_p_of
+from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -183,13 +184,7 @@ class ClusterT:
 
     def p(self, null: float) -> FloatArray:
         """Two-sided p of H0: mean difference = ``null``, per row."""
-        out = np.empty(self.mean.shape[0])
-        for i, (mean, se) in enumerate(zip(self.mean.tolist(), self.se.tolist(), strict=True)):
-            if se == 0.0:
-                out[i] = 1.0 if mean == null else 0.0
-            else:
-                out[i] = t_two_sided_p((mean - null) / se, self.df)
-        return out
+        return t_p_of(self.mean, self.se, self.df, null)
 
 
 def bell_mccaffrey_df(sizes: IntArray) -> float:

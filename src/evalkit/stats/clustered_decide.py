@@ -101,9 +101,6 @@ class ClusteredEvaluator(Evaluator):
 
     def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         assert self._t is not None
-        if float(self._t.se[0]) == 0.0:
-            mean = float(self._t.mean[0])
-            return mean, mean, 1.0 if mean == null else 0.0
         low, high = self._t.bounds(alpha)
         return float(low[0]), float(high[0]), float(self._t.p(null)[0])
 

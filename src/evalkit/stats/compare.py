@@ -33,8 +33,8 @@ from evalkit.stats.stream import (
     resolve_seed,
     substream,
 )
-from evalkit.stats.tails import TailCounter, standardise, tail_p
-from evalkit.stats.tdist import normal_quantile, t_two_sided_p
+from evalkit.stats.tails import TailCounter, standardise, t_p_of, tail_p
+from evalkit.stats.tdist import normal_quantile
 from evalkit.stats.ties import case_signs, count
 
 FloatArray = NDArray[np.float64]
@@ -408,7 +408,7 @@ def _permutation(r: _Resampled, settings: Settings) -> _Tests:
 def _joint_maxt(r: _Resampled, settings: Settings, p_values: list[float]) -> list[float]:
     """Max-T adjusted permutation p-values from one joint sign-flip null."""
     null = permutation_null(
-        r.fixed,
+        r.fixed.by_metric,
         r.aggregates,
         settings.n_resamples,
         substream(settings.seed, PURPOSE_PERMUTATION),
@@ -422,16 +422,10 @@ def _joint_maxt(r: _Resampled, settings: Settings, p_values: list[float]) -> lis
 
 def _t_tests(r: _Resampled) -> _Tests:
     """Paired t per metric, on the exact lattice sums (so a swap only flips the sign)."""
-    p_values = []
-    n = r.fixed.n
-    for j in range(r.fixed.k):
-        mean = float(r.observed[j])
-        sd = float(np.std(r.fixed.by_metric[j], ddof=1)) / float(r.fixed.denominator[j])
-        if sd == 0.0:
-            p_values.append(1.0 if mean == 0.0 else 0.0)
-            continue
-        p_values.append(t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1))
-    return _Tests(p_values, ["t"] * len(p_values))
+    n, k = r.fixed.n, r.fixed.k
+    sd = np.array([float(np.std(row, ddof=1)) for row in r.fixed.by_metric]) / r.fixed.denominator
+    p_values = t_p_of(r.observed[:k], sd / math.sqrt(n), n - 1, 0.0).tolist()
+    return _Tests(p_values, ["t"] * k)
 
 
 def compare_metrics(

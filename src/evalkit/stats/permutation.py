@@ -93,43 +93,38 @@ def marginal_tails(
             paths[j] = "binomial"
     if not aggregates and not flipped:
         return MarginalTails(greater, equal, tuple(totals), tuple(paths))
-    columns = fixed.by_metric[flipped]
+    # The flipped metrics (n > 20, too many distinct values for the binomial path) and the
+    # aggregates share one null: the stream of their joint max-T null.
+    gen = substream(seed, PURPOSE_PERMUTATION)
+    null = permutation_null(fixed.by_metric[flipped], aggregates, n_resamples, gen, chunk_bytes)
     counter = TailCounter(np.concatenate([totals_abs[flipped], observed_agg_abs]))
-    exact_aggregates = n <= EXACT_MAX_N and (
-        all(a.vectorised for a in aggregates) or 2**n <= n_resamples
-    )
-    if exact_aggregates:  # then no metric is flipped: n <= 20 made them all exact
-        chunks = _exact(columns, aggregates, chunk_bytes)
-    else:
-        gen = substream(seed, PURPOSE_PERMUTATION)
-        chunks = _flips(columns, aggregates, n_resamples, gen, chunk_bytes)
-    for chunk in chunks:
+    for chunk in null.chunks:
         counter.update(np.hstack([np.abs(chunk.sums), np.abs(chunk.aggregates)]))
     where = [*flipped, *range(k, k + len(aggregates))]
     greater[where], equal[where] = counter.greater, counter.equal
-    if exact_aggregates:
-        for i in range(k, k + len(aggregates)):
-            totals[i], paths[i] = 2**n, "exact"
+    for i in where:
+        totals[i], paths[i] = null.total, null.path
     return MarginalTails(greater, equal, tuple(totals), tuple(paths))
 
 
 def permutation_null(
-    fixed: FixedPoint,
+    by_metric: FloatArray,
     aggregates: Sequence[ResampledAggregate],
     n_resamples: int,
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> PermutationNull:
-    n = fixed.n
+    """The joint sign-flip null of the metrics (rows of ``by_metric``) and aggregates."""
+    n = by_metric.shape[1]
     all_vectorised = all(a.vectorised for a in aggregates)
     if n <= EXACT_MAX_N and (all_vectorised or 2**n <= n_resamples):
-        return PermutationNull("exact", 2**n, _exact(fixed.by_metric, aggregates, chunk_bytes))
-    if not aggregates and fixed.k:
-        groups = _sign_groups(fixed.by_metric)
+        return PermutationNull("exact", 2**n, _exact(by_metric, aggregates, chunk_bytes))
+    if not aggregates and by_metric.shape[0]:
+        groups = _sign_groups(by_metric)
         if groups is not None:
             chunks = _binomial(groups, n_resamples, gen, chunk_bytes)
             return PermutationNull("binomial", n_resamples, chunks)
-    chunks = _flips(fixed.by_metric, aggregates, n_resamples, gen, chunk_bytes)
+    chunks = _flips(by_metric, aggregates, n_resamples, gen, chunk_bytes)
     return PermutationNull("flips", n_resamples, chunks)
 
 

@@ -55,7 +55,8 @@ from evalkit.stats.stream import (
     PURPOSE_PERMUTATION,
     substream,
 )
-from evalkit.stats.tdist import t_quantile, t_two_sided_p
+from evalkit.stats.tails import t_p_of
+from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -117,13 +118,7 @@ def t_p(data: FloatArray, null: float) -> FloatArray:
     n = d.shape[1]
     mean = d.mean(axis=1)
     sd = np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
-    out = np.empty(d.shape[0])
-    for i, (m, s) in enumerate(zip(mean.tolist(), sd.tolist(), strict=True)):
-        if s == 0.0:
-            out[i] = 1.0 if m == null else 0.0
-        else:
-            out[i] = t_two_sided_p((m - null) / (s / math.sqrt(n)), n - 1)
-    return out
+    return t_p_of(mean, sd / math.sqrt(n), n - 1, null)
 
 
 # ----------------------------------------------------------------------------- bootstrap
