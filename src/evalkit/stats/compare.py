@@ -153,6 +153,7 @@ class _Resampled:
     observed: FloatArray  # per column: case columns from their exact sums, then aggregates
     observed_agg: FloatArray
     paths: tuple[str, ...]
+    resampled: FloatArray  # per column: resampled Δs
     low: FloatArray
     high: FloatArray
     se: FloatArray  # of each Δ, in the metric's units
@@ -190,26 +191,13 @@ def lattice_of(case_cols: list[Column], n: int) -> FixedPoint:
     )
 
 
-def resampled_means(observed: FloatArray, offsets: FloatArray, scale: FloatArray) -> FloatArray:
-    """Resampled mean Δs: ``observed + (resampled sum - observed sum) / (n D)``."""
-    out: FloatArray = observed + offsets / scale
-    return out
-
-
 def single_metric_resamples(
     col: Column, n: int, n_resamples: int, seed: int, chunk_bytes: int
-) -> tuple[float, FloatArray]:
-    """``(observed, resampled Δs)`` exactly as :func:`evalkit.paired_bootstrap` draws them."""
-    case_cols = [col] if col.diffs is not None else []
-    fixed = lattice_of(case_cols, n)
-    aggregates = [col.aggregate] if col.aggregate is not None else []
-    draws = marginal_draws(fixed, aggregates, n_resamples, seed, chunk_bytes)
-    if col.diffs is None:
-        return col.observed, draws.aggregates[:, 0]
-    observed = observed_on_lattice(col, fixed, 0)
-    offsets = draws.sums[:, 0] - fixed.totals[0]
-    scale = np.array([fixed.denominator[0] * n])
-    return observed, resampled_means(np.array([observed]), offsets[:, None], scale)[:, 0]
+) -> FloatArray:
+    """The resampled Δs of ``col`` exactly as :func:`evalkit.paired_bootstrap` draws them."""
+    settings = Settings(n_resamples, seed, 0.05, "bootstrap", "none", chunk_bytes)
+    case_cols, agg_cols = ([col], []) if col.diffs is not None else ([], [col])
+    return _resample(case_cols, agg_cols, n, settings).resampled[:, 0]
 
 
 def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settings) -> _Resampled:
@@ -222,7 +210,8 @@ def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settin
     draws = marginal_draws(fixed, aggregates, s.n_resamples, s.seed, s.chunk_bytes)
     offsets = draws.sums - fixed.totals
     scale_case = fixed.denominator * n
-    resampled = np.hstack([resampled_means(observed_case, offsets, scale_case), draws.aggregates])
+    # observed + (resampled sum - observed sum) / (n D): the offset is an exact integer
+    resampled = np.hstack([observed_case + offsets / scale_case, draws.aggregates])
     low, high = percentile_interval(resampled, s.alpha)
     many = s.n_resamples > 1
     k = len(case_cols)
@@ -235,6 +224,7 @@ def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settin
         observed=np.concatenate([observed_case, observed_agg]),
         observed_agg=observed_agg,
         paths=draws.paths,
+        resampled=resampled,
         low=low,
         high=high,
         se=np.concatenate([sums_se / scale_case, agg_se]),

@@ -9,7 +9,7 @@ the paired t interval on the per-case differences and its dual p (docs/design/st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from evalkit._model.results import RunResult
@@ -68,20 +68,7 @@ class PairedTestResult:
         return PROCEDURE_NAMES.get(self.procedure, self.procedure)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "metric": self.metric,
-            "observed": self.observed,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p_value": self.p_value,
-            "significant": self.significant,
-            "procedure": self.procedure,
-            "alpha": self.alpha,
-            "n": self.n,
-            "method": self.method,
-            "clusters": self.clusters,
-            "own_clusters": self.own_clusters,
-        }
+        return asdict(self)
 
 
 def _run_of(run: RunLike | HasRun) -> RunLike:

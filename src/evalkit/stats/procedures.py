@@ -124,11 +124,6 @@ def t_p(data: FloatArray, null: float) -> FloatArray:
 # ----------------------------------------------------------------------------- bootstrap
 
 
-def percentile_bounds(resampled: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
-    """The spec's percentile interval per row of resampled mean differences (type 7)."""
-    return percentile_interval(resampled, alpha, axis=1)
-
-
 def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
     """Smallest α at which the type-7 percentile interval excludes ``null``, per row.
 
@@ -250,7 +245,7 @@ class Evaluator:
     def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
         if self._resampled is not None:
-            low, high = percentile_bounds(self._resampled, alpha)
+            low, high = percentile_interval(self._resampled, alpha, axis=1)
             return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
         if self._null is not None:
             low, high = self._null.bounds(alpha, null)
@@ -325,22 +320,6 @@ def paired_data(a: RunLike, b: RunLike, metric: str) -> tuple[PairedData, Any]:
     return PairedData(data.value_a - data.value_b, None, tuple(paired.ids)), aggregate_column(data)
 
 
-def spec_resamples(
-    paired: PairedData,
-    data: Any,
-    n_resamples: int,
-    seed: int,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-) -> FloatArray:
-    """The resampled Δs :func:`evalkit.paired_bootstrap` draws for one metric alone.
-
-    The engine's own function (stats/compare.py), so the percentile interval built
-    from them is the spec's interval to the last bit (a test holds the two together).
-    """
-    _, resampled = single_metric_resamples(data, len(paired.ids), n_resamples, seed, chunk_bytes)
-    return resampled
-
-
 #: Paired cases up to which a verdict decided by another procedure also shows the spec's
 #: percentile bootstrap interval in its details: 10,000 resamples of 10^4 continuous cases
 #: cost about 0.45 s CPU per check (benchmarks/bench_gate.py: 4.5 → 6.3 s CPU for its 10
@@ -401,7 +380,10 @@ def evaluator_for(
         refuse_unbounded(data.aggregate, metric)
     procedure = choose_procedure(check_gate_method(method), paired.diffs)
     if procedure == "bootstrap":
-        resampled = spec_resamples(paired, data, n_resamples, seed)
+        # the engine's own draws: the spec's interval to the last bit (a test holds them)
+        resampled = single_metric_resamples(
+            data, len(paired.ids), n_resamples, seed, DEFAULT_CHUNK_BYTES
+        )
         return Evaluator(procedure, paired.estimate, resampled=resampled), paired
     if procedure == "permutation":
         if paired.diffs is None:
