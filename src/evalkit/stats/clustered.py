@@ -1,38 +1,8 @@
-"""Inference on a mean paired difference when cases come in declared clusters.
-
-Cases that share a document, a conversation or a template move together, so the
-per-case paired t (and any case-level resampling) reads too little spread from
-them.  Here the unit of independence is the cluster:
-
-``cluster-t`` (the default's procedure with clusters)
-    The cluster-robust t for the mean difference with Bell and McCaffrey's (2002)
-    bias-reduced ("CR2") variance and their Satterthwaite degrees of freedom, as
-    Pustejovsky and Tipton (2018) and R's clubSandwich compute them for an
-    intercept-only regression under working independence.  For a mean both have a
-    closed form in the cluster totals (derived in docs/clusters.md): with ``n``
-    cases, cluster sizes ``n_g`` and residual totals ``r_g = S_g - n_g·mean``,
-    ``var = Σ r_g² / (1 - n_g/n) / n²`` and
-    ``df = (1/n²) / (Σ b_g² - (2/n)·Σ b_g·c_g + (Σ c_g)²/n²)`` with
-    ``b_g = n_g / (n²·(1 - n_g/n))`` and ``c_g = n_g·b_g``.  Every case its own
-    cluster gives exactly the paired t (``s²/n``, ``n - 1`` df); G equal clusters
-    give ``G - 1`` df.  Interval ``mean ± t(1 - α/2, df)·se`` and its p are duals.
-``cluster-bootstrap``
-    Resample whole clusters with replacement (G draws per resample) and recompute
-    the mean over the drawn clusters' cases (Σ counts·totals / Σ counts·sizes);
-    the percentile interval and its dual percentile p.
-``cluster-permutation``
-    Flip the two systems of a whole cluster at once: the statistic is
-    Σ_g s_g·(S_g - n_g·δ), mid-p (exact over all 2^G patterns when that is within
-    the resamples), and the interval is every δ the test does not reject (bisection
-    between an accepted and a rejected point, the tested value one bracket end).
-
-A case without a declared cluster is its own cluster.  Everything works on the
-clusters' totals, so the calibration script simulates the very code that decides.
-
-With fewer than :func:`clusters_needed` clusters no answer is valid without
-assuming the clusters' effects are normal: flipping whole clusters, the test that
-holds for any symmetric cluster effects, cannot reach a two-sided p of α (its
-smallest is 2/2^G), so such a comparison is refused with the number needed.
+"""Inference on a mean paired difference when cases come in declared clusters: the
+cluster-robust t (CR2, Bell-McCaffrey df), the cluster bootstrap, and (in
+:mod:`evalkit.stats.sign_flips`) whole clusters' signs flipped.  A case without a declared
+cluster is its own; with fewer than :func:`clusters_needed` clusters a comparison is
+refused.  The formulas: docs/clusters.md and docs/design/code-notes.md.
 """
 
 from __future__ import annotations
@@ -53,13 +23,8 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
-#: Below this many clusters a clustered verdict warns (docs/clusters.md, measured by
-#: scripts/calibration/clustered.py): on cluster effects that are roughly symmetric the
-#: cluster-robust t holds its level from 6 clusters, but where a change costs a few
-#: clusters a lot and the rest a little (cluster effects skewed like Exp(1)) it failed
-#: falsely 4.7-11.1% one-sided against 2.5% below 30 clusters (4.4-8.1% at 50-200 unequal
-#: ones), and its power is low (9-15 points below plain t at 10 clusters of independent
-#: cases).
+#: Below this many clusters a clustered verdict warns: on skewed cluster effects the
+#: cluster-robust t fails falsely too often (measured: docs/clusters.md, code-notes.md).
 FEW_CLUSTERS: Final = 30
 FEW_CLUSTERS_TEXT: Final = (
     "only {g} clusters: the interval is trustworthy when the clusters' effects are roughly "
@@ -69,9 +34,7 @@ FEW_CLUSTERS_TEXT: Final = (
 )
 
 #: Below this many clusters a verdict the cluster bootstrap decided (``method: bootstrap``,
-#: and every aggregate) warns: its percentile interval is too narrow with few clusters
-#: (measured, 1,000 trials a cell: 4.3-6.1% one-sided against 2.5% at 10 clusters, up to
-#: 4.7% at 50; the cluster-robust t and cluster sign-flips held 3.4% on the same shapes).
+#: and every aggregate) warns: its interval is too narrow with few clusters (measured).
 BOOTSTRAP_CLUSTERS: Final = 80
 BOOTSTRAP_CLUSTERS_TEXT: Final = (
     "the cluster bootstrap decided on {g} clusters: its interval is too narrow with few "

@@ -1,20 +1,7 @@
-"""Deciding by cluster: the gate's, ``compare``'s and ``paired_test``'s procedure when cases
-share a declared cluster (issue 46).
-
-:func:`evaluator_by_cluster` is :func:`evalkit.stats.procedures.evaluator_for` with the
-cases' clusters: without them it is that function; with them a check's ``method`` runs its
-clustered counterpart (:mod:`evalkit.stats.clustered`):
-
-========================  ============================================================
-``auto`` (default), ``t``  ``cluster-t``: CR2 cluster-robust t, Bell-McCaffrey df
-``bootstrap``             ``cluster-bootstrap``: whole clusters resampled (percentile)
-``permutation``           ``cluster-permutation``: whole clusters' systems swapped
-an aggregate              ``cluster-bootstrap``, recomputing it on both sides' rows
-========================  ============================================================
-
-Every evaluator gives the interval and its dual p from one computation, as the
-unclustered ones do, and refuses a level no valid test can reach with its clusters
-(:func:`evalkit.stats.clustered.refuse_too_few`).
+"""Deciding by cluster (issue 46): :func:`evaluator_by_cluster` is
+:func:`evalkit.stats.procedures.evaluator_for` with the cases' clusters, each ``method``
+running its clustered counterpart (:mod:`evalkit.stats.clustered`; the table in
+docs/design/code-notes.md), with the interval and its dual p from one computation.
 """
 
 from __future__ import annotations

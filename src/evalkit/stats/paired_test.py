@@ -1,10 +1,5 @@
-"""``paired_test``: the gate's verdict on one metric of two runs, as a library call.
-
-The interval, the p-value and the decision come from the very function the gate and
-``evalkit compare`` decide with (:func:`evalkit.stats.procedures.evaluator_for`), so for
-the same runs and settings the three print the same numbers.  The default procedure is
-the paired t interval on the per-case differences and its dual p (docs/design/statistics.md,
-"The default verdict").
+"""``paired_test``: the gate's verdict on one metric of two runs, as a library call (the
+gate's and ``evalkit compare``'s own :func:`evalkit.stats.procedures.evaluator_for`).
 """
 
 from __future__ import annotations

@@ -1,31 +1,8 @@
 """Decision procedures: the interval and the p-value a verdict shows, from one procedure.
 
-A gate verdict says three things that must never disagree: the decision, "p ≤ α",
-and "the 1 − α interval excludes the tested value".  That holds when the p-value
-is the *dual* of the interval -- the smallest α at which the interval excludes
-the tested value -- so every procedure here provides both from one computation:
-
-``t`` (what ``auto``, the default, runs on per-case differences)
-    Student's paired t interval ``mean ± t(1 − α/2, n − 1)·s/√n`` and its
-    two-sided p.  Why it is the default, with the measured figures and its limit on
-    strongly skewed differences: docs/design/statistics.md, "The default verdict".
-``bootstrap``
-    The spec's percentile interval (the same resamples, hence the same numbers,
-    as :func:`evalkit.paired_bootstrap`) with the *percentile p*: the smallest α
-    at which that interval excludes the tested value.  (The spec's centred-null
-    p of ``paired_bootstrap`` stays in that function's result; it is not the
-    dual of the percentile interval, which is why a verdict never shows it.)
-    Whole-run aggregates, which have no per-case values, are decided by it.
-``permutation``
-    The paired sign-flip test with mid-p, and the interval obtained by test
-    inversion: every shift δ for which the test on ``d − δ`` does not reject.
-    Bisection between a point known to be accepted and one known to be
-    rejected finds each end, with the tested value used as one of the bracket
-    ends, so "excludes the tested value" and "p ≤ α" agree by construction.
-
-The t functions work on a batch (rows are data sets: metrics of one gate, or simulated
-evals of the calibration run, scripts/calibration/calibrate.py), so the code that
-decides a verdict is the very code the calibration simulates.
+The decision, "p ≤ α" and "the 1 − α interval excludes the tested value" never disagree:
+each procedure (``t``, ``bootstrap``, ``permutation``) gives the interval and its dual p
+from one computation (docs/design/statistics.md; details in docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -341,14 +318,8 @@ MAXIMUM_FIGURES: Final = "7-11% one-sided against 2.5% at n = 10-19"
 
 
 def refuse_unbounded(aggregate: object, metric: str) -> None:
-    """Raise when a percentile aggregate is each run's slowest case: no resampling bounds it.
-
-    The bootstrap of a sample maximum never contains values above the observed one,
-    so its interval is too narrow however many resamples are drawn (the measured
-    figures are in :data:`MAXIMUM_FIGURES`); the gate refuses rather than fails
-    falsely.  From the first n where one case lies above the percentile the
-    bootstrap measured 3.5-4.2% at n = 20, 2.9-3.1% at n = 30 and below 2.5% from 50.
-    """
+    """Raise when a percentile aggregate is each run's slowest case: the bootstrap of a
+    sample maximum never exceeds the observed one, so no resampling bounds it."""
     if isinstance(aggregate, NearestRankAggregate) and aggregate.is_maximum:
         raise InputError(
             f"{metric!r} over {aggregate.n} paired cases is each run's slowest case (the "
