@@ -176,25 +176,24 @@ def evaluator_by_cluster(
                 f"method {asked!r} needs per-case values and {metric!r} is a whole-run "
                 "aggregate: use method 'bootstrap' (with clusters: whole clusters resampled)"
             )
+    if paired.diffs is None or asked == "bootstrap":
         gen = substream(seed, PURPOSE_CLUSTER_BOOTSTRAP)
-        resampled = _aggregate_resamples(a, b, metric, clustering, n_resamples, gen)
+        if paired.diffs is None:
+            resampled = _aggregate_resamples(a, b, metric, clustering, n_resamples, gen)
+        else:
+            totals = clustering.totals(paired.diffs)
+            resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, gen)[0]
         return ClusteredEvaluator(
             "cluster-bootstrap", paired.estimate, clustering, resampled=resampled
         ), paired
-    if asked == "bootstrap":
-        gen = substream(seed, PURPOSE_CLUSTER_BOOTSTRAP)
-        totals = clustering.totals(paired.diffs)
-        resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, gen)[0]
-        return ClusteredEvaluator(
-            "cluster-bootstrap", paired.estimate, clustering, resampled=resampled
-        ), paired
+    flips = None
     if asked == "permutation":
         gen = substream(seed, PURPOSE_CLUSTER_PERMUTATION)
         flips = SignFlips.draw(clustering.count, n_resamples, gen)
-        return ClusteredEvaluator(
-            "cluster-permutation", paired.estimate, clustering, diffs=paired.diffs, flips=flips
-        ), paired
-    return ClusteredEvaluator("cluster-t", paired.estimate, clustering, diffs=paired.diffs), paired
+    procedure: Procedure = "cluster-t" if flips is None else "cluster-permutation"
+    return ClusteredEvaluator(
+        procedure, paired.estimate, clustering, diffs=paired.diffs, flips=flips
+    ), paired
 
 
 def cluster_labels(name: str, *runs: object) -> ClusterLabels:

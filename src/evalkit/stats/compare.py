@@ -20,7 +20,7 @@ from evalkit.stats.correction import (
 )
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.fixedpoint import FixedPoint, to_fixed
-from evalkit.stats.names import METHODS, Correction, Method
+from evalkit.stats.names import METHODS, Correction, Method, checked
 from evalkit.stats.outcome import BootstrapResult, Comparison, Kind
 from evalkit.stats.permutation import marginal_tails, permutation_null
 from evalkit.stats.stream import (
@@ -85,9 +85,7 @@ def check_settings(
         raise InputError(
             f"alpha must lie strictly between 0 and 1 (0.05 gives a 95% interval), got {alpha!r}"
         )
-    chosen = next((m for m in METHODS if m == method), None)
-    if chosen is None:
-        raise InputError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+    chosen = checked(method, METHODS, "method")
     fixed_correction = check_correction(correction)
     if fixed_correction == "maxt" and chosen == "t":
         raise InputError(
@@ -111,28 +109,19 @@ def case_column(
 ) -> Column:
     """A per-case metric; ``observed`` is refined from the exact sum once the lattice is known."""
     n = diffs.shape[0]
-    if a is not None and b is not None:
-        # exactly what RunResult.mean gives, so observed == a.mean(m) - b.mean(m)
-        value_a = math.fsum(a.tolist()) / n
-        value_b = math.fsum(b.tolist()) / n
-        return Column(
-            name, kind, value_a - value_b, diffs, None, value_a, value_b, (a, b), higher_is_better
-        )
+    if a is None or b is None:
+        observed = math.fsum(diffs.tolist()) / n
+        return Column(name, kind, observed, diffs, higher_is_better=higher_is_better)
+    # exactly what RunResult.mean gives, so observed == a.mean(m) - b.mean(m)
+    value_a, value_b = math.fsum(a.tolist()) / n, math.fsum(b.tolist()) / n
     return Column(
-        name, kind, math.fsum(diffs.tolist()) / n, diffs, None, None, None, None, higher_is_better
+        name, kind, value_a - value_b, diffs, None, value_a, value_b, (a, b), higher_is_better
     )
 
 
 def aggregate_column(aggregate: ResampledAggregate) -> Column:
-    return Column(
-        aggregate.name,
-        "aggregate",
-        aggregate.value_a - aggregate.value_b,
-        None,
-        aggregate,
-        aggregate.value_a,
-        aggregate.value_b,
-    )
+    a, b = aggregate.value_a, aggregate.value_b
+    return Column(aggregate.name, "aggregate", a - b, None, aggregate, a, b)
 
 
 @dataclass

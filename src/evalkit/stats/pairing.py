@@ -254,26 +254,15 @@ _FLOAT = frozenset({float})
 
 def _latencies(rows: list[Row]) -> FloatArray | None:
     """Every row's latency, or ``None`` when a case failed (the generic path handles it)."""
-    out = np.empty(len(rows), dtype=np.float64)
-    for i, row in enumerate(rows):
-        response = row.response
-        if response is None:
-            return None
-        out[i] = response.latency_ms
-    if not np.all(np.isfinite(out)):
-        return None
-    return out
+    values = [row.response.latency_ms for row in rows if row.response is not None]
+    out = np.array(values, dtype=np.float64)
+    return out if len(values) == len(rows) and np.all(np.isfinite(out)) else None
 
 
 def _item_sets(rows: list[Row], k: int | None) -> list[set[str]] | None:
-    """Each row's deduplicated shown items, or ``None`` when a case failed."""
-    out: list[set[str]] = []
-    for row in rows:
-        if row.response is None:
-            return None
-        ids = row.response.ranked_ids
-        out.append(set(ids if k is None else ids[:k]))
-    return out
+    """Each row's deduplicated shown items (the first ``k``), or ``None`` when a case failed."""
+    out = [set(row.response.ranked_ids[:k]) for row in rows if row.response is not None]
+    return out if len(out) == len(rows) else None
 
 
 def _item_aggregate(paired: Paired, defn: MetricDef) -> ItemCountAggregate | None:
@@ -291,11 +280,11 @@ def _item_aggregate(paired: Paired, defn: MetricDef) -> ItemCountAggregate | Non
     values = (float(defn.fn(paired.rows_a)), float(defn.fn(paired.rows_b)))
     statistic = "share" if base == "max_item_share" else "entropy"
     # Which cases listed anything at all: max_item_share's denominator.
-    answered = (
-        [bool(row.response and row.response.ranked_ids) for row in paired.rows_a],
-        [bool(row.response and row.response.ranked_ids) for row in paired.rows_b],
+    shown_a, shown_b = (
+        [bool(row.response and row.response.ranked_ids) for row in rows]
+        for rows in (paired.rows_a, paired.rows_b)
     )
-    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values, answered)
+    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values, (shown_a, shown_b))
 
 
 def _aggregate(paired: Paired, defn: MetricDef) -> CaseValues | ResampledAggregate:

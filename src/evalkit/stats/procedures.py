@@ -24,7 +24,7 @@ from evalkit.stats.compare import (
     percentile_interval,
     single_metric_resamples,
 )
-from evalkit.stats.names import GATE_METHODS, GateMethod
+from evalkit.stats.names import GATE_METHODS, GateMethod, checked
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.stream import (
@@ -266,10 +266,7 @@ def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
 
 
 def check_gate_method(method: object) -> GateMethod:
-    for known in GATE_METHODS:
-        if method == known:
-            return known
-    raise InputError(f"unknown method {method!r}: use one of {', '.join(GATE_METHODS)}")
+    return checked(method, GATE_METHODS, "method")
 
 
 # ----------------------------------------------------------------------------- from runs
