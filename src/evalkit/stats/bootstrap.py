@@ -15,7 +15,7 @@ from evalkit.stats.stream import (
     PURPOSE_BOOTSTRAP,
     PURPOSE_BOOTSTRAP_DISCRETE,
     discrete_limit,
-    index_blocks,
+    draw_blocks,
     plan_chunks,
     substream,
 )
@@ -215,7 +215,7 @@ def _generic(
     weights = np.empty((plan.rows, n), dtype=np.float64) if counting else None
     sums = np.zeros((n_resamples, k), dtype=np.float64)
     deltas = np.empty((n_resamples, len(aggregates)), dtype=np.float64)
-    for block in index_blocks(gen, n, n_resamples, plan):
+    for block in draw_blocks(gen, n, n_resamples, plan, high=n):
         rows = slice(block.start, block.start + block.rows)
         draws = block.draws
         if weights is not None:

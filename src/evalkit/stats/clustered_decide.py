@@ -35,6 +35,7 @@ from evalkit.stats.procedures import (
     check_gate_method,
     evaluator_for,
     paired_data,
+    refuse_aggregate,
     refuse_unbounded,
 )
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
@@ -171,11 +172,7 @@ def evaluator_by_cluster(
     if paired.diffs is None:
         if refuse_maximum:
             refuse_unbounded(data.aggregate, metric)
-        if asked in ("t", "permutation"):
-            raise InputError(
-                f"method {asked!r} needs per-case values and {metric!r} is a whole-run "
-                "aggregate: use method 'bootstrap' (with clusters: whole clusters resampled)"
-            )
+        refuse_aggregate(asked, metric, " (with clusters: whole clusters resampled)")
     if paired.diffs is None or asked == "bootstrap":
         gen = substream(seed, PURPOSE_CLUSTER_BOOTSTRAP)
         if paired.diffs is None:

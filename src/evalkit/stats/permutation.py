@@ -16,7 +16,7 @@ from evalkit.stats.stream import (
     PURPOSE_PERMUTATION,
     PURPOSE_PERMUTATION_DISCRETE,
     discrete_limit,
-    flip_blocks,
+    draw_blocks,
     plan_chunks,
     substream,
 )
@@ -237,7 +237,7 @@ def _flips(
     plan = plan_chunks(n, 32, chunk_bytes, split=not aggregates)
     totals = by_metric.sum(axis=1)
     pending = np.zeros(k, dtype=np.float64)
-    for block in flip_blocks(gen, n, n_resamples, plan):
+    for block in draw_blocks(gen, n, n_resamples, plan, high=2):
         flips = block.draws
         if plan.piece >= n:
             signed = _signed(by_metric, totals, flips.astype(np.float64))

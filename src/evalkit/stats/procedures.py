@@ -240,17 +240,14 @@ class Evaluator:
         return Decision(self.procedure, self.estimate, low, high, 1.0 - alpha, null, p)
 
 
-def choose_procedure(method: GateMethod, diffs: FloatArray | None) -> Procedure:
-    """The procedure a check's ``method`` runs on these differences (None: an aggregate)."""
-    if diffs is None:
-        if method == "t":
-            raise InputError("method 't' needs per-case values; an aggregate has none")
-        # Aggregates have no per-case values: only resampling can compare them
-        # (a permutation request is refused by evaluator_for with the fix).
-        return "permutation" if method == "permutation" else "bootstrap"
-    if method == "auto":
-        return DEFAULT_PROCEDURE
-    return method
+def refuse_aggregate(asked: GateMethod, metric: str, fix: str = "") -> None:
+    """Raise for ``t`` or ``permutation`` asked of a whole-run aggregate (no per-case values:
+    only resampling compares it); ``fix`` adds to the advice."""
+    if asked in ("t", "permutation"):
+        raise InputError(
+            f"method {asked!r} needs per-case values and {metric!r} is a whole-run "
+            f"aggregate: use method 'bootstrap'{fix}"
+        )
 
 
 def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
@@ -346,19 +343,16 @@ def evaluator_for(
     paired, data = paired_data(a, b, metric)
     if refuse_maximum and paired.diffs is None:
         refuse_unbounded(data.aggregate, metric)
-    procedure = choose_procedure(check_gate_method(method), paired.diffs)
-    if procedure == "bootstrap":
+    asked = check_gate_method(method)
+    if paired.diffs is None:
+        refuse_aggregate(asked, metric)
+    if paired.diffs is None or asked == "bootstrap":
         # the engine's own draws: the spec's interval to the last bit (a test holds them)
         resampled = single_metric_resamples(
             data, len(paired.ids), n_resamples, seed, DEFAULT_CHUNK_BYTES
         )
-        return Evaluator(procedure, paired.estimate, resampled=resampled), paired
-    if procedure == "permutation":
-        if paired.diffs is None:
-            raise InputError(
-                f"method 'permutation' needs per-case values and {metric!r} is a whole-run "
-                "aggregate: use method 'bootstrap'"
-            )
+        return Evaluator("bootstrap", paired.estimate, resampled=resampled), paired
+    if asked == "permutation":
         flips = SignFlips.draw(len(paired.ids), n_resamples, substream(seed, PURPOSE_PERMUTATION))
-        return Evaluator(procedure, paired.estimate, diffs=paired.diffs, flips=flips), paired
-    return Evaluator(procedure, paired.estimate, diffs=paired.diffs), paired
+        return Evaluator(asked, paired.estimate, diffs=paired.diffs, flips=flips), paired
+    return Evaluator(DEFAULT_PROCEDURE, paired.estimate, diffs=paired.diffs), paired
