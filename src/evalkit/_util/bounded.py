@@ -217,31 +217,19 @@ def _deeper_than_limit(value: Any, depth: int = 1) -> bool:
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while building millions of objects."""
+def paused_gc(*, keep: bool = False) -> Iterator[None]:
+    """Suspend the cyclic garbage collector while building millions of objects; ``keep``
+    (code that returns what it builds, a run read from a file): the new objects join the
+    collector's oldest generation when it resumes."""
     was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@contextmanager
-def paused_gc_keeping() -> Iterator[None]:
-    """:func:`paused_gc` for code that returns what it builds (a run read from a file):
-    the new objects join the collector's oldest generation when it resumes.
-    """
-    was_enabled = gc.isenabled()
-    if was_enabled:
+    if was_enabled and keep:
         gc.collect(1)
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count() == 0:
+            if keep and gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

@@ -147,8 +147,7 @@ class _Resampled:
     high: FloatArray
     se: FloatArray  # of each Δ, in the metric's units
     scale: FloatArray  # of each null statistic, in the units it is counted in
-    centred_case: FloatArray  # |resampled sum - observed sum|, fixed-point integers
-    centred_agg: FloatArray
+    centred: FloatArray  # |resampled - observed| (per-case metrics: fixed-point sums)
 
     @property
     def observed_abs(self) -> NDArray[np.float64]:
@@ -217,13 +216,10 @@ def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settin
         low=low,
         high=high,
         se=np.concatenate([sums_se / scale_case, agg_se]),
-        # max-T scale of a per-case metric: sqrt(Σ K²), which no sign flip changes.
-        # The bootstrap SE it replaces changes under the flips (it depends on the mean),
-        # so the permutation max-T was anti-conservative: 8.7% / 9.4% family-wise at
-        # k = 5 / 10 independent metrics, n = 30 (docs/calibration.md).
+        # max-T scale of a per-case metric: sqrt(Σ K²), which no sign flip changes (the
+        # bootstrap SE changes under the flips: an anti-conservative max-T, code-notes.md)
         scale=np.concatenate([flip_invariant, agg_se]),
-        centred_case=np.abs(offsets),
-        centred_agg=np.abs(draws.aggregates - observed_agg),
+        centred=np.hstack([np.abs(offsets), np.abs(draws.aggregates - observed_agg)]),
     )
 
 
@@ -239,15 +235,11 @@ def _joint_centred(r: _Resampled, s: Settings) -> FloatArray:
 
 def _bootstrap_p(r: _Resampled, s: Settings) -> _Tests:
     """The spec's centred-null p-value per column (and max-T over joint resamples)."""
-    case = TailCounter(np.abs(r.fixed.totals))
-    case.update(r.centred_case)
-    agg = TailCounter(np.abs(r.observed_agg))
-    agg.update(r.centred_agg)
-    greater = np.concatenate([case.greater, agg.greater])
-    equal = np.concatenate([case.equal, agg.equal])
+    counter = TailCounter(r.observed_abs)
+    counter.update(r.centred)
     p_values = [
         tail_p(int(g), int(e), s.n_resamples, exact=False, mid=False)
-        for g, e in zip(greater, equal, strict=True)
+        for g, e in zip(counter.greater, counter.equal, strict=True)
     ]
     tests = _Tests(p_values, ["bootstrap-centred"] * len(p_values))
     if s.correction == "maxt":

@@ -67,11 +67,7 @@ class PairedTestResult:
 
 
 def _run_of(run: RunLike | HasRun) -> RunLike:
-    if isinstance(run, RunResult):
-        return run
-    if isinstance(run, HasRun):
-        return run.result
-    return run
+    return run.result if isinstance(run, HasRun) else run
 
 
 def paired_test(
