@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -22,12 +23,9 @@ def fsync_dir(directory: Path) -> None:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:  # e.g. Windows; the replace is still atomic
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def _existing_ancestor(path: Path) -> Path:
