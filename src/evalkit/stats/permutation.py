@@ -210,14 +210,9 @@ def _sign_groups(by_metric: FloatArray) -> _SignGroups | None:
 def _binomial(
     groups: _SignGroups, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
 ) -> Iterator[NullChunk]:
-    k = groups.values.shape[1]
-    if groups.values.shape[0] == 0:  # every difference is zero: the null is a point at 0
-        for start in range(0, n_resamples, 65536):
-            rows = min(65536, n_resamples - start)
-            yield NullChunk(np.zeros((rows, k)), np.empty((rows, 0)))
-        return
+    # no group (every difference zero) draws nothing: the null is a point at 0
     by_metric = np.ascontiguousarray(groups.values.T)
-    rows_per_chunk = max(1, chunk_bytes // (16 * groups.sizes.shape[0]))
+    rows_per_chunk = max(1, chunk_bytes // (16 * max(1, groups.sizes.shape[0])))
     for start in range(0, n_resamples, rows_per_chunk):
         rows = min(rows_per_chunk, n_resamples - start)
         flipped = gen.binomial(groups.sizes, 0.5, size=(rows, groups.sizes.shape[0]))
