@@ -80,10 +80,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """``Path.read_bytes`` that stops at the size limit (raising :class:`InputTooLarge`)."""
     limit = max_input_bytes()
     with open(path, "rb") as handle:
-        try:
-            size = os.fstat(handle.fileno()).st_size
-        except OSError:  # pragma: no cover - fstat on an open file does not fail in practice
-            size = 0
+        size = os.fstat(handle.fileno()).st_size
         if size > limit:
             raise InputTooLarge(path, f"the file ({_size_text(size)})", limit)
         data = handle.read(limit + 1)  # not regular (a pipe, /dev/zero) or still growing

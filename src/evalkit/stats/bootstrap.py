@@ -80,19 +80,13 @@ def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
     return h
 
 
-def _first_seen(first: IntArray) -> IntArray:
-    """Group order by the position of each group's first case."""
-    order: IntArray = np.argsort(first, kind="stable").astype(np.int64)
-    return order
-
-
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
     """Group cases by their tuple of values, or ``None`` when there are more than ``limit``."""
     if by_metric.shape[0] == 1:
         values, first, counts = np.unique(by_metric[0], return_index=True, return_counts=True)
         if values.shape[0] > limit:
             return None
-        order = _first_seen(first)
+        order = np.argsort(first, kind="stable")  # groups by their first case
         return DistinctRows(values[order][:, None], counts[order].astype(np.int64))
     _, first, codes, counts = np.unique(
         _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
@@ -105,7 +99,7 @@ def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
         np.array_equal(row, rep[codes]) for row, rep in zip(by_metric, representatives, strict=True)
     ):
         return _distinct_by_folding(by_metric, limit)
-    order = _first_seen(first)
+    order = np.argsort(first, kind="stable")  # groups by their first case
     return DistinctRows(representatives[:, order].T.copy(), counts[order].astype(np.int64))
 
 
@@ -124,7 +118,7 @@ def _distinct_by_folding(by_metric: FloatArray, limit: int) -> DistinctRows | No
     _, first, counts = np.unique(codes, return_index=True, return_counts=True)
     if first.shape[0] > limit:
         return None
-    order = _first_seen(first)
+    order = np.argsort(first, kind="stable")  # groups by their first case
     return DistinctRows(by_metric[:, first[order]].T.copy(), counts[order].astype(np.int64))
 
 

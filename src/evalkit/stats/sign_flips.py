@@ -84,8 +84,7 @@ class SignFlipNull:
         return cls(s, size, flips, flipped, flipped_sizes)
 
     def p(self, shift: FloatArray) -> FloatArray:
-        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed);
-        without every pattern the observed one counts as one of the draws."""
+        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
         n = float(self.sizes.sum())
         observed = np.abs(self.totals.sum(axis=1) - n * shift)
         null = np.abs(self.flipped - shift[:, None] * self.flipped_sizes[None, :])
@@ -94,11 +93,8 @@ class SignFlipNull:
         tol = 1e-9 * (np.abs(self.totals).sum(axis=1) + n * np.abs(shift)) + 1e-300
         greater = np.count_nonzero(null > (observed + tol)[:, None], axis=1)
         equal = np.count_nonzero(np.abs(null - observed[:, None]) <= tol[:, None], axis=1)
-        total = null.shape[1]
-        if self.flips.exact:
-            p = (greater + 0.5 * equal) / total
-        else:
-            p = (greater + 0.5 * (equal + 1)) / (total + 1)
+        drawn = 0 if self.flips.exact else 1  # the observed pattern counts as a draw
+        p = (greater + 0.5 * (equal + drawn)) / (null.shape[1] + drawn)
         out: FloatArray = np.where(observed <= tol, 1.0, np.minimum(1.0, p))
         return out
 
