@@ -222,7 +222,6 @@ class ItemCountAggregate:
         self._statistic = statistic
         self.value_a, self.value_b = values
         vocabulary: dict[str, int] = {}
-        self._n = len(sets_a)
         # 1.0 for a case whose (whole) response listed anything: max_item_share's
         # denominator counts only those.  Without it, a non-empty window stands in.
         shown_a, shown_b = answered or ([bool(s) for s in sets_a], [bool(s) for s in sets_b])

@@ -77,19 +77,16 @@ def _name_and_rows(run: RunLike, default: str) -> tuple[str, list[Row]]:
 
 
 def _by_id(rows: list[Row], name: str) -> dict[str, Row]:
-    quick = dict(zip([row.query_id for row in rows], rows, strict=True))
-    if len(quick) == len(rows):
-        return quick
-    out: dict[str, Row] = {}  # a duplicate: find and name the first
-    for row in rows:
-        case_id = row.query_id
-        if case_id in out:
+    by_id = dict(zip([row.query_id for row in rows], rows, strict=True))
+    seen: set[str] = set()
+    for row in rows if len(by_id) < len(rows) else ():  # a duplicate: name the first
+        if row.query_id in seen:
             raise ComparisonError(
-                f"run {name!r}: case id {case_id!r} appears more than once; pairing by id "
-                "needs unique ids (deduplicate the rows)"
+                f"run {name!r}: case id {row.query_id!r} appears more than once; pairing by "
+                "id needs unique ids (deduplicate the rows)"
             )
-        out[case_id] = row
-    return out
+        seen.add(row.query_id)
+    return by_id
 
 
 @dataclass(frozen=True)
