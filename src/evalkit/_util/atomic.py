@@ -30,10 +30,7 @@ def fsync_dir(directory: Path) -> None:
 
 def _existing_ancestor(path: Path) -> Path:
     """The nearest ancestor of ``path`` that exists (``.`` for a relative path)."""
-    for ancestor in path.parents:
-        if os.path.lexists(ancestor):
-            return ancestor
-    return Path(path.anchor or ".")
+    return next((a for a in path.parents if os.path.lexists(a)), Path(path.anchor or "."))
 
 
 def _blocked(target: Path) -> InputError | None:

@@ -158,10 +158,7 @@ def _lone_surrogate_at(text: str) -> int | None:
     """Offset of the first escape of an unpaired surrogate, if any."""
     if "\\u" not in text:
         return None
-    for match in _SURROGATE.finditer(text):
-        if len(match.group()) == 6:  # not part of a pair
-            return match.start()
-    return None
+    return next((m.start() for m in _SURROGATE.finditer(text) if len(m.group()) == 6), None)
 
 
 def _is_text(value: Any) -> bool:
