@@ -193,11 +193,7 @@ def pair_runs(
 
 
 def _computed(rows: list[Row]) -> str:
-    seen: dict[str, None] = {}
-    for row in rows:
-        for name in row.metrics:
-            seen.setdefault(name, None)
-    return ", ".join(seen) or "none"
+    return ", ".join(dict.fromkeys(name for row in rows for name in row.metrics)) or "none"
 
 
 def _number(value: object, metric: str, case_id: str, run: str) -> float:
