@@ -20,7 +20,7 @@ from evalkit.stats.correction import (
 )
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.fixedpoint import FixedPoint, to_fixed
-from evalkit.stats.names import METHODS, Correction, Method, checked
+from evalkit.stats.names import METHODS, Correction, Method, checked, checked_alpha
 from evalkit.stats.outcome import BootstrapResult, Comparison, Kind
 from evalkit.stats.permutation import marginal_tails, permutation_null
 from evalkit.stats.stream import (
@@ -77,14 +77,7 @@ def check_settings(
     chunk_bytes: object,
 ) -> Settings:
     resamples = check_resamples(n_resamples)
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, int | float)
-        or not 0.0 < float(alpha) < 1.0
-    ):
-        raise InputError(
-            f"alpha must lie strictly between 0 and 1 (0.05 gives a 95% interval), got {alpha!r}"
-        )
+    level = checked_alpha(alpha, " (0.05 gives a 95% interval)")
     chosen = checked(method, METHODS, "method")
     fixed_correction = check_correction(correction)
     if fixed_correction == "maxt" and chosen == "t":
@@ -94,9 +87,7 @@ def check_settings(
         )
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
         raise InputError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
-    return Settings(
-        resamples, resolve_seed(seed), float(alpha), chosen, fixed_correction, chunk_bytes
-    )
+    return Settings(resamples, resolve_seed(seed), level, chosen, fixed_correction, chunk_bytes)
 
 
 def case_column(

@@ -25,3 +25,10 @@ def checked(value: object, names: tuple[Name, ...], what: str) -> Name:
         if value == known:
             return known
     raise InputError(f"unknown {what} {value!r}: use one of {', '.join(names)}")
+
+
+def checked_alpha(alpha: object, hint: str = "") -> float:
+    """``alpha`` as a level strictly between 0 and 1, else one clear line."""
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise InputError(f"alpha must lie strictly between 0 and 1{hint}, got {alpha!r}")
+    return float(alpha)

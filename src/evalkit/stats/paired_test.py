@@ -8,13 +8,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from evalkit._model.results import RunResult
-from evalkit.errors import InputError
 from evalkit.stats.clustered_decide import (
     ClusteredEvaluator,
     ClusterLabels,
     cluster_labels,
     evaluator_by_cluster,
 )
+from evalkit.stats.names import checked_alpha
 from evalkit.stats.pairing import RunLike
 from evalkit.stats.procedures import DEFAULT_GATE_METHOD, PROCEDURE_NAMES
 from evalkit.stats.stream import SeedLike, resolve_seed
@@ -96,8 +96,7 @@ def paired_test(
     field in the rows' ``meta``), and the inference is by cluster
     (:mod:`evalkit.stats.clustered_decide`).  A case without one is its own cluster.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    checked_alpha(alpha)
     asked = DEFAULT_GATE_METHOD if method is None else method
     labels = cluster_labels(clusters, a, b) if isinstance(clusters, str) else clusters
     evaluator, paired = evaluator_by_cluster(
