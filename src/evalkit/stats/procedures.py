@@ -110,11 +110,7 @@ def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
     ``α/2`` passes that share, the upper end symmetrically.
     """
     r = np.sort(resampled, axis=1)
-    rows, b = r.shape
-    out = np.empty(rows)
-    for i in range(rows):
-        out[i] = _percentile_p_row(r[i], null, b)
-    return out
+    return np.array([_percentile_p_row(row, null, r.shape[1]) for row in r], dtype=np.float64)
 
 
 def _crossing(r: FloatArray, null: float, count: int) -> float:
