@@ -63,7 +63,7 @@ class BootstrapDraws:
 
 @dataclass(frozen=True)
 class DistinctRows:
-    """The distinct per-case tuples (lexicographically ascending) and how many cases have each."""
+    """Distinct per-case tuples (in the order of their first case) and how many cases have each."""
 
     values: FloatArray  # (T, k)
     counts: IntArray  # (T,)
@@ -82,12 +82,6 @@ def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
 
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
     """Group cases by their tuple of values, or ``None`` when there are more than ``limit``."""
-    if by_metric.shape[0] == 1:
-        values, first, counts = np.unique(by_metric[0], return_index=True, return_counts=True)
-        if values.shape[0] > limit:
-            return None
-        order = np.argsort(first, kind="stable")  # groups by their first case
-        return DistinctRows(values[order][:, None], counts[order].astype(np.int64))
     _, first, codes, counts = np.unique(
         _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
     )
