@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
-from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, distinct_rows
+from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, DistinctRows, distinct_rows
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
 from evalkit.stats.stream import (
     PURPOSE_PERMUTATION,
@@ -185,38 +185,29 @@ def exact_tail_counts(by_metric: FloatArray, observed_abs: FloatArray) -> tuple[
     return greater, equal
 
 
-@dataclass(frozen=True)
-class _SignGroups:
-    values: FloatArray  # (G, k) tuples up to sign, first non-zero entry positive
-    sizes: IntArray  # (G,)
-
-
-def _sign_groups(by_metric: FloatArray) -> _SignGroups | None:
+def _sign_groups(by_metric: FloatArray) -> DistinctRows | None:
     """Cases grouped by their difference tuple up to sign; all-zero cases dropped."""
     k, n = by_metric.shape
     nonzero = np.flatnonzero(np.any(by_metric != 0, axis=0))
     if nonzero.shape[0] == 0:
-        return _SignGroups(np.zeros((0, k)), np.zeros(0, dtype=np.int64))
+        return DistinctRows(np.zeros((0, k)), np.zeros(0, dtype=np.int64))
     kept = by_metric[:, nonzero]
     # orient each tuple so that its first non-zero entry is positive
     first = np.argmax(kept != 0, axis=0)
     sign = np.sign(kept[first, np.arange(kept.shape[1])])
-    groups = distinct_rows(kept * sign + 0.0, discrete_limit(n))
-    if groups is None:
-        return None
-    return _SignGroups(groups.values, groups.counts)
+    return distinct_rows(kept * sign + 0.0, discrete_limit(n))
 
 
 def _binomial(
-    groups: _SignGroups, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
+    groups: DistinctRows, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
 ) -> Iterator[NullChunk]:
     # no group (every difference zero) draws nothing: the null is a point at 0
     by_metric = np.ascontiguousarray(groups.values.T)
-    rows_per_chunk = max(1, chunk_bytes // (16 * max(1, groups.sizes.shape[0])))
+    rows_per_chunk = max(1, chunk_bytes // (16 * max(1, groups.counts.shape[0])))
     for start in range(0, n_resamples, rows_per_chunk):
         rows = min(rows_per_chunk, n_resamples - start)
-        flipped = gen.binomial(groups.sizes, 0.5, size=(rows, groups.sizes.shape[0]))
-        signed_counts = (groups.sizes - 2 * flipped).astype(np.float64)
+        flipped = gen.binomial(groups.counts, 0.5, size=(rows, groups.counts.shape[0]))
+        signed_counts = (groups.counts - 2 * flipped).astype(np.float64)
         sums = exact_products(signed_counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
         yield NullChunk(sums, np.empty((rows, 0)))
 
