@@ -94,7 +94,7 @@ def marginal_tails(
     if not aggregates and not flipped:
         return MarginalTails(greater, equal, tuple(totals), tuple(paths))
     # The flipped metrics (n > 20, too many distinct values for the binomial path) and the
-    # aggregates share one null: the stream of their joint max-T null.
+    # aggregates share one null, drawn from the permutation substream.
     gen = substream(seed, PURPOSE_PERMUTATION)
     null = permutation_null(fixed.by_metric[flipped], aggregates, n_resamples, gen, chunk_bytes)
     counter = TailCounter(np.concatenate([totals_abs[flipped], observed_agg_abs]))
