@@ -89,7 +89,8 @@ from numpy.typing import NDArray
 from evalkit.stats.correction import holm_rows
 from evalkit.stats.diagnostics import NO_WIN_N
 from evalkit.stats.power import detectable_regression, mde
-from evalkit.stats.procedures import PermutationNull, SignFlips, t_bounds, t_p
+from evalkit.stats.procedures import t_bounds, t_p
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 
 FloatArray = NDArray[np.float64]
 Shape = Callable[[int, int, np.random.Generator], FloatArray]
@@ -494,8 +495,8 @@ def bounds(
     if procedure == "studentized":
         return batch_studentized(data, n_resamples, rng, alpha)
     # The inverted permutation interval excludes the truth exactly when p(truth) ≤ α
-    # (by construction, see PermutationNull.bounds), so the rates need only p(truth).
-    null = PermutationNull.of(data, SignFlips.draw(data.shape[1], n_resamples, rng))
+    # (by construction, see SignFlipNull.bounds), so the rates need only p(truth).
+    null = SignFlipNull.of(data, SignFlips.draw(data.shape[1], n_resamples, rng))
     p = null.p(np.full(data.shape[0], truth))
     rejected = p <= alpha
     mean = data.mean(axis=1)
@@ -563,7 +564,7 @@ def realised_power(
         data = second - effect[:, None]
         _, high = bounds(procedure, data, ALPHA, rng, 999)
         if procedure == "permutation":
-            null = PermutationNull.of(data, SignFlips.draw(n, 999, rng))
+            null = SignFlipNull.of(data, SignFlips.draw(n, 999, rng))
             high = np.where((null.p(np.zeros(rows)) <= ALPHA) & (data.mean(axis=1) < 0), -1, 1)
         hits += int(np.count_nonzero(high < 0))
     return float(np.mean(claimed)), hits / trials

@@ -51,13 +51,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.clustered import (
-    ClusterFlips,
-    ClusterSignFlipNull,
     ClusterT,
     bell_mccaffrey_df,
     cluster_bootstrap_means,
 )
 from evalkit.stats.compare import percentile_interval
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.tdist import normal_quantile, t_quantile
 
 FloatArray = NDArray[np.float64]
@@ -222,9 +221,9 @@ def resampling_row(cell: Cell, trials: int, resamples: int, seed: int) -> Resamp
         resampled = cluster_bootstrap_means(row, sizes, resamples, gen)
         lo, hi = percentile_interval(resampled, ALPHA, axis=1)
         boot_low[i], boot_high[i] = float(lo[0]), float(hi[0])
-        null = ClusterSignFlipNull.of(row, sizes, ClusterFlips.draw(cell.clusters, resamples, gen))
+        null = SignFlipNull.of(row, SignFlips.draw(cell.clusters, resamples, gen), sizes)
         p = float(null.p(np.zeros(1))[0])
-        mean = float(null.mean[0])
+        mean = float(row.sum() / sizes.sum())  # the sign of the observed mean
         flip_low[i] = p <= ALPHA and mean < 0
         flip_high[i] = p <= ALPHA and mean > 0
     boot = _rates_of(*_sided(boot_low, boot_high))

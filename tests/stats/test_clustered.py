@@ -11,9 +11,7 @@ from scipy import stats as sps  # type: ignore[import-untyped]  # dev-only, no s
 
 from evalkit.errors import InputError
 from evalkit.stats.clustered import (
-    ClusterFlips,
     Clustering,
-    ClusterSignFlipNull,
     ClusterT,
     bell_mccaffrey_df,
     cluster_bootstrap_means,
@@ -22,6 +20,7 @@ from evalkit.stats.clustered import (
 )
 from evalkit.stats.clustered_decide import ClusteredEvaluator
 from evalkit.stats.procedures import Decision, Procedure
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 
 
 def clustered_answer(
@@ -39,7 +38,7 @@ def clustered_answer(
         resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, gen)[0]
         ev = ClusteredEvaluator(procedure, float(d.mean()), clustering, resampled=resampled)
     elif procedure == "cluster-permutation":
-        flips = ClusterFlips.draw(clustering.count, n_resamples, gen)
+        flips = SignFlips.draw(clustering.count, n_resamples, gen)
         ev = ClusteredEvaluator(procedure, float(d.mean()), clustering, diffs=d, flips=flips)
     else:
         ev = ClusteredEvaluator(procedure, float(d.mean()), clustering, diffs=d)
@@ -151,10 +150,10 @@ def test_interval_and_p_are_duals_on_every_path() -> None:
 def test_exact_sign_flips_enumerate_every_cluster_pattern() -> None:
     totals = np.array([[1.5, -0.5, 2.0, 0.5, 3.0, 1.0]])
     sizes = np.array([2, 1, 3, 1, 4, 2], dtype=np.int64)
-    flips = ClusterFlips.draw(6, 10_000, np.random.default_rng(0))
+    flips = SignFlips.draw(6, 10_000, np.random.default_rng(0))
     assert flips.exact
     assert flips.total == 64
-    null = ClusterSignFlipNull.of(totals, sizes, flips)
+    null = SignFlipNull.of(totals, flips, sizes)
     for shift in (0.0, 0.1, 0.6):
         observed = abs(totals.sum() - sizes.sum() * shift)
         greater = equal = 0

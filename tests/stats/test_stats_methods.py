@@ -149,9 +149,9 @@ def test_binomial_and_flip_paths_agree_in_distribution(monkeypatch: pytest.Monke
     rng = np.random.default_rng(4)
     units = to_fixed(rng.choice([-2.0, -1.0, 0.0, 1.0, 3.0], size=(150, 1))).units
     fixed = to_fixed(units.astype(np.float64))
-    fast = perm.permutation_null(fixed, [], 20_000, substream(1, 2), 10**7)
+    fast = perm.permutation_null(fixed.by_metric, [], 20_000, substream(1, 2), 10**7)
     monkeypatch.setattr(perm, "discrete_limit", lambda n: 0)
-    slow = perm.permutation_null(fixed, [], 20_000, substream(2, 2), 10**7)
+    slow = perm.permutation_null(fixed.by_metric, [], 20_000, substream(2, 2), 10**7)
     assert (fast.path, slow.path) == ("binomial", "flips")
     a = np.concatenate([c.sums[:, 0] for c in fast.chunks])
     b = np.concatenate([c.sums[:, 0] for c in slow.chunks])
@@ -162,8 +162,8 @@ def test_binomial_and_flip_paths_agree_in_distribution(monkeypatch: pytest.Monke
 def test_permutation_chunks_never_change_a_draw() -> None:
     rng = np.random.default_rng(5)
     fixed = to_fixed(rng.normal(size=(123, 2)))
-    whole = perm.permutation_null(fixed, [], 300, substream(9, 2), 10**9)
-    split = perm.permutation_null(fixed, [], 300, substream(9, 2), 100)
+    whole = perm.permutation_null(fixed.by_metric, [], 300, substream(9, 2), 10**9)
+    split = perm.permutation_null(fixed.by_metric, [], 300, substream(9, 2), 100)
     a = np.vstack([c.sums for c in whole.chunks])
     b = np.vstack([c.sums for c in split.chunks])
     assert np.array_equal(a, b)
@@ -271,7 +271,7 @@ def test_meeting_in_the_middle_equals_listing_every_pattern(n: int) -> None:
     rng = np.random.default_rng(n)
     fixed = to_fixed(np.column_stack([rng.integers(-3, 4, n), rng.normal(size=n)]).astype(float))
     observed = np.abs(fixed.totals)
-    null = perm.permutation_null(fixed, [], 100, substream(0, 2), 10**6)
+    null = perm.permutation_null(fixed.by_metric, [], 100, substream(0, 2), 10**6)
     assert null.exact
     listed = np.vstack([np.abs(c.sums) for c in null.chunks])
     greater, equal = perm.exact_tail_counts(fixed.by_metric, observed)

@@ -26,13 +26,8 @@ from evalkit._util.figures import signed
 from evalkit.errors import EvalkitError
 from evalkit.gate.model import GateOptions
 from evalkit.gate.procedure import evaluate_gate
-from evalkit.stats.procedures import (
-    Evaluator,
-    PermutationNull,
-    SignFlips,
-    agree,
-    evaluator_for,
-)
+from evalkit.stats.procedures import Evaluator, agree, evaluator_for
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.significance import paired_bootstrap
 from evalkit.targets.base import TargetResponse
 
@@ -130,7 +125,7 @@ def test_exact_permutation_p_is_brute_force_enumeration() -> None:
         d = np.round(rng.normal(0, 1, n), 1) if trial % 2 else (rng.integers(0, 6, n) / 5.0 - 0.4)
         flips = SignFlips.draw(n, 2**n, rng)
         assert flips.exact
-        null = PermutationNull.of(d, flips)
+        null = SignFlipNull.of(d, flips)
         for shift in (0.0, 0.2, float(d.mean())):
             got = float(null.p(np.array([shift]))[0])
             assert got == pytest.approx(brute_force_mid_p(d, shift), abs=1e-12)

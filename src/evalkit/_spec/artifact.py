@@ -759,7 +759,7 @@ def read_artifact(path: str | Path) -> RunArtifact:
     p = Path(path)
     # The collector would walk the whole parsed document at every generation-2 pass
     # while the rows are built from it; nothing here makes a reference cycle.
-    with _bounded.paused_gc_keeping():
+    with _bounded.paused_gc(keep=True):
         raw = _read_raw(p)
         quick = _read_quickly(raw, str(p))
         if quick is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import tempfile
@@ -22,20 +23,14 @@ def fsync_dir(directory: Path) -> None:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:  # e.g. Windows; the replace is still atomic
         return
-    try:
+    with contextlib.suppress(OSError):
         os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    os.close(fd)
 
 
 def _existing_ancestor(path: Path) -> Path:
     """The nearest ancestor of ``path`` that exists (``.`` for a relative path)."""
-    for ancestor in path.parents:
-        if os.path.lexists(ancestor):
-            return ancestor
-    return Path(path.anchor or ".")
+    return next((a for a in path.parents if os.path.lexists(a)), Path(path.anchor or "."))
 
 
 def _blocked(target: Path) -> InputError | None:

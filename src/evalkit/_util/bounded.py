@@ -80,10 +80,7 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """``Path.read_bytes`` that stops at the size limit (raising :class:`InputTooLarge`)."""
     limit = max_input_bytes()
     with open(path, "rb") as handle:
-        try:
-            size = os.fstat(handle.fileno()).st_size
-        except OSError:  # pragma: no cover - fstat on an open file does not fail in practice
-            size = 0
+        size = os.fstat(handle.fileno()).st_size
         if size > limit:
             raise InputTooLarge(path, f"the file ({_size_text(size)})", limit)
         data = handle.read(limit + 1)  # not regular (a pipe, /dev/zero) or still growing
@@ -161,10 +158,7 @@ def _lone_surrogate_at(text: str) -> int | None:
     """Offset of the first escape of an unpaired surrogate, if any."""
     if "\\u" not in text:
         return None
-    for match in _SURROGATE.finditer(text):
-        if len(match.group()) == 6:  # not part of a pair
-            return match.start()
-    return None
+    return next((m.start() for m in _SURROGATE.finditer(text) if len(m.group()) == 6), None)
 
 
 def _is_text(value: Any) -> bool:
@@ -217,31 +211,19 @@ def _deeper_than_limit(value: Any, depth: int = 1) -> bool:
 
 
 @contextmanager
-def paused_gc() -> Iterator[None]:
-    """Suspend the cyclic garbage collector while building millions of objects."""
+def paused_gc(*, keep: bool = False) -> Iterator[None]:
+    """Suspend the cyclic garbage collector while building millions of objects; ``keep``
+    (code that returns what it builds, a run read from a file): the new objects join the
+    collector's oldest generation when it resumes."""
     was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@contextmanager
-def paused_gc_keeping() -> Iterator[None]:
-    """:func:`paused_gc` for code that returns what it builds (a run read from a file):
-    the new objects join the collector's oldest generation when it resumes.
-    """
-    was_enabled = gc.isenabled()
-    if was_enabled:
+    if was_enabled and keep:
         gc.collect(1)
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count() == 0:
+            if keep and gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

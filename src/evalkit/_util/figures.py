@@ -27,8 +27,5 @@ def num(x: float | None, unit: str = "") -> str:
 
 def signed(x: float | None, unit: str = "") -> str:
     """:func:`num` with its sign always shown (a change, a bound)."""
-    if x is None or not math.isfinite(x):
-        return NA
-    if x == 0:
-        return "+0.0000" + (f" {unit}" if unit else "")
-    return ("+" if x > 0 else "") + num(x, unit)
+    shown = num(x, unit)
+    return "+" + shown if x is not None and x >= 0 and shown != NA else shown

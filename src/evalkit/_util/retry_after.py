@@ -15,35 +15,33 @@ __all__ = ["WaitBudget", "rate_limit_advice", "retry_after_seconds"]
 _log = get_logger(__name__)
 
 
+def _seconds(text: str, per_second: float) -> float | None:
+    try:
+        value = float(text) / per_second
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
 def retry_after_seconds(
     headers: Mapping[str, str], *, now: Callable[[], float] = time.time
 ) -> float | None:
     """Seconds the server asked to wait, or ``None`` when it did not say (or said nonsense)."""
     ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            value = float(ms) / 1000.0
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value) and value >= 0:
-            return value
+    in_ms = None if ms is None else _seconds(ms, 1000.0)
+    if in_ms is not None:
+        return in_ms
     raw = headers.get("retry-after")
     if raw is None:
         return None
-    raw = raw.strip()
-    try:
-        seconds = float(raw)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(raw)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:  # an HTTP date is GMT by definition
-            return None
-        return max(0.0, when.timestamp() - now())
-    if not math.isfinite(seconds) or seconds < 0:
+    seconds = _seconds(raw.strip(), 1.0)
+    if seconds is not None:
+        return seconds
+    try:  # not a number: an HTTP date (GMT by definition, so one without a zone is nonsense)
+        when = email.utils.parsedate_to_datetime(raw.strip())
+    except (TypeError, ValueError):
         return None
-    return seconds
+    return None if when.tzinfo is None else max(0.0, when.timestamp() - now())
 
 
 class WaitBudget:

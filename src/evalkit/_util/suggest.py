@@ -25,8 +25,8 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` for the closest choice, or ``""`` when none is close."""
-    listed = list(choices)
-    if (same_letters := _other_case(word, listed)) is not None:
-        return f" (did you mean {same_letters!r}? it differs only in letter case)"
-    match = closest(word, listed)
-    return f" (did you mean {match!r}?)" if match is not None else ""
+    match = closest(word, choices)
+    if match is None:
+        return ""
+    other_case = match != word and match.casefold() == word.casefold()
+    return f" (did you mean {match!r}?{' it differs only in letter case' if other_case else ''})"

@@ -27,13 +27,10 @@ def visible(text: object, max_len: int | None = None) -> str:
         s = s[: max(max_len - 1, 0)] + ELLIPSIS
     if s.isprintable():
         return s
-    out = []
-    for ch in s:
-        if ch in _KEEP or ch == " " or unicodedata.category(ch) not in _SPELLED:
-            out.append(ch)
-        else:
-            out.append(_shown(ch))
-    return "".join(out)
+    return "".join(
+        ch if ch in _KEEP or ch == " " or unicodedata.category(ch) not in _SPELLED else _shown(ch)
+        for ch in s
+    )
 
 
 def one_line(text: object, max_len: int | None = None) -> str:

@@ -34,32 +34,26 @@ class _Loader(yaml.SafeLoader):
             event = self.peek_event()  # type: ignore[no-untyped-call]
             if event.anchor in self._open_anchors:
                 raise ComposerError(
-                    None,
-                    None,
-                    f"recursive alias *{event.anchor} (it refers to the value that contains "
-                    "it, which would never end); write the value out instead",
-                    event.start_mark,
+                    problem=f"recursive alias *{event.anchor} (it refers to the value that "
+                    "contains it, which would never end); write the value out instead",
+                    problem_mark=event.start_mark,
                 )
             node = super().compose_node(parent, index)
             assert node is not None
             self._alias_nodes += self._expanded_size(node)
             if self._alias_nodes > MAX_ALIAS_NODES:
                 raise ComposerError(
-                    None,
-                    None,
-                    f"aliases expand to more than {MAX_ALIAS_NODES:,} values "
+                    problem=f"aliases expand to more than {MAX_ALIAS_NODES:,} values "
                     f"(*{event.anchor} here); this looks like an alias bomb "
                     '("billion laughs"): write the values out or use fewer aliases',
-                    event.start_mark,
+                    problem_mark=event.start_mark,
                 )
             return node
         event = self.peek_event()  # type: ignore[no-untyped-call]
         if self._depth >= MAX_DEPTH:
             raise ComposerError(
-                None,
-                None,
-                f"nested deeper than {MAX_DEPTH} levels; flatten the structure",
-                event.start_mark,
+                problem=f"nested deeper than {MAX_DEPTH} levels; flatten the structure",
+                problem_mark=event.start_mark,
             )
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
@@ -95,10 +89,9 @@ class _Loader(yaml.SafeLoader):
             return value
         except UnicodeEncodeError:
             raise ConstructorError(
-                None,
-                None,
-                "a \\uD800-\\uDFFF escape is half of a UTF-16 surrogate pair, not a character",
-                node.start_mark,
+                problem="a \\uD800-\\uDFFF escape is half of a UTF-16 surrogate pair, not a "
+                "character",
+                problem_mark=node.start_mark,
             ) from None
         except yaml.YAMLError:
             raise

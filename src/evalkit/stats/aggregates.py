@@ -90,13 +90,6 @@ class GenericAggregate:
         return out
 
 
-def _positions_of(order: IntArray) -> IntArray:
-    """The inverse permutation: each case's position in ``order``."""
-    out = np.empty(order.shape[0], dtype=np.int64)
-    out[order] = np.arange(order.shape[0], dtype=np.int64)
-    return out
-
-
 class NearestRankAggregate:
     """``latency_pXX``: the ceil(p/100 * n)-th smallest value, vectorised."""
 
@@ -122,7 +115,8 @@ class NearestRankAggregate:
         self._start = self._tail_start(n)
         self._tails = tuple(
             (rank_of, rank_of >= self._start)
-            for rank_of in (_positions_of(self._order_a), _positions_of(self._order_b))
+            # each case's sorted position: the inverse permutation of the order
+            for rank_of in (np.argsort(self._order_a), np.argsort(self._order_b))
         )
 
     @property
@@ -222,7 +216,6 @@ class ItemCountAggregate:
         self._statistic = statistic
         self.value_a, self.value_b = values
         vocabulary: dict[str, int] = {}
-        self._n = len(sets_a)
         # 1.0 for a case whose (whole) response listed anything: max_item_share's
         # denominator counts only those.  Without it, a non-empty window stands in.
         shown_a, shown_b = answered or ([bool(s) for s in sets_a], [bool(s) for s in sets_b])

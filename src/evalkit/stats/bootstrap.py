@@ -15,7 +15,7 @@ from evalkit.stats.stream import (
     PURPOSE_BOOTSTRAP,
     PURPOSE_BOOTSTRAP_DISCRETE,
     discrete_limit,
-    index_blocks,
+    draw_blocks,
     plan_chunks,
     substream,
 )
@@ -63,7 +63,7 @@ class BootstrapDraws:
 
 @dataclass(frozen=True)
 class DistinctRows:
-    """The distinct per-case tuples (lexicographically ascending) and how many cases have each."""
+    """Distinct per-case tuples (in the order of their first case) and how many cases have each."""
 
     values: FloatArray  # (T, k)
     counts: IntArray  # (T,)
@@ -80,20 +80,8 @@ def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
     return h
 
 
-def _first_seen(first: IntArray) -> IntArray:
-    """Group order by the position of each group's first case."""
-    order: IntArray = np.argsort(first, kind="stable").astype(np.int64)
-    return order
-
-
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
     """Group cases by their tuple of values, or ``None`` when there are more than ``limit``."""
-    if by_metric.shape[0] == 1:
-        values, first, counts = np.unique(by_metric[0], return_index=True, return_counts=True)
-        if values.shape[0] > limit:
-            return None
-        order = _first_seen(first)
-        return DistinctRows(values[order][:, None], counts[order].astype(np.int64))
     _, first, codes, counts = np.unique(
         _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
     )
@@ -105,7 +93,7 @@ def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
         np.array_equal(row, rep[codes]) for row, rep in zip(by_metric, representatives, strict=True)
     ):
         return _distinct_by_folding(by_metric, limit)
-    order = _first_seen(first)
+    order = np.argsort(first, kind="stable")  # groups by their first case
     return DistinctRows(representatives[:, order].T.copy(), counts[order].astype(np.int64))
 
 
@@ -124,7 +112,7 @@ def _distinct_by_folding(by_metric: FloatArray, limit: int) -> DistinctRows | No
     _, first, counts = np.unique(codes, return_index=True, return_counts=True)
     if first.shape[0] > limit:
         return None
-    order = _first_seen(first)
+    order = np.argsort(first, kind="stable")  # groups by their first case
     return DistinctRows(by_metric[:, first[order]].T.copy(), counts[order].astype(np.int64))
 
 
@@ -215,7 +203,7 @@ def _generic(
     weights = np.empty((plan.rows, n), dtype=np.float64) if counting else None
     sums = np.zeros((n_resamples, k), dtype=np.float64)
     deltas = np.empty((n_resamples, len(aggregates)), dtype=np.float64)
-    for block in index_blocks(gen, n, n_resamples, plan):
+    for block in draw_blocks(gen, n, n_resamples, plan, high=n):
         rows = slice(block.start, block.start + block.rows)
         draws = block.draws
         if weights is not None:

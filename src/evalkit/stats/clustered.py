@@ -1,38 +1,8 @@
-"""Inference on a mean paired difference when cases come in declared clusters.
-
-Cases that share a document, a conversation or a template move together, so the
-per-case paired t (and any case-level resampling) reads too little spread from
-them.  Here the unit of independence is the cluster:
-
-``cluster-t`` (the default's procedure with clusters)
-    The cluster-robust t for the mean difference with Bell and McCaffrey's (2002)
-    bias-reduced ("CR2") variance and their Satterthwaite degrees of freedom, as
-    Pustejovsky and Tipton (2018) and R's clubSandwich compute them for an
-    intercept-only regression under working independence.  For a mean both have a
-    closed form in the cluster totals (derived in docs/clusters.md): with ``n``
-    cases, cluster sizes ``n_g`` and residual totals ``r_g = S_g - n_g·mean``,
-    ``var = Σ r_g² / (1 - n_g/n) / n²`` and
-    ``df = (1/n²) / (Σ b_g² - (2/n)·Σ b_g·c_g + (Σ c_g)²/n²)`` with
-    ``b_g = n_g / (n²·(1 - n_g/n))`` and ``c_g = n_g·b_g``.  Every case its own
-    cluster gives exactly the paired t (``s²/n``, ``n - 1`` df); G equal clusters
-    give ``G - 1`` df.  Interval ``mean ± t(1 - α/2, df)·se`` and its p are duals.
-``cluster-bootstrap``
-    Resample whole clusters with replacement (G draws per resample) and recompute
-    the mean over the drawn clusters' cases (Σ counts·totals / Σ counts·sizes);
-    the percentile interval and its dual percentile p.
-``cluster-permutation``
-    Flip the two systems of a whole cluster at once: the statistic is
-    Σ_g s_g·(S_g - n_g·δ), mid-p (exact over all 2^G patterns when that is within
-    the resamples), and the interval is every δ the test does not reject (bisection
-    between an accepted and a rejected point, the tested value one bracket end).
-
-A case without a declared cluster is its own cluster.  Everything works on the
-clusters' totals, so the calibration script simulates the very code that decides.
-
-With fewer than :func:`clusters_needed` clusters no answer is valid without
-assuming the clusters' effects are normal: flipping whole clusters, the test that
-holds for any symmetric cluster effects, cannot reach a two-sided p of α (its
-smallest is 2/2^G), so such a comparison is refused with the number needed.
+"""Inference on a mean paired difference when cases come in declared clusters: the
+cluster-robust t (CR2, Bell-McCaffrey df), the cluster bootstrap, and (in
+:mod:`evalkit.stats.sign_flips`) whole clusters' signs flipped.  A case without a declared
+cluster is its own; with fewer than :func:`clusters_needed` clusters a comparison is
+refused.  The formulas: docs/clusters.md and docs/design/code-notes.md.
 """
 
 from __future__ import annotations
@@ -46,20 +16,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
-from evalkit.stats.sign_flips import flip_mid_p, invert_test
-from evalkit.stats.tdist import t_quantile, t_two_sided_p
+from evalkit.stats.tails import t_p_of
+from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 BoolArray = NDArray[np.bool_]
 
-#: Below this many clusters a clustered verdict warns (docs/clusters.md, measured by
-#: scripts/calibration/clustered.py): on cluster effects that are roughly symmetric the
-#: cluster-robust t holds its level from 6 clusters, but where a change costs a few
-#: clusters a lot and the rest a little (cluster effects skewed like Exp(1)) it failed
-#: falsely 4.7-11.1% one-sided against 2.5% below 30 clusters (4.4-8.1% at 50-200 unequal
-#: ones), and its power is low (9-15 points below plain t at 10 clusters of independent
-#: cases).
+#: Below this many clusters a clustered verdict warns: on skewed cluster effects the
+#: cluster-robust t fails falsely too often (measured: docs/clusters.md, code-notes.md).
 FEW_CLUSTERS: Final = 30
 FEW_CLUSTERS_TEXT: Final = (
     "only {g} clusters: the interval is trustworthy when the clusters' effects are roughly "
@@ -69,9 +34,7 @@ FEW_CLUSTERS_TEXT: Final = (
 )
 
 #: Below this many clusters a verdict the cluster bootstrap decided (``method: bootstrap``,
-#: and every aggregate) warns: its percentile interval is too narrow with few clusters
-#: (measured, 1,000 trials a cell: 4.3-6.1% one-sided against 2.5% at 10 clusters, up to
-#: 4.7% at 50; the cluster-robust t and cluster sign-flips held 3.4% on the same shapes).
+#: and every aggregate) warns: its interval is too narrow with few clusters (measured).
 BOOTSTRAP_CLUSTERS: Final = 80
 BOOTSTRAP_CLUSTERS_TEXT: Final = (
     "the cluster bootstrap decided on {g} clusters: its interval is too narrow with few "
@@ -79,10 +42,8 @@ BOOTSTRAP_CLUSTERS_TEXT: Final = (
     "to 4.7% at 50; docs/clusters.md); method 't' or 'permutation' hold their level"
 )
 
-#: Sign patterns (or bootstrap count rows) held at once, so memory never grows with B × G.
+#: Bootstrap count rows held at once, so memory never grows with B × G.
 _CHUNK_ELEMENTS: Final = 2**22
-#: Largest G whose 2^G sign patterns are enumerated (when within the resamples asked for).
-_EXACT_MAX_CLUSTERS: Final = 20
 
 
 @dataclass(frozen=True)
@@ -186,13 +147,7 @@ class ClusterT:
 
     def p(self, null: float) -> FloatArray:
         """Two-sided p of H0: mean difference = ``null``, per row."""
-        out = np.empty(self.mean.shape[0])
-        for i, (mean, se) in enumerate(zip(self.mean.tolist(), self.se.tolist(), strict=True)):
-            if se == 0.0:
-                out[i] = 1.0 if mean == null else 0.0
-            else:
-                out[i] = t_two_sided_p((mean - null) / se, self.df)
-        return out
+        return t_p_of(self.mean, self.se, self.df, null)
 
 
 def bell_mccaffrey_df(sizes: IntArray) -> float:
@@ -234,80 +189,3 @@ def cluster_bootstrap_means(
         counts = gen.multinomial(g, probabilities, size=count).astype(np.float64)
         out[:, start : start + count] = (s @ counts.T) / (counts @ size)[None, :]
     return out
-
-
-# ----------------------------------------------------------------------------- sign flips
-
-
-@dataclass(frozen=True)
-class ClusterFlips:
-    """A sign-flip null over whole clusters: all 2**G patterns, or B random ones."""
-
-    g: int
-    total: int
-    exact: bool
-    seed: int
-
-    @classmethod
-    def draw(cls, g: int, n_resamples: int, gen: np.random.Generator) -> ClusterFlips:
-        exact = g <= _EXACT_MAX_CLUSTERS and 2**g <= n_resamples
-        seed = int(gen.integers(0, 2**63 - 1))
-        return cls(g, 2**g if exact else n_resamples, exact, seed)
-
-    def project(self, totals: FloatArray, sizes: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """(Σ s_g·S_g per row and pattern, Σ s_g·n_g per pattern), patterns drawn in chunks
-        from the recorded seed so they are never all in memory."""
-        step = max(1, _CHUNK_ELEMENTS // max(1, self.g))
-        gen = np.random.default_rng(self.seed)
-        signed, weights = [], []
-        for start in range(0, self.total, step):
-            count = min(step, self.total - start)
-            if self.exact:
-                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
-                bits = (codes >> np.arange(self.g, dtype=np.int64)) & 1
-            else:
-                bits = gen.integers(0, 2, size=(count, self.g), dtype=np.int64)
-            signs = 1.0 - 2.0 * bits.astype(np.float64)
-            signed.append(totals @ signs.T)
-            weights.append(signs @ sizes)
-        return np.concatenate(signed, axis=1), np.concatenate(weights)
-
-
-@dataclass(frozen=True)
-class ClusterSignFlipNull:
-    """Per row: Σ s_g·S_g under every pattern and Σ s_g·n_g, so any shift δ is O(patterns)."""
-
-    totals: FloatArray  # rows × G
-    sizes: FloatArray  # G
-    flips: ClusterFlips
-    flipped: FloatArray  # rows × patterns
-    flipped_sizes: FloatArray  # patterns
-
-    @classmethod
-    def of(cls, totals: FloatArray, sizes: IntArray, flips: ClusterFlips) -> ClusterSignFlipNull:
-        s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
-        size = np.asarray(sizes, dtype=np.float64)
-        flipped, flipped_sizes = flips.project(s, size)
-        return cls(s, size, flips, flipped, flipped_sizes)
-
-    @property
-    def mean(self) -> FloatArray:
-        out: FloatArray = self.totals.sum(axis=1) / self.sizes.sum()
-        return out
-
-    def p(self, shift: FloatArray) -> FloatArray:
-        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
-        n = float(self.sizes.sum())
-        observed = np.abs(self.totals.sum(axis=1) - n * shift)
-        null = np.abs(self.flipped - shift[:, None] * self.flipped_sizes[None, :])
-        # the same values summed in another order differ by rounding only
-        tol = 1e-9 * (np.abs(self.totals).sum(axis=1) + n * np.abs(shift)) + 1e-300
-        return flip_mid_p(observed, null, tol, exact=self.flips.exact)
-
-    def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
-        """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
-        mean = self.mean
-        cluster_means = self.totals / self.sizes[None, :]
-        lowest, highest = cluster_means.min(axis=1), cluster_means.max(axis=1)
-        pad = (highest - lowest) + 1e-9 * (1.0 + np.abs(mean))
-        return invert_test(self.p, alpha, mean, (lowest - pad, highest + pad), anchor)

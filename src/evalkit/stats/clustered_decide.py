@@ -1,20 +1,7 @@
-"""Deciding by cluster: the gate's, ``compare``'s and ``paired_test``'s procedure when cases
-share a declared cluster (issue 46).
-
-:func:`evaluator_by_cluster` is :func:`evalkit.stats.procedures.evaluator_for` with the
-cases' clusters: without them it is that function; with them a check's ``method`` runs its
-clustered counterpart (:mod:`evalkit.stats.clustered`):
-
-========================  ============================================================
-``auto`` (default), ``t``  ``cluster-t``: CR2 cluster-robust t, Bell-McCaffrey df
-``bootstrap``             ``cluster-bootstrap``: whole clusters resampled (percentile)
-``permutation``           ``cluster-permutation``: whole clusters' systems swapped
-an aggregate              ``cluster-bootstrap``, recomputing it on both sides' rows
-========================  ============================================================
-
-Every evaluator gives the interval and its dual p from one computation, as the
-unclustered ones do, and refuses a level no valid test can reach with its clusters
-(:func:`evalkit.stats.clustered.refuse_too_few`).
+"""Deciding by cluster (issue 46): :func:`evaluator_by_cluster` is
+:func:`evalkit.stats.procedures.evaluator_for` with the cases' clusters, each ``method``
+running its clustered counterpart (:mod:`evalkit.stats.clustered`; the table in
+docs/design/code-notes.md), with the interval and its dual p from one computation.
 """
 
 from __future__ import annotations
@@ -31,9 +18,7 @@ from evalkit.stats.clustered import (
     BOOTSTRAP_CLUSTERS_TEXT,
     FEW_CLUSTERS,
     FEW_CLUSTERS_TEXT,
-    ClusterFlips,
     Clustering,
-    ClusterSignFlipNull,
     ClusterT,
     cluster_bootstrap_means,
     refuse_too_few,
@@ -50,10 +35,10 @@ from evalkit.stats.procedures import (
     check_gate_method,
     evaluator_for,
     paired_data,
-    percentile_bounds,
-    percentile_p,
+    refuse_aggregate,
     refuse_unbounded,
 )
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.stream import (
     PURPOSE_CLUSTER_BOOTSTRAP,
     PURPOSE_CLUSTER_PERMUTATION,
@@ -83,7 +68,7 @@ class ClusteredEvaluator(Evaluator):
         *,
         diffs: FloatArray | None = None,
         resampled: FloatArray | None = None,
-        flips: ClusterFlips | None = None,
+        flips: SignFlips | None = None,
     ) -> None:
         self.procedure = procedure
         self.estimate = estimate
@@ -91,8 +76,8 @@ class ClusteredEvaluator(Evaluator):
         self._resampled = resampled[None, :] if resampled is not None else None
         totals = clustering.totals(diffs) if diffs is not None else None
         self._t = ClusterT.of(totals, clustering.sizes) if totals is not None else None
-        self._flipped = (
-            ClusterSignFlipNull.of(totals, clustering.sizes, flips)
+        self._null = (
+            SignFlipNull.of(totals, flips, clustering.sizes)
             if totals is not None and flips is not None
             else None
         )
@@ -102,21 +87,10 @@ class ClusteredEvaluator(Evaluator):
         """The cluster-robust t's degrees of freedom (None on the resampling paths)."""
         return None if self._t is None else self._t.df
 
-    def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
-        if self.procedure == "cluster-t":
-            assert self._t is not None
-            if float(self._t.se[0]) == 0.0:
-                mean = float(self._t.mean[0])
-                return mean, mean, 1.0 if mean == null else 0.0
-            low, high = self._t.bounds(alpha)
-            return float(low[0]), float(high[0]), float(self._t.p(null)[0])
-        if self.procedure == "cluster-bootstrap":
-            assert self._resampled is not None
-            low, high = percentile_bounds(self._resampled, alpha)
-            return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
-        assert self._flipped is not None
-        low, high = self._flipped.bounds(alpha, null)
-        return float(low[0]), float(high[0]), float(self._flipped.p(np.array([null]))[0])
+    def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
+        assert self._t is not None
+        low, high = self._t.bounds(alpha)
+        return float(low[0]), float(high[0]), float(self._t.p(null)[0])
 
     def decide(self, alpha: float, null: float = 0.0) -> Decision:
         refuse_too_few(self.clustering, alpha, "clustered comparison")
@@ -198,30 +172,25 @@ def evaluator_by_cluster(
     if paired.diffs is None:
         if refuse_maximum:
             refuse_unbounded(data.aggregate, metric)
-        if asked in ("t", "permutation"):
-            raise InputError(
-                f"method {asked!r} needs per-case values and {metric!r} is a whole-run "
-                "aggregate: use method 'bootstrap' (with clusters: whole clusters resampled)"
-            )
+        refuse_aggregate(asked, metric, " (with clusters: whole clusters resampled)")
+    if paired.diffs is None or asked == "bootstrap":
         gen = substream(seed, PURPOSE_CLUSTER_BOOTSTRAP)
-        resampled = _aggregate_resamples(a, b, metric, clustering, n_resamples, gen)
+        if paired.diffs is None:
+            resampled = _aggregate_resamples(a, b, metric, clustering, n_resamples, gen)
+        else:
+            totals = clustering.totals(paired.diffs)
+            resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, gen)[0]
         return ClusteredEvaluator(
             "cluster-bootstrap", paired.estimate, clustering, resampled=resampled
         ), paired
-    if asked == "bootstrap":
-        gen = substream(seed, PURPOSE_CLUSTER_BOOTSTRAP)
-        totals = clustering.totals(paired.diffs)
-        resampled = cluster_bootstrap_means(totals, clustering.sizes, n_resamples, gen)[0]
-        return ClusteredEvaluator(
-            "cluster-bootstrap", paired.estimate, clustering, resampled=resampled
-        ), paired
+    flips = None
     if asked == "permutation":
         gen = substream(seed, PURPOSE_CLUSTER_PERMUTATION)
-        flips = ClusterFlips.draw(clustering.count, n_resamples, gen)
-        return ClusteredEvaluator(
-            "cluster-permutation", paired.estimate, clustering, diffs=paired.diffs, flips=flips
-        ), paired
-    return ClusteredEvaluator("cluster-t", paired.estimate, clustering, diffs=paired.diffs), paired
+        flips = SignFlips.draw(clustering.count, n_resamples, gen)
+    procedure: Procedure = "cluster-t" if flips is None else "cluster-permutation"
+    return ClusteredEvaluator(
+        procedure, paired.estimate, clustering, diffs=paired.diffs, flips=flips
+    ), paired
 
 
 def cluster_labels(name: str, *runs: object) -> ClusterLabels:

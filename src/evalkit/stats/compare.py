@@ -20,7 +20,7 @@ from evalkit.stats.correction import (
 )
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.fixedpoint import FixedPoint, to_fixed
-from evalkit.stats.names import METHODS, Correction, Method
+from evalkit.stats.names import METHODS, Correction, Method, checked, checked_alpha
 from evalkit.stats.outcome import BootstrapResult, Comparison, Kind
 from evalkit.stats.permutation import marginal_tails, permutation_null
 from evalkit.stats.stream import (
@@ -33,8 +33,8 @@ from evalkit.stats.stream import (
     resolve_seed,
     substream,
 )
-from evalkit.stats.tails import TailCounter, standardise, tail_p
-from evalkit.stats.tdist import normal_quantile, t_two_sided_p
+from evalkit.stats.tails import TailCounter, standardise, t_p_of, tail_p
+from evalkit.stats.tdist import normal_quantile
 from evalkit.stats.ties import case_signs, count
 
 FloatArray = NDArray[np.float64]
@@ -77,17 +77,8 @@ def check_settings(
     chunk_bytes: object,
 ) -> Settings:
     resamples = check_resamples(n_resamples)
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, int | float)
-        or not 0.0 < float(alpha) < 1.0
-    ):
-        raise InputError(
-            f"alpha must lie strictly between 0 and 1 (0.05 gives a 95% interval), got {alpha!r}"
-        )
-    chosen = next((m for m in METHODS if m == method), None)
-    if chosen is None:
-        raise InputError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+    level = checked_alpha(alpha, " (0.05 gives a 95% interval)")
+    chosen = checked(method, METHODS, "method")
     fixed_correction = check_correction(correction)
     if fixed_correction == "maxt" and chosen == "t":
         raise InputError(
@@ -96,9 +87,7 @@ def check_settings(
         )
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, int) or chunk_bytes < 1:
         raise InputError(f"chunk_bytes must be a positive integer, got {chunk_bytes!r}")
-    return Settings(
-        resamples, resolve_seed(seed), float(alpha), chosen, fixed_correction, chunk_bytes
-    )
+    return Settings(resamples, resolve_seed(seed), level, chosen, fixed_correction, chunk_bytes)
 
 
 def case_column(
@@ -111,28 +100,19 @@ def case_column(
 ) -> Column:
     """A per-case metric; ``observed`` is refined from the exact sum once the lattice is known."""
     n = diffs.shape[0]
-    if a is not None and b is not None:
-        # exactly what RunResult.mean gives, so observed == a.mean(m) - b.mean(m)
-        value_a = math.fsum(a.tolist()) / n
-        value_b = math.fsum(b.tolist()) / n
-        return Column(
-            name, kind, value_a - value_b, diffs, None, value_a, value_b, (a, b), higher_is_better
-        )
+    if a is None or b is None:
+        observed = math.fsum(diffs.tolist()) / n
+        return Column(name, kind, observed, diffs, higher_is_better=higher_is_better)
+    # exactly what RunResult.mean gives, so observed == a.mean(m) - b.mean(m)
+    value_a, value_b = math.fsum(a.tolist()) / n, math.fsum(b.tolist()) / n
     return Column(
-        name, kind, math.fsum(diffs.tolist()) / n, diffs, None, None, None, None, higher_is_better
+        name, kind, value_a - value_b, diffs, None, value_a, value_b, (a, b), higher_is_better
     )
 
 
 def aggregate_column(aggregate: ResampledAggregate) -> Column:
-    return Column(
-        aggregate.name,
-        "aggregate",
-        aggregate.value_a - aggregate.value_b,
-        None,
-        aggregate,
-        aggregate.value_a,
-        aggregate.value_b,
-    )
+    a, b = aggregate.value_a, aggregate.value_b
+    return Column(aggregate.name, "aggregate", a - b, None, aggregate, a, b)
 
 
 @dataclass
@@ -153,12 +133,12 @@ class _Resampled:
     observed: FloatArray  # per column: case columns from their exact sums, then aggregates
     observed_agg: FloatArray
     paths: tuple[str, ...]
+    resampled: FloatArray  # per column: resampled Δs
     low: FloatArray
     high: FloatArray
     se: FloatArray  # of each Δ, in the metric's units
     scale: FloatArray  # of each null statistic, in the units it is counted in
-    centred_case: FloatArray  # |resampled sum - observed sum|, fixed-point integers
-    centred_agg: FloatArray
+    centred: FloatArray  # |resampled - observed| (per-case metrics: fixed-point sums)
 
     @property
     def observed_abs(self) -> NDArray[np.float64]:
@@ -190,26 +170,13 @@ def lattice_of(case_cols: list[Column], n: int) -> FixedPoint:
     )
 
 
-def resampled_means(observed: FloatArray, offsets: FloatArray, scale: FloatArray) -> FloatArray:
-    """Resampled mean Δs: ``observed + (resampled sum - observed sum) / (n D)``."""
-    out: FloatArray = observed + offsets / scale
-    return out
-
-
 def single_metric_resamples(
     col: Column, n: int, n_resamples: int, seed: int, chunk_bytes: int
-) -> tuple[float, FloatArray]:
-    """``(observed, resampled Δs)`` exactly as :func:`evalkit.paired_bootstrap` draws them."""
-    case_cols = [col] if col.diffs is not None else []
-    fixed = lattice_of(case_cols, n)
-    aggregates = [col.aggregate] if col.aggregate is not None else []
-    draws = marginal_draws(fixed, aggregates, n_resamples, seed, chunk_bytes)
-    if col.diffs is None:
-        return col.observed, draws.aggregates[:, 0]
-    observed = observed_on_lattice(col, fixed, 0)
-    offsets = draws.sums[:, 0] - fixed.totals[0]
-    scale = np.array([fixed.denominator[0] * n])
-    return observed, resampled_means(np.array([observed]), offsets[:, None], scale)[:, 0]
+) -> FloatArray:
+    """The resampled Δs of ``col`` exactly as :func:`evalkit.paired_bootstrap` draws them."""
+    settings = Settings(n_resamples, seed, 0.05, "bootstrap", "none", chunk_bytes)
+    case_cols, agg_cols = ([col], []) if col.diffs is not None else ([], [col])
+    return _resample(case_cols, agg_cols, n, settings).resampled[:, 0]
 
 
 def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settings) -> _Resampled:
@@ -222,7 +189,8 @@ def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settin
     draws = marginal_draws(fixed, aggregates, s.n_resamples, s.seed, s.chunk_bytes)
     offsets = draws.sums - fixed.totals
     scale_case = fixed.denominator * n
-    resampled = np.hstack([resampled_means(observed_case, offsets, scale_case), draws.aggregates])
+    # observed + (resampled sum - observed sum) / (n D): the offset is an exact integer
+    resampled = np.hstack([observed_case + offsets / scale_case, draws.aggregates])
     low, high = percentile_interval(resampled, s.alpha)
     many = s.n_resamples > 1
     k = len(case_cols)
@@ -235,16 +203,14 @@ def _resample(case_cols: list[Column], agg_cols: list[Column], n: int, s: Settin
         observed=np.concatenate([observed_case, observed_agg]),
         observed_agg=observed_agg,
         paths=draws.paths,
+        resampled=resampled,
         low=low,
         high=high,
         se=np.concatenate([sums_se / scale_case, agg_se]),
-        # max-T scale of a per-case metric: sqrt(Σ K²), which no sign flip changes.
-        # The bootstrap SE it replaces changes under the flips (it depends on the mean),
-        # so the permutation max-T was anti-conservative: 8.7% / 9.4% family-wise at
-        # k = 5 / 10 independent metrics, n = 30 (docs/calibration.md).
+        # max-T scale of a per-case metric: sqrt(Σ K²), which no sign flip changes (the
+        # bootstrap SE changes under the flips: an anti-conservative max-T, code-notes.md)
         scale=np.concatenate([flip_invariant, agg_se]),
-        centred_case=np.abs(offsets),
-        centred_agg=np.abs(draws.aggregates - observed_agg),
+        centred=np.hstack([np.abs(offsets), np.abs(draws.aggregates - observed_agg)]),
     )
 
 
@@ -260,15 +226,11 @@ def _joint_centred(r: _Resampled, s: Settings) -> FloatArray:
 
 def _bootstrap_p(r: _Resampled, s: Settings) -> _Tests:
     """The spec's centred-null p-value per column (and max-T over joint resamples)."""
-    case = TailCounter(np.abs(r.fixed.totals))
-    case.update(r.centred_case)
-    agg = TailCounter(np.abs(r.observed_agg))
-    agg.update(r.centred_agg)
-    greater = np.concatenate([case.greater, agg.greater])
-    equal = np.concatenate([case.equal, agg.equal])
+    counter = TailCounter(r.observed_abs)
+    counter.update(r.centred)
     p_values = [
         tail_p(int(g), int(e), s.n_resamples, exact=False, mid=False)
-        for g, e in zip(greater, equal, strict=True)
+        for g, e in zip(counter.greater, counter.equal, strict=True)
     ]
     tests = _Tests(p_values, ["bootstrap-centred"] * len(p_values))
     if s.correction == "maxt":
@@ -408,7 +370,7 @@ def _permutation(r: _Resampled, settings: Settings) -> _Tests:
 def _joint_maxt(r: _Resampled, settings: Settings, p_values: list[float]) -> list[float]:
     """Max-T adjusted permutation p-values from one joint sign-flip null."""
     null = permutation_null(
-        r.fixed,
+        r.fixed.by_metric,
         r.aggregates,
         settings.n_resamples,
         substream(settings.seed, PURPOSE_PERMUTATION),
@@ -422,16 +384,10 @@ def _joint_maxt(r: _Resampled, settings: Settings, p_values: list[float]) -> lis
 
 def _t_tests(r: _Resampled) -> _Tests:
     """Paired t per metric, on the exact lattice sums (so a swap only flips the sign)."""
-    p_values = []
-    n = r.fixed.n
-    for j in range(r.fixed.k):
-        mean = float(r.observed[j])
-        sd = float(np.std(r.fixed.by_metric[j], ddof=1)) / float(r.fixed.denominator[j])
-        if sd == 0.0:
-            p_values.append(1.0 if mean == 0.0 else 0.0)
-            continue
-        p_values.append(t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1))
-    return _Tests(p_values, ["t"] * len(p_values))
+    n, k = r.fixed.n, r.fixed.k
+    sd = np.array([float(np.std(row, ddof=1)) for row in r.fixed.by_metric]) / r.fixed.denominator
+    p_values = t_p_of(r.observed[:k], sd / math.sqrt(n), n - 1, 0.0).tolist()
+    return _Tests(p_values, ["t"] * k)
 
 
 def compare_metrics(

@@ -8,17 +8,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.errors import InputError
-from evalkit.stats.names import CORRECTIONS, Correction
+from evalkit.stats.names import CORRECTIONS, Correction, checked
 from evalkit.stats.tails import tail_p
 
 FloatArray = NDArray[np.float64]
 
 
 def check_correction(correction: object) -> Correction:
-    for known in CORRECTIONS:
-        if correction == known:
-            return known
-    raise InputError(f"unknown correction {correction!r}: use one of {', '.join(CORRECTIONS)}")
+    return checked(correction, CORRECTIONS, "correction")
 
 
 def familywise_false_alarm(k: int, alpha: float) -> float:

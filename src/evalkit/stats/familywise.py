@@ -76,26 +76,21 @@ class FamilywiseRate:
         if not self.near_margin:
             return None
         widths = " and ".join(f"{w:.1f}" for _, _, w in self.near_margin)
-        if len(self.near_margin) == 1:
-            check, rate, _ = self.near_margin[0]
-            head = (
-                f"Check {check} fails {rate:.1%} of the time with nothing changed"
-                if self.tests == 1  # the family is this one check
-                else f"Of these, {check} alone fails {rate:.1%}"
-            )
-            why = (
-                "a non-inferiority check fails whenever its interval reaches its margin, and "
-                f"this one's margin is only {widths} half-widths of its interval from 0"
-            )
+        (check, rate, _), *more = self.near_margin
+        if not more and self.tests == 1:  # the family is this one check
+            head = f"Check {check} fails {rate:.1%} of the time with nothing changed"
         else:
             head = "Of these, " + " and ".join(
-                f"{check} alone fails {rate:.1%}" if i == 0 else f"{check} alone {rate:.1%}"
+                f"{check} alone{' fails' if i == 0 else ''} {rate:.1%}"
                 for i, (check, rate, _) in enumerate(self.near_margin)
             )
-            why = (
-                "non-inferiority checks fail whenever their interval reaches the margin, "
-                f"and these margins are only {widths} half-widths of their intervals from 0"
-            )
+        why = (
+            "non-inferiority checks fail whenever their interval reaches the margin, and "
+            f"these margins are only {widths} half-widths of their intervals from 0"
+            if more
+            else "a non-inferiority check fails whenever its interval reaches its margin, and "
+            f"this one's margin is only {widths} half-widths of its interval from 0"
+        )
         return f"{head}: {why} (a wider margin or more cases lowers the rate)."
 
     def describe(self, correction: str) -> str:

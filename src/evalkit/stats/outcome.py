@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 from evalkit.errors import MetricError
@@ -146,17 +146,8 @@ class Comparison:
         return len(self.results)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name_a": self.name_a,
-            "name_b": self.name_b,
-            "n_queries": self.n_queries,
-            "n_resamples": self.n_resamples,
-            "alpha": self.alpha,
-            "method": self.method,
-            "correction": self.correction,
-            "seed": self.seed,
-            "stream": self.stream,
-            "n_tests": self.n_tests,
-            "false_alarm_chance": self.false_alarm_chance,
-            "results": [r.to_dict() for r in self.results],
-        }
+        head = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "results"}
+        head["n_tests"] = self.n_tests
+        # the results come last and n_tests before false_alarm_chance (artefacts keep order)
+        head["false_alarm_chance"] = head.pop("false_alarm_chance")
+        return {**head, "results": [r.to_dict() for r in self.results]}

@@ -1,25 +1,20 @@
-"""``paired_test``: the gate's verdict on one metric of two runs, as a library call.
-
-The interval, the p-value and the decision come from the very function the gate and
-``evalkit compare`` decide with (:func:`evalkit.stats.procedures.evaluator_for`), so for
-the same runs and settings the three print the same numbers.  The default procedure is
-the paired t interval on the per-case differences and its dual p (docs/design/statistics.md,
-"The default verdict").
+"""``paired_test``: the gate's verdict on one metric of two runs, as a library call (the
+gate's and ``evalkit compare``'s own :func:`evalkit.stats.procedures.evaluator_for`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from evalkit._model.results import RunResult
-from evalkit.errors import InputError
 from evalkit.stats.clustered_decide import (
     ClusteredEvaluator,
     ClusterLabels,
     cluster_labels,
     evaluator_by_cluster,
 )
+from evalkit.stats.names import checked_alpha
 from evalkit.stats.pairing import RunLike
 from evalkit.stats.procedures import DEFAULT_GATE_METHOD, PROCEDURE_NAMES
 from evalkit.stats.stream import SeedLike, resolve_seed
@@ -68,28 +63,11 @@ class PairedTestResult:
         return PROCEDURE_NAMES.get(self.procedure, self.procedure)
 
     def to_dict(self) -> dict[str, object]:
-        return {
-            "metric": self.metric,
-            "observed": self.observed,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p_value": self.p_value,
-            "significant": self.significant,
-            "procedure": self.procedure,
-            "alpha": self.alpha,
-            "n": self.n,
-            "method": self.method,
-            "clusters": self.clusters,
-            "own_clusters": self.own_clusters,
-        }
+        return asdict(self)
 
 
 def _run_of(run: RunLike | HasRun) -> RunLike:
-    if isinstance(run, RunResult):
-        return run
-    if isinstance(run, HasRun):
-        return run.result
-    return run
+    return run.result if isinstance(run, HasRun) else run
 
 
 def paired_test(
@@ -118,8 +96,7 @@ def paired_test(
     field in the rows' ``meta``), and the inference is by cluster
     (:mod:`evalkit.stats.clustered_decide`).  A case without one is its own cluster.
     """
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
+    checked_alpha(alpha)
     asked = DEFAULT_GATE_METHOD if method is None else method
     labels = cluster_labels(clusters, a, b) if isinstance(clusters, str) else clusters
     evaluator, paired = evaluator_by_cluster(

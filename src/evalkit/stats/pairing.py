@@ -77,19 +77,16 @@ def _name_and_rows(run: RunLike, default: str) -> tuple[str, list[Row]]:
 
 
 def _by_id(rows: list[Row], name: str) -> dict[str, Row]:
-    quick = dict(zip([row.query_id for row in rows], rows, strict=True))
-    if len(quick) == len(rows):
-        return quick
-    out: dict[str, Row] = {}  # a duplicate: find and name the first
-    for row in rows:
-        case_id = row.query_id
-        if case_id in out:
+    by_id = dict(zip([row.query_id for row in rows], rows, strict=True))
+    seen: set[str] = set()
+    for row in rows if len(by_id) < len(rows) else ():  # a duplicate: name the first
+        if row.query_id in seen:
             raise ComparisonError(
-                f"run {name!r}: case id {case_id!r} appears more than once; pairing by id "
-                "needs unique ids (deduplicate the rows)"
+                f"run {name!r}: case id {row.query_id!r} appears more than once; pairing by "
+                "id needs unique ids (deduplicate the rows)"
             )
-        out[case_id] = row
-    return out
+        seen.add(row.query_id)
+    return by_id
 
 
 @dataclass(frozen=True)
@@ -196,11 +193,7 @@ def pair_runs(
 
 
 def _computed(rows: list[Row]) -> str:
-    seen: dict[str, None] = {}
-    for row in rows:
-        for name in row.metrics:
-            seen.setdefault(name, None)
-    return ", ".join(seen) or "none"
+    return ", ".join(dict.fromkeys(name for row in rows for name in row.metrics)) or "none"
 
 
 def _number(value: object, metric: str, case_id: str, run: str) -> float:
@@ -254,26 +247,15 @@ _FLOAT = frozenset({float})
 
 def _latencies(rows: list[Row]) -> FloatArray | None:
     """Every row's latency, or ``None`` when a case failed (the generic path handles it)."""
-    out = np.empty(len(rows), dtype=np.float64)
-    for i, row in enumerate(rows):
-        response = row.response
-        if response is None:
-            return None
-        out[i] = response.latency_ms
-    if not np.all(np.isfinite(out)):
-        return None
-    return out
+    values = [row.response.latency_ms for row in rows if row.response is not None]
+    out = np.array(values, dtype=np.float64)
+    return out if len(values) == len(rows) and np.all(np.isfinite(out)) else None
 
 
 def _item_sets(rows: list[Row], k: int | None) -> list[set[str]] | None:
-    """Each row's deduplicated shown items, or ``None`` when a case failed."""
-    out: list[set[str]] = []
-    for row in rows:
-        if row.response is None:
-            return None
-        ids = row.response.ranked_ids
-        out.append(set(ids if k is None else ids[:k]))
-    return out
+    """Each row's deduplicated shown items (the first ``k``), or ``None`` when a case failed."""
+    out = [set(row.response.ranked_ids[:k]) for row in rows if row.response is not None]
+    return out if len(out) == len(rows) else None
 
 
 def _item_aggregate(paired: Paired, defn: MetricDef) -> ItemCountAggregate | None:
@@ -291,11 +273,11 @@ def _item_aggregate(paired: Paired, defn: MetricDef) -> ItemCountAggregate | Non
     values = (float(defn.fn(paired.rows_a)), float(defn.fn(paired.rows_b)))
     statistic = "share" if base == "max_item_share" else "entropy"
     # Which cases listed anything at all: max_item_share's denominator.
-    answered = (
-        [bool(row.response and row.response.ranked_ids) for row in paired.rows_a],
-        [bool(row.response and row.response.ranked_ids) for row in paired.rows_b],
+    shown_a, shown_b = (
+        [bool(row.response and row.response.ranked_ids) for row in rows]
+        for rows in (paired.rows_a, paired.rows_b)
     )
-    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values, answered)
+    return ItemCountAggregate(defn.name, statistic, sets_a, sets_b, values, (shown_a, shown_b))
 
 
 def _aggregate(paired: Paired, defn: MetricDef) -> CaseValues | ResampledAggregate:

@@ -10,13 +10,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
-from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, distinct_rows
+from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, DistinctRows, distinct_rows
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
 from evalkit.stats.stream import (
     PURPOSE_PERMUTATION,
     PURPOSE_PERMUTATION_DISCRETE,
     discrete_limit,
-    flip_blocks,
+    draw_blocks,
     plan_chunks,
     substream,
 )
@@ -93,43 +93,38 @@ def marginal_tails(
             paths[j] = "binomial"
     if not aggregates and not flipped:
         return MarginalTails(greater, equal, tuple(totals), tuple(paths))
-    columns = fixed.by_metric[flipped]
+    # The flipped metrics (n > 20, too many distinct values for the binomial path) and the
+    # aggregates share one null, drawn from the permutation substream.
+    gen = substream(seed, PURPOSE_PERMUTATION)
+    null = permutation_null(fixed.by_metric[flipped], aggregates, n_resamples, gen, chunk_bytes)
     counter = TailCounter(np.concatenate([totals_abs[flipped], observed_agg_abs]))
-    exact_aggregates = n <= EXACT_MAX_N and (
-        all(a.vectorised for a in aggregates) or 2**n <= n_resamples
-    )
-    if exact_aggregates:  # then no metric is flipped: n <= 20 made them all exact
-        chunks = _exact(columns, aggregates, chunk_bytes)
-    else:
-        gen = substream(seed, PURPOSE_PERMUTATION)
-        chunks = _flips(columns, aggregates, n_resamples, gen, chunk_bytes)
-    for chunk in chunks:
+    for chunk in null.chunks:
         counter.update(np.hstack([np.abs(chunk.sums), np.abs(chunk.aggregates)]))
     where = [*flipped, *range(k, k + len(aggregates))]
     greater[where], equal[where] = counter.greater, counter.equal
-    if exact_aggregates:
-        for i in range(k, k + len(aggregates)):
-            totals[i], paths[i] = 2**n, "exact"
+    for i in where:
+        totals[i], paths[i] = null.total, null.path
     return MarginalTails(greater, equal, tuple(totals), tuple(paths))
 
 
 def permutation_null(
-    fixed: FixedPoint,
+    by_metric: FloatArray,
     aggregates: Sequence[ResampledAggregate],
     n_resamples: int,
     gen: np.random.Generator,
     chunk_bytes: int,
 ) -> PermutationNull:
-    n = fixed.n
+    """The joint sign-flip null of the metrics (rows of ``by_metric``) and aggregates."""
+    n = by_metric.shape[1]
     all_vectorised = all(a.vectorised for a in aggregates)
     if n <= EXACT_MAX_N and (all_vectorised or 2**n <= n_resamples):
-        return PermutationNull("exact", 2**n, _exact(fixed.by_metric, aggregates, chunk_bytes))
-    if not aggregates and fixed.k:
-        groups = _sign_groups(fixed.by_metric)
+        return PermutationNull("exact", 2**n, _exact(by_metric, aggregates, chunk_bytes))
+    if not aggregates and by_metric.shape[0]:
+        groups = _sign_groups(by_metric)
         if groups is not None:
             chunks = _binomial(groups, n_resamples, gen, chunk_bytes)
             return PermutationNull("binomial", n_resamples, chunks)
-    chunks = _flips(fixed.by_metric, aggregates, n_resamples, gen, chunk_bytes)
+    chunks = _flips(by_metric, aggregates, n_resamples, gen, chunk_bytes)
     return PermutationNull("flips", n_resamples, chunks)
 
 
@@ -190,43 +185,29 @@ def exact_tail_counts(by_metric: FloatArray, observed_abs: FloatArray) -> tuple[
     return greater, equal
 
 
-@dataclass(frozen=True)
-class _SignGroups:
-    values: FloatArray  # (G, k) tuples up to sign, first non-zero entry positive
-    sizes: IntArray  # (G,)
-
-
-def _sign_groups(by_metric: FloatArray) -> _SignGroups | None:
+def _sign_groups(by_metric: FloatArray) -> DistinctRows | None:
     """Cases grouped by their difference tuple up to sign; all-zero cases dropped."""
     k, n = by_metric.shape
     nonzero = np.flatnonzero(np.any(by_metric != 0, axis=0))
     if nonzero.shape[0] == 0:
-        return _SignGroups(np.zeros((0, k)), np.zeros(0, dtype=np.int64))
+        return DistinctRows(np.zeros((0, k)), np.zeros(0, dtype=np.int64))
     kept = by_metric[:, nonzero]
     # orient each tuple so that its first non-zero entry is positive
     first = np.argmax(kept != 0, axis=0)
     sign = np.sign(kept[first, np.arange(kept.shape[1])])
-    groups = distinct_rows(kept * sign + 0.0, discrete_limit(n))
-    if groups is None:
-        return None
-    return _SignGroups(groups.values, groups.counts)
+    return distinct_rows(kept * sign + 0.0, discrete_limit(n))
 
 
 def _binomial(
-    groups: _SignGroups, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
+    groups: DistinctRows, n_resamples: int, gen: np.random.Generator, chunk_bytes: int
 ) -> Iterator[NullChunk]:
-    k = groups.values.shape[1]
-    if groups.values.shape[0] == 0:  # every difference is zero: the null is a point at 0
-        for start in range(0, n_resamples, 65536):
-            rows = min(65536, n_resamples - start)
-            yield NullChunk(np.zeros((rows, k)), np.empty((rows, 0)))
-        return
+    # no group (every difference zero) draws nothing: the null is a point at 0
     by_metric = np.ascontiguousarray(groups.values.T)
-    rows_per_chunk = max(1, chunk_bytes // (16 * groups.sizes.shape[0]))
+    rows_per_chunk = max(1, chunk_bytes // (16 * max(1, groups.counts.shape[0])))
     for start in range(0, n_resamples, rows_per_chunk):
         rows = min(rows_per_chunk, n_resamples - start)
-        flipped = gen.binomial(groups.sizes, 0.5, size=(rows, groups.sizes.shape[0]))
-        signed_counts = (groups.sizes - 2 * flipped).astype(np.float64)
+        flipped = gen.binomial(groups.counts, 0.5, size=(rows, groups.counts.shape[0]))
+        signed_counts = (groups.counts - 2 * flipped).astype(np.float64)
         sums = exact_products(signed_counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
         yield NullChunk(sums, np.empty((rows, 0)))
 
@@ -242,7 +223,7 @@ def _flips(
     plan = plan_chunks(n, 32, chunk_bytes, split=not aggregates)
     totals = by_metric.sum(axis=1)
     pending = np.zeros(k, dtype=np.float64)
-    for block in flip_blocks(gen, n, n_resamples, plan):
+    for block in draw_blocks(gen, n, n_resamples, plan, high=2):
         flips = block.draws
         if plan.piece >= n:
             signed = _signed(by_metric, totals, flips.astype(np.float64))

@@ -1,31 +1,8 @@
 """Decision procedures: the interval and the p-value a verdict shows, from one procedure.
 
-A gate verdict says three things that must never disagree: the decision, "p ≤ α",
-and "the 1 − α interval excludes the tested value".  That holds when the p-value
-is the *dual* of the interval -- the smallest α at which the interval excludes
-the tested value -- so every procedure here provides both from one computation:
-
-``t`` (what ``auto``, the default, runs on per-case differences)
-    Student's paired t interval ``mean ± t(1 − α/2, n − 1)·s/√n`` and its
-    two-sided p.  Why it is the default, with the measured figures and its limit on
-    strongly skewed differences: docs/design/statistics.md, "The default verdict".
-``bootstrap``
-    The spec's percentile interval (the same resamples, hence the same numbers,
-    as :func:`evalkit.paired_bootstrap`) with the *percentile p*: the smallest α
-    at which that interval excludes the tested value.  (The spec's centred-null
-    p of ``paired_bootstrap`` stays in that function's result; it is not the
-    dual of the percentile interval, which is why a verdict never shows it.)
-    Whole-run aggregates, which have no per-case values, are decided by it.
-``permutation``
-    The paired sign-flip test with mid-p, and the interval obtained by test
-    inversion: every shift δ for which the test on ``d − δ`` does not reject.
-    Bisection between a point known to be accepted and one known to be
-    rejected finds each end, with the tested value used as one of the bracket
-    ends, so "excludes the tested value" and "p ≤ α" agree by construction.
-
-The t functions work on a batch (rows are data sets: metrics of one gate, or simulated
-evals of the calibration run, scripts/calibration/calibrate.py), so the code that
-decides a verdict is the very code the calibration simulates.
+The decision, "p ≤ α" and "the 1 − α interval excludes the tested value" never disagree:
+each procedure (``t``, ``bootstrap``, ``permutation``) gives the interval and its dual p
+from one computation (docs/design/statistics.md; details in docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -47,15 +24,16 @@ from evalkit.stats.compare import (
     percentile_interval,
     single_metric_resamples,
 )
-from evalkit.stats.names import GATE_METHODS, GateMethod
+from evalkit.stats.names import GATE_METHODS, GateMethod, checked
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
-from evalkit.stats.sign_flips import flip_mid_p, invert_test
+from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
     PURPOSE_PERMUTATION,
     substream,
 )
-from evalkit.stats.tdist import t_quantile, t_two_sided_p
+from evalkit.stats.tails import t_p_of
+from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -117,21 +95,10 @@ def t_p(data: FloatArray, null: float) -> FloatArray:
     n = d.shape[1]
     mean = d.mean(axis=1)
     sd = np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
-    out = np.empty(d.shape[0])
-    for i, (m, s) in enumerate(zip(mean.tolist(), sd.tolist(), strict=True)):
-        if s == 0.0:
-            out[i] = 1.0 if m == null else 0.0
-        else:
-            out[i] = t_two_sided_p((m - null) / (s / math.sqrt(n)), n - 1)
-    return out
+    return t_p_of(mean, sd / math.sqrt(n), n - 1, null)
 
 
 # ----------------------------------------------------------------------------- bootstrap
-
-
-def percentile_bounds(resampled: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
-    """The spec's percentile interval per row of resampled mean differences (type 7)."""
-    return percentile_interval(resampled, alpha, axis=1)
 
 
 def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
@@ -143,11 +110,7 @@ def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
     ``α/2`` passes that share, the upper end symmetrically.
     """
     r = np.sort(resampled, axis=1)
-    rows, b = r.shape
-    out = np.empty(rows)
-    for i in range(rows):
-        out[i] = _percentile_p_row(r[i], null, b)
-    return out
+    return np.array([_percentile_p_row(row, null, r.shape[1]) for row in r], dtype=np.float64)
 
 
 def _crossing(r: FloatArray, null: float, count: int) -> float:
@@ -176,85 +139,6 @@ def _percentile_p_row(r: FloatArray, null: float, b: int) -> float:
     else:
         p_high = 2.0 * (1.0 - _crossing(r, null, below) / (b - 1))
     return min(1.0, p_low, p_high)
-
-
-# ----------------------------------------------------------------------------- permutation
-
-
-#: Sign patterns held at once (float64 elements), so memory never grows with B × n.
-_FLIP_CHUNK_ELEMENTS: Final = 2**22
-
-
-@dataclass(frozen=True)
-class SignFlips:
-    """A sign-flip null shared by every row: all 2**n patterns, or B random ones.
-
-    The random patterns are drawn in chunks from a recorded seed when projected,
-    so they are never all in memory (10,000 × 10⁵ would be 8 GB).
-    """
-
-    n: int
-    total: int
-    exact: bool
-    seed: int
-
-    @classmethod
-    def draw(cls, n: int, n_resamples: int, gen: np.random.Generator) -> SignFlips:
-        exact = n <= 20 and 2**n <= n_resamples
-        seed = int(gen.integers(0, 2**63 - 1))
-        return cls(n, 2**n if exact else n_resamples, exact, seed)
-
-    def project(self, d: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """(Σ s_i d_i per row and pattern, Σ s_i per pattern)."""
-        rows = max(1, _FLIP_CHUNK_ELEMENTS // max(1, self.n))
-        gen = np.random.default_rng(self.seed)
-        sums, ones = [], []
-        for start in range(0, self.total, rows):
-            count = min(rows, self.total - start)
-            if self.exact:
-                codes = np.arange(start, start + count, dtype=np.int64)[:, None]
-                bits = (codes >> np.arange(self.n, dtype=np.int64)) & 1
-            else:
-                bits = gen.integers(0, 2, size=(count, self.n), dtype=np.int64)
-            signs = 1.0 - 2.0 * bits.astype(np.float64)
-            sums.append(d @ signs.T)
-            ones.append(signs.sum(axis=1))
-        return np.concatenate(sums, axis=1), np.concatenate(ones)
-
-
-@dataclass(frozen=True)
-class PermutationNull:
-    """Per row: signed sums of d under every pattern, so any shift δ costs O(patterns)."""
-
-    data: FloatArray
-    flips: SignFlips
-    flipped: FloatArray  # (rows, patterns): Σ s_i d_i
-    flipped_ones: FloatArray  # (patterns,): Σ s_i
-
-    @classmethod
-    def of(cls, data: FloatArray, flips: SignFlips) -> PermutationNull:
-        d = _rows(data)
-        flipped, ones = flips.project(d)
-        return cls(d, flips, flipped, ones)
-
-    def p(self, shift: FloatArray) -> FloatArray:
-        """Two-sided mid-p of H0: mean = shift, per row (p = 1 when nothing is observed)."""
-        n = self.data.shape[1]
-        observed = np.abs(self.data.sum(axis=1) - n * shift)
-        null = np.abs(self.flipped - shift[:, None] * self.flipped_ones[None, :])
-        # Sums of the same values in another order differ by rounding only: a tie is
-        # decided with a tolerance far above that noise and far below any real step.
-        tol = 1e-9 * (np.abs(self.data).sum(axis=1) + n * np.abs(shift)) + 1e-300
-        return flip_mid_p(observed, null, tol, exact=self.flips.exact)
-
-    def bounds(self, alpha: float, anchor: float) -> tuple[FloatArray, FloatArray]:
-        """Ends of {δ : p(δ) > α}, bracketed so the ``anchor`` side is decided by p(anchor)."""
-        d = self.data
-        mean = d.mean(axis=1)
-        spread = np.max(d, axis=1) - np.min(d, axis=1)
-        pad = spread + 1e-9 * (1.0 + np.abs(mean))
-        far = (np.min(d, axis=1) - pad, np.max(d, axis=1) + pad)
-        return invert_test(self.p, alpha, mean, far, anchor)
 
 
 # ----------------------------------------------------------------------------- results
@@ -321,7 +205,9 @@ class Evaluator:
         self.estimate = estimate
         self._diffs = _rows(diffs) if diffs is not None else None
         self._resampled = resampled[None, :] if resampled is not None else None
-        self._null = PermutationNull.of(diffs, flips) if diffs is not None and flips else None
+        self._null = (
+            SignFlipNull.of(self._diffs, flips) if self._diffs is not None and flips else None
+        )
         if procedure == "t" and self._diffs is None:
             raise InputError("procedure 't' needs per-case differences")
         if procedure == "bootstrap" and self._resampled is None:
@@ -331,18 +217,18 @@ class Evaluator:
 
     def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
-        if self.procedure == "t":
-            assert self._diffs is not None
-            low, high = t_bounds(self._diffs, alpha)
-            return float(low[0]), float(high[0]), float(t_p(self._diffs, null)[0])
-        if self.procedure == "bootstrap":
-            assert self._resampled is not None
-            low, high = percentile_bounds(self._resampled, alpha)
+        if self._resampled is not None:
+            low, high = percentile_interval(self._resampled, alpha, axis=1)
             return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
-        assert self._null is not None
-        low, high = self._null.bounds(alpha, null)
-        p = self._null.p(np.array([null]))
-        return float(low[0]), float(high[0]), float(p[0])
+        if self._null is not None:
+            low, high = self._null.bounds(alpha, null)
+            return float(low[0]), float(high[0]), float(self._null.p(np.array([null]))[0])
+        return self._t_raw(alpha, null)
+
+    def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
+        assert self._diffs is not None
+        low, high = t_bounds(self._diffs, alpha)
+        return float(low[0]), float(high[0]), float(t_p(self._diffs, null)[0])
 
     def decide(self, alpha: float, null: float = 0.0) -> Decision:
         low, high, p = self.raw(alpha, null)
@@ -350,17 +236,14 @@ class Evaluator:
         return Decision(self.procedure, self.estimate, low, high, 1.0 - alpha, null, p)
 
 
-def choose_procedure(method: GateMethod, diffs: FloatArray | None) -> Procedure:
-    """The procedure a check's ``method`` runs on these differences (None: an aggregate)."""
-    if diffs is None:
-        if method == "t":
-            raise InputError("method 't' needs per-case values; an aggregate has none")
-        # Aggregates have no per-case values: only resampling can compare them
-        # (a permutation request is refused by evaluator_for with the fix).
-        return "permutation" if method == "permutation" else "bootstrap"
-    if method == "auto":
-        return DEFAULT_PROCEDURE
-    return method
+def refuse_aggregate(asked: GateMethod, metric: str, fix: str = "") -> None:
+    """Raise for ``t`` or ``permutation`` asked of a whole-run aggregate (no per-case values:
+    only resampling compares it); ``fix`` adds to the advice."""
+    if asked in ("t", "permutation"):
+        raise InputError(
+            f"method {asked!r} needs per-case values and {metric!r} is a whole-run "
+            f"aggregate: use method 'bootstrap'{fix}"
+        )
 
 
 def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
@@ -376,10 +259,7 @@ def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
 
 
 def check_gate_method(method: object) -> GateMethod:
-    for known in GATE_METHODS:
-        if method == known:
-            return known
-    raise InputError(f"unknown method {method!r}: use one of {', '.join(GATE_METHODS)}")
+    return checked(method, GATE_METHODS, "method")
 
 
 # ----------------------------------------------------------------------------- from runs
@@ -407,22 +287,6 @@ def paired_data(a: RunLike, b: RunLike, metric: str) -> tuple[PairedData, Any]:
     return PairedData(data.value_a - data.value_b, None, tuple(paired.ids)), aggregate_column(data)
 
 
-def spec_resamples(
-    paired: PairedData,
-    data: Any,
-    n_resamples: int,
-    seed: int,
-    chunk_bytes: int = DEFAULT_CHUNK_BYTES,
-) -> FloatArray:
-    """The resampled Δs :func:`evalkit.paired_bootstrap` draws for one metric alone.
-
-    The engine's own function (stats/compare.py), so the percentile interval built
-    from them is the spec's interval to the last bit (a test holds the two together).
-    """
-    _, resampled = single_metric_resamples(data, len(paired.ids), n_resamples, seed, chunk_bytes)
-    return resampled
-
-
 #: Paired cases up to which a verdict decided by another procedure also shows the spec's
 #: percentile bootstrap interval in its details: 10,000 resamples of 10^4 continuous cases
 #: cost about 0.45 s CPU per check (benchmarks/bench_gate.py: 4.5 → 6.3 s CPU for its 10
@@ -444,14 +308,8 @@ MAXIMUM_FIGURES: Final = "7-11% one-sided against 2.5% at n = 10-19"
 
 
 def refuse_unbounded(aggregate: object, metric: str) -> None:
-    """Raise when a percentile aggregate is each run's slowest case: no resampling bounds it.
-
-    The bootstrap of a sample maximum never contains values above the observed one,
-    so its interval is too narrow however many resamples are drawn (the measured
-    figures are in :data:`MAXIMUM_FIGURES`); the gate refuses rather than fails
-    falsely.  From the first n where one case lies above the percentile the
-    bootstrap measured 3.5-4.2% at n = 20, 2.9-3.1% at n = 30 and below 2.5% from 50.
-    """
+    """Raise when a percentile aggregate is each run's slowest case: the bootstrap of a
+    sample maximum never exceeds the observed one, so no resampling bounds it."""
     if isinstance(aggregate, NearestRankAggregate) and aggregate.is_maximum:
         raise InputError(
             f"{metric!r} over {aggregate.n} paired cases is each run's slowest case (the "
@@ -481,16 +339,16 @@ def evaluator_for(
     paired, data = paired_data(a, b, metric)
     if refuse_maximum and paired.diffs is None:
         refuse_unbounded(data.aggregate, metric)
-    procedure = choose_procedure(check_gate_method(method), paired.diffs)
-    if procedure == "bootstrap":
-        resampled = spec_resamples(paired, data, n_resamples, seed)
-        return Evaluator(procedure, paired.estimate, resampled=resampled), paired
-    if procedure == "permutation":
-        if paired.diffs is None:
-            raise InputError(
-                f"method 'permutation' needs per-case values and {metric!r} is a whole-run "
-                "aggregate: use method 'bootstrap'"
-            )
+    asked = check_gate_method(method)
+    if paired.diffs is None:
+        refuse_aggregate(asked, metric)
+    if paired.diffs is None or asked == "bootstrap":
+        # the engine's own draws: the spec's interval to the last bit (a test holds them)
+        resampled = single_metric_resamples(
+            data, len(paired.ids), n_resamples, seed, DEFAULT_CHUNK_BYTES
+        )
+        return Evaluator("bootstrap", paired.estimate, resampled=resampled), paired
+    if asked == "permutation":
         flips = SignFlips.draw(len(paired.ids), n_resamples, substream(seed, PURPOSE_PERMUTATION))
-        return Evaluator(procedure, paired.estimate, diffs=paired.diffs, flips=flips), paired
-    return Evaluator(procedure, paired.estimate, diffs=paired.diffs), paired
+        return Evaluator(asked, paired.estimate, diffs=paired.diffs, flips=flips), paired
+    return Evaluator(DEFAULT_PROCEDURE, paired.estimate, diffs=paired.diffs), paired

@@ -155,9 +155,11 @@ class Block:
     draws: IntArray  # shape (rows, width)
 
 
-def _blocks(
+def draw_blocks(
     gen: np.random.Generator, n: int, n_resamples: int, plan: ChunkPlan, high: int
 ) -> Iterator[Block]:
+    """Each resample's ``n`` draws in ``[0, high)``, chunk by chunk: case positions
+    (``high`` n, the bootstrap) or sign flips (``high`` 2, 1 = swap the systems)."""
     for start in range(0, n_resamples, plan.rows):
         rows = min(plan.rows, n_resamples - start)
         if plan.piece >= n:
@@ -166,17 +168,3 @@ def _blocks(
         for col in range(0, n, plan.piece):
             width = min(plan.piece, n - col)
             yield Block(start, 1, col, gen.integers(0, high, size=(1, width), dtype=np.int64))
-
-
-def index_blocks(
-    gen: np.random.Generator, n: int, n_resamples: int, plan: ChunkPlan
-) -> Iterator[Block]:
-    """Case positions of each bootstrap resample, chunk by chunk."""
-    return _blocks(gen, n, n_resamples, plan, high=n)
-
-
-def flip_blocks(
-    gen: np.random.Generator, n: int, n_resamples: int, plan: ChunkPlan
-) -> Iterator[Block]:
-    """Sign flips (1 = swap the two systems on that case) of each permutation resample."""
-    return _blocks(gen, n, n_resamples, plan, high=2)

@@ -1,9 +1,11 @@
-"""Turning a null distribution into a p-value: tail counts, the +1 rule, mid-p."""
+"""Turning a null distribution into a p-value: tail counts, the +1 rule, mid-p, Student's t."""
 
 from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
+
+from evalkit.stats.tdist import t_two_sided_p
 
 IntArray = NDArray[np.int64]
 Numeric = NDArray[np.int64] | NDArray[np.float64]
@@ -37,3 +39,14 @@ def standardise(values_abs: Numeric, scale: NDArray[np.float64]) -> NDArray[np.f
     out = np.where(values_abs == 0, 0.0, out)
     result: NDArray[np.float64] = np.where(np.isnan(out), np.inf, out)
     return result
+
+
+def t_p_of(
+    mean: NDArray[np.float64], se: NDArray[np.float64], df: float, null: float
+) -> NDArray[np.float64]:
+    """Two-sided t p of H0: mean = ``null``, per row; a row with se 0 (it does not vary)
+    has p 1 at its own mean and 0 anywhere else."""
+    out = np.empty(mean.shape[0])
+    for i, (m, s) in enumerate(zip(mean.tolist(), se.tolist(), strict=True)):
+        out[i] = (1.0 if m == null else 0.0) if s == 0.0 else t_two_sided_p((m - null) / s, df)
+    return out
