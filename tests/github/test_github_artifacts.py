@@ -339,3 +339,18 @@ def test_github_safe_extract_rejects_non_zip(tmp_path: Path) -> None:
     archive = write_zip(tmp_path, b"not a zip")
     with pytest.raises(ArtifactError, match="not a zip archive"):
         safe_extract(archive, tmp_path / "out", origin="artifact 'x' #3")
+
+
+@pytest.mark.parametrize(
+    ("promote_branches", "where"),
+    [
+        ((), "push runs on the default branch"),
+        (("release/*",), "push runs on the default branch and release/*"),
+        (("release/*", "stable"), "push runs on the default branch and release/* and stable"),
+    ],
+)
+def test_the_store_says_every_branch_it_takes_baselines_from(
+    promote_branches: tuple[str, ...], where: str
+) -> None:
+    store = ArtifactStore(None, name="evalkit-baseline", promote_branches=promote_branches)
+    assert store.describe() == f"artifact 'evalkit-baseline' of {where}"

@@ -79,7 +79,8 @@ class ArtifactStore:
         )
 
     def describe(self) -> str:
-        return f"artifact {self.name!r} of push runs on the default branch"
+        branches = " and ".join(("the default branch", *self._promote_branches))
+        return f"artifact {self.name!r} of push runs on {branches}"
 
     @property
     def _finder(self) -> ArtifactFinder:
