@@ -311,7 +311,9 @@ def test_action_gate_error_is_its_exit_code_with_summary_and_comment(
     assert f"### evalkit: error (exit {exit_code})" in body
     assert said in html.unescape(body)
     for raw in (job.summary(), body):
-        assert "@octocat" not in raw and "**x**" not in raw and "[y](" not in raw
+        assert "@octocat" not in raw
+        assert "**x**" not in raw
+        assert "[y](" not in raw
 
 
 @pytest.mark.parametrize(

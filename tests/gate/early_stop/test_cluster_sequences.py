@@ -7,12 +7,12 @@ import math
 
 import numpy as np
 import pytest
+from test_gate import artifact, vs
 
 from evalkit._app.early_stop import batches_of, case_order, case_units
 from evalkit.gate.sequential import settle_checks
 from evalkit.stats.sequential import confidence_sequence, ratio_confidence_sequence
 from helpers.scripts import load_script
-from test_gate import artifact, vs
 
 
 def test_clusters_of_one_case_read_as_the_case_level_sequence() -> None:
