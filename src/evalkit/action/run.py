@@ -13,10 +13,11 @@ GitHub side of the job. One module per job:
   :mod:`~evalkit.action.pin_mode` (pin the drift checks' reference) and
   :mod:`~evalkit.action.comment_mode` (the ``workflow_run`` companion for fork PRs).
 
-Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`, never 4: the Action
-gates no subset). Failing to *comment* never changes the exit code (the verdict is
-already in the summary and outputs); failing to *fetch the baseline* from GitHub is
-exit 3, because an outage must not read as "no baseline" and pass.
+Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`; 4 only when a pull
+request's ``stop_early:`` budget ran out before every check settled). Failing to
+*comment* never changes the exit code (the verdict is already in the summary and
+outputs); failing to *fetch the baseline* from GitHub is exit 3, because an outage must
+not read as "no baseline" and pass.
 """
 
 from __future__ import annotations
