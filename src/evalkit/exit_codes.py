@@ -27,15 +27,18 @@ MEANINGS: Final[Mapping[ExitCode, str]] = {
         "a runtime or infrastructure failure: target unreachable, failed cases, GitHub API"
     ),
     ExitCode.INCOMPLETE: (
-        "the gate ran on a subset (`-k`/`--case`) and nothing blocked: no verdict on the "
-        "whole golden set, so not a pass"
+        "the gate ran on a subset (`-k`/`--case`), or `stop_early:` spent a budget before "
+        "every check settled, and nothing blocked: no verdict on the whole golden set, so "
+        "not a pass"
     ),
     ExitCode.INTERRUPTED: "stopped by Ctrl-C (SIGINT; 128 + 2, as shells report it)",
     ExitCode.TERMINATED: "stopped by SIGTERM (`docker stop`, a cancelled job), like Ctrl-C",
 }
 
-#: The codes the GitHub Action ends with: it never gates a subset.
-ACTION_CODES: Final = tuple(code for code in ExitCode if code is not ExitCode.INCOMPLETE)
+#: The codes the GitHub Action ends with: every one, since a pull request's gate with
+#: ``stop_early:`` is incomplete (4) when a budget runs out first, as ``evalkit gate`` is
+#: (the Action never gates a ``-k``/``--case`` subset).
+ACTION_CODES: Final = tuple(ExitCode)
 
 
 def markdown_table(codes: Iterable[ExitCode] = tuple(ExitCode)) -> str:

@@ -975,9 +975,19 @@ def gate_config(
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     elif stopping is not None:
+        from evalkit._app.early_stop import refuse_with_cases
+
+        refuse_with_cases(ask.cases)
         with noting_client_saturation() as saturated:
-            early, candidate, written = _run_stopping_early(
-                prepared, base, stopping, ask, run_out, on_start, on_row
+            early, candidate, written = run_stopping_early_to(
+                prepared,
+                base,
+                stopping,
+                run_out,
+                resume=ask.resume,
+                concurrency=ask.concurrency,
+                on_start=on_start,
+                on_row=on_row,
             )
     else:
         if on_start is not None:  # each trial advances the progress
@@ -988,14 +998,24 @@ def gate_config(
             )
     # Where no baseline was found matters only to a check that compares with one.
     no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
+    notes = ((where,) if no_baseline else ()) + tuple(saturated)
     if early is not None and early.stopped is not None:
-        decision = _gate_stopped(prepared, candidate, base, early, ask, ref)
+        decision = gate_stopped(
+            prepared,
+            candidate,
+            base,
+            early,
+            notes=notes,
+            reference=ref,
+            reference_chosen=ask.reference is not None,
+            require_reference=ask.require_reference,
+        )
         return GateRun(decision, candidate, run_out, written, ref, written, cfg, store)
     report = gate(
         prepared,
         candidate,
         base,
-        notes=((where,) if no_baseline else ()) + tuple(saturated),
+        notes=notes,
         # A file the user named (--baseline, the file store) must pair; see gate_inputs.
         baseline_chosen=chosen_baseline is not None,
         subset=subset,
@@ -1016,22 +1036,26 @@ def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
     return cache(lambda: open_config_store(config))
 
 
-def _run_stopping_early(
+def run_stopping_early_to(
     prepared: Prepared,
     base: RunArtifact | None,
     settings: Any,
-    ask: GateAsk,
     run_out: Path,
-    on_start: Callable[[int], None] | None,
-    on_row: RowCallback | None,
+    *,
+    resume: bool = False,
+    concurrency: int | None = None,
+    target: Target | None = None,
+    on_start: Callable[[int], None] | None = None,
+    on_row: RowCallback | None = None,
 ) -> tuple[Any, RunArtifact, Path]:
-    """The gate's run with ``stop_early:``, every finished row kept in the run's checkpoint
-    so ``--resume`` goes on in the same order (evalkit._app.early_stop)."""
-    from evalkit._app.early_stop import refuse_with_cases, run_stopping_early
+    """The gate's run with ``stop_early:`` (``evalkit gate`` and the Action's pull requests),
+    written to ``run_out``: every finished row kept in the run's checkpoint so ``resume``
+    goes on in the same order (evalkit._app.early_stop).  ``target``: the caller's (the
+    Action's isolated one), used for every batch and left open; else the config's."""
+    from evalkit._app.early_stop import run_stopping_early
     from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
     from evalkit._util.atomic import check_writable
 
-    refuse_with_cases(ask.cases)
     planned = len(prepared.goldens)
     if settings.max_cases is not None:
         planned = min(planned, settings.max_cases)
@@ -1039,9 +1063,9 @@ def _run_stopping_early(
     check_writable(ckpt_path)
     identity = run_identity(prepared.config.model, prepared.goldens)
     repeats = prepared.config.model.repeats
-    tgt = build_target(prepared.config)  # one client for every batch
+    tgt = target if target is not None else build_target(prepared.config)  # one for every batch
     try:
-        with Checkpoint.open(ckpt_path, identity, resume=ask.resume) as ckpt:
+        with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
             if on_start is not None:
                 on_start(planned * repeats)
             try:
@@ -1050,7 +1074,7 @@ def _run_stopping_early(
                     base,
                     settings,
                     run_batch=lambda part, t: run_checkpointed(
-                        part, ckpt, target=t, on_row=on_row, concurrency=ask.concurrency
+                        part, ckpt, target=t, on_row=on_row, concurrency=concurrency
                     ),
                     to_artifact=lambda part, result: to_artifact(part, result, result.name),
                     target=tgt,
@@ -1072,20 +1096,24 @@ def _run_stopping_early(
                 ckpt.discard()
     finally:
         close = getattr(tgt, "close", None)
-        if callable(close):
+        if target is None and callable(close):
             close()
     return early, candidate, written
 
 
-def _gate_stopped(
+def gate_stopped(
     prepared: Prepared,
     candidate: RunArtifact,
     base: RunArtifact | None,
     early: Any,
-    ask: GateAsk,
-    ref: Reference | None,
+    *,
+    notes: Sequence[str] = (),
+    reference: Reference | None = None,
+    reference_chosen: bool = False,
+    require_reference: bool = False,
 ) -> GateReport:
-    """The fixed-n gate on the cases run, labelled with how and why the run stopped."""
+    """The fixed-n gate on the cases a stopped run ran (:func:`run_stopping_early_to`),
+    labelled with how and why it stopped."""
     subset = early.subset
     specs, left_out = subset.checks(list(prepared.checks.checks))
     decided = replace(
@@ -1098,10 +1126,10 @@ def _gate_stopped(
         decided,
         candidate,
         None if base is None else subset.only(base),
-        notes=tuple(left_out),
+        notes=(*notes, *left_out),
         baseline_chosen=False,
-        reference=ref,
-        reference_chosen=ask.reference is not None,
-        require_reference=ask.require_reference,
+        reference=reference,
+        reference_chosen=reference_chosen,
+        require_reference=require_reference,
     )
     return replace(report, stopped_early=early.stopped)

@@ -31,6 +31,9 @@ class GateRequest:
     store: BaselineStore | None = None
     # Run a python target in child processes without the job's token (input isolate-target).
     isolate_target: bool = False
+    # Run with evalkit.yaml's `stop_early:` as `evalkit gate` does (a pull request's gate);
+    # off, every case runs (a promotion: a baseline needs a row for every case).
+    stop_early: bool = False
 
 
 @dataclass(frozen=True)

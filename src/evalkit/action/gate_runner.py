@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalkit._app.early_stop import settings_in_force
 from evalkit._app.isolated_target import isolated_target
 from evalkit._app.pipeline import (
+    GateAsk,
     gate,
+    gate_stopped,
     noting_client_saturation,
     prepare,
     run_candidate,
+    run_stopping_early_to,
     to_artifact,
 )
 from evalkit._app.reference_lookup import reference_from_fetch, report_trends
@@ -39,25 +43,38 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     # (evalkit._app.reference_lookup).
     fetched = request.reference
     reference = None if fetched is None else reference_from_fetch(fetched, cfg.name)
+    out = request.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    run_out = out / f"candidate-{request.config_name}.json"
+    # stop_early: as `evalkit gate` runs it, where the mode allows it (a promotion never).
+    stopping = settings_in_force(cfg, GateAsk(stop_early=None if request.stop_early else False))
+    early = None
     with noting_client_saturation() as saturated:
+        target = None
         if request.isolate_target and cfg.model.target.python is not None:
             # An http target is out of this process already. Plugins would be imported
             # here, with the token: isolated_target refuses them before anything runs.
             target = isolated_target(cfg)
-            try:
-                prepared = prepare(cfg)
-                result = run_candidate(prepared, target=target)
-            finally:
-                target.close()
-        else:
+        try:
             prepared = prepare(cfg)
-            result = run_candidate(prepared)
-    candidate = to_artifact(prepared, result, result.name)
-    out = request.output_dir
-    out.mkdir(parents=True, exist_ok=True)
-    candidate_path = write_artifact(candidate, out / f"candidate-{request.config_name}.json")
+            if stopping is not None:
+                early, candidate, candidate_path = run_stopping_early_to(
+                    prepared, baseline, stopping, run_out, target=target
+                )
+            else:
+                result = run_candidate(prepared, target=target)
+                candidate = to_artifact(prepared, result, result.name)
+                candidate_path = write_artifact(candidate, run_out)
+        finally:
+            if target is not None:
+                target.close()
     notes = (request.baseline_detail, *saturated)
-    report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
+    if early is not None and early.stopped is not None:
+        report = gate_stopped(
+            prepared, candidate, baseline, early, notes=notes, reference=reference
+        )
+    else:
+        report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
     markdown = render_markdown(
         report,
         config_name=request.config_name,

@@ -40,6 +40,11 @@ def on_a_push_to_a_promoting_branch(
 
 def promote(job: Job) -> int:
     """The promote mode's work: gate without a baseline, then promote the candidate."""
+    if job.settings.config.model.stop_early is not None:
+        job.run.console.line(
+            "evalkit: stop_early ignored: a promotion runs every case, since a baseline "
+            "needs a row for every case (pull requests stop early)"
+        )
     request = gate_request(
         job,
         # A promotion must not fail for lack of the baseline it is creating.
@@ -48,6 +53,7 @@ def promote(job: Job) -> int:
         baseline_status="none",
         baseline_detail="promotion runs the candidate without a baseline",
         require_baseline=False,
+        stop_early=False,  # a stopped run is never promoted
     )
     outcome = call_gate(job, request)
     if isinstance(outcome, int):

@@ -3,10 +3,11 @@
 The gate is injected (a :data:`~evalkit.action.contract.GateRunner`): the Action owns
 only the GitHub side of the job (its modules: docs/design/code-notes.md).
 
-Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`, never 4: the Action
-gates no subset). Failing to *comment* never changes the exit code (the verdict is
-already in the summary and outputs); failing to *fetch the baseline* from GitHub is
-exit 3, because an outage must not read as "no baseline" and pass.
+Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`; 4 only when a pull
+request's ``stop_early:`` budget ran out before every check settled). Failing to
+*comment* never changes the exit code (the verdict is already in the summary and
+outputs); failing to *fetch the baseline* from GitHub is exit 3, because an outage must
+not read as "no baseline" and pass.
 """
 
 from __future__ import annotations

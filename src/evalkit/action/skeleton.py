@@ -116,12 +116,14 @@ def gate_request(
     baseline_status: Literal["found", "missing", "expired", "none"],
     baseline_detail: str,
     require_baseline: bool,
+    stop_early: bool,
     reference: BaselineFetch | None = None,
     require_reference: bool = False,
     store: BaselineStore | None = None,
 ) -> GateRequest:
     """What to ask the gate: this job's config name, report folder and run page, and the
-    baseline, reference and config the mode decided on."""
+    baseline, reference and config the mode decided on, and whether ``stop_early:`` may
+    stop its run early."""
     settings = job.settings
     return GateRequest(
         config_path=settings.config_path,
@@ -137,6 +139,7 @@ def gate_request(
         require_reference=require_reference,
         store=store,
         isolate_target=job.run.inputs.isolate_target,
+        stop_early=stop_early,
     )
 
 
