@@ -346,3 +346,32 @@ def test_changed_cases_only_worst_first_in_natural_order_with_ties_counted() -> 
     assert "(3 worse, 1 better, 2 tied)" in details
     ids = [line.split(" | ")[0][2:] for line in details.splitlines() if line.startswith("| ")]
     assert ids[1:] == ["2", "10", "100", "3"]  # the header, then worst first, 2 before 10
+
+
+# ------------------------------------------------------------------------- stopped early
+
+
+def _stopped(report: GateReport, *, settled: bool) -> GateReport:
+    from evalkit.gate.model import StoppedEarly
+
+    reason = "every check settled (anytime-valid)" if settled else "max_cases (200) reached"
+    stop = StoppedEarly(140, 1_000, reason, settled, undecided=() if settled else ("x",))
+    return dataclasses.replace(report, stopped_early=stop)
+
+
+@pytest.mark.parametrize(
+    ("build", "settled", "box"),
+    [
+        (passing, True, "NOTE"),  # the gate ran as asked and every check settled
+        (failing, True, "NOTE"),
+        (passing, False, "WARNING"),  # a budget ran out first: incomplete
+        (no_baseline, True, "WARNING"),  # something else needs the reader's attention
+    ],
+)
+def test_a_settled_early_stop_is_a_note_and_anything_else_a_warning(
+    build: Callable[[], GateReport], settled: bool, box: str
+) -> None:
+    text = render_markdown(_stopped(build(), settled=settled), config_name="c")
+    assert f"> [!{box}]" in text
+    assert "140/1,000 cases (stopped early)" in text
+    assert ("[!NOTE]" in text) == (box == "NOTE")

@@ -136,6 +136,10 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
     """Everything that changes how the whole table reads, each said once, in one box."""
     lines: list[str] = []
     blocking = False
+    # A stop where every check settled is how the user asked the gate to run, not a
+    # warning: alone, it is a note; a subset or a spent budget is a warning.
+    stopped = report.stopped_early
+    alarming = not (stopped is not None and stopped.settled)
     coverage = S.coverage_line(report)
     if coverage is not None:
         before, selection, after = coverage
@@ -159,7 +163,8 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
         lines.append(bad)
     if not lines:
         return []
-    kind = "CAUTION" if blocking else "WARNING"
+    alarming |= len(lines) > (coverage is not None)
+    kind = "CAUTION" if blocking else "WARNING" if alarming else "NOTE"
     return [
         f"> [!{kind}]\n" + "".join(f"> {line}\n>\n" for line in lines[:-1]) + f"> {lines[-1]}\n\n"
     ]
