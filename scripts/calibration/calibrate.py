@@ -1220,12 +1220,12 @@ READING: Final = """## Reading it
   resampled, at a level allowing for the uncertainty of its own spread (the
   delta-method variance of s from the sample kurtosis; no fitted weight); the range it is
   realised at is read off the table above. Where the tail is so heavy that the variance
-  is infinite or rests on a few cases (heavy-t2 and the held-out t(1.5) and contaminated
-  shapes at small n) the claim is realised below 75%: a small sample cannot show how
-  uncertain its own spread is, and the principled alternatives measured (a jackknife or
-  bootstrap estimate of that uncertainty, a double bootstrap, Student's level) did not
-  close it (docs/design/statistics.md, "Power"). Power at a fixed regression never falls
-  as cases are added (section "Power as cases are added").
+  is infinite or rests on a few cases (heavy-t2 and the held-out t(1.5) at any n, the
+  held-out contaminated shape below 50 cases) the claim can be realised below 75%: a
+  sample cannot show how uncertain its own spread is, and the principled alternatives
+  measured (a jackknife or bootstrap estimate of that uncertainty, a double bootstrap,
+  Student's level) did not close it (docs/design/statistics.md, "Power"). Power at a
+  fixed regression never falls as cases are added (section "Power as cases are added").
 - **Aggregates.** latency_p95 below 20 cases is each run's maximum, and its bootstrap
   fails falsely far above nominal: the gate refuses such a check.
 - **A rare large win** (outside the claims): a change that wins big on a few cases and
