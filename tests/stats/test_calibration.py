@@ -10,7 +10,8 @@ coin-flip null):
 * coverage of the 95% interval within 1.5 points from n = 30;
 * on the real data: at most 3% pooled over the five metrics, at most 4% in any cell;
 * non-inferiority at a true difference of exactly −margin passes ≤ α/2;
-* the reported detectable regression is caught 80 ± 5% of the time;
+* the reported detectable regression is caught 80 ± 5% of the time (and heavy-t2 at
+  n = 15, the cell nearest the claim's floor, does not slip below it by more than 2 SE);
 * Holm keeps the family-wise one-sided false-fail rate ≤ α/2; none follows Šidák.
 
 The strongly skewed shapes are the default's measured limit: a test holds that the limit
@@ -125,6 +126,20 @@ def test_the_reported_detectable_regression_is_caught_80_percent(shape: str, n: 
     trials = 1000
     _, caught = realised_power("t", SHAPES[shape], n, trials, seed_for("po", shape, n), own=True)
     assert abs(caught - 0.8) <= 0.05 + 2 * se(0.8, trials), f"{shape}, n={n}: {caught:.1%}"
+
+
+def test_the_detectable_regression_on_infinite_variance_at_n15_does_not_slip() -> None:
+    """heavy-t2 (Student t, 2 df: no finite variance) at n = 15 is the claimed cell that
+    sits nearest the claim's floor: 74.0 ± 0.2% realised at 50,000 trials, listed as a miss
+    in docs/calibration.md (no principled level correction measured closes it; see
+    docs/design/statistics.md, "Power").  Here, on the calibration run's own seed, it must
+    stay within the claim less 2 SE of this run's 4,000 trials (SE ±0.7): a change that
+    lowers it by more than sampling error fails."""
+    trials = 4000
+    _, caught = realised_power(
+        "t", SHAPES["heavy-t2"], 15, trials, seed_for("po", "heavy-t2", 15), own=True
+    )
+    assert 0.75 - 2 * se(0.75, trials) <= caught <= 0.85 + 2 * se(0.85, trials), f"{caught:.1%}"
 
 
 @pytest.mark.parametrize("shape", ["right-skewed", "left-skewed"])
