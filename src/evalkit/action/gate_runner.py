@@ -18,9 +18,12 @@ from evalkit._app.pipeline import (
 )
 from evalkit._app.reference_lookup import reference_from_fetch, report_trends
 from evalkit._app.store_opening import open_config_store
-from evalkit._spec.artifact import read_artifact, write_artifact
+from evalkit._spec.artifact import RunArtifact, read_artifact, write_artifact
+from evalkit._spec.config import LoadedConfig
 from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
 from evalkit.gate.inputs import refuse_other_config
+from evalkit.gate.model import GateReport
+from evalkit.gate.reference import Reference
 from evalkit.report.html import render_html
 from evalkit.report.json_report import dumps
 from evalkit.report.markdown import render_markdown
@@ -46,35 +49,7 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
     out = request.output_dir
     out.mkdir(parents=True, exist_ok=True)
     run_out = out / f"candidate-{request.config_name}.json"
-    # stop_early: as `evalkit gate` runs it, where the mode allows it (a promotion never).
-    stopping = settings_in_force(cfg, GateAsk(stop_early=None if request.stop_early else False))
-    early = None
-    with noting_client_saturation() as saturated:
-        target = None
-        if request.isolate_target and cfg.model.target.python is not None:
-            # An http target is out of this process already. Plugins would be imported
-            # here, with the token: isolated_target refuses them before anything runs.
-            target = isolated_target(cfg)
-        try:
-            prepared = prepare(cfg)
-            if stopping is not None:
-                early, candidate, candidate_path = run_stopping_early_to(
-                    prepared, baseline, stopping, run_out, target=target
-                )
-            else:
-                result = run_candidate(prepared, target=target)
-                candidate = to_artifact(prepared, result, result.name)
-                candidate_path = write_artifact(candidate, run_out)
-        finally:
-            if target is not None:
-                target.close()
-    notes = (request.baseline_detail, *saturated)
-    if early is not None and early.stopped is not None:
-        report = gate_stopped(
-            prepared, candidate, baseline, early, notes=notes, reference=reference
-        )
-    else:
-        report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
+    report, candidate_path = _run_and_decide(request, cfg, baseline, reference, run_out)
     markdown = render_markdown(
         report,
         config_name=request.config_name,
@@ -108,3 +83,43 @@ def pipeline_gate(request: GateRequest) -> GateOutcome:
         report_paths={"markdown": md_path, "json": json_path, "html": html_path},
         checks_path=cfg.resolve(cfg.model.checks),
     )
+
+
+def _run_and_decide(
+    request: GateRequest,
+    cfg: LoadedConfig,
+    baseline: RunArtifact | None,
+    reference: Reference | None,
+    run_out: Path,
+) -> tuple[GateReport, Path]:
+    """The candidate run (stopping early where the mode allows) and the gate's report."""
+    # stop_early: as `evalkit gate` runs it, where the mode allows it (a promotion never).
+    stopping = settings_in_force(cfg, GateAsk(stop_early=None if request.stop_early else False))
+    early = None
+    with noting_client_saturation() as saturated:
+        target = None
+        if request.isolate_target and cfg.model.target.python is not None:
+            # An http target is out of this process already. Plugins would be imported
+            # here, with the token: isolated_target refuses them before anything runs.
+            target = isolated_target(cfg)
+        try:
+            prepared = prepare(cfg)
+            if stopping is not None:
+                early, candidate, candidate_path = run_stopping_early_to(
+                    prepared, baseline, stopping, run_out, target=target
+                )
+            else:
+                result = run_candidate(prepared, target=target)
+                candidate = to_artifact(prepared, result, result.name)
+                candidate_path = write_artifact(candidate, run_out)
+        finally:
+            if target is not None:
+                target.close()
+    notes = (request.baseline_detail, *saturated)
+    if early is not None and early.stopped is not None:
+        report = gate_stopped(
+            prepared, candidate, baseline, early, notes=notes, reference=reference
+        )
+    else:
+        report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
+    return report, Path(candidate_path)
