@@ -211,27 +211,42 @@ def test_a_schema_3_file_of_the_json_writer_reads_through_orjson_as_its_source(
     assert read_artifact(write_artifact(quick, tmp_path / name)).result == source.result
 
 
+_COLLECTOR_CHECK = """
+import gc, sys
+from evalkit._spec.artifact import read_artifact
+
+path = sys.argv[1]
+kept = [{"frozen": i} for i in range(100)]
+gc.freeze()
+frozen = gc.get_freeze_count()
+assert frozen >= len(kept), frozen
+read_artifact(path)
+assert gc.get_freeze_count() == frozen, (gc.get_freeze_count(), frozen)
+assert gc.isenabled()
+gc.unfreeze()
+gc.disable()
+read_artifact(path)
+assert not gc.isenabled()
+gc.enable()
+assert gc.get_freeze_count() == 0
+print("ok")
+"""
+
+
 def test_reading_leaves_the_collector_as_the_program_set_it(tmp_path: Path) -> None:
     # The reader moves its new objects to the oldest generation with gc.freeze() and
     # gc.unfreeze(): a program that froze objects of its own (before a fork) keeps them
-    # frozen, and one that turned the collector off finds it off.
-    import gc
+    # frozen, and one that turned the collector off finds it off.  The collector is the
+    # process's: checked in a fresh interpreter, where no other test's thread can move it.
+    import subprocess
+    import sys
 
     path = _written(tmp_path, _run())
-    kept = [{"frozen": i} for i in range(100)]
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        assert frozen >= len(kept)
-        read_artifact(path)
-        assert gc.get_freeze_count() == frozen
-        assert gc.isenabled()
-    finally:
-        gc.unfreeze()
-    gc.disable()
-    try:
-        read_artifact(path)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-    assert gc.get_freeze_count() == 0
+    done = subprocess.run(
+        [sys.executable, "-c", _COLLECTOR_CHECK, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
