@@ -158,7 +158,7 @@ def cluster_t(totals: FloatArray, sizes: IntArray) -> tuple[FloatArray, FloatArr
     return ClusterT.of(totals, sizes).bounds(ALPHA)
 
 
-def _sided(low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _sided(low: FloatArray, high: FloatArray) -> tuple[NDArray[np.bool_], NDArray[np.bool_]]:
     return high < 0, low > 0
 
 

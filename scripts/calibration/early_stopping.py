@@ -340,7 +340,7 @@ def cluster_false_fails(
             sim = clustered_null(shape, clusters, rng)
             units, cases = cluster_looks(sim.sizes, batch)
             code = np.repeat(np.arange(sim.sizes.size), sim.sizes)
-            totals = np.bincount(code, weights=sim.diffs)
+            totals = np.bincount(code, weights=sim.diffs).astype(np.float64, copy=False)
             ratio = ratio_confidence_sequence(
                 totals,
                 sim.sizes.astype(np.float64),
