@@ -1132,4 +1132,8 @@ def gate_stopped(
         reference_chosen=reference_chosen,
         require_reference=require_reference,
     )
-    return replace(report, stopped_early=early.stopped)
+    from evalkit.gate.model import run_summary
+
+    # The baseline as it is (its size, its failures), not the rows this sample compared.
+    baseline = None if base is None else run_summary(base)
+    return replace(report, baseline=baseline, stopped_early=early.stopped)

@@ -102,6 +102,9 @@ def test_a_clear_regression_fails_having_run_at_most_half_the_cases(tmp_path: Pa
     assert f"stopped after {stopped['cases_run']:,} of 2,000 cases" in gate.stdout
     assert f"{stopped['cases_run']:,}/2,000 cases (stopped early)" in gate.stdout
     assert report["verdict"] == "fail"
+    # the runs as they are: the candidate ran the sample, the baseline holds every case
+    assert report["candidate"]["n_cases"] == stopped["cases_run"]
+    assert report["baseline"]["n_cases"] == N_CASES
 
 
 def test_an_unchanged_candidate_with_min_effect_passes_having_run_at_most_half(
