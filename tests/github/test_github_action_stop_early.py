@@ -194,3 +194,27 @@ def test_an_isolated_target_stops_early_too(fake_github: FakeGitHub, folder: Pat
     report = json.loads((job.workspace / job.outputs()["report-json"]).read_text())
     assert report["stopped_early"]["cases_run"] <= N_CASES // 2
     assert "(stopped early)" in job.summary()
+
+
+def test_a_checkpoint_an_earlier_job_left_does_not_refuse_the_next(
+    fake_github: FakeGitHub, tmp_path: Path
+) -> None:
+    # A self-hosted runner that keeps its workspace: an earlier job's stopped run left a
+    # checkpoint with finished cases where this job's run writes its own.
+    from evalkit import CaseResult, TargetResponse
+    from evalkit._engine.checkpoint import Checkpoint, RunIdentity, checkpoint_path, read_checkpoint
+
+    promote(fake_github, tmp_path)
+    job = pr(fake_github, tmp_path, "regressed")
+    run_out = job.workspace / ".evalkit" / "action" / f"candidate-{CONFIG}.json"
+    stale = checkpoint_path(run_out, job.workspace / "evals")
+    with Checkpoint.open(stale, RunIdentity("earlier", "earlier", {}), resume=False) as ckpt:
+        answered = TargetResponse(["a"], latency_ms=5.0)
+        ckpt.append(CaseResult("c0000", answered, {"recall@1": 1.0}))
+    earlier = read_checkpoint(stale)
+    assert earlier is not None
+    assert earlier.saved == 1
+    assert job.run(pipeline_gate) == 1, job.log()
+    assert f"evalkit: removed {stale}, an earlier job's checkpoint" in job.log()
+    report = json.loads((job.workspace / job.outputs()["report-json"]).read_text())
+    assert report["stopped_early"]["cases_run"] <= N_CASES // 2

@@ -34,6 +34,8 @@ class GateRequest:
     # Run with evalkit.yaml's `stop_early:` as `evalkit gate` does (a pull request's gate);
     # off, every case runs (a promotion: a baseline needs a row for every case).
     stop_early: bool = False
+    # A plain line in the job's log (the Action's console); None: the gate says nothing.
+    log: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from evalkit._app.early_stop import settings_in_force
@@ -105,6 +106,7 @@ def _run_and_decide(
         try:
             prepared = prepare(cfg)
             if stopping is not None:
+                _drop_stale_checkpoint(run_out, prepared.config.root, request.log)
                 early, candidate, candidate_path = run_stopping_early_to(
                     prepared, baseline, stopping, run_out, target=target
                 )
@@ -123,3 +125,15 @@ def _run_and_decide(
     else:
         report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
     return report, Path(candidate_path)
+
+
+def _drop_stale_checkpoint(run_out: Path, root: Path, log: Callable[[str], None] | None) -> None:
+    """A job never resumes another's run: a checkpoint left in a workspace the runner did
+    not clean (self-hosted) is an earlier job's, and would refuse this one."""
+    from evalkit._engine.checkpoint import checkpoint_path
+
+    stale = checkpoint_path(run_out, root)
+    if stale.exists():
+        stale.unlink()
+        if log is not None:
+            log(f"evalkit: removed {stale}, an earlier job's checkpoint")

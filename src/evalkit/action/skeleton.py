@@ -140,6 +140,7 @@ def gate_request(
         store=store,
         isolate_target=job.run.inputs.isolate_target,
         stop_early=stop_early,
+        log=job.run.console.line,
     )
 
 
