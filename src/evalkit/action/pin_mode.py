@@ -6,13 +6,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.action.session import ActionRun, md_text
+from evalkit.action.session import ActionRun
 from evalkit.action.skeleton import Job, ModeFlow
 from evalkit.errors import ConfigError
 from evalkit.exit_codes import ExitCode
 from evalkit.github.client import call_github
 from evalkit.github.context import GitHubContext
 from evalkit.github.errors import GitHubApiError
+from evalkit.report.escape import md
 
 if TYPE_CHECKING:
     from evalkit._spec.config import BaselineConfig
@@ -106,7 +107,7 @@ def pin(job: Job) -> int:
         run.outputs["reference-path"] = location  # branch:path
     run.out(reference_source=pinned.source, reference_sha=pinned.record.sha or "")
     run.console.line(f"evalkit: pinned the reference ({location}): {pinned.detail}")
-    run.summary(f"### evalkit: reference pinned\n\n{md_text(pinned.detail)}\n")
+    run.summary(f"### evalkit: reference pinned\n\n{md(pinned.detail)}\n")
     return ExitCode.OK
 
 

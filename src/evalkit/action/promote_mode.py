@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from evalkit._store.protocol import PromoteRequest, PromoteResult
 from evalkit.action.contract import GateOutcome
-from evalkit.action.session import md_text
 from evalkit.action.skeleton import Job, ModeFlow, call_gate, gate_request
 from evalkit.errors import ConfigError, RuntimeFailure
 from evalkit.exit_codes import ExitCode
 from evalkit.github.context import GitHubContext
+from evalkit.report.escape import md
 
 if TYPE_CHECKING:
     from evalkit._spec.config import BaselineConfig
@@ -104,11 +104,11 @@ def _report_promotion(job: Job, outcome: GateOutcome, promoted: PromoteResult) -
         )
     console.line(f"evalkit: {detail}")
     kept = (
-        f"\n\n> **The latest baseline was not moved.** {md_text(detail)}"
+        f"\n\n> **The latest baseline was not moved.** {md(detail)}"
         if promoted.latest == "kept"
         else ""
     )
-    run.summary(f"{outcome.markdown}{kept}\n\n<sub>evalkit: {md_text(detail)}</sub>\n")
+    run.summary(f"{outcome.markdown}{kept}\n\n<sub>evalkit: {md(detail)}</sub>\n")
 
 
 PROMOTE = ModeFlow("promote", promote, branch_rule=on_a_push_to_a_promoting_branch)

@@ -22,7 +22,6 @@ from evalkit.github.outputs import (
     relative_to_workspace,
     write_outputs,
 )
-from evalkit.report.escape import md
 
 if TYPE_CHECKING:
     import httpx
@@ -36,12 +35,6 @@ _SAFE_WORD = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
 def safe_word(value: str) -> str:
     """A word from outside (a verdict, a run's conclusion) fit for an output or the log."""
     return value if _SAFE_WORD.match(value) else "unknown"
-
-
-def md_text(text: str) -> str:
-    """Untrusted text (an error, a branch name in a store detail) made inert in the PR
-    comment and the job summary: no markup, no @mention, no #reference."""
-    return md(text)
 
 
 @dataclass
@@ -150,4 +143,4 @@ class ActionRun:
             append_summary(path, markdown)
 
 
-__all__ = ["ActionRun", "md_text", "safe_word"]
+__all__ = ["ActionRun", "safe_word"]

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Literal
 from evalkit.action.contract import GateOutcome, GateRequest, GateRunner
 from evalkit.action.inputs import Mode, Settings, resolve_settings
 from evalkit.action.pr_comment import maybe_comment
-from evalkit.action.session import ActionRun, md_text, safe_word
+from evalkit.action.session import ActionRun, safe_word
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.github.comment import marker_for
+from evalkit.report.escape import md
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -94,7 +95,7 @@ def error_state(run: ActionRun, message: str, exit_code: int, *, title: str) -> 
     run.console.error(message, title=title)
     run.outputs.setdefault("verdict", "error")
     run.outputs.setdefault("blocking-failures", "0")
-    text = md_text(message)
+    text = md(message)
     run.summary(f"### evalkit: error\n\n{text}\n")
     if run.config_name is not None and run.inputs.mode == "gate":
         body = (
