@@ -21,9 +21,7 @@ __all__ = [
     "SPEARMAN",
     "CheckSet",
     "JudgeAgreement",
-    "agreement_names",
     "agreement_notes",
-    "human_grades",
     "register_judge_agreement",
 ]
 
@@ -31,16 +29,6 @@ KAPPA = "judge_agreement_kappa"
 SPEARMAN = "judge_agreement_spearman"
 Statistic = Literal["kappa", "spearman"]
 VERSION = "1"
-
-
-def human_grades(goldens: GoldenSet, scale: int) -> dict[str, int]:
-    """``{case id: human grade}`` for the cases that carry one (validated against the scale)."""
-    out: dict[str, int] = {}
-    for case in goldens:
-        grade = human_grade(case, scale)
-        if grade is not None:
-            out[case.id] = grade
-    return out
 
 
 @dataclass(frozen=True)
@@ -60,41 +48,33 @@ class CheckSet:
         goldens: GoldenSet,
         judge: Callable[[TargetResponse, GoldenCase], float] | None,
     ) -> CheckSet:
-        human = human_grades(goldens, scale)
+        grades = ((case, human_grade(case, scale)) for case in goldens)
+        human = {case.id: grade for case, grade in grades if grade is not None}
         graded = ((case, graded_answer(case)) for case in goldens)
         fixed = {case.id: (case, text) for case, text in graded if text is not None}
         return cls(judge_metric, human, fixed, judge)
 
-    def compared_ids(self, rows: Sequence[Row]) -> list[str]:
-        """The cases :meth:`pairs` compares, without grading anything (file order of rows)."""
-        ids: list[str] = []
-        for row in rows:
-            if row.query_id not in self.human:
-                continue
-            if row.query_id in self.fixed:
-                if self.judge is not None:
-                    ids.append(row.query_id)
-            elif self.judge_metric in row.metrics:
-                ids.append(row.query_id)
-        return ids
+    def compared(self, rows: Sequence[Row]) -> tuple[list[Row], list[tuple[GoldenCase, str]]]:
+        """The rows whose judge grade is compared, and the graded answers the judge grades."""
+        ran = [row for row in rows if row.query_id in self.human]
+        graded = [
+            row
+            for row in ran
+            if row.query_id not in self.fixed and self.judge_metric in row.metrics
+        ]
+        seen = {row.query_id for row in ran}
+        fixed = [] if self.judge is None else [v for k, v in self.fixed.items() if k in seen]
+        return graded, fixed
 
     def pairs(self, rows: Sequence[Row]) -> tuple[list[float], list[float]]:
         """The judge's and the humans' grades, case by case (file order of the rows)."""
         from evalkit._model.results import TargetResponse
 
-        judge: list[float] = []
-        people: list[float] = []
-        seen: set[str] = set()
-        for row in rows:
-            seen.add(row.query_id)
-            if row.query_id in self.fixed or row.query_id not in self.human:
-                continue
-            if self.judge_metric in row.metrics:
-                judge.append(_judge_grade(row, self.judge_metric))
-                people.append(float(self.human[row.query_id]))
-        for case_id, (case, text) in self.fixed.items():
-            if case_id not in seen or self.judge is None:
-                continue
+        graded, fixed = self.compared(rows)
+        judge = [_judge_grade(row, self.judge_metric) for row in graded]
+        people = [float(self.human[row.query_id]) for row in graded]
+        for case, text in fixed:
+            assert self.judge is not None  # compared() gives no fixed answer without a judge
             response = TargetResponse(text=text)
             # A grade already made in this process (the gate after a run) is not paid twice.
             recorded = getattr(self.judge, "grade_of", None)
@@ -102,7 +82,7 @@ class CheckSet:
             score = getattr(done, "score", None)
             value = float(score) if isinstance(score, int) else self.judge(response, case)
             judge.append(float(value))
-            people.append(float(self.human[case_id]))
+            people.append(float(self.human[case.id]))
         return judge, people
 
 
@@ -142,7 +122,8 @@ class JudgeAgreement:
 
     def cases_counted(self, rows: Sequence[Row]) -> int:
         """How many of ``rows`` the statistic is computed on (those with both grades)."""
-        return len(self.check.compared_ids(rows))
+        graded, fixed = self.check.compared(rows)
+        return len(graded) + len(fixed)
 
     def __call__(self, rows: Sequence[Row]) -> float:
         judge, people = self.check.pairs(rows)
@@ -167,16 +148,6 @@ def _judge_of(metric: str) -> Callable[[TargetResponse, GoldenCase], float] | No
         return None
 
 
-def agreement_names(judge_metrics: Sequence[str]) -> dict[str, tuple[str, Statistic]]:
-    """``{aggregate name: (judge metric, statistic)}`` for the configured judges."""
-    out: dict[str, tuple[str, Statistic]] = {}
-    for metric in judge_metrics:
-        suffix = "" if len(judge_metrics) == 1 else f".{metric}"
-        out[KAPPA + suffix] = (metric, "kappa")
-        out[SPEARMAN + suffix] = (metric, "spearman")
-    return out
-
-
 def register_judge_agreement(
     judges: Sequence[tuple[str, int]],
     goldens: GoldenSet,
@@ -185,26 +156,27 @@ def register_judge_agreement(
     where: str = "",
 ) -> list[str]:
     """Register the agreement aggregates for ``judges`` (``(metric, scale)`` pairs)."""
-    names = agreement_names([metric for metric, _ in judges])
-    scales = dict(judges)
     prefix = f"{where}: " if where else ""
     registered: list[str] = []
-    for name, (metric, statistic) in names.items():
+    for metric, scale in judges:
         try:
-            check = CheckSet.of(metric, scales[metric], goldens, _judge_of(metric))
+            check = CheckSet.of(metric, scale, goldens, _judge_of(metric))
         except MetricError as exc:
             raise ConfigError(f"{prefix}{exc}") from None
-        human = check.human
-        if name in listed and len(human) < 2:
-            raise ConfigError(
-                f"{prefix}metric {name!r} needs at least 2 golden cases with "
-                f"{HUMAN_GRADE_KEY} (an integer on the judge's 1..{scales[metric]} scale); "
-                f"found {len(human)}"
-            )
-        fn = JudgeAgreement(check, statistic, name)
-        # Cohen's kappa and Spearman's rho both lie in [-1, 1].
-        define(MetricDef(name, "aggregate", fn, True, VERSION, bounds=(-1.0, 1.0)))
-        registered.append(name)
+        suffix = "" if len(judges) == 1 else f".{metric}"
+        statistics: tuple[tuple[str, Statistic], ...] = ((KAPPA, "kappa"), (SPEARMAN, "spearman"))
+        for base, statistic in statistics:
+            name = base + suffix
+            if name in listed and len(check.human) < 2:
+                raise ConfigError(
+                    f"{prefix}metric {name!r} needs at least 2 golden cases with "
+                    f"{HUMAN_GRADE_KEY} (an integer on the judge's 1..{scale} scale); "
+                    f"found {len(check.human)}"
+                )
+            fn = JudgeAgreement(check, statistic, name)
+            # Cohen's kappa and Spearman's rho both lie in [-1, 1].
+            define(MetricDef(name, "aggregate", fn, True, VERSION, bounds=(-1.0, 1.0)))
+            registered.append(name)
     return registered
 
 
