@@ -12,7 +12,6 @@ __all__ = [
     "NORMALISATIONS",
     "Normalisation",
     "exact_match",
-    "max_over_references",
     "normalize_answer",
     "normalizer",
     "token_f1",
@@ -69,12 +68,3 @@ def token_f1(prediction: str, reference: str, normalisation: Normalisation = "sq
     """SQuAD v1.1 token F1 between one prediction and one reference."""
     norm = normalizer(normalisation)
     return tokens_f1(norm(prediction).split(), norm(reference).split())
-
-
-def max_over_references(
-    metric: Callable[[str, str], float], prediction: str, references: Sequence[str]
-) -> float:
-    """The best score of ``prediction`` against any acceptable answer."""
-    if not references:
-        raise ValueError("at least one reference answer is needed")
-    return max(metric(prediction, reference) for reference in references)

@@ -6,7 +6,7 @@ import json
 import os
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from evalkit._util.bounded import loads, read_text
 from evalkit.errors import JudgeError
 
 _Signature = tuple[int, int, int]  # (inode, size, mtime_ns): "has the file changed?"
+LOCK_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -30,20 +31,10 @@ class CachedGrade:
     input_tokens: int | None = None
     output_tokens: int | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "case_id": self.case_id,
-            "input_tokens": self.input_tokens,
-            "model": self.model,
-            "output_tokens": self.output_tokens,
-            "reason": self.reason,
-            "score": self.score,
-        }
-
     @cached_property
     def json_text(self) -> str:
         """The entry as one line of JSON, rendered once (rewrites stay cheap)."""
-        return json.dumps(self.to_json(), sort_keys=True, ensure_ascii=False)
+        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
 
 
 def _fix_hint(path: Path) -> str:
@@ -141,7 +132,7 @@ def _render(entries: Mapping[str, CachedGrade]) -> str:
 class JudgeCache:
     """Grades by cache key, backed by one JSON file (see the module docstring)."""
 
-    def __init__(self, path: str | os.PathLike[str], *, lock_timeout_s: float = 120.0) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         if self.path.is_dir():
             raise JudgeError(
@@ -149,7 +140,6 @@ class JudgeCache:
                 f"{self.path / 'judge-cache.json'}"
             )
         self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self._lock_timeout_s = lock_timeout_s
         self._state_lock = threading.Lock()  # guards the fields below
         self._flush_lock = threading.Lock()  # one flusher per process at a time
         self._entries: dict[str, CachedGrade] = {}
@@ -206,9 +196,6 @@ class JudgeCache:
         with self._state_lock:
             return len(self._entries)
 
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key) is not None
-
     # writing ---------------------------------------------------------------------------
 
     def put(self, key: str, grade: CachedGrade) -> None:
@@ -227,12 +214,12 @@ class JudgeCache:
                     return  # another thread's flush already carried our grade
                 batch = dict(self._pending)
             try:
-                with FileLock(str(self.lock_path), timeout=self._lock_timeout_s):
+                with FileLock(str(self.lock_path), timeout=LOCK_TIMEOUT_S):
                     self._write_merged(batch)
             except Timeout:
                 raise JudgeError(
                     f"judge cache {self.path}: could not take the lock {self.lock_path} within "
-                    f"{self._lock_timeout_s:g} s; another evalkit process is writing it "
+                    f"{LOCK_TIMEOUT_S:g} s; another evalkit process is writing it "
                     "(if none is running, delete the lock file)"
                 ) from None
             except (OSError, DiskWriteError) as exc:
