@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from evalkit.errors import MetricError
+
 __all__ = [
     "NORMALISATIONS",
     "Normalisation",
@@ -37,14 +39,13 @@ _NORMALISERS: dict[str, Callable[[str], str]] = {
 }
 
 
-def normalizer(name: str) -> Callable[[str], str]:
+def normalizer(name: str, who: str) -> Callable[[str], str]:
     """The normalising function called ``name`` (one of :data:`NORMALISATIONS`)."""
-    try:
-        return _NORMALISERS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown normalisation {name!r}; use one of {', '.join(NORMALISATIONS)}"
-        ) from None
+    if name not in NORMALISATIONS:
+        raise MetricError(
+            f"{who}: normalisation must be one of {', '.join(NORMALISATIONS)}, got {name!r}"
+        )
+    return _NORMALISERS[name]
 
 
 def tokens_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
@@ -60,11 +61,11 @@ def tokens_f1(prediction: Sequence[str], reference: Sequence[str]) -> float:
 
 def exact_match(prediction: str, reference: str, normalisation: Normalisation = "squad") -> float:
     """1.0 when prediction and reference are equal after normalisation, else 0.0."""
-    norm = normalizer(normalisation)
+    norm = normalizer(normalisation, "exact_match")
     return 1.0 if norm(prediction) == norm(reference) else 0.0
 
 
 def token_f1(prediction: str, reference: str, normalisation: Normalisation = "squad") -> float:
     """SQuAD v1.1 token F1 between one prediction and one reference."""
-    norm = normalizer(normalisation)
+    norm = normalizer(normalisation, "token_f1")
     return tokens_f1(norm(prediction).split(), norm(reference).split())

@@ -31,12 +31,7 @@ from evalkit.metrics.answer_keys import (
     phrase_list,
     reference_answers,
 )
-from evalkit.metrics.answer_text import (
-    NORMALISATIONS,
-    Normalisation,
-    normalizer,
-    tokens_f1,
-)
+from evalkit.metrics.answer_text import Normalisation, normalizer, tokens_f1
 
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
@@ -61,14 +56,6 @@ __all__ = [
 ]
 
 _REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
-
-
-def _check_normalisation(kind: str, value: object) -> Normalisation:
-    if value not in NORMALISATIONS:
-        raise MetricError(
-            f"{kind}: normalisation must be one of {', '.join(NORMALISATIONS)}, got {value!r}"
-        )
-    return value
 
 
 class AnswerMetric:
@@ -114,8 +101,8 @@ class AnswerMetric:
 
 class _Normalised(AnswerMetric):
     def __init__(self, normalisation: Normalisation = "squad") -> None:
-        self.normalisation = _check_normalisation(self.kind, normalisation)
-        self._norm = normalizer(self.normalisation)
+        self._norm = normalizer(normalisation, self.kind)
+        self.normalisation = normalisation
 
     def params(self) -> dict[str, Any]:
         return {"normalisation": self.normalisation}
@@ -145,7 +132,7 @@ class TokenF1(_Normalised):
         return max(tokens_f1(tokens, self._norm(ref).split()) for ref in refs)
 
 
-class _Phrases(AnswerMetric):
+class _Phrases(_Normalised):
     """Shared parameters of the phrase metrics: fixed phrases and/or a per-case key."""
 
     case_key: ClassVar[str]
@@ -153,8 +140,7 @@ class _Phrases(AnswerMetric):
     def __init__(
         self, phrases: Sequence[str] | None = None, *, normalisation: Normalisation = "lower"
     ) -> None:
-        self.normalisation = _check_normalisation(self.kind, normalisation)
-        self._norm = normalizer(self.normalisation)
+        super().__init__(normalisation)
         if phrases is not None and (
             isinstance(phrases, str) or not all(isinstance(p, str) and p.strip() for p in phrases)
         ):
@@ -164,11 +150,8 @@ class _Phrases(AnswerMetric):
         self.phrases: tuple[str, ...] | None = None if phrases is None else tuple(phrases)
 
     def params(self) -> dict[str, Any]:
-        return {
-            "normalisation": self.normalisation,
-            "phrases": None if self.phrases is None else list(self.phrases),
-            "case_key": self.case_key,
-        }
+        phrases = None if self.phrases is None else list(self.phrases)
+        return {**super().params(), "phrases": phrases, "case_key": self.case_key}
 
     def _found(self, text: str, case: GoldenCase) -> list[bool]:
         per_case = phrase_list(case, self.case_key)
