@@ -237,16 +237,10 @@ class JudgeCache:
     def _write_merged(self, batch: Mapping[str, CachedGrade]) -> None:
         # Under the file lock: whatever is on disk now (other writers' grades) plus ours.
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        signature = self._signature()
+        self._refresh_if_changed()
         with self._state_lock:
-            unchanged = self._loaded and signature == self._loaded_signature
-        disk: dict[str, CachedGrade] = {}
-        if not unchanged:
-            disk, signature = self._read_disk()
-        with self._state_lock:
-            merged = {**disk, **self._entries, **batch}
+            merged = {**self._entries, **batch}
         write_text_atomic(self.path, _render(merged))
         with self._state_lock:
             self._entries = {**merged, **self._entries}
             self._loaded_signature = self._signature()
-            self._loaded = True
