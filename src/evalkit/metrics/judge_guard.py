@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from typing import Protocol, runtime_checkable
 
-__all__ = ["Preflight", "cache_only", "run_preflights", "set_cache_only"]
+__all__ = ["cache_only", "run_preflights", "set_cache_only"]
 
 _lock = threading.Lock()
 _cache_only = False
@@ -25,18 +24,12 @@ def cache_only() -> bool:
         return _cache_only
 
 
-@runtime_checkable
-class Preflight(Protocol):
-    """A metric that can check, before any case runs, that it will be able to grade."""
-
-    def preflight(self) -> None: ...
-
-
 def run_preflights(metrics: Iterable[object]) -> None:
     """Call ``preflight()`` once on each distinct metric object that has one, in order."""
     seen: set[int] = set()
     for fn in metrics:
-        if id(fn) in seen or not isinstance(fn, Preflight):
+        preflight = getattr(fn, "preflight", None)
+        if id(fn) in seen or preflight is None:
             continue
         seen.add(id(fn))
-        fn.preflight()
+        preflight()
