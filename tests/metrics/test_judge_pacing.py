@@ -10,7 +10,7 @@ import pytest
 from evalkit import CallableTarget, GoldenCase, GoldenSet, register_metric
 from evalkit._engine import execute
 from evalkit._util.ratelimit import RateLimiter
-from evalkit.metrics import judge_pacing
+from evalkit.metrics import judge_base
 from evalkit.metrics.openai_judge import OpenAIJudge
 from fakes.openai_server import FakeOpenAI
 
@@ -31,7 +31,7 @@ class Counting(RateLimiter):
 def count_limiters(monkeypatch: pytest.MonkeyPatch) -> None:
     """Both users of the limiter (the target's pacing and the judges') make Counting ones."""
     monkeypatch.setattr(execute, "RateLimiter", Counting)
-    monkeypatch.setattr(judge_pacing, "RateLimiter", Counting)
+    monkeypatch.setattr(judge_base, "RateLimiter", Counting)
 
 
 GOLDENS = GoldenSet(GoldenCase(id=f"c{i}", query=f"question {i}?") for i in range(3))

@@ -207,7 +207,7 @@ def evaluate(
         if on_row is not None:
             on_row(index, row)
 
-    from evalkit.metrics.judge_pacing import paced_judges
+    from evalkit.metrics.judge_base import paced_judges
 
     cpu_wait = CpuWait()  # one case at a time is never judged: not measured then
     wall_start, cpu_start = _wall_clock(), _cpu_clock()

@@ -6,12 +6,14 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from evalkit._model.digest import sha256_json
 from evalkit._util.log import get_logger
+from evalkit._util.ratelimit import RateLimiter
 from evalkit._util.retry_after import WaitBudget
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
 from evalkit.metrics import judge_guard
@@ -19,6 +21,7 @@ from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
 
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
+    from evalkit._model.registry import MetricDef
     from evalkit._model.results import TargetResponse
 
 __all__ = ["Grade", "JudgeBase", "JudgeSettings", "Reply", "TokenUsage", "ToolCall"]
@@ -565,3 +568,27 @@ class JudgeBase:
     def _create(self, response: TargetResponse, case: GoldenCase) -> Reply:
         """One grading request on the provider's wire, its retries and rate-limit waits."""
         raise NotImplementedError
+
+
+@contextmanager
+def judges_set(metrics: Iterable[object], attr: str, make: Callable[[], object]) -> Iterator[None]:
+    """Within the block, each LLM judge among ``metrics`` has ``attr`` set to ``make()``."""
+    judges = [fn for fn in metrics if isinstance(fn, JudgeBase)]
+    before = [getattr(judge, attr) for judge in judges]
+    for judge in judges:
+        setattr(judge, attr, make())
+    try:
+        yield
+    finally:
+        for judge, value in zip(judges, before, strict=True):
+            setattr(judge, attr, value)
+
+
+def paced_judges(
+    metrics: Sequence[MetricDef], rate_limit: float | None
+) -> AbstractContextManager[None]:
+    """Within the block, every LLM judge among ``metrics`` paces its API calls (a limiter each:
+    the judge's API is another endpoint than the target's)."""
+    if rate_limit is None:
+        return nullcontext()
+    return judges_set((d.fn for d in metrics), "pacer", lambda: RateLimiter(rate_limit).acquire)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING
 
 from evalkit.errors import MetricError
@@ -15,28 +15,18 @@ if TYPE_CHECKING:
 __all__ = ["consistency_notes", "regrade_pairs", "regrading"]
 
 
-@contextmanager
-def regrading(metrics: Sequence[str], *, on: bool = True) -> Iterator[None]:
+def regrading(metrics: Sequence[str], *, on: bool = True) -> AbstractContextManager[None]:
     """Within the block, every LLM judge among ``metrics`` grades each case twice."""
     from evalkit._model.registry import get_metric
-    from evalkit.metrics.judge_base import JudgeBase
+    from evalkit.metrics.judge_base import judges_set
 
-    judges = []
-    if on:
-        for name in metrics:
-            try:
-                fn = get_metric(name).fn
-            except MetricError:
-                continue  # evaluate() reports the unknown name
-            if isinstance(fn, JudgeBase) and not fn.regrade:
-                judges.append(fn)
-    for judge in judges:
-        judge.regrade = True
-    try:
-        yield
-    finally:
-        for judge in judges:
-            judge.regrade = False
+    fns = []
+    for name in metrics if on else ():
+        try:
+            fns.append(get_metric(name).fn)
+        except MetricError:
+            continue  # evaluate() reports the unknown name
+    return judges_set(fns, "regrade", lambda: True)
 
 
 def _grade(meta: object, key: str) -> float | None:
