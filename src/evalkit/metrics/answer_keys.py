@@ -87,8 +87,8 @@ def answer_text(response: TargetResponse, case: GoldenCase, metric: str) -> str:
     return text
 
 
-def human_grade(case: GoldenCase, scale: int | None = None) -> int | None:
-    """The case's ``human_grade`` (an integer, within ``1..scale`` when given), if any."""
+def human_grade(case: GoldenCase, scale: int) -> int | None:
+    """The case's ``human_grade`` (an integer within ``1..scale``), if any."""
     raw = case.context.get(HUMAN_GRADE_KEY)
     if raw is None or raw == "":
         return None
@@ -98,7 +98,7 @@ def human_grade(case: GoldenCase, scale: int | None = None) -> int | None:
         raise MetricError(
             f"case {case.id!r}: {HUMAN_GRADE_KEY} must be an integer grade, got {raw!r}"
         )
-    if scale is not None and not 1 <= raw <= scale:
+    if not 1 <= raw <= scale:
         raise MetricError(
             f"case {case.id!r}: {HUMAN_GRADE_KEY} {raw} is outside the judge's scale 1..{scale}"
         )

@@ -480,11 +480,7 @@ def register_answer_metric(name: str, metric: AnswerMetric) -> MetricDef:
     """Register ``metric`` as the per-case metric ``name``, with its own polarity."""
     if not isinstance(metric, AnswerMetric):
         raise MetricError(f"register_answer_metric: expected an AnswerMetric, got {metric!r}")
-    # Registered as a client metric (not builtin=True), so the registry hashes the
-    # object's fingerprint attribute, which carries the parameters; a built-in's
-    # identity would be its version alone.  The parameters that differ from the
-    # kind's defaults also go on the definition (evalkit._model.metric_identity), so the
-    # artefact records them and an incomparable verdict can say what differs.
+    # A client metric (not builtin=True): its identity is its fingerprint, not a version.
     defaults = _default_params(metric)
     params = canonical_params(name, metric.params(), defaults)
     register_metric(name, higher_is_better=metric.higher_is_better)  # checks name and polarity

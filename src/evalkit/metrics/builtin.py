@@ -85,8 +85,7 @@ def max_item_share(rows: Sequence[Row], k: int | None = None) -> float:
     """Largest share of queries that show one same item (ids deduped per response)."""
     name = "max_item_share" if k is None else f"max_item_share@{k}"
     sets = _item_sets(rows, name, k)
-    # A response listed anything exactly when its first item exists: no set of all of
-    # its ids is needed for that; and one Counter over all the sets counts in C (#27).
+    # A response listed anything exactly when its first item exists.
     whole = sets if k is None else _item_sets(rows, name, 1)
     answered = sum(1 for items in whole if items)
     counts: Counter[str] = Counter(chain.from_iterable(sets))

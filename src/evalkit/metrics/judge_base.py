@@ -248,9 +248,7 @@ class JudgeBase:
         self.max_retries: int | None = _check_number("max_retries", max_retries)
         self.timeout_s: float | None = _check_number("timeout_s", timeout_s)
         self.prices = _check_prices(prices)
-        # 0.2.0's extra grader instructions: sent after the built-in system prompt and
-        # folded into the fingerprint and every cache key (only when given, so judges
-        # without it keep their keys).
+        # extra grader instructions, sent after the built-in system prompt (see _grading)
         self.system = None if system is None else _check_str("system", system)
         if cache_only and cache_path is None:
             raise JudgeConfigError(
