@@ -27,8 +27,8 @@ from evalkit.metrics.core import (
     precision_at_k,
     recall_at_k,
 )
+from evalkit.metrics.retrieval import DEFAULT_KS
 
-RECALL_KS = (1, 3, 5, 10, 20)
 NDCG_KS = (10,)
 PERCENTILES = (50, 95, 99)
 SHARE_KS = (1, 3, 10)
@@ -152,7 +152,7 @@ def register_builtins() -> None:
         register_family(
             name, fn, higher_is_better=True, builtin=True, replaceable=True, bounds=UNIT
         )
-    for k in RECALL_KS:
+    for k in DEFAULT_KS:
         register_concrete_family_metric("recall", k)
     for k in NDCG_KS:
         register_concrete_family_metric("ndcg", k)

@@ -12,8 +12,8 @@ from evalkit._model.registry import (
 
 __all__ = ["DEFAULT_KS", "register_retrieval_metric"]
 
-# The k of every ``recall@k`` registered by name out of the box (``ndcg@10`` too);
-# any other k resolves through the family all the same.
+# The k of every ``recall@k`` registered by name out of the box (builtin.py registers
+# them); any other k resolves through the family all the same.
 DEFAULT_KS: Final = (1, 3, 5, 10, 20)
 
 
