@@ -6,7 +6,6 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Unpack
 
-from evalkit._util.retry_after import rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics.judge_base import (
     DEFAULT_MAX_TOKENS,
@@ -168,13 +167,8 @@ class LLMJudge(JudgeBase):
         while True:
             try:
                 return self._reply_of(self._request(response, case), case)
-            except anthropic.RateLimitError as exc:
-                # Past the SDK's own retries: wait out what the API asked, within the budget.
-                wait = retry_after_seconds(exc.response.headers)
-                if wait is not None and self.rate_limit_budget.wait(wait):
-                    continue
-                advice = rate_limit_advice(self.rate_limit_budget, wait, "rate_limit_wait_s")
-                raise self._fail(case, f"{_describe_status_error(exc)}; {advice}") from exc
+            except anthropic.RateLimitError as exc:  # past the SDK's own retries
+                self._wait_out(exc.response.headers, case, _describe_status_error(exc))
 
     def _request(self, response: TargetResponse, case: GoldenCase) -> Any:
         client = self._messages_client()

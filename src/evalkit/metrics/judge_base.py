@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from evalkit._model.digest import sha256_json
 from evalkit._util.log import get_logger
 from evalkit._util.ratelimit import RateLimiter
-from evalkit._util.retry_after import WaitBudget
+from evalkit._util.retry_after import WaitBudget, rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, JudgeConfigError, JudgeError
 from evalkit.metrics import judge_guard
 from evalkit.metrics.judge_cache import CachedGrade, JudgeCache
@@ -509,6 +509,13 @@ class JudgeBase:
 
     def _fail(self, case: GoldenCase, what: str) -> JudgeError:
         return JudgeError(f"LLM judge {self.model!r} on case {case.id!r}: {what}")
+
+    def _wait_out(self, headers: Mapping[str, str], case: GoldenCase, refusal: str) -> None:
+        """Wait out a 429 as long as it asks, within the budget; else raise ``refusal``."""
+        wait = retry_after_seconds(headers)
+        if wait is None or not self.rate_limit_budget.wait(wait):
+            advice = rate_limit_advice(self.rate_limit_budget, wait, "rate_limit_wait_s")
+            raise self._fail(case, f"{refusal}; {advice}")
 
     def _read_grade(self, reply: Reply, case: GoldenCase) -> tuple[int, str]:
         """Validate the reply; every way it can be wrong raises, naming what was wrong."""

@@ -9,10 +9,9 @@ from typing import Any, Literal
 from evalkit.metrics.judge import LLMJudge
 from evalkit.metrics.judge_base import JudgeBase
 
-__all__ = ["PROVIDERS", "Provider", "build_judge"]
+__all__ = ["Provider", "build_judge"]
 
 Provider = Literal["anthropic", "openai"]
-PROVIDERS: tuple[Provider, ...] = ("anthropic", "openai")
 
 
 def build_judge(

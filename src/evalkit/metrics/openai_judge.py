@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
 from evalkit._util.bounded import loads
-from evalkit._util.retry_after import rate_limit_advice, retry_after_seconds
 from evalkit.errors import ConfigError, EvalkitWarning, JudgeError
 from evalkit.metrics.judge_base import (
     PROBE_TIMEOUT_S,
@@ -253,11 +252,8 @@ class OpenAIJudge(JudgeBase):
                 ) from exc
             status = reply.status_code
             if status == 429:
-                wait = retry_after_seconds(reply.headers)
-                if wait is not None and self.rate_limit_budget.wait(wait):
-                    continue
-                advice = rate_limit_advice(self.rate_limit_budget, wait, "rate_limit_wait_s")
-                raise self._fail(case, f"{self._describe(reply, attempts=1)}; {advice}")
+                self._wait_out(reply.headers, case, self._describe(reply, attempts=1))
+                continue
             if status >= 500 and failures < retries:
                 self._backoff(failures)
                 failures += 1
