@@ -28,6 +28,7 @@ from evalkit.gate.inputs import (
     account_for_failed_baseline,
     failed_baseline_note,
     goldens_diff,
+    ran_in_scope,
     shown,
 )
 from evalkit.gate.reference import Reference, wants_reference
@@ -36,6 +37,7 @@ from evalkit.stats.clustered_decide import ClusteredEvaluator, cluster_notes, ev
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
+from evalkit.stats.pairing import registered_polarity
 from evalkit.stats.power import detectable_regression
 from evalkit.stats.procedures import (
     BOOTSTRAP_SHOWN_UP_TO,
@@ -68,12 +70,7 @@ from evalkit.gate.model import (
 
 def _polarity(metric: str, *arts: RunArtifact | None) -> bool:
     """Direction from the registry, else from the stored provenance."""
-    from evalkit._model.registry import get_metric
-
-    try:
-        hib = get_metric(metric).higher_is_better
-    except EvalkitError:
-        hib = None
+    hib = registered_polarity(metric)
     if hib is None:
         for art in arts:
             info = art.metrics.get(metric) if art is not None else None
@@ -154,7 +151,7 @@ def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
         base.update(_counted(spec.metric, rows, cand))
         observed = _value(spec.metric, rows, cand, spec.id)
     except EvalkitError as exc:
-        base.setdefault("covered", _covered(spec, cand))
+        base.setdefault("covered", len(ran_in_scope(spec, cand)))
         return CheckVerdict(**base, status="error", message=str(exc))
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
@@ -202,13 +199,6 @@ def _missed_cases(spec: CheckSpec, rows: Sequence[Row]) -> str:
     if len(missed) > MISSED_SHOWN:
         shown += f" and {len(missed) - MISSED_SHOWN} more"
     return f"; {len(missed)} of the {len(rows)} scoped case(s) miss it on their own: {shown}"
-
-
-def _covered(spec: CheckSpec, art: RunArtifact) -> int:
-    ids = set(spec.scope) if spec.scope else None
-    return sum(
-        1 for r in art.result.per_query if (ids is None or r.query_id in ids) and r.error is None
-    )
 
 
 # ----------------------------------------------------------------------------- vs baseline
@@ -315,7 +305,7 @@ def _vs_baseline(
         hib = _polarity(spec.metric, cand, base)
     except EvalkitError as exc:
         return CheckVerdict(
-            **common, status="error", message=str(exc), covered=_covered(spec, cand)
+            **common, status="error", message=str(exc), covered=len(ran_in_scope(spec, cand))
         )
     common.update(higher_is_better=hib, observed=observed)
     if base is None:
