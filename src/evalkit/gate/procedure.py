@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -213,10 +213,15 @@ class Against:
     nothing else can.
     """
 
+    artifact: RunArtifact | None
+    diff: GoldensDiff
     kind: Literal["vs_baseline", "vs_reference"] = "vs_baseline"
-    word: str = "baseline"
     # vs_reference only: why there is no reference (the store's own sentence)
     missing_detail: str = ""
+
+    @property
+    def word(self) -> str:
+        return "reference" if self.kind == "vs_reference" else "baseline"
 
     def missing(self, spec: CheckSpec, options: GateOptions) -> dict[str, Any]:
         """Status, message and blocking of a check with nothing to compare against."""
@@ -250,9 +255,6 @@ class Against:
         return {"status": "no-baseline"}
 
 
-BASELINE: Final = Against()
-
-
 def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> str | None:
     ci, bi = cand.metrics.get(metric), base.metrics.get(metric)
     if ci is None or bi is None:
@@ -283,14 +285,13 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
 def _vs_baseline(
     spec: CheckSpec,
     cand: RunArtifact,
-    base: RunArtifact | None,
-    diff: GoldensDiff | None,
+    against: Against,
     options: GateOptions,
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
     evaluators: dict[str, Evaluator],
-    against: Against = BASELINE,
 ) -> CheckVerdict:
-    """Decide one comparison check against ``base`` (the baseline, or the reference)."""
+    """Decide one comparison check against the baseline, or the reference."""
+    base = against.artifact
     common: dict[str, Any] = {
         "check_id": spec.id,
         "metric": spec.metric,
@@ -313,7 +314,7 @@ def _vs_baseline(
     reason = _incomparable_reason(spec.metric, cand, base)
     if reason is not None:
         return CheckVerdict(**common, status="incomparable", message=reason, covered=len(rows))
-    match = pair_for_gate(rows, cand, base, diff)
+    match = pair_for_gate(rows, cand, base, against.diff)
     paired_ids = match.ids
     if not paired_ids:
         return CheckVerdict(
@@ -775,51 +776,9 @@ def _fail_regressed_slices(
 # ----------------------------------------------------------------------------- vs reference
 
 
-@dataclass(frozen=True)
-class PreparedReference:
-    """One gate's reference, with its goldens diff worked out once for every drift check."""
-
-    reference: Reference
-    diff: GoldensDiff
-    report: ReferenceReport
-    against: Against = field(default_factory=lambda: Against("vs_reference", "reference"))
-
-    def notes(self, baseline: RunArtifact | None = None) -> list[str]:
-        """Report-level lines: what still pairs with the reference, what failed in it."""
-        out: list[str] = []
-        r = self.report
-        if r.run is not None and not self.diff.empty:
-            out.append(comparable_note(r))
-        if r.run is not None and baseline is not None and r.run == run_summary(baseline):
-            out.append(
-                "the reference is the current baseline, so each drift check repeats its "
-                "per-PR comparison until later promotions land"
-            )
-        failed = failed_baseline_note(self.reference.artifact, "reference")
-        if failed:
-            out.append(failed)
-        return out
-
-
-def comparable_note(report: ReferenceReport) -> str:
-    """``goldens changed since the reference …: 83 of 100 cases remain comparable``."""
-    d = report.goldens_diff
-    parts = [
-        f"{len(ids)} {word}"
-        for ids, word in ((d.added, "added"), (d.removed, "removed"), (d.changed, "changed"))
-        if ids
-    ]
-    changed = f"; changed: {shown(list(d.changed))}" if d.changed else ""
-    return (
-        f"goldens changed since the reference ({', '.join(parts)}): {report.comparable} of "
-        f"{report.n_cases} case(s) remain comparable, and drift checks are decided on "
-        f"those{changed}"
-    )
-
-
 def prepare_reference(
     checks: Sequence[CheckSpec], candidate: RunArtifact, reference: Reference | None
-) -> PreparedReference | None:
+) -> tuple[Against, ReferenceReport] | None:
     """The reference side of one gate, or None when no check compares with a reference."""
     if not wants_reference(checks):
         return None
@@ -829,8 +788,7 @@ def prepare_reference(
         report = ReferenceReport(ref.status, ref.detail, ref.source, n_cases=n, sha=ref.sha)
         word = "expired" if ref.status == "expired" else "missing"
         detail = f"{word} ({ref.detail})" if ref.detail else word
-        against = Against("vs_reference", "reference", detail)
-        return PreparedReference(ref, GoldensDiff(), report, against)
+        return Against(None, GoldensDiff(), "vs_reference", detail), report
     diff = goldens_diff(candidate, ref.artifact)
     report = ReferenceReport(
         ref.status,
@@ -842,7 +800,36 @@ def prepare_reference(
         n_cases=n,
         sha=ref.sha or ref.artifact.git_commit,
     )
-    return PreparedReference(ref, diff, report)
+    return Against(ref.artifact, diff, "vs_reference"), report
+
+
+def _reference_notes(
+    report: ReferenceReport, reference: RunArtifact | None, baseline: RunArtifact | None
+) -> list[str]:
+    """Report-level lines: what still pairs with the reference, what failed in it."""
+    out: list[str] = []
+    d = report.goldens_diff
+    if report.run is not None and not d.empty:
+        parts = [
+            f"{len(ids)} {word}"
+            for ids, word in ((d.added, "added"), (d.removed, "removed"), (d.changed, "changed"))
+            if ids
+        ]
+        changed = f"; changed: {shown(list(d.changed))}" if d.changed else ""
+        out.append(
+            f"goldens changed since the reference ({', '.join(parts)}): {report.comparable} of "
+            f"{report.n_cases} case(s) remain comparable, and drift checks are decided on "
+            f"those{changed}"
+        )
+    if report.run is not None and baseline is not None and report.run == run_summary(baseline):
+        out.append(
+            "the reference is the current baseline, so each drift check repeats its "
+            "per-PR comparison until later promotions land"
+        )
+    failed = failed_baseline_note(reference, "reference")
+    if failed:
+        out.append(failed)
+    return out
 
 
 def evaluate_gate(
@@ -860,37 +847,31 @@ def evaluate_gate(
     """
     opts = options or GateOptions()
     diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
-    ref = prepare_reference(checks, candidate, reference)
+    sides = {"vs_baseline": Against(baseline, diff)}
+    prepared = prepare_reference(checks, candidate, reference)
+    if prepared is not None:
+        sides["vs_reference"] = prepared[0]
     verdicts: list[CheckVerdict] = []
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]] = {}
     evaluators: dict[str, Evaluator] = {}
     for spec in checks:
-        if spec.vs_reference is not None:
-            # the vs_baseline evaluation, against the reference
-            assert ref is not None  # prepared whenever a check compares with the reference
-            r = ref.reference.artifact
-            verdicts.append(
-                _vs_baseline(spec, candidate, r, ref.diff, opts, pairs, evaluators, ref.against)
-            )
-        elif spec.vs_baseline is not None:
-            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs, evaluators))
+        if spec.vs_reference is not None or spec.vs_baseline is not None:
+            side = sides["vs_reference" if spec.vs_reference is not None else "vs_baseline"]
+            verdicts.append(_vs_baseline(spec, candidate, side, opts, pairs, evaluators))
         else:
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, evaluators, opts)
     # Failed baseline (or reference) cases never turn a check green (gate.inputs' one rule).
     verdicts = [
-        account_for_failed_baseline(
-            v,
-            spec,
-            candidate,
-            ref.reference.artifact if v.kind == "vs_reference" and ref is not None else baseline,
-        )
+        account_for_failed_baseline(v, spec, candidate, sides[v.kind].artifact)
+        if v.kind in sides
+        else v
         for v, spec in zip(verdicts, checks, strict=True)
     ]
     if any(spec.vs_baseline is not None for spec in checks):
         notes.extend(filter(None, [failed_baseline_note(baseline)]))
-    if ref is not None:
-        notes.extend(ref.notes(baseline))
+    if prepared is not None:
+        notes.extend(_reference_notes(prepared[1], prepared[0].artifact, baseline))
     slices = _slices(checks, verdicts, candidate, pairs, opts)
     if slices is not None:
         verdicts = _fail_regressed_slices(checks, verdicts, slices)
@@ -913,6 +894,6 @@ def evaluate_gate(
         correction=_used_correction(verdicts, opts.correction),
         familywise=familywise,
         notes=(*opts.extra_notes, *notes),
-        reference=None if ref is None else ref.report,
+        reference=None if prepared is None else prepared[1],
         slices=slices,
     )
