@@ -16,7 +16,7 @@ from evalkit._model.results import RunResult
 from evalkit._spec.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError, InputError
 from evalkit.gate.inputs import goldens_diff, label, shown
-from evalkit.gate.procedure import pair_for_gate
+from evalkit.gate.procedure import case_deltas, pair_for_gate
 
 if TYPE_CHECKING:
     from evalkit.gate.slices import SliceReport
@@ -221,10 +221,8 @@ def _compare_one(
     The interval, p and direction come from one procedure (stats.procedures), so
     the row cannot say "better" beside an interval that contains 0.
     """
-    import numpy as np
-
     from evalkit.stats.clustered_decide import evaluator_by_cluster
-    from evalkit.stats.ties import WinLossTie, case_outcomes, count
+    from evalkit.stats.ties import WinLossTie, count
 
     info_run, info_ref = infos
     note = _definition_note(info_run, info_ref)
@@ -244,10 +242,7 @@ def _compare_one(
         raise ComparisonError(f"metric {metric!r}: {exc}") from None
     wlt = WinLossTie(0, 0, 0)
     if info_run.kind == "case":
-        va, vb = run.values(metric), ref.values(metric)
-        ids = list(va)
-        signs = case_outcomes(np.array([va[i] for i in ids]), np.array([vb[i] for i in ids]), hib)
-        wlt = count(signs)
+        wlt = count(case_deltas(run, ref, metric, hib)[1])
     row = CompareRow(
         metric=metric,
         kind=info_run.kind,

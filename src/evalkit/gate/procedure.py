@@ -48,7 +48,7 @@ from evalkit.stats.procedures import (
     evaluator_for,
 )
 from evalkit.stats.rule import fails
-from evalkit.stats.ties import case_outcomes, count
+from evalkit.stats.ties import IntArray, WinLossTie, case_outcomes, count
 
 if TYPE_CHECKING:
     from evalkit.stats.pairing import CaseMatch
@@ -380,6 +380,16 @@ def _tested_value(spec: CheckSpec, hib: bool) -> float:
     return 0.0
 
 
+def case_deltas(
+    cand_run: RunResult[Any], base_run: RunResult[Any], metric: str, hib: bool | None
+) -> tuple[list[CaseDelta], IntArray]:
+    """Each paired case's values, and its polarity-aware, lattice-exact outcome (stats.ties)."""
+    cv, bv = cand_run.values(metric), base_run.values(metric)
+    deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
+    a, b = np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas])
+    return deltas, case_outcomes(a, b, hib)
+
+
 def _compare(
     spec: CheckSpec,
     cand_run: RunResult[Any],
@@ -407,18 +417,11 @@ def _compare(
     clustering = evaluator.clustering if isinstance(evaluator, ClusteredEvaluator) else None
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
-    wins = losses = ties = 0
+    wlt = WinLossTie(0, 0, 0)
     mde = None
     if not _is_aggregate(spec.metric, cand):
-        cv = cand_run.values(spec.metric)
-        bv = base_run.values(spec.metric)
-        deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
-        # the one polarity-aware, lattice-exact outcome (evalkit.stats.ties)
-        signs = case_outcomes(
-            np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas]), hib
-        )
+        deltas, signs = case_deltas(cand_run, base_run, spec.metric, hib)
         wlt = count(signs)
-        wins, losses, ties = wlt.wins, wlt.losses, wlt.ties
         regressed = [d for d, sign in zip(deltas, signs.tolist(), strict=True) if sign < 0]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
@@ -472,9 +475,9 @@ def _compare(
         method=method,
         n_paired=len(cand_run),
         n_resamples=options.n_resamples if evaluator.procedure in RESAMPLING else 0,
-        wins=wins,
-        losses=losses,
-        ties=ties,
+        wins=wlt.wins,
+        losses=wlt.losses,
+        ties=wlt.ties,
         mde=mde,
         margin=spec.margin,
         min_effect=spec.min_effect,
@@ -490,62 +493,51 @@ def _compare(
 
 
 def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
-    """Status from the interval (DESIGN §5); its dual p agrees by construction."""
+    """Status from the interval (DESIGN §5); its dual p agrees by construction.
+
+    One rule decides every mode (:func:`evalkit.stats.rule.fails` against
+    ``tested_value``: 0, or the margin or min_effect δ on the bad side); the modes
+    differ only in how the verdict reads.
+    """
     level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
     u = suffix(spec.metric)
     ci = (
         f"Δ {signed(c.delta)}{u}, {level} CI [{signed(c.ci_low)}, {signed(c.ci_high)}]{u} "
         f"({c.decided_by})"
     )
-    bad_status: Status = "fail" if spec.level == "block" else "warn"
-    if spec.mode == "non_inferiority":
+    mode = spec.mode or "no_significant_regression"
+    failed = fails(mode, c.ci_low, c.ci_high, c.tested_value, hib)
+    status: Status = ("fail" if spec.level == "block" else "warn") if failed else "pass"
+    worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
+    bound = f"(bound {signed(worse_side)}{u})"
+    if mode == "non_inferiority":
         margin = _margin(spec)
-        worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
         p_shown = f"{p_text(c.deciding_p, c.p_label)} (tests Δ = {c.tested_value:+g}{u})"
-        if not fails(spec.mode, c.ci_low, c.ci_high, c.tested_value, hib):
-            return "pass", (
-                f"{ci}, {p_shown}: the worst plausible change is within the margin ±{margin:g}{u}"
-            )
-        return bad_status, (
-            f"{ci}, {p_shown}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
-            f"(bound {signed(worse_side)}{u})"
-        )
+        if failed:
+            why = f"a drop larger than the margin {margin:g}{u} cannot be ruled out {bound}"
+        else:
+            why = f"the worst plausible change is within the margin ±{margin:g}{u}"
+        return status, f"{ci}, {p_shown}: {why}"
     # The corrected verdict shows the adjusted p and the interval at the level that
     # decides exactly as the adjusted p does (see stats.procedures.corrected_alpha).
     p_shown = p_text(c.deciding_p, c.p_label)
     if c.p_adjusted is not None:
         p_shown += f" (unadjusted {p_text(c.p_value)})"
-    improved = c.ci_low > 0 if hib else c.ci_high < 0
     if c.min_effect is not None:
-        return _decide_min_effect(c, hib, bad_status, f"{ci}, {p_shown}", u)
-    if fails("no_significant_regression", c.ci_low, c.ci_high, 0.0, hib):
-        return bad_status, f"{ci}, {p_shown}: significant regression"
-    if improved:
-        return "pass", f"{ci}, {p_shown}: significant improvement"
-    return "pass", f"{ci}, {p_shown}: no significant regression"
-
-
-def _decide_min_effect(
-    c: Comparison, hib: bool, bad_status: Status, shown: str, u: str
-) -> tuple[Status, str]:
-    """no_significant_regression with min_effect δ: fail only beyond δ, significantly.
-
-    The interval is the default procedure's; only the line it is read against moves
-    from 0 to the bad side's δ (``tested_value``), so p and interval still agree.
-    """
-    assert c.min_effect is not None
-    effect = c.min_effect
-    worse_side = c.ci_low if hib else c.ci_high
-    if fails("no_significant_regression", c.ci_low, c.ci_high, c.tested_value, hib):
-        return bad_status, (
-            f"{shown}: a regression significantly larger than min_effect {effect:g}{u}"
-        )
-    if (worse_side > c.tested_value) if hib else (worse_side < c.tested_value):
-        return "pass", (
-            f"{shown}: any regression larger than min_effect {effect:g}{u} is ruled out "
-            f"(bound {signed(worse_side)}{u})"
-        )
-    return "pass", (f"{shown}: no regression significantly larger than min_effect {effect:g}{u}")
+        effect = f"min_effect {c.min_effect:g}{u}"
+        if failed:
+            why = f"a regression significantly larger than {effect}"
+        elif (worse_side > c.tested_value) if hib else (worse_side < c.tested_value):
+            why = f"any regression larger than {effect} is ruled out {bound}"
+        else:
+            why = f"no regression significantly larger than {effect}"
+    elif failed:
+        why = "significant regression"
+    elif c.ci_low > 0 if hib else c.ci_high < 0:
+        why = "significant improvement"
+    else:
+        why = "no significant regression"
+    return status, f"{ci}, {p_shown}: {why}"
 
 
 # ----------------------------------------------------------------------------- entry point
