@@ -225,28 +225,19 @@ class Against:
 
     def missing(self, spec: CheckSpec, options: GateOptions) -> dict[str, Any]:
         """Status, message and blocking of a check with nothing to compare against."""
+        blocks = spec.level == "block"
         if self.kind == "vs_reference":
-            required = options.require_reference
-            return {
-                "status": "no-reference",
-                "required": required,
-                "message": f"no reference to compare against: {self.missing_detail}"
-                + (
-                    "; require_reference is set, so this blocks"
-                    if required and spec.level == "block"
-                    else "; not a pass: pin one (docs/drift.md)"
-                ),
-            }
-        blocking = options.require_baseline
-        return {
-            "status": "fail" if blocking and spec.level == "block" else "no-baseline",
-            "message": "no baseline to compare against"
-            + (
-                " and require_baseline is set"
-                if blocking
-                else "; promote one from the default branch"
-            ),
-        }
+            if options.require_reference and blocks:
+                fix = "; require_reference is set, so this blocks"
+            else:
+                fix = "; not a pass: pin one (docs/drift.md)"
+            message = f"no reference to compare against: {self.missing_detail}{fix}"
+            return {**self.none_paired(options), "message": message}
+        if options.require_baseline:
+            status, fix = "fail" if blocks else "no-baseline", " and require_baseline is set"
+        else:
+            status, fix = "no-baseline", "; promote one from the default branch"
+        return {"status": status, "message": f"no baseline to compare against{fix}"}
 
     def none_paired(self, options: GateOptions) -> dict[str, Any]:
         """Status (and blocking) when no case in scope pairs with the stored run."""
@@ -342,7 +333,7 @@ def _vs_baseline(
 
 
 def pair_for_gate(
-    rows: Sequence[Row], cand: RunArtifact, base: RunArtifact, diff: GoldensDiff | None
+    rows: Sequence[Row], cand: RunArtifact, base: RunArtifact, diff: GoldensDiff
 ) -> CaseMatch:
     """The gate's pairing: successful cases on both sides whose golden did not change."""
     from evalkit.stats.pairing import match_cases
@@ -352,11 +343,11 @@ def pair_for_gate(
         base.result.per_query,
         (cand.name, base.name),
         drop_failed=True,
-        changed=diff.changed if diff else (),
+        changed=diff.changed,
     )
 
 
-def left_out_note(match: CaseMatch, word: str = "baseline") -> str:
+def left_out_note(match: CaseMatch, word: str) -> str:
     """Say which of the candidate's cases the comparison left out, and why."""
     parts = []
     if match.only_a:
