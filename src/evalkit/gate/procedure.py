@@ -136,16 +136,21 @@ def _margin(spec: CheckSpec) -> float:
     return float(spec.margin)
 
 
-def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
-    base: dict[str, Any] = {
+def _fields(spec: CheckSpec, cand: RunArtifact, kind: str, **more: Any) -> dict[str, Any]:
+    """The verdict fields every outcome of a check shares."""
+    total = len(spec.scope) if spec.scope else len(cand.result)
+    return {
         "check_id": spec.id,
         "metric": spec.metric,
-        "kind": "threshold",
+        "kind": kind,
         "level": spec.level,
-        "op": spec.op,
-        "threshold": spec.threshold,
-        "total": len(spec.scope) if spec.scope else len(cand.result),
+        "total": total,
+        **more,
     }
+
+
+def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
+    base = _fields(spec, cand, "threshold", op=spec.op, threshold=spec.threshold)
     try:
         rows = _scoped_rows(spec, cand)
         base.update(_counted(spec.metric, rows, cand))
@@ -283,14 +288,7 @@ def _vs_baseline(
 ) -> CheckVerdict:
     """Decide one comparison check against the baseline, or the reference."""
     base = against.artifact
-    common: dict[str, Any] = {
-        "check_id": spec.id,
-        "metric": spec.metric,
-        "kind": against.kind,
-        "level": spec.level,
-        "mode": spec.mode,
-        "total": len(spec.scope) if spec.scope else len(cand.result),
-    }
+    common = _fields(spec, cand, against.kind, mode=spec.mode)
     try:
         rows = _scoped_rows(spec, cand)
         observed = _value(spec.metric, rows, cand, spec.id)
@@ -543,7 +541,6 @@ def _correct(
 ) -> list[str]:
     """Adjust the no_significant_regression checks' tests for multiplicity (holm, or maxt
     where one shared resampling exists, else Holm); returns notes for the report."""
-    specs = {spec.id: spec for spec in checks}
     tested = [
         i
         for i, v in enumerate(verdicts)
@@ -576,7 +573,7 @@ def _correct(
         v = verdicts[i]
         assert v.comparison is not None
         assert v.higher_is_better is not None
-        spec = specs[v.check_id]
+        spec = checks[i]
         level = corrected_alpha(_alpha(spec), v.comparison.p_value, p_adj)
         decision = evaluators[v.check_id].decide(level, v.comparison.tested_value)
         comparison = replace(
@@ -733,10 +730,8 @@ def _fail_regressed_slices(
     checks: Sequence[CheckSpec], verdicts: list[CheckVerdict], slices: SliceReport
 ) -> list[CheckVerdict]:
     """A per_slice check fails when any of its slices regressed after FDR control."""
-    specs = {spec.id: spec for spec in checks}
     out = []
-    for v in verdicts:
-        spec = specs[v.check_id]
+    for spec, v in zip(checks, verdicts, strict=True):
         regressed = slices.regressed(v.check_id) if spec.per_slice else []
         if not regressed:
             out.append(v)
