@@ -16,7 +16,7 @@ from evalkit._model.results import RunResult
 from evalkit._spec.artifact import MetricInfo, RunArtifact
 from evalkit.errors import ComparisonError, EvalkitError, InputError
 from evalkit.gate.inputs import goldens_diff, label, shown
-from evalkit.gate.procedure import pair_for_gate
+from evalkit.gate.procedure import case_deltas, pair_for_gate
 
 if TYPE_CHECKING:
     from evalkit.gate.slices import SliceReport
@@ -146,8 +146,8 @@ def run_labels(arts: Sequence[RunArtifact]) -> list[str]:
 
 def _common_cases(
     runs: Sequence[RunArtifact], reference: RunArtifact
-) -> tuple[list[CaseMatch], list[str], str]:
-    """Each run's pairing with the reference, the ids paired in every one, and what was left out."""
+) -> tuple[list[RunResult[Any]], RunResult[Any], list[str], str]:
+    """Each run and the reference on the ids paired in every run, those ids, what was left out."""
     matches = []
     for art in runs:
         match = pair_for_gate(art.result.per_query, art, reference, goldens_diff(art, reference))
@@ -162,7 +162,11 @@ def _common_cases(
             f"{label(reference)} pair {', '.join(str(len(m.ids)) for m in matches)} case(s) "
             "but none in common; compare fewer runs at a time"
         )
-    return matches, ids, _left_out(matches, shared)
+    ref_run: RunResult[Any] = RunResult(reference.name, [matches[0].rows_b[i] for i in ids])
+    paired: list[RunResult[Any]] = [
+        RunResult(a.name, [m.rows_a[i] for i in ids]) for a, m in zip(runs, matches, strict=True)
+    ]
+    return paired, ref_run, ids, _left_out(matches, shared)
 
 
 def _left_out(matches: Sequence[CaseMatch], shared: set[str]) -> str:
@@ -221,10 +225,8 @@ def _compare_one(
     The interval, p and direction come from one procedure (stats.procedures), so
     the row cannot say "better" beside an interval that contains 0.
     """
-    import numpy as np
-
     from evalkit.stats.clustered_decide import evaluator_by_cluster
-    from evalkit.stats.ties import WinLossTie, case_outcomes, count
+    from evalkit.stats.ties import WinLossTie, count
 
     info_run, info_ref = infos
     note = _definition_note(info_run, info_ref)
@@ -244,10 +246,7 @@ def _compare_one(
         raise ComparisonError(f"metric {metric!r}: {exc}") from None
     wlt = WinLossTie(0, 0, 0)
     if info_run.kind == "case":
-        va, vb = run.values(metric), ref.values(metric)
-        ids = list(va)
-        signs = case_outcomes(np.array([va[i] for i in ids]), np.array([vb[i] for i in ids]), hib)
-        wlt = count(signs)
+        wlt = count(case_deltas(run, ref, metric, hib)[1])
     row = CompareRow(
         metric=metric,
         kind=info_run.kind,
@@ -330,13 +329,9 @@ def compare_runs(
     if not 0.0 < alpha < 1.0:
         raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
     correction = check_compare_correction(correction)
-    matches, ids, left_note = _common_cases(runs, reference)
+    paired_runs, ref_run, ids, left_note = _common_cases(runs, reference)
     metrics, metric_note = _shared_metrics(runs, reference)
     clusters, cluster_note = _clusters(cluster, runs, reference, ids)
-    ref_run: RunResult[Any] = RunResult(reference.name, [matches[0].rows_b[i] for i in ids])
-    paired_runs: list[RunResult[Any]] = [
-        RunResult(a.name, [m.rows_a[i] for i in ids]) for a, m in zip(runs, matches, strict=True)
-    ]
     table_rows: list[list[CompareRow]] = [[] for _ in runs]
     for metric in metrics:
         rows: list[CompareRow] = []
@@ -439,7 +434,7 @@ def compare_artifacts(
 def compare_slices(
     run: RunArtifact,
     reference: RunArtifact,
-    dimensions: str | Sequence[str],
+    dimensions: Sequence[str],
     *,
     metrics: Sequence[str] | None = None,
     n_resamples: int = 10_000,
@@ -463,8 +458,7 @@ def compare_slices(
             f"{label(run)}: records no slice assignment, so --by has nothing to group by; "
             "declare slices: in evalkit.yaml and re-run it"
         )
-    asked = [dimensions] if isinstance(dimensions, str) else list(dimensions)
-    for dimension in asked:
+    for dimension in dimensions:
         if dimension not in recorded.dimensions:
             raise InputError(
                 f"--by {dimension}: {label(run)} records slices by "
@@ -478,22 +472,19 @@ def compare_slices(
                 f"{', '.join(shared) or 'none'}){did_you_mean(metric, shared)}"
             )
     chosen = list(metrics) if metrics else shared
-    diff = goldens_diff(run, reference)
-    match = pair_for_gate(run.result.per_query, run, reference, diff)
-    cand: RunResult[Any] = RunResult(run.name, [match.rows_a[i] for i in match.ids])
-    base: RunResult[Any] = RunResult(reference.name, [match.rows_b[i] for i in match.ids])
+    (cand,), base, ids, _ = _common_cases([run], reference)
     tests = [
         SliceTest(metric, metric, hib, cand, base, tuple(run.result.ids()))
         for metric in chosen
         if (hib := run.metrics[metric].higher_is_better) is not None
     ]
-    clusters, _ = _clusters(cluster, [run], reference, match.ids)
+    clusters, _ = _clusters(cluster, [run], reference, ids)
     return slice_family(
         tests,
         recorded,
         SliceSettings(),
         n_resamples=n_resamples,
         seed=seed,
-        dimensions=asked,
+        dimensions=dimensions,
         clusters=clusters,
     )

@@ -259,9 +259,8 @@ def account_for_failed_baseline(
     candidate: RunArtifact,
     baseline: RunArtifact | None,
 ) -> CheckVerdict:
-    """Say which baseline cases failed, and never let them turn a check green."""
-    compared = verdict.kind in ("vs_baseline", "vs_reference")
-    if baseline is None or not compared or verdict.status == "error":
+    """Say which baseline (or reference) cases failed, and never let them turn a check green."""
+    if baseline is None or verdict.status == "error":
         return verdict
     failed = set(_failed_ids(baseline))
     if not failed:

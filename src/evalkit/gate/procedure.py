@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Final, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from evalkit.gate.inputs import (
     account_for_failed_baseline,
     failed_baseline_note,
     goldens_diff,
+    ran_in_scope,
     shown,
 )
 from evalkit.gate.reference import Reference, wants_reference
@@ -36,6 +37,7 @@ from evalkit.stats.clustered_decide import ClusteredEvaluator, cluster_notes, ev
 from evalkit.stats.correction import holm
 from evalkit.stats.diagnostics import warnings_for
 from evalkit.stats.familywise import FamilywiseRate, TestedCheck, familywise_rate
+from evalkit.stats.pairing import registered_polarity
 from evalkit.stats.power import detectable_regression
 from evalkit.stats.procedures import (
     BOOTSTRAP_SHOWN_UP_TO,
@@ -46,7 +48,7 @@ from evalkit.stats.procedures import (
     evaluator_for,
 )
 from evalkit.stats.rule import fails
-from evalkit.stats.ties import case_outcomes, count
+from evalkit.stats.ties import IntArray, WinLossTie, case_outcomes, count
 
 if TYPE_CHECKING:
     from evalkit.stats.pairing import CaseMatch
@@ -68,12 +70,7 @@ from evalkit.gate.model import (
 
 def _polarity(metric: str, *arts: RunArtifact | None) -> bool:
     """Direction from the registry, else from the stored provenance."""
-    from evalkit._model.registry import get_metric
-
-    try:
-        hib = get_metric(metric).higher_is_better
-    except EvalkitError:
-        hib = None
+    hib = registered_polarity(metric)
     if hib is None:
         for art in arts:
             info = art.metrics.get(metric) if art is not None else None
@@ -139,22 +136,27 @@ def _margin(spec: CheckSpec) -> float:
     return float(spec.margin)
 
 
-def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
-    base: dict[str, Any] = {
+def _fields(spec: CheckSpec, cand: RunArtifact, kind: str, **more: Any) -> dict[str, Any]:
+    """The verdict fields every outcome of a check shares."""
+    total = len(spec.scope) if spec.scope else len(cand.result)
+    return {
         "check_id": spec.id,
         "metric": spec.metric,
-        "kind": "threshold",
+        "kind": kind,
         "level": spec.level,
-        "op": spec.op,
-        "threshold": spec.threshold,
-        "total": len(spec.scope) if spec.scope else len(cand.result),
+        "total": total,
+        **more,
     }
+
+
+def _threshold(spec: CheckSpec, cand: RunArtifact) -> CheckVerdict:
+    base = _fields(spec, cand, "threshold", op=spec.op, threshold=spec.threshold)
     try:
         rows = _scoped_rows(spec, cand)
         base.update(_counted(spec.metric, rows, cand))
         observed = _value(spec.metric, rows, cand, spec.id)
     except EvalkitError as exc:
-        base.setdefault("covered", _covered(spec, cand))
+        base.setdefault("covered", len(ran_in_scope(spec, cand)))
         return CheckVerdict(**base, status="error", message=str(exc))
     ok = spec.compare(observed)
     status: Status = "pass" if ok else ("fail" if spec.level == "block" else "warn")
@@ -204,13 +206,6 @@ def _missed_cases(spec: CheckSpec, rows: Sequence[Row]) -> str:
     return f"; {len(missed)} of the {len(rows)} scoped case(s) miss it on their own: {shown}"
 
 
-def _covered(spec: CheckSpec, art: RunArtifact) -> int:
-    ids = set(spec.scope) if spec.scope else None
-    return sum(
-        1 for r in art.result.per_query if (ids is None or r.query_id in ids) and r.error is None
-    )
-
-
 # ----------------------------------------------------------------------------- vs baseline
 
 
@@ -223,44 +218,37 @@ class Against:
     nothing else can.
     """
 
+    artifact: RunArtifact | None
+    diff: GoldensDiff
     kind: Literal["vs_baseline", "vs_reference"] = "vs_baseline"
-    word: str = "baseline"
     # vs_reference only: why there is no reference (the store's own sentence)
     missing_detail: str = ""
 
+    @property
+    def word(self) -> str:
+        return "reference" if self.kind == "vs_reference" else "baseline"
+
     def missing(self, spec: CheckSpec, options: GateOptions) -> dict[str, Any]:
         """Status, message and blocking of a check with nothing to compare against."""
+        blocks = spec.level == "block"
         if self.kind == "vs_reference":
-            required = options.require_reference
-            return {
-                "status": "no-reference",
-                "required": required,
-                "message": f"no reference to compare against: {self.missing_detail}"
-                + (
-                    "; require_reference is set, so this blocks"
-                    if required and spec.level == "block"
-                    else "; not a pass: pin one (docs/drift.md)"
-                ),
-            }
-        blocking = options.require_baseline
-        return {
-            "status": "fail" if blocking and spec.level == "block" else "no-baseline",
-            "message": "no baseline to compare against"
-            + (
-                " and require_baseline is set"
-                if blocking
-                else "; promote one from the default branch"
-            ),
-        }
+            if options.require_reference and blocks:
+                fix = "; require_reference is set, so this blocks"
+            else:
+                fix = "; not a pass: pin one (docs/drift.md)"
+            message = f"no reference to compare against: {self.missing_detail}{fix}"
+            return {**self.none_paired(options), "message": message}
+        if options.require_baseline:
+            status, fix = "fail" if blocks else "no-baseline", " and require_baseline is set"
+        else:
+            status, fix = "no-baseline", "; promote one from the default branch"
+        return {"status": status, "message": f"no baseline to compare against{fix}"}
 
     def none_paired(self, options: GateOptions) -> dict[str, Any]:
         """Status (and blocking) when no case in scope pairs with the stored run."""
         if self.kind == "vs_reference":
             return {"status": "no-reference", "required": options.require_reference}
         return {"status": "no-baseline"}
-
-
-BASELINE: Final = Against()
 
 
 def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> str | None:
@@ -293,29 +281,21 @@ def _incomparable_reason(metric: str, cand: RunArtifact, base: RunArtifact) -> s
 def _vs_baseline(
     spec: CheckSpec,
     cand: RunArtifact,
-    base: RunArtifact | None,
-    diff: GoldensDiff | None,
+    against: Against,
     options: GateOptions,
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]],
     evaluators: dict[str, Evaluator],
-    against: Against = BASELINE,
 ) -> CheckVerdict:
-    """Decide one comparison check against ``base`` (the baseline, or the reference)."""
-    common: dict[str, Any] = {
-        "check_id": spec.id,
-        "metric": spec.metric,
-        "kind": against.kind,
-        "level": spec.level,
-        "mode": spec.mode,
-        "total": len(spec.scope) if spec.scope else len(cand.result),
-    }
+    """Decide one comparison check against the baseline, or the reference."""
+    base = against.artifact
+    common = _fields(spec, cand, against.kind, mode=spec.mode)
     try:
         rows = _scoped_rows(spec, cand)
         observed = _value(spec.metric, rows, cand, spec.id)
         hib = _polarity(spec.metric, cand, base)
     except EvalkitError as exc:
         return CheckVerdict(
-            **common, status="error", message=str(exc), covered=_covered(spec, cand)
+            **common, status="error", message=str(exc), covered=len(ran_in_scope(spec, cand))
         )
     common.update(higher_is_better=hib, observed=observed)
     if base is None:
@@ -323,7 +303,7 @@ def _vs_baseline(
     reason = _incomparable_reason(spec.metric, cand, base)
     if reason is not None:
         return CheckVerdict(**common, status="incomparable", message=reason, covered=len(rows))
-    match = pair_for_gate(rows, cand, base, diff)
+    match = pair_for_gate(rows, cand, base, against.diff)
     paired_ids = match.ids
     if not paired_ids:
         return CheckVerdict(
@@ -351,7 +331,7 @@ def _vs_baseline(
 
 
 def pair_for_gate(
-    rows: Sequence[Row], cand: RunArtifact, base: RunArtifact, diff: GoldensDiff | None
+    rows: Sequence[Row], cand: RunArtifact, base: RunArtifact, diff: GoldensDiff
 ) -> CaseMatch:
     """The gate's pairing: successful cases on both sides whose golden did not change."""
     from evalkit.stats.pairing import match_cases
@@ -361,11 +341,11 @@ def pair_for_gate(
         base.result.per_query,
         (cand.name, base.name),
         drop_failed=True,
-        changed=diff.changed if diff else (),
+        changed=diff.changed,
     )
 
 
-def left_out_note(match: CaseMatch, word: str = "baseline") -> str:
+def left_out_note(match: CaseMatch, word: str) -> str:
     """Say which of the candidate's cases the comparison left out, and why."""
     parts = []
     if match.only_a:
@@ -387,6 +367,16 @@ def _tested_value(spec: CheckSpec, hib: bool) -> float:
     if spec.min_effect is not None:
         return -spec.min_effect if hib else spec.min_effect
     return 0.0
+
+
+def case_deltas(
+    cand_run: RunResult[Any], base_run: RunResult[Any], metric: str, hib: bool | None
+) -> tuple[list[CaseDelta], IntArray]:
+    """Each paired case's values, and its polarity-aware, lattice-exact outcome (stats.ties)."""
+    cv, bv = cand_run.values(metric), base_run.values(metric)
+    deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
+    a, b = np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas])
+    return deltas, case_outcomes(a, b, hib)
 
 
 def _compare(
@@ -416,18 +406,11 @@ def _compare(
     clustering = evaluator.clustering if isinstance(evaluator, ClusteredEvaluator) else None
     worst: tuple[CaseDelta, ...] = ()
     deltas: list[CaseDelta] = []
-    wins = losses = ties = 0
+    wlt = WinLossTie(0, 0, 0)
     mde = None
     if not _is_aggregate(spec.metric, cand):
-        cv = cand_run.values(spec.metric)
-        bv = base_run.values(spec.metric)
-        deltas = [CaseDelta(i, cv[i], bv[i], cv[i] - bv[i]) for i in cv]
-        # the one polarity-aware, lattice-exact outcome (evalkit.stats.ties)
-        signs = case_outcomes(
-            np.array([d.candidate for d in deltas]), np.array([d.baseline for d in deltas]), hib
-        )
+        deltas, signs = case_deltas(cand_run, base_run, spec.metric, hib)
         wlt = count(signs)
-        wins, losses, ties = wlt.wins, wlt.losses, wlt.ties
         regressed = [d for d, sign in zip(deltas, signs.tolist(), strict=True) if sign < 0]
         regressed.sort(key=lambda d: (-abs(d.delta), d.case_id))
         worst = tuple(regressed[:WORST_CASES])
@@ -481,9 +464,9 @@ def _compare(
         method=method,
         n_paired=len(cand_run),
         n_resamples=options.n_resamples if evaluator.procedure in RESAMPLING else 0,
-        wins=wins,
-        losses=losses,
-        ties=ties,
+        wins=wlt.wins,
+        losses=wlt.losses,
+        ties=wlt.ties,
         mde=mde,
         margin=spec.margin,
         min_effect=spec.min_effect,
@@ -499,62 +482,51 @@ def _compare(
 
 
 def _decide(spec: CheckSpec, c: Comparison, hib: bool) -> tuple[Status, str]:
-    """Status from the interval (DESIGN §5); its dual p agrees by construction."""
+    """Status from the interval (DESIGN §5); its dual p agrees by construction.
+
+    One rule decides every mode (:func:`evalkit.stats.rule.fails` against
+    ``tested_value``: 0, or the margin or min_effect δ on the bad side); the modes
+    differ only in how the verdict reads.
+    """
     level = f"{c.confidence:.0%}" if c.p_adjusted is None else f"{c.confidence:.2%}"
     u = suffix(spec.metric)
     ci = (
         f"Δ {signed(c.delta)}{u}, {level} CI [{signed(c.ci_low)}, {signed(c.ci_high)}]{u} "
         f"({c.decided_by})"
     )
-    bad_status: Status = "fail" if spec.level == "block" else "warn"
-    if spec.mode == "non_inferiority":
+    mode = spec.mode or "no_significant_regression"
+    failed = fails(mode, c.ci_low, c.ci_high, c.tested_value, hib)
+    status: Status = ("fail" if spec.level == "block" else "warn") if failed else "pass"
+    worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
+    bound = f"(bound {signed(worse_side)}{u})"
+    if mode == "non_inferiority":
         margin = _margin(spec)
-        worse_side = c.ci_low if hib else c.ci_high  # the interval's end on the bad side
         p_shown = f"{p_text(c.deciding_p, c.p_label)} (tests Δ = {c.tested_value:+g}{u})"
-        if not fails(spec.mode, c.ci_low, c.ci_high, c.tested_value, hib):
-            return "pass", (
-                f"{ci}, {p_shown}: the worst plausible change is within the margin ±{margin:g}{u}"
-            )
-        return bad_status, (
-            f"{ci}, {p_shown}: a drop larger than the margin {margin:g}{u} cannot be ruled out "
-            f"(bound {signed(worse_side)}{u})"
-        )
+        if failed:
+            why = f"a drop larger than the margin {margin:g}{u} cannot be ruled out {bound}"
+        else:
+            why = f"the worst plausible change is within the margin ±{margin:g}{u}"
+        return status, f"{ci}, {p_shown}: {why}"
     # The corrected verdict shows the adjusted p and the interval at the level that
     # decides exactly as the adjusted p does (see stats.procedures.corrected_alpha).
     p_shown = p_text(c.deciding_p, c.p_label)
     if c.p_adjusted is not None:
         p_shown += f" (unadjusted {p_text(c.p_value)})"
-    improved = c.ci_low > 0 if hib else c.ci_high < 0
     if c.min_effect is not None:
-        return _decide_min_effect(c, hib, bad_status, f"{ci}, {p_shown}", u)
-    if fails("no_significant_regression", c.ci_low, c.ci_high, 0.0, hib):
-        return bad_status, f"{ci}, {p_shown}: significant regression"
-    if improved:
-        return "pass", f"{ci}, {p_shown}: significant improvement"
-    return "pass", f"{ci}, {p_shown}: no significant regression"
-
-
-def _decide_min_effect(
-    c: Comparison, hib: bool, bad_status: Status, shown: str, u: str
-) -> tuple[Status, str]:
-    """no_significant_regression with min_effect δ: fail only beyond δ, significantly.
-
-    The interval is the default procedure's; only the line it is read against moves
-    from 0 to the bad side's δ (``tested_value``), so p and interval still agree.
-    """
-    assert c.min_effect is not None
-    effect = c.min_effect
-    worse_side = c.ci_low if hib else c.ci_high
-    if fails("no_significant_regression", c.ci_low, c.ci_high, c.tested_value, hib):
-        return bad_status, (
-            f"{shown}: a regression significantly larger than min_effect {effect:g}{u}"
-        )
-    if (worse_side > c.tested_value) if hib else (worse_side < c.tested_value):
-        return "pass", (
-            f"{shown}: any regression larger than min_effect {effect:g}{u} is ruled out "
-            f"(bound {signed(worse_side)}{u})"
-        )
-    return "pass", (f"{shown}: no regression significantly larger than min_effect {effect:g}{u}")
+        effect = f"min_effect {c.min_effect:g}{u}"
+        if failed:
+            why = f"a regression significantly larger than {effect}"
+        elif (worse_side > c.tested_value) if hib else (worse_side < c.tested_value):
+            why = f"any regression larger than {effect} is ruled out {bound}"
+        else:
+            why = f"no regression significantly larger than {effect}"
+    elif failed:
+        why = "significant regression"
+    elif c.ci_low > 0 if hib else c.ci_high < 0:
+        why = "significant improvement"
+    else:
+        why = "no significant regression"
+    return status, f"{ci}, {p_shown}: {why}"
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -569,7 +541,6 @@ def _correct(
 ) -> list[str]:
     """Adjust the no_significant_regression checks' tests for multiplicity (holm, or maxt
     where one shared resampling exists, else Holm); returns notes for the report."""
-    specs = {spec.id: spec for spec in checks}
     tested = [
         i
         for i, v in enumerate(verdicts)
@@ -602,7 +573,7 @@ def _correct(
         v = verdicts[i]
         assert v.comparison is not None
         assert v.higher_is_better is not None
-        spec = specs[v.check_id]
+        spec = checks[i]
         level = corrected_alpha(_alpha(spec), v.comparison.p_value, p_adj)
         decision = evaluators[v.check_id].decide(level, v.comparison.tested_value)
         comparison = replace(
@@ -759,10 +730,8 @@ def _fail_regressed_slices(
     checks: Sequence[CheckSpec], verdicts: list[CheckVerdict], slices: SliceReport
 ) -> list[CheckVerdict]:
     """A per_slice check fails when any of its slices regressed after FDR control."""
-    specs = {spec.id: spec for spec in checks}
     out = []
-    for v in verdicts:
-        spec = specs[v.check_id]
+    for spec, v in zip(checks, verdicts, strict=True):
         regressed = slices.regressed(v.check_id) if spec.per_slice else []
         if not regressed:
             out.append(v)
@@ -785,51 +754,9 @@ def _fail_regressed_slices(
 # ----------------------------------------------------------------------------- vs reference
 
 
-@dataclass(frozen=True)
-class PreparedReference:
-    """One gate's reference, with its goldens diff worked out once for every drift check."""
-
-    reference: Reference
-    diff: GoldensDiff
-    report: ReferenceReport
-    against: Against = field(default_factory=lambda: Against("vs_reference", "reference"))
-
-    def notes(self, baseline: RunArtifact | None = None) -> list[str]:
-        """Report-level lines: what still pairs with the reference, what failed in it."""
-        out: list[str] = []
-        r = self.report
-        if r.run is not None and not self.diff.empty:
-            out.append(comparable_note(r))
-        if r.run is not None and baseline is not None and r.run == run_summary(baseline):
-            out.append(
-                "the reference is the current baseline, so each drift check repeats its "
-                "per-PR comparison until later promotions land"
-            )
-        failed = failed_baseline_note(self.reference.artifact, "reference")
-        if failed:
-            out.append(failed)
-        return out
-
-
-def comparable_note(report: ReferenceReport) -> str:
-    """``goldens changed since the reference …: 83 of 100 cases remain comparable``."""
-    d = report.goldens_diff
-    parts = [
-        f"{len(ids)} {word}"
-        for ids, word in ((d.added, "added"), (d.removed, "removed"), (d.changed, "changed"))
-        if ids
-    ]
-    changed = f"; changed: {shown(list(d.changed))}" if d.changed else ""
-    return (
-        f"goldens changed since the reference ({', '.join(parts)}): {report.comparable} of "
-        f"{report.n_cases} case(s) remain comparable, and drift checks are decided on "
-        f"those{changed}"
-    )
-
-
 def prepare_reference(
     checks: Sequence[CheckSpec], candidate: RunArtifact, reference: Reference | None
-) -> PreparedReference | None:
+) -> tuple[Against, ReferenceReport] | None:
     """The reference side of one gate, or None when no check compares with a reference."""
     if not wants_reference(checks):
         return None
@@ -839,8 +766,7 @@ def prepare_reference(
         report = ReferenceReport(ref.status, ref.detail, ref.source, n_cases=n, sha=ref.sha)
         word = "expired" if ref.status == "expired" else "missing"
         detail = f"{word} ({ref.detail})" if ref.detail else word
-        against = Against("vs_reference", "reference", detail)
-        return PreparedReference(ref, GoldensDiff(), report, against)
+        return Against(None, GoldensDiff(), "vs_reference", detail), report
     diff = goldens_diff(candidate, ref.artifact)
     report = ReferenceReport(
         ref.status,
@@ -852,7 +778,36 @@ def prepare_reference(
         n_cases=n,
         sha=ref.sha or ref.artifact.git_commit,
     )
-    return PreparedReference(ref, diff, report)
+    return Against(ref.artifact, diff, "vs_reference"), report
+
+
+def _reference_notes(
+    report: ReferenceReport, reference: RunArtifact | None, baseline: RunArtifact | None
+) -> list[str]:
+    """Report-level lines: what still pairs with the reference, what failed in it."""
+    out: list[str] = []
+    d = report.goldens_diff
+    if report.run is not None and not d.empty:
+        parts = [
+            f"{len(ids)} {word}"
+            for ids, word in ((d.added, "added"), (d.removed, "removed"), (d.changed, "changed"))
+            if ids
+        ]
+        changed = f"; changed: {shown(list(d.changed))}" if d.changed else ""
+        out.append(
+            f"goldens changed since the reference ({', '.join(parts)}): {report.comparable} of "
+            f"{report.n_cases} case(s) remain comparable, and drift checks are decided on "
+            f"those{changed}"
+        )
+    if report.run is not None and baseline is not None and report.run == run_summary(baseline):
+        out.append(
+            "the reference is the current baseline, so each drift check repeats its "
+            "per-PR comparison until later promotions land"
+        )
+    failed = failed_baseline_note(reference, "reference")
+    if failed:
+        out.append(failed)
+    return out
 
 
 def evaluate_gate(
@@ -870,37 +825,31 @@ def evaluate_gate(
     """
     opts = options or GateOptions()
     diff = goldens_diff(candidate, baseline) if baseline is not None else GoldensDiff()
-    ref = prepare_reference(checks, candidate, reference)
+    sides = {"vs_baseline": Against(baseline, diff)}
+    prepared = prepare_reference(checks, candidate, reference)
+    if prepared is not None:
+        sides["vs_reference"] = prepared[0]
     verdicts: list[CheckVerdict] = []
     pairs: dict[str, tuple[RunResult[Any], RunResult[Any]]] = {}
     evaluators: dict[str, Evaluator] = {}
     for spec in checks:
-        if spec.vs_reference is not None:
-            # the vs_baseline evaluation, against the reference
-            assert ref is not None  # prepared whenever a check compares with the reference
-            r = ref.reference.artifact
-            verdicts.append(
-                _vs_baseline(spec, candidate, r, ref.diff, opts, pairs, evaluators, ref.against)
-            )
-        elif spec.vs_baseline is not None:
-            verdicts.append(_vs_baseline(spec, candidate, baseline, diff, opts, pairs, evaluators))
+        if spec.vs_reference is not None or spec.vs_baseline is not None:
+            side = sides["vs_reference" if spec.vs_reference is not None else "vs_baseline"]
+            verdicts.append(_vs_baseline(spec, candidate, side, opts, pairs, evaluators))
         else:
             verdicts.append(_threshold(spec, candidate))
     notes = _correct(checks, verdicts, pairs, evaluators, opts)
     # Failed baseline (or reference) cases never turn a check green (gate.inputs' one rule).
     verdicts = [
-        account_for_failed_baseline(
-            v,
-            spec,
-            candidate,
-            ref.reference.artifact if v.kind == "vs_reference" and ref is not None else baseline,
-        )
+        account_for_failed_baseline(v, spec, candidate, sides[v.kind].artifact)
+        if v.kind in sides
+        else v
         for v, spec in zip(verdicts, checks, strict=True)
     ]
     if any(spec.vs_baseline is not None for spec in checks):
         notes.extend(filter(None, [failed_baseline_note(baseline)]))
-    if ref is not None:
-        notes.extend(ref.notes(baseline))
+    if prepared is not None:
+        notes.extend(_reference_notes(prepared[1], prepared[0].artifact, baseline))
     slices = _slices(checks, verdicts, candidate, pairs, opts)
     if slices is not None:
         verdicts = _fail_regressed_slices(checks, verdicts, slices)
@@ -923,6 +872,6 @@ def evaluate_gate(
         correction=_used_correction(verdicts, opts.correction),
         familywise=familywise,
         notes=(*opts.extra_notes, *notes),
-        reference=None if ref is None else ref.report,
+        reference=None if prepared is None else prepared[1],
         slices=slices,
     )

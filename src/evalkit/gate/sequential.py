@@ -1,26 +1,9 @@
 """Which blocking checks a partial run has settled, by anytime-valid confidence sequences.
 
-The gate with ``stop_early:`` runs cases in a seeded random order and, after each batch,
-asks this module whether every blocking check is settled (docs/design/early-stopping.md):
-
-* a vs_baseline check on a per-case metric: the sequence for the mean paired difference
-  lies wholly beyond ``min_effect`` (or the margin, or 0) on the bad side — failed; or
-  it rules out every regression larger than ``min_effect`` or the margin — passed;
-* a threshold check on a per-case metric: the sequence for its own mean lies wholly on
-  one side of the line.
-
-With declared clusters the cases run in whole clusters and every sequence reads them
-as units (:func:`evalkit.stats.sequential.ratio_confidence_sequence`), the fixed-n side
-being the cluster-robust t the clustered gate decides with.
-
-A metric that declares a finite range (every built-in in [0, 1] does) is read with the
-nonasymptotic empirical-Bernstein sequence, any other with the asymptotic one
-(:mod:`evalkit.stats.sequential`).
-
-The interval read is the hull of the sequence and the fixed-n paired t interval on the
-same cases, so a settled check's fixed-n verdict (the one the report prints) always
-agrees with how it settled.  Aggregates, drift checks and checks without a baseline are
-never settled here: they keep the run going to its end or its budget.
+The gate with ``stop_early:`` asks this after each batch (docs/design/early-stopping.md:
+when a check settles, clusters, bounded metrics, and why the interval read is the hull of
+the sequence and the fixed-n t interval, so a settled check's fixed-n verdict agrees).
+Aggregates, drift checks and checks without a baseline are never settled here.
 """
 
 from __future__ import annotations
@@ -37,6 +20,7 @@ from evalkit._spec.checks import CheckSpec
 from evalkit.errors import EvalkitError, InputError
 from evalkit.gate.procedure import _is_aggregate, _polarity
 from evalkit.stats.clustered import ClusterT
+from evalkit.stats.procedures import t_bounds
 from evalkit.stats.sequential import (
     ConfidenceSequence,
     Settled,
@@ -45,7 +29,6 @@ from evalkit.stats.sequential import (
     settle_comparison,
     settle_threshold,
 )
-from evalkit.stats.tdist import t_quantile
 
 __all__ = ["CheckState", "refuse_unsupported", "settle_checks"]
 
@@ -102,15 +85,6 @@ def _range_squared(values: Sequence[float]) -> float | None:
         return None
     spread = max(finite) - min(finite)
     return spread * spread if spread > 0 else None
-
-
-def _t_interval(diffs: np.ndarray, alpha: float) -> tuple[float, float]:
-    n = diffs.size
-    mean = float(diffs.mean())
-    if n < 2:
-        return -math.inf, math.inf
-    half = t_quantile(1.0 - alpha / 2.0, n - 1) * float(diffs.std(ddof=1)) / math.sqrt(n)
-    return mean - half, mean + half
 
 
 def _looks(n: int, batch_ends: Sequence[int]) -> list[int]:
@@ -176,7 +150,8 @@ class _Sample:
                 prior_variance=prior,
                 looks=_looks(n, self.ends),
             )
-            return cs, _t_interval(self.values, alpha)
+            low, high = t_bounds(self.values, alpha)
+            return cs, (float(low[0]), float(high[0]))
         totals, sizes, ends = self._units()
         if totals.size < 2:
             return None
@@ -222,14 +197,10 @@ def _comparison(
     cs, (t_low, t_high) = read
     low, high = cs.last
     low, high = min(low, t_low), max(high, t_high)
-    if spec.mode == "non_inferiority":
-        beyond = pass_within = float(spec.margin or 0.0)
-        return settle_comparison(
-            low, high, higher_is_better=hib, fail_beyond=beyond, pass_within=pass_within
-        )
-    effect = spec.min_effect
+    # the regression the check tolerates: the margin, min_effect, or none
+    within = float(spec.margin or 0.0) if spec.mode == "non_inferiority" else spec.min_effect
     return settle_comparison(
-        low, high, higher_is_better=hib, fail_beyond=effect or 0.0, pass_within=effect
+        low, high, higher_is_better=hib, fail_beyond=within or 0.0, pass_within=within
     )
 
 

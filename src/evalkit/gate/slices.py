@@ -112,25 +112,6 @@ class SliceReport:
             if v.status == "regressed" and (check_id is None or v.check_id == check_id)
         ]
 
-    def describe(self) -> str:
-        """``4 of 6 slices tested (2 too small) with Benjamini-Yekutieli at q = 5% (why)``."""
-        skipped = len(self.verdicts) - self.n_tested
-        small = sum(1 for v in self.verdicts if v.status == "too-small")
-        absent = sum(1 for v in self.verdicts if v.status == "no-baseline")
-        parts = []
-        if small:
-            parts.append(f"{small} below {self.min_cases} paired cases: too small, not tested")
-        if absent:
-            parts.append(f"{absent} with no case in the baseline")
-        other = skipped - small - absent
-        if other:
-            parts.append(f"{other} could not be compared")
-        left = f" ({'; '.join(parts)})" if parts else ""
-        return (
-            f"{self.n_tested} of {len(self.verdicts)} slice test(s) run{left}; false discovery "
-            f"rate held at q = {self.q:g} by {self.method_name}: {self.why}"
-        )
-
 
 @dataclass
 class _Pending:

@@ -78,7 +78,7 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
 def summary_line(report: SliceReport) -> str:
     """``Slices: 1 of 2 slice tests regressed (false discoveries held at q = 0.05 by
     Benjamini-Hochberg); 1 too small``: the count a reviewer reads; why that method is
-    in the details (:meth:`SliceReport.describe`)."""
+    in the JSON's ``why``."""
     regressed = sum(1 for v in report.verdicts if v.status == "regressed")
     improved = sum(1 for v in report.verdicts if v.status == "improved")
     tested = report.n_tested
