@@ -7,10 +7,8 @@ from collections.abc import Callable
 from evalkit._util.units import unit_of
 from evalkit.gate.model import CheckVerdict
 from evalkit.report import summary as S
+from evalkit.report.summary import MESSAGE_LEN, NAME_LEN
 from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING, BOOTSTRAP_SHOWN_UP_TO
-
-NAME_LEN = 80
-MESSAGE_LEN = 400
 
 Escape = Callable[[object, int], str]
 

@@ -14,6 +14,7 @@ from evalkit.report.details import detail_lines
 from evalkit.report.escape import marker_name, md, safe_url
 from evalkit.report.links import docs_url
 from evalkit.report.slices import slice_markdown
+from evalkit.report.summary import ERROR_LEN, ID_LEN, MESSAGE_LEN, NAME_LEN
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 #: Changed cases listed per check, worst first: the comment is read, not searched; the
@@ -22,13 +23,6 @@ CASE_ROWS = 10
 DEFAULT_BUDGET = 60_000
 MIN_BUDGET = 10_000
 
-# Per-field caps (characters of the original text), so one hostile value cannot eat the
-# budget: ids and names are cut long before they stop being recognisable.
-ID_LEN = 120
-NAME_LEN = 80
-MESSAGE_LEN = 400
-ERROR_LEN = 300
-NOTE_LEN = 400
 INLINE_LIST = 5  # goldens-diff lists up to this long are shown open, longer ones collapse
 FAILED_OPEN = 10  # failed-case tables up to this long are shown open
 
@@ -128,7 +122,7 @@ def _provenance(report: GateReport) -> str:
         lines.append(_run_line("Baseline", report.baseline))
     ref = report.reference
     if ref is not None and ref.run is not None:
-        lines.append(_run_line("Reference", ref.run) + f" · {md(ref.detail, NOTE_LEN)}")
+        lines.append(_run_line("Reference", ref.run) + f" · {md(ref.detail, MESSAGE_LEN)}")
     return "  \n".join(lines) + "\n\n"
 
 
@@ -148,14 +142,14 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
     if unbased is not None:
         blocking |= unbased[1]
         # The store's own sentence says how to get one, for its kind of store.
-        fix = f" ({md(why, NOTE_LEN)})" if why else f". {S.PROMOTE_ONE}"
+        fix = f" ({md(why, MESSAGE_LEN)})" if why else f". {S.PROMOTE_ONE}"
         lines.append(f"**No baseline**: {unbased[0]}{fix}.")
     missing = S.no_reference(report)
     if missing is not None:
         blocking |= missing.blocking
         then = missing.consequence().removesuffix(".")
         lines.append(
-            f"**{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {then} "
+            f"**{missing.lead()}**: {md(missing.detail, MESSAGE_LEN)}. {then} "
             f"([drift checks]({docs_url('drift.md')}))."
         )
     bad = S.non_finite_line(report)
@@ -290,7 +284,7 @@ def _footer(report: GateReport) -> str:
 def _how(report: GateReport) -> str:
     """How the checks were decided and the family-wise rate's reasoning, folded: the
     header says the rate where it changes the reading."""
-    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in S.how_decided(report))
+    body = "".join(f"- {md(line, MESSAGE_LEN * 2)}\n" for line in S.how_decided(report))
     if not body:
         return ""
     return f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
@@ -323,12 +317,12 @@ def _all_listed(rows: list[str], unit: str) -> list[Part]:
 
 def _notes(report: GateReport, said: str | None) -> list[Part]:
     notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
-    rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
+    rows = [f"- {md(n, MESSAGE_LEN)}\n" for n in notes]
     if trials is not None:
-        rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} (per metric below)\n")
+        rows.append(f"- Repeats: {md(trials.summary(), MESSAGE_LEN)} (per metric below)\n")
     parts = _all_listed(rows, "notes")
     if trials is not None:
-        lines = Rows([f"- {md(n, NOTE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
+        lines = Rows([f"- {md(n, MESSAGE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
         parts.append(_collapsible("Trial noise, per metric", lines))
     return parts
 

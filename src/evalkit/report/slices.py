@@ -61,9 +61,9 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
     """One slice's row, in :data:`HEADERS` order, as every format prints it."""
     n = f"{v.n_paired}/{v.n_cases}" if v.n_paired != v.n_cases else str(v.n_cases)
     return (
-        one_line(v.check_id, 80),
-        one_line(v.metric, 80),
-        one_line(v.slice, 80),
+        one_line(v.check_id, S.NAME_LEN),
+        one_line(v.metric, S.NAME_LEN),
+        one_line(v.slice, S.NAME_LEN),
         n,
         S.num(v.baseline_value) if v.baseline_value is not None else "",
         S.num(v.candidate_value) if v.candidate_value is not None else "",
@@ -184,7 +184,7 @@ def slice_markdown(report: SliceReport) -> str:
     keep = (0, 2, 6, 7, 9, 10)  # check, slice, Δ, interval, FDR-adjusted p, status
     # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
     cells = [
-        [md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in keep]
+        [md(slice_cells(v)[i], S.NAME_LEN).replace(", ", ",&nbsp;") for i in keep]
         for v in order[:MARKDOWN_SHOWN]
     ]
     rows = ["| " + " | ".join(row) + " |\n" for row in cells]

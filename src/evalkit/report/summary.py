@@ -38,6 +38,12 @@ NA = "n/a"
 #: After a metric's name: which way is better.
 ARROW = {True: " ↑", False: " ↓", None: ""}
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
+# Per-field caps (characters of the original text), so one hostile value cannot eat a
+# report: ids and names are cut long before they stop being recognisable.
+NAME_LEN = 80
+ID_LEN = 120
+MESSAGE_LEN = 400
+ERROR_LEN = 300
 
 
 def json_float(x: float | None) -> float | None:
@@ -138,27 +144,15 @@ def against(v: CheckVerdict) -> str:
 def result(v: CheckVerdict) -> str:
     """The verdict's numbers in one line: observed vs threshold, or Δ with its CI and p."""
     c = v.comparison
-    u = unit_of(v.metric)
     if v.status == "error":
         return "error (see below)"
-    if v.kind == "threshold":
-        sym = op_symbol(v.op)
-        line = num(v.threshold, u)
-        need = f"needs {sym} {line}" if sym else f"threshold {line}"
-        return f"{num(v.observed, u)} ({need})"
-    if c is None:
-        return f"{num(v.observed, u)} ({_WORDS.get(v.status, v.status)})"
-    text = "vs reference: " if v.kind == "vs_reference" else ""
-    text += (
-        f"{before_after(v, c)}: Δ {signed(c.delta, u)} "
-        f"{interval(c.ci_low, c.ci_high, v.metric)} "
-        f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
-    )
-    if c.margin is not None:
-        text += f", margin {num(c.margin, u)}"
-    if c.min_effect is not None:
-        text += f", min_effect {num(c.min_effect, u)}"
-    return text
+    if v.kind == "threshold" or c is None:
+        why = _need(v) if v.kind == "threshold" else _WORDS.get(v.status, v.status)
+        return f"{num(v.observed, unit_of(v.metric))} ({why})"
+    delta, *extra = change_parts(v)
+    head = "vs reference: " if v.kind == "vs_reference" else ""
+    tail = f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
+    return ", ".join([f"{head}{before_after(v, c)}: {delta} {tail}", *extra])
 
 
 def before_after(v: CheckVerdict, c: Comparison) -> str:
@@ -190,9 +184,7 @@ def change_parts(v: CheckVerdict) -> list[str]:
     if v.status == "error" or (c is None and v.observed is None):
         return ["—"]
     if v.kind == "threshold":
-        sym = op_symbol(v.op)
-        need = f"needs {sym} {num(v.threshold, u)}" if sym else f"threshold {num(v.threshold, u)}"
-        return [num(v.observed, u), need]
+        return [num(v.observed, u), _need(v)]
     if c is None:
         return [num(v.observed, u)]
     parts = [f"Δ {signed(c.delta, u)} {interval(c.ci_low, c.ci_high, v.metric)}"]
@@ -201,6 +193,13 @@ def change_parts(v: CheckVerdict) -> list[str]:
     if c.min_effect is not None:
         parts.append(f"min_effect {num(c.min_effect, u)}")
     return parts
+
+
+def _need(v: CheckVerdict) -> str:
+    """``needs ≥ 0.8000``: a threshold check's bound."""
+    sym = op_symbol(v.op)
+    bound = num(v.threshold, unit_of(v.metric))
+    return f"needs {sym} {bound}" if sym else f"threshold {bound}"
 
 
 def shared_confidence(report: GateReport) -> float | None:
@@ -573,29 +572,10 @@ def short_sha(sha: str | None) -> str | None:
 
 def non_finite_fields(report: GateReport) -> list[str]:
     """Paths (as in the JSON report) of statistics that are NaN or infinite."""
-    if _all_finite(report):
-        return []
     return [path for path, value in _floats(report) if not math.isfinite(value)]
 
 
-def _all_finite(report: GateReport) -> bool:
-    """True when no statistic of ``report`` is NaN or infinite, without naming paths
-    (slow at 10^5 cases): a finite sum of every value clears them all; a sum that
-    overflowed from finite values only sends the caller the exact way."""
-    total = sum(value for _, value in _floats(report, per_case=False))
-    for v in report.verdicts:
-        c = v.comparison
-        if c is not None:
-            total += sum(map(_case_delta_sum, c.deltas))
-        total += sum(map(_case_delta_sum, v.worst_cases))
-    return math.isfinite(total)
-
-
-def _case_delta_sum(d: CaseDelta) -> float:
-    return float(d.candidate) + float(d.baseline) + float(d.delta)
-
-
-def _floats(report: GateReport, *, per_case: bool = True) -> Iterator[tuple[str, float]]:
+def _floats(report: GateReport) -> Iterator[tuple[str, float]]:
     if report.alpha_familywise is not None:
         yield "multiplicity.alpha_familywise", report.alpha_familywise
     for i, v in enumerate(report.verdicts):
@@ -615,9 +595,13 @@ def _floats(report: GateReport, *, per_case: bool = True) -> Iterator[tuple[str,
                 value = getattr(c, name)
                 if value is not None:
                     yield f"{base}.comparison.{name}", float(value)
-            for j, d in enumerate(c.deltas if per_case else ()):
-                for name in ("candidate", "baseline", "delta"):
-                    yield f"{base}.comparison.deltas[{j}].{name}", float(getattr(d, name))
-        for j, d in enumerate(v.worst_cases if per_case else ()):
+            yield from _case_floats(f"{base}.comparison.deltas", c.deltas)
+        yield from _case_floats(f"{base}.worst_cases", v.worst_cases)
+
+
+def _case_floats(path: str, deltas: tuple[CaseDelta, ...]) -> Iterator[tuple[str, float]]:
+    """Per-case values, named only where their sum is not finite (naming each is slow)."""
+    for j, d in enumerate(deltas):
+        if not math.isfinite(float(d.candidate) + float(d.baseline) + float(d.delta)):
             for name in ("candidate", "baseline", "delta"):
-                yield f"{base}.worst_cases[{j}].{name}", float(getattr(d, name))
+                yield f"{path}[{j}].{name}", float(getattr(d, name))

@@ -12,6 +12,7 @@ from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
 from evalkit.report import advice as A
 from evalkit.report import summary as S
 from evalkit.report.escape import one_line
+from evalkit.report.summary import ID_LEN, MESSAGE_LEN, NAME_LEN
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -43,9 +44,6 @@ STATUS_MARK = {
     "no-reference": "?",  # a drift check that could not run: never a pass
     "incomparable": "≠",
 }
-NAME_LEN = 80
-ID_LEN = 120
-MESSAGE_LEN = 400
 SHOW_FAILED = 10
 SHOW_IDS = 5
 SHOW_WORST = 5
