@@ -220,13 +220,6 @@ def _sentence(text: str) -> str:
     return (text[:1].upper() + text[1:]) + ("" if text.endswith(".") else ".")
 
 
-def by_check(warnings: Sequence[CheckWarning]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for w in warnings:
-        out.setdefault(w.check_id, []).append(w.advice)
-    return out
-
-
 def margins_before_run(specs: Sequence[CheckSpec], baseline: RunArtifact) -> list[MarginAdvice]:
     """The non-inferiority margins the eval cannot resolve, judged before anything runs
     from the baseline alone: its per-case values' spread stands in for the spread of the

@@ -24,7 +24,8 @@ def detail_lines(
     # A missing baseline or reference is said once, above the table: not again here.
     lines = [] if v.status in ("no-baseline", "no-reference") else [text(v.message, MESSAGE_LEN)]
     lines += [
-        f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
+        f"{kind}, level {v.level}"
+        + (f", {S.BETTER[v.higher_is_better]}" if v.higher_is_better is not None else ""),
         f"coverage {v.coverage}",
     ]
     u = unit_of(v.metric)

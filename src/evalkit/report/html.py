@@ -70,8 +70,7 @@ svg.forest { height: 30px; margin: 2px 0; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
 svg .axis { fill: var(--muted); } svg .tick { fill: var(--muted); font-size: 11px; }
 svg .label { font-weight: 600; }
-svg .stats { font-family: ui-monospace, monospace; font-size: 11px; }
-svg .stripe { fill: #f6f8fa; } svg .badside { fill: #fdecea; }
+svg .badside { fill: #fdecea; }
 svg .zero { stroke: #59636e; stroke-width: 1; }
 svg .margin { stroke: #ef6c00; stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .grid { stroke: #eaeef2; stroke-width: 1; }

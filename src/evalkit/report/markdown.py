@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from evalkit.errors import InputError
@@ -316,13 +317,13 @@ def _all_listed(rows: list[str], unit: str) -> list[Part]:
 
 
 def _notes(report: GateReport, said: str | None) -> list[Part]:
-    notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
+    notes, trials, per_metric = S.split_notes(tuple(n for n in report.notes if n != said))
     rows = [f"- {md(n, MESSAGE_LEN)}\n" for n in notes]
     if trials is not None:
-        rows.append(f"- Repeats: {md(trials.summary(), MESSAGE_LEN)} (per metric below)\n")
+        rows.append(f"- Repeats: {md(trials, MESSAGE_LEN)} (per metric below)\n")
     parts = _all_listed(rows, "notes")
     if trials is not None:
-        lines = Rows([f"- {md(n, MESSAGE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
+        lines = Rows([f"- {md(n, MESSAGE_LEN)}\n" for n in per_metric], P_WORST, unit="notes")
         parts.append(_collapsible("Trial noise, per metric", lines))
     return parts
 
@@ -417,18 +418,9 @@ def _details(report: GateReport) -> list[Part]:
 
 def _moved(changed: list[CaseDelta], ties: int, hib: bool | None) -> str:
     """``18 worse, 5 better, 277 tied``: the cases the table lists, and those it leaves out."""
-    outcomes = [S.outcome(d, hib) for d in changed]
-    bits = [
-        f"{n:,} {word}"
-        for word, n in (
-            ("worse", outcomes.count("loss")),
-            ("better", outcomes.count("win")),
-            ("down", outcomes.count("down")),
-            ("up", outcomes.count("up")),
-            ("n/a", outcomes.count(S.NA)),
-        )
-        if n
-    ]
+    counts = Counter(S.outcome(d, hib) for d in changed)
+    words = {"loss": "worse", "win": "better", "down": "down", "up": "up", S.NA: "n/a"}
+    bits = [f"{counts[k]:,} {word}" for k, word in words.items() if counts[k]]
     return ", ".join([*bits, f"{ties:,} tied"])
 
 

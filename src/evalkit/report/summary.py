@@ -35,8 +35,9 @@ STATUS_ICON = {
 VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
 OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
 NA = "n/a"
-#: After a metric's name: which way is better.
+#: After a metric's name: which way is better; and in words.
 ARROW = {True: " ↑", False: " ↓", None: ""}
+BETTER = {True: "higher is better", False: "lower is better", None: ""}
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
 # Per-field caps (characters of the original text), so one hostile value cannot eat a
 # report: ids and names are cut long before they stop being recognisable.
@@ -168,13 +169,9 @@ def partial_cases(v: CheckVerdict) -> str:
     return "" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}"
 
 
-def change(v: CheckVerdict) -> str:
-    """A table cell's result: the value against its threshold, or Δ and its interval."""
-    return ", ".join(change_parts(v))
-
-
 def change_parts(v: CheckVerdict) -> list[str]:
-    """:func:`change` in the pieces a narrow cell may wrap between (never inside one).
+    """A table cell's result (the value against its threshold, or Δ and its interval), in
+    the pieces a narrow cell may wrap between (never inside one).
 
     The interval's level is the table's (:func:`shared_confidence`); a reporter whose
     checks differ in level writes it beside the interval.
@@ -283,12 +280,6 @@ def wlt(v: CheckVerdict) -> str:
 def mde(v: CheckVerdict) -> str:
     c = v.comparison
     return num(c.mde, unit_of(v.metric)) if c is not None and c.mde is not None else "—"
-
-
-def direction(v: CheckVerdict) -> str:
-    if v.higher_is_better is None:
-        return ""
-    return "higher is better" if v.higher_is_better else "lower is better"
 
 
 def outcome(d: CaseDelta, higher_is_better: bool | None, tie_tolerance: float = 1e-12) -> str:
@@ -499,46 +490,22 @@ _TRIAL_NOTE = re.compile(r"^(?P<metric>.+?): (?P<k>\d+) trials per case, ")
 _TRIAL_SHARE = re.compile(r"; (?P<share>\d+)% of the variance of the case means is trial noise")
 
 
-@dataclass(frozen=True)
-class TrialNotes:
-    """The trial-noise notes of a repeated run, said in one line (untrusted: metric names)."""
-
-    trials: int
-    metrics: tuple[str, ...]
-    shares: tuple[int, ...]  # the percentages that could be read, in order
-    lines: tuple[str, ...]  # the notes, whole
-
-    def summary(self) -> str:
-        what = plural(len(self.metrics), "metric", "metrics")
-        text = f"{self.trials} trials per case on {what}"
-        if self.shares:
-            lo, hi = min(self.shares), max(self.shares)
-            share = f"{lo}%" if lo == hi else f"{lo}–{hi}%"
-            text += f"; trial noise is {share} of the variance of the case means"
-        return text
-
-
-def split_notes(notes: tuple[str, ...]) -> tuple[list[str], TrialNotes | None]:
-    """The notes, with a repeated run's per-metric trial-noise lines taken out as one."""
-    rest: list[str] = []
-    trial: list[tuple[str, int, str]] = []
-    for note in notes:
-        m = _TRIAL_NOTE.match(note)
-        if m is None:
-            rest.append(note)
-        else:
-            trial.append((m.group("metric"), int(m.group("k")), note))
+def split_notes(notes: tuple[str, ...]) -> tuple[list[str], str | None, list[str]]:
+    """The notes, less a repeated run's per-metric trial-noise lines, and those lines said
+    in one (untrusted: metric names) and whole."""
+    trial = [(m, note) for note in notes if (m := _TRIAL_NOTE.match(note)) is not None]
     if len(trial) < 2:  # one line is already one line
-        return list(notes), None
-    shares = tuple(
-        int(s.group("share")) for _, _, line in trial if (s := _TRIAL_SHARE.search(line))
-    )
-    return rest, TrialNotes(
-        trials=min(k for _, k, _ in trial),
-        metrics=tuple(m for m, _, _ in trial),
-        shares=shares,
-        lines=tuple(line for _, _, line in trial),
-    )
+        return list(notes), None, []
+    rest = [note for note in notes if _TRIAL_NOTE.match(note) is None]
+    lines = [note for _, note in trial]
+    shares = [int(s["share"]) for line in lines if (s := _TRIAL_SHARE.search(line))]
+    k = min(int(m["k"]) for m, _ in trial)
+    text = f"{k} trials per case on {plural(len(trial), 'metric', 'metrics')}"
+    if shares:
+        lo, hi = min(shares), max(shares)
+        share = f"{lo}%" if lo == hi else f"{lo}–{hi}%"
+        text += f"; trial noise is {share} of the variance of the case means"
+    return rest, text, lines
 
 
 #: A piece of a line: fixed words, then untrusted text (None: none) and its length cap.

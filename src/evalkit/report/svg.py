@@ -289,7 +289,7 @@ def trend_plot(
         return top + (hi - v) / (hi - lo) * plot_h
 
     ref_index = reference_at if reference_at is not None and 0 <= reference_at < n else None
-    better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
+    better = S.BETTER[trend.higher_is_better]
     unit = unit_of(trend.metric)
     said = reading(trend.metric, better)
     title = (

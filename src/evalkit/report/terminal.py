@@ -211,7 +211,7 @@ def _say_pieces(console: Console, pieces: list[Text], sep: str = " · ") -> None
 
 def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) -> str:
     """Δ and its interval (with before → after), or the value against its threshold."""
-    text = S.change(v)
+    text = ", ".join(S.change_parts(v))
     c = v.comparison
     if c is not None:
         if before_after:
@@ -371,7 +371,9 @@ def _print(console: Console, report: GateReport) -> None:
     bad = S.non_finite_line(report)
     if bad is not None:
         _say(console, Text(bad, style="yellow"))
-    warnings = A.by_check(A.in_view(report))
+    warnings: dict[str, list[str]] = {}
+    for w in A.in_view(report):
+        warnings.setdefault(w.check_id, []).append(w.advice)
     if report.verdicts:
         if not _checks(console, report, warnings):
             for v in report.verdicts:
