@@ -32,8 +32,7 @@ def detail_lines(
     if v.observed is not None:
         lines.append(f"observed {S.num(v.observed, u)}")
     if v.kind == "threshold" and v.threshold is not None:
-        sym = S.op_symbol(v.op) or text(v.op or "?", 8)
-        lines.append(f"threshold {sym} {S.num(v.threshold, u)}")
+        lines.append(f"threshold {S.OP_SYMBOL[str(v.op)]} {S.num(v.threshold, u)}")
     c = v.comparison
     if c is None:
         return lines

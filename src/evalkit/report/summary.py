@@ -33,7 +33,7 @@ STATUS_ICON = {
     "incomparable": "🚫",
 }
 VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
-OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
+OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}  # every op CheckSpec allows
 NA = "n/a"
 #: After a metric's name: which way is better; and in words.
 ARROW = {True: " ↑", False: " ↓", None: ""}
@@ -113,11 +113,6 @@ def confidence(c: float) -> str:
     return f"{round(c * 100, 2):g}%" if math.isfinite(c) else NA
 
 
-def op_symbol(op: str | None) -> str | None:
-    """The operator as a symbol, or ``None`` when it is not one the checks loader allows."""
-    return OP_SYMBOL.get(op or "")
-
-
 _WORDS = {"no-baseline": "no baseline", "no-reference": "no reference"}
 
 
@@ -194,9 +189,7 @@ def change_parts(v: CheckVerdict) -> list[str]:
 
 def _need(v: CheckVerdict) -> str:
     """``needs ≥ 0.8000``: a threshold check's bound."""
-    sym = op_symbol(v.op)
-    bound = num(v.threshold, unit_of(v.metric))
-    return f"needs {sym} {bound}" if sym else f"threshold {bound}"
+    return f"needs {OP_SYMBOL[str(v.op)]} {num(v.threshold, unit_of(v.metric))}"
 
 
 def shared_confidence(report: GateReport) -> float | None:
