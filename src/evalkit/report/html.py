@@ -138,17 +138,18 @@ def _header(report: GateReport) -> list[str]:
         before, selection, after = coverage
         line += f'</p><p class="alert">{html_text(before)}{html_text(selection, S.NAME_LEN)}'
         line += html_text(after)
-    out = [
-        f"<h1>evalkit gate {_badge(h.verdict, h.word)}</h1>",
-        f"<p>{line}</p>",
-        f'<p class="prov">{_run_line("Candidate", report.candidate)}<br>',
-    ]
-    ref = report.reference
+    out = [f"<h1>evalkit gate {_badge(h.verdict, h.word)}</h1>", f"<p>{line}</p>"]
+    r = A.risk(report)
+    if r is not None:
+        culprit = f'<span class="id">{html_text(r.culprit, S.NAME_LEN)}</span>' if r.culprit else ""
+        out.append(f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>')
+    runs = _run_line("Candidate", report.candidate) + "<br>"
     if report.baseline is not None:
-        out[-1] += f"{_run_line('Baseline', report.baseline)}"
+        runs += _run_line("Baseline", report.baseline)
+    ref = report.reference
     if ref is not None and ref.run is not None:
-        out[-1] += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, S.MESSAGE_LEN)}"
-    out[-1] += "</p>"
+        runs += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, S.MESSAGE_LEN)}"
+    out.append(f'<p class="prov">{runs}</p>')
     unbased = S.no_baseline(report)
     if unbased is not None:
         out.append(
@@ -160,12 +161,6 @@ def _header(report: GateReport) -> list[str]:
         out.append(
             f'<p class="alert"><strong>{html_text(missing.lead())}</strong>: '
             f"{html_text(missing.detail, S.MESSAGE_LEN)}. {html_text(missing.consequence())}</p>"
-        )
-    r = A.risk(report)
-    if r is not None:
-        culprit = f'<span class="id">{html_text(r.culprit, S.NAME_LEN)}</span>' if r.culprit else ""
-        out.insert(
-            2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>'
         )
     out += [f'<p class="muted">{html_text(n, S.MESSAGE_LEN)}</p>' for n in report.notes]
     bad = S.non_finite_line(report)

@@ -79,7 +79,8 @@ def _document(
     doc.append(_provenance(report))
     doc.extend(_conditions(report, why))
     doc.extend(_checks_tables(report))
-    doc.append(_footer(report))
+    full = S.full_coverage(report)  # the line under the table, when the coverage is full
+    doc.append(full + "\n\n" if full is not None else "")
     doc.extend(_warnings(report))
     doc.extend(_why(report))
     doc.extend(_notes(report, why))
@@ -276,12 +277,6 @@ def _checks_tables(report: GateReport) -> list[Part]:
     return parts
 
 
-def _footer(report: GateReport) -> str:
-    """The line under the table: the coverage when it is full."""
-    full = S.full_coverage(report)
-    return full + "\n\n" if full is not None else ""
-
-
 def _how(report: GateReport) -> str:
     """How the checks were decided and the family-wise rate's reasoning, folded: the
     header says the rate where it changes the reading."""
@@ -377,10 +372,6 @@ def _goldens(report: GateReport) -> list[Part]:
     return [head, Section(lists, P_GOLDENS, "Goldens diff lists omitted to fit the comment.\n\n")]
 
 
-def _stats(v: CheckVerdict) -> list[str]:
-    return [f"- {line}\n" for line in detail_lines(v, md, lambda name: f"`{name}`")]
-
-
 def _details(report: GateReport) -> list[Part]:
     """Per check, folded (open for a blocking failure): how it decided, then the cases
     that changed, worst first, and how many tied."""
@@ -389,6 +380,7 @@ def _details(report: GateReport) -> list[Part]:
         summary = f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}: {S.status_word(v)}"
         hib = v.higher_is_better
         changed, ties = S.changed_worst_first(S.case_deltas(v), hib)
+        stats = "".join(f"- {line}\n" for line in detail_lines(v, md, lambda n: f"`{n}`"))
         if changed or ties:
             summary += f" ({_moved(changed, ties, hib)})"
         rows = Rows(
@@ -401,7 +393,7 @@ def _details(report: GateReport) -> list[Part]:
             unit="changed cases",
             total=len(changed),
             floor=0,
-            opening="".join(_stats(v)) + ("\n" if changed else ""),
+            opening=stats + ("\n" if changed else ""),
             head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
         blocks.append(_collapsible(summary, rows, open_=v.blocking and v.status != "pass"))
