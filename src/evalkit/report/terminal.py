@@ -231,19 +231,11 @@ def _table(report: GateReport, before_after: bool) -> Table:
     shared = S.shared_confidence(report)
     partial = any(v.covered != v.total for v in report.verdicts)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    columns = [
-        ("", "left"),
-        ("check", "left"),
-        ("metric", "left"),
-        ("status", "left"),
-        (f"result ({S.confidence(shared)} CI)" if shared is not None else "result", "left"),
-        ("p", "left"),
-        *([("cases", "right")] if partial else []),
-        ("W/L/T", "right"),
-        ("detects ≥", "right"),
-    ]
-    for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    result = f"result ({S.confidence(shared)} CI)" if shared is not None else "result"
+    for name in ("", "check", "metric", "status", result, "p"):
+        table.add_column(name, no_wrap=True)
+    for name in ["cases"] * partial + ["W/L/T", "detects ≥"]:
+        table.add_column(name, justify="right", no_wrap=True)
     for v in report.verdicts:
         style = STATUS_STYLE[v.status]
         metric = _t(v.metric)
