@@ -309,11 +309,8 @@ def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
 
 
 def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
-    """One self-contained HTML page for a gate report (no script, no external resource).
-
-    ``trend`` (:func:`evalkit._app.reference_lookup.report_trends`: each drift-checked metric across
-    promotions, the candidate last) is drawn under the checks when drift checks ran.
-    """
+    """One self-contained HTML page for a gate report (no script, no external resource);
+    ``trend`` (:func:`evalkit._app.reference_lookup.report_trends`) is drawn under the checks."""
     forest: list[ForestRow] = []
     diffs: list[_Plot] = []
     worst: list[str] = []

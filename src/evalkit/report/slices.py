@@ -76,9 +76,7 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
 
 
 def summary_line(report: SliceReport) -> str:
-    """``Slices: 1 of 2 slice tests regressed (false discoveries held at q = 0.05 by
-    Benjamini-Hochberg); 1 too small``: the count a reviewer reads; why that method is
-    in the details (:meth:`SliceReport.describe`)."""
+    """``1 of 2 slice tests regressed (false discoveries held at q = 0.05 by …)``."""
     regressed = sum(1 for v in report.verdicts if v.status == "regressed")
     improved = sum(1 for v in report.verdicts if v.status == "improved")
     tested = report.n_tested
@@ -93,9 +91,8 @@ def summary_line(report: SliceReport) -> str:
 
 
 def slice_text(report: SliceReport, width: int | None = None) -> str:
-    """Every slice, under one summary line: a fixed-width table, or, when ``width`` is
-    too narrow for it, one short block per slice, so no figure is cut or wrapped
-    mid-number (the terminal at 80 columns)."""
+    """Every slice, under one summary line: a fixed-width table, or one short block per
+    slice where ``width`` is too narrow for it, so no figure is cut mid-number."""
     rows = [HEADERS, *(slice_cells(v) for v in report.verdicts)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]

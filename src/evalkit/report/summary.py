@@ -1,8 +1,6 @@
 """What every reporter says the same way: icons, numbers, the headline, a verdict's result.
 
-Strings built here contain *no untrusted text* (only numbers, fixed words and the
-check's comparison operator mapped to a symbol), so each reporter can escape the
-untrusted parts its own way and paste these in as they are.
+Strings built here hold no untrusted text, so each reporter pastes them in unescaped.
 """
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ from evalkit._util.units import suffix, unit_of
 from evalkit.gate.inputs import GoldensDiff
 from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport, RunSummary
 
-# Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
-# unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
+# Solid emoji, legible on light and dark backgrounds, each unlike the others.
 STATUS_ICON = {
     "pass": "✅",
     "fail": "❌",
@@ -231,11 +228,8 @@ def p_cell(v: CheckVerdict) -> str:
 
 
 def borderline(v: CheckVerdict) -> bool:
-    """True when the deciding p is near the level (a third to three times α) or unknown.
-
-    Only then can a caveat such as "small n" or "skewed" change how the verdict reads; on
-    a clear-cut one (p = 1 on an identical rerun, p = 0.0001 on a real drop) it is noise.
-    """
+    """True when the deciding p is near the level (a third to three times α) or unknown:
+    only then can a caveat ("small n", "skewed") change how the verdict reads."""
     c = v.comparison
     if c is None:
         return False
@@ -379,10 +373,8 @@ SUBSET_WARNING = "not a verdict on the whole golden set; run the gate without -k
 
 
 def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
-    """For a gate on a subset: (text before the selection, the selection, text after).
-
-    The selection is what the user typed (-k …): each reporter escapes it its own way.
-    """
+    """For a gate on a subset: (text before the selection, the selection as the user
+    typed it, to escape, text after)."""
     sub = report.subset
     stopped = report.stopped_early
     if stopped is not None:  # nothing typed by the user in it: the selection part is empty
