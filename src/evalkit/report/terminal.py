@@ -170,10 +170,7 @@ def _headline(report: GateReport, width: int) -> Text:
         more = h.more + len(h.named) - len(names)
         if names:
             line.append(f"; {h.named_label}: ")
-            for i, name in enumerate(names):
-                if i:
-                    line.append(", ")
-                line.append(_t(name, style="bold"))
+            line.append(Text(", ").join(_t(name, style="bold") for name in names))
             if more:
                 line.append(f" and {more} more")
         if line.cell_len <= width or len(names) <= 1:
@@ -430,10 +427,7 @@ def _print_goldens(console: Console, report: GateReport) -> None:
     )
     for label, ids in S.goldens_lists(diff):
         line = Text(f"  {label.lower()}: ")
-        for i, cid in enumerate(ids[:SHOW_IDS]):
-            if i:
-                line.append(", ")
-            line.append(_t(cid, ID_LEN))
+        line.append(Text(", ").join(_t(cid, ID_LEN) for cid in ids[:SHOW_IDS]))
         if len(ids) > SHOW_IDS:
             line.append(f" and {len(ids) - SHOW_IDS:,} more")
         _say(console, line)
