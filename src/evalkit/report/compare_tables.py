@@ -76,19 +76,9 @@ def _ci(r: CompareRow) -> str:
 def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
     (only,) = table.comparisons
     level = f"{confidence(1 - table.alpha)} CI"
-    grid = _Grid(
-        [
-            "metric",
-            esc(only.label),
-            esc(table.reference_label),
-            "delta",
-            level,
-            "p",
-            "W/L/T",
-            "direction",
-        ],
-        [False, True, True, True, False, True, False, False],
-    )
+    headers = ["metric", esc(only.label), esc(table.reference_label), "delta", level, "p"]
+    headers += ["W/L/T", "direction"]
+    grid = _Grid(headers, [False, True, True, True, False, True, False, False])
     for r in only.rows:
         grid.rows.append(
             [
