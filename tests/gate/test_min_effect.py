@@ -13,7 +13,7 @@ from evalkit.errors import CheckError
 from evalkit.gate.model import GateOptions, GateReport
 from evalkit.gate.procedure import evaluate_gate
 from evalkit.report.json_report import render_json
-from evalkit.report.summary import change
+from evalkit.report.summary import change_parts
 
 FAST = GateOptions(n_resamples=500, seed=1)
 
@@ -93,7 +93,7 @@ def test_lower_is_better_min_effect_reads_the_upper_side() -> None:
 def test_report_states_min_effect_in_the_line_the_json_and_the_check() -> None:
     report = _gate(-0.02, 0.01, seed=4, min_effect=0.05)
     v = report.verdicts[0]
-    assert "min_effect 0.05" in change(v)
+    assert "min_effect 0.05" in ", ".join(change_parts(v))
     data = render_json(report)
     assert data["checks"][0]["comparison"]["min_effect"] == 0.05
     assert "min_effect=0.05" in vs(min_effect=0.05).describe()

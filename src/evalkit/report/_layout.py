@@ -62,14 +62,10 @@ class Section:
     dropped: bool = False
 
     def size(self) -> int:
-        if self.dropped:
-            return size(self.dropped_note)
-        return sum(p.size() if isinstance(p, Rows) else size(p) for p in self.parts)
+        return size(self.dropped_note) if self.dropped else sum(map(_size, self.parts))
 
     def text(self) -> str:
-        if self.dropped:
-            return self.dropped_note
-        return "".join(p.text() if isinstance(p, Rows) else p for p in self.parts)
+        return self.dropped_note if self.dropped else render(self.parts)
 
 
 Part = str | Rows | Section
@@ -79,7 +75,7 @@ def _size(part: Part) -> int:
     return size(part) if isinstance(part, str) else part.size()
 
 
-def render(doc: list[Part]) -> str:
+def render(doc: list[Part] | list[str | Rows]) -> str:
     return "".join(p if isinstance(p, str) else p.text() for p in doc)
 
 

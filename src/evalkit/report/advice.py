@@ -24,8 +24,7 @@ SEVERAL_CHECKS: Final = 3
 #: Above this chance of a false fail the risk is said even for one or two checks.
 HIGH_RISK: Final = 0.10
 #: A non-inferiority margin this many half-widths of its interval from 0 fails an
-#: unchanged system at exactly the check's one-sided level α/2: the interval's near end
-#: reaches the margin when Δ̂ ≤ −(w − 1)·q·SE, which for w = 2 is Δ̂/SE ≤ −q.
+#: unchanged system at exactly the check's one-sided level α/2.
 RESOLVED_HALF_WIDTHS: Final = 2.0
 
 
@@ -220,18 +219,9 @@ def _sentence(text: str) -> str:
     return (text[:1].upper() + text[1:]) + ("" if text.endswith(".") else ".")
 
 
-def by_check(warnings: Sequence[CheckWarning]) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    for w in warnings:
-        out.setdefault(w.check_id, []).append(w.advice)
-    return out
-
-
 def margins_before_run(specs: Sequence[CheckSpec], baseline: RunArtifact) -> list[MarginAdvice]:
     """The non-inferiority margins the eval cannot resolve, judged before anything runs
-    from the baseline alone: its per-case values' spread stands in for the spread of the
-    differences (as ``evalkit power`` does with one run), the cases are the check's own.
-    """
+    from the baseline's spread alone."""
     import numpy as np
 
     from evalkit.stats.familywise import TestedCheck, familywise_rate

@@ -76,19 +76,9 @@ def _ci(r: CompareRow) -> str:
 def _pair_grid(table: CompareTable, esc: Escape) -> _Grid:
     (only,) = table.comparisons
     level = f"{confidence(1 - table.alpha)} CI"
-    grid = _Grid(
-        [
-            "metric",
-            esc(only.label),
-            esc(table.reference_label),
-            "delta",
-            level,
-            "p",
-            "W/L/T",
-            "direction",
-        ],
-        [False, True, True, True, False, True, False, False],
-    )
+    headers = ["metric", esc(only.label), esc(table.reference_label), "delta", level, "p"]
+    headers += ["W/L/T", "direction"]
+    grid = _Grid(headers, [False, True, True, True, False, True, False, False])
     for r in only.rows:
         grid.rows.append(
             [
@@ -275,31 +265,22 @@ def render_csv(table: CompareTable) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    ref = table.reference
     for metric in table.metrics:
         for k, comparison in enumerate(table.comparisons):
             r = table.row(k, metric)
-            per_case = r.kind == "case"
+            numbers = (r.value_a, r.value_b, r.delta, r.ci_low, r.ci_high, r.confidence)
+            counts = (r.wins, r.losses, r.ties) if r.kind == "case" else ("", "", "")
             writer.writerow(
                 [
                     metric,
                     comparison.label,
                     comparison.artifact.source or "",
                     table.reference_label,
-                    ref.source or "",
+                    table.reference.source or "",
                     r.n,
-                    _number(r.value_a),
-                    _number(r.value_b),
-                    _number(r.delta),
-                    _number(r.ci_low),
-                    _number(r.ci_high),
-                    _number(r.confidence),
-                    _number(r.p_value),
-                    _number(r.p_adjusted),
+                    *map(_number, (*numbers, r.p_value, r.p_adjusted)),
                     r.correction,
-                    r.wins if per_case else "",
-                    r.losses if per_case else "",
-                    r.ties if per_case else "",
+                    *counts,
                     r.direction,
                     r.note,
                 ]

@@ -7,10 +7,8 @@ from collections.abc import Callable
 from evalkit._util.units import unit_of
 from evalkit.gate.model import CheckVerdict
 from evalkit.report import summary as S
+from evalkit.report.summary import MESSAGE_LEN, NAME_LEN
 from evalkit.stats.procedures import BOOTSTRAP_NOT_DECIDING, BOOTSTRAP_SHOWN_UP_TO
-
-NAME_LEN = 80
-MESSAGE_LEN = 400
 
 Escape = Callable[[object, int], str]
 
@@ -26,15 +24,15 @@ def detail_lines(
     # A missing baseline or reference is said once, above the table: not again here.
     lines = [] if v.status in ("no-baseline", "no-reference") else [text(v.message, MESSAGE_LEN)]
     lines += [
-        f"{kind}, level {v.level}" + (f", {S.direction(v)}" if S.direction(v) else ""),
+        f"{kind}, level {v.level}"
+        + (f", {S.BETTER[v.higher_is_better]}" if v.higher_is_better is not None else ""),
         f"coverage {v.coverage}",
     ]
     u = unit_of(v.metric)
     if v.observed is not None:
         lines.append(f"observed {S.num(v.observed, u)}")
     if v.kind == "threshold" and v.threshold is not None:
-        sym = S.op_symbol(v.op) or text(v.op or "?", 8)
-        lines.append(f"threshold {sym} {S.num(v.threshold, u)}")
+        lines.append(f"threshold {S.OP_SYMBOL[str(v.op)]} {S.num(v.threshold, u)}")
     c = v.comparison
     if c is None:
         return lines

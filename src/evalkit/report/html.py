@@ -70,8 +70,7 @@ svg.forest { height: 30px; margin: 2px 0; }
 svg text { font: 12px system-ui, sans-serif; fill: var(--fg); }
 svg .axis { fill: var(--muted); } svg .tick { fill: var(--muted); font-size: 11px; }
 svg .label { font-weight: 600; }
-svg .stats { font-family: ui-monospace, monospace; font-size: 11px; }
-svg .stripe { fill: #f6f8fa; } svg .badside { fill: #fdecea; }
+svg .badside { fill: #fdecea; }
 svg .zero { stroke: #59636e; stroke-width: 1; }
 svg .margin { stroke: #ef6c00; stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .grid { stroke: #eaeef2; stroke-width: 1; }
@@ -131,25 +130,26 @@ def _header(report: GateReport) -> list[str]:
     h = S.headline(report)
     line = html_text(h.counts())
     if h.named:
-        names = ", ".join(f'<span class="id">{html_text(n, 80)}</span>' for n in h.named)
+        names = ", ".join(f'<span class="id">{html_text(n, S.NAME_LEN)}</span>' for n in h.named)
         more = f" and {h.more} more" if h.more else ""
         line += f"; {h.named_label}: {names}{more}"
     coverage = S.coverage_line(report)
     if coverage is not None:
         before, selection, after = coverage
-        line += f'</p><p class="alert">{html_text(before)}{html_text(selection, 80)}'
+        line += f'</p><p class="alert">{html_text(before)}{html_text(selection, S.NAME_LEN)}'
         line += html_text(after)
-    out = [
-        f"<h1>evalkit gate {_badge(h.verdict, h.word)}</h1>",
-        f"<p>{line}</p>",
-        f'<p class="prov">{_run_line("Candidate", report.candidate)}<br>',
-    ]
-    ref = report.reference
+    out = [f"<h1>evalkit gate {_badge(h.verdict, h.word)}</h1>", f"<p>{line}</p>"]
+    r = A.risk(report)
+    if r is not None:
+        culprit = f'<span class="id">{html_text(r.culprit, S.NAME_LEN)}</span>' if r.culprit else ""
+        out.append(f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>')
+    runs = _run_line("Candidate", report.candidate) + "<br>"
     if report.baseline is not None:
-        out[-1] += f"{_run_line('Baseline', report.baseline)}"
+        runs += _run_line("Baseline", report.baseline)
+    ref = report.reference
     if ref is not None and ref.run is not None:
-        out[-1] += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, 400)}"
-    out[-1] += "</p>"
+        runs += f"<br>{_run_line('Reference', ref.run)} · {html_text(ref.detail, S.MESSAGE_LEN)}"
+    out.append(f'<p class="prov">{runs}</p>')
     unbased = S.no_baseline(report)
     if unbased is not None:
         out.append(
@@ -160,15 +160,9 @@ def _header(report: GateReport) -> list[str]:
     if missing is not None:
         out.append(
             f'<p class="alert"><strong>{html_text(missing.lead())}</strong>: '
-            f"{html_text(missing.detail, 400)}. {html_text(missing.consequence())}</p>"
+            f"{html_text(missing.detail, S.MESSAGE_LEN)}. {html_text(missing.consequence())}</p>"
         )
-    r = A.risk(report)
-    if r is not None:
-        culprit = f'<span class="id">{html_text(r.culprit, 80)}</span>' if r.culprit else ""
-        out.insert(
-            2, f'<p class="alert">{html_text(r.before())}{culprit}{html_text(r.after())}</p>'
-        )
-    out += [f'<p class="muted">{html_text(n, 400)}</p>' for n in report.notes]
+    out += [f'<p class="muted">{html_text(n, S.MESSAGE_LEN)}</p>' for n in report.notes]
     bad = S.non_finite_line(report)
     if bad is not None:
         out.append(f'<p class="alert">{html_text(bad)}</p>')
@@ -193,8 +187,8 @@ def _checks_table(report: GateReport) -> list[str]:
     for v in report.verdicts:
         out.append(
             f'<tr data-status="{html_text(v.status)}">'
-            f'<td class="id">{_breakable(html_text(v.check_id, 80))}</td>'
-            f"<td>{_breakable(html_text(v.metric, 80))}{S.ARROW[v.higher_is_better]}</td>"
+            f'<td class="id">{_breakable(html_text(v.check_id, S.NAME_LEN))}</td>'
+            f"<td>{_breakable(html_text(v.metric, S.NAME_LEN))}{S.ARROW[v.higher_is_better]}</td>"
             f"<td>{_badge(v.status, S.status_word(v))}</td>"
             f'<td class="result">{html_text(S.result(v))}</td>'
             f'<td class="num" data-label="coverage">{html_text(v.coverage)}</td>'
@@ -206,8 +200,8 @@ def _checks_table(report: GateReport) -> list[str]:
     warnings = A.in_view(report)
     if warnings:
         items = "".join(
-            f'<li>⚠️ <span class="id">{html_text(w.check_id, 80)}</span>: '
-            f"{html_text(w.advice, 400)}</li>"
+            f'<li>⚠️ <span class="id">{html_text(w.check_id, S.NAME_LEN)}</span>: '
+            f"{html_text(w.advice, S.MESSAGE_LEN)}</li>"
             for w in warnings
         )
         out.append(f'<ul class="warnings">{items}</ul>')
@@ -228,8 +222,8 @@ def _check_details(report: GateReport) -> list[str]:
     for v in report.verdicts:
         items = "".join(f"<li>{html_text(line)}</li>" for line in detail_lines(v, visible))
         out.append(
-            f'<details class="check"><summary><span class="id">{html_text(v.check_id, 80)}'
-            f"</span> ({html_text(v.metric, 80)}) {_badge(v.status, S.status_word(v))}"
+            f'<details class="check"><summary><span class="id">{html_text(v.check_id, S.NAME_LEN)}'
+            f"</span> ({html_text(v.metric, S.NAME_LEN)}) {_badge(v.status, S.status_word(v))}"
             f"</summary><ul>{items}</ul></details>"
         )
     return out
@@ -239,7 +233,7 @@ def _delta_table(
     deltas: Sequence[CaseDelta], higher_is_better: bool | None, against: str = "baseline"
 ) -> str:
     rows = "".join(
-        f'<tr><td class="id">{html_text(d.case_id, 120)}</td>'
+        f'<tr><td class="id">{html_text(d.case_id, S.ID_LEN)}</td>'
         f'<td class="num">{S.num(d.baseline)}</td>'
         f'<td class="num">{S.num(d.candidate)}</td><td class="num">{S.signed(d.delta)}</td>'
         f"<td>{S.outcome(d, higher_is_better)}</td></tr>"
@@ -272,8 +266,8 @@ def _failed_and_goldens(report: GateReport) -> list[str]:
     if failed:
         out.append(f"<h2>{S.failed_to_run(report.candidate)}</h2>")
         rows = "".join(
-            f'<tr><td class="id">{html_text(cid, 120)}</td>'
-            f"<td>{html_text(err or '(no message)', 300)}</td></tr>"
+            f'<tr><td class="id">{html_text(cid, S.ID_LEN)}</td>'
+            f"<td>{html_text(err or '(no message)', S.ERROR_LEN)}</td></tr>"
             for cid, err in failed[:SHOW_FAILED]
         )
         out.append(
@@ -286,7 +280,7 @@ def _failed_and_goldens(report: GateReport) -> list[str]:
         out.append("<h2>Goldens changed since the baseline</h2>")
         out.append(f"<p>{S.goldens_counts(diff)}; {S.GOLDENS_SCOPE}.</p>")
         for label, ids in S.goldens_lists(diff):
-            items = "".join(f"<li>{html_text(i, 120)}</li>" for i in ids[:SHOW_IDS])
+            items = "".join(f"<li>{html_text(i, S.ID_LEN)}</li>" for i in ids[:SHOW_IDS])
             out.append(f'<h3>{label} ({len(ids):,})</h3><ul class="ids">{items}</ul>')
             if len(ids) > SHOW_IDS:
                 out.append(_more(len(ids) - SHOW_IDS))
@@ -302,7 +296,7 @@ def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
         return []
     out = ["<h2>Trend across promotions</h2>"]
     if drawn.note:
-        out.append(f'<p class="muted">{html_text(drawn.note, 400)}</p>')
+        out.append(f'<p class="muted">{html_text(drawn.note, S.MESSAGE_LEN)}</p>')
     for trend in drawn.trends:
         statuses = [
             v.status
@@ -315,11 +309,8 @@ def _trends(report: GateReport, drawn: DriftTrend | None) -> list[str]:
 
 
 def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
-    """One self-contained HTML page for a gate report (no script, no external resource).
-
-    ``trend`` (:func:`evalkit._app.reference_lookup.report_trends`: each drift-checked metric across
-    promotions, the candidate last) is drawn under the checks when drift checks ran.
-    """
+    """One self-contained HTML page for a gate report (no script, no external resource);
+    ``trend`` (:func:`evalkit._app.reference_lookup.report_trends`) is drawn under the checks."""
     forest: list[ForestRow] = []
     diffs: list[_Plot] = []
     worst: list[str] = []
@@ -346,8 +337,8 @@ def render_html(report: GateReport, *, trend: DriftTrend | None = None) -> str:
             diffs.append(_Plot(f"{v.check_id} ({v.metric})", c.deltas, v.higher_is_better))
         if v.worst_cases:
             worst.append(
-                f'<h3><span class="id">{html_text(v.check_id, 80)}</span> '
-                f"({html_text(v.metric, 80)}) {_badge(v.status)}</h3>"
+                f'<h3><span class="id">{html_text(v.check_id, S.NAME_LEN)}</span> '
+                f"({html_text(v.metric, S.NAME_LEN)}) {_badge(v.status)}</h3>"
             )
             ordered = S.worst_first(v.worst_cases, v.higher_is_better)  # 48 before 108
             worst.append(_delta_table(ordered, v.higher_is_better, S.against(v)))
@@ -392,7 +383,7 @@ def render_compare_html(
     """One self-contained HTML page comparing two runs metric by metric (A minus B)."""
     from evalkit.gate.compare import INCOMPARABLE, WORSE
 
-    a, b = html_text(candidate.name, 80), html_text(baseline.name, 80)
+    a, b = html_text(candidate.name, S.NAME_LEN), html_text(baseline.name, S.NAME_LEN)
     n = rows[0].n if rows else 0
     # two runs: one comparison, so every row's interval has the same level, 1 - alpha
     level = S.confidence(rows[0].confidence) if rows else S.confidence(0.95)
@@ -412,7 +403,7 @@ def render_compare_html(
         wlt = f"{r.wins} / {r.losses} / {r.ties}" if r.kind == "case" else "—"
         u = unit_of(r.metric)
         body.append(
-            f"<tr><td>{html_text(r.metric, 80)}{S.ARROW[r.higher_is_better]}</td>"
+            f"<tr><td>{html_text(r.metric, S.NAME_LEN)}{S.ARROW[r.higher_is_better]}</td>"
             f'<td class="num">{S.num(r.value_b, u)}</td><td class="num">{S.num(r.value_a, u)}</td>'
             f'<td class="num">{S.signed(r.delta, u)}</td>'
             f'<td class="num">{S.interval(r.ci_low, r.ci_high, r.metric)}</td>'
@@ -445,7 +436,7 @@ def render_compare_html(
         regressed = [d for d in ordered if S.outcome(d, p.higher_is_better) == "loss"][:10]
         if regressed:
             worst += [
-                f"<h3>{html_text(p.title, 80)}</h3>",
+                f"<h3>{html_text(p.title, S.NAME_LEN)}</h3>",
                 _delta_table(regressed, p.higher_is_better),
             ]
     if worst:

@@ -1,10 +1,6 @@
 """The JSON report: every verdict's fields, machine-readable, documented in docs/report-schema.md.
 
-Keys come out in a fixed order (the order of docs/report-schema.md) and the
-document validates against ``gate-report.schema.json`` shipped beside this module.
-Floats are always finite: a NaN or infinite statistic is written as ``null`` *and*
-its path is listed in ``non_finite``, so it can neither crash a consumer's JSON
-parser nor pass silently for a number.
+A NaN or infinite statistic is written as ``null`` and its path listed in ``non_finite``.
 """
 
 from __future__ import annotations
@@ -209,12 +205,8 @@ def render_json(report: GateReport) -> dict[str, Any]:
 
 
 def dumps(report: GateReport, *, indent: int | None = 2) -> str:
-    """:func:`render_json` as text; refuses NaN outright (``allow_nan=False``).
-
-    ASCII-only (``\\uXXXX`` escapes), so even a case id holding a lone surrogate
-    writes to any file and parses anywhere.  With ``indent`` the outline is indented
-    and every object or list that holds no object or list (a case's delta, a list of
-    ids) is one line: see :func:`_indented`.
+    """:func:`render_json` as text, ASCII-only (a lone surrogate writes anywhere); with
+    ``indent``, each object or list that holds no container is one line (:func:`_indented`).
     """
     doc = render_json(report)
     if indent is None:
@@ -222,8 +214,7 @@ def dumps(report: GateReport, *, indent: int | None = 2) -> str:
     return _indented(doc, " " * indent, "") + "\n"
 
 
-# The C encoder: json.dumps(indent=...) falls back to CPython's pure-Python one, which
-# spent a fifth of a 10^5-case gate writing the per-case deltas (#27).
+# The C encoder: json.dumps(indent=...) falls back to CPython's slow pure-Python one.
 _ENCODE = json.JSONEncoder(allow_nan=False).encode
 _SEPARATED = json.JSONEncoder(allow_nan=False, separators=("\x00", ": ")).encode
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -243,9 +234,7 @@ def _indented(value: Any, step: str, pad: str) -> str:
         items = [f"{_ENCODE(key)}: {_indented(item, step, inner)}" for key, item in value.items()]
         return "{\n" + inner + f",\n{inner}".join(items) + "\n" + pad + "}"
     if all(type(item) is dict and _flat(item) for item in value):
-        # The per-case deltas, 10^5 a comparison: one C call for the whole list.  "\x00"
-        # never appears raw in its output (json escapes control characters), so it marks
-        # the separators, and only one between two items follows a "}".
+        # The per-case deltas: one C call for the whole list, "\x00" marking separators.
         text = _SEPARATED(value)[1:-1]
         body = text.replace("}\x00{", "},\n" + inner + "{").replace("\x00", ", ")
         return "[\n" + inner + body + "\n" + pad + "]"

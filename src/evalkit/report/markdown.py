@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from evalkit.errors import InputError
@@ -14,6 +15,7 @@ from evalkit.report.details import detail_lines
 from evalkit.report.escape import marker_name, md, safe_url
 from evalkit.report.links import docs_url
 from evalkit.report.slices import slice_markdown
+from evalkit.report.summary import ERROR_LEN, ID_LEN, MESSAGE_LEN, NAME_LEN
 
 GITHUB_LIMIT = 65_536  # GitHub rejects a comment body of this many characters or more
 #: Changed cases listed per check, worst first: the comment is read, not searched; the
@@ -22,13 +24,6 @@ CASE_ROWS = 10
 DEFAULT_BUDGET = 60_000
 MIN_BUDGET = 10_000
 
-# Per-field caps (characters of the original text), so one hostile value cannot eat the
-# budget: ids and names are cut long before they stop being recognisable.
-ID_LEN = 120
-NAME_LEN = 80
-MESSAGE_LEN = 400
-ERROR_LEN = 300
-NOTE_LEN = 400
 INLINE_LIST = 5  # goldens-diff lists up to this long are shown open, longer ones collapse
 FAILED_OPEN = 10  # failed-case tables up to this long are shown open
 
@@ -84,7 +79,8 @@ def _document(
     doc.append(_provenance(report))
     doc.extend(_conditions(report, why))
     doc.extend(_checks_tables(report))
-    doc.append(_footer(report))
+    full = S.full_coverage(report)  # the line under the table, when the coverage is full
+    doc.append(full + "\n\n" if full is not None else "")
     doc.extend(_warnings(report))
     doc.extend(_why(report))
     doc.extend(_notes(report, why))
@@ -128,7 +124,7 @@ def _provenance(report: GateReport) -> str:
         lines.append(_run_line("Baseline", report.baseline))
     ref = report.reference
     if ref is not None and ref.run is not None:
-        lines.append(_run_line("Reference", ref.run) + f" · {md(ref.detail, NOTE_LEN)}")
+        lines.append(_run_line("Reference", ref.run) + f" · {md(ref.detail, MESSAGE_LEN)}")
     return "  \n".join(lines) + "\n\n"
 
 
@@ -148,14 +144,14 @@ def _conditions(report: GateReport, why: str | None) -> list[Part]:
     if unbased is not None:
         blocking |= unbased[1]
         # The store's own sentence says how to get one, for its kind of store.
-        fix = f" ({md(why, NOTE_LEN)})" if why else f". {S.PROMOTE_ONE}"
+        fix = f" ({md(why, MESSAGE_LEN)})" if why else f". {S.PROMOTE_ONE}"
         lines.append(f"**No baseline**: {unbased[0]}{fix}.")
     missing = S.no_reference(report)
     if missing is not None:
         blocking |= missing.blocking
         then = missing.consequence().removesuffix(".")
         lines.append(
-            f"**{missing.lead()}**: {md(missing.detail, NOTE_LEN)}. {then} "
+            f"**{missing.lead()}**: {md(missing.detail, MESSAGE_LEN)}. {then} "
             f"([drift checks]({docs_url('drift.md')}))."
         )
     bad = S.non_finite_line(report)
@@ -281,16 +277,10 @@ def _checks_tables(report: GateReport) -> list[Part]:
     return parts
 
 
-def _footer(report: GateReport) -> str:
-    """The line under the table: the coverage when it is full."""
-    full = S.full_coverage(report)
-    return full + "\n\n" if full is not None else ""
-
-
 def _how(report: GateReport) -> str:
     """How the checks were decided and the family-wise rate's reasoning, folded: the
     header says the rate where it changes the reading."""
-    body = "".join(f"- {md(line, NOTE_LEN * 2)}\n" for line in S.how_decided(report))
+    body = "".join(f"- {md(line, MESSAGE_LEN * 2)}\n" for line in S.how_decided(report))
     if not body:
         return ""
     return f"<details>\n<summary>How the checks were decided</summary>\n\n{body}\n</details>\n\n"
@@ -322,13 +312,13 @@ def _all_listed(rows: list[str], unit: str) -> list[Part]:
 
 
 def _notes(report: GateReport, said: str | None) -> list[Part]:
-    notes, trials = S.split_notes(tuple(n for n in report.notes if n != said))
-    rows = [f"- {md(n, NOTE_LEN)}\n" for n in notes]
+    notes, trials, per_metric = S.split_notes(tuple(n for n in report.notes if n != said))
+    rows = [f"- {md(n, MESSAGE_LEN)}\n" for n in notes]
     if trials is not None:
-        rows.append(f"- Repeats: {md(trials.summary(), NOTE_LEN)} (per metric below)\n")
+        rows.append(f"- Repeats: {md(trials, MESSAGE_LEN)} (per metric below)\n")
     parts = _all_listed(rows, "notes")
     if trials is not None:
-        lines = Rows([f"- {md(n, NOTE_LEN)}\n" for n in trials.lines], P_WORST, unit="notes")
+        lines = Rows([f"- {md(n, MESSAGE_LEN)}\n" for n in per_metric], P_WORST, unit="notes")
         parts.append(_collapsible("Trial noise, per metric", lines))
     return parts
 
@@ -382,10 +372,6 @@ def _goldens(report: GateReport) -> list[Part]:
     return [head, Section(lists, P_GOLDENS, "Goldens diff lists omitted to fit the comment.\n\n")]
 
 
-def _stats(v: CheckVerdict) -> list[str]:
-    return [f"- {line}\n" for line in detail_lines(v, md, lambda name: f"`{name}`")]
-
-
 def _details(report: GateReport) -> list[Part]:
     """Per check, folded (open for a blocking failure): how it decided, then the cases
     that changed, worst first, and how many tied."""
@@ -394,6 +380,7 @@ def _details(report: GateReport) -> list[Part]:
         summary = f"{S.STATUS_ICON[v.status]} {md(v.check_id, NAME_LEN)}: {S.status_word(v)}"
         hib = v.higher_is_better
         changed, ties = S.changed_worst_first(S.case_deltas(v), hib)
+        stats = "".join(f"- {line}\n" for line in detail_lines(v, md, lambda n: f"`{n}`"))
         if changed or ties:
             summary += f" ({_moved(changed, ties, hib)})"
         rows = Rows(
@@ -406,7 +393,7 @@ def _details(report: GateReport) -> list[Part]:
             unit="changed cases",
             total=len(changed),
             floor=0,
-            opening="".join(_stats(v)) + ("\n" if changed else ""),
+            opening=stats + ("\n" if changed else ""),
             head=f"| case | {S.against(v)} | candidate | Δ | outcome |\n|---|---|---|---|---|\n",
         )
         blocks.append(_collapsible(summary, rows, open_=v.blocking and v.status != "pass"))
@@ -423,18 +410,9 @@ def _details(report: GateReport) -> list[Part]:
 
 def _moved(changed: list[CaseDelta], ties: int, hib: bool | None) -> str:
     """``18 worse, 5 better, 277 tied``: the cases the table lists, and those it leaves out."""
-    outcomes = [S.outcome(d, hib) for d in changed]
-    bits = [
-        f"{n:,} {word}"
-        for word, n in (
-            ("worse", outcomes.count("loss")),
-            ("better", outcomes.count("win")),
-            ("down", outcomes.count("down")),
-            ("up", outcomes.count("up")),
-            ("n/a", outcomes.count(S.NA)),
-        )
-        if n
-    ]
+    counts = Counter(S.outcome(d, hib) for d in changed)
+    words = {"loss": "worse", "win": "better", "down": "down", "up": "up", S.NA: "n/a"}
+    bits = [f"{counts[k]:,} {word}" for k, word in words.items() if counts[k]]
     return ", ".join([*bits, f"{ties:,} tied"])
 
 

@@ -61,9 +61,9 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
     """One slice's row, in :data:`HEADERS` order, as every format prints it."""
     n = f"{v.n_paired}/{v.n_cases}" if v.n_paired != v.n_cases else str(v.n_cases)
     return (
-        one_line(v.check_id, 80),
-        one_line(v.metric, 80),
-        one_line(v.slice, 80),
+        one_line(v.check_id, S.NAME_LEN),
+        one_line(v.metric, S.NAME_LEN),
+        one_line(v.slice, S.NAME_LEN),
         n,
         S.num(v.baseline_value) if v.baseline_value is not None else "",
         S.num(v.candidate_value) if v.candidate_value is not None else "",
@@ -76,9 +76,7 @@ def slice_cells(v: SliceVerdict) -> tuple[str, ...]:
 
 
 def summary_line(report: SliceReport) -> str:
-    """``Slices: 1 of 2 slice tests regressed (false discoveries held at q = 0.05 by
-    Benjamini-Hochberg); 1 too small``: the count a reviewer reads; why that method is
-    in the JSON's ``why``."""
+    """``1 of 2 slice tests regressed (false discoveries held at q = 0.05 by …)``."""
     regressed = sum(1 for v in report.verdicts if v.status == "regressed")
     improved = sum(1 for v in report.verdicts if v.status == "improved")
     tested = report.n_tested
@@ -93,9 +91,8 @@ def summary_line(report: SliceReport) -> str:
 
 
 def slice_text(report: SliceReport, width: int | None = None) -> str:
-    """Every slice, under one summary line: a fixed-width table, or, when ``width`` is
-    too narrow for it, one short block per slice, so no figure is cut or wrapped
-    mid-number (the terminal at 80 columns)."""
+    """Every slice, under one summary line: a fixed-width table, or one short block per
+    slice where ``width`` is too narrow for it, so no figure is cut mid-number."""
     rows = [HEADERS, *(slice_cells(v) for v in report.verdicts)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
@@ -184,7 +181,7 @@ def slice_markdown(report: SliceReport) -> str:
     keep = (0, 2, 6, 7, 9, 10)  # check, slice, Δ, interval, FDR-adjusted p, status
     # an interval's bounds stay on one line: "95% CI" / "[-0.1103, -0.0097]"
     cells = [
-        [md(slice_cells(v)[i], 80).replace(", ", ",&nbsp;") for i in keep]
+        [md(slice_cells(v)[i], S.NAME_LEN).replace(", ", ",&nbsp;") for i in keep]
         for v in order[:MARKDOWN_SHOWN]
     ]
     rows = ["| " + " | ".join(row) + " |\n" for row in cells]

@@ -1,8 +1,6 @@
 """What every reporter says the same way: icons, numbers, the headline, a verdict's result.
 
-Strings built here contain *no untrusted text* (only numbers, fixed words and the
-check's comparison operator mapped to a symbol), so each reporter can escape the
-untrusted parts its own way and paste these in as they are.
+Strings built here hold no untrusted text, so each reporter pastes them in unescaped.
 """
 
 from __future__ import annotations
@@ -21,8 +19,7 @@ from evalkit._util.units import suffix, unit_of
 from evalkit.gate.inputs import GoldensDiff
 from evalkit.gate.model import CaseDelta, CheckVerdict, Comparison, GateReport, RunSummary
 
-# Each a solid, saturated emoji, legible on GitHub's white and near-black backgrounds and
-# unlike any other here (❔, the old no-baseline mark, was pale grey and looked like ❓).
+# Solid emoji, legible on light and dark backgrounds, each unlike the others.
 STATUS_ICON = {
     "pass": "✅",
     "fail": "❌",
@@ -33,11 +30,18 @@ STATUS_ICON = {
     "incomparable": "🚫",
 }
 VERDICT_ICON = {"pass": "✅", "warn": "⚠️", "fail": "❌", "error": "💥", "incomplete": "🔶"}
-OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}
+OP_SYMBOL = {"<=": "≤", ">=": "≥", "==": "="}  # every op CheckSpec allows
 NA = "n/a"
-#: After a metric's name: which way is better.
+#: After a metric's name: which way is better; and in words.
 ARROW = {True: " ↑", False: " ↓", None: ""}
+BETTER = {True: "higher is better", False: "lower is better", None: ""}
 HEADLINE_NAMES = 3  # blocking checks named in the headline before "+N more"
+# Per-field caps (characters of the original text), so one hostile value cannot eat a
+# report: ids and names are cut long before they stop being recognisable.
+NAME_LEN = 80
+ID_LEN = 120
+MESSAGE_LEN = 400
+ERROR_LEN = 300
 
 
 def json_float(x: float | None) -> float | None:
@@ -106,11 +110,6 @@ def confidence(c: float) -> str:
     return f"{round(c * 100, 2):g}%" if math.isfinite(c) else NA
 
 
-def op_symbol(op: str | None) -> str | None:
-    """The operator as a symbol, or ``None`` when it is not one the checks loader allows."""
-    return OP_SYMBOL.get(op or "")
-
-
 _WORDS = {"no-baseline": "no baseline", "no-reference": "no reference"}
 
 
@@ -138,27 +137,15 @@ def against(v: CheckVerdict) -> str:
 def result(v: CheckVerdict) -> str:
     """The verdict's numbers in one line: observed vs threshold, or Δ with its CI and p."""
     c = v.comparison
-    u = unit_of(v.metric)
     if v.status == "error":
         return "error (see below)"
-    if v.kind == "threshold":
-        sym = op_symbol(v.op)
-        line = num(v.threshold, u)
-        need = f"needs {sym} {line}" if sym else f"threshold {line}"
-        return f"{num(v.observed, u)} ({need})"
-    if c is None:
-        return f"{num(v.observed, u)} ({_WORDS.get(v.status, v.status)})"
-    text = "vs reference: " if v.kind == "vs_reference" else ""
-    text += (
-        f"{before_after(v, c)}: Δ {signed(c.delta, u)} "
-        f"{interval(c.ci_low, c.ci_high, v.metric)} "
-        f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
-    )
-    if c.margin is not None:
-        text += f", margin {num(c.margin, u)}"
-    if c.min_effect is not None:
-        text += f", min_effect {num(c.min_effect, u)}"
-    return text
+    if v.kind == "threshold" or c is None:
+        why = _need(v) if v.kind == "threshold" else _WORDS.get(v.status, v.status)
+        return f"{num(v.observed, unit_of(v.metric))} ({why})"
+    delta, *extra = change_parts(v)
+    head = "vs reference: " if v.kind == "vs_reference" else ""
+    tail = f"{confidence(c.confidence)} CI, {p_text(c.deciding_p, c.p_label)}"
+    return ", ".join([f"{head}{before_after(v, c)}: {delta} {tail}", *extra])
 
 
 def before_after(v: CheckVerdict, c: Comparison) -> str:
@@ -174,13 +161,9 @@ def partial_cases(v: CheckVerdict) -> str:
     return "" if v.covered == v.total else f"{v.covered:,}/{v.total:,}{counts}"
 
 
-def change(v: CheckVerdict) -> str:
-    """A table cell's result: the value against its threshold, or Δ and its interval."""
-    return ", ".join(change_parts(v))
-
-
 def change_parts(v: CheckVerdict) -> list[str]:
-    """:func:`change` in the pieces a narrow cell may wrap between (never inside one).
+    """A table cell's result (the value against its threshold, or Δ and its interval), in
+    the pieces a narrow cell may wrap between (never inside one).
 
     The interval's level is the table's (:func:`shared_confidence`); a reporter whose
     checks differ in level writes it beside the interval.
@@ -190,9 +173,7 @@ def change_parts(v: CheckVerdict) -> list[str]:
     if v.status == "error" or (c is None and v.observed is None):
         return ["—"]
     if v.kind == "threshold":
-        sym = op_symbol(v.op)
-        need = f"needs {sym} {num(v.threshold, u)}" if sym else f"threshold {num(v.threshold, u)}"
-        return [num(v.observed, u), need]
+        return [num(v.observed, u), _need(v)]
     if c is None:
         return [num(v.observed, u)]
     parts = [f"Δ {signed(c.delta, u)} {interval(c.ci_low, c.ci_high, v.metric)}"]
@@ -201,6 +182,11 @@ def change_parts(v: CheckVerdict) -> list[str]:
     if c.min_effect is not None:
         parts.append(f"min_effect {num(c.min_effect, u)}")
     return parts
+
+
+def _need(v: CheckVerdict) -> str:
+    """``needs ≥ 0.8000``: a threshold check's bound."""
+    return f"needs {OP_SYMBOL[str(v.op)]} {num(v.threshold, unit_of(v.metric))}"
 
 
 def shared_confidence(report: GateReport) -> float | None:
@@ -242,11 +228,8 @@ def p_cell(v: CheckVerdict) -> str:
 
 
 def borderline(v: CheckVerdict) -> bool:
-    """True when the deciding p is near the level (a third to three times α) or unknown.
-
-    Only then can a caveat such as "small n" or "skewed" change how the verdict reads; on
-    a clear-cut one (p = 1 on an identical rerun, p = 0.0001 on a real drop) it is noise.
-    """
+    """True when the deciding p is near the level (a third to three times α) or unknown:
+    only then can a caveat ("small n", "skewed") change how the verdict reads."""
     c = v.comparison
     if c is None:
         return False
@@ -284,12 +267,6 @@ def wlt(v: CheckVerdict) -> str:
 def mde(v: CheckVerdict) -> str:
     c = v.comparison
     return num(c.mde, unit_of(v.metric)) if c is not None and c.mde is not None else "—"
-
-
-def direction(v: CheckVerdict) -> str:
-    if v.higher_is_better is None:
-        return ""
-    return "higher is better" if v.higher_is_better else "lower is better"
 
 
 def outcome(d: CaseDelta, higher_is_better: bool | None, tie_tolerance: float = 1e-12) -> str:
@@ -396,10 +373,8 @@ SUBSET_WARNING = "not a verdict on the whole golden set; run the gate without -k
 
 
 def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
-    """For a gate on a subset: (text before the selection, the selection, text after).
-
-    The selection is what the user typed (-k …): each reporter escapes it its own way.
-    """
+    """For a gate on a subset: (text before the selection, the selection as the user
+    typed it, to escape, text after)."""
     sub = report.subset
     stopped = report.stopped_early
     if stopped is not None:  # nothing typed by the user in it: the selection part is empty
@@ -500,46 +475,22 @@ _TRIAL_NOTE = re.compile(r"^(?P<metric>.+?): (?P<k>\d+) trials per case, ")
 _TRIAL_SHARE = re.compile(r"; (?P<share>\d+)% of the variance of the case means is trial noise")
 
 
-@dataclass(frozen=True)
-class TrialNotes:
-    """The trial-noise notes of a repeated run, said in one line (untrusted: metric names)."""
-
-    trials: int
-    metrics: tuple[str, ...]
-    shares: tuple[int, ...]  # the percentages that could be read, in order
-    lines: tuple[str, ...]  # the notes, whole
-
-    def summary(self) -> str:
-        what = plural(len(self.metrics), "metric", "metrics")
-        text = f"{self.trials} trials per case on {what}"
-        if self.shares:
-            lo, hi = min(self.shares), max(self.shares)
-            share = f"{lo}%" if lo == hi else f"{lo}–{hi}%"
-            text += f"; trial noise is {share} of the variance of the case means"
-        return text
-
-
-def split_notes(notes: tuple[str, ...]) -> tuple[list[str], TrialNotes | None]:
-    """The notes, with a repeated run's per-metric trial-noise lines taken out as one."""
-    rest: list[str] = []
-    trial: list[tuple[str, int, str]] = []
-    for note in notes:
-        m = _TRIAL_NOTE.match(note)
-        if m is None:
-            rest.append(note)
-        else:
-            trial.append((m.group("metric"), int(m.group("k")), note))
+def split_notes(notes: tuple[str, ...]) -> tuple[list[str], str | None, list[str]]:
+    """The notes, less a repeated run's per-metric trial-noise lines, and those lines said
+    in one (untrusted: metric names) and whole."""
+    trial = [(m, note) for note in notes if (m := _TRIAL_NOTE.match(note)) is not None]
     if len(trial) < 2:  # one line is already one line
-        return list(notes), None
-    shares = tuple(
-        int(s.group("share")) for _, _, line in trial if (s := _TRIAL_SHARE.search(line))
-    )
-    return rest, TrialNotes(
-        trials=min(k for _, k, _ in trial),
-        metrics=tuple(m for m, _, _ in trial),
-        shares=shares,
-        lines=tuple(line for _, _, line in trial),
-    )
+        return list(notes), None, []
+    rest = [note for note in notes if _TRIAL_NOTE.match(note) is None]
+    lines = [note for _, note in trial]
+    shares = [int(s["share"]) for line in lines if (s := _TRIAL_SHARE.search(line))]
+    k = min(int(m["k"]) for m, _ in trial)
+    text = f"{k} trials per case on {plural(len(trial), 'metric', 'metrics')}"
+    if shares:
+        lo, hi = min(shares), max(shares)
+        share = f"{lo}%" if lo == hi else f"{lo}–{hi}%"
+        text += f"; trial noise is {share} of the variance of the case means"
+    return rest, text, lines
 
 
 #: A piece of a line: fixed words, then untrusted text (None: none) and its length cap.
@@ -573,29 +524,10 @@ def short_sha(sha: str | None) -> str | None:
 
 def non_finite_fields(report: GateReport) -> list[str]:
     """Paths (as in the JSON report) of statistics that are NaN or infinite."""
-    if _all_finite(report):
-        return []
     return [path for path, value in _floats(report) if not math.isfinite(value)]
 
 
-def _all_finite(report: GateReport) -> bool:
-    """True when no statistic of ``report`` is NaN or infinite, without naming paths
-    (slow at 10^5 cases): a finite sum of every value clears them all; a sum that
-    overflowed from finite values only sends the caller the exact way."""
-    total = sum(value for _, value in _floats(report, per_case=False))
-    for v in report.verdicts:
-        c = v.comparison
-        if c is not None:
-            total += sum(map(_case_delta_sum, c.deltas))
-        total += sum(map(_case_delta_sum, v.worst_cases))
-    return math.isfinite(total)
-
-
-def _case_delta_sum(d: CaseDelta) -> float:
-    return float(d.candidate) + float(d.baseline) + float(d.delta)
-
-
-def _floats(report: GateReport, *, per_case: bool = True) -> Iterator[tuple[str, float]]:
+def _floats(report: GateReport) -> Iterator[tuple[str, float]]:
     if report.alpha_familywise is not None:
         yield "multiplicity.alpha_familywise", report.alpha_familywise
     for i, v in enumerate(report.verdicts):
@@ -615,9 +547,13 @@ def _floats(report: GateReport, *, per_case: bool = True) -> Iterator[tuple[str,
                 value = getattr(c, name)
                 if value is not None:
                     yield f"{base}.comparison.{name}", float(value)
-            for j, d in enumerate(c.deltas if per_case else ()):
-                for name in ("candidate", "baseline", "delta"):
-                    yield f"{base}.comparison.deltas[{j}].{name}", float(getattr(d, name))
-        for j, d in enumerate(v.worst_cases if per_case else ()):
+            yield from _case_floats(f"{base}.comparison.deltas", c.deltas)
+        yield from _case_floats(f"{base}.worst_cases", v.worst_cases)
+
+
+def _case_floats(path: str, deltas: tuple[CaseDelta, ...]) -> Iterator[tuple[str, float]]:
+    """Per-case values, named only where their sum is not finite (naming each is slow)."""
+    for j, d in enumerate(deltas):
+        if not math.isfinite(float(d.candidate) + float(d.baseline) + float(d.delta)):
             for name in ("candidate", "baseline", "delta"):
-                yield f"{base}.worst_cases[{j}].{name}", float(getattr(d, name))
+                yield f"{path}[{j}].{name}", float(getattr(d, name))

@@ -237,20 +237,14 @@ def _tip(point: TrendPoint, confidence: float, metric: str) -> str:
     return text
 
 
-def _spans(xs: list[float], labels: list[str], last_anchor_end: bool) -> list[tuple[float, float]]:
-    spans = []
-    for i, (x, text) in enumerate(zip(xs, labels, strict=True)):
-        w = len(text) * CHAR_W
-        end = last_anchor_end and i == len(xs) - 1
-        spans.append((x - w, x) if end else (x - w / 2, x + w / 2))
-    return spans
-
-
 def _shown_labels(xs: list[float], labels: list[str], keep: int | None) -> set[int]:
     """Indices whose x label is drawn, none overlapping: the last (the candidate) and
     ``keep`` first, then left to right whatever still fits (every point has a tooltip)."""
     n = len(xs)
-    spans = _spans(xs, labels, n > 1)
+    spans = []  # the last label ends at its point, the others are centred on theirs
+    for i, (x, text) in enumerate(zip(xs, labels, strict=True)):
+        w = len(text) * CHAR_W
+        spans.append((x - w, x) if n > 1 and i == n - 1 else (x - w / 2, x + w / 2))
     chosen: list[int] = []
     for i in [n - 1, *([keep] if keep is not None else []), *range(n)]:
         if i in chosen or i < 0:
@@ -289,7 +283,7 @@ def trend_plot(
         return top + (hi - v) / (hi - lo) * plot_h
 
     ref_index = reference_at if reference_at is not None and 0 <= reference_at < n else None
-    better = {True: "higher is better", False: "lower is better", None: ""}[trend.higher_is_better]
+    better = S.BETTER[trend.higher_is_better]
     unit = unit_of(trend.metric)
     said = reading(trend.metric, better)
     title = (

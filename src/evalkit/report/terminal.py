@@ -5,18 +5,19 @@ from __future__ import annotations
 import io
 import os
 import re
-from typing import TYPE_CHECKING
+
+from rich import box
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
 
 from evalkit.errors import InputError
 from evalkit.gate.model import CheckVerdict, GateReport, RunSummary
 from evalkit.report import advice as A
 from evalkit.report import summary as S
 from evalkit.report.escape import one_line
-
-if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
-    from rich.table import Table
-    from rich.text import Text
+from evalkit.report.slices import slice_text
+from evalkit.report.summary import ID_LEN, MESSAGE_LEN, NAME_LEN
 
 STATUS_STYLE = {
     "pass": "green",
@@ -43,9 +44,6 @@ STATUS_MARK = {
     "no-reference": "?",  # a drift check that could not run: never a pass
     "incomparable": "≠",
 }
-NAME_LEN = 80
-ID_LEN = 120
-MESSAGE_LEN = 400
 SHOW_FAILED = 10
 SHOW_IDS = 5
 SHOW_WORST = 5
@@ -68,8 +66,6 @@ def render_terminal(
     it applies to the console this function creates, so it cannot be combined with
     ``console``.
     """
-    from rich.console import Console
-
     if console is not None and (color is not None or capture):
         raise InputError(
             "render_terminal: pass either console=, or color=/capture= for a console "
@@ -133,8 +129,6 @@ def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
     """One line, wrapped at spaces to the width (a word longer than the line is folded,
     never cut), each continuation indented by ``indent``: no line is wider than the
     terminal, so none is broken by it mid-number."""
-    from rich.text import Text
-
     if not isinstance(line, Text):
         console.print(line, soft_wrap=False, overflow="fold")
         return
@@ -153,16 +147,12 @@ def _say(console: Console, line: RenderableType, indent: int = 0) -> None:
 
 
 def _t(text: object, max_len: int = NAME_LEN, style: str = "") -> Text:
-    from rich.text import Text
-
     return Text(one_line(text, max_len), style=style)
 
 
 def _headline(report: GateReport, width: int) -> Text:
     """The verdict and the blocking checks on one line: as many names as fit ``width``
     (at least one), the rest counted."""
-    from rich.text import Text
-
     h = S.headline(report)
     names = [*h.named]
     while True:
@@ -172,10 +162,7 @@ def _headline(report: GateReport, width: int) -> Text:
         more = h.more + len(h.named) - len(names)
         if names:
             line.append(f"; {h.named_label}: ")
-            for i, name in enumerate(names):
-                if i:
-                    line.append(", ")
-                line.append(_t(name, style="bold"))
+            line.append(Text(", ").join(_t(name, style="bold") for name in names))
             if more:
                 line.append(f" and {more} more")
         if line.cell_len <= width or len(names) <= 1:
@@ -185,8 +172,6 @@ def _headline(report: GateReport, width: int) -> Text:
 
 def _run_line(label: str, run: RunSummary) -> list[Text]:
     """The run's provenance as its pieces, which :func:`_say_pieces` keeps whole when it wraps."""
-    from rich.text import Text
-
     pieces = [
         Text(fixed).append(_t(text, n)) if text else Text(fixed)
         for fixed, text, n in S.run_pieces(run)
@@ -197,8 +182,6 @@ def _run_line(label: str, run: RunSummary) -> list[Text]:
 
 def _say_pieces(console: Console, pieces: list[Text], sep: str = " · ") -> None:
     """Pieces joined by ``sep``, wrapped between pieces (never inside one that fits)."""
-    from rich.text import Text
-
     line: Text | None = None
     for piece in pieces:
         if line is not None and line.cell_len + len(sep) + piece.cell_len <= console.width:
@@ -213,7 +196,7 @@ def _say_pieces(console: Console, pieces: list[Text], sep: str = " · ") -> None
 
 def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) -> str:
     """Δ and its interval (with before → after), or the value against its threshold."""
-    text = S.change(v)
+    text = ", ".join(S.change_parts(v))
     c = v.comparison
     if c is not None:
         if before_after:
@@ -227,25 +210,14 @@ def _result(v: CheckVerdict, shared: float | None, before_after: bool = True) ->
 
 def _table(report: GateReport, before_after: bool) -> Table:
     """The checks as one table whose cells never wrap (the caller checks that it fits)."""
-    from rich import box
-    from rich.table import Table
-
     shared = S.shared_confidence(report)
     partial = any(v.covered != v.total for v in report.verdicts)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    columns = [
-        ("", "left"),
-        ("check", "left"),
-        ("metric", "left"),
-        ("status", "left"),
-        (f"result ({S.confidence(shared)} CI)" if shared is not None else "result", "left"),
-        ("p", "left"),
-        *([("cases", "right")] if partial else []),
-        ("W/L/T", "right"),
-        ("detects ≥", "right"),
-    ]
-    for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    result = f"result ({S.confidence(shared)} CI)" if shared is not None else "result"
+    for name in ("", "check", "metric", "status", result, "p"):
+        table.add_column(name, no_wrap=True)
+    for name in ["cases"] * partial + ["W/L/T", "detects ≥"]:
+        table.add_column(name, justify="right", no_wrap=True)
     for v in report.verdicts:
         style = STATUS_STYLE[v.status]
         metric = _t(v.metric)
@@ -268,8 +240,6 @@ def _table(report: GateReport, before_after: bool) -> Table:
 def _blocks(console: Console, report: GateReport, warnings: dict[str, list[str]]) -> None:
     """The checks as blocks when no table fits: a line that names the check, then its
     numbers indented, each wrapped at spaces, so no id, bound or p is cut."""
-    from rich.text import Text
-
     shared = S.shared_confidence(report)
     if shared is not None:
         _say(console, Text(f"Intervals are {S.confidence(shared)} confidence intervals.", "dim"))
@@ -331,8 +301,6 @@ def _say_reference(console: Console, report: GateReport) -> None:
 
 
 def _risk(report: GateReport) -> Text | None:
-    from rich.text import Text
-
     r = A.risk(report)
     if r is None:
         return None
@@ -351,8 +319,6 @@ def _warning(v_id: str | None, advice: str) -> Text:
 
 
 def _print(console: Console, report: GateReport) -> None:
-    from rich.text import Text
-
     _say(console, _headline(report, console.width), 2)
     risk = _risk(report)
     if risk is not None:
@@ -373,7 +339,9 @@ def _print(console: Console, report: GateReport) -> None:
     bad = S.non_finite_line(report)
     if bad is not None:
         _say(console, Text(bad, style="yellow"))
-    warnings = A.by_check(A.in_view(report))
+    warnings: dict[str, list[str]] = {}
+    for w in A.in_view(report):
+        warnings.setdefault(w.check_id, []).append(w.advice)
     if report.verdicts:
         if not _checks(console, report, warnings):
             for v in report.verdicts:
@@ -397,10 +365,6 @@ def _print(console: Console, report: GateReport) -> None:
 
 def _print_slices(console: Console, report: GateReport) -> None:
     """Every slice of the per-slice checks (report/slices.py: the table compare --by prints)."""
-    from rich.text import Text
-
-    from evalkit.report.slices import slice_text
-
     if report.slices is not None and report.slices.verdicts:
         for line in slice_text(report.slices, console.width).splitlines():
             _say(console, Text(line))
@@ -411,8 +375,6 @@ def _more(n: int, unit: str = "cases") -> str:
 
 
 def _print_failed(console: Console, report: GateReport) -> None:
-    from rich.text import Text
-
     failed = report.candidate.failed
     if not failed:
         return
@@ -428,8 +390,6 @@ def _print_failed(console: Console, report: GateReport) -> None:
 
 
 def _print_goldens(console: Console, report: GateReport) -> None:
-    from rich.text import Text
-
     diff = report.goldens_diff
     if diff.empty:
         return
@@ -438,18 +398,13 @@ def _print_goldens(console: Console, report: GateReport) -> None:
     )
     for label, ids in S.goldens_lists(diff):
         line = Text(f"  {label.lower()}: ")
-        for i, cid in enumerate(ids[:SHOW_IDS]):
-            if i:
-                line.append(", ")
-            line.append(_t(cid, ID_LEN))
+        line.append(Text(", ").join(_t(cid, ID_LEN) for cid in ids[:SHOW_IDS]))
         if len(ids) > SHOW_IDS:
             line.append(f" and {len(ids) - SHOW_IDS:,} more")
         _say(console, line)
 
 
 def _print_worst(console: Console, report: GateReport) -> None:
-    from rich.text import Text
-
     for v in report.verdicts:
         if v.status == "pass" or not v.worst_cases:
             continue
