@@ -340,6 +340,22 @@ def report_failed_cases(
         err(aside)
 
 
+@contextmanager
+def progress_bar() -> Iterator[Progress]:
+    """A run's progress bar, gone before anything else is printed; an interrupted run
+    then says what its checkpoint kept."""
+    from evalkit._app.pipeline import RunInterrupted
+
+    progress = Progress()
+    try:
+        yield progress
+    except RunInterrupted as stop:
+        progress.stop()
+        raise typer.Exit(report_interrupt(stop)) from None
+    finally:
+        progress.stop()
+
+
 # ----------------------------------------------------------------------------- interruptions
 
 # Whether this invocation already said it was interrupted (one line, never two).
