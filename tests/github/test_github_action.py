@@ -69,7 +69,7 @@ class StubGate:
             failing_checks=self.failing,
             candidate_path=candidate,
             report_paths={"json": report_json},
-            checks_path=request.config_path.parent / "checks.yaml",
+            checks_path=request.config.path.parent / "checks.yaml",
         )
 
 
@@ -197,7 +197,7 @@ def test_action_expired_baseline_reaches_gate_as_no_baseline(
     assert job.run(gate) == 1
     request = gate.requests[0]
     assert (request.baseline_path, request.baseline_status) == (None, "expired")
-    assert request.require_baseline is True
+    assert request.config.model.require_baseline is True
     assert "::warning title=evalkit%3A no baseline::no baseline (expired)" in job.log()
     assert "blocking" in job.log()
     assert job.outputs()["baseline-status"] == "expired"

@@ -46,11 +46,9 @@ def gate(job: Job) -> int:
         baseline_path=baseline.path,
         baseline_status=baseline.status,
         baseline_detail=detail,
-        require_baseline=settings.require_baseline,
         stop_early=True,  # stop_early: in evalkit.yaml stops the run as `evalkit gate` does
         reference=reference,
         store=job.store,
-        require_reference=settings.require_reference,
     )
     outcome = call_gate(job, request)
     if isinstance(outcome, int):

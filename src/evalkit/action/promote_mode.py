@@ -52,7 +52,6 @@ def promote(job: Job) -> int:
         baseline_path=None,
         baseline_status="none",
         baseline_detail="promotion runs the candidate without a baseline",
-        require_baseline=False,
         stop_early=False,  # a stopped run is never promoted
     )
     outcome = call_gate(job, request)

@@ -116,10 +116,8 @@ def gate_request(
     baseline_path: Path | None,
     baseline_status: Literal["found", "missing", "expired", "none"],
     baseline_detail: str,
-    require_baseline: bool,
     stop_early: bool,
     reference: BaselineFetch | None = None,
-    require_reference: bool = False,
     store: BaselineStore | None = None,
 ) -> GateRequest:
     """What to ask the gate: this job's config name, report folder and run page, and the
@@ -127,17 +125,14 @@ def gate_request(
     stop its run early."""
     settings = job.settings
     return GateRequest(
-        config_path=settings.config_path,
         config_name=settings.config_name,
         config=config,
         baseline_path=baseline_path,
         baseline_status=baseline_status,
         baseline_detail=baseline_detail,
-        require_baseline=require_baseline,
         output_dir=settings.output_dir,
         details_url=job.run.details_url,
         reference=reference,
-        require_reference=require_reference,
         store=store,
         isolate_target=job.run.inputs.isolate_target,
         stop_early=stop_early,
