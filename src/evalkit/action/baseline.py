@@ -47,33 +47,19 @@ def preferred_commits(run: ActionRun) -> list[Preferred]:
     return preferred
 
 
-def _merge_base_of(preferred: Sequence[Preferred]) -> str | None:
-    return next((p.sha for p in preferred if p.why.startswith("the merge base")), None)
-
-
-def merge_base_relation(baseline: BaselineFetch, preferred: Sequence[Preferred]) -> str:
-    """true / false / unknown: is the baseline from the commit the merge ref was built on?"""
-    merge_base = _merge_base_of(preferred)
+def merge_base_relation(baseline: BaselineFetch, preferred: Sequence[Preferred]) -> tuple[str, str]:
+    """Is the baseline from the commit the merge ref was built on (true / false / unknown),
+    and the store's sentence on the baseline saying so."""
+    merge_base = next((p.sha for p in preferred if p.why.startswith("the merge base")), None)
     if merge_base is None or not baseline.found:
-        return "unknown"
-    return "true" if baseline.sha == merge_base else "false"
-
-
-def baseline_detail(baseline: BaselineFetch, preferred: Sequence[Preferred]) -> str:
-    """The store's sentence on the baseline, plus whether it is the merge base's."""
-    relation = merge_base_relation(baseline, preferred)
-    detail = baseline.detail
-    if baseline.found:
-        commit = (baseline.sha or "an unknown commit")[:12]
-        merge_base = _merge_base_of(preferred)
-        if relation == "true":
-            detail += f"; the baseline is from {commit}, the merge base"
-        elif relation == "false" and merge_base:
-            detail += (
-                f"; the baseline is from {commit}, NOT the merge base {merge_base[:12]} (none was "
-                "promoted for it yet), so base-branch changes since then count as the PR's"
-            )
-    return detail
+        return "unknown", baseline.detail
+    said = f"{baseline.detail}; the baseline is from {(baseline.sha or 'an unknown commit')[:12]}"
+    if baseline.sha == merge_base:
+        return "true", f"{said}, the merge base"
+    return "false", (
+        f"{said}, NOT the merge base {merge_base[:12]} (none was promoted for it yet), so "
+        "base-branch changes since then count as the PR's"
+    )
 
 
 def fetch_for_action(
@@ -98,4 +84,4 @@ def fetch_for_action(
     return store.fetch_reference(FetchRequest(config_name, dest_dir))
 
 
-__all__ = ["baseline_detail", "fetch_for_action", "merge_base_relation", "preferred_commits"]
+__all__ = ["fetch_for_action", "merge_base_relation", "preferred_commits"]

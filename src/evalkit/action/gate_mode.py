@@ -4,12 +4,7 @@ from __future__ import annotations
 
 from evalkit._store.protocol import BaselineFetch, FetchRequest, Preferred
 from evalkit.action.annotations import failing_check_annotations
-from evalkit.action.baseline import (
-    baseline_detail,
-    fetch_for_action,
-    merge_base_relation,
-    preferred_commits,
-)
+from evalkit.action.baseline import fetch_for_action, merge_base_relation, preferred_commits
 from evalkit.action.bundle import write_bundle
 from evalkit.action.contract import GateOutcome
 from evalkit.action.pr_comment import maybe_comment
@@ -97,10 +92,10 @@ def _fetch(job: Job) -> Fetched | int:
 
 def _baseline_outputs(job: Job, baseline: BaselineFetch, preferred: list[Preferred]) -> str:
     """Say which baseline the PR is compared with; return the sentence the report notes."""
-    detail = baseline_detail(baseline, preferred)
+    relation, detail = merge_base_relation(baseline, preferred)
     blocking = job.settings.require_baseline
     _say_fetched(job, "baseline", "vs_baseline", baseline, detail, blocking=blocking)
-    job.run.out(baseline_merge_base=merge_base_relation(baseline, preferred))
+    job.run.out(baseline_merge_base=relation)
     return detail
 
 
