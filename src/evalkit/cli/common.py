@@ -130,13 +130,6 @@ AllowFailedOpt = Annotated[
     ),
 ]
 RunArg = Annotated[Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")]
-TrecMetricsHelp = "Comma-separated metrics, e.g. ndcg@10,map@100."
-RelevanceLevelHelp = "Lowest grade counted as relevant."
-QueriesHelp = (
-    "The queries scored: both (default, as trec_eval): ranked and judged; qrels "
-    "(trec_eval -c): every judged one, an unranked one as an empty ranking (0); run: "
-    "every ranked one, all must be judged."
-)
 
 # ----------------------------------------------------------------------------- output
 
@@ -264,15 +257,6 @@ def refuse_stdout_artefact(out: Path | None) -> None:
 
     # A run with failed cases goes beside OUT, and its checkpoint is named after it.
     refuse_stdout("--out", out, "a run's artefact is a file that gate, promote and --resume read")
-
-
-def say_human(text: str, *, stdout_taken: bool) -> None:
-    """A line for a person: on stdout, unless ``-`` gave stdout to a document (then stderr,
-    so stdout holds only that document)."""
-    if stdout_taken:
-        typer.echo(text, err=True)
-    else:
-        say(text)
 
 
 class Progress:
