@@ -15,7 +15,6 @@ from evalkit.action.skeleton import (
     ModeFlow,
     call_gate,
     error_state,
-    gate_request,
 )
 from evalkit.errors import InputError
 from evalkit.exit_codes import ExitCode
@@ -35,7 +34,7 @@ def gate(job: Job) -> int:
     detail = _baseline_outputs(job, baseline, preferred)
     _reference_outputs(job, reference)
     settings = job.settings
-    request = gate_request(
+    outcome = call_gate(
         job,
         config=settings.config,
         baseline_path=baseline.path,
@@ -45,7 +44,6 @@ def gate(job: Job) -> int:
         reference=reference,
         store=job.store,
     )
-    outcome = call_gate(job, request)
     if isinstance(outcome, int):
         return outcome
     return _publish(job, outcome)
