@@ -26,8 +26,8 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
-from evalkit.action.annotations import failing_check_annotations, find_check_line
 from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
+from evalkit.action.gate_mode import failing_check_annotations, find_check_line
 from evalkit.action.host import host_gateway
 from evalkit.action.inputs import ActionInputs, resolve_settings
 from evalkit.action.run import post_comment_from_dir, run_action
