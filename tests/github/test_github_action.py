@@ -28,9 +28,9 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 
 from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
 from evalkit.action.gate_mode import failing_check_annotations, find_check_line
-from evalkit.action.host import host_gateway
 from evalkit.action.inputs import ActionInputs, resolve_settings
 from evalkit.action.run import post_comment_from_dir, run_action
+from evalkit.action.session import host_gateway
 from evalkit.errors import ConfigError
 from evalkit.github.client import NO_DELAY
 from evalkit.github.comment import marker_for

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.action.bundle import bundle_dirs, read_bundle
-from evalkit.action.pr_comment import post_comment
 from evalkit.action.session import ActionRun, safe_word
 from evalkit.errors import ConfigError
 from evalkit.exit_codes import ExitCode
@@ -81,7 +80,7 @@ def _post_one_bundle(run: ActionRun, wr: WorkflowRunInfo, report_dir: Path) -> i
     safe_body = sanitize_untrusted_body(body, config_name)
     safe_body = _with_trusted_conclusion(safe_body, config_name, wr.conclusion, wr.id)
     run.out(config_name=config_name)
-    post_comment(run, number, safe_body, config_name)
+    run.post_comment(number, safe_body, config_name)
     return ExitCode.OK
 
 

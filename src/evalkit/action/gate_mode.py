@@ -10,7 +10,6 @@ from typing import Any
 from evalkit._store.protocol import BaselineFetch, BaselineStore, FetchRequest, Preferred
 from evalkit.action.bundle import write_bundle
 from evalkit.action.contract import FailingCheck, GateOutcome
-from evalkit.action.pr_comment import maybe_comment
 from evalkit.action.session import ActionRun, safe_word
 from evalkit.action.skeleton import (
     GITHUB_STORES,
@@ -145,7 +144,7 @@ def _publish(job: Job, outcome: GateOutcome) -> int:
         f"evalkit: verdict {safe_word(outcome.verdict)}, "
         f"{outcome.blocking_failures} blocking failure(s), exit {int(outcome.exit_code)}"
     )
-    maybe_comment(run, body, config_name)
+    run.maybe_comment(body, config_name)
     return outcome.exit_code
 
 

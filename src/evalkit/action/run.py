@@ -20,11 +20,10 @@ from typing import TYPE_CHECKING, TextIO
 from evalkit.action.comment_mode import post_from_dir
 from evalkit.action.contract import GateOutcome, GateRequest, GateRunner
 from evalkit.action.gate_mode import GATE
-from evalkit.action.host import export_host_gateway
 from evalkit.action.inputs import ActionInputs, Mode, mask_secrets, retry_from_env
 from evalkit.action.pin_mode import PIN
 from evalkit.action.promote_mode import PROMOTE
-from evalkit.action.session import ActionRun
+from evalkit.action.session import ActionRun, export_host_gateway
 from evalkit.action.skeleton import ModeFlow, error_state, run_mode
 from evalkit.errors import EvalkitError
 from evalkit.exit_codes import ExitCode

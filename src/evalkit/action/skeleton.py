@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Literal
 
 from evalkit.action.contract import GateOutcome, GateRequest, GateRunner
 from evalkit.action.inputs import Mode, Settings, resolve_settings
-from evalkit.action.pr_comment import maybe_comment
 from evalkit.action.session import ActionRun, safe_word
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.github.comment import marker_for
@@ -100,7 +99,7 @@ def error_state(run: ActionRun, message: str, exit_code: int, *, title: str) -> 
         )
         if run.details_url:
             body += f"\n[Workflow run]({run.details_url})\n"
-        maybe_comment(run, body, run.config_name)
+        run.maybe_comment(body, run.config_name)
     return exit_code
 
 
