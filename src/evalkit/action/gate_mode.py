@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._store.protocol import BaselineFetch, BaselineStore, FetchRequest, Preferred
-from evalkit.action.bundle import write_bundle
+from evalkit.action.comment_mode import write_bundle
 from evalkit.action.contract import FailingCheck, GateOutcome
 from evalkit.action.session import ActionRun, safe_word
 from evalkit.action.skeleton import (
