@@ -5,7 +5,7 @@
 
 One module per command group (:mod:`~evalkit.cli.run`, :mod:`~evalkit.cli.trec`,
 :mod:`~evalkit.cli.gate`, :mod:`~evalkit.cli.baselines`, :mod:`~evalkit.cli.inspect`,
-:mod:`~evalkit.cli.power`, :mod:`~evalkit.cli.action`); the options they share, the output
+:mod:`~evalkit.cli.action`); the options they share, the output
 helpers and the interruption line in :mod:`~evalkit.cli.common`; the app in
 :mod:`~evalkit.cli.root`; argv to exit code in :mod:`~evalkit.cli.session`.
 """

@@ -18,7 +18,7 @@ import typer
 import typer.core
 import typer.main
 
-from evalkit.cli import action, baselines, gate, inspect, power, run, scaffold, trec
+from evalkit.cli import action, baselines, gate, inspect, run, scaffold, trec
 from evalkit.cli.common import DEBUG_HELP, Command, enable_debug
 from evalkit.exit_codes import ExitCode
 
@@ -35,7 +35,7 @@ COMMAND_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     baselines.pin,
     inspect.compare,
     inspect.show,
-    power.power,
+    inspect.power,
     inspect.export,
     action.action,
     action.comment,
