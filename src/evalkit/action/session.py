@@ -3,6 +3,7 @@ and the container's place on the runner (the host's address, handing files back)
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import socket
@@ -98,7 +99,6 @@ class ActionRun:
     outputs: dict[str, str] = field(default_factory=dict)
     config_name: str | None = None  # known once evalkit.yaml is read: the comment's marker
     output_dir: Path | None = None  # known once evalkit.yaml is read
-    _github: Github | None = None
     _identity: str | None = None
 
     @property
@@ -118,9 +118,11 @@ class ActionRun:
     def rel(self, path: Path) -> str:
         return relative_to_workspace(path, self.workspace)
 
+    @functools.cached_property
+    def _github(self) -> Github:
+        return self.github_factory(self.ctx.api_url, self.inputs.token)
+
     def repo(self) -> Repository:
-        if self._github is None:
-            self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
         return self._github.get_repo(self.ctx.repository)
 
     def comment_identity(self) -> str:
@@ -128,8 +130,6 @@ class ActionRun:
         if self.inputs.comment_author:
             return self.inputs.comment_author
         if self._identity is None:
-            if self._github is None:
-                self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
             gh = self._github
             try:
                 login = call_github(
