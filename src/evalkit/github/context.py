@@ -34,8 +34,6 @@ class WorkflowRunInfo:
     id: int
     event: str
     head_sha: str
-    head_branch: str | None
-    head_repo_full_name: str | None
     conclusion: str | None
 
 
@@ -55,10 +53,6 @@ class GitHubContext:
     run_id: str | None
     pull_request: PullRequestInfo | None
     workflow_run: WorkflowRunInfo | None
-
-    @property
-    def owner(self) -> str:
-        return self.repository.split("/", 1)[0]
 
     @property
     def is_fork_pull_request(self) -> bool:
@@ -175,8 +169,6 @@ def _workflow_run(payload: Mapping[str, Any]) -> WorkflowRunInfo | None:
         id=run_id,
         event=str(run.get("event") or ""),
         head_sha=head_sha,
-        head_branch=str_or_none(run.get("head_branch")),
-        head_repo_full_name=str_or_none(_as_dict(run.get("head_repository")).get("full_name")),
         conclusion=str_or_none(run.get("conclusion")),
     )
 
