@@ -20,9 +20,8 @@ from evalkit.action.skeleton import (
 )
 from evalkit.errors import CheckError, InputError
 from evalkit.exit_codes import ExitCode
-from evalkit.github.client import call_github
+from evalkit.github.client import GitHubApiError, GitHubPermissionError, call_github
 from evalkit.github.comment import prepare_body
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 from evalkit.github.outputs import MAX_ERROR_ANNOTATIONS, Annotation, relative_to_workspace
 
 Fetched = tuple[BaselineFetch, list[Preferred], BaselineFetch | None]

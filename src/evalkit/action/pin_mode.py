@@ -10,9 +10,8 @@ from evalkit.action.session import ActionRun
 from evalkit.action.skeleton import Job, ModeFlow
 from evalkit.errors import ConfigError
 from evalkit.exit_codes import ExitCode
-from evalkit.github.client import call_github
+from evalkit.github.client import GitHubApiError, call_github
 from evalkit.github.context import GitHubContext
-from evalkit.github.errors import GitHubApiError
 from evalkit.report.escape import md
 
 if TYPE_CHECKING:

@@ -15,10 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit._store.protocol import GitHubAccess
 from evalkit.action.inputs import ActionInputs
-from evalkit.github.client import GithubFactory, RetryPolicy, call_github
+from evalkit.github.client import (
+    GitHubApiError,
+    GithubFactory,
+    GitHubPermissionError,
+    RetryPolicy,
+    call_github,
+)
 from evalkit.github.comment import GITHUB_ACTIONS_BOT, upsert_sticky_comment
 from evalkit.github.context import GitHubContext
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 from evalkit.github.outputs import (
     Console,
     append_summary,

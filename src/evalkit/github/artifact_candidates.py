@@ -15,9 +15,8 @@ from typing import Any
 from evalkit._store.history import parse_time
 from evalkit._store.protocol import GitHubAccess
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import call_github
+from evalkit.github.client import GitHubApiError, call_github
 from evalkit.github.context import int_or_none, str_or_none
-from evalkit.github.errors import GitHubApiError
 
 # How many candidate runs we are willing to look up to find a push run.
 MAX_RUN_LOOKUPS = 20

@@ -21,11 +21,12 @@ from evalkit.errors import ArtifactError
 from evalkit.github.artifact_candidates import ArtifactInfo, Selection
 from evalkit.github.client import (
     DEFAULT_RETRY,
+    GitHubApiError,
+    GitHubPermissionError,
     RetryPolicy,
     rate_limit_delay,
     rate_limit_refusal,
 )
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000

@@ -43,8 +43,7 @@ from evalkit._store.protocol import (
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import DEFAULT_RETRY, call_github
-from evalkit.github.errors import GitHubApiError
+from evalkit.github.client import DEFAULT_RETRY, GitHubApiError, call_github
 
 if TYPE_CHECKING:
     from github.Repository import Repository
