@@ -1,13 +1,7 @@
 """The GitHub Action's entry point: inputs -> the mode -> outputs, summary and exit code.
 
-The gate is injected (a :data:`~evalkit.action.contract.GateRunner`): the Action owns
-only the GitHub side of the job (its modules: docs/design/code-notes.md).
-
-Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`; 4 only when a pull
-request's ``stop_early:`` budget ran out before every check settled). Failing to
-*comment* never changes the exit code (the verdict is already in the summary and
-outputs); failing to *fetch the baseline* from GitHub is exit 3, because an outage must
-not read as "no baseline" and pass.
+The gate is injected (a :data:`~evalkit.action.contract.GateRunner`); exit codes are the
+gate's (:data:`evalkit.exit_codes.ACTION_CODES`; docs/design/code-notes.md).
 """
 
 from __future__ import annotations

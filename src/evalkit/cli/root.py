@@ -1,11 +1,7 @@
 """The Typer app: the root options (``--version``, ``--debug``) and the command tree.
 
-Every command module is imported here, and each imports only typer and
-:mod:`evalkit.cli.common` at its top, so drawing ``evalkit --help`` loads the command
-tree and nothing a command needs to run (tests/project/test_import_cost.py).
-
-A command is converted to click only when it is looked up (:class:`_CommandTable`):
-converting all of them cost more than the rest of ``evalkit --help`` (code-notes.md).
+Each command module imports only typer and :mod:`evalkit.cli.common` at its top, and a
+command is converted to click only when it is looked up (docs/design/code-notes.md).
 """
 
 from __future__ import annotations

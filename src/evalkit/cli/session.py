@@ -29,11 +29,7 @@ from evalkit.exit_codes import ExitCode
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The CLI in-process: maps evalkit errors to one stderr line and returns the exit code.
-
-    ``--debug`` adds the traceback on stderr but never changes the exit code.  SIGINT and
-    SIGTERM stop it promptly whichever thread receives them (:func:`evalkit._util.signals.guard`).
-    """
+    """The CLI in-process: maps evalkit errors to one stderr line and returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     session = Session(debug=debug_from_env())
     from evalkit._util.signals import guard
