@@ -70,10 +70,6 @@ class Session:
     debug: bool
 
 
-def debug_from_env() -> bool:
-    return os.environ.get("EVALKIT_DEBUG", "") not in ("", "0")
-
-
 def enable_debug(ctx: typer.Context, value: bool) -> None:
     session = ctx.find_root().obj
     if value and isinstance(session, Session):
