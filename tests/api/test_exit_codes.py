@@ -47,7 +47,7 @@ def test_every_error_class_carries_the_code_of_its_kind(cls: type[EvalkitError])
 
 
 def test_the_github_errors_are_runtime_failures() -> None:
-    from evalkit.github.errors import GitHubApiError
+    from evalkit.github.client import GitHubApiError
 
     assert GitHubApiError.exit_code is ExitCode.RUNTIME
 

@@ -128,7 +128,7 @@ def test_the_gate_command_hands_its_whole_decision_to_the_pipeline() -> None:
         ("inspect", "compare", "compare_files("),
         ("inspect", "show", "show_run("),
         ("inspect", "export", "export_csv("),
-        ("power", "power", "power_of_files("),
+        ("inspect", "power", "power_of_files("),
         ("run", "_run_and_report", "run_config("),
     ],
 )

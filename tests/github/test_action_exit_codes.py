@@ -12,7 +12,7 @@ from test_github_action import StubGate, seed_baseline
 
 from evalkit import errors
 from evalkit.errors import EvalkitError
-from evalkit.github import errors as github_errors
+from evalkit.github import client as github_errors
 
 ERROR_CLASSES = sorted(
     {

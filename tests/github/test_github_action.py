@@ -26,11 +26,11 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
     make_zip,
 )
 
-from evalkit.action.annotations import failing_check_annotations, find_check_line
 from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
-from evalkit.action.host import host_gateway
+from evalkit.action.gate_mode import failing_check_annotations, find_check_line
 from evalkit.action.inputs import ActionInputs, resolve_settings
 from evalkit.action.run import post_comment_from_dir, run_action
+from evalkit.action.session import host_gateway
 from evalkit.errors import ConfigError
 from evalkit.github.client import NO_DELAY
 from evalkit.github.comment import marker_for
@@ -69,7 +69,7 @@ class StubGate:
             failing_checks=self.failing,
             candidate_path=candidate,
             report_paths={"json": report_json},
-            checks_path=request.config_path.parent / "checks.yaml",
+            checks_path=request.config.path.parent / "checks.yaml",
         )
 
 
@@ -197,7 +197,7 @@ def test_action_expired_baseline_reaches_gate_as_no_baseline(
     assert job.run(gate) == 1
     request = gate.requests[0]
     assert (request.baseline_path, request.baseline_status) == (None, "expired")
-    assert request.require_baseline is True
+    assert request.config.model.require_baseline is True
     assert "::warning title=evalkit%3A no baseline::no baseline (expired)" in job.log()
     assert "blocking" in job.log()
     assert job.outputs()["baseline-status"] == "expired"

@@ -25,8 +25,7 @@ from evalkit.errors import ArtifactError
 from evalkit.github.artifact_candidates import ArtifactInfo, select_candidates
 from evalkit.github.artifact_download import download_archive, safe_extract
 from evalkit.github.artifacts import ArtifactStore
-from evalkit.github.client import NO_DELAY, RetryPolicy
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+from evalkit.github.client import NO_DELAY, GitHubApiError, GitHubPermissionError, RetryPolicy
 
 ARTEFACT = json.dumps({"schema_version": 1, "rows": []}).encode()
 BASE_SHA = "b" * 40

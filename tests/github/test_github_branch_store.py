@@ -22,8 +22,7 @@ from evalkit._store.protocol import (
 )
 from evalkit.errors import ArtifactError
 from evalkit.github.branch_store import BranchStore
-from evalkit.github.client import NO_DELAY
-from evalkit.github.errors import GitHubApiError
+from evalkit.github.client import NO_DELAY, GitHubApiError
 
 SHA1 = "1" * 40
 SHA2 = "2" * 40

@@ -15,7 +15,7 @@ from fake_github import (  # noqa: F401  (the *_fixture names register fixtures)
 )
 
 from evalkit.errors import ConfigError
-from evalkit.github.client import NO_DELAY
+from evalkit.github.client import NO_DELAY, GitHubApiError, GitHubPermissionError
 from evalkit.github.comment import (
     MAX_COMMENT_CHARS,
     marker_for,
@@ -23,7 +23,6 @@ from evalkit.github.comment import (
     sanitize_untrusted_body,
     upsert_sticky_comment,
 )
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 PR = 7
 

@@ -110,12 +110,12 @@ def test_an_expired_reference_artifact_reaches_the_gate_as_an_answer(
     assert "require-reference is on" not in log
     outputs = job.outputs()
     assert (outputs["reference-status"], outputs["reference-source"]) == ("expired", "none")
-    assert gate.requests[0].require_reference is False
+    assert gate.requests[0].config.model.require_reference is False
     # require-reference: the gate is told, and the log says the no-reference blocks
     job.env["INPUT_REQUIRE-REFERENCE"] = "true"
     gate = StubGate(verdict="fail", exit_code=1)
     assert job.run(gate) == 1, job.log()
-    assert gate.requests[0].require_reference is True
+    assert gate.requests[0].config.model.require_reference is True
     assert "no reference (expired)" in job.log()
     assert "blocking: require-reference is on" in job.log()
 
@@ -150,16 +150,13 @@ def adapter_request(
     )
     config = load_config(example / "evalkit.yaml")
     return GateRequest(
-        config_path=config.path,
         config_name=config.name,
-        config=config,
+        config=config.with_overrides(require_reference=require_reference),
         baseline_path=example / "baseline.json",
         baseline_status="found",
         baseline_detail="the committed v1 run",
-        require_baseline=False,
         output_dir=tmp_path / "out",
         reference=reference,
-        require_reference=require_reference,
     )
 
 
@@ -191,11 +188,12 @@ def test_the_action_gate_decides_drift_checks_on_the_fetched_reference(tmp_path:
     assert outcome.exit_code == 1
     report = json.loads(outcome.report_paths["json"].read_text())
     assert report["summary"]["blocking_failures"] == ["no_ndcg_drift"]
-    # an explicit require-reference: false switches evalkit.yaml's true off
-    config = required.config_path
+    # the merged config decides: an explicit require-reference: false switches
+    # evalkit.yaml's true off
+    config = required.config.path
     config.write_text(config.read_text() + "require_reference: true\n")
     switched_off = dataclasses.replace(
-        required, config=load_config(config), require_reference=False
+        required, config=load_config(config).with_overrides(require_reference=False)
     )
     assert pipeline_gate(switched_off).exit_code == 0
 

@@ -26,8 +26,13 @@ from evalkit._util.limits import MAX_ARTEFACT_BYTES
 from evalkit.errors import ArtifactError
 from evalkit.github.artifact_download import download_archive, redirect_problem
 from evalkit.github.artifacts import ArtifactStore
-from evalkit.github.client import RetryPolicy, call_github, rate_limit_delay
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+from evalkit.github.client import (
+    GitHubApiError,
+    GitHubPermissionError,
+    RetryPolicy,
+    call_github,
+    rate_limit_delay,
+)
 
 ARTEFACT = json.dumps({"schema_version": 1, "rows": []}).encode()
 NOW = 1_700_000_000.0

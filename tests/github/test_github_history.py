@@ -212,9 +212,7 @@ def test_branch_store_without_github_says_so(tmp_path: Path) -> None:
 
 
 def artifact_store(fake: FakeGitHub, now: datetime = NOW) -> ArtifactStore:
-    return ArtifactStore(
-        access_for(fake), name="evalkit-baseline", now=lambda: now, api_url=fake.api_url
-    )
+    return ArtifactStore(access_for(fake), name="evalkit-baseline", now=lambda: now)
 
 
 def seed_promotions(fake: FakeGitHub, n: int, *, expired: int = 0) -> None:

@@ -78,16 +78,6 @@ def test_github_workflow_command_escaping_keeps_untrusted_text_on_one_line() -> 
     assert escape_property("a,b:c") == "a%2Cb%3Ac"
 
 
-def test_github_untrusted_text_is_printed_with_workflow_commands_stopped() -> None:
-    stream = io.StringIO()
-    Console(stream).untrusted("case q1\n::error::fake failure\n")
-    lines = stream.getvalue().splitlines()
-    token = lines[0].removeprefix("::stop-commands::")
-    assert re.fullmatch(r"[0-9a-f]{32}", token)
-    assert lines[-1] == f"::{token}::"
-    assert "::error::fake failure" in lines[1:-1]
-
-
 def test_github_mask_masks_every_line_of_a_multiline_secret() -> None:
     stream = io.StringIO()
     Console(stream).mask("first\nsecond")

@@ -87,7 +87,6 @@ HELP_EVALKIT = IMPORT_EVALKIT | {
     "evalkit.cli.common",
     "evalkit.cli.gate",
     "evalkit.cli.inspect",
-    "evalkit.cli.power",
     "evalkit.cli.root",
     "evalkit.cli.run",
     "evalkit.cli.scaffold",

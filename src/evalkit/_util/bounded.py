@@ -191,25 +191,6 @@ def _too_deep_at(text: str) -> int:
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
-def _deeper_than_limit(value: Any, depth: int = 1) -> bool:
-    """Whether ``value``, at nesting level ``depth``, reaches past :data:`MAX_DEPTH`."""
-    stack: list[tuple[Any, int]] = [(value, depth)]
-    leaves = _LEAVES.issuperset
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        children = item.values() if isinstance(item, dict) else item
-        # Most containers (an artefact's ids, metrics, meta) hold only scalars: the
-        # type test runs in C over them, and only mixed containers take the loop.
-        if leaves(map(type, children)):
-            continue
-        for child in children:
-            if isinstance(child, dict | list) and child:
-                stack.append((child, depth + 1))
-    return False
-
-
 @contextmanager
 def paused_gc(*, keep: bool = False) -> Iterator[None]:
     """Suspend the cyclic garbage collector while building millions of objects; ``keep``
@@ -234,11 +215,21 @@ def check_depth(value: Any, *, depth: int = 1) -> bool:
 
     ``depth`` is the level ``value`` itself sits at, for a part of a bigger document.
     """
-    if not isinstance(value, dict | list) or not value:
-        return True
-    if _LEAVES.issuperset(map(type, value.values() if isinstance(value, dict) else value)):
-        return depth <= MAX_DEPTH
-    return not _deeper_than_limit(value, depth)
+    stack: list[tuple[Any, int]] = [(value, depth)] if isinstance(value, dict | list) else []
+    leaves = _LEAVES.issuperset
+    while stack:
+        item, depth = stack.pop()
+        if item and depth > MAX_DEPTH:
+            return False
+        children = item.values() if isinstance(item, dict) else item
+        # Most containers (an artefact's ids, metrics, meta) hold only scalars: the
+        # type test runs in C over them, and only mixed containers take the loop.
+        if leaves(map(type, children)):
+            continue
+        for child in children:
+            if isinstance(child, dict | list) and child:
+                stack.append((child, depth + 1))
+    return True
 
 
 def loads(

@@ -16,17 +16,16 @@ if TYPE_CHECKING:
 class GateRequest:
     """What the action asks the gate to do."""
 
-    config_path: Path
     config_name: str  # the reporter must put marker_for(config_name) in the markdown
-    config: LoadedConfig  # evalkit.yaml with the action's inputs merged in (read once)
+    # evalkit.yaml with the action's inputs merged in (read once): its require_baseline and
+    # require_reference are the mode's (a promotion's both off)
+    config: LoadedConfig
     baseline_path: Path | None
     baseline_status: Literal["found", "missing", "expired", "none"]
     baseline_detail: str  # one sentence on where the baseline came from / why none
-    require_baseline: bool
     output_dir: Path  # write report files (markdown, json, candidate artefact) here
     details_url: str | None = None  # this workflow run's page, for the report's link
     reference: BaselineFetch | None = None  # the pinned reference, when a drift check wants it
-    require_reference: bool = False  # a missing/expired reference blocks the drift checks
     # The Action's store (with GitHub access): the HTML report's drift trend reads its history.
     store: BaselineStore | None = None
     # Run a python target in child processes without the job's token (input isolate-target).

@@ -32,13 +32,7 @@ from evalkit.report.markdown import render_markdown
 
 def pipeline_gate(request: GateRequest) -> GateOutcome:
     """Run the configured candidate and gate it against the baseline the action fetched."""
-    # The config the action read once, its inputs merged in (input wins): an explicit
-    # `require-baseline: false` switches off the file's `require_baseline: true`, and a
-    # promotion (always False) must not fail for lack of the baseline it is creating.
-    # The same for `require-reference` and `require_reference`.
-    cfg = request.config.with_overrides(
-        require_baseline=request.require_baseline, require_reference=request.require_reference
-    )
+    cfg = request.config
     baseline = read_artifact(request.baseline_path) if request.baseline_path else None
     if baseline is not None:
         # Before running the target: another config's baseline is refused, not compared.

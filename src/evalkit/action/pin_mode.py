@@ -10,9 +10,8 @@ from evalkit.action.session import ActionRun
 from evalkit.action.skeleton import Job, ModeFlow
 from evalkit.errors import ConfigError
 from evalkit.exit_codes import ExitCode
-from evalkit.github.client import call_github
+from evalkit.github.client import GitHubApiError, call_github
 from evalkit.github.context import GitHubContext
-from evalkit.github.errors import GitHubApiError
 from evalkit.report.escape import md
 
 if TYPE_CHECKING:
@@ -35,15 +34,6 @@ def on_default_branch(
         )
 
 
-def _tag_object(run: ActionRun, sha: str) -> dict[str, Any]:
-    data: dict[str, Any] = call_github(
-        f"read tag object {sha[:12]}",
-        lambda: run.repo().get_git_tag(sha).raw_data,
-        retry=run.retry,
-    )
-    return data
-
-
 def api_tag_resolver(run: ActionRun) -> Callable[[str], TaggedCommit | None]:
     """Resolve a tag (or a release's tag) to its commit and time with the REST API."""
     from evalkit._store.history import TaggedCommit, parse_time
@@ -63,7 +53,13 @@ def api_tag_resolver(run: ActionRun) -> Callable[[str], TaggedCommit | None]:
         for _ in range(5):  # an annotated tag points at a tag object (maybe of a tag)
             if target.get("type") != "tag":
                 break
-            target = _tag_object(run, str(target.get("sha"))).get("object") or {}
+            tag_sha = str(target.get("sha"))
+            tag_object: dict[str, Any] = call_github(
+                f"read tag object {tag_sha[:12]}",
+                lambda: run.repo().get_git_tag(tag_sha).raw_data,  # noqa: B023 (called at once)
+                retry=run.retry,
+            )
+            target = tag_object.get("object") or {}
         if target.get("type") != "commit" or not isinstance(target.get("sha"), str):
             return None
         sha = str(target["sha"])
@@ -95,16 +91,11 @@ def pin(job: Job) -> int:
             resolve_tag=api_tag_resolver(run),
         )
     )
-    location = pinned.location
+    # a branch's location is branch:path; an artifact's or a file's, a path
+    location = pinned.location if pinned.source == "branch" else run.rel(Path(pinned.location))
+    run.outputs["reference-path"] = run.rel(pinned.upload_dir) if pinned.upload_dir else location
     if pinned.upload_dir is not None:
-        run.outputs["reference-path"] = run.rel(pinned.upload_dir)
         run.outputs["reference-name"] = pinned.upload_name or ""
-        location = run.rel(Path(pinned.location))
-    elif pinned.source == "file":
-        location = run.rel(Path(pinned.location))
-        run.outputs["reference-path"] = location
-    else:
-        run.outputs["reference-path"] = location  # branch:path
     run.out(reference_source=pinned.source, reference_sha=pinned.record.sha or "")
     run.console.line(f"evalkit: pinned the reference ({location}): {pinned.detail}")
     run.summary(f"### evalkit: reference pinned\n\n{md(pinned.detail)}\n")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._store.protocol import PromoteRequest, PromoteResult
 from evalkit.action.contract import GateOutcome
-from evalkit.action.skeleton import Job, ModeFlow, call_gate, gate_request
+from evalkit.action.skeleton import Job, ModeFlow, call_gate
 from evalkit.errors import ConfigError, RuntimeFailure
 from evalkit.exit_codes import ExitCode
 from evalkit.github.context import GitHubContext
@@ -45,17 +45,15 @@ def promote(job: Job) -> int:
             "evalkit: stop_early ignored: a promotion runs every case, since a baseline "
             "needs a row for every case (pull requests stop early)"
         )
-    request = gate_request(
+    outcome = call_gate(
         job,
         # A promotion must not fail for lack of the baseline it is creating.
         config=job.settings.config.with_overrides(require_baseline=False, require_reference=False),
         baseline_path=None,
         baseline_status="none",
         baseline_detail="promotion runs the candidate without a baseline",
-        require_baseline=False,
         stop_early=False,  # a stopped run is never promoted
     )
-    outcome = call_gate(job, request)
     if isinstance(outcome, int):
         return outcome
     run = job.run

@@ -1,13 +1,7 @@
 """The GitHub Action's entry point: inputs -> the mode -> outputs, summary and exit code.
 
-The gate is injected (a :data:`~evalkit.action.contract.GateRunner`): the Action owns
-only the GitHub side of the job (its modules: docs/design/code-notes.md).
-
-Exit codes are the gate's (:data:`evalkit.exit_codes.ACTION_CODES`; 4 only when a pull
-request's ``stop_early:`` budget ran out before every check settled). Failing to
-*comment* never changes the exit code (the verdict is already in the summary and
-outputs); failing to *fetch the baseline* from GitHub is exit 3, because an outage must
-not read as "no baseline" and pass.
+The gate is injected (a :data:`~evalkit.action.contract.GateRunner`); exit codes are the
+gate's (:data:`evalkit.exit_codes.ACTION_CODES`; docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -20,11 +14,10 @@ from typing import TYPE_CHECKING, TextIO
 from evalkit.action.comment_mode import post_from_dir
 from evalkit.action.contract import GateOutcome, GateRequest, GateRunner
 from evalkit.action.gate_mode import GATE
-from evalkit.action.host import export_host_gateway
 from evalkit.action.inputs import ActionInputs, Mode, mask_secrets, retry_from_env
 from evalkit.action.pin_mode import PIN
 from evalkit.action.promote_mode import PROMOTE
-from evalkit.action.session import ActionRun
+from evalkit.action.session import ActionRun, export_host_gateway
 from evalkit.action.skeleton import ModeFlow, error_state, run_mode
 from evalkit.errors import EvalkitError
 from evalkit.exit_codes import ExitCode

@@ -1,20 +1,29 @@
-"""One run of the Action: its inputs, the event, the log, GitHub, and the outputs it collects."""
+"""One run of the Action: its inputs, the event, the log, GitHub, and the outputs it collects;
+and the container's place on the runner (the host's address, handing files back)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import socket
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit._store.protocol import GitHubAccess
-from evalkit.action.host import hand_back
 from evalkit.action.inputs import ActionInputs
-from evalkit.github.client import GithubFactory, RetryPolicy, call_github
-from evalkit.github.comment import GITHUB_ACTIONS_BOT
+from evalkit.github.client import (
+    GitHubApiError,
+    GithubFactory,
+    GitHubPermissionError,
+    RetryPolicy,
+    call_github,
+)
+from evalkit.github.comment import GITHUB_ACTIONS_BOT, upsert_sticky_comment
 from evalkit.github.context import GitHubContext
-from evalkit.github.errors import GitHubApiError
 from evalkit.github.outputs import (
     Console,
     append_summary,
@@ -28,6 +37,50 @@ if TYPE_CHECKING:
     from github.Repository import Repository
 
     from github import Github
+
+HOST_GATEWAY_VAR = "EVALKIT_HOST_GATEWAY"
+
+
+def host_gateway(route_table: Path = Path("/proc/net/route")) -> str | None:
+    """The container's default gateway (the runner host, seen from the action container)."""
+    try:
+        lines = route_table.read_text(encoding="ascii").splitlines()[1:]
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # Iface Destination Gateway Flags ...: the default route has destination 0.
+        if len(fields) > 3 and fields[1] == "00000000" and int(fields[3], 16) & 0x2:
+            return socket.inet_ntoa(struct.pack("<L", int(fields[2], 16)))
+    return None
+
+
+def export_host_gateway(env: Mapping[str, str]) -> None:
+    # The gate expands ${ENV} in evalkit.yaml from the process environment.
+    if HOST_GATEWAY_VAR not in env and HOST_GATEWAY_VAR not in os.environ:
+        gateway = host_gateway()
+        if gateway:
+            os.environ[HOST_GATEWAY_VAR] = gateway
+
+
+def hand_back(folder: Path, workspace: Path) -> None:
+    """Give what the action wrote under ``folder`` to the workspace's owner."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    try:
+        owner = workspace.stat()
+        root = workspace.resolve()
+        target = folder.resolve()
+        if owner.st_uid == 0 or not target.is_relative_to(root):
+            return
+        paths = [*target.rglob("*"), target]
+        paths += [p for p in target.parents if p.is_relative_to(root) and p != root]
+        for path in paths:
+            if path.lstat().st_uid == 0:
+                os.chown(path, owner.st_uid, owner.st_gid, follow_symlinks=False)
+    except OSError:
+        return
+
 
 _SAFE_WORD = re.compile(r"^[A-Za-z0-9._-]{1,40}$")
 
@@ -51,7 +104,6 @@ class ActionRun:
     outputs: dict[str, str] = field(default_factory=dict)
     config_name: str | None = None  # known once evalkit.yaml is read: the comment's marker
     output_dir: Path | None = None  # known once evalkit.yaml is read
-    _github: Github | None = None
     _identity: str | None = None
 
     @property
@@ -71,9 +123,11 @@ class ActionRun:
     def rel(self, path: Path) -> str:
         return relative_to_workspace(path, self.workspace)
 
+    @functools.cached_property
+    def _github(self) -> Github:
+        return self.github_factory(self.ctx.api_url, self.inputs.token)
+
     def repo(self) -> Repository:
-        if self._github is None:
-            self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
         return self._github.get_repo(self.ctx.repository)
 
     def comment_identity(self) -> str:
@@ -81,8 +135,6 @@ class ActionRun:
         if self.inputs.comment_author:
             return self.inputs.comment_author
         if self._identity is None:
-            if self._github is None:
-                self._github = self.github_factory(self.ctx.api_url, self.inputs.token)
             gh = self._github
             try:
                 login = call_github(
@@ -101,6 +153,49 @@ class ActionRun:
                     )
                 self._identity = GITHUB_ACTIONS_BOT
         return self._identity
+
+    def maybe_comment(self, body: str, config_name: str) -> None:
+        """Post or update this config's comment on the PR (off, not a PR, a fork: say so);
+        failing to comment never fails the step."""
+        pr, console = self.ctx.pull_request, self.console
+        if pr is None or not self.inputs.comment:
+            self.outputs["comment"] = "off" if pr is not None else "not-a-pr"
+            return
+        if self.ctx.is_fork_pull_request:
+            self.outputs["comment"] = "skipped-fork"
+            console.notice(
+                f"PR #{pr.number} comes from a fork, whose token cannot comment: the report is "
+                "in the step summary and report-dir; the workflow_run companion posts the comment"
+            )
+            return
+        try:
+            self.post_comment(pr.number, body, config_name)
+        except GitHubPermissionError as exc:
+            self.outputs["comment"] = "forbidden"
+            console.warning(
+                f"could not comment on PR #{pr.number}: {exc}; grant 'pull-requests: write' "
+                "(the verdict is in the step summary)",
+                title="evalkit: no PR comment",
+            )
+        except GitHubApiError as exc:
+            self.outputs["comment"] = "failed"
+            console.warning(
+                f"could not comment on PR #{pr.number}: {exc} (the verdict is in the step summary)",
+                title="evalkit: no PR comment",
+            )
+
+    def post_comment(self, number: int, body: str, config_name: str) -> None:
+        """Post or update this config's sticky comment on PR ``number``; say which, and where."""
+        result = upsert_sticky_comment(
+            self.repo(),
+            number,
+            body,
+            config_name=config_name,
+            identity=self.comment_identity(),
+            retry=self.retry,
+        )
+        self.out(comment=result.action, comment_url=result.url)
+        self.console.line(f"evalkit: PR comment {result.action}: {result.url}")
 
     def access(self) -> GitHubAccess:
         return GitHubAccess(
@@ -143,4 +238,11 @@ class ActionRun:
             append_summary(path, markdown)
 
 
-__all__ = ["ActionRun", "safe_word"]
+__all__ = [
+    "HOST_GATEWAY_VAR",
+    "ActionRun",
+    "export_host_gateway",
+    "hand_back",
+    "host_gateway",
+    "safe_word",
+]

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Literal
 
 from evalkit.action.contract import GateOutcome, GateRequest, GateRunner
 from evalkit.action.inputs import Mode, Settings, resolve_settings
-from evalkit.action.pr_comment import maybe_comment
 from evalkit.action.session import ActionRun, safe_word
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.github.comment import marker_for
@@ -53,7 +52,9 @@ def run_mode(run: ActionRun, gate: GateRunner, flow: ModeFlow) -> int:
         from evalkit.action.target_packages import install_target_packages
 
         install_target_packages(run)
-    store = open_store(run, settings)
+    from evalkit._app.store_opening import open_config_store
+
+    store = open_config_store(settings.config, run.access())  # with this run's GitHub access
     if flow.branch_rule is not None:
         if store.kind == "none":
             raise ConfigError(
@@ -83,13 +84,6 @@ def open_config(run: ActionRun) -> Settings:
     return settings
 
 
-def open_store(run: ActionRun, settings: Settings) -> BaselineStore:
-    """The store evalkit.yaml (and the inputs) name, with this run's GitHub access."""
-    from evalkit._app.store_opening import open_config_store
-
-    return open_config_store(settings.config, run.access())
-
-
 def error_state(run: ActionRun, message: str, exit_code: int, *, title: str) -> int:
     """Fail the step visibly everywhere: annotation, outputs, summary and the PR comment."""
     run.console.error(message, title=title)
@@ -105,57 +99,42 @@ def error_state(run: ActionRun, message: str, exit_code: int, *, title: str) -> 
         )
         if run.details_url:
             body += f"\n[Workflow run]({run.details_url})\n"
-        maybe_comment(run, body, run.config_name)
+        run.maybe_comment(body, run.config_name)
     return exit_code
 
 
-def gate_request(
+def call_gate(
     job: Job,
     *,
     config: LoadedConfig,
     baseline_path: Path | None,
     baseline_status: Literal["found", "missing", "expired", "none"],
     baseline_detail: str,
-    require_baseline: bool,
     stop_early: bool,
     reference: BaselineFetch | None = None,
-    require_reference: bool = False,
     store: BaselineStore | None = None,
-) -> GateRequest:
-    """What to ask the gate: this job's config name, report folder and run page, and the
-    baseline, reference and config the mode decided on, and whether ``stop_early:`` may
-    stop its run early."""
-    settings = job.settings
-    return GateRequest(
-        config_path=settings.config_path,
+) -> GateOutcome | int:
+    """Ask the gate (with this job's config name, report folder and run page, and what the
+    mode decided): its outcome with its report outputs set, or the exit code of its error."""
+    run, settings = job.run, job.settings
+    request = GateRequest(
         config_name=settings.config_name,
         config=config,
         baseline_path=baseline_path,
         baseline_status=baseline_status,
         baseline_detail=baseline_detail,
-        require_baseline=require_baseline,
         output_dir=settings.output_dir,
-        details_url=job.run.details_url,
+        details_url=run.details_url,
         reference=reference,
-        require_reference=require_reference,
         store=store,
-        isolate_target=job.run.inputs.isolate_target,
+        isolate_target=run.inputs.isolate_target,
         stop_early=stop_early,
-        log=job.run.console.line,
+        log=run.console.line,
     )
-
-
-def call_gate(job: Job, request: GateRequest) -> GateOutcome | int:
-    """The gate's outcome with its report outputs set, or the exit code of its error."""
     try:
         outcome = job.gate(request)
     except EvalkitError as exc:
-        return error_state(job.run, str(exc), exc.exit_code, title="evalkit gate error")
-    _report_outputs(job.run, outcome)
-    return outcome
-
-
-def _report_outputs(run: ActionRun, outcome: GateOutcome) -> None:
+        return error_state(run, str(exc), exc.exit_code, title="evalkit gate error")
     run.out(
         verdict=safe_word(outcome.verdict),
         blocking_failures=str(outcome.blocking_failures),
@@ -166,6 +145,7 @@ def _report_outputs(run: ActionRun, outcome: GateOutcome) -> None:
             run.outputs[f"report-{key}"] = run.rel(path)
     if outcome.candidate_path is not None:
         run.outputs["candidate-path"] = run.rel(outcome.candidate_path)
+    return outcome
 
 
 __all__ = [
@@ -174,8 +154,6 @@ __all__ = [
     "ModeFlow",
     "call_gate",
     "error_state",
-    "gate_request",
     "open_config",
-    "open_store",
     "run_mode",
 ]

@@ -13,7 +13,6 @@ from evalkit.cli.common import (
     ConfigOpt,
     DebugOpt,
     say,
-    say_human,
     say_lines,
     write_document,
 )
@@ -99,8 +98,8 @@ def history(
     )
     from evalkit._util.stdout_path import is_stdout
 
-    if is_stdout(json_out):
-        say_human(render_history(view), stdout_taken=True)
+    if is_stdout(json_out):  # stdout holds only the document: the listing goes to stderr
+        typer.echo(render_history(view), err=True)
     else:
         say_lines(render_history(view))
     if json_out is not None:

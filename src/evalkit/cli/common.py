@@ -70,10 +70,6 @@ class Session:
     debug: bool
 
 
-def debug_from_env() -> bool:
-    return os.environ.get("EVALKIT_DEBUG", "") not in ("", "0")
-
-
 def enable_debug(ctx: typer.Context, value: bool) -> None:
     session = ctx.find_root().obj
     if value and isinstance(session, Session):
@@ -130,13 +126,6 @@ AllowFailedOpt = Annotated[
     ),
 ]
 RunArg = Annotated[Path, typer.Argument(metavar="RUN", help="A run artefact (.json or .json.gz).")]
-TrecMetricsHelp = "Comma-separated metrics, e.g. ndcg@10,map@100."
-RelevanceLevelHelp = "Lowest grade counted as relevant."
-QueriesHelp = (
-    "The queries scored: both (default, as trec_eval): ranked and judged; qrels "
-    "(trec_eval -c): every judged one, an unranked one as an empty ranking (0); run: "
-    "every ranked one, all must be judged."
-)
 
 # ----------------------------------------------------------------------------- output
 
@@ -266,15 +255,6 @@ def refuse_stdout_artefact(out: Path | None) -> None:
     refuse_stdout("--out", out, "a run's artefact is a file that gate, promote and --resume read")
 
 
-def say_human(text: str, *, stdout_taken: bool) -> None:
-    """A line for a person: on stdout, unless ``-`` gave stdout to a document (then stderr,
-    so stdout holds only that document)."""
-    if stdout_taken:
-        typer.echo(text, err=True)
-    else:
-        say(text)
-
-
 class Progress:
     """A progress bar on stderr when it is a terminal (a no-op otherwise), fed per row."""
 
@@ -338,6 +318,22 @@ def report_failed_cases(
         _stderr(f"  … and {len(failed) - 20} more (see the artefact)")
     if aside:
         err(aside)
+
+
+@contextmanager
+def progress_bar() -> Iterator[Progress]:
+    """A run's progress bar, gone before anything else is printed; an interrupted run
+    then says what its checkpoint kept."""
+    from evalkit._app.pipeline import RunInterrupted
+
+    progress = Progress()
+    try:
+        yield progress
+    except RunInterrupted as stop:
+        progress.stop()
+        raise typer.Exit(report_interrupt(stop)) from None
+    finally:
+        progress.stop()
 
 
 # ----------------------------------------------------------------------------- interruptions

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,10 +17,9 @@ from evalkit.cli.common import (
     DebugOpt,
     JudgeCacheOnlyOpt,
     KeywordOpt,
-    Progress,
+    progress_bar,
     refuse_stdout_artefact,
     report_failed_cases,
-    report_interrupt,
     stdout_may_close,
     warn_line,
     write_document,
@@ -132,7 +130,7 @@ def gate(
         stop_early=stop_early,
         resume=resume,
     )
-    with _progress_bar() as progress:
+    with progress_bar() as progress:
         done = gate_config(
             cfg,
             ask,
@@ -145,22 +143,6 @@ def gate(
     write_reports(report, cfg.name, markdown, json_out, html, done.trend, junit)
     report_failed_cases(done.candidate, done.run_out, done.written)
     raise typer.Exit(report.exit_code)
-
-
-@contextlib.contextmanager
-def _progress_bar() -> Iterator[Progress]:
-    """A progress bar for the gate's run, gone before anything else is printed; an
-    interrupted stop_early run then says what its checkpoint kept."""
-    from evalkit._app.pipeline import RunInterrupted
-
-    progress = Progress()
-    try:
-        yield progress
-    except RunInterrupted as stop:
-        progress.stop()
-        raise typer.Exit(report_interrupt(stop)) from None
-    finally:
-        progress.stop()
 
 
 def say_margins(specs: Sequence[CheckSpec], baseline: RunArtifact) -> None:

@@ -1,11 +1,7 @@
 """The Typer app: the root options (``--version``, ``--debug``) and the command tree.
 
-Every command module is imported here, and each imports only typer and
-:mod:`evalkit.cli.common` at its top, so drawing ``evalkit --help`` loads the command
-tree and nothing a command needs to run (tests/project/test_import_cost.py).
-
-A command is converted to click only when it is looked up (:class:`_CommandTable`):
-converting all of them cost more than the rest of ``evalkit --help`` (code-notes.md).
+Each command module imports only typer and :mod:`evalkit.cli.common` at its top, and a
+command is converted to click only when it is looked up (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ import typer
 import typer.core
 import typer.main
 
-from evalkit.cli import action, baselines, gate, inspect, power, run, scaffold, trec
+from evalkit.cli import action, baselines, gate, inspect, run, scaffold, trec
 from evalkit.cli.common import DEBUG_HELP, Command, enable_debug
 from evalkit.exit_codes import ExitCode
 
@@ -35,7 +31,7 @@ COMMAND_FUNCTIONS: tuple[Callable[..., Any], ...] = (
     baselines.pin,
     inspect.compare,
     inspect.show,
-    power.power,
+    inspect.power,
     inspect.export,
     action.action,
     action.comment,

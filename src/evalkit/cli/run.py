@@ -21,11 +21,10 @@ from evalkit.cli.common import (
     DebugOpt,
     JudgeCacheOnlyOpt,
     KeywordOpt,
-    Progress,
     err,
+    progress_bar,
     refuse_stdout_artefact,
     report_failed_cases,
-    report_interrupt,
     say,
 )
 from evalkit.exit_codes import ExitCode
@@ -138,22 +137,15 @@ def _refuse_trec_flags(metrics: str | None, queries: str | None, relevance_level
 
 
 def _run_and_report(ask: RunAsk) -> None:
-    from evalkit._app.pipeline import RunInterrupted
     from evalkit._app.runs import run_config
 
-    progress = Progress()
+    with progress_bar() as progress:
 
-    def started(plan: RunStart, name: str) -> None:
-        _say_resumed(plan)
-        progress.start(plan.to_run, f"running {name}")
+        def started(plan: RunStart, name: str) -> None:
+            _say_resumed(plan)
+            progress.start(plan.to_run, f"running {name}")
 
-    try:
         done = run_config(ask, on_start=started, on_row=progress.advance)
-    except RunInterrupted as stop:
-        progress.stop()
-        raise typer.Exit(report_interrupt(stop)) from None
-    finally:
-        progress.stop()
     _report_run(done)
 
 

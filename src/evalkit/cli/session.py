@@ -9,6 +9,7 @@ stop a command promptly on any thread (docs/design/signals.md).
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from typing import Any
@@ -17,7 +18,6 @@ import typer
 
 from evalkit.cli.common import (
     Session,
-    debug_from_env,
     discard_stdout,
     err,
     interrupt_reported,
@@ -29,13 +29,9 @@ from evalkit.exit_codes import ExitCode
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The CLI in-process: maps evalkit errors to one stderr line and returns the exit code.
-
-    ``--debug`` adds the traceback on stderr but never changes the exit code.  SIGINT and
-    SIGTERM stop it promptly whichever thread receives them (:func:`evalkit._util.signals.guard`).
-    """
+    """The CLI in-process: maps evalkit errors to one stderr line and returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
-    session = Session(debug=debug_from_env())
+    session = Session(debug=os.environ.get("EVALKIT_DEBUG", "") not in ("", "0"))
     from evalkit._util.signals import guard
 
     with guard():

@@ -14,9 +14,6 @@ import typer
 from evalkit.cli.common import (
     DEFAULT_CONFIG,
     DebugOpt,
-    QueriesHelp,
-    RelevanceLevelHelp,
-    TrecMetricsHelp,
     err,
     nothing_to_tear_down,
     say,
@@ -43,11 +40,20 @@ def score(
             "score); grades are kept.",
         ),
     ],
-    metrics: Annotated[str, typer.Option(help=TrecMetricsHelp)],
+    metrics: Annotated[str, typer.Option(help="Comma-separated metrics, e.g. ndcg@10,map@100.")],
     out: Annotated[Path, typer.Option(help="Where to write the run artefact ('-': stdout).")],
-    relevance_level: Annotated[int, typer.Option(min=1, help=RelevanceLevelHelp)] = 1,
+    relevance_level: Annotated[
+        int, typer.Option(min=1, help="Lowest grade counted as relevant.")
+    ] = 1,
     queries: Annotated[
-        str, typer.Option("--queries", metavar="both|qrels|run", help=QueriesHelp)
+        str,
+        typer.Option(
+            "--queries",
+            metavar="both|qrels|run",
+            help="The queries scored: both (default, as trec_eval): ranked and judged; qrels "
+            "(trec_eval -c): every judged one, an unranked one as an empty ranking (0); run: "
+            "every ranked one, all must be judged.",
+        ),
     ] = "both",
     debug: DebugOpt = False,  # noqa: ARG001 (handled by its callback)
 ) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from evalkit.github.client import RetryPolicy, call_github
-from evalkit.github.errors import GitHubApiError
+from evalkit.github.client import GitHubApiError, RetryPolicy, call_github
 
 if TYPE_CHECKING:
     from github.Repository import Repository

@@ -15,8 +15,8 @@ from typing import Any
 from evalkit._store.history import parse_time
 from evalkit._store.protocol import GitHubAccess
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import call_github
-from evalkit.github.errors import GitHubApiError
+from evalkit.github.client import GitHubApiError, call_github
+from evalkit.github.context import int_or_none, str_or_none
 
 # How many candidate runs we are willing to look up to find a push run.
 MAX_RUN_LOOKUPS = 20
@@ -54,23 +54,15 @@ class ArtifactInfo:
             expires_at=parse_time(data.get("expires_at")),
             size_in_bytes=int(data.get("size_in_bytes") or 0),
             archive_download_url=str(data["archive_download_url"]),
-            run_id=_opt_int(run.get("id")),
-            run_head_branch=_opt_str(run.get("head_branch")),
-            run_head_sha=_opt_str(run.get("head_sha")),
-            run_head_repository_id=_opt_int(run.get("head_repository_id")),
-            run_repository_id=_opt_int(run.get("repository_id")),
+            run_id=int_or_none(run.get("id")),
+            run_head_branch=str_or_none(run.get("head_branch")),
+            run_head_sha=str_or_none(run.get("head_sha")),
+            run_head_repository_id=int_or_none(run.get("head_repository_id")),
+            run_repository_id=int_or_none(run.get("repository_id")),
         )
 
     def is_expired(self, now: datetime) -> bool:
         return self.expired or (self.expires_at is not None and self.expires_at <= now)
-
-
-def _opt_int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _opt_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 @dataclass

@@ -21,11 +21,12 @@ from evalkit.errors import ArtifactError
 from evalkit.github.artifact_candidates import ArtifactInfo, Selection
 from evalkit.github.client import (
     DEFAULT_RETRY,
+    GitHubApiError,
+    GitHubPermissionError,
     RetryPolicy,
     rate_limit_delay,
     rate_limit_refusal,
 )
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
 
 API_VERSION = "2022-11-28"
 MAX_ZIP_MEMBERS = 1000
@@ -68,7 +69,6 @@ def safe_extract(
     dest: Path,
     *,
     max_total_bytes: int = MAX_ARTEFACT_BYTES,
-    max_members: int = MAX_ZIP_MEMBERS,
     origin: str | None = None,
 ) -> list[Path]:
     """Unpack ``archive`` into ``dest``, refusing anything that could escape or explode."""
@@ -79,8 +79,8 @@ def safe_extract(
         raise ArtifactError(f"{where}: not a zip archive ({exc})") from None
     with zf:
         members = zf.infolist()
-        if len(members) > max_members:
-            raise ArtifactError(f"{where}: {len(members)} entries, more than {max_members}")
+        if len(members) > MAX_ZIP_MEMBERS:
+            raise ArtifactError(f"{where}: {len(members)} entries, more than {MAX_ZIP_MEMBERS}")
         for info in members:
             problem = _member_problem(info)
             if problem:
@@ -293,10 +293,9 @@ def _stream_to_file(response: httpx.Response, dest: Path, max_bytes: int, url: s
 class ArtifactDownloader:
     """Downloads accepted artifacts into a folder, each checked and named as asked."""
 
-    def __init__(self, access: GitHubAccess, max_bytes: int, api_url: str | None) -> None:
+    def __init__(self, access: GitHubAccess, max_bytes: int) -> None:
         self._access = access
         self._max_bytes = max_bytes
-        self._api_url = api_url
 
     def downloads(
         self,
@@ -348,7 +347,6 @@ class ArtifactDownloader:
             archive,
             max_bytes=self._max_bytes,
             retry=self._access.retry,
-            api_url=self._api_url,
         )
         unpacked = work / "unpacked"
         files = safe_extract(archive, unpacked, max_total_bytes=self._max_bytes, origin=origin)

@@ -59,7 +59,6 @@ class ArtifactStore:
         name: str,
         max_bytes: int = MAX_ARTEFACT_BYTES,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
-        api_url: str | None = None,
         promote_branches: Sequence[str] = (),
     ) -> None:
         self._access = access
@@ -68,7 +67,7 @@ class ArtifactStore:
         self._promote_branches = tuple(promote_branches)
         # Without GitHub access (the CLI) the store only says where the Action looks.
         self._find = ArtifactFinder(access, now) if access is not None else None
-        self._fetch = ArtifactDownloader(access, max_bytes, api_url) if access else None
+        self._fetch = ArtifactDownloader(access, max_bytes) if access else None
 
     @classmethod
     def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> ArtifactStore:

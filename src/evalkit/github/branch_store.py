@@ -43,8 +43,7 @@ from evalkit._store.protocol import (
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, ConfigError
 from evalkit.github.ancestry import Ancestry, compare_commits
-from evalkit.github.client import DEFAULT_RETRY, call_github
-from evalkit.github.errors import GitHubApiError
+from evalkit.github.client import DEFAULT_RETRY, GitHubApiError, call_github
 
 if TYPE_CHECKING:
     from github.Repository import Repository
@@ -55,6 +54,13 @@ TreeBuilder = Callable[[str | None], list[Any]]
 
 DEFAULT_BRANCH_STORE = DEFAULT_BASELINE_BRANCH
 RACE_ATTEMPTS = 5
+
+
+def _file(path: str, **blob: Any) -> Any:
+    """A file of a commit's tree: ``sha=`` of a blob (None: deleted) or its ``content=``."""
+    from github import InputGitTreeElement
+
+    return InputGitTreeElement(path, "100644", "blob", **blob)
 
 
 class LocalBranch:
@@ -208,8 +214,6 @@ class BranchStore:
 
     def promote(self, request: PromoteRequest) -> PromoteResult:
         """Commit the artefact as ``latest`` and ``<sha>`` for its config, in one commit."""
-        from github import InputGitTreeElement
-
         artefact, config_name, sha = request.artefact, request.config_name, request.sha
         data = artefact.read_bytes()
         check_artefact_bytes(data, str(artefact))
@@ -222,10 +226,10 @@ class BranchStore:
             if sha
             else f"promotions/{promotion_stem(None, promoted_at)}/{file_name}"
         )
-        kept = InputGitTreeElement(kept_at, "100644", "blob", sha=blob.sha)
+        kept = _file(kept_at, sha=blob.sha)
         latest = [
-            InputGitTreeElement(f"latest/{file_name}", "100644", "blob", sha=blob.sha),
-            InputGitTreeElement(f"latest/{config_name}.sha", "100644", "blob", content=sha + "\n"),
+            _file(f"latest/{file_name}", sha=blob.sha),
+            _file(f"latest/{config_name}.sha", content=sha + "\n"),
         ]
         record = PromotionRecord(kept_at, sha or None, promoted_at, fingerprint)
         held: list[str | None] = [None]  # why latest stays, decided from the commit replaced
@@ -244,16 +248,11 @@ class BranchStore:
             moved = [] if held[0] else latest
             # sha None deletes the file from the tree (the branch's history still has it)
             gone = [
-                InputGitTreeElement(old.file, "100644", "blob", sha=None)
+                _file(old.file, sha=None)
                 for old in dropped
                 if old.file != kept_at and parent and self._read(old.file, parent) is not None
             ]
-            return [
-                *moved,
-                kept,
-                *gone,
-                InputGitTreeElement(index_path, "100644", "blob", content=index),
-            ]
+            return [*moved, kept, *gone, _file(index_path, content=index)]
 
         message = f"evalkit: baseline {config_name} from {sha[:12] or 'unknown commit'}"
         commit_sha = self._commit(build, message)
@@ -415,8 +414,6 @@ class BranchStore:
 
     def pin(self, request: PinRequest) -> PinResult:
         """Commit a copy of the chosen promotion and its pin record under ``reference/``."""
-        from github import InputGitTreeElement
-
         if self._access is None:
             raise ConfigError(
                 f"{self._without_access('history')}: pin it with the Action's mode: pin"
@@ -445,16 +442,14 @@ class BranchStore:
         other = f"{config_name}.json" if name.endswith(".gz") else f"{config_name}.json.gz"
         blob = self._blob(data, f"reference/{name}")
         elements = [
-            InputGitTreeElement(f"reference/{name}", "100644", "blob", sha=blob.sha),
-            InputGitTreeElement(
-                f"reference/{config_name}.pin.json", "100644", "blob", content=record.to_json()
-            ),
+            _file(f"reference/{name}", sha=blob.sha),
+            _file(f"reference/{config_name}.pin.json", content=record.to_json()),
         ]
 
         def build(parent: str | None) -> list[Any]:
             # a reference of the other compression must not outlive a re-pin
             stale = parent is not None and self._read(f"reference/{other}", parent) is not None
-            gone = [InputGitTreeElement(f"reference/{other}", "100644", "blob", sha=None)]
+            gone = [_file(f"reference/{other}", sha=None)]
             return [*elements, *(gone if stale else [])]
 
         commit_sha = self._commit(build, f"evalkit: pin {config_name} reference to {why}")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalkit._util.retry_after import WaitBudget, retry_after_seconds
-from evalkit.github.errors import GitHubApiError, GitHubPermissionError
+from evalkit.errors import RuntimeFailure
 
 if TYPE_CHECKING:
     from github import Github
@@ -19,6 +19,18 @@ GithubFactory = Callable[[str, str], "Github"]
 """(api_url, token) -> a configured ``github.Github``."""
 
 USER_AGENT = "evalkit-action"
+
+
+class GitHubApiError(RuntimeFailure):
+    """A GitHub REST call failed after any retries; ``status`` is the HTTP status or None."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubPermissionError(GitHubApiError):
+    """GitHub refused the token (401/403/404 on a resource the token should see)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +169,8 @@ def call_github(
 __all__ = [
     "DEFAULT_RETRY",
     "NO_DELAY",
+    "GitHubApiError",
+    "GitHubPermissionError",
     "GithubFactory",
     "RetryPolicy",
     "call_github",

@@ -8,8 +8,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit._spec.config import validate_config_name
-from evalkit.github.client import DEFAULT_RETRY, RetryPolicy, call_github
-from evalkit.github.errors import GitHubApiError
+from evalkit.github.client import DEFAULT_RETRY, GitHubApiError, RetryPolicy, call_github
 
 if TYPE_CHECKING:
     from github.Repository import Repository

@@ -34,8 +34,6 @@ class WorkflowRunInfo:
     id: int
     event: str
     head_sha: str
-    head_branch: str | None
-    head_repo_full_name: str | None
     conclusion: str | None
 
 
@@ -55,10 +53,6 @@ class GitHubContext:
     run_id: str | None
     pull_request: PullRequestInfo | None
     workflow_run: WorkflowRunInfo | None
-
-    @property
-    def owner(self) -> str:
-        return self.repository.split("/", 1)[0]
 
     @property
     def is_fork_pull_request(self) -> bool:
@@ -86,7 +80,7 @@ class GitHubContext:
             )
         payload = _load_event(env)
         repo_payload = _as_dict(payload.get("repository"))
-        repository_id = _int_or_none(env.get("GITHUB_REPOSITORY_ID")) or _int_or_none(
+        repository_id = int_or_none(env.get("GITHUB_REPOSITORY_ID")) or int_or_none(
             repo_payload.get("id")
         )
         return cls(
@@ -98,7 +92,7 @@ class GitHubContext:
             sha=env.get("GITHUB_SHA", ""),
             ref=env.get("GITHUB_REF", ""),
             workspace=Path(env.get("GITHUB_WORKSPACE") or "."),
-            default_branch=_str_or_none(repo_payload.get("default_branch")),
+            default_branch=str_or_none(repo_payload.get("default_branch")),
             run_id=env.get("GITHUB_RUN_ID") or None,
             pull_request=_pull_request(env.get("GITHUB_EVENT_NAME", ""), payload),
             workflow_run=_workflow_run(payload),
@@ -125,11 +119,12 @@ def _as_dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _str_or_none(value: object) -> str | None:
+def str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _int_or_none(value: object) -> int | None:
+def int_or_none(value: object) -> int | None:
+    """An id from a payload: an int, or digits (an env variable); anything else is None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -143,7 +138,7 @@ def _pull_request(event_name: str, payload: Mapping[str, Any]) -> PullRequestInf
     if event_name not in PR_EVENTS:
         return None
     pr = _as_dict(payload.get("pull_request"))
-    number = _int_or_none(pr.get("number")) or _int_or_none(payload.get("number"))
+    number = int_or_none(pr.get("number")) or int_or_none(payload.get("number"))
     if number is None:
         raise ConfigError(
             f"the {event_name} event payload has no pull_request.number; "
@@ -157,8 +152,8 @@ def _pull_request(event_name: str, payload: Mapping[str, Any]) -> PullRequestInf
         base_sha=str(base.get("sha") or ""),
         head_sha=str(head.get("sha") or ""),
         base_ref=str(base.get("ref") or ""),
-        head_repo_full_name=_str_or_none(head_repo.get("full_name")),
-        head_repo_id=_int_or_none(head_repo.get("id")),
+        head_repo_full_name=str_or_none(head_repo.get("full_name")),
+        head_repo_id=int_or_none(head_repo.get("id")),
     )
 
 
@@ -166,7 +161,7 @@ def _workflow_run(payload: Mapping[str, Any]) -> WorkflowRunInfo | None:
     run = payload.get("workflow_run")
     if not isinstance(run, dict):
         return None
-    run_id = _int_or_none(run.get("id"))
+    run_id = int_or_none(run.get("id"))
     head_sha = run.get("head_sha")
     if run_id is None or not isinstance(head_sha, str):
         return None
@@ -174,9 +169,7 @@ def _workflow_run(payload: Mapping[str, Any]) -> WorkflowRunInfo | None:
         id=run_id,
         event=str(run.get("event") or ""),
         head_sha=head_sha,
-        head_branch=_str_or_none(run.get("head_branch")),
-        head_repo_full_name=_str_or_none(_as_dict(run.get("head_repository")).get("full_name")),
-        conclusion=_str_or_none(run.get("conclusion")),
+        conclusion=str_or_none(run.get("conclusion")),
     )
 
 

@@ -71,12 +71,6 @@ class Console:
         self._stream.write(text + "\n")
         self._stream.flush()
 
-    def untrusted(self, text: str) -> None:
-        """Print text that may contain anything, with workflow commands switched off."""
-        token = secrets.token_hex(16)
-        self._stream.write(f"::stop-commands::{token}\n{visible(text)}\n::{token}::\n")
-        self._stream.flush()
-
     def mask(self, secret: str) -> None:
         """Ask the runner to redact ``secret`` (every line of it) from the log."""
         for part in secret.splitlines():

@@ -103,7 +103,10 @@ class DeadlineStream(httpcore.NetworkStream):
 
 
 class DeadlineBackend(httpcore.NetworkBackend):
-    """httpcore's network backend, with :class:`DeadlineStream` connections."""
+    """httpcore's network backend, with :class:`DeadlineStream` connections.
+
+    Only TCP: the pools it wraps are built here without ``uds=`` or ``retries=``, so
+    httpcore never asks it for a unix socket or a sleep."""
 
     def __init__(self, inner: httpcore.NetworkBackend) -> None:
         self._inner = inner
@@ -122,19 +125,6 @@ class DeadlineBackend(httpcore.NetworkBackend):
                 timeout,
             )
         )
-
-    def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.NetworkStream:
-        return DeadlineStream(
-            _bounded(lambda t: self._inner.connect_unix_socket(path, t, socket_options), timeout)
-        )
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
 
 
 def with_deadlines(client: httpx.Client) -> httpx.Client:
