@@ -13,7 +13,8 @@ from numpy.typing import ArrayLike, NDArray
 from evalkit.errors import InputError, MetricError
 from evalkit.stats.bootstrap import bootstrap_draws
 from evalkit.stats.fixedpoint import to_fixed
-from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
+from evalkit.stats.names import checked_alpha
+from evalkit.stats.pairing import CaseValues, Paired, RunLike, metric_data, pair_runs
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
     PURPOSE_POWER,
@@ -75,12 +76,6 @@ class PowerTable:
     metric: str | None = None
 
 
-def _alpha(alpha: float) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
-    return float(alpha)
-
-
 def _target(power: float) -> float:
     if isinstance(power, bool) or not isinstance(power, int | float) or not 0 < power < 1:
         raise InputError(f"power must lie strictly between 0 and 1 (e.g. 0.8), got {power!r}")
@@ -125,7 +120,7 @@ def mde(sd_or_diffs: float | ArrayLike, n: int, alpha: float = 0.05, power: floa
     and 2.8·σ_d/√n for large n at the defaults.
     """
     size = _cases(n)
-    return _t_sum(_alpha(alpha), _target(power), size) * _sd(sd_or_diffs) / math.sqrt(size)
+    return _t_sum(checked_alpha(alpha), _target(power), size) * _sd(sd_or_diffs) / math.sqrt(size)
 
 
 #: Null worlds simulated for a verdict's detectable regression.
@@ -183,7 +178,7 @@ def detectable_regression(
     """The regression a verdict's own procedure catches with probability ``power``."""
     d = _diffs(diffs)
     n = d.shape[0]
-    a, goal = _alpha(alpha), _target(power)
+    a, goal = checked_alpha(alpha), _target(power)
     if method not in ("auto", "t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
     gen = substream(resolve_seed(seed), PURPOSE_POWER)
@@ -238,7 +233,7 @@ def n_for_effect(
     """Cases needed to detect ``effect`` with probability ``power`` (the smallest such n)."""
     if not isinstance(effect, int | float) or not math.isfinite(effect) or effect == 0:
         raise InputError(f"effect must be a non-zero finite number, got {effect!r}")
-    a, goal, sd = _alpha(alpha), _target(power), _sd(sd_or_diffs)
+    a, goal, sd = checked_alpha(alpha), _target(power), _sd(sd_or_diffs)
     ratio = sd / abs(effect)
     # the normal-quantile answer is a lower bound; step up until the t-based MDE fits
     n = max(2, math.ceil(((normal_quantile(1 - a / 2) + normal_quantile(goal)) * ratio) ** 2))
@@ -254,7 +249,7 @@ def analytic_power(sd: float, n: int, effect: float, alpha: float = 0.05) -> flo
     inverse of :func:`mde`; at δ = 0 the one-sided false-fail rate α/2.
     """
     n = _cases(n)
-    a = _alpha(alpha)
+    a = checked_alpha(alpha)
     if effect == 0:
         return a / 2
     if sd == 0:
@@ -355,7 +350,7 @@ def power(
     """
     observed = _diffs(diffs)
     size = _cases(observed.shape[0] if n is None else n)
-    a = _alpha(alpha)
+    a = checked_alpha(alpha)
     goal = _target(target_power)
     wanted = _check_effects(effects)
     if method not in SIMULATION_METHODS:
@@ -403,14 +398,16 @@ def power(
     )
 
 
-def _single_run_values(run: RunLike, metric: str) -> FloatArray:
-    # Pair the run with itself: reuses every fail-loud rule about the metric's values.
-    data = metric_data(pair_runs(run, run), metric)
+def case_values(a: RunLike, b: RunLike, metric: str) -> tuple[Paired, CaseValues]:
+    """``metric``'s per-case values of ``a`` and ``b`` paired by case id (refusing an
+    aggregate); ``b`` may be ``a`` itself, which reuses every fail-loud rule for one run."""
+    paired = pair_runs(a, b)
+    data = metric_data(paired, metric)
     if not isinstance(data, CaseValues):
         raise MetricError(
             f"{metric!r} is a whole-run aggregate: power analysis needs per-case values"
         )
-    return data.a
+    return paired, data
 
 
 def power_table(
@@ -433,15 +430,11 @@ def power_table(
     ``effects`` default to multiples of the minimum detectable effect.
     """
     if b is not None:
-        data = metric_data(pair_runs(a, b), metric)
-        if not isinstance(data, CaseValues):
-            raise MetricError(
-                f"{metric!r} is a whole-run aggregate: power analysis needs per-case values"
-            )
+        data = case_values(a, b, metric)[1]
         diffs = data.a - data.b
         source = "paired differences"
     else:
-        values = _single_run_values(a, metric)
+        values = case_values(a, a, metric)[1].a
         diffs = values - values.mean()
         source = _SINGLE_RUN_SOURCE
     size = diffs.shape[0] if n is None else n

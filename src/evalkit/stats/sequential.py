@@ -1,30 +1,10 @@
 """Anytime-valid confidence sequences for a mean, and when a check is settled by one.
 
-A fixed-n interval looked at after every batch is not a 95 % interval any more: the
-chance that one of the looks excludes the truth grows with the number of looks.  A
-confidence sequence is a whole family of intervals, one per sample size, that covers
-the mean at every size at once with probability at least 1 − alpha, so a gate may
-look after every batch and stop on any rule (docs/design/early-stopping.md).
-
-Two constructions, chosen by what is known about the values:
-
-* a declared range ``[lo, hi]``: the predictable plug-in empirical-Bernstein sequence
-  of Waudby-Smith & Ramdas (2024, JRSS-B, "Estimating means of bounded random
-  variables by betting", Theorem 2) — valid at every n, no asymptotics, adapts to
-  the variance;
-* otherwise: the asymptotic sequence of Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas
-  (2021, "Time-uniform central limit theory and asymptotic confidence sequences"),
-  Robbins' normal mixture with the sample standard deviation plugged in, its mixing
-  variance tuned for the planned sample size.
-
-With clusters, :func:`ratio_confidence_sequence` reads whole clusters: the asymptotic
-sequence on the linearised case-weighted mean (cluster totals over cluster sizes).
-
-All are two-sided at level 1 − alpha built from two one-sided sequences at alpha/2,
-so each side alone is wrong with probability at most alpha/2, as the gate's fixed-n
-interval.  The running intersection is taken: a bound never moves back, so a check
-once settled stays settled.  Values enter in the order given: the caller fixes that
-order (a seeded shuffle) before any value is seen.
+A confidence sequence covers the mean at every sample size at once, so a gate may look
+after every batch and stop on any rule.  With a declared range it is the empirical-Bernstein
+sequence, otherwise the asymptotic one (the constructions and references:
+docs/design/early-stopping.md and docs/design/code-notes.md).  Each is two-sided from two
+one-sided sequences at alpha/2, intersected over the looks so a settled check stays settled.
 """
 
 from __future__ import annotations
@@ -40,7 +20,6 @@ __all__ = [
     "ConfidenceSequence",
     "Settled",
     "confidence_sequence",
-    "paired_confidence_sequence",
     "ratio_confidence_sequence",
     "settle_comparison",
     "settle_threshold",
@@ -230,30 +209,6 @@ def confidence_sequence(
     raw_low, raw_high = _asymptotic(values, alpha, planned, prior_variance)
     low, high = _running(raw_low[at - 1], raw_high[at - 1])
     return ConfidenceSequence(at, low, high, mean, alpha, "asymptotic")
-
-
-def paired_confidence_sequence(
-    differences: FloatArray,
-    alpha: float,
-    *,
-    metric_range: tuple[float, float] | None = None,
-    planned_n: int | None = None,
-    prior_variance: float | None = None,
-    looks: object = None,
-) -> ConfidenceSequence:
-    """The sequence for a mean paired difference: a metric in [a, b] differs within ±(b − a)."""
-    span = None
-    if metric_range is not None:
-        width = float(metric_range[1]) - float(metric_range[0])
-        span = (-width, width)
-    return confidence_sequence(
-        differences,
-        alpha,
-        value_range=span,
-        planned_n=planned_n,
-        prior_variance=prior_variance,
-        looks=looks,
-    )
 
 
 def settle_comparison(
