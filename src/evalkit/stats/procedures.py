@@ -22,16 +22,10 @@ from evalkit.stats.compare import (
     lattice_of,
     observed_on_lattice,
     percentile_interval,
-    single_metric_resamples,
 )
 from evalkit.stats.names import GATE_METHODS, GateMethod, checked
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
-from evalkit.stats.stream import (
-    DEFAULT_CHUNK_BYTES,
-    PURPOSE_PERMUTATION,
-    substream,
-)
 from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import t_quantile
 
@@ -208,12 +202,6 @@ class Evaluator:
         self._null = (
             SignFlipNull.of(self._diffs, flips) if self._diffs is not None and flips else None
         )
-        if procedure == "t" and self._diffs is None:
-            raise InputError("procedure 't' needs per-case differences")
-        if procedure == "bootstrap" and self._resampled is None:
-            raise InputError("procedure 'bootstrap' needs the resampled differences")
-        if procedure == "permutation" and self._null is None:
-            raise InputError("procedure 'permutation' needs per-case differences and flips")
 
     def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
@@ -317,38 +305,3 @@ def refuse_unbounded(aggregate: object, metric: str) -> None:
             f"maximum and fails falsely {MAXIMUM_FIGURES}: compare at least "
             f"{aggregate.cases_needed} cases, or gate latency_mean or a lower percentile"
         )
-
-
-def evaluator_for(
-    a: RunLike,
-    b: RunLike,
-    metric: str,
-    *,
-    method: object = DEFAULT_GATE_METHOD,
-    n_resamples: int = 10_000,
-    seed: int = 42,
-    refuse_maximum: bool = True,
-) -> tuple[Evaluator, PairedData]:
-    """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, ready to decide.
-
-    One owner for the gate and ``evalkit compare``: both show what this decides.
-    ``refuse_maximum``: raise (:func:`refuse_unbounded`) rather than decide a
-    percentile aggregate that is each run's maximum (the gate; ``compare``, which
-    only describes, passes False and keeps the ``aggregate_small_n`` warning).
-    """
-    paired, data = paired_data(a, b, metric)
-    if refuse_maximum and paired.diffs is None:
-        refuse_unbounded(data.aggregate, metric)
-    asked = check_gate_method(method)
-    if paired.diffs is None:
-        refuse_aggregate(asked, metric)
-    if paired.diffs is None or asked == "bootstrap":
-        # the engine's own draws: the spec's interval to the last bit (a test holds them)
-        resampled = single_metric_resamples(
-            data, len(paired.ids), n_resamples, seed, DEFAULT_CHUNK_BYTES
-        )
-        return Evaluator("bootstrap", paired.estimate, resampled=resampled), paired
-    if asked == "permutation":
-        flips = SignFlips.draw(len(paired.ids), n_resamples, substream(seed, PURPOSE_PERMUTATION))
-        return Evaluator(asked, paired.estimate, diffs=paired.diffs, flips=flips), paired
-    return Evaluator(DEFAULT_PROCEDURE, paired.estimate, diffs=paired.diffs), paired
