@@ -183,10 +183,6 @@ def test_a_case_without_a_cluster_is_its_own() -> None:
     assert clustering.count == 4
     assert clustering.own == 2
     assert clustering.sizes.tolist() == [2, 1, 3, 1]
-    kept = clustering.restricted(np.array([True, True, False, False, True, True, True]))
-    assert kept.count == 4
-    assert kept.own == 2
-    assert sorted(kept.sizes.tolist()) == [1, 1, 1, 2]
 
 
 def test_too_few_clusters_are_refused_with_the_number_needed() -> None:

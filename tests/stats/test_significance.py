@@ -342,7 +342,7 @@ def test_multinomial_path_matches_case_resampling_in_distribution(
     fast = engine.bootstrap_draws(fixed, [], 20_000, substream(1, 1), 10**7)
     monkeypatch.setattr(engine, "discrete_limit", lambda n: 0)
     slow = engine.bootstrap_draws(fixed, [], 20_000, substream(2, 1), 10**7)
-    assert (fast.path, slow.path) == ("multinomial", "indices")
+    assert (fast.paths, slow.paths) == (("multinomial",), ("indices",))
     # resampled sums of a {-1, 0, 1} variable: integers; compare their frequencies
     values = np.union1d(fast.sums[:, 0], slow.sums[:, 0])
     table = np.array([[np.count_nonzero(x.sums[:, 0] == v) for v in values] for x in (fast, slow)])

@@ -55,11 +55,6 @@ class BootstrapDraws:
     aggregates: FloatArray  # (B, j)
     paths: tuple[BootstrapPath, ...]  # per metric, then per aggregate
 
-    @property
-    def path(self) -> BootstrapPath:
-        """``multinomial`` when every metric took the discrete path, else ``indices``."""
-        return "multinomial" if self.paths and set(self.paths) == {"multinomial"} else "indices"
-
 
 @dataclass(frozen=True)
 class DistinctRows:

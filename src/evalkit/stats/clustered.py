@@ -89,11 +89,6 @@ class Clustering:
             out[r] = np.bincount(self.codes, weights=rows[r], minlength=self.count)
         return out
 
-    def restricted(self, keep: BoolArray) -> Clustering:
-        """The clustering of the kept cases only (a slice, a scope), renumbered."""
-        kept = self.codes[np.asarray(keep, dtype=np.bool_)]
-        return Clustering.of([None if self.undeclared[c] else int(c) for c in kept.tolist()])
-
 
 def clusters_needed(alpha: float) -> int:
     """The fewest clusters at which flipping whole clusters can reach a two-sided p of
@@ -129,11 +124,9 @@ class ClusterT:
 
     @classmethod
     def of(cls, totals: FloatArray, sizes: IntArray) -> ClusterT:
-        """From cluster totals (rows × G) and cluster sizes (G); needs G >= 2."""
+        """From cluster totals (rows × G) and cluster sizes (G >= 2, as every caller checks)."""
         s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
         size = np.asarray(sizes, dtype=np.float64)
-        if size.shape[0] < 2:
-            raise InputError("a cluster-robust t needs at least 2 clusters")
         n = float(size.sum())
         mean = s.sum(axis=1) / n
         residual = s - size[None, :] * mean[:, None]

@@ -81,9 +81,7 @@ def _tolerance(value: float, floor: float) -> float:
 def rational_denominator(values: FloatArray, n: int, *, floor: float = 0.0) -> int | None:
     """The least common denominator of ``values`` if they lie on a usable rational lattice."""
     distinct = np.unique(np.abs(values))
-    largest = float(distinct[-1]) if distinct.size else 0.0
-    if largest == 0.0:
-        return 1
+    largest = float(distinct[-1])  # lattice_column has refused all-zero data
     tol_max = _tolerance(largest, floor)
     # rounding v * D must be unambiguous (error well below 1/2) and n terms must fit
     limit = min(_RATIONAL_SUMS // max(n, 1) / max(largest, 1e-300), 0.25 / tol_max)

@@ -155,14 +155,10 @@ def match_cases(
     )
 
 
-def pair_runs(
-    a: RunLike, b: RunLike, names: tuple[str | None, str | None] = (None, None)
-) -> Paired:
+def pair_runs(a: RunLike, b: RunLike) -> Paired:
     """Pair the rows of ``a`` and ``b`` by case id; both must cover the same cases."""
     name_a, rows_a = _name_and_rows(a, "a")
     name_b, rows_b = _name_and_rows(b, "b")
-    name_a = names[0] or name_a
-    name_b = names[1] or name_b
     for name, rows in ((name_a, rows_a), (name_b, rows_b)):
         if not rows:
             raise ComparisonError(

@@ -95,27 +95,25 @@ def t_p(data: FloatArray, null: float) -> FloatArray:
 # ----------------------------------------------------------------------------- bootstrap
 
 
-def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
-    """Smallest α at which the type-7 percentile interval excludes ``null``, per row.
-
-    With the resamples sorted, ``quantile(τ) ≤ null`` exactly while the
-    interpolation position ``(B − 1)·τ`` stays at or below the point where the
-    interpolation line crosses ``null``; the lower end excludes ``null`` once
-    ``α/2`` passes that share, the upper end symmetrically.
-    """
-    r = np.sort(resampled, axis=1)
-    return np.array([_percentile_p_row(row, null, r.shape[1]) for row in r], dtype=np.float64)
-
-
 def _crossing(r: FloatArray, null: float, count: int) -> float:
     """Position h where the interpolation line through the sorted r reaches ``null``."""
     below, above = float(r[count - 1]), float(r[count])
     return (count - 1) + (null - below) / (above - below)
 
 
-def _percentile_p_row(r: FloatArray, null: float, b: int) -> float:
+def percentile_p(resampled: FloatArray, null: float) -> float:
+    """Smallest α at which the type-7 percentile interval of ``resampled`` excludes ``null``.
+
+    With the resamples sorted, ``quantile(τ) ≤ null`` exactly while the
+    interpolation position ``(B − 1)·τ`` stays at or below the point where the
+    interpolation line crosses ``null``; the lower end excludes ``null`` once
+    ``α/2`` passes that share, the upper end symmetrically.
+    """
+    r = np.sort(resampled)
+    b = r.shape[0]
     if b == 1:
         return 1.0 if r[0] == null else 0.0
+
     at_most = int(np.searchsorted(r, null, side="right"))  # r <= null
     below = int(np.searchsorted(r, null, side="left"))  # r < null
     # lower end excludes null iff alpha > 2 * tau0 (tau0: last share with quantile <= null)
@@ -151,16 +149,8 @@ class Decision:
     p_value: float  # two-sided p of H0: Δ = null; ≤ 1 − confidence ⇔ null outside [low, high]
 
     @property
-    def alpha(self) -> float:
-        return 1.0 - self.confidence
-
-    @property
     def excludes_null(self) -> bool:
         return self.low > self.null or self.high < self.null
-
-    @property
-    def name(self) -> str:
-        return PROCEDURE_NAMES[self.procedure]
 
 
 def agree(low: float, high: float, null: float, p: float, alpha: float) -> float:
@@ -207,7 +197,7 @@ class Evaluator:
         """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
         if self._resampled is not None:
             low, high = percentile_interval(self._resampled, alpha, axis=1)
-            return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
+            return float(low[0]), float(high[0]), percentile_p(self._resampled[0], null)
         if self._null is not None:
             low, high = self._null.bounds(alpha, null)
             return float(low[0]), float(high[0]), float(self._null.p(np.array([null]))[0])
