@@ -323,10 +323,10 @@ def test_fixed_point_rounding_is_negligible_and_exact_on_coarse_grids() -> None:
     rng = np.random.default_rng(11)
     values = np.column_stack([rng.normal(size=1000), rng.integers(-3, 4, 1000) / 4])
     fixed = to_fixed(values)
-    back = fixed.units * fixed.step
+    back = fixed.by_metric.T / fixed.denominator
     assert np.max(np.abs(back[:, 0] - values[:, 0])) <= np.max(np.abs(values[:, 0])) * 1e-12
     assert np.array_equal(back[:, 1], values[:, 1])
-    assert np.all(np.abs(fixed.units).sum(axis=0) < 2**53)
+    assert np.all(np.abs(fixed.by_metric).sum(axis=1) < 2**53)
 
 
 # ---------------------------------------------------------------- fast paths
@@ -353,7 +353,7 @@ def test_multinomial_path_matches_case_resampling_in_distribution(
     assert chi2.pvalue > 0.001
     # and both match the theory: mean n * mean(d), variance n * var(d)
     for x in (fast, slow):
-        sums = x.sums[:, 0] * fixed.step[0]
+        sums = x.sums[:, 0] / fixed.denominator[0]
         assert sums.mean() == pytest.approx(d.sum(), abs=4 * math.sqrt(90 * d.var() / 20_000))
         assert sums.var() == pytest.approx(90 * d.var(), rel=0.05)
 

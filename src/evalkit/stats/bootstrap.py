@@ -28,9 +28,6 @@ GATHER_MAX_METRICS: Final = 3
 #: Gathering is cache-bound: small chunks are faster (measured: 2.4 vs 3.5 ns/draw at
 #: 2 vs 16 rows of n = 10**5), so it uses at most this much of the budget.
 GATHER_CHUNK_BYTES: Final = 4 * 2**20
-#: Products of at most this many multiply-adds stay single-threaded in OpenBLAS
-#: (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD); see ``exact_products``.
-SINGLE_THREAD_PRODUCT: Final = 2**18
 
 BootstrapPath = Literal["indices", "multinomial"]
 
@@ -171,7 +168,7 @@ def _multinomial(
     for start in range(0, n_resamples, rows):
         stop = min(n_resamples, start + rows)
         counts = gen.multinomial(n, probabilities, size=stop - start).astype(np.float64)
-        sums[start:stop] = exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+        sums[start:stop] = exact_products(counts, by_metric)
     return sums
 
 
@@ -180,7 +177,7 @@ def _counted_sums(by_metric: FloatArray, counts: FloatArray, draws: IntArray) ->
     n = counts.shape[1]
     for r in range(counts.shape[0]):
         counts[r] = np.bincount(draws[r], minlength=n)
-    return exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+    return exact_products(counts, by_metric)
 
 
 def _generic(

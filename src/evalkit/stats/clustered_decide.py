@@ -24,6 +24,7 @@ from evalkit.stats.clustered import (
     refuse_too_few,
 )
 from evalkit.stats.compare import single_metric_resamples
+from evalkit.stats.names import GATE_METHODS, checked
 from evalkit.stats.outcome import StatWarning
 from evalkit.stats.pairing import RunLike, pair_runs
 from evalkit.stats.procedures import (
@@ -34,7 +35,6 @@ from evalkit.stats.procedures import (
     FloatArray,
     PairedData,
     Procedure,
-    check_gate_method,
     paired_data,
     refuse_aggregate,
     refuse_unbounded,
@@ -157,7 +157,7 @@ def evaluator_by_cluster(
     ``paired_test``.  ``refuse_maximum``: raise (:func:`refuse_unbounded`) rather than
     decide a percentile aggregate that is each run's maximum (``compare``, which only
     describes, passes False and keeps the ``aggregate_small_n`` warning)."""
-    asked = check_gate_method(method)
+    asked = checked(method, GATE_METHODS, "method")
     paired, data = paired_data(a, b, metric)
     clustering = None if clusters is None else clustering_of(paired.ids, clusters)
     if clustering is not None and clustering.count < 2:

@@ -104,17 +104,6 @@ class CaseMatch:
     failed_b: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
 
-    def paired(self) -> Paired:
-        """The paired rows in sorted id order (what the statistics resample)."""
-        ids = sorted(self.ids)
-        return Paired(
-            ids,
-            [self.rows_a[i] for i in ids],
-            [self.rows_b[i] for i in ids],
-            self.name_a,
-            self.name_b,
-        )
-
 
 def match_cases(
     rows_a: Sequence[Row],
@@ -179,7 +168,10 @@ def pair_runs(a: RunLike, b: RunLike) -> Paired:
             "a paired comparison needs the same cases on both sides: rerun on one golden "
             "set or drop those cases from both runs"
         )
-    paired = match.paired()
+    ids = sorted(match.ids)  # the statistics resample the cases in sorted id order
+    paired = Paired(
+        ids, [match.rows_a[i] for i in ids], [match.rows_b[i] for i in ids], name_a, name_b
+    )
     if paired.n < 2:
         raise ComparisonError(
             f"runs {name_a!r} and {name_b!r} share only {paired.n} case ({_shown(paired.ids)}): a "

@@ -23,7 +23,7 @@ from evalkit.stats.compare import (
     observed_on_lattice,
     percentile_interval,
 )
-from evalkit.stats.names import GATE_METHODS, GateMethod, checked
+from evalkit.stats.names import GateMethod
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.tails import t_p_of
@@ -234,10 +234,6 @@ def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
     if p_adjusted <= 0.0 or p_raw <= 0.0:
         return alpha
     return min(alpha, alpha * p_raw / p_adjusted)
-
-
-def check_gate_method(method: object) -> GateMethod:
-    return checked(method, GATE_METHODS, "method")
 
 
 # ----------------------------------------------------------------------------- from runs
