@@ -46,25 +46,6 @@ def skewness(values: NDArray[np.float64]) -> float:
     return m3 / math.pow(m2, 1.5)
 
 
-def no_win_warning(
-    n: int, diffs: NDArray[np.float64], higher_is_better: bool
-) -> StatWarning | None:
-    """``no_wins`` when some case lost, none won, and n is small enough to miss rare wins."""
-    good = diffs > 0 if higher_is_better else diffs < 0
-    bad = diffs < 0 if higher_is_better else diffs > 0
-    if n >= NO_WIN_N or bool(good.any()) or not bool(bad.any()):
-        return None
-    chance = 0.95**n
-    return StatWarning(
-        "no_wins",
-        f"no case improved ({int(bad.sum())} of {n} worse, none better): if the change is "
-        f"meant to help a few cases, {n} cases may hold none of them (a win on 1 case in "
-        f"20 is absent from {n} cases {chance:.0%} of the time), and then every procedure "
-        f"reports a regression that is not there ({NO_WIN_FIGURES}); check that the cases "
-        "cover what the change targets",
-    )
-
-
 #: What the skew warning adds: the default's measured limit there (docs/calibration.md).
 SKEW_LIMIT_FIGURES: Final = (
     "paired t, the default, has no skewness correction: on strongly skewed differences "
@@ -125,8 +106,18 @@ def warnings_for(
                     + SKEW_LIMIT_FIGURES,
                 )
             )
-        if higher_is_better is not None:
-            no_wins = no_win_warning(n, diffs, higher_is_better)
-            if no_wins is not None:
-                out.append(no_wins)
+    if diffs is not None and higher_is_better is not None and n < NO_WIN_N:
+        # some case lost and none won: n may be too small to hold a rare win
+        bad = diffs < 0 if higher_is_better else diffs > 0
+        if not np.any(diffs > 0 if higher_is_better else diffs < 0) and bool(bad.any()):
+            out.append(
+                StatWarning(
+                    "no_wins",
+                    f"no case improved ({int(bad.sum())} of {n} worse, none better): if the "
+                    f"change is meant to help a few cases, {n} cases may hold none of them (a "
+                    f"win on 1 case in 20 is absent from {n} cases {0.95**n:.0%} of the "
+                    "time), and then every procedure reports a regression that is not there "
+                    f"({NO_WIN_FIGURES}); check that the cases cover what the change targets",
+                )
+            )
     return tuple(out)

@@ -99,13 +99,6 @@ def _empirical_bernstein(unit: FloatArray, alpha: float) -> tuple[FloatArray, Fl
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def asymptotic_mixing(planned_n: int, alpha: float) -> float:
-    """rho² of the normal mixture that makes the sequence tightest at ``planned_n``."""
-    # Waudby-Smith et al. (2021), the closed-form approximation to the optimum.
-    log_a = -2.0 * math.log(alpha / 2.0)
-    return (log_a + math.log(log_a + 1.0)) / max(planned_n, 1)
-
-
 def _asymptotic(
     values: FloatArray, alpha: float, planned_n: int, prior_variance: float | None
 ) -> tuple[FloatArray, FloatArray]:
@@ -128,7 +121,9 @@ def _asymptotic(
 
 def _radius(t: FloatArray, alpha: float, planned_n: int) -> FloatArray:
     """The one-sided normal-mixture boundary at alpha/2 per side, per unit of spread."""
-    rho2 = asymptotic_mixing(planned_n, alpha)
+    # rho² of the mixture tightest at planned_n: Waudby-Smith et al. (2021)'s closed form
+    log_a = -2.0 * math.log(alpha / 2.0)
+    rho2 = (log_a + math.log(log_a + 1.0)) / max(planned_n, 1)
     return np.sqrt(
         2.0 * (t * rho2 + 1.0) / (t * t * rho2) * np.log1p(np.sqrt(t * rho2 + 1.0) / alpha)
     )
