@@ -31,18 +31,6 @@ GATHER_CHUNK_BYTES: Final = 4 * 2**20
 
 BootstrapPath = Literal["indices", "multinomial"]
 
-# Odd 64-bit multipliers (splitmix64 outputs) for hashing a case's tuple of differences.
-_HASH_MULTIPLIERS: Final = (
-    0x9E3779B97F4A7C15,
-    0xBF58476D1CE4E5B9,
-    0x94D049BB133111EB,
-    0xD6E8FEB86659FD93,
-    0xA0761D6478BD642F,
-    0xE7037ED1A0B428DB,
-    0x8EBC6AF09C88C6E3,
-    0x589965CC75374CC3,
-)
-
 
 @dataclass(frozen=True)
 class BootstrapDraws:
@@ -61,36 +49,9 @@ class DistinctRows:
     counts: IntArray  # (T,)
 
 
-def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
-    """A 64-bit hash of each case's tuple (columns of the k x n matrix); collisions are checked."""
-    h = np.zeros(by_metric.shape[1], dtype=np.uint64)
-    for j, row in enumerate(by_metric):
-        bits = np.ascontiguousarray(row).view(np.uint64)
-        multiplier = np.uint64(_HASH_MULTIPLIERS[j % len(_HASH_MULTIPLIERS)])
-        h = (h ^ bits) * multiplier  # uint64 arithmetic wraps: deterministic everywhere
-        h ^= h >> np.uint64(29)
-    return h
-
-
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
-    """Group cases by their tuple of values, or ``None`` when there are more than ``limit``."""
-    _, first, codes, counts = np.unique(
-        _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
-    )
-    if first.shape[0] > limit:
-        return None
-    codes = codes.reshape(-1)
-    representatives = by_metric[:, first]
-    if not all(
-        np.array_equal(row, rep[codes]) for row, rep in zip(by_metric, representatives, strict=True)
-    ):
-        return _distinct_by_folding(by_metric, limit)
-    order = np.argsort(first, kind="stable")  # groups by their first case
-    return DistinctRows(representatives[:, order].T.copy(), counts[order].astype(np.int64))
-
-
-def _distinct_by_folding(by_metric: FloatArray, limit: int) -> DistinctRows | None:
-    """Exact grouping without hashing: fold the metrics in one at a time (mixed radix)."""
+    """Group cases by their tuple of values (exactly: the metrics folded in one at a time,
+    mixed radix), or ``None`` when there are more than ``limit``."""
     n = by_metric.shape[1]
     codes = np.zeros(n, dtype=np.int64)
     for row in by_metric:

@@ -72,23 +72,23 @@ def _rows(data: FloatArray) -> FloatArray:
 # ----------------------------------------------------------------------------- paired t
 
 
+def _mean_sd(data: FloatArray) -> tuple[int, FloatArray, FloatArray]:
+    """(n, mean, sd) of every row; exactly one repeated value has sd 0 (its float sd is
+    rounding noise, not spread)."""
+    d = _rows(data)
+    return d.shape[1], d.mean(axis=1), np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
+
+
 def t_bounds(data: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
     """Ends of the 1 − α paired t interval for every row (a point where a row does not vary)."""
-    d = _rows(data)
-    n = d.shape[1]
-    mean = d.mean(axis=1)
-    # exactly one repeated value: its float sd is rounding noise, not spread
-    sd = np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
+    n, mean, sd = _mean_sd(data)
     half = t_quantile(1.0 - alpha / 2.0, n - 1) * sd / math.sqrt(n)
     return mean - half, mean + half
 
 
 def t_p(data: FloatArray, null: float) -> FloatArray:
     """Two-sided p of H0: mean difference = ``null``, per row (the dual of :func:`t_bounds`)."""
-    d = _rows(data)
-    n = d.shape[1]
-    mean = d.mean(axis=1)
-    sd = np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
+    n, mean, sd = _mean_sd(data)
     return t_p_of(mean, sd / math.sqrt(n), n - 1, null)
 
 
@@ -154,12 +154,8 @@ class Decision:
 
 
 def agree(low: float, high: float, null: float, p: float, alpha: float) -> float:
-    """``p`` made to agree with the interval where float rounding puts it on the line.
-
-    The analytic p and the analytic interval are computed by different float
-    paths; exactly at the boundary (|p − α| of order 1e-15) they may disagree,
-    and the interval (the DESIGN §5 rule) wins.  Tests bound how far this moves p.
-    """
+    """``p`` made to agree with the interval where float rounding (|p − α| of order 1e-15)
+    puts it on the line: the interval (the DESIGN §5 rule) wins."""
     excluded = low > null or high < null
     if excluded and p > alpha:
         return alpha
@@ -169,12 +165,8 @@ def agree(low: float, high: float, null: float, p: float, alpha: float) -> float
 
 
 class Evaluator:
-    """The state one procedure needs to give intervals at any level for one data set.
-
-    Built once per verdict; a multiplicity correction asks it again for the interval
-    at the corrected level, so the corrected verdict's interval and adjusted p stay
-    duals of each other.
-    """
+    """The state one procedure needs to give intervals at any level for one data set (a
+    correction asks it again at the corrected level, so interval and adjusted p stay duals)."""
 
     def __init__(
         self,
@@ -225,12 +217,8 @@ def refuse_aggregate(asked: GateMethod, metric: str, fix: str = "") -> None:
 
 
 def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
-    """The level at which the raw test decides exactly as the corrected one does.
-
-    The raw p is ≤ α·p/p_adj exactly when p_adj ≤ α, so the interval at that level
-    excludes the tested value exactly when the corrected decision rejects.  For
-    Holm's step j this is α/(k − j + 1), the level Holm tests that step at.
-    """
+    """The level at which the raw test decides exactly as the corrected one does: the raw p
+    is ≤ α·p/p_adj exactly when p_adj ≤ α (Holm's step j: α/(k − j + 1))."""
     if p_adjusted <= 0.0 or p_raw <= 0.0:
         return alpha
     return min(alpha, alpha * p_raw / p_adjusted)
@@ -262,13 +250,9 @@ def paired_data(a: RunLike, b: RunLike, metric: str) -> tuple[PairedData, Any]:
 
 
 #: Paired cases up to which a verdict decided by another procedure also shows the spec's
-#: percentile bootstrap interval in its details: 10,000 resamples of 10^4 continuous cases
-#: cost about 0.45 s CPU per check (benchmarks/bench_gate.py: 4.5 → 6.3 s CPU for its 10
-#: checks at 10^4 cases); above it the line says how to get it.
+#: percentile bootstrap interval in its details (its cost: docs/design/code-notes.md).
 BOOTSTRAP_SHOWN_UP_TO: Final = 10_000
-#: Why a paired bootstrap does not decide (measured, docs/calibration.md, 2,000 trials a
-#: cell; tests/report/test_quoted_calibration.py reads the figures off it): one line in
-#: each verdict's details, beside the bootstrap's interval.
+#: Why a paired bootstrap does not decide, beside its interval (docs/calibration.md).
 BOOTSTRAP_NOT_DECIDING: Final = (
     "not deciding: at n = 30 the percentile bootstrap fails falsely up to 5.5% one-sided "
     "and the studentized one up to 6.5% (tie-heavy differences) against 2.5%; paired t, "
