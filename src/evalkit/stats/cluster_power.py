@@ -1,11 +1,5 @@
-"""``evalkit power --cluster FIELD``: what an eval of these clusters detects (issue 46).
-
-With declared clusters the verdict is the cluster-robust t (:mod:`evalkit.stats.clustered`),
-so its power is read from the clusters, not the cases: the detectable effect is
-(t(1 − α/2, df) + t(power, df))·se with the CR2 standard error and Bell-McCaffrey df, the
-analytic power that t with its df shifted by effect/se, and the simulated power the share of
-simulated evals the cluster-robust t finds, each eval drawing G of the observed clusters
-(centred, plus the effect on each of their cases) with replacement.
+"""``evalkit power --cluster FIELD``: what an eval of these clusters detects (issue 46), read
+from the clusters' cluster-robust t, as the verdict is (docs/design/code-notes.md).
 """
 
 from __future__ import annotations

@@ -145,12 +145,7 @@ class ClusterT:
 
 def bell_mccaffrey_df(sizes: IntArray) -> float:
     """Satterthwaite degrees of freedom of the CR2 variance of a mean under working
-    independence (Bell and McCaffrey's; closed form in the module docstring).
-
-    The variance is a quadratic form y'By; under y ~ N(μ, I) its df is
-    tr(B)² / tr(B²), and for a mean B lives on the clusters' indicators, so both traces
-    reduce to sums over the clusters, O(G).
-    """
+    independence (Bell and McCaffrey's), in O(G) (the derivation: docs/design/code-notes.md)."""
     size = np.asarray(sizes, dtype=np.float64)
     n = float(size.sum())
     b = size / (n * n * (1.0 - size / n))
@@ -165,12 +160,9 @@ def bell_mccaffrey_df(sizes: IntArray) -> float:
 def cluster_bootstrap_means(
     totals: FloatArray, sizes: IntArray, n_resamples: int, gen: np.random.Generator
 ) -> FloatArray:
-    """Per row of cluster totals, ``n_resamples`` means over resampled clusters.
-
-    Each resample draws G clusters with replacement (one ``multinomial(G, 1/G)`` row
-    of counts, shared by every row of ``totals``) and takes Σ counts·totals over
-    Σ counts·sizes: the mean over the cases of the drawn clusters.
-    """
+    """Per row of cluster totals, ``n_resamples`` means over the cases of G clusters drawn
+    with replacement (one ``multinomial(G, 1/G)`` row of counts per resample, shared by
+    every row): Σ counts·totals over Σ counts·sizes."""
     s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
     size = np.asarray(sizes, dtype=np.float64)
     g = size.shape[0]

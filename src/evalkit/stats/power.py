@@ -126,9 +126,8 @@ def mde(sd_or_diffs: float | ArrayLike, n: int, alpha: float = 0.05, power: floa
 
 #: Null worlds simulated for a verdict's detectable regression.
 DETECTABLE_SIMULATIONS: Final = 1000
-#: Memory budget (float64 elements) of one simulated chunk: 2 MB, so that the dozen
-#: passes the moments make over it stay in cache (16 MB made the simulation 1.4-3x
-#: slower at 3,000-100,000 cases); the draws, and so the result, do not depend on it.
+#: Memory budget (float64 elements) of one simulated chunk: 2 MB stays in cache (16 MB was
+#: 1.4-3x slower); the draws, and so the result, do not depend on it.
 _CHUNK_ELEMENTS: Final = 2**18
 #: Cases per distinct difference from which the simulation counts levels instead.
 _FEW_LEVELS: Final = 16

@@ -138,15 +138,8 @@ def ratio_confidence_sequence(
     prior_variance: float | None = None,
     looks: object = None,
 ) -> ConfidenceSequence:
-    """The asymptotic sequence for Σ totals / Σ sizes over units (clusters) in order.
-
-    Each unit g has a total S_g over its m_g cases; the case-weighted mean θ = E S / E m is
-    read through its linearisation: the units' Z_g = S_g − θ m_g have mean 0, so the
-    asymptotic sequence for the mean of Z (Waudby-Smith et al. 2021), divided by the mean
-    size, bounds θ̂ − θ.  The spread is that of Z at the running θ̂ (consistent for it),
-    regularised by one pseudo-unit whose cases spread by ``prior_variance`` each.
-    ``planned_n`` and ``looks`` count units.
-    """
+    """The asymptotic sequence for Σ totals / Σ sizes over units (clusters) in order, through
+    its linearisation (docs/design/code-notes.md); ``planned_n`` and ``looks`` count units."""
     s = np.asarray(totals, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
     _check_inputs(s, alpha)
