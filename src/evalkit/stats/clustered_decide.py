@@ -73,10 +73,8 @@ class ClusteredEvaluator(Evaluator):
         resampled: FloatArray | None = None,
         flips: SignFlips | None = None,
     ) -> None:
-        self.procedure = procedure
-        self.estimate = estimate
+        super().__init__(procedure, estimate, resampled=resampled)
         self.clustering = clustering
-        self._resampled = resampled[None, :] if resampled is not None else None
         totals = clustering.totals(diffs) if diffs is not None else None
         self._t = ClusterT.of(totals, clustering.sizes) if totals is not None else None
         self._null = (

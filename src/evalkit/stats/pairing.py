@@ -96,8 +96,6 @@ class CaseMatch:
     ids: tuple[str, ...]
     rows_a: dict[str, Row]
     rows_b: dict[str, Row]
-    name_a: str
-    name_b: str
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
     failed_a: tuple[str, ...] = ()
@@ -132,8 +130,6 @@ def match_cases(
         ids=ids,
         rows_a=by_a,
         rows_b=by_b,
-        name_a=name_a,
-        name_b=name_b,
         only_a=() if same else tuple(i for i in by_a if i not in by_b),
         only_b=() if same else tuple(i for i in by_b if i not in by_a),
         failed_a=failed_a,

@@ -102,13 +102,8 @@ def _crossing(r: FloatArray, null: float, count: int) -> float:
 
 
 def percentile_p(resampled: FloatArray, null: float) -> float:
-    """Smallest α at which the type-7 percentile interval of ``resampled`` excludes ``null``.
-
-    With the resamples sorted, ``quantile(τ) ≤ null`` exactly while the
-    interpolation position ``(B − 1)·τ`` stays at or below the point where the
-    interpolation line crosses ``null``; the lower end excludes ``null`` once
-    ``α/2`` passes that share, the upper end symmetrically.
-    """
+    """Smallest α at which the type-7 percentile interval of ``resampled`` excludes ``null``
+    (read off where the interpolation line crosses ``null``: docs/design/code-notes.md)."""
     r = np.sort(resampled)
     b = r.shape[0]
     if b == 1:

@@ -171,14 +171,9 @@ def confidence_sequence(
     prior_variance: float | None = None,
     looks: object = None,
 ) -> ConfidenceSequence:
-    """A two-sided confidence sequence at 1 − alpha for the mean of ``values`` in order.
-
-    ``value_range`` (every value lies in it) selects the empirical-Bernstein sequence;
-    without one the asymptotic sequence is used, tuned to be tightest at
-    ``planned_n`` (default: ``len(values)``) and regularised by ``prior_variance``.
-    ``looks`` are the sample sizes at which the sequence is read (default: after every
-    value); the running intersection runs over them.
-    """
+    """A two-sided confidence sequence at 1 − alpha for the mean of ``values`` in order, read
+    at ``looks`` (default: every value): empirical-Bernstein within ``value_range``, else
+    asymptotic, tightest at ``planned_n`` and regularised by ``prior_variance``."""
     values = np.asarray(values, dtype=np.float64)
     _check_inputs(values, alpha)
     at = _looks(values.size, looks)
@@ -207,15 +202,9 @@ def settle_comparison(
     fail_beyond: float,
     pass_within: float | None,
 ) -> Settled:
-    """Whether an interval for a paired difference settles a check, and which way.
-
-    ``fail_beyond`` is the size of regression the check fails on (0 for
-    no_significant_regression, its ``min_effect`` δ when set, the margin for
-    non_inferiority): failed when the whole interval lies beyond it on the bad side.
-    ``pass_within`` is the largest regression the check tolerates (margin or
-    ``min_effect``), or None: passed when the interval rules out every regression
-    larger than it.  A check with neither can only be settled by failing.
-    """
+    """Whether an interval for a paired difference settles a check, and which way: failed
+    when it lies wholly beyond ``fail_beyond`` on the bad side, passed when it rules out
+    every regression larger than ``pass_within`` (None: it can only fail)."""
     # in units where a gain is positive: the worst and best plausible change
     worst, best = (low, high) if higher_is_better else (-high, -low)
     if best < -fail_beyond:

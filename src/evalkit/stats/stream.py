@@ -42,11 +42,8 @@ IntArray = NDArray[np.int64]
 
 
 def resolve_seed(seed: SeedLike) -> int:
-    """The integer seed a comparison records.
-
-    A caller's ``Generator`` is consumed for one 63-bit integer, so the result
-    is still reproducible from the recorded integer alone.
-    """
+    """The integer seed a comparison records (a caller's ``Generator`` is consumed for one
+    63-bit integer, so the result is reproducible from the recorded integer alone)."""
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(0, 2**63 - 1))
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
@@ -60,10 +57,8 @@ def substream(seed: int, purpose: int) -> np.random.Generator:
 
 
 def discrete_limit(n: int) -> int:
-    """Most distinct difference tuples for which the discrete paths are used.
-
-    Part of the stream definition: which path runs decides which numbers are drawn.
-    """
+    """Most distinct difference tuples for which the discrete paths (part of the stream's
+    definition) are used."""
     return max(DISCRETE_MAX_DISTINCT, n // DISCRETE_CASES_PER_TUPLE)
 
 

@@ -65,12 +65,8 @@ def t_two_sided_p(t: float, df: float) -> float:
     return min(1.0, regularized_beta(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2)))
 
 
-def normal_cdf(z: float) -> float:
-    return _STANDARD_NORMAL.cdf(z)
-
-
-def normal_quantile(p: float) -> float:
-    return _STANDARD_NORMAL.inv_cdf(p)
+normal_cdf: Final = _STANDARD_NORMAL.cdf
+normal_quantile: Final = _STANDARD_NORMAL.inv_cdf
 
 
 def t_cdf(t: float, df: float) -> float:
