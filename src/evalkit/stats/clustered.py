@@ -1,9 +1,6 @@
-"""Inference on a mean paired difference when cases come in declared clusters: the
-cluster-robust t (CR2, Bell-McCaffrey df), the cluster bootstrap, and (in
-:mod:`evalkit.stats.sign_flips`) whole clusters' signs flipped.  A case without a declared
-cluster is its own; with fewer than :func:`clusters_needed` clusters a comparison is
-refused.  The formulas: docs/clusters.md and docs/design/code-notes.md.
-"""
+"""Inference on a mean paired difference when cases come in declared clusters (a case
+without one is its own): the cluster-robust t (CR2, Bell-McCaffrey df) and the cluster
+bootstrap (formulas: docs/clusters.md, docs/design/code-notes.md)."""
 
 from __future__ import annotations
 

@@ -83,11 +83,6 @@ class ClusteredEvaluator(Evaluator):
             else None
         )
 
-    @property
-    def df(self) -> float | None:
-        """The cluster-robust t's degrees of freedom (None on the resampling paths)."""
-        return None if self._t is None else self._t.df
-
     def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         assert self._t is not None
         low, high = self._t.bounds(alpha)

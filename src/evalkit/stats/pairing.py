@@ -176,10 +176,6 @@ def pair_runs(a: RunLike, b: RunLike) -> Paired:
     return paired
 
 
-def _computed(rows: list[Row]) -> str:
-    return ", ".join(dict.fromkeys(name for row in rows for name in row.metrics)) or "none"
-
-
 def _number(value: object, metric: str, case_id: str, run: str) -> float:
     if not isinstance(value, numbers.Real):
         raise MetricError(
@@ -201,8 +197,10 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
     for run, rows in sides:
         missing = [row.query_id for row in rows if metric not in row.metrics]
         if len(missing) == len(rows):
+            computed = dict.fromkeys(name for row in rows for name in row.metrics)
             raise MissingMetricError(
-                f"metric {metric!r} was not computed for run {run!r} (computed: {_computed(rows)})"
+                f"metric {metric!r} was not computed for run {run!r} (computed: "
+                f"{', '.join(computed) or 'none'})"
             )
         if missing:
             raise MetricError(

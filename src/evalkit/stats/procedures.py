@@ -1,9 +1,5 @@
-"""Decision procedures: the interval and the p-value a verdict shows, from one procedure.
-
-The decision, "p ≤ α" and "the 1 − α interval excludes the tested value" never disagree:
-each procedure (``t``, ``bootstrap``, ``permutation``) gives the interval and its dual p
-from one computation (docs/design/statistics.md; details in docs/design/code-notes.md).
-"""
+"""Decision procedures: each gives a verdict's interval and its dual p from one computation,
+so the decision, "p ≤ α" and "the interval excludes the tested value" never disagree."""
 
 from __future__ import annotations
 
