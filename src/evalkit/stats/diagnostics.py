@@ -14,8 +14,7 @@ from evalkit.stats.outcome import StatWarning
 SMALL_N: Final = 80
 #: From this many cases on, paired t holds at most 2.6% one-sided on every claimed shape.
 CALIBRATED_N: Final = 30
-#: Measured by ``uv run python scripts/calibration/calibrate.py`` (docs/calibration.md; the
-#: figures of these sentences are read off it by tests/report/test_quoted_calibration.py).
+#: Measured by scripts/calibration/calibrate.py (docs/calibration.md; a test reads them off).
 SMALL_N_FIGURES: Final = (
     "measured for the default (paired t) at n = 10-20: 0.4-2.9% one-sided against 2.5% on "
     "the claimed calibration shapes, and up to 9.0% on a skewed metric with many ties"
@@ -27,8 +26,7 @@ BOOTSTRAP_SMALL_N_FIGURES: Final = (
 SKEW_LIMIT: Final = 1.0
 #: Below this many cases a verdict with no winning case says a rare large win may be missing.
 NO_WIN_N: Final = 60
-#: Measured by ``uv run python scripts/calibration/calibrate.py`` (shape ``rare-large-win``: a
-#: +0.95 win in 1 case of 20, else a −0.05 loss; docs/calibration.md).
+#: Measured on the shape ``rare-large-win`` (docs/calibration.md).
 NO_WIN_FIGURES: Final = (
     "measured on a change that wins big on 1 case in 20 and loses a little on the rest: "
     "60% / 46% / 22% / 8% false fails at n = 10 / 15 / 30 / 50, every one of them on a "

@@ -54,9 +54,8 @@ class FamilywiseRate:
     slice_q: float | None = None
     slice_method: str = ""
     checks_rate: float | None = None  # the rate of the checks alone, before slices
-    # Non-inferiority checks whose own rate with nothing changed is well above α/2 (a
-    # margin close to 0 for the cases there are): (check id, that rate, margin in
-    # half-widths of the check's interval).  They explain a family rate above Σ α/2.
+    # Non-inferiority checks failing well above α/2 with nothing changed (a margin close to
+    # 0): (check id, that rate, margin in half-widths of the check's interval).
     near_margin: tuple[tuple[str, float, float], ...] = ()
     tests: int = 0  # how many checks the rate is over
 

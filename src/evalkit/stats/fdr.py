@@ -11,7 +11,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 FdrMethod = Literal["bh", "by"]
 FDR_NAMES: Final[dict[str, str]] = {"bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}

@@ -119,8 +119,7 @@ def match_cases(
     failed_a = tuple(i for i, r in by_a.items() if r.error is not None) if drop_failed else ()
     failed_b = tuple(i for i, r in by_b.items() if r.error is not None) if drop_failed else ()
     bad = {*failed_a, *failed_b}
-    # The gate pairs the same two runs for every check: when both hold the same cases,
-    # none failed or changed, the C-level comparison of the id sets decides it (#27).
+    # the same cases, none failed or changed: one C-level comparison of the id sets (#27)
     same = by_a.keys() == by_b.keys()
     if same and not skip and not bad:
         ids = tuple(by_a)
@@ -211,8 +210,7 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
         values = [row.metrics[metric] for row in rows]
         array = np.array(values, dtype=np.float64) if _FLOAT.issuperset(map(type, values)) else None
         if array is None or not np.isfinite(array).all():
-            # Anything but finite floats goes case by case, which names the defect; the
-            # check per value cost a tenth of the gate at 10^5 cases (#27).
+            # anything but finite floats goes case by case, which names the defect
             array = np.array(
                 [
                     _number(v, metric, row.query_id, run)

@@ -109,8 +109,7 @@ def _sd(sd_or_diffs: float | ArrayLike) -> float:
 
 
 def _t_sum(alpha: float, power: float, n: int) -> float:
-    # Student quantiles with n - 1 df, not normal ones: the deciding tests estimate σ_d,
-    # and with z the claimed 80% was realised at 72-77% at n = 30 (docs/calibration.md).
+    # Student quantiles: the deciding tests estimate σ_d (docs/calibration.md).
     return t_quantile(1 - alpha / 2, n - 1) + t_quantile(power, n - 1)
 
 
@@ -186,8 +185,7 @@ def detectable_regression(
     # of s; rescaled, the resampled worlds spread as the eval's own estimate does.
     centred = (d - d.mean()) * math.sqrt(n / (n - 1))
     levels = Levels.of(centred)
-    # A metric of few levels (recall@k, P@k, pass/fail): each world summarised from its
-    # counts per level, O(levels) after the draws instead of O(n) per summary (#27).
+    # A metric of few levels (recall@k, pass/fail): each world summarised from its counts.
     counted = levels.values.shape[0] * _FEW_LEVELS <= n
     reach = t_quantile(1 - a / 2, n - 1) / math.sqrt(n)
     bad_ends: list[FloatArray] = []

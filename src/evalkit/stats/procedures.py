@@ -26,7 +26,6 @@ from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 Procedure = Literal[
     "t",
