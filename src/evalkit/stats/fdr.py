@@ -25,8 +25,6 @@ def harmonic(m: int) -> float:
 class StepUp:
     """The outcome of one step-up procedure over m p-values."""
 
-    method: FdrMethod
-    q: float
     rejected: tuple[bool, ...]
     adjusted: tuple[float, ...]  # the smallest q at which each test would be rejected
     level: float  # reject exactly when p ≤ level (q·R/m, BY: /c(m)); q/m(·/c(m)) when R = 0
@@ -41,7 +39,7 @@ def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod)
         raise ValueError("p-values must be a flat sequence of numbers in [0, 1]")
     m = p.size
     if m == 0:
-        return StepUp(method, q, (), (), q)
+        return StepUp((), (), q)
     scale = harmonic(m) if method == "by" else 1.0
     order = np.argsort(p, kind="stable")
     ranks = np.arange(1, m + 1, dtype=np.float64)
@@ -58,8 +56,6 @@ def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod)
     adjusted = np.empty(m)
     adjusted[order] = monotone
     return StepUp(
-        method,
-        q,
         tuple(bool(x) for x in rejected),
         tuple(float(x) for x in adjusted),
         float(level),
