@@ -48,7 +48,6 @@ from numpy.typing import NDArray
 from evalkit.stats.clustered import ClusterT
 from evalkit.stats.sequential import (
     confidence_sequence,
-    paired_confidence_sequence,
     ratio_confidence_sequence,
     settle_comparison,
 )
@@ -110,10 +109,10 @@ class Stop(NamedTuple):
 
 # The two sequences the gate reads: the asymptotic one (a metric without a declared
 # range), and the empirical-Bernstein one (a metric declared in [0, 1], as every simulated
-# metric here is: recall, nDCG, a pass/fail grade).
-METRIC_RANGE: dict[str, tuple[float, float] | None] = {
+# metric here is: recall, nDCG, a pass/fail grade), whose differences lie within ±1.
+DIFF_RANGE: dict[str, tuple[float, float] | None] = {
     "asymptotic": None,
-    "empirical-Bernstein": (0.0, 1.0),
+    "empirical-Bernstein": (-1.0, 1.0),
 }
 
 
@@ -127,10 +126,10 @@ def monitor(
 ) -> Stop:
     """Look after every batch; stop at the first look that settles the check."""
     looks = looks_of(diffs.size, batch)
-    cs = paired_confidence_sequence(
+    cs = confidence_sequence(
         np.clip(diffs, -1.0, 1.0),  # shifted shapes may step past ±1 on a rare case
         ALPHA,
-        metric_range=METRIC_RANGE[construction],
+        value_range=DIFF_RANGE[construction],
         planned_n=planned or diffs.size,
         prior_variance=PRIOR_VARIANCE,
         looks=looks,
@@ -423,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.process_time()
     print(f"alpha {ALPHA} (each side {ALPHA / 2}); trials {args.trials}")
-    for construction in METRIC_RANGE:
+    for construction in DIFF_RANGE:
         print(f"=== {construction} confidence sequence")
         print("1. false fails under a true null, monitored after every batch (nominal ≤ 2.5%):")
         for n, batch in ((1000, 50), (1000, 10), (100, 10)):
@@ -446,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     print("5. clustered cases, a true null, whole-cluster batches (nominal ≤ 2.5%):")
     for clusters, batch in ((200, 50), (200, 10), (40, 10)):
         cluster_false_fails(args.trials, clusters, batch, args.seed)
-    for construction in METRIC_RANGE:
+    for construction in DIFF_RANGE:
         print(f"6. examples/rag_answers resampled to 2,000 cases, batch 100 ({construction}):")
         rag_replay(max(100, args.trials // 20), args.seed, construction)
     print("for comparison, a fixed-n t interval re-checked after every batch:")

@@ -118,7 +118,8 @@ def _passes(response: TargetResponse, case: GoldenCase) -> float:
 
 def _simulate(k: int, delta: float, sims: int, n: int, seed: int) -> float:
     """The share of ``sims`` runs in which the gate's procedure flags a change."""
-    from evalkit.stats.procedures import DEFAULT_GATE_METHOD, evaluator_for
+    from evalkit.stats.clustered_decide import evaluator_by_cluster
+    from evalkit.stats.procedures import DEFAULT_GATE_METHOD
 
     rng = np.random.default_rng(seed)
     goldens = GoldenSet(GoldenCase(id=f"c{i}", query="q") for i in range(n))
@@ -138,7 +139,7 @@ def _simulate(k: int, delta: float, sims: int, n: int, seed: int) -> float:
             cand = dict(zip(goldens.ids(), np.clip(p + delta, 0, 1).tolist(), strict=True))
             a = evaluate_repeated(system(cand, "a"), goldens, ["passes"], repeats=k)
             b = evaluate_repeated(system(base, "b"), goldens, ["passes"], repeats=k)
-            evaluator, _ = evaluator_for(a, b, "passes", method=DEFAULT_GATE_METHOD, seed=s)
+            evaluator, _ = evaluator_by_cluster(a, b, "passes", method=DEFAULT_GATE_METHOD, seed=s)
             decision = evaluator.decide(ALPHA)
             flagged += decision.low > 0 or decision.high < 0
     return flagged / sims

@@ -76,9 +76,9 @@ def test_every_case_its_own_cluster_is_exactly_the_paired_t() -> None:
     clustering = Clustering.of([None] * 40)
     assert clustering.count == 40
     assert clustering.own == 40
-    answer, ev = clustered_answer("cluster-t", a - b, clustering, 0.05)
+    answer, _ = clustered_answer("cluster-t", a - b, clustering, 0.05)
     reference = sps.ttest_rel(a, b)
-    assert ev.df == pytest.approx(39.0, rel=1e-12)
+    assert bell_mccaffrey_df(clustering.sizes) == pytest.approx(39.0, rel=1e-12)
     assert answer.p_value == pytest.approx(reference.pvalue, rel=1e-9)
     low, high = reference.confidence_interval(0.95)
     assert answer.low == pytest.approx(low, rel=1e-9)
@@ -90,10 +90,10 @@ def test_equal_clusters_are_exactly_the_t_on_cluster_means() -> None:
     sizes = [6] * 9
     d = rng.normal(size=54) + np.repeat(rng.normal(size=9), 6)
     clustering = Clustering.of(_labels(sizes))
-    answer, ev = clustered_answer("cluster-t", d, clustering, 0.1, null=0.3)
+    answer, _ = clustered_answer("cluster-t", d, clustering, 0.1, null=0.3)
     means = d.reshape(9, 6).mean(axis=1)
     reference = sps.ttest_1samp(means, 0.3)
-    assert ev.df == pytest.approx(8.0, rel=1e-12)
+    assert bell_mccaffrey_df(clustering.sizes) == pytest.approx(8.0, rel=1e-12)
     assert answer.p_value == pytest.approx(reference.pvalue, rel=1e-9)
     low, high = sps.ttest_1samp(means, 0.0).confidence_interval(0.9)
     assert answer.low == pytest.approx(low, rel=1e-9)
@@ -183,10 +183,6 @@ def test_a_case_without_a_cluster_is_its_own() -> None:
     assert clustering.count == 4
     assert clustering.own == 2
     assert clustering.sizes.tolist() == [2, 1, 3, 1]
-    kept = clustering.restricted(np.array([True, True, False, False, True, True, True]))
-    assert kept.count == 4
-    assert kept.own == 2
-    assert sorted(kept.sizes.tolist()) == [1, 1, 1, 2]
 
 
 def test_too_few_clusters_are_refused_with_the_number_needed() -> None:

@@ -10,7 +10,6 @@ import pytest
 from evalkit.stats.rule import fails
 from evalkit.stats.sequential import (
     confidence_sequence,
-    paired_confidence_sequence,
     settle_comparison,
     settle_threshold,
 )
@@ -72,7 +71,7 @@ def test_the_bounded_sequence_stays_inside_the_declared_range() -> None:
 
 def test_a_paired_difference_of_a_metric_in_a_range_is_bounded_by_twice_it() -> None:
     d = np.array([-1.0, 1.0, 0.0, 0.5] * 20)
-    cs = paired_confidence_sequence(d, 0.05, metric_range=(0.0, 1.0))
+    cs = confidence_sequence(d, 0.05, value_range=(-1.0, 1.0))
     assert cs.construction == "empirical-bernstein"
     assert cs.low[-1] >= -1.0
     assert cs.high[-1] <= 1.0

@@ -147,7 +147,7 @@ def test_binary_differences_match_the_exact_binomial_mid_p() -> None:
 
 def test_binomial_and_flip_paths_agree_in_distribution(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(4)
-    units = to_fixed(rng.choice([-2.0, -1.0, 0.0, 1.0, 3.0], size=(150, 1))).units
+    units = to_fixed(rng.choice([-2.0, -1.0, 0.0, 1.0, 3.0], size=(150, 1))).by_metric.T
     fixed = to_fixed(units.astype(np.float64))
     fast = perm.permutation_null(fixed.by_metric, [], 20_000, substream(1, 2), 10**7)
     monkeypatch.setattr(perm, "discrete_limit", lambda n: 0)

@@ -26,7 +26,8 @@ from evalkit._util.figures import signed
 from evalkit.errors import EvalkitError
 from evalkit.gate.model import GateOptions
 from evalkit.gate.procedure import evaluate_gate
-from evalkit.stats.procedures import Evaluator, agree, evaluator_for
+from evalkit.stats.clustered_decide import evaluator_by_cluster
+from evalkit.stats.procedures import Evaluator, agree
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.significance import paired_bootstrap
 from evalkit.targets.base import TargetResponse
@@ -144,7 +145,7 @@ def test_the_bootstrap_interval_is_paired_bootstraps() -> None:
         if discrete:
             a, b = np.round(a * 5) / 5, np.round(b * 5) / 5
         spec = paired_bootstrap(run("a", a), run("b", b), "ndcg@10", n_resamples=999, seed=3)
-        ev, _ = evaluator_for(
+        ev, _ = evaluator_by_cluster(
             run("a", a), run("b", b), "ndcg@10", method="bootstrap", n_resamples=999, seed=3
         )
         decision = ev.decide(0.05)

@@ -45,7 +45,6 @@ from evalkit.stats.procedures import (
     RESAMPLING,
     Evaluator,
     corrected_alpha,
-    evaluator_for,
 )
 from evalkit.stats.rule import fails
 from evalkit.stats.ties import IntArray, WinLossTie, case_outcomes, count
@@ -433,7 +432,7 @@ def _compare(
         and len(paired.ids) <= BOOTSTRAP_SHOWN_UP_TO
     ):
         # the spec's interval, one click away from the one that decided (#23)
-        shown, _ = evaluator_for(
+        shown, _ = evaluator_by_cluster(
             cand_run,
             base_run,
             spec.metric,

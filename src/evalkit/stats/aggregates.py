@@ -210,15 +210,15 @@ class ItemCountAggregate:
         sets_a: Sequence[set[str]],
         sets_b: Sequence[set[str]],
         values: tuple[float, float],
-        answered: tuple[Sequence[bool], Sequence[bool]] | None = None,
+        answered: tuple[Sequence[bool], Sequence[bool]],
     ) -> None:
         self.name = name
         self._statistic = statistic
         self.value_a, self.value_b = values
         vocabulary: dict[str, int] = {}
         # 1.0 for a case whose (whole) response listed anything: max_item_share's
-        # denominator counts only those.  Without it, a non-empty window stands in.
-        shown_a, shown_b = answered or ([bool(s) for s in sets_a], [bool(s) for s in sets_b])
+        # denominator counts only those.
+        shown_a, shown_b = answered
         self._answered_a = np.asarray(shown_a, dtype=np.float64)
         self._answered_b = np.asarray(shown_b, dtype=np.float64)
         self._a = self._entries(sets_a, vocabulary)

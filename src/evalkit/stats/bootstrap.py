@@ -25,26 +25,10 @@ FloatArray = NDArray[np.float64]
 
 #: Up to this many metrics, gathering per metric beats building the counts matrix.
 GATHER_MAX_METRICS: Final = 3
-#: Gathering is cache-bound: small chunks are faster (measured: 2.4 vs 3.5 ns/draw at
-#: 2 vs 16 rows of n = 10**5), so it uses at most this much of the budget.
+#: Gathering is cache-bound (small chunks are faster), so it uses at most this much budget.
 GATHER_CHUNK_BYTES: Final = 4 * 2**20
-#: Products of at most this many multiply-adds stay single-threaded in OpenBLAS
-#: (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD); see ``exact_products``.
-SINGLE_THREAD_PRODUCT: Final = 2**18
 
 BootstrapPath = Literal["indices", "multinomial"]
-
-# Odd 64-bit multipliers (splitmix64 outputs) for hashing a case's tuple of differences.
-_HASH_MULTIPLIERS: Final = (
-    0x9E3779B97F4A7C15,
-    0xBF58476D1CE4E5B9,
-    0x94D049BB133111EB,
-    0xD6E8FEB86659FD93,
-    0xA0761D6478BD642F,
-    0xE7037ED1A0B428DB,
-    0x8EBC6AF09C88C6E3,
-    0x589965CC75374CC3,
-)
 
 
 @dataclass(frozen=True)
@@ -55,11 +39,6 @@ class BootstrapDraws:
     aggregates: FloatArray  # (B, j)
     paths: tuple[BootstrapPath, ...]  # per metric, then per aggregate
 
-    @property
-    def path(self) -> BootstrapPath:
-        """``multinomial`` when every metric took the discrete path, else ``indices``."""
-        return "multinomial" if self.paths and set(self.paths) == {"multinomial"} else "indices"
-
 
 @dataclass(frozen=True)
 class DistinctRows:
@@ -69,36 +48,9 @@ class DistinctRows:
     counts: IntArray  # (T,)
 
 
-def _tuple_hash(by_metric: FloatArray) -> NDArray[np.uint64]:
-    """A 64-bit hash of each case's tuple (columns of the k x n matrix); collisions are checked."""
-    h = np.zeros(by_metric.shape[1], dtype=np.uint64)
-    for j, row in enumerate(by_metric):
-        bits = np.ascontiguousarray(row).view(np.uint64)
-        multiplier = np.uint64(_HASH_MULTIPLIERS[j % len(_HASH_MULTIPLIERS)])
-        h = (h ^ bits) * multiplier  # uint64 arithmetic wraps: deterministic everywhere
-        h ^= h >> np.uint64(29)
-    return h
-
-
 def distinct_rows(by_metric: FloatArray, limit: int) -> DistinctRows | None:
-    """Group cases by their tuple of values, or ``None`` when there are more than ``limit``."""
-    _, first, codes, counts = np.unique(
-        _tuple_hash(by_metric), return_index=True, return_inverse=True, return_counts=True
-    )
-    if first.shape[0] > limit:
-        return None
-    codes = codes.reshape(-1)
-    representatives = by_metric[:, first]
-    if not all(
-        np.array_equal(row, rep[codes]) for row, rep in zip(by_metric, representatives, strict=True)
-    ):
-        return _distinct_by_folding(by_metric, limit)
-    order = np.argsort(first, kind="stable")  # groups by their first case
-    return DistinctRows(representatives[:, order].T.copy(), counts[order].astype(np.int64))
-
-
-def _distinct_by_folding(by_metric: FloatArray, limit: int) -> DistinctRows | None:
-    """Exact grouping without hashing: fold the metrics in one at a time (mixed radix)."""
+    """Group cases by their tuple of values (exactly: the metrics folded in one at a time,
+    mixed radix), or ``None`` when there are more than ``limit``."""
     n = by_metric.shape[1]
     codes = np.zeros(n, dtype=np.int64)
     for row in by_metric:
@@ -176,7 +128,7 @@ def _multinomial(
     for start in range(0, n_resamples, rows):
         stop = min(n_resamples, start + rows)
         counts = gen.multinomial(n, probabilities, size=stop - start).astype(np.float64)
-        sums[start:stop] = exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+        sums[start:stop] = exact_products(counts, by_metric)
     return sums
 
 
@@ -185,7 +137,7 @@ def _counted_sums(by_metric: FloatArray, counts: FloatArray, draws: IntArray) ->
     n = counts.shape[1]
     for r in range(counts.shape[0]):
         counts[r] = np.bincount(draws[r], minlength=n)
-    return exact_products(counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+    return exact_products(counts, by_metric)
 
 
 def _generic(

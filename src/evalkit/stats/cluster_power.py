@@ -1,11 +1,5 @@
-"""``evalkit power --cluster FIELD``: what an eval of these clusters detects (issue 46).
-
-With declared clusters the verdict is the cluster-robust t (:mod:`evalkit.stats.clustered`),
-so its power is read from the clusters, not the cases: the detectable effect is
-(t(1 − α/2, df) + t(power, df))·se with the CR2 standard error and Bell-McCaffrey df, the
-analytic power that t with its df shifted by effect/se, and the simulated power the share of
-simulated evals the cluster-robust t finds, each eval drawing G of the observed clusters
-(centred, plus the effect on each of their cases) with replacement.
+"""``evalkit power --cluster FIELD``: what an eval of these clusters detects (issue 46), read
+from the clusters' cluster-robust t, as the verdict is (docs/design/code-notes.md).
 """
 
 from __future__ import annotations
@@ -14,11 +8,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evalkit.errors import InputError, MetricError
+from evalkit.errors import InputError
 from evalkit.stats.clustered import ClusterT
 from evalkit.stats.clustered_decide import ClusterLabels, clustering_of
-from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
-from evalkit.stats.power import _EFFECT_MULTIPLES, PowerRow, PowerTable
+from evalkit.stats.pairing import RunLike
+from evalkit.stats.power import _EFFECT_MULTIPLES, PowerRow, PowerTable, case_values
 from evalkit.stats.stream import PURPOSE_POWER, RESAMPLING_STREAM, SeedLike, resolve_seed, substream
 from evalkit.stats.tdist import t_cdf, t_quantile
 
@@ -38,12 +32,7 @@ def cluster_power_table(
     power: float = 0.8,
 ) -> PowerTable:
     """The power table of ``metric`` of ``a`` against ``b`` when cases come in ``clusters``."""
-    paired = pair_runs(a, b)
-    data = metric_data(paired, metric)
-    if not isinstance(data, CaseValues):
-        raise MetricError(
-            f"{metric!r} is a whole-run aggregate: power analysis needs per-case values"
-        )
+    paired, data = case_values(a, b, metric)
     diffs = data.a - data.b
     clustering = clustering_of(paired.ids, clusters)
     if clustering.count < 2:

@@ -1,9 +1,6 @@
-"""Inference on a mean paired difference when cases come in declared clusters: the
-cluster-robust t (CR2, Bell-McCaffrey df), the cluster bootstrap, and (in
-:mod:`evalkit.stats.sign_flips`) whole clusters' signs flipped.  A case without a declared
-cluster is its own; with fewer than :func:`clusters_needed` clusters a comparison is
-refused.  The formulas: docs/clusters.md and docs/design/code-notes.md.
-"""
+"""Inference on a mean paired difference when cases come in declared clusters (a case
+without one is its own): the cluster-robust t (CR2, Bell-McCaffrey df) and the cluster
+bootstrap (formulas: docs/clusters.md, docs/design/code-notes.md)."""
 
 from __future__ import annotations
 
@@ -89,11 +86,6 @@ class Clustering:
             out[r] = np.bincount(self.codes, weights=rows[r], minlength=self.count)
         return out
 
-    def restricted(self, keep: BoolArray) -> Clustering:
-        """The clustering of the kept cases only (a slice, a scope), renumbered."""
-        kept = self.codes[np.asarray(keep, dtype=np.bool_)]
-        return Clustering.of([None if self.undeclared[c] else int(c) for c in kept.tolist()])
-
 
 def clusters_needed(alpha: float) -> int:
     """The fewest clusters at which flipping whole clusters can reach a two-sided p of
@@ -129,11 +121,9 @@ class ClusterT:
 
     @classmethod
     def of(cls, totals: FloatArray, sizes: IntArray) -> ClusterT:
-        """From cluster totals (rows × G) and cluster sizes (G); needs G >= 2."""
+        """From cluster totals (rows × G) and cluster sizes (G >= 2, as every caller checks)."""
         s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
         size = np.asarray(sizes, dtype=np.float64)
-        if size.shape[0] < 2:
-            raise InputError("a cluster-robust t needs at least 2 clusters")
         n = float(size.sum())
         mean = s.sum(axis=1) / n
         residual = s - size[None, :] * mean[:, None]
@@ -152,12 +142,7 @@ class ClusterT:
 
 def bell_mccaffrey_df(sizes: IntArray) -> float:
     """Satterthwaite degrees of freedom of the CR2 variance of a mean under working
-    independence (Bell and McCaffrey's; closed form in the module docstring).
-
-    The variance is a quadratic form y'By; under y ~ N(μ, I) its df is
-    tr(B)² / tr(B²), and for a mean B lives on the clusters' indicators, so both traces
-    reduce to sums over the clusters, O(G).
-    """
+    independence (Bell and McCaffrey's), in O(G) (the derivation: docs/design/code-notes.md)."""
     size = np.asarray(sizes, dtype=np.float64)
     n = float(size.sum())
     b = size / (n * n * (1.0 - size / n))
@@ -172,12 +157,9 @@ def bell_mccaffrey_df(sizes: IntArray) -> float:
 def cluster_bootstrap_means(
     totals: FloatArray, sizes: IntArray, n_resamples: int, gen: np.random.Generator
 ) -> FloatArray:
-    """Per row of cluster totals, ``n_resamples`` means over resampled clusters.
-
-    Each resample draws G clusters with replacement (one ``multinomial(G, 1/G)`` row
-    of counts, shared by every row of ``totals``) and takes Σ counts·totals over
-    Σ counts·sizes: the mean over the cases of the drawn clusters.
-    """
+    """Per row of cluster totals, ``n_resamples`` means over the cases of G clusters drawn
+    with replacement (one ``multinomial(G, 1/G)`` row of counts per resample, shared by
+    every row): Σ counts·totals over Σ counts·sizes."""
     s = np.atleast_2d(np.asarray(totals, dtype=np.float64))
     size = np.asarray(sizes, dtype=np.float64)
     g = size.shape[0]

@@ -1,7 +1,7 @@
-"""Deciding by cluster (issue 46): :func:`evaluator_by_cluster` is
-:func:`evalkit.stats.procedures.evaluator_for` with the cases' clusters, each ``method``
-running its clustered counterpart (:mod:`evalkit.stats.clustered`; the table in
-docs/design/code-notes.md), with the interval and its dual p from one computation.
+"""Choosing the procedure a verdict is decided by: :func:`evaluator_by_cluster`, with the
+cases' clusters (issue 46) each ``method`` running its clustered counterpart
+(:mod:`evalkit.stats.clustered`; the table in docs/design/code-notes.md), with the interval
+and its dual p from one computation.
 """
 
 from __future__ import annotations
@@ -23,25 +23,28 @@ from evalkit.stats.clustered import (
     cluster_bootstrap_means,
     refuse_too_few,
 )
+from evalkit.stats.compare import single_metric_resamples
+from evalkit.stats.names import GATE_METHODS, checked
 from evalkit.stats.outcome import StatWarning
 from evalkit.stats.pairing import RunLike, pair_runs
 from evalkit.stats.procedures import (
     DEFAULT_GATE_METHOD,
+    DEFAULT_PROCEDURE,
     Decision,
     Evaluator,
     FloatArray,
     PairedData,
     Procedure,
-    check_gate_method,
-    evaluator_for,
     paired_data,
     refuse_aggregate,
     refuse_unbounded,
 )
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.stream import (
+    DEFAULT_CHUNK_BYTES,
     PURPOSE_CLUSTER_BOOTSTRAP,
     PURPOSE_CLUSTER_PERMUTATION,
+    PURPOSE_PERMUTATION,
     substream,
 )
 from evalkit.stats.tdist import t_quantile
@@ -70,10 +73,8 @@ class ClusteredEvaluator(Evaluator):
         resampled: FloatArray | None = None,
         flips: SignFlips | None = None,
     ) -> None:
-        self.procedure = procedure
-        self.estimate = estimate
+        super().__init__(procedure, estimate, resampled=resampled)
         self.clustering = clustering
-        self._resampled = resampled[None, :] if resampled is not None else None
         totals = clustering.totals(diffs) if diffs is not None else None
         self._t = ClusterT.of(totals, clustering.sizes) if totals is not None else None
         self._null = (
@@ -81,11 +82,6 @@ class ClusteredEvaluator(Evaluator):
             if totals is not None and flips is not None
             else None
         )
-
-    @property
-    def df(self) -> float | None:
-        """The cluster-robust t's degrees of freedom (None on the resampling paths)."""
-        return None if self._t is None else self._t.df
 
     def _t_raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         assert self._t is not None
@@ -143,28 +139,21 @@ def evaluator_by_cluster(
     b: RunLike,
     metric: str,
     *,
-    clusters: ClusterLabels | None,
+    clusters: ClusterLabels | None = None,
     method: object = DEFAULT_GATE_METHOD,
     n_resamples: int = 10_000,
     seed: int = 42,
     refuse_maximum: bool = True,
 ) -> tuple[Evaluator, PairedData]:
-    """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, by cluster when
-    ``clusters`` is given (else exactly :func:`~evalkit.stats.procedures.evaluator_for`)."""
-    if clusters is None:
-        return evaluator_for(
-            a,
-            b,
-            metric,
-            method=method,
-            n_resamples=n_resamples,
-            seed=seed,
-            refuse_maximum=refuse_maximum,
-        )
-    asked = check_gate_method(method)
+    """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, ready to decide,
+    by cluster when ``clusters`` is given: one owner for the gate, ``evalkit compare`` and
+    ``paired_test``.  ``refuse_maximum``: raise (:func:`refuse_unbounded`) rather than
+    decide a percentile aggregate that is each run's maximum (``compare``, which only
+    describes, passes False and keeps the ``aggregate_small_n`` warning)."""
+    asked = checked(method, GATE_METHODS, "method")
     paired, data = paired_data(a, b, metric)
-    clustering = clustering_of(paired.ids, clusters)
-    if clustering.count < 2:
+    clustering = None if clusters is None else clustering_of(paired.ids, clusters)
+    if clustering is not None and clustering.count < 2:
         raise InputError(
             f"{metric!r}: the {len(paired.ids)} paired cases are all in one cluster; a "
             "clustered comparison needs at least 2 clusters"
@@ -172,7 +161,18 @@ def evaluator_by_cluster(
     if paired.diffs is None:
         if refuse_maximum:
             refuse_unbounded(data.aggregate, metric)
-        refuse_aggregate(asked, metric, " (with clusters: whole clusters resampled)")
+        fix = "" if clustering is None else " (with clusters: whole clusters resampled)"
+        refuse_aggregate(asked, metric, fix)
+    n = len(paired.ids)
+    if clustering is None:
+        if paired.diffs is None or asked == "bootstrap":
+            # the engine's own draws: the spec's interval to the last bit (a test holds them)
+            resampled = single_metric_resamples(data, n, n_resamples, seed, DEFAULT_CHUNK_BYTES)
+            return Evaluator("bootstrap", paired.estimate, resampled=resampled), paired
+        if asked == "permutation":
+            flips = SignFlips.draw(n, n_resamples, substream(seed, PURPOSE_PERMUTATION))
+            return Evaluator(asked, paired.estimate, diffs=paired.diffs, flips=flips), paired
+        return Evaluator(DEFAULT_PROCEDURE, paired.estimate, diffs=paired.diffs), paired
     if paired.diffs is None or asked == "bootstrap":
         gen = substream(seed, PURPOSE_CLUSTER_BOOTSTRAP)
         if paired.diffs is None:
@@ -183,14 +183,13 @@ def evaluator_by_cluster(
         return ClusteredEvaluator(
             "cluster-bootstrap", paired.estimate, clustering, resampled=resampled
         ), paired
-    flips = None
     if asked == "permutation":
         gen = substream(seed, PURPOSE_CLUSTER_PERMUTATION)
         flips = SignFlips.draw(clustering.count, n_resamples, gen)
-    procedure: Procedure = "cluster-t" if flips is None else "cluster-permutation"
-    return ClusteredEvaluator(
-        procedure, paired.estimate, clustering, diffs=paired.diffs, flips=flips
-    ), paired
+        return ClusteredEvaluator(
+            "cluster-permutation", paired.estimate, clustering, diffs=paired.diffs, flips=flips
+        ), paired
+    return ClusteredEvaluator("cluster-t", paired.estimate, clustering, diffs=paired.diffs), paired
 
 
 def cluster_labels(name: str, *runs: object) -> ClusterLabels:

@@ -14,8 +14,7 @@ from evalkit.stats.outcome import StatWarning
 SMALL_N: Final = 80
 #: From this many cases on, paired t holds at most 2.6% one-sided on every claimed shape.
 CALIBRATED_N: Final = 30
-#: Measured by ``uv run python scripts/calibration/calibrate.py`` (docs/calibration.md; the
-#: figures of these sentences are read off it by tests/report/test_quoted_calibration.py).
+#: Measured by scripts/calibration/calibrate.py (docs/calibration.md; a test reads them off).
 SMALL_N_FIGURES: Final = (
     "measured for the default (paired t) at n = 10-20: 0.4-2.9% one-sided against 2.5% on "
     "the claimed calibration shapes, and up to 9.0% on a skewed metric with many ties"
@@ -27,8 +26,7 @@ BOOTSTRAP_SMALL_N_FIGURES: Final = (
 SKEW_LIMIT: Final = 1.0
 #: Below this many cases a verdict with no winning case says a rare large win may be missing.
 NO_WIN_N: Final = 60
-#: Measured by ``uv run python scripts/calibration/calibrate.py`` (shape ``rare-large-win``: a
-#: +0.95 win in 1 case of 20, else a −0.05 loss; docs/calibration.md).
+#: Measured on the shape ``rare-large-win`` (docs/calibration.md).
 NO_WIN_FIGURES: Final = (
     "measured on a change that wins big on 1 case in 20 and loses a little on the rest: "
     "60% / 46% / 22% / 8% false fails at n = 10 / 15 / 30 / 50, every one of them on a "
@@ -44,25 +42,6 @@ def skewness(values: NDArray[np.float64]) -> float:
         return 0.0
     m3 = float(np.mean(centred * centred * centred))  # ** 3 takes numpy's slow pow()
     return m3 / math.pow(m2, 1.5)
-
-
-def no_win_warning(
-    n: int, diffs: NDArray[np.float64], higher_is_better: bool
-) -> StatWarning | None:
-    """``no_wins`` when some case lost, none won, and n is small enough to miss rare wins."""
-    good = diffs > 0 if higher_is_better else diffs < 0
-    bad = diffs < 0 if higher_is_better else diffs > 0
-    if n >= NO_WIN_N or bool(good.any()) or not bool(bad.any()):
-        return None
-    chance = 0.95**n
-    return StatWarning(
-        "no_wins",
-        f"no case improved ({int(bad.sum())} of {n} worse, none better): if the change is "
-        f"meant to help a few cases, {n} cases may hold none of them (a win on 1 case in "
-        f"20 is absent from {n} cases {chance:.0%} of the time), and then every procedure "
-        f"reports a regression that is not there ({NO_WIN_FIGURES}); check that the cases "
-        "cover what the change targets",
-    )
 
 
 #: What the skew warning adds: the default's measured limit there (docs/calibration.md).
@@ -125,8 +104,18 @@ def warnings_for(
                     + SKEW_LIMIT_FIGURES,
                 )
             )
-        if higher_is_better is not None:
-            no_wins = no_win_warning(n, diffs, higher_is_better)
-            if no_wins is not None:
-                out.append(no_wins)
+    if diffs is not None and higher_is_better is not None and n < NO_WIN_N:
+        # some case lost and none won: n may be too small to hold a rare win
+        bad = diffs < 0 if higher_is_better else diffs > 0
+        if not np.any(diffs > 0 if higher_is_better else diffs < 0) and bool(bad.any()):
+            out.append(
+                StatWarning(
+                    "no_wins",
+                    f"no case improved ({int(bad.sum())} of {n} worse, none better): if the "
+                    f"change is meant to help a few cases, {n} cases may hold none of them (a "
+                    f"win on 1 case in 20 is absent from {n} cases {0.95**n:.0%} of the "
+                    "time), and then every procedure reports a regression that is not there "
+                    f"({NO_WIN_FIGURES}); check that the cases cover what the change targets",
+                )
+            )
     return tuple(out)

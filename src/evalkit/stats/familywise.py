@@ -54,9 +54,8 @@ class FamilywiseRate:
     slice_q: float | None = None
     slice_method: str = ""
     checks_rate: float | None = None  # the rate of the checks alone, before slices
-    # Non-inferiority checks whose own rate with nothing changed is well above α/2 (a
-    # margin close to 0 for the cases there are): (check id, that rate, margin in
-    # half-widths of the check's interval).  They explain a family rate above Σ α/2.
+    # Non-inferiority checks failing well above α/2 with nothing changed (a margin close to
+    # 0): (check id, that rate, margin in half-widths of the check's interval).
     near_margin: tuple[tuple[str, float, float], ...] = ()
     tests: int = 0  # how many checks the rate is over
 
@@ -124,7 +123,10 @@ def familywise_rate(
         return _bound(checks, correction)
     matrix = np.stack([c.diffs for c in checks if c.diffs is not None], axis=1)
     gen = substream(seed, PURPOSE_POWER)
-    est, se = _simulated_evals(matrix, worlds, gen)
+    # half the worlds drawn, the other half their mirror images (−Δ, the same SE)
+    half_est, half_se = _drawn_evals(matrix, (worlds + 1) // 2, gen)
+    est = np.concatenate([half_est, -half_est])[:worlds]
+    se = np.concatenate([half_se, half_se])[:worlds]
     family = [j for j, c in enumerate(checks) if c.corrected and correction != "none"]
     failed = np.zeros(worlds, dtype=bool)
     near_margin: list[tuple[str, float, float]] = []
@@ -152,15 +154,6 @@ def familywise_rate(
 
 
 # ----------------------------------------------------------------------------- simulation
-
-
-def _simulated_evals(
-    matrix: FloatArray, worlds: int, gen: np.random.Generator
-) -> tuple[FloatArray, FloatArray]:
-    """Half the worlds drawn, the other half their mirror images (−Δ, the same SE)."""
-    half = (worlds + 1) // 2
-    est, se = _drawn_evals(matrix, half, gen)
-    return np.concatenate([est, -est])[:worlds], np.concatenate([se, se])[:worlds]
 
 
 def _drawn_evals(

@@ -11,7 +11,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 FdrMethod = Literal["bh", "by"]
 FDR_NAMES: Final[dict[str, str]] = {"bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
@@ -26,8 +25,6 @@ def harmonic(m: int) -> float:
 class StepUp:
     """The outcome of one step-up procedure over m p-values."""
 
-    method: FdrMethod
-    q: float
     rejected: tuple[bool, ...]
     adjusted: tuple[float, ...]  # the smallest q at which each test would be rejected
     level: float  # reject exactly when p ≤ level (q·R/m, BY: /c(m)); q/m(·/c(m)) when R = 0
@@ -37,14 +34,12 @@ def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod)
     """Benjamini-Hochberg (``bh``) or Benjamini-Yekutieli (``by``) at rate ``q``."""
     if not 0.0 < q < 1.0:
         raise ValueError(f"the false discovery rate q must lie strictly between 0 and 1, got {q!r}")
-    if method not in ("bh", "by"):
-        raise ValueError(f"unknown FDR method {method!r}; use 'bh' or 'by'")
     p = np.asarray(p_values, dtype=np.float64)
     if p.ndim != 1 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise ValueError("p-values must be a flat sequence of numbers in [0, 1]")
     m = p.size
     if m == 0:
-        return StepUp(method, q, (), (), q)
+        return StepUp((), (), q)
     scale = harmonic(m) if method == "by" else 1.0
     order = np.argsort(p, kind="stable")
     ranks = np.arange(1, m + 1, dtype=np.float64)
@@ -61,8 +56,6 @@ def step_up(p_values: Sequence[float] | FloatArray, q: float, method: FdrMethod)
     adjusted = np.empty(m)
     adjusted[order] = monotone
     return StepUp(
-        method,
-        q,
         tuple(bool(x) for x in rejected),
         tuple(float(x) for x in adjusted),
         float(level),

@@ -27,6 +27,9 @@ MAX_DENOMINATOR: Final = 10**6
 #: (a metric computed as a ratio is the double nearest the fraction, 1/2 ulp; a few
 #: more cover formulas that add a handful of such ratios).
 ULPS: Final = 4
+#: Products of at most this many multiply-adds stay single-threaded in OpenBLAS
+#: (SMP_THRESHOLD_MIN x GEMM_MULTITHREAD_THRESHOLD); see ``exact_products``.
+SINGLE_THREAD_PRODUCT: Final = 2**18
 
 
 @dataclass(frozen=True)
@@ -44,18 +47,6 @@ class FixedPoint:
     @property
     def k(self) -> int:
         return int(self.by_metric.shape[0])
-
-    @property
-    def step(self) -> FloatArray:
-        """The lattice step ``1 / D`` of each metric (rounded to a double)."""
-        out: FloatArray = 1.0 / self.denominator
-        return out
-
-    @property
-    def units(self) -> FloatArray:
-        """The same integers case by case (n x k), as a view."""
-        view: FloatArray = self.by_metric.T
-        return view
 
     @property
     def totals(self) -> FloatArray:
@@ -81,9 +72,7 @@ def _tolerance(value: float, floor: float) -> float:
 def rational_denominator(values: FloatArray, n: int, *, floor: float = 0.0) -> int | None:
     """The least common denominator of ``values`` if they lie on a usable rational lattice."""
     distinct = np.unique(np.abs(values))
-    largest = float(distinct[-1]) if distinct.size else 0.0
-    if largest == 0.0:
-        return 1
+    largest = float(distinct[-1])  # lattice_column has refused all-zero data
     tol_max = _tolerance(largest, floor)
     # rounding v * D must be unambiguous (error well below 1/2) and n terms must fit
     limit = min(_RATIONAL_SUMS // max(n, 1) / max(largest, 1e-300), 0.25 / tol_max)
@@ -173,12 +162,12 @@ def to_fixed(
     return FixedPoint(by_metric, denominator, tuple(kinds))
 
 
-def exact_products(left: FloatArray, right: FloatArray, *, single_thread: int) -> FloatArray:
+def exact_products(left: FloatArray, right: FloatArray) -> FloatArray:
     """``left @ right.T`` for integer-valued float operands whose exact result is < 2**53."""
     rows, n = left.shape
     k = right.shape[0]
     total = np.zeros((rows, k), dtype=np.float64)
-    step = max(256, single_thread // max(1, k * rows))
+    step = max(256, SINGLE_THREAD_PRODUCT // max(1, k * rows))
     for start in range(0, n, step):
         total += left[:, start : start + step] @ right[:, start : start + step].T
     return total

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 from evalkit.errors import MetricError
@@ -120,7 +120,7 @@ class Comparison:
     correction: Correction
     seed: int
     stream: str
-    false_alarm_chance: float = field(default=0.0)
+    false_alarm_chance: float = 0.0
 
     @property
     def metrics(self) -> list[str]:

@@ -1,5 +1,5 @@
 """``paired_test``: the gate's verdict on one metric of two runs, as a library call (the
-gate's and ``evalkit compare``'s own :func:`evalkit.stats.procedures.evaluator_for`).
+gate's and ``evalkit compare``'s own :func:`~evalkit.stats.clustered_decide.evaluator_by_cluster`).
 """
 
 from __future__ import annotations

@@ -96,24 +96,11 @@ class CaseMatch:
     ids: tuple[str, ...]
     rows_a: dict[str, Row]
     rows_b: dict[str, Row]
-    name_a: str
-    name_b: str
     only_a: tuple[str, ...] = ()
     only_b: tuple[str, ...] = ()
     failed_a: tuple[str, ...] = ()
     failed_b: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
-
-    def paired(self) -> Paired:
-        """The paired rows in sorted id order (what the statistics resample)."""
-        ids = sorted(self.ids)
-        return Paired(
-            ids,
-            [self.rows_a[i] for i in ids],
-            [self.rows_b[i] for i in ids],
-            self.name_a,
-            self.name_b,
-        )
 
 
 def match_cases(
@@ -132,8 +119,7 @@ def match_cases(
     failed_a = tuple(i for i, r in by_a.items() if r.error is not None) if drop_failed else ()
     failed_b = tuple(i for i, r in by_b.items() if r.error is not None) if drop_failed else ()
     bad = {*failed_a, *failed_b}
-    # The gate pairs the same two runs for every check: when both hold the same cases,
-    # none failed or changed, the C-level comparison of the id sets decides it (#27).
+    # the same cases, none failed or changed: one C-level comparison of the id sets (#27)
     same = by_a.keys() == by_b.keys()
     if same and not skip and not bad:
         ids = tuple(by_a)
@@ -143,8 +129,6 @@ def match_cases(
         ids=ids,
         rows_a=by_a,
         rows_b=by_b,
-        name_a=name_a,
-        name_b=name_b,
         only_a=() if same else tuple(i for i in by_a if i not in by_b),
         only_b=() if same else tuple(i for i in by_b if i not in by_a),
         failed_a=failed_a,
@@ -155,14 +139,10 @@ def match_cases(
     )
 
 
-def pair_runs(
-    a: RunLike, b: RunLike, names: tuple[str | None, str | None] = (None, None)
-) -> Paired:
+def pair_runs(a: RunLike, b: RunLike) -> Paired:
     """Pair the rows of ``a`` and ``b`` by case id; both must cover the same cases."""
     name_a, rows_a = _name_and_rows(a, "a")
     name_b, rows_b = _name_and_rows(b, "b")
-    name_a = names[0] or name_a
-    name_b = names[1] or name_b
     for name, rows in ((name_a, rows_a), (name_b, rows_b)):
         if not rows:
             raise ComparisonError(
@@ -183,17 +163,16 @@ def pair_runs(
             "a paired comparison needs the same cases on both sides: rerun on one golden "
             "set or drop those cases from both runs"
         )
-    paired = match.paired()
+    ids = sorted(match.ids)  # the statistics resample the cases in sorted id order
+    paired = Paired(
+        ids, [match.rows_a[i] for i in ids], [match.rows_b[i] for i in ids], name_a, name_b
+    )
     if paired.n < 2:
         raise ComparisonError(
             f"runs {name_a!r} and {name_b!r} share only {paired.n} case ({_shown(paired.ids)}): a "
             "single case cannot separate a change from noise; gate it with a threshold check"
         )
     return paired
-
-
-def _computed(rows: list[Row]) -> str:
-    return ", ".join(dict.fromkeys(name for row in rows for name in row.metrics)) or "none"
 
 
 def _number(value: object, metric: str, case_id: str, run: str) -> float:
@@ -217,8 +196,10 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
     for run, rows in sides:
         missing = [row.query_id for row in rows if metric not in row.metrics]
         if len(missing) == len(rows):
+            computed = dict.fromkeys(name for row in rows for name in row.metrics)
             raise MissingMetricError(
-                f"metric {metric!r} was not computed for run {run!r} (computed: {_computed(rows)})"
+                f"metric {metric!r} was not computed for run {run!r} (computed: "
+                f"{', '.join(computed) or 'none'})"
             )
         if missing:
             raise MetricError(
@@ -229,8 +210,7 @@ def _case_values(paired: Paired, metric: str) -> CaseValues:
         values = [row.metrics[metric] for row in rows]
         array = np.array(values, dtype=np.float64) if _FLOAT.issuperset(map(type, values)) else None
         if array is None or not np.isfinite(array).all():
-            # Anything but finite floats goes case by case, which names the defect; the
-            # check per value cost a tenth of the gate at 10^5 cases (#27).
+            # anything but finite floats goes case by case, which names the defect
             array = np.array(
                 [
                     _number(v, metric, row.query_id, run)

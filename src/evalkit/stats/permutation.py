@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit.stats.aggregates import ResampledAggregate
-from evalkit.stats.bootstrap import SINGLE_THREAD_PRODUCT, DistinctRows, distinct_rows
+from evalkit.stats.bootstrap import DistinctRows, distinct_rows
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
 from evalkit.stats.stream import (
     PURPOSE_PERMUTATION,
@@ -130,7 +130,7 @@ def permutation_null(
 
 def _signed(by_metric: FloatArray, totals: FloatArray, flips: FloatArray) -> FloatArray:
     # sum_i (1 - 2 f_i) K_i  =  sum_i K_i - 2 * sum_{flipped} K_i, all exact integers
-    flipped = exact_products(flips, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+    flipped = exact_products(flips, by_metric)
     out: FloatArray = totals - 2 * flipped
     return out
 
@@ -208,7 +208,7 @@ def _binomial(
         rows = min(rows_per_chunk, n_resamples - start)
         flipped = gen.binomial(groups.counts, 0.5, size=(rows, groups.counts.shape[0]))
         signed_counts = (groups.counts - 2 * flipped).astype(np.float64)
-        sums = exact_products(signed_counts, by_metric, single_thread=SINGLE_THREAD_PRODUCT)
+        sums = exact_products(signed_counts, by_metric)
         yield NullChunk(sums, np.empty((rows, 0)))
 
 
@@ -232,9 +232,7 @@ def _flips(
         # one resample split into pieces: accumulate the flipped sum, emit when complete
         width = flips.shape[1]
         piece = by_metric[:, block.col : block.col + width]
-        pending += exact_products(
-            flips.astype(np.float64), piece, single_thread=SINGLE_THREAD_PRODUCT
-        )[0]
+        pending += exact_products(flips.astype(np.float64), piece)[0]
         if block.col + width == n:
             yield NullChunk((totals - 2 * pending)[None, :], np.empty((1, 0)))
             pending = np.zeros(k, dtype=np.float64)

@@ -13,7 +13,8 @@ from numpy.typing import ArrayLike, NDArray
 from evalkit.errors import InputError, MetricError
 from evalkit.stats.bootstrap import bootstrap_draws
 from evalkit.stats.fixedpoint import to_fixed
-from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
+from evalkit.stats.names import checked_alpha
+from evalkit.stats.pairing import CaseValues, Paired, RunLike, metric_data, pair_runs
 from evalkit.stats.stream import (
     DEFAULT_CHUNK_BYTES,
     PURPOSE_POWER,
@@ -23,7 +24,8 @@ from evalkit.stats.stream import (
     resolve_seed,
     substream,
 )
-from evalkit.stats.tdist import normal_cdf, normal_quantile, t_cdf, t_quantile, t_two_sided_p
+from evalkit.stats.tails import t_p_of
+from evalkit.stats.tdist import normal_cdf, normal_quantile, t_cdf, t_quantile
 
 __all__ = [
     "PowerRow",
@@ -75,12 +77,6 @@ class PowerTable:
     metric: str | None = None
 
 
-def _alpha(alpha: float) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise InputError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
-    return float(alpha)
-
-
 def _target(power: float) -> float:
     if isinstance(power, bool) or not isinstance(power, int | float) or not 0 < power < 1:
         raise InputError(f"power must lie strictly between 0 and 1 (e.g. 0.8), got {power!r}")
@@ -113,8 +109,7 @@ def _sd(sd_or_diffs: float | ArrayLike) -> float:
 
 
 def _t_sum(alpha: float, power: float, n: int) -> float:
-    # Student quantiles with n - 1 df, not normal ones: the deciding tests estimate σ_d,
-    # and with z the claimed 80% was realised at 72-77% at n = 30 (docs/calibration.md).
+    # Student quantiles: the deciding tests estimate σ_d (docs/calibration.md).
     return t_quantile(1 - alpha / 2, n - 1) + t_quantile(power, n - 1)
 
 
@@ -125,14 +120,13 @@ def mde(sd_or_diffs: float | ArrayLike, n: int, alpha: float = 0.05, power: floa
     and 2.8·σ_d/√n for large n at the defaults.
     """
     size = _cases(n)
-    return _t_sum(_alpha(alpha), _target(power), size) * _sd(sd_or_diffs) / math.sqrt(size)
+    return _t_sum(checked_alpha(alpha), _target(power), size) * _sd(sd_or_diffs) / math.sqrt(size)
 
 
 #: Null worlds simulated for a verdict's detectable regression.
 DETECTABLE_SIMULATIONS: Final = 1000
-#: Memory budget (float64 elements) of one simulated chunk: 2 MB, so that the dozen
-#: passes the moments make over it stay in cache (16 MB made the simulation 1.4-3x
-#: slower at 3,000-100,000 cases); the draws, and so the result, do not depend on it.
+#: Memory budget (float64 elements) of one simulated chunk: 2 MB stays in cache (16 MB was
+#: 1.4-3x slower); the draws, and so the result, do not depend on it.
 _CHUNK_ELEMENTS: Final = 2**18
 #: Cases per distinct difference from which the simulation counts levels instead.
 _FEW_LEVELS: Final = 16
@@ -183,7 +177,7 @@ def detectable_regression(
     """The regression a verdict's own procedure catches with probability ``power``."""
     d = _diffs(diffs)
     n = d.shape[0]
-    a, goal = _alpha(alpha), _target(power)
+    a, goal = checked_alpha(alpha), _target(power)
     if method not in ("auto", "t") or float(np.std(d)) == 0.0:
         return mde(d, n, a, goal)
     gen = substream(resolve_seed(seed), PURPOSE_POWER)
@@ -191,8 +185,7 @@ def detectable_regression(
     # of s; rescaled, the resampled worlds spread as the eval's own estimate does.
     centred = (d - d.mean()) * math.sqrt(n / (n - 1))
     levels = Levels.of(centred)
-    # A metric of few levels (recall@k, P@k, pass/fail): each world summarised from its
-    # counts per level, O(levels) after the draws instead of O(n) per summary (#27).
+    # A metric of few levels (recall@k, pass/fail): each world summarised from its counts.
     counted = levels.values.shape[0] * _FEW_LEVELS <= n
     reach = t_quantile(1 - a / 2, n - 1) / math.sqrt(n)
     bad_ends: list[FloatArray] = []
@@ -238,7 +231,7 @@ def n_for_effect(
     """Cases needed to detect ``effect`` with probability ``power`` (the smallest such n)."""
     if not isinstance(effect, int | float) or not math.isfinite(effect) or effect == 0:
         raise InputError(f"effect must be a non-zero finite number, got {effect!r}")
-    a, goal, sd = _alpha(alpha), _target(power), _sd(sd_or_diffs)
+    a, goal, sd = checked_alpha(alpha), _target(power), _sd(sd_or_diffs)
     ratio = sd / abs(effect)
     # the normal-quantile answer is a lower bound; step up until the t-based MDE fits
     n = max(2, math.ceil(((normal_quantile(1 - a / 2) + normal_quantile(goal)) * ratio) ** 2))
@@ -254,7 +247,7 @@ def analytic_power(sd: float, n: int, effect: float, alpha: float = 0.05) -> flo
     inverse of :func:`mde`; at δ = 0 the one-sided false-fail rate α/2.
     """
     n = _cases(n)
-    a = _alpha(alpha)
+    a = checked_alpha(alpha)
     if effect == 0:
         return a / 2
     if sd == 0:
@@ -314,20 +307,15 @@ def _simulated_t(sims: FloatArray, effects: list[float], alpha: float) -> list[f
     means = sims.mean(axis=0)
     # exactly one repeated value: its float sd is rounding noise, not 0
     sds = np.where(np.ptp(sims, axis=0) > 0, sims.std(axis=0, ddof=1), 0.0)
+    # A world of one repeated value carries no evidence of a shift (issue #23): never a hit.
+    varies = sds > 0
     rates = []
     for effect in effects:
-        hits = 0
-        for mean, sd in zip((means + effect).tolist(), sds.tolist(), strict=True):
-            if sd == 0:
-                # A world of one repeated value (on a discrete metric, a resample of only
-                # the centred tied cases) carries no evidence of a shift: the shift model
-                # would call it significant at any effect (issue #23).
-                continue
-            p = t_two_sided_p(mean / (sd / math.sqrt(n)), n - 1)
-            # on the effect's side (at effect 0: below, one side, as analytic_power)
-            if p <= alpha and (mean > 0 if effect > 0 else mean < 0):
-                hits += 1
-        rates.append(hits / n_sim)
+        shifted = means + effect
+        p = t_p_of(shifted, sds / math.sqrt(n), n - 1, 0.0)
+        # on the effect's side (at effect 0: below, one side, as analytic_power)
+        side = shifted > 0 if effect > 0 else shifted < 0
+        rates.append(int(np.count_nonzero(varies & (p <= alpha) & side)) / n_sim)
     return rates
 
 
@@ -355,7 +343,7 @@ def power(
     """
     observed = _diffs(diffs)
     size = _cases(observed.shape[0] if n is None else n)
-    a = _alpha(alpha)
+    a = checked_alpha(alpha)
     goal = _target(target_power)
     wanted = _check_effects(effects)
     if method not in SIMULATION_METHODS:
@@ -403,14 +391,16 @@ def power(
     )
 
 
-def _single_run_values(run: RunLike, metric: str) -> FloatArray:
-    # Pair the run with itself: reuses every fail-loud rule about the metric's values.
-    data = metric_data(pair_runs(run, run), metric)
+def case_values(a: RunLike, b: RunLike, metric: str) -> tuple[Paired, CaseValues]:
+    """``metric``'s per-case values of ``a`` and ``b`` paired by case id (refusing an
+    aggregate); ``b`` may be ``a`` itself, which reuses every fail-loud rule for one run."""
+    paired = pair_runs(a, b)
+    data = metric_data(paired, metric)
     if not isinstance(data, CaseValues):
         raise MetricError(
             f"{metric!r} is a whole-run aggregate: power analysis needs per-case values"
         )
-    return data.a
+    return paired, data
 
 
 def power_table(
@@ -433,15 +423,11 @@ def power_table(
     ``effects`` default to multiples of the minimum detectable effect.
     """
     if b is not None:
-        data = metric_data(pair_runs(a, b), metric)
-        if not isinstance(data, CaseValues):
-            raise MetricError(
-                f"{metric!r} is a whole-run aggregate: power analysis needs per-case values"
-            )
+        data = case_values(a, b, metric)[1]
         diffs = data.a - data.b
         source = "paired differences"
     else:
-        values = _single_run_values(a, metric)
+        values = case_values(a, a, metric)[1].a
         diffs = values - values.mean()
         source = _SINGLE_RUN_SOURCE
     size = diffs.shape[0] if n is None else n

@@ -1,9 +1,5 @@
-"""Decision procedures: the interval and the p-value a verdict shows, from one procedure.
-
-The decision, "p ≤ α" and "the 1 − α interval excludes the tested value" never disagree:
-each procedure (``t``, ``bootstrap``, ``permutation``) gives the interval and its dual p
-from one computation (docs/design/statistics.md; details in docs/design/code-notes.md).
-"""
+"""Decision procedures: each gives a verdict's interval and its dual p from one computation,
+so the decision, "p ≤ α" and "the interval excludes the tested value" never disagree."""
 
 from __future__ import annotations
 
@@ -22,21 +18,14 @@ from evalkit.stats.compare import (
     lattice_of,
     observed_on_lattice,
     percentile_interval,
-    single_metric_resamples,
 )
-from evalkit.stats.names import GATE_METHODS, GateMethod, checked
+from evalkit.stats.names import GateMethod
 from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
-from evalkit.stats.stream import (
-    DEFAULT_CHUNK_BYTES,
-    PURPOSE_PERMUTATION,
-    substream,
-)
 from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import t_quantile
 
 FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 Procedure = Literal[
     "t",
@@ -78,39 +67,27 @@ def _rows(data: FloatArray) -> FloatArray:
 # ----------------------------------------------------------------------------- paired t
 
 
+def _mean_sd(data: FloatArray) -> tuple[int, FloatArray, FloatArray]:
+    """(n, mean, sd) of every row; exactly one repeated value has sd 0 (its float sd is
+    rounding noise, not spread)."""
+    d = _rows(data)
+    return d.shape[1], d.mean(axis=1), np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
+
+
 def t_bounds(data: FloatArray, alpha: float) -> tuple[FloatArray, FloatArray]:
     """Ends of the 1 − α paired t interval for every row (a point where a row does not vary)."""
-    d = _rows(data)
-    n = d.shape[1]
-    mean = d.mean(axis=1)
-    # exactly one repeated value: its float sd is rounding noise, not spread
-    sd = np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
+    n, mean, sd = _mean_sd(data)
     half = t_quantile(1.0 - alpha / 2.0, n - 1) * sd / math.sqrt(n)
     return mean - half, mean + half
 
 
 def t_p(data: FloatArray, null: float) -> FloatArray:
     """Two-sided p of H0: mean difference = ``null``, per row (the dual of :func:`t_bounds`)."""
-    d = _rows(data)
-    n = d.shape[1]
-    mean = d.mean(axis=1)
-    sd = np.where(np.ptp(d, axis=1) > 0, d.std(axis=1, ddof=1), 0.0)
+    n, mean, sd = _mean_sd(data)
     return t_p_of(mean, sd / math.sqrt(n), n - 1, null)
 
 
 # ----------------------------------------------------------------------------- bootstrap
-
-
-def percentile_p(resampled: FloatArray, null: float) -> FloatArray:
-    """Smallest α at which the type-7 percentile interval excludes ``null``, per row.
-
-    With the resamples sorted, ``quantile(τ) ≤ null`` exactly while the
-    interpolation position ``(B − 1)·τ`` stays at or below the point where the
-    interpolation line crosses ``null``; the lower end excludes ``null`` once
-    ``α/2`` passes that share, the upper end symmetrically.
-    """
-    r = np.sort(resampled, axis=1)
-    return np.array([_percentile_p_row(row, null, r.shape[1]) for row in r], dtype=np.float64)
 
 
 def _crossing(r: FloatArray, null: float, count: int) -> float:
@@ -119,9 +96,14 @@ def _crossing(r: FloatArray, null: float, count: int) -> float:
     return (count - 1) + (null - below) / (above - below)
 
 
-def _percentile_p_row(r: FloatArray, null: float, b: int) -> float:
+def percentile_p(resampled: FloatArray, null: float) -> float:
+    """Smallest α at which the type-7 percentile interval of ``resampled`` excludes ``null``
+    (read off where the interpolation line crosses ``null``: docs/design/code-notes.md)."""
+    r = np.sort(resampled)
+    b = r.shape[0]
     if b == 1:
         return 1.0 if r[0] == null else 0.0
+
     at_most = int(np.searchsorted(r, null, side="right"))  # r <= null
     below = int(np.searchsorted(r, null, side="left"))  # r < null
     # lower end excludes null iff alpha > 2 * tau0 (tau0: last share with quantile <= null)
@@ -157,25 +139,13 @@ class Decision:
     p_value: float  # two-sided p of H0: Δ = null; ≤ 1 − confidence ⇔ null outside [low, high]
 
     @property
-    def alpha(self) -> float:
-        return 1.0 - self.confidence
-
-    @property
     def excludes_null(self) -> bool:
         return self.low > self.null or self.high < self.null
 
-    @property
-    def name(self) -> str:
-        return PROCEDURE_NAMES[self.procedure]
-
 
 def agree(low: float, high: float, null: float, p: float, alpha: float) -> float:
-    """``p`` made to agree with the interval where float rounding puts it on the line.
-
-    The analytic p and the analytic interval are computed by different float
-    paths; exactly at the boundary (|p − α| of order 1e-15) they may disagree,
-    and the interval (the DESIGN §5 rule) wins.  Tests bound how far this moves p.
-    """
+    """``p`` made to agree with the interval where float rounding (|p − α| of order 1e-15)
+    puts it on the line: the interval (the DESIGN §5 rule) wins."""
     excluded = low > null or high < null
     if excluded and p > alpha:
         return alpha
@@ -185,12 +155,8 @@ def agree(low: float, high: float, null: float, p: float, alpha: float) -> float
 
 
 class Evaluator:
-    """The state one procedure needs to give intervals at any level for one data set.
-
-    Built once per verdict; a multiplicity correction asks it again for the interval
-    at the corrected level, so the corrected verdict's interval and adjusted p stay
-    duals of each other.
-    """
+    """The state one procedure needs to give intervals at any level for one data set (a
+    correction asks it again at the corrected level, so interval and adjusted p stay duals)."""
 
     def __init__(
         self,
@@ -208,18 +174,12 @@ class Evaluator:
         self._null = (
             SignFlipNull.of(self._diffs, flips) if self._diffs is not None and flips else None
         )
-        if procedure == "t" and self._diffs is None:
-            raise InputError("procedure 't' needs per-case differences")
-        if procedure == "bootstrap" and self._resampled is None:
-            raise InputError("procedure 'bootstrap' needs the resampled differences")
-        if procedure == "permutation" and self._null is None:
-            raise InputError("procedure 'permutation' needs per-case differences and flips")
 
     def raw(self, alpha: float, null: float) -> tuple[float, float, float]:
         """(low, high, p) before :func:`agree` -- exposed for the consistency tests."""
         if self._resampled is not None:
             low, high = percentile_interval(self._resampled, alpha, axis=1)
-            return float(low[0]), float(high[0]), float(percentile_p(self._resampled, null)[0])
+            return float(low[0]), float(high[0]), percentile_p(self._resampled[0], null)
         if self._null is not None:
             low, high = self._null.bounds(alpha, null)
             return float(low[0]), float(high[0]), float(self._null.p(np.array([null]))[0])
@@ -247,19 +207,11 @@ def refuse_aggregate(asked: GateMethod, metric: str, fix: str = "") -> None:
 
 
 def corrected_alpha(alpha: float, p_raw: float, p_adjusted: float) -> float:
-    """The level at which the raw test decides exactly as the corrected one does.
-
-    The raw p is ≤ α·p/p_adj exactly when p_adj ≤ α, so the interval at that level
-    excludes the tested value exactly when the corrected decision rejects.  For
-    Holm's step j this is α/(k − j + 1), the level Holm tests that step at.
-    """
+    """The level at which the raw test decides exactly as the corrected one does: the raw p
+    is ≤ α·p/p_adj exactly when p_adj ≤ α (Holm's step j: α/(k − j + 1))."""
     if p_adjusted <= 0.0 or p_raw <= 0.0:
         return alpha
     return min(alpha, alpha * p_raw / p_adjusted)
-
-
-def check_gate_method(method: object) -> GateMethod:
-    return checked(method, GATE_METHODS, "method")
 
 
 # ----------------------------------------------------------------------------- from runs
@@ -288,13 +240,9 @@ def paired_data(a: RunLike, b: RunLike, metric: str) -> tuple[PairedData, Any]:
 
 
 #: Paired cases up to which a verdict decided by another procedure also shows the spec's
-#: percentile bootstrap interval in its details: 10,000 resamples of 10^4 continuous cases
-#: cost about 0.45 s CPU per check (benchmarks/bench_gate.py: 4.5 → 6.3 s CPU for its 10
-#: checks at 10^4 cases); above it the line says how to get it.
+#: percentile bootstrap interval in its details (its cost: docs/design/code-notes.md).
 BOOTSTRAP_SHOWN_UP_TO: Final = 10_000
-#: Why a paired bootstrap does not decide (measured, docs/calibration.md, 2,000 trials a
-#: cell; tests/report/test_quoted_calibration.py reads the figures off it): one line in
-#: each verdict's details, beside the bootstrap's interval.
+#: Why a paired bootstrap does not decide, beside its interval (docs/calibration.md).
 BOOTSTRAP_NOT_DECIDING: Final = (
     "not deciding: at n = 30 the percentile bootstrap fails falsely up to 5.5% one-sided "
     "and the studentized one up to 6.5% (tie-heavy differences) against 2.5%; paired t, "
@@ -317,38 +265,3 @@ def refuse_unbounded(aggregate: object, metric: str) -> None:
             f"maximum and fails falsely {MAXIMUM_FIGURES}: compare at least "
             f"{aggregate.cases_needed} cases, or gate latency_mean or a lower percentile"
         )
-
-
-def evaluator_for(
-    a: RunLike,
-    b: RunLike,
-    metric: str,
-    *,
-    method: object = DEFAULT_GATE_METHOD,
-    n_resamples: int = 10_000,
-    seed: int = 42,
-    refuse_maximum: bool = True,
-) -> tuple[Evaluator, PairedData]:
-    """The procedure ``method`` runs for ``metric`` of ``a`` against ``b``, ready to decide.
-
-    One owner for the gate and ``evalkit compare``: both show what this decides.
-    ``refuse_maximum``: raise (:func:`refuse_unbounded`) rather than decide a
-    percentile aggregate that is each run's maximum (the gate; ``compare``, which
-    only describes, passes False and keeps the ``aggregate_small_n`` warning).
-    """
-    paired, data = paired_data(a, b, metric)
-    if refuse_maximum and paired.diffs is None:
-        refuse_unbounded(data.aggregate, metric)
-    asked = check_gate_method(method)
-    if paired.diffs is None:
-        refuse_aggregate(asked, metric)
-    if paired.diffs is None or asked == "bootstrap":
-        # the engine's own draws: the spec's interval to the last bit (a test holds them)
-        resampled = single_metric_resamples(
-            data, len(paired.ids), n_resamples, seed, DEFAULT_CHUNK_BYTES
-        )
-        return Evaluator("bootstrap", paired.estimate, resampled=resampled), paired
-    if asked == "permutation":
-        flips = SignFlips.draw(len(paired.ids), n_resamples, substream(seed, PURPOSE_PERMUTATION))
-        return Evaluator(asked, paired.estimate, diffs=paired.diffs, flips=flips), paired
-    return Evaluator(DEFAULT_PROCEDURE, paired.estimate, diffs=paired.diffs), paired

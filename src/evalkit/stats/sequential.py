@@ -1,30 +1,10 @@
 """Anytime-valid confidence sequences for a mean, and when a check is settled by one.
 
-A fixed-n interval looked at after every batch is not a 95 % interval any more: the
-chance that one of the looks excludes the truth grows with the number of looks.  A
-confidence sequence is a whole family of intervals, one per sample size, that covers
-the mean at every size at once with probability at least 1 − alpha, so a gate may
-look after every batch and stop on any rule (docs/design/early-stopping.md).
-
-Two constructions, chosen by what is known about the values:
-
-* a declared range ``[lo, hi]``: the predictable plug-in empirical-Bernstein sequence
-  of Waudby-Smith & Ramdas (2024, JRSS-B, "Estimating means of bounded random
-  variables by betting", Theorem 2) — valid at every n, no asymptotics, adapts to
-  the variance;
-* otherwise: the asymptotic sequence of Waudby-Smith, Arbour, Sinha, Kennedy & Ramdas
-  (2021, "Time-uniform central limit theory and asymptotic confidence sequences"),
-  Robbins' normal mixture with the sample standard deviation plugged in, its mixing
-  variance tuned for the planned sample size.
-
-With clusters, :func:`ratio_confidence_sequence` reads whole clusters: the asymptotic
-sequence on the linearised case-weighted mean (cluster totals over cluster sizes).
-
-All are two-sided at level 1 − alpha built from two one-sided sequences at alpha/2,
-so each side alone is wrong with probability at most alpha/2, as the gate's fixed-n
-interval.  The running intersection is taken: a bound never moves back, so a check
-once settled stays settled.  Values enter in the order given: the caller fixes that
-order (a seeded shuffle) before any value is seen.
+A confidence sequence covers the mean at every sample size at once, so a gate may look
+after every batch and stop on any rule.  With a declared range it is the empirical-Bernstein
+sequence, otherwise the asymptotic one (the constructions and references:
+docs/design/early-stopping.md and docs/design/code-notes.md).  Each is two-sided from two
+one-sided sequences at alpha/2, intersected over the looks so a settled check stays settled.
 """
 
 from __future__ import annotations
@@ -40,7 +20,6 @@ __all__ = [
     "ConfidenceSequence",
     "Settled",
     "confidence_sequence",
-    "paired_confidence_sequence",
     "ratio_confidence_sequence",
     "settle_comparison",
     "settle_threshold",
@@ -120,13 +99,6 @@ def _empirical_bernstein(unit: FloatArray, alpha: float) -> tuple[FloatArray, Fl
     return np.clip(centre - half, 0.0, 1.0), np.clip(centre + half, 0.0, 1.0)
 
 
-def asymptotic_mixing(planned_n: int, alpha: float) -> float:
-    """rho² of the normal mixture that makes the sequence tightest at ``planned_n``."""
-    # Waudby-Smith et al. (2021), the closed-form approximation to the optimum.
-    log_a = -2.0 * math.log(alpha / 2.0)
-    return (log_a + math.log(log_a + 1.0)) / max(planned_n, 1)
-
-
 def _asymptotic(
     values: FloatArray, alpha: float, planned_n: int, prior_variance: float | None
 ) -> tuple[FloatArray, FloatArray]:
@@ -149,7 +121,9 @@ def _asymptotic(
 
 def _radius(t: FloatArray, alpha: float, planned_n: int) -> FloatArray:
     """The one-sided normal-mixture boundary at alpha/2 per side, per unit of spread."""
-    rho2 = asymptotic_mixing(planned_n, alpha)
+    # rho² of the mixture tightest at planned_n: Waudby-Smith et al. (2021)'s closed form
+    log_a = -2.0 * math.log(alpha / 2.0)
+    rho2 = (log_a + math.log(log_a + 1.0)) / max(planned_n, 1)
     return np.sqrt(
         2.0 * (t * rho2 + 1.0) / (t * t * rho2) * np.log1p(np.sqrt(t * rho2 + 1.0) / alpha)
     )
@@ -164,15 +138,8 @@ def ratio_confidence_sequence(
     prior_variance: float | None = None,
     looks: object = None,
 ) -> ConfidenceSequence:
-    """The asymptotic sequence for Σ totals / Σ sizes over units (clusters) in order.
-
-    Each unit g has a total S_g over its m_g cases; the case-weighted mean θ = E S / E m is
-    read through its linearisation: the units' Z_g = S_g − θ m_g have mean 0, so the
-    asymptotic sequence for the mean of Z (Waudby-Smith et al. 2021), divided by the mean
-    size, bounds θ̂ − θ.  The spread is that of Z at the running θ̂ (consistent for it),
-    regularised by one pseudo-unit whose cases spread by ``prior_variance`` each.
-    ``planned_n`` and ``looks`` count units.
-    """
+    """The asymptotic sequence for Σ totals / Σ sizes over units (clusters) in order, through
+    its linearisation (docs/design/code-notes.md); ``planned_n`` and ``looks`` count units."""
     s = np.asarray(totals, dtype=np.float64)
     m = np.asarray(sizes, dtype=np.float64)
     _check_inputs(s, alpha)
@@ -204,14 +171,9 @@ def confidence_sequence(
     prior_variance: float | None = None,
     looks: object = None,
 ) -> ConfidenceSequence:
-    """A two-sided confidence sequence at 1 − alpha for the mean of ``values`` in order.
-
-    ``value_range`` (every value lies in it) selects the empirical-Bernstein sequence;
-    without one the asymptotic sequence is used, tuned to be tightest at
-    ``planned_n`` (default: ``len(values)``) and regularised by ``prior_variance``.
-    ``looks`` are the sample sizes at which the sequence is read (default: after every
-    value); the running intersection runs over them.
-    """
+    """A two-sided confidence sequence at 1 − alpha for the mean of ``values`` in order, read
+    at ``looks`` (default: every value): empirical-Bernstein within ``value_range``, else
+    asymptotic, tightest at ``planned_n`` and regularised by ``prior_variance``."""
     values = np.asarray(values, dtype=np.float64)
     _check_inputs(values, alpha)
     at = _looks(values.size, looks)
@@ -232,30 +194,6 @@ def confidence_sequence(
     return ConfidenceSequence(at, low, high, mean, alpha, "asymptotic")
 
 
-def paired_confidence_sequence(
-    differences: FloatArray,
-    alpha: float,
-    *,
-    metric_range: tuple[float, float] | None = None,
-    planned_n: int | None = None,
-    prior_variance: float | None = None,
-    looks: object = None,
-) -> ConfidenceSequence:
-    """The sequence for a mean paired difference: a metric in [a, b] differs within ±(b − a)."""
-    span = None
-    if metric_range is not None:
-        width = float(metric_range[1]) - float(metric_range[0])
-        span = (-width, width)
-    return confidence_sequence(
-        differences,
-        alpha,
-        value_range=span,
-        planned_n=planned_n,
-        prior_variance=prior_variance,
-        looks=looks,
-    )
-
-
 def settle_comparison(
     low: float,
     high: float,
@@ -264,15 +202,9 @@ def settle_comparison(
     fail_beyond: float,
     pass_within: float | None,
 ) -> Settled:
-    """Whether an interval for a paired difference settles a check, and which way.
-
-    ``fail_beyond`` is the size of regression the check fails on (0 for
-    no_significant_regression, its ``min_effect`` δ when set, the margin for
-    non_inferiority): failed when the whole interval lies beyond it on the bad side.
-    ``pass_within`` is the largest regression the check tolerates (margin or
-    ``min_effect``), or None: passed when the interval rules out every regression
-    larger than it.  A check with neither can only be settled by failing.
-    """
+    """Whether an interval for a paired difference settles a check, and which way: failed
+    when it lies wholly beyond ``fail_beyond`` on the bad side, passed when it rules out
+    every regression larger than ``pass_within`` (None: it can only fail)."""
     # in units where a gain is positive: the worst and best plausible change
     worst, best = (low, high) if higher_is_better else (-high, -low)
     if best < -fail_beyond:

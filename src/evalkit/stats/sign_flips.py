@@ -1,10 +1,5 @@
 """The sign-flip test of a mean difference, per case or per cluster (a case is a cluster of
-one): its null, its mid-p and the interval the test inverts to.
-
-One owner for both, so ``permutation`` and ``cluster-permutation`` read the same p and find
-their interval ends the same way: every shift δ the test on ``d − δ`` does not reject,
-found by bisection between an accepted and a rejected point with the tested value one
-bracket end, so "excludes the tested value" and "p ≤ α" agree by construction.
+one): its null, its mid-p and the interval the test inverts to (docs/design/code-notes.md).
 """
 
 from __future__ import annotations

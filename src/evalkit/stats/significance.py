@@ -81,10 +81,8 @@ def paired_bootstrap(
     Raises :class:`~evalkit.ComparisonError` or :class:`~evalkit.MetricError`
     naming the run, case or metric at fault.
 
-    This is 0.2.0's percentile bootstrap, kept exactly; on small evals it reports
-    changes that are not there too often (measured one-sided up to 5.7% against a
-    nominal 2.5% at n = 15 and 5.5% at n = 30, docs/calibration.md), and
-    :func:`paired_test` gives the gate's verdict.
+    This is 0.2.0's percentile bootstrap, kept exactly; on small evals it reports changes
+    that are not there too often (docs/calibration.md): :func:`paired_test` gives the gate's.
     """
     comparison = paired_bootstrap_many(
         a,

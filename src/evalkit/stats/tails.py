@@ -7,7 +7,6 @@ from numpy.typing import NDArray
 
 from evalkit.stats.tdist import t_two_sided_p
 
-IntArray = NDArray[np.int64]
 Numeric = NDArray[np.int64] | NDArray[np.float64]
 
 
