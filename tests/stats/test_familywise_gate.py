@@ -297,3 +297,17 @@ def test_p_is_printed_by_one_formatter() -> None:
     assert p_text(0.00004) == "p<0.0001"
     assert p_text(0.2, "p vs margin") == "p vs margin=0.2000"
     assert p_text(0.0, "Holm-adjusted p") == "Holm-adjusted p<0.0001"
+
+
+def test_the_bound_with_an_aggregate_beside_per_case_checks() -> None:
+    """An aggregate check (no per-case differences) beside corrected and uncorrected
+    per-case checks takes the bound: α/2 per uncorrected check plus the family's smallest α.
+    It used to raise on comparing the checks' arrays."""
+    rng = np.random.default_rng(6)
+    nsr = "no_significant_regression"
+    corrected = _tested(rng.standard_normal(50), nsr, 0.0, True)
+    alone = _tested(rng.standard_normal(50), "non_inferiority", -0.1, False)
+    aggregate = fw.TestedCheck(None, "bootstrap", ALPHA, True, 0.0, False, nsr)
+    rate = fw.familywise_rate([corrected, alone, aggregate], "holm", 1)
+    assert not rate.estimated
+    assert rate.rate == pytest.approx(ALPHA / 2 + ALPHA / 2 + ALPHA)

@@ -267,8 +267,9 @@ def _step_down(
 
 
 def _bound(checks: Sequence[TestedCheck], correction: str) -> FamilywiseRate:
-    corrected = [c for c in checks if c.corrected and correction != "none"]
-    alone = [c for c in checks if c not in corrected]
+    in_family = [c.corrected and correction != "none" for c in checks]
+    corrected = [c for c, member in zip(checks, in_family, strict=True) if member]
+    alone = [c for c, member in zip(checks, in_family, strict=True) if not member]
     rate = sum(c.alpha / 2 for c in alone)
     if corrected:
         rate += min(c.alpha for c in corrected)
