@@ -206,7 +206,10 @@ def with_infix(path: str | Path, infix: str) -> Path:
 def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
     """The document :func:`write_artifact` writes.  Its rows' cells share the run's own
     metric and meta dicts (nothing is copied at 10^5 cases): copy one before editing it."""
-    return {**_header_dict(art), "rows": table_rows(art.result.per_query, art.truncated_ids, where)}
+    return {
+        **_header_dict(art),
+        "rows": table_rows(art.result.per_query, art.truncated_ids, where)[0],
+    }
 
 
 def _header_dict(art: RunArtifact) -> dict[str, Any]:
@@ -388,22 +391,16 @@ def _document_bytes(art: RunArtifact, where: str) -> bytes:
     """The file's bytes: the header a key a line as :func:`encode_artifact` writes it,
     then a row a line, without spaces (:mod:`evalkit._spec.artifact_json`, or json's
     compact encoder where orjson would not write what json does)."""
-    from evalkit._spec import artifact_json  # orjson's import: 10 ms no command needs
+    from evalkit._spec import artifact_json  # orjson's import: no command needs it
 
-    encode = _line_encoder()
-    head = ",\n".join(
-        f" {json.dumps(key, ensure_ascii=False)}: {encode(value)}"
-        for key, value in _header_dict(art).items()
-    )
+    head = encode_json_lines({**_header_dict(art), "rows": []}, "rows").encode()
+    table, own = table_rows(art.result.per_query, art.truncated_ids, where)
+    if not table:
+        return head
     out = io.BytesIO()
-    out.write(b"{\n" + head.encode() + b",\n")
-    rows = art.result.per_query
-    if not rows:
-        out.write(b' "rows": []\n}\n')
-        return out.getvalue()
-    out.write(b' "rows": [\n  ')
-    if not artifact_json.write_rows(out, rows, art.truncated_ids):
-        table = table_rows(rows, art.truncated_ids, where)
+    out.write(head.removesuffix(b"[]\n}\n") + b"[\n  ")
+    # A table of converted metrics or cut outputs goes json's way, as it always did.
+    if not (own and artifact_json.write_rows(out, table)):
         separator = artifact_json.SEPARATOR.decode()
         out.write(separator.join(map(_line_encoder(compact=True), table)).encode())
     out.write(b"\n ]\n}\n")
