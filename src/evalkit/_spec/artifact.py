@@ -341,50 +341,15 @@ def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def _refuse_foreign(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
 @cache
 def _line_encoder(compact: bool = False) -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, without the price of
-    building a new encoder for every one of 10^5 lines (half the time of a short row);
-    ``compact`` leaves out the spaces after ``,`` and ``:``, as orjson writes a row.
-
-    The C encoder ``json.dumps`` itself uses, made once; where CPython has none (or a
-    different one), a reused :class:`json.JSONEncoder` gives the same text.
-    """
-    from json import encoder as json_encoder
-
-    key_separator, item_separator = (":", ",") if compact else (": ", ", ")
-    fallback = json.JSONEncoder(
-        ensure_ascii=False, allow_nan=False, separators=(item_separator, key_separator)
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)`` through one encoder
+    reused for every line (building one a line costs as much as a short row);
+    ``compact`` leaves out the spaces after ``,`` and ``:``, as orjson writes a row."""
+    separators = (",", ":") if compact else (", ", ": ")
+    return json.JSONEncoder(
+        ensure_ascii=False, allow_nan=False, check_circular=False, separators=separators
     ).encode
-    make = getattr(json_encoder, "c_make_encoder", None)
-    if make is None:
-        return fallback
-    try:
-        chunks = make(
-            None,
-            _refuse_foreign,
-            json_encoder.encode_basestring,
-            None,
-            key_separator,
-            item_separator,
-            False,
-            False,
-            False,
-        )
-        probe: Any = [1.5, "é\n", {"k": None}, True]
-        if "".join(chunks(probe, 0)) != fallback(probe):
-            return fallback
-    except TypeError:  # another signature than CPython 3.11-3.13's
-        return fallback
-
-    def encode(value: Any) -> str:
-        return "".join(chunks(value, 0))
-
-    return encode
 
 
 def _document_bytes(art: RunArtifact, where: str) -> bytes:
