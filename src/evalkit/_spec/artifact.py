@@ -247,13 +247,9 @@ def _header_dict(art: RunArtifact) -> dict[str, Any]:
 
 def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"fingerprint": info.fingerprint, "cases": dict(info.cases)}
-    if info.slices is not None:
-        out["slices"] = {**info.slices.canonical(), "fingerprint": info.slices.fingerprint()}
-    if info.clusters is not None:
-        out["clusters"] = {
-            **info.clusters.canonical(),
-            "fingerprint": info.clusters.fingerprint(),
-        }
+    for key, assignment in (("slices", info.slices), ("clusters", info.clusters)):
+        if assignment is not None:
+            out[key] = {**assignment.canonical(), "fingerprint": assignment.fingerprint()}
     return out
 
 
@@ -591,18 +587,6 @@ def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, 
     return doc, original
 
 
-def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
-    """A gate report (``gate --json``) is the usual wrong file: say what it is."""
-    if "kind" not in doc:
-        return
-    if doc["kind"] == GATE_REPORT_KIND:
-        raise ArtifactError(
-            f"{where}: this is a gate report (written by evalkit gate --json), not a run "
-            "artefact; pass the run artefact instead (evalkit run --out, or the gate's "
-            "output: file)"
-        )
-
-
 def artifact_from_dict(
     doc: Any, *, where: str = "artefact", text: str | None = None, quick_only: bool = False
 ) -> RunArtifact:
@@ -611,7 +595,12 @@ def artifact_from_dict(
     :class:`~evalkit._spec.artifact_rows.NotQuick` rather than read the rows one by one."""
     if not isinstance(doc, dict):
         raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
-    _refuse_gate_report(doc, where)
+    if doc.get("kind") == GATE_REPORT_KIND:  # the usual wrong file: say what it is
+        raise ArtifactError(
+            f"{where}: this is a gate report (written by evalkit gate --json), not a run "
+            "artefact; pass the run artefact instead (evalkit run --out, or the gate's "
+            "output: file)"
+        )
     doc, read_version = migrate(doc, where=where)
     path = _req(doc, "path", str, where)
     if path not in ("target", "retrieval"):

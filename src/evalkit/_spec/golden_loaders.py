@@ -330,35 +330,30 @@ def load_jsonl(path: Path) -> GoldenSet:
     return collect_cases(cases(), file)
 
 
-def _reject_duplicate_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateField(key)
-        out[key] = value
-    return out
-
-
-class _DuplicateField(Exception):
-    pass
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (write null or a string)")
 
 
 def _parse_json_line(line: str, where: CaseWhere) -> Any:
+    def unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise GoldenError(
+                    f"{where.at()}field {key!r} appears twice in one object; "
+                    "JSON would silently keep only the last"
+                )
+            out[key] = value
+        return out
+
     try:
         return _bounded.loads(
-            line, object_pairs_hook=_reject_duplicate_fields, parse_constant=_reject_constant
+            line, object_pairs_hook=unique_fields, parse_constant=_reject_constant
         )
     except json.JSONDecodeError as exc:
         raise GoldenError(f"{where.at()}invalid JSON: {exc.msg} (column {exc.colno})") from None
-    except _DuplicateField as exc:
-        raise GoldenError(
-            f"{where.at()}field {exc.args[0]!r} appears twice in one object; "
-            "JSON would silently keep only the last"
-        ) from None
+    except GoldenError:
+        raise
     except ValueError as exc:
         raise GoldenError(f"{where.at()}invalid JSON: {exc}") from None
 

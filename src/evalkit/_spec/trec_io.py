@@ -269,13 +269,10 @@ def no_qrels(path: Path) -> TrecFormatError:
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """Read a qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``: TREC qrels
     (``query_id 0 doc_id grade``), BEIR qrels (told by their header) or an ``irds:`` id."""
-    other = _other_format(path)
-    if other is not None:
-        return other
     file = Path(path)
     qrels: dict[str, dict[str, int]] = {}
     with paused_gc():
-        for qid, docs, grades in qrels_pieces(file):
+        for qid, docs, grades in qrels_pieces(path):
             judge_piece(qrels.setdefault(qid, {}), docs, grades, file)
     if not qrels:
         raise no_qrels(file)
