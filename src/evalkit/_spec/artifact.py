@@ -314,17 +314,11 @@ def _fingerprinted(assignment: _Assignment, doc: dict[str, Any], at: str, what: 
     return assignment
 
 
-def encode_artifact(doc: Mapping[str, Any]) -> str:
-    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line
-    (each through json's C encoder, which ``indent=`` would not use), so a file diffs and
-    greps case by case.  Raises what ``json.dumps`` raises."""
-    return encode_json_lines(doc, "rows")
-
-
 def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
     """``doc`` as JSON text with one top-level key per line and one item of the list
-    ``doc[listed]`` per line, every line through json's C encoder (see
-    :func:`encode_artifact`; the history index is written the same way)."""
+    ``doc[listed]`` (an artefact's ``rows``, the history's ``promotions``) per line, so a
+    file diffs and greps case by case; each line through json's C encoder, which
+    ``indent=`` would not use.  Raises what ``json.dumps`` raises."""
     encode = _line_encoder()
     lines = []
     for key, value in doc.items():
@@ -349,7 +343,7 @@ def _line_encoder(compact: bool = False) -> Callable[[Any], str]:
 
 
 def _document_bytes(art: RunArtifact, where: str) -> bytes:
-    """The file's bytes: the header a key a line as :func:`encode_artifact` writes it,
+    """The file's bytes: the header a key a line as :func:`encode_json_lines` writes it,
     then a row a line, without spaces (:mod:`evalkit._spec.artifact_json`, or json's
     compact encoder where orjson would not write what json does)."""
     from evalkit._spec import artifact_json  # orjson's import: no command needs it
@@ -387,7 +381,7 @@ def artifact_bytes(art: RunArtifact, path: str | Path) -> bytes:
                 # Raise json's own words for it, as every earlier evalkit said them (the
                 # position of a character that cannot be stored counts in this text);
                 # should that text encode after all, the first error stands.
-                encode_artifact(artifact_to_dict(art, where=where)).encode()
+                encode_json_lines(artifact_to_dict(art, where=where), "rows").encode()
                 raise
     except ValueError as exc:
         raise ArtifactError(f"{where}: cannot serialise run: {exc}") from None
