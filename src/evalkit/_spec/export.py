@@ -18,8 +18,6 @@ from evalkit.errors import ConfigError, MetricError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["rows_to_records", "to_dataframe", "write_csv"]
-
 Rows = RunResult[QueryResult] | RunResult[CaseResult] | Iterable[QueryResult | CaseResult]
 
 FIXED = ("query_id", "latency_ms", "error", "output")

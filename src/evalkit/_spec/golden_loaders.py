@@ -18,8 +18,6 @@ from evalkit._util import yaml_values as _yaml_values
 from evalkit._util.text import decode_utf8
 from evalkit.errors import GoldenError
 
-__all__ = ["load_goldens"]
-
 KNOWN_FIELDS = ("id", "query", "relevant", "expected", "context")
 CSV_RELEVANT_SEPARATOR = "|"
 
