@@ -484,18 +484,8 @@ def _params(doc: dict[str, Any] | None, where: str) -> Params:
 
 
 def _v1_to_v2(doc: dict[str, Any], _where: str) -> dict[str, Any]:
-    """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
-
-    See :func:`schema1_fingerprint`; built-in fingerprints are the same in both schemas.
-    """
-    metrics = doc.get("metrics")
-    if isinstance(metrics, dict):
-        translated: dict[str, Any] = {}
-        for name, info in metrics.items():
-            if isinstance(info, dict) and isinstance(info.get("fingerprint"), str):
-                info = {**info, "fingerprint": schema1_fingerprint(name, info["fingerprint"])}
-            translated[name] = info
-        doc = {**doc, "metrics": translated}
+    """Schema 2: a client metric's fingerprint hashes what its code does, not its text;
+    the reader vouches for each schema-1 one (:func:`vouch_schema1_fingerprints`)."""
     return {**doc, "schema_version": 2}
 
 
@@ -526,11 +516,15 @@ def vouch_schema1_fingerprints(art: RunArtifact) -> RunArtifact:
     """
     if art.read_schema_version != 1:
         return art
-    metrics = {
+    return replace(art, metrics=_vouched(art.metrics))
+
+
+def _vouched(metrics: Mapping[str, MetricInfo]) -> dict[str, MetricInfo]:
+    """``metrics`` through :func:`schema1_fingerprint` (built-ins' are the same in both)."""
+    return {
         name: replace(info, fingerprint=schema1_fingerprint(name, info.fingerprint))
-        for name, info in art.metrics.items()
+        for name, info in metrics.items()
     }
-    return replace(art, metrics=metrics)
 
 
 def _v2_to_v3(doc: dict[str, Any], where: str) -> dict[str, Any]:
@@ -627,6 +621,8 @@ def artifact_from_dict(
             _parse_clusters(goldens_doc.get("clusters"), cases, where),
         )
     metrics = _parse_metrics(doc, where)
+    if read_version == 1:
+        metrics = _vouched(metrics)
     check_rows(rows, metrics, None if goldens is None else goldens.cases, row_where)
     return RunArtifact(
         result=RunResult(_req(doc, "run_name", str, where), rows),
