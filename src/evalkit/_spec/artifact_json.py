@@ -102,11 +102,3 @@ def write_rows(out: BinaryIO, table: list[list[Any]]) -> bool:
     out.seek(-len(SEPARATOR), SEEK_CUR)
     out.truncate()
     return True
-
-
-def loads(raw: bytes) -> Any:
-    """The document ``raw`` holds, or ``None`` when orjson refuses it (json then says why)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
