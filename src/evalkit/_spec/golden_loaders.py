@@ -459,14 +459,9 @@ def load_csv(path: Path) -> GoldenSet:
 
 def _csv_answer_keys(raw: dict[str, Any]) -> None:
     """The answer metrics' list keys in a CSV row: ``|``-separated, an empty cell is absent."""
-    from evalkit.metrics.answer_keys import (
-        ANSWERS_KEY,
-        GRADED_ANSWER_KEY,
-        MUST_INCLUDE_KEY,
-        MUST_NOT_INCLUDE_KEY,
-    )
+    from evalkit.metrics.answer_keys import GRADED_ANSWER_KEY, PHRASE_KEYS
 
-    for key in (ANSWERS_KEY, MUST_INCLUDE_KEY, MUST_NOT_INCLUDE_KEY, GRADED_ANSWER_KEY):
+    for key in (*PHRASE_KEYS, GRADED_ANSWER_KEY):
         cell = raw.get(key)
         if not isinstance(cell, str):
             continue
