@@ -617,10 +617,10 @@ def test_a_value_on_the_range_edge_is_kept(project: Path) -> None:
 def test_the_error_line_points_at_the_rows_line(project: Path) -> None:
     derive(project, "cand.json", set_value("c", "recall@1", 1.7))
     # rewritten the way evalkit writes files, so the row has a line of its own
-    from evalkit._spec.artifact import encode_artifact
+    from evalkit._spec.artifact import encode_json_lines
 
     doc = json.loads((project / "cand.json").read_text())
-    (project / "cand.json").write_text(encode_artifact(doc))
+    (project / "cand.json").write_text(encode_json_lines(doc, "rows"))
     line = next(
         n
         for n, text in enumerate((project / "cand.json").read_text().splitlines(), 1)

@@ -206,7 +206,10 @@ def with_infix(path: str | Path, infix: str) -> Path:
 def artifact_to_dict(art: RunArtifact, *, where: str = "artefact") -> dict[str, Any]:
     """The document :func:`write_artifact` writes.  Its rows' cells share the run's own
     metric and meta dicts (nothing is copied at 10^5 cases): copy one before editing it."""
-    return {**_header_dict(art), "rows": table_rows(art.result.per_query, art.truncated_ids, where)}
+    return {
+        **_header_dict(art),
+        "rows": table_rows(art.result.per_query, art.truncated_ids, where)[0],
+    }
 
 
 def _header_dict(art: RunArtifact) -> dict[str, Any]:
@@ -244,13 +247,9 @@ def _header_dict(art: RunArtifact) -> dict[str, Any]:
 
 def _goldens_dict(info: GoldensInfo) -> dict[str, Any]:
     out: dict[str, Any] = {"fingerprint": info.fingerprint, "cases": dict(info.cases)}
-    if info.slices is not None:
-        out["slices"] = {**info.slices.canonical(), "fingerprint": info.slices.fingerprint()}
-    if info.clusters is not None:
-        out["clusters"] = {
-            **info.clusters.canonical(),
-            "fingerprint": info.clusters.fingerprint(),
-        }
+    for key, assignment in (("slices", info.slices), ("clusters", info.clusters)):
+        if assignment is not None:
+            out[key] = {**assignment.canonical(), "fingerprint": assignment.fingerprint()}
     return out
 
 
@@ -315,17 +314,11 @@ def _fingerprinted(assignment: _Assignment, doc: dict[str, Any], at: str, what: 
     return assignment
 
 
-def encode_artifact(doc: Mapping[str, Any]) -> str:
-    """``doc`` as the artefact's JSON text: one top-level key per line, one row per line
-    (each through json's C encoder, which ``indent=`` would not use), so a file diffs and
-    greps case by case.  Raises what ``json.dumps`` raises."""
-    return encode_json_lines(doc, "rows")
-
-
 def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
     """``doc`` as JSON text with one top-level key per line and one item of the list
-    ``doc[listed]`` per line, every line through json's C encoder (see
-    :func:`encode_artifact`; the history index is written the same way)."""
+    ``doc[listed]`` (an artefact's ``rows``, the history's ``promotions``) per line, so a
+    file diffs and greps case by case; each line through json's C encoder, which
+    ``indent=`` would not use.  Raises what ``json.dumps`` raises."""
     encode = _line_encoder()
     lines = []
     for key, value in doc.items():
@@ -338,72 +331,31 @@ def encode_json_lines(doc: Mapping[str, Any], listed: str) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def _refuse_foreign(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
 @cache
 def _line_encoder(compact: bool = False) -> Callable[[Any], str]:
-    """``json.dumps(value, ensure_ascii=False, allow_nan=False)``, without the price of
-    building a new encoder for every one of 10^5 lines (half the time of a short row);
-    ``compact`` leaves out the spaces after ``,`` and ``:``, as orjson writes a row.
-
-    The C encoder ``json.dumps`` itself uses, made once; where CPython has none (or a
-    different one), a reused :class:`json.JSONEncoder` gives the same text.
-    """
-    from json import encoder as json_encoder
-
-    key_separator, item_separator = (":", ",") if compact else (": ", ", ")
-    fallback = json.JSONEncoder(
-        ensure_ascii=False, allow_nan=False, separators=(item_separator, key_separator)
+    """``json.dumps(value, ensure_ascii=False, allow_nan=False)`` through one encoder
+    reused for every line (building one a line costs as much as a short row);
+    ``compact`` leaves out the spaces after ``,`` and ``:``, as orjson writes a row."""
+    separators = (",", ":") if compact else (", ", ": ")
+    return json.JSONEncoder(
+        ensure_ascii=False, allow_nan=False, check_circular=False, separators=separators
     ).encode
-    make = getattr(json_encoder, "c_make_encoder", None)
-    if make is None:
-        return fallback
-    try:
-        chunks = make(
-            None,
-            _refuse_foreign,
-            json_encoder.encode_basestring,
-            None,
-            key_separator,
-            item_separator,
-            False,
-            False,
-            False,
-        )
-        probe: Any = [1.5, "é\n", {"k": None}, True]
-        if "".join(chunks(probe, 0)) != fallback(probe):
-            return fallback
-    except TypeError:  # another signature than CPython 3.11-3.13's
-        return fallback
-
-    def encode(value: Any) -> str:
-        return "".join(chunks(value, 0))
-
-    return encode
 
 
 def _document_bytes(art: RunArtifact, where: str) -> bytes:
-    """The file's bytes: the header a key a line as :func:`encode_artifact` writes it,
+    """The file's bytes: the header a key a line as :func:`encode_json_lines` writes it,
     then a row a line, without spaces (:mod:`evalkit._spec.artifact_json`, or json's
     compact encoder where orjson would not write what json does)."""
-    from evalkit._spec import artifact_json  # orjson's import: 10 ms no command needs
+    from evalkit._spec import artifact_json  # orjson's import: no command needs it
 
-    encode = _line_encoder()
-    head = ",\n".join(
-        f" {json.dumps(key, ensure_ascii=False)}: {encode(value)}"
-        for key, value in _header_dict(art).items()
-    )
+    head = encode_json_lines({**_header_dict(art), "rows": []}, "rows").encode()
+    table, own = table_rows(art.result.per_query, art.truncated_ids, where)
+    if not table:
+        return head
     out = io.BytesIO()
-    out.write(b"{\n" + head.encode() + b",\n")
-    rows = art.result.per_query
-    if not rows:
-        out.write(b' "rows": []\n}\n')
-        return out.getvalue()
-    out.write(b' "rows": [\n  ')
-    if not artifact_json.write_rows(out, rows, art.truncated_ids):
-        table = table_rows(rows, art.truncated_ids, where)
+    out.write(head.removesuffix(b"[]\n}\n") + b"[\n  ")
+    # A table of converted metrics or cut outputs goes json's way, as it always did.
+    if not (own and artifact_json.write_rows(out, table)):
         separator = artifact_json.SEPARATOR.decode()
         out.write(separator.join(map(_line_encoder(compact=True), table)).encode())
     out.write(b"\n ]\n}\n")
@@ -421,8 +373,7 @@ def artifact_bytes(art: RunArtifact, path: str | Path) -> bytes:
     target = Path(path)
     where = str(target)
     try:
-        # The table is 10^5 new lists: with the collector running, each of its passes
-        # would walk the whole run as well (0.3 of the 0.5 s building it took).
+        # Paused: each collector pass would walk the whole run while its table is built.
         with _bounded.paused_gc():
             try:
                 data = _document_bytes(art, where)
@@ -430,9 +381,9 @@ def artifact_bytes(art: RunArtifact, path: str | Path) -> bytes:
                 # Raise json's own words for it, as every earlier evalkit said them (the
                 # position of a character that cannot be stored counts in this text);
                 # should that text encode after all, the first error stands.
-                encode_artifact(artifact_to_dict(art, where=where)).encode()
+                encode_json_lines(artifact_to_dict(art, where=where), "rows").encode()
                 raise
-    except ValueError as exc:  # pragma: no cover - _finite catches metric values first
+    except ValueError as exc:
         raise ArtifactError(f"{where}: cannot serialise run: {exc}") from None
     except TypeError as exc:
         raise ArtifactError(
@@ -469,8 +420,7 @@ def _load_json(path: Path, raw: bytes) -> tuple[Any, str]:
     """The document parsed from the file's ``raw`` bytes, and its text."""
     try:
         text = raw.decode("utf-8")
-        # No walk of the whole document for its depth: the reader keeps only a row's
-        # meta and a metric's params as parsed, and checks those (0.6 s of 10^5 rows).
+        # No depth walk of the whole document: the reader checks the parts it keeps.
         return _bounded.loads(text, parse_constant=_reject_constant, walk=False), text
     except UnicodeDecodeError:
         raise ArtifactError(f"{path}: artefact is not UTF-8 JSON") from None
@@ -534,18 +484,8 @@ def _params(doc: dict[str, Any] | None, where: str) -> Params:
 
 
 def _v1_to_v2(doc: dict[str, Any], _where: str) -> dict[str, Any]:
-    """Schema 2: a client metric's fingerprint hashes what its code does, not its text.
-
-    See :func:`schema1_fingerprint`; built-in fingerprints are the same in both schemas.
-    """
-    metrics = doc.get("metrics")
-    if isinstance(metrics, dict):
-        translated: dict[str, Any] = {}
-        for name, info in metrics.items():
-            if isinstance(info, dict) and isinstance(info.get("fingerprint"), str):
-                info = {**info, "fingerprint": schema1_fingerprint(name, info["fingerprint"])}
-            translated[name] = info
-        doc = {**doc, "metrics": translated}
+    """Schema 2: a client metric's fingerprint hashes what its code does, not its text;
+    the reader vouches for each schema-1 one (:func:`vouch_schema1_fingerprints`)."""
     return {**doc, "schema_version": 2}
 
 
@@ -576,11 +516,15 @@ def vouch_schema1_fingerprints(art: RunArtifact) -> RunArtifact:
     """
     if art.read_schema_version != 1:
         return art
-    metrics = {
+    return replace(art, metrics=_vouched(art.metrics))
+
+
+def _vouched(metrics: Mapping[str, MetricInfo]) -> dict[str, MetricInfo]:
+    """``metrics`` through :func:`schema1_fingerprint` (built-ins' are the same in both)."""
+    return {
         name: replace(info, fingerprint=schema1_fingerprint(name, info.fingerprint))
-        for name, info in art.metrics.items()
+        for name, info in metrics.items()
     }
-    return replace(art, metrics=metrics)
 
 
 def _v2_to_v3(doc: dict[str, Any], where: str) -> dict[str, Any]:
@@ -629,18 +573,6 @@ def migrate(doc: dict[str, Any], *, where: str = "artefact") -> tuple[dict[str, 
     return doc, original
 
 
-def _refuse_gate_report(doc: dict[str, Any], where: str) -> None:
-    """A gate report (``gate --json``) is the usual wrong file: say what it is."""
-    if "kind" not in doc:
-        return
-    if doc["kind"] == GATE_REPORT_KIND:
-        raise ArtifactError(
-            f"{where}: this is a gate report (written by evalkit gate --json), not a run "
-            "artefact; pass the run artefact instead (evalkit run --out, or the gate's "
-            "output: file)"
-        )
-
-
 def artifact_from_dict(
     doc: Any, *, where: str = "artefact", text: str | None = None, quick_only: bool = False
 ) -> RunArtifact:
@@ -649,7 +581,12 @@ def artifact_from_dict(
     :class:`~evalkit._spec.artifact_rows.NotQuick` rather than read the rows one by one."""
     if not isinstance(doc, dict):
         raise ArtifactError(f"{where}: not an evalkit run artefact (top level is not an object)")
-    _refuse_gate_report(doc, where)
+    if doc.get("kind") == GATE_REPORT_KIND:  # the usual wrong file: say what it is
+        raise ArtifactError(
+            f"{where}: this is a gate report (written by evalkit gate --json), not a run "
+            "artefact; pass the run artefact instead (evalkit run --out, or the gate's "
+            "output: file)"
+        )
     doc, read_version = migrate(doc, where=where)
     path = _req(doc, "path", str, where)
     if path not in ("target", "retrieval"):
@@ -684,6 +621,8 @@ def artifact_from_dict(
             _parse_clusters(goldens_doc.get("clusters"), cases, where),
         )
     metrics = _parse_metrics(doc, where)
+    if read_version == 1:
+        metrics = _vouched(metrics)
     check_rows(rows, metrics, None if goldens is None else goldens.cases, row_where)
     return RunArtifact(
         result=RunResult(_req(doc, "run_name", str, where), rows),
@@ -731,16 +670,14 @@ def _row_locator(where: str, table: list[Any], text: str | None) -> Callable[[in
 
 def _read_quickly(raw: bytes, where: str) -> RunArtifact | None:
     """The artefact of a current-schema file that orjson parses and that reads without a
-    fault, or ``None``: then json reads it, and words any fault as it always did.
+    fault, or ``None``: then json reads it, and words any fault as it always did (a kept
+    value orjson parsed otherwise, an integer past 64 bits, also goes to json)."""
+    import orjson  # 10 ms no command needs
 
-    :mod:`evalkit._spec.artifact_json` says where orjson's document can differ from
-    json's (an integer past 64 bits, made a float); where the reader keeps what was
-    parsed (a row's meta and metrics, a metric's params), such a value sends the file
-    to json as well.
-    """
-    from evalkit._spec import artifact_json  # orjson's import: 10 ms no command needs
-
-    doc = artifact_json.loads(raw)
+    try:
+        doc = orjson.loads(raw)
+    except orjson.JSONDecodeError:  # json's way says why
+        return None
     if type(doc) is not dict or type(doc.get("schema_version")) is not int:
         return None
     if doc["schema_version"] != ARTIFACT_SCHEMA_VERSION:

@@ -62,7 +62,7 @@ def _finite(value: Any, where: str) -> float:
 
 def _row_dict(row: QueryResult | CaseResult, path: str) -> dict[str, Any]:
     """The row as schema 2 held it, and as the checkpoint still writes it: an object."""
-    case_id, metrics, ids, text, latency, meta, error, cut = table_rows([row], (), path)[0]
+    case_id, metrics, ids, text, latency, meta, error, cut = table_rows([row], (), path)[0][0]
     parts = (("ids", None if ids is None else list(ids)), ("text", text))
     output = None if row.response is None else {k: v for k, v in parts if v is not None}
     return {
@@ -167,25 +167,18 @@ _metrics_of = attrgetter("metrics")
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
-def _all_finite_floats(values: Sequence[Any]) -> bool:
-    """Every value a ``float`` and finite, in two C-level passes (a NaN or an infinity
-    makes the sum non-finite; a sum that overflows sends the caller the careful way)."""
-    return _FLOAT.issuperset(map(type, values)) and math.isfinite(sum(values))
-
-
-def exact_metric_dicts(metric_dicts: Sequence[Any]) -> bool:
-    """Every one a ``dict`` of finite floats: the metrics a writer takes as they are."""
-    return all(type(m) is dict for m in metric_dicts) and _all_finite_floats(
-        list(chain.from_iterable(map(dict.values, metric_dicts)))
-    )
-
-
 def table_rows(
     rows: Sequence[QueryResult | CaseResult], truncated_ids: Collection[str], where: str
-) -> list[list[Any]]:
-    """The schema-3 ``rows`` table of a run: one list of :data:`COLUMNS` cells a case."""
+) -> tuple[list[list[Any]], bool]:
+    """The schema-3 ``rows`` table of a run (one list of :data:`COLUMNS` cells a case),
+    and whether it holds the run's own values: metrics that are dicts of finite floats (a
+    NaN or an infinity makes their sum non-finite), and no output cut to the caps."""
     metric_dicts = list(map(_metrics_of, rows))
-    exact = exact_metric_dicts(metric_dicts)
+    exact = _DICT.issuperset(map(type, metric_dicts))
+    if exact:
+        values = list(chain.from_iterable(map(dict.values, metric_dicts)))
+        exact = _FLOAT.issuperset(map(type, values)) and math.isfinite(sum(values))
+    own = exact
     table: list[list[Any]] = []
     append = table.append
     for row, metrics in zip(rows, metric_dicts, strict=True):
@@ -199,7 +192,7 @@ def table_rows(
         if isinstance(row, QueryResult):
             ids: Sequence[str] = row.retrieved
             if len(ids) > MAX_OUTPUT_IDS:
-                ids, cut = ids[:MAX_OUTPUT_IDS], True
+                ids, cut, own = ids[:MAX_OUTPUT_IDS], True, False
             append([case_id, metrics, ids, None, row.latency_ms, {}, None, cut])
             continue
         response = row.response
@@ -208,12 +201,12 @@ def table_rows(
             continue
         ids_kept, text = response._ids, response._text
         if ids_kept is not None and len(ids_kept) > MAX_OUTPUT_IDS:
-            ids_kept, cut = ids_kept[:MAX_OUTPUT_IDS], True
+            ids_kept, cut, own = ids_kept[:MAX_OUTPUT_IDS], True, False
         if text is not None and len(text) > MAX_OUTPUT_CHARS:
-            text, cut = text[:MAX_OUTPUT_CHARS], True
+            text, cut, own = text[:MAX_OUTPUT_CHARS], True, False
         latency, meta = response.latency_ms, response.meta
         append([case_id, metrics, ids_kept, text, latency, meta, row.error, cut])
-    return table
+    return table, own
 
 
 class NotQuick(Exception):

@@ -14,18 +14,6 @@ from typing import Any
 from evalkit._util.bounded import line_too_long, loads, max_line_bytes
 from evalkit.errors import ConfigError, GoldenError
 
-__all__ = [
-    "DATA",
-    "ENV_VAR",
-    "Doc",
-    "Query",
-    "data_root",
-    "load_corpus",
-    "load_qrels",
-    "load_qrels_graded",
-    "load_queries",
-]
-
 ENV_VAR = "EVALKIT_DATA"
 
 #: Default data root: ``data/`` beside the source checkout (``<repo>/data``).

@@ -27,12 +27,6 @@ IRDS_PREFIX = "irds:"
 _log = get_logger(__name__)
 
 
-def hub_source(source: object) -> str | None:
-    """``source`` as text when it names a hub (``hf:...`` or ``irds:...``), else None."""
-    text = str(source)
-    return text if text.startswith((HF_PREFIX, IRDS_PREFIX)) else None
-
-
 def _extra(module: str, extra: str, what: str) -> ModuleType:
     try:
         return importlib.import_module(module)
@@ -200,7 +194,7 @@ def load_goldens(
     ir_datasets id.  Raises :class:`GoldenError` for anything malformed or empty, and
     :class:`ConfigError` naming the ``pip install`` when an extra is missing.
     """
-    source = hub_source(path)
+    source = str(path)
     given = [
         name
         for name, value in (
@@ -210,7 +204,7 @@ def load_goldens(
         )
         if value is not None
     ]
-    if source is None:
+    if not source.startswith((HF_PREFIX, IRDS_PREFIX)):
         if given:
             raise GoldenError(
                 f"{path}: {', '.join(given)} apply to a dataset (hf:ORG/NAME); a golden "

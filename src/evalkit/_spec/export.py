@@ -18,8 +18,6 @@ from evalkit.errors import ConfigError, MetricError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["rows_to_records", "to_dataframe", "write_csv"]
-
 Rows = RunResult[QueryResult] | RunResult[CaseResult] | Iterable[QueryResult | CaseResult]
 
 FIXED = ("query_id", "latency_ms", "error", "output")
@@ -128,15 +126,6 @@ def _table(
     return header, records
 
 
-def _csv_text(records: list[dict[str, Any]], header: list[str]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    for record in records:
-        writer.writerow([_csv_cell(record[c]) for c in header])
-    return buffer.getvalue()
-
-
 def _csv_cell(value: Any) -> Any:
     """Empty for a missing value; a float as Python writes it back exactly."""
     if value is None:
@@ -174,11 +163,15 @@ def write_csv(
     rather than silently shadowed.
     """
     header, records = _table(result, metrics, include_output)
-    text = _csv_text(records, header)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    for record in records:
+        writer.writerow([_csv_cell(record[c]) for c in header])
     if not isinstance(target, str | os.PathLike):
-        target.write(text)
+        target.write(buffer.getvalue())
         return None
-    return write_text_atomic(target, text)
+    return write_text_atomic(target, buffer.getvalue())
 
 
 def to_dataframe(

@@ -18,8 +18,6 @@ from evalkit._util import yaml_values as _yaml_values
 from evalkit._util.text import decode_utf8
 from evalkit.errors import GoldenError
 
-__all__ = ["load_goldens"]
-
 KNOWN_FIELDS = ("id", "query", "relevant", "expected", "context")
 CSV_RELEVANT_SEPARATOR = "|"
 
@@ -330,35 +328,30 @@ def load_jsonl(path: Path) -> GoldenSet:
     return collect_cases(cases(), file)
 
 
-def _reject_duplicate_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateField(key)
-        out[key] = value
-    return out
-
-
-class _DuplicateField(Exception):
-    pass
-
-
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (write null or a string)")
 
 
 def _parse_json_line(line: str, where: CaseWhere) -> Any:
+    def unique_fields(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in out:
+                raise GoldenError(
+                    f"{where.at()}field {key!r} appears twice in one object; "
+                    "JSON would silently keep only the last"
+                )
+            out[key] = value
+        return out
+
     try:
         return _bounded.loads(
-            line, object_pairs_hook=_reject_duplicate_fields, parse_constant=_reject_constant
+            line, object_pairs_hook=unique_fields, parse_constant=_reject_constant
         )
     except json.JSONDecodeError as exc:
         raise GoldenError(f"{where.at()}invalid JSON: {exc.msg} (column {exc.colno})") from None
-    except _DuplicateField as exc:
-        raise GoldenError(
-            f"{where.at()}field {exc.args[0]!r} appears twice in one object; "
-            "JSON would silently keep only the last"
-        ) from None
+    except GoldenError:
+        raise
     except ValueError as exc:
         raise GoldenError(f"{where.at()}invalid JSON: {exc}") from None
 
@@ -466,14 +459,9 @@ def load_csv(path: Path) -> GoldenSet:
 
 def _csv_answer_keys(raw: dict[str, Any]) -> None:
     """The answer metrics' list keys in a CSV row: ``|``-separated, an empty cell is absent."""
-    from evalkit.metrics.answer_keys import (
-        ANSWERS_KEY,
-        GRADED_ANSWER_KEY,
-        MUST_INCLUDE_KEY,
-        MUST_NOT_INCLUDE_KEY,
-    )
+    from evalkit.metrics.answer_keys import GRADED_ANSWER_KEY, PHRASE_KEYS
 
-    for key in (ANSWERS_KEY, MUST_INCLUDE_KEY, MUST_NOT_INCLUDE_KEY, GRADED_ANSWER_KEY):
+    for key in (*PHRASE_KEYS, GRADED_ANSWER_KEY):
         cell = raw.get(key)
         if not isinstance(cell, str):
             continue

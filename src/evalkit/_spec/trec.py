@@ -64,15 +64,12 @@ def _check_ids(ids: Sequence[str], what: str, where: str) -> None:
         )
 
 
-def _check_query_id(qid: object, where: str) -> str:
-    if not isinstance(qid, str):
-        raise TrecFormatError(f"{where}: query id {qid!r} is not a string")
+def _check_query_id(qid: str, where: str) -> None:
     _check_ids([qid], "query id", where)
     if qid.startswith("#"):
         raise TrecFormatError(
             f"{where}: query id {qid!r} starts with '#', so the line would be read as a comment"
         )
-    return qid
 
 
 def _atomic_write(path: Path, lines: Iterator[str]) -> Path:

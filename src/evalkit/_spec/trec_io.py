@@ -13,14 +13,13 @@ from itertools import groupby
 from pathlib import Path
 from typing import IO, Literal, TypeAlias
 
-from evalkit._util.bounded import line_too_long, max_line_bytes, paused_gc
+from evalkit._util.bounded import GZIP_MAGIC, line_too_long, max_line_bytes, paused_gc
 from evalkit.errors import InputError
 
 ScoreDtype: TypeAlias = Literal["float64", "float32"]
 PathLike: TypeAlias = str | os.PathLike[str]
 
 CHUNK_BYTES = 1 << 17
-_GZIP_MAGIC = b"\x1f\x8b"
 # A chunk holding none of these bytes tokenises identically with str.split()
 # and C isspace(), has no comment lines, and no score Python would read
 # differently from a C float literal ("1_0"); others take the line-by-line path.
@@ -40,7 +39,7 @@ def open_bytes(path: Path, what: str) -> IO[bytes]:
         fh.seek(0)
     except OSError as exc:
         raise TrecFormatError(f"cannot read {what} {str(path)!r}: {exc.strerror}") from None
-    if magic == _GZIP_MAGIC:
+    if magic == GZIP_MAGIC:
         import gzip  # here: most files are plain, and scoring them need not pay for it
 
         return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
@@ -269,13 +268,10 @@ def no_qrels(path: Path) -> TrecFormatError:
 def read_qrels(path: PathLike) -> dict[str, dict[str, int]]:
     """Read a qrels file (``.gz`` too) into ``{query_id: {doc_id: grade}}``: TREC qrels
     (``query_id 0 doc_id grade``), BEIR qrels (told by their header) or an ``irds:`` id."""
-    other = _other_format(path)
-    if other is not None:
-        return other
     file = Path(path)
     qrels: dict[str, dict[str, int]] = {}
     with paused_gc():
-        for qid, docs, grades in qrels_pieces(file):
+        for qid, docs, grades in qrels_pieces(path):
             judge_piece(qrels.setdefault(qid, {}), docs, grades, file)
     if not qrels:
         raise no_qrels(file)

@@ -141,96 +141,79 @@ def _tie_runs(tie_pairs: list[int], misordered: set[int]) -> list[tuple[int, int
 
 
 class _RunAccumulator:
-    """Builds a :class:`TrecRun` chunk by chunk."""
+    """Builds a :class:`TrecRun` chunk by chunk, ranking the queries whose lines are all
+    read (every one but the last read so far) as one block."""
 
     def __init__(self, source: str, float32: bool) -> None:
         self.source = source
         self.float32 = float32
-        self.query_ids: list[str] = []
-        self.lengths: list[int] = []
+        self.query_ids: list[str] = []  # a query that comes back later is listed again
+        self.offsets = [0]
         self.docs: list[str] = []
         self.scores: list[FloatArray] = []
-        self.seen: set[str] = set()
-        self.interleaved = False
-        self.carry_id: str | None = None
-        self.carry_docs: list[list[str]] = []
-        self.carry_scores: list[FloatArray] = []
-
-    def _emit(
-        self, seg_ids: Sequence[str], offs: Sequence[int], docs: list[str], scores: FloatArray
-    ) -> None:
-        docs, scores = _order_block(seg_ids, offs, docs, scores, self.float32, self.source)
-        for qid in seg_ids:
-            if qid in self.seen:
-                self.interleaved = True
-            self.seen.add(qid)
-        self.query_ids.extend(seg_ids)
-        self.lengths.extend(offs[i + 1] - offs[i] for i in range(len(seg_ids)))
-        self.docs.extend(docs)
-        self.scores.append(scores)
-
-    def _flush_carry(self) -> None:
-        if self.carry_id is None:
-            return
-        docs = [d for piece in self.carry_docs for d in piece]
-        scores = np.concatenate(self.carry_scores)
-        self._emit([self.carry_id], [0, len(docs)], docs, scores)
-        self.carry_id, self.carry_docs, self.carry_scores = None, [], []
+        self.ranked = 0  # how many of query_ids are ranked, their docs in docs and scores
+        self.open_docs: list[str] = []  # the docs and scores of the others, as read
+        self.open_scores: list[FloatArray] = []
 
     def add(self, runs: list[tuple[str, int]], docs: list[str], scores: FloatArray) -> None:
-        seg_ids: list[str] = []
-        offs = [0]
-        for key, lines in runs:
-            seg_ids.append(key)
-            offs.append(offs[-1] + lines)
-        if not seg_ids:
+        if runs and self.query_ids and runs[0][0] == self.query_ids[-1]:
+            self.offsets[-1] += runs[0][1]  # the last query goes on in this chunk
+            runs = runs[1:]
+        for qid, lines in runs:
+            self.query_ids.append(qid)
+            self.offsets.append(self.offsets[-1] + lines)
+        self.open_docs += docs
+        self.open_scores.append(scores)
+        self._rank(len(self.query_ids) - 1)
+
+    def _rank(self, stop: int) -> None:
+        """Check and rank the queries from ``self.ranked`` to ``stop`` (not included)."""
+        start = self.ranked
+        if stop <= start:
             return
-        first = 0
-        if self.carry_id is not None:
-            if seg_ids[0] == self.carry_id:
-                self.carry_docs.append(docs[: offs[1]])
-                self.carry_scores.append(scores[: offs[1]])
-                first = 1
-            if first < len(seg_ids):
-                self._flush_carry()
-        if first == len(seg_ids):
-            return
-        # Every segment but the last is complete; the last may go on in the next chunk.
-        last = len(seg_ids) - 1
-        if first < last:
-            a, b = offs[first], offs[last]
-            block_offs = [o - a for o in offs[first : last + 1]]
-            self._emit(seg_ids[first:last], block_offs, docs[a:b], scores[a:b])
-        self.carry_id = seg_ids[last]
-        self.carry_docs = [docs[offs[last] :]]
-        self.carry_scores = [scores[offs[last] :]]
+        first = self.offsets[start]
+        n = self.offsets[stop] - first
+        scores = np.concatenate(self.open_scores)
+        offs = [o - first for o in self.offsets[start : stop + 1]]
+        docs, ranked = _order_block(
+            self.query_ids[start:stop],
+            offs,
+            self.open_docs[:n],
+            scores[:n],
+            self.float32,
+            self.source,
+        )
+        self.docs += docs
+        self.scores.append(ranked)
+        self.open_docs = self.open_docs[n:]
+        self.open_scores = [scores[n:]]
+        self.ranked = stop
 
     def finish(self, tag: str | None) -> TrecRun:
-        self._flush_carry()
+        self._rank(len(self.query_ids))
         if not self.query_ids:
             raise TrecFormatError(
                 f"{self.source}: no run lines; expected 'query_id Q0 doc_id rank score run_tag' "
                 "per line"
             )
         scores = np.concatenate(self.scores)
-        query_ids, lengths, docs = self.query_ids, self.lengths, self.docs
-        if self.interleaved:
-            query_ids, lengths, docs, scores = self._merge_interleaved(scores)
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
+        query_ids, docs = self.query_ids, self.docs
+        offsets = np.asarray(self.offsets, dtype=np.int64)
+        if len(set(query_ids)) != len(query_ids):
+            query_ids, offsets, docs, scores = self._merge_interleaved(scores)
         return TrecRun(query_ids, offsets, docs, True, scores=scores, tag=tag, source=self.source)
 
     def _merge_interleaved(
         self, scores: FloatArray
-    ) -> tuple[list[str], list[int], list[str], FloatArray]:
+    ) -> tuple[list[str], IntArray, list[str], FloatArray]:
         """Gather every query's segments (file order) and re-check and re-rank it."""
-        starts = np.concatenate(([0], np.cumsum(self.lengths))).tolist()
+        starts = self.offsets
         segments: dict[str, list[int]] = {}
         for s, qid in enumerate(self.query_ids):
             segments.setdefault(qid, []).append(s)
         docs: list[str] = []
         parts: list[FloatArray] = []
-        lengths: list[int] = []
+        offsets = [0]
         for qid, segs in segments.items():
             q_docs = [d for s in segs for d in self.docs[starts[s] : starts[s + 1]]]
             q_scores = np.concatenate([scores[starts[s] : starts[s + 1]] for s in segs])
@@ -240,8 +223,9 @@ class _RunAccumulator:
                 )
             docs.extend(q_docs)
             parts.append(q_scores)
-            lengths.append(len(q_docs))
-        return list(segments), lengths, docs, np.concatenate(parts)
+            offsets.append(offsets[-1] + len(q_docs))
+        ids = list(segments)
+        return ids, np.asarray(offsets, dtype=np.int64), docs, np.concatenate(parts)
 
 
 def read_run(path: PathLike, score_dtype: ScoreDtype) -> TrecRun:
