@@ -118,3 +118,15 @@ def test_dataframe_without_pandas_says_how_to_get_it(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ConfigError, match="to_dataframe needs pandas"):
         to_dataframe(retrieval_run())
+
+
+def test_numpy_floats_are_written_as_numbers() -> None:
+    """A target that puts numpy values in meta or latency gets plain numbers in the CSV."""
+    import numpy as np
+
+    response = TargetResponse(["x"], latency_ms=np.float64(12.5), meta={"score": np.float64(0.25)})
+    buffer = io.StringIO()
+    write_csv(RunResult("np", [CaseResult("c1", response, {"recall@1": 1.0})]), buffer)
+    row = read_back(buffer.getvalue())[0]
+    assert row["latency_ms"] == "12.5"
+    assert row["meta.score"] == "0.25"

@@ -130,7 +130,8 @@ def _csv_cell(value: Any) -> Any:
     """Empty for a missing value; a float as Python writes it back exactly."""
     if value is None:
         return ""
-    return repr(value) if isinstance(value, float) else value
+    # float(): a numpy float64 is a float whose repr is "np.float64(1.5)"
+    return repr(float(value)) if isinstance(value, float) else value
 
 
 def _header(
