@@ -48,7 +48,11 @@ def _module(name: str, source: str, replace: dict[str, str]) -> types.ModuleType
 def baseline_artifact_module(rev: str = DEFAULT_BASELINE) -> types.ModuleType:
     """``evalkit/artifact.py`` as of ``rev`` (its ``read_artifact``, ``write_artifact``)."""
     tag = f"_bench_{rev}"
-    bounded = _module(f"{tag}_bounded", _show(rev, "_util/bounded.py", "_bounded.py"), {})
+    bounded = _module(
+        f"{tag}_bounded",
+        _show(rev, "_util/bounded.py", "_bounded.py"),
+        {"from evalkit.limits import": "from evalkit._util.limits import"},
+    )
     results = _module(f"{tag}_results", _show(rev, "_model/results.py", "results.py"), {})
     formats = _module(f"{tag}_formats", _show(rev, "_model/formats.py", "formats.py"), {})
     return _module(
