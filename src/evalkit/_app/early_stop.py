@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,7 +36,6 @@ __all__ = [
     "batches_of",
     "case_order",
     "case_units",
-    "refuse_with_cases",
     "run_stopping_early",
     "settings_in_force",
 ]
@@ -241,13 +240,9 @@ def settings_in_force(config: LoadedConfig, ask: GateAsk) -> StopEarlyConfig | N
             "--stop-early); a gate that runs every case: `evalkit run --resume`, then "
             "`evalkit gate --candidate`"
         )
-    return settings
-
-
-def refuse_with_cases(cases: Any) -> None:
-    """``stop_early`` picks its own cases: with ``-k``/``--case`` it is refused (exit 2)."""
-    if cases is not None:
+    if settings is not None and ask.cases is not None:  # it picks its own cases
         raise InputError(
-            f"stop_early: {cases.describe()} picks cases, and early stopping runs a random "
+            f"stop_early: {ask.cases.describe()} picks cases, and early stopping runs a random "
             "order of the whole golden set; use --no-stop-early with -k/--case"
         )
+    return settings

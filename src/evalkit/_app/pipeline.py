@@ -42,6 +42,7 @@ from evalkit.targets.base import Target
 
 # The gate (and its numpy statistics) is imported by the gate command alone, not by a run.
 if TYPE_CHECKING:
+    from evalkit._engine.checkpoint import Checkpoint
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
     from evalkit._spec.checks import CheckSpec
@@ -208,7 +209,12 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     goldens = load_goldens(config.resolve(config.model.goldens))
     goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
     goldens = declare_clusters(goldens, config.model.clusters, config.where("clusters"))
-    _register_judge_checks(config, goldens)
+    if config.model.judge:  # the judge-human agreement aggregates, for each judge
+        from evalkit.metrics.judge_agreement import register_judge_agreement
+
+        register_judge_agreement(
+            _judges(config), goldens, config.model.metrics, where=str(config.path)
+        )
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     checks = resolve_slice_checks(checks, goldens, str(config.path))
     for index, name in enumerate(config.model.metrics):
@@ -234,16 +240,6 @@ def _judges(config: LoadedConfig) -> list[tuple[str, int]]:
     return [(judge.metric, judge.scale) for judge in config.model.judge]
 
 
-def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
-    """The judge-human agreement aggregates (metrics/judge_agreement.py), for each judge."""
-    if config.model.judge:
-        from evalkit.metrics.judge_agreement import register_judge_agreement
-
-        register_judge_agreement(
-            _judges(config), goldens, config.model.metrics, where=str(config.path)
-        )
-
-
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
     per_case = goldens.case_fingerprints()
     return GoldensInfo(
@@ -261,12 +257,22 @@ def run_candidate(
     on_trial: TrialCallback | None = None,
     done_trials: Mapping[str, Mapping[int, CaseResult]] | None = None,
 ) -> RunResult[CaseResult]:
-    """Run the prepared eval (``repeats`` trials per case: :func:`evaluate_repeated`)."""
+    """Run the prepared eval (``repeats`` trials per case: :func:`evaluate_repeated`).
+
+    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
+    then counts cases × repeats), so it moves from the first trial on.
+    """
     cfg = prepared.config.model
+    if cfg.repeats > 1 and on_row is not None:
+        seen, also = on_row, on_trial
+
+        def each_trial(trial: int, index: int, row: CaseResult) -> None:
+            if also is not None:
+                also(trial, index, row)
+            seen(index, row)
+
+        on_row, on_trial = None, each_trial
     tgt = target or build_target(prepared.config)
-    per_trial: dict[str, Any] = {}
-    if cfg.repeats > 1:
-        per_trial = {"on_trial": on_trial, "done_trials": done_trials}
     try:
         return evaluate_repeated(
             tgt,
@@ -278,7 +284,8 @@ def run_candidate(
             case_timeout_s=cfg.case_timeout_s,
             on_row=on_row,
             skip=skip,
-            **per_trial,
+            on_trial=on_trial,
+            done_trials=done_trials,
         )
     finally:
         close = getattr(tgt, "close", None)
@@ -351,15 +358,6 @@ class RunOutcome:
     checkpoint: Path  # kept while cases failed, so --resume retries only those
     shard: ShardSpec | None
 
-    @property
-    def failed(self) -> list[CaseResult]:
-        return self.artifact.failed
-
-    @property
-    def set_aside(self) -> bool:
-        """True when failed cases sent the artefact beside ``requested`` instead."""
-        return self.path != self.requested
-
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`run_to_artifact`, with what the checkpoint kept.
@@ -401,22 +399,9 @@ def run_and_write(
     target: Target | None = None,
     cases: CaseFilter | None = None,
 ) -> tuple[RunArtifact, Path]:
-    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it.
-
-    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
-    then counts cases × repeats), so it moves from the first trial on.
-    """
+    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it."""
     todo, subset = select_cases(prepared, cases)
-    if on_row is not None and prepared.config.model.repeats > 1:
-        seen = on_row
-        result = run_candidate(
-            todo,
-            target=target,
-            concurrency=concurrency,
-            on_trial=lambda _trial, index, row: seen(index, row),
-        )
-    else:
-        result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
+    result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
     art = to_artifact(prepared, result, result.name, subset=_selection(subset))
     return art, write_run(art, out)
 
@@ -476,9 +461,7 @@ def run_to_artifact(
     :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
     :class:`RunInterrupted` with the number of cases saved.
     """
-    from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
     from evalkit._engine.shards import select_shard
-    from evalkit._util.atomic import check_writable
 
     if shard is not None and cases is not None:
         raise InputError(
@@ -499,18 +482,15 @@ def run_to_artifact(
     part = str(shard) if shard is not None else None
     if subset is not None:
         part = f"cases {subset.selection}"
-    identity = run_identity(prepared.config.model, prepared.goldens, part)
-    ckpt_path = checkpoint_path(requested, prepared.config.root)
-    check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     repeats = prepared.config.model.repeats
-    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+    with _checkpointed(prepared, requested, part, resume=resume, planned=total) as ckpt:
         done = ckpt.completed
         trials_done = ckpt.completed_trials  # repeats > 1: resumed per (case, trial)
         if on_start is not None:
             on_start(
                 RunStart(
-                    checkpoint=ckpt_path,
+                    checkpoint=ckpt.path,
                     total=total,
                     done=len(done) + sum(len(t) >= repeats for t in trials_done.values()),
                     retried=len(ckpt.failed_before.keys() - done.keys())
@@ -521,11 +501,7 @@ def run_to_artifact(
                     trials_done=sum(len(t) for t in trials_done.values()),
                 )
             )
-
-        try:
-            result = run_checkpointed(todo, ckpt, target=target, on_row=on_row)
-        except KeyboardInterrupt:
-            raise interrupted(ckpt_path, total, repeats) from None
+        result = run_checkpointed(todo, ckpt, target=target, on_row=on_row)
         art = to_artifact(
             prepared,
             result,
@@ -534,44 +510,75 @@ def run_to_artifact(
             truncated_ids=frozenset(ckpt.truncated_ids),
             subset=_selection(subset),
         )
-        path = write_run(art, requested, allow_failed=allow_failed)
-        if not art.failed:
-            ckpt.discard()
-    return RunOutcome(art, path, requested, ckpt_path, shard)
+        path = _write_finished(ckpt, art, requested, allow_failed=allow_failed)
+    return RunOutcome(art, path, requested, ckpt.path, shard)
+
+
+@contextlib.contextmanager
+def _checkpointed(
+    prepared: Prepared, out: Path, part: str | None, *, resume: bool, planned: int
+) -> Iterator[Checkpoint]:
+    """The locked checkpoint of a run writing ``out`` (``part``: its shard or subset);
+    Ctrl-C inside is :class:`RunInterrupted`, counting what the checkpoint file kept."""
+    from evalkit._engine.checkpoint import (
+        Checkpoint,
+        checkpoint_path,
+        read_checkpoint,
+        run_identity,
+    )
+    from evalkit._util.atomic import check_writable
+
+    identity = run_identity(prepared.config.model, prepared.goldens, part)
+    ckpt_path = checkpoint_path(out, prepared.config.root)
+    check_writable(out, ckpt_path)  # before anything runs (or is paid for)
+    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        try:
+            yield ckpt
+        except KeyboardInterrupt:
+            # the file, not a tally: the signal may land between a row's write and its count
+            saved = read_checkpoint(ckpt_path)
+            kept = saved.saved if saved is not None else 0
+            repeats = prepared.config.model.repeats
+            if repeats > 1:
+                raise RunInterrupted(ckpt_path, kept, planned * repeats, "trial(s)") from None
+            raise RunInterrupted(ckpt_path, kept, planned) from None
+
+
+def _write_finished(
+    ckpt: Checkpoint, art: RunArtifact, out: Path, *, allow_failed: bool = False
+) -> Path:
+    """:func:`write_run` a checkpointed run; the checkpoint goes once no case failed."""
+    path = write_run(art, out, allow_failed=allow_failed)
+    if not art.failed:
+        ckpt.discard()
+    return path
 
 
 def run_checkpointed(
     todo: Prepared,
-    ckpt: Any,
+    ckpt: Checkpoint,
     *,
     target: Target | None = None,
     on_row: RowCallback | None = None,
     concurrency: int | None = None,
 ) -> RunResult[CaseResult]:
     """Run the cases of ``todo`` the checkpoint ``ckpt`` has not finished, appending each
-    row the moment it finishes: every case's row (kept or new), in golden-set order.
-
-    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1.
-    """
+    row the moment it finishes: every case's row (kept or new), in golden-set order."""
+    if todo.config.model.repeats > 1:
+        return run_candidate(
+            todo,
+            target=target,
+            concurrency=concurrency,
+            on_row=on_row,
+            on_trial=lambda trial, _index, row: ckpt.append(row, trial=trial),
+            done_trials=ckpt.completed_trials,
+        )
 
     def record(index: int, row: CaseResult) -> None:
         ckpt.append(row)
         if on_row is not None:
             on_row(index, row)
 
-    def record_trial(trial: int, index: int, row: CaseResult) -> None:
-        ckpt.append(row, trial=trial)
-        if on_row is not None:
-            on_row(index, row)
-
-    if todo.config.model.repeats > 1:
-        return run_candidate(
-            todo,
-            target=target,
-            concurrency=concurrency,
-            on_trial=record_trial,
-            done_trials=ckpt.completed_trials,
-        )
     done = ckpt.completed
     skip = [c.id for c in todo.goldens if c.id in done]
     fresh = run_candidate(todo, target=target, concurrency=concurrency, skip=skip, on_row=record)
@@ -579,18 +586,6 @@ def run_checkpointed(
     return RunResult(
         fresh.name, [done[c.id] if c.id in done else new_rows[c.id] for c in todo.goldens]
     )
-
-
-def interrupted(ckpt_path: Path, total: int, repeats: int) -> RunInterrupted:
-    """Ctrl-C during a checkpointed run, counting what the checkpoint file kept: the
-    signal may land between a row's write and its tally."""
-    from evalkit._engine.checkpoint import read_checkpoint
-
-    saved = read_checkpoint(ckpt_path)
-    kept = saved.saved if saved is not None else 0
-    if repeats > 1:
-        return RunInterrupted(ckpt_path, kept, total * repeats, "trial(s)")
-    return RunInterrupted(ckpt_path, kept, total)
 
 
 def find_baseline(
@@ -975,9 +970,6 @@ def gate_config(
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     elif stopping is not None:
-        from evalkit._app.early_stop import refuse_with_cases
-
-        refuse_with_cases(ask.cases)
         with noting_client_saturation() as saturated:
             early, candidate, written = run_stopping_early_to(
                 prepared,
@@ -1053,34 +1045,25 @@ def run_stopping_early_to(
     goes on in the same order (evalkit._app.early_stop).  ``target``: the caller's (the
     Action's isolated one), used for every batch and left open; else the config's."""
     from evalkit._app.early_stop import run_stopping_early
-    from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
-    from evalkit._util.atomic import check_writable
 
     planned = len(prepared.goldens)
     if settings.max_cases is not None:
         planned = min(planned, settings.max_cases)
-    ckpt_path = checkpoint_path(run_out, prepared.config.root)
-    check_writable(ckpt_path)
-    identity = run_identity(prepared.config.model, prepared.goldens)
-    repeats = prepared.config.model.repeats
     tgt = target if target is not None else build_target(prepared.config)  # one for every batch
     try:
-        with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        with _checkpointed(prepared, run_out, None, resume=resume, planned=planned) as ckpt:
             if on_start is not None:
-                on_start(planned * repeats)
-            try:
-                early = run_stopping_early(
-                    prepared,
-                    base,
-                    settings,
-                    run_batch=lambda part, t: run_checkpointed(
-                        part, ckpt, target=t, on_row=on_row, concurrency=concurrency
-                    ),
-                    to_artifact=lambda part, result: to_artifact(part, result, result.name),
-                    target=tgt,
-                )
-            except KeyboardInterrupt:
-                raise interrupted(ckpt_path, planned, repeats) from None
+                on_start(planned * prepared.config.model.repeats)
+            early = run_stopping_early(
+                prepared,
+                base,
+                settings,
+                run_batch=lambda part, t: run_checkpointed(
+                    part, ckpt, target=t, on_row=on_row, concurrency=concurrency
+                ),
+                to_artifact=lambda part, result: to_artifact(part, result, result.name),
+                target=tgt,
+            )
             stopped = early.stopped
             candidate = to_artifact(
                 replace(prepared, goldens=early.subset.goldens(prepared.goldens)),
@@ -1091,9 +1074,7 @@ def run_stopping_early_to(
                 if stopped is None
                 else f"stop_early ({stopped.cases_run:,} of {stopped.cases_total:,} cases)",
             )
-            written = write_run(candidate, run_out)
-            if not candidate.failed:
-                ckpt.discard()
+            written = _write_finished(ckpt, candidate, run_out)
     finally:
         close = getattr(tgt, "close", None)
         if target is None and callable(close):
