@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 __all__ = [
     "EarlyRun",
     "batches_of",
-    "case_order",
     "case_units",
     "run_stopping_early",
     "settings_in_force",
@@ -68,11 +67,6 @@ def case_units(
         units = [tuple(cases) for cases in members.values()]
     rng = np.random.default_rng([seed, len(units)])
     return [units[i] for i in rng.permutation(len(units))]
-
-
-def case_order(ids: Sequence[str], seed: int) -> list[str]:
-    """The seeded random order of independent cases: the same for the same ids and seed."""
-    return [unit[0] for unit in case_units(ids, seed)]
 
 
 def batches_of(units: Sequence[tuple[str, ...]], batch: int, planned: int) -> list[list[str]]:

@@ -207,16 +207,12 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
             contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
             contents.rows[row.case_id] = row
         if trial in (None, 1):  # a repeated run's merged row shows the first trial's output
-            _mark(contents.truncated_ids, row.case_id, truncated)
+            if truncated:
+                contents.truncated_ids.add(row.case_id)
+            else:
+                contents.truncated_ids.discard(row.case_id)
         contents.good_bytes = end
     return contents
-
-
-def _mark(ids: set[str], case_id: str, truncated: bool) -> None:
-    if truncated:
-        ids.add(case_id)
-    else:
-        ids.discard(case_id)
 
 
 def _parse_header(doc: object, where: str) -> RunIdentity:
@@ -310,7 +306,7 @@ class Checkpoint:
                 )
             if previous is not None and not previous.saved:
                 previous = None  # only failures (or nothing): no finished work to keep
-            if previous is not None and resume:
+            if previous is not None:  # finished rows, and --resume to keep them
                 changed = previous.identity.differences(identity)
                 if changed:
                     raise ArtifactError(
@@ -318,9 +314,8 @@ class Checkpoint:
                         f"({'; '.join(changed)}); restore the previous setup, or delete the "
                         "checkpoint to start over"
                     )
-            kept = previous if resume else None
-            checkpoint = cls(p, identity, kept, lock)
-            checkpoint._start(kept)
+            checkpoint = cls(p, identity, previous, lock)
+            checkpoint._start(previous)
         except BaseException:
             _unlock(lock)
             raise
@@ -381,17 +376,6 @@ class Checkpoint:
 
     # -- closing -------------------------------------------------------------------
 
-    @property
-    def empty(self) -> bool:
-        """True when the checkpoint holds no row at all: nothing to resume from."""
-        return (
-            not self.completed
-            and not self.failed_before
-            and not self.completed_trials
-            and not self.failed_trials_before
-            and self.appended == 0
-        )
-
     def discard(self) -> None:
         """Delete the checkpoint (the run's artefact now holds every row) and unlock."""
         if not self._lock.is_locked:
@@ -402,8 +386,9 @@ class Checkpoint:
         _unlock(self._lock)
 
     def close(self) -> None:
-        """Stop appending and release the lock; the file stays for a later --resume."""
-        if self.empty:
+        """Stop appending and release the lock; the file stays for a later --resume unless
+        it holds no row at all (a resumed checkpoint always holds finished ones)."""
+        if not self.resumed and self.appended == 0:
             self.discard()
             return
         self._close_fd()

@@ -57,9 +57,8 @@ def parse_shard(text: str) -> ShardSpec:
 
 
 def assign(ids: Iterable[str], count: int) -> dict[str, int]:
-    """``{case id: shard number (1..count)}``: sorted by SHA-256 of the id, dealt round-robin."""
-    if count < 1:
-        raise InputError(f"the number of shards must be at least 1, got {count}")
+    """``{case id: shard number (1..count)}``: sorted by SHA-256 of the id, dealt round-robin
+    (``count`` comes from a :class:`ShardSpec`, which refuses less than 1)."""
     ordered = sorted(set(ids), key=lambda i: (hashlib.sha256(i.encode("utf-8")).hexdigest(), i))
     return {case_id: position % count + 1 for position, case_id in enumerate(ordered)}
 
