@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from evalkit._spec.artifact import RunArtifact
     from evalkit._spec.config import LoadedConfig, StopEarlyConfig
     from evalkit.gate.model import StoppedEarly
-    from evalkit.targets import Target
 
 __all__ = [
     "EarlyRun",
@@ -120,17 +119,12 @@ def run_stopping_early(
     prepared: Prepared,
     baseline: RunArtifact | None,
     settings: StopEarlyConfig,
-    *,
-    run_batch: Callable[[Prepared, Target | None], RunResult[CaseResult]],
-    to_artifact: Callable[[Prepared, RunResult[CaseResult]], RunArtifact],
-    target: Target | None = None,
-    clock: Callable[[], float] = time.monotonic,
+    run_batch: Callable[[Prepared], RunResult[CaseResult]],
 ) -> EarlyRun:
-    """Run ``prepared`` batch by batch in the seeded order until settled or out of budget.
-
+    """Run ``prepared`` batch by batch in the seeded order until settled or out of budget;
     ``run_batch`` runs a prepared eval of some cases (the pipeline's, which keeps a
-    checkpoint), ``to_artifact`` makes the partial run an artefact for the checks to read.
-    """
+    checkpoint)."""
+    from evalkit._app.pipeline import to_artifact
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
     checks = list(prepared.checks.checks)
@@ -144,13 +138,13 @@ def run_stopping_early(
     planned = len(order) if settings.max_cases is None else min(len(order), settings.max_cases)
     batches = batches_of(units, settings.batch, planned)
     blocking = [c for c in checks if c.is_blocking]
-    started = clock()
+    started = time.monotonic()
     rows: dict[str, CaseResult] = {}
     ends: list[int] = []
     stopped: tuple[str, bool, tuple[str, ...]] | None = None
     for batch in batches:
         part = replace(prepared, goldens=prepared.goldens.subset(set(batch)))
-        rows.update((row.case_id, row) for row in run_batch(part, target).per_query)
+        rows.update((row.case_id, row) for row in run_batch(part).per_query)
         ends.append((ends[-1] if ends else 0) + len(batch))
         run_ids = order[: ends[-1]]
         if any(rows[i].error is not None for i in run_ids):
@@ -161,6 +155,7 @@ def run_stopping_early(
         partial = to_artifact(
             replace(prepared, goldens=prepared.goldens.subset(set(run_ids))),
             RunResult(prepared.config.name, [rows[i] for i in run_ids]),
+            prepared.config.name,
         )
         states = settle_checks(
             blocking,
@@ -175,7 +170,9 @@ def run_stopping_early(
         if not open_ids:
             stopped = (SETTLED, True, ())
             break
-        spent = _budget_spent(settings, ends[-1], _cost(list(rows.values())), clock() - started)
+        spent = _budget_spent(
+            settings, ends[-1], _cost(list(rows.values())), time.monotonic() - started
+        )
         if spent is not None:
             stopped = (spent, False, open_ids)
             break

@@ -1058,11 +1058,9 @@ def run_stopping_early_to(
                 prepared,
                 base,
                 settings,
-                run_batch=lambda part, t: run_checkpointed(
-                    part, ckpt, target=t, on_row=on_row, concurrency=concurrency
+                lambda part: run_checkpointed(
+                    part, ckpt, target=tgt, on_row=on_row, concurrency=concurrency
                 ),
-                to_artifact=lambda part, result: to_artifact(part, result, result.name),
-                target=tgt,
             )
             stopped = early.stopped
             candidate = to_artifact(
