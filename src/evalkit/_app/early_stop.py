@@ -120,11 +120,13 @@ def run_stopping_early(
     baseline: RunArtifact | None,
     settings: StopEarlyConfig,
     run_batch: Callable[[Prepared], RunResult[CaseResult]],
+    to_artifact: Callable[[Prepared, RunResult[CaseResult]], RunArtifact],
 ) -> EarlyRun:
-    """Run ``prepared`` batch by batch in the seeded order until settled or out of budget;
+    """Run ``prepared`` batch by batch in the seeded order until settled or out of budget.
+
     ``run_batch`` runs a prepared eval of some cases (the pipeline's, which keeps a
-    checkpoint)."""
-    from evalkit._app.pipeline import to_artifact
+    checkpoint), ``to_artifact`` makes the partial run an artefact for the checks to read.
+    """
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
     checks = list(prepared.checks.checks)
@@ -155,7 +157,6 @@ def run_stopping_early(
         partial = to_artifact(
             replace(prepared, goldens=prepared.goldens.subset(set(run_ids))),
             RunResult(prepared.config.name, [rows[i] for i in run_ids]),
-            prepared.config.name,
         )
         states = settle_checks(
             blocking,

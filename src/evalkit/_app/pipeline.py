@@ -1061,6 +1061,7 @@ def run_stopping_early_to(
                 lambda part: run_checkpointed(
                     part, ckpt, target=tgt, on_row=on_row, concurrency=concurrency
                 ),
+                lambda part, result: to_artifact(part, result, result.name),
             )
             stopped = early.stopped
             candidate = to_artifact(
