@@ -6,6 +6,7 @@ The CLI and the GitHub Action are thin shells over these functions.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import sys
@@ -373,20 +374,15 @@ class RunInterrupted(KeyboardInterrupt):
         self.unit = unit  # "trial(s)" for a repeated run: what the checkpoint counts
 
 
-def failed_run_path(path: str | Path) -> Path:
-    """Where a failed run goes instead of ``path``: ``base.json`` -> ``base.failed.json``."""
-    return with_infix(path, "failed")
-
-
 def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False) -> Path:
     """Write a run artefact; one with failed cases never replaces the file at ``path``.
 
-    A run with failed cases goes to :func:`failed_run_path` beside ``path`` (and
+    A run with failed cases goes beside ``path`` (``base.json`` -> ``base.failed.json``;
     ``path``, perhaps a good baseline, is left as it was) unless ``allow_failed``.
     """
     target = Path(path)
     if art.failed and not allow_failed:
-        target = failed_run_path(target)
+        target = with_infix(target, "failed")
     return write_artifact(art, target)
 
 
@@ -591,7 +587,7 @@ def run_checkpointed(
 def find_baseline(
     config: LoadedConfig,
     override: str | Path | None,
-    store: Callable[[], BaselineStore] | None = None,
+    store: Callable[[], BaselineStore],
 ) -> tuple[RunArtifact | None, str]:
     """(baseline or None, one sentence on where it came from or where none was found).
 
@@ -601,15 +597,13 @@ def find_baseline(
     is "no baseline" with the store and where it looks.  ``store``: opens the config's
     store (the gate's opens it once for every use).
     """
-    from evalkit._app.store_opening import open_config_store
     from evalkit._store.protocol import FetchRequest
     from evalkit.gate.inputs import refuse_other_config
 
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        opened = store() if store is not None else open_config_store(config)
-        fetched = opened.fetch(FetchRequest(config.name, config.fetched_dir))
+        fetched = store().fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
@@ -909,6 +903,7 @@ def gate_config(
     runs (the CLI says there which margins the eval cannot resolve).
     """
     from evalkit._app.reference_lookup import find_reference
+    from evalkit._app.store_opening import open_config_store
     from evalkit._util.atomic import check_writable
     from evalkit._util.paths import refuse_overwriting_inputs
     from evalkit.gate.reference import refuse_unused
@@ -951,7 +946,9 @@ def gate_config(
                 f"the {role} {other} is the candidate itself; a run compared with "
                 f"itself always passes: pass the {role} made from the code you compare against"
             )
-    store = _opened_once(cfg)
+    # opened at the first use, once: a GitHub store imports httpx and PyGithub, which a
+    # gate given every file never needs
+    store = functools.cache(lambda: open_config_store(cfg))
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, ask.baseline, store)
     prepared = prepare(cfg, cache_only=ask.cache_only)
@@ -1016,16 +1013,6 @@ def gate_config(
         require_reference=ask.require_reference,
     )
     return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
-
-
-def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
-    """The config's store, opened at the first call and the same object after: opening a
-    GitHub store imports httpx and PyGithub, which a gate given every file never needs."""
-    from functools import cache
-
-    from evalkit._app.store_opening import open_config_store
-
-    return cache(lambda: open_config_store(config))
 
 
 def run_stopping_early_to(
