@@ -225,15 +225,13 @@ def test_repeats_is_part_of_the_run_identity_only_when_above_one() -> None:
 def test_a_gate_run_reports_progress_per_trial(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit._app.pipeline import prepare, run_and_write
+    from evalkit._app.pipeline import prepare, run_candidate
     from evalkit._spec.config import load_config
 
     repeated_project(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     seen: list[str] = []
     prepared = prepare(load_config(tmp_path / "evalkit.yaml"))
-    art, _ = run_and_write(
-        prepared, tmp_path / "run.json", on_row=lambda _i, r: seen.append(r.case_id)
-    )
+    result = run_candidate(prepared, on_row=lambda _i, r: seen.append(r.case_id))
     assert seen == ["a", "b"] * 3  # every trial, as it finishes (pass by pass)
-    assert len(art.result) == 2
+    assert len(result.per_query) == 2

@@ -386,22 +386,6 @@ def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False)
     return write_artifact(art, target)
 
 
-def run_and_write(
-    prepared: Prepared,
-    out: Path,
-    *,
-    concurrency: int | None = None,
-    on_row: RowCallback | None = None,
-    target: Target | None = None,
-    cases: CaseFilter | None = None,
-) -> tuple[RunArtifact, Path]:
-    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it."""
-    todo, subset = select_cases(prepared, cases)
-    result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
-    art = to_artifact(prepared, result, result.name, subset=_selection(subset))
-    return art, write_run(art, out)
-
-
 def select_cases(prepared: Prepared, cases: CaseFilter | None) -> tuple[Prepared, Subset | None]:
     """The eval of the cases ``-k``/``--case`` keep (all of them without a filter)."""
     if cases is None:
@@ -981,15 +965,15 @@ def gate_config(
     else:
         if on_start is not None:  # each trial advances the progress
             on_start(len(chosen.goldens) * cfg.model.repeats)
-        with noting_client_saturation() as saturated:
-            candidate, written = run_and_write(
-                prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
-            )
+        with noting_client_saturation() as saturated:  # no checkpoint: cut short, it reruns
+            result = run_candidate(chosen, concurrency=ask.concurrency, on_row=on_row)
+            candidate = to_artifact(prepared, result, result.name, subset=_selection(subset))
+            written = write_run(candidate, run_out)
     # Where no baseline was found matters only to a check that compares with one.
     no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
     notes = ((where,) if no_baseline else ()) + tuple(saturated)
     if early is not None and early.stopped is not None:
-        decision = gate_stopped(
+        report = gate_stopped(
             prepared,
             candidate,
             base,
@@ -999,19 +983,19 @@ def gate_config(
             reference_chosen=ask.reference is not None,
             require_reference=ask.require_reference,
         )
-        return GateRun(decision, candidate, run_out, written, ref, written, cfg, store)
-    report = gate(
-        prepared,
-        candidate,
-        base,
-        notes=notes,
-        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
-        baseline_chosen=chosen_baseline is not None,
-        subset=subset,
-        reference=ref,
-        reference_chosen=ask.reference is not None,
-        require_reference=ask.require_reference,
-    )
+    else:
+        report = gate(
+            prepared,
+            candidate,
+            base,
+            notes=notes,
+            # A file the user named (--baseline, the file store) must pair; see gate_inputs.
+            baseline_chosen=chosen_baseline is not None,
+            subset=subset,
+            reference=ref,
+            reference_chosen=ask.reference is not None,
+            require_reference=ask.require_reference,
+        )
     return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
 
 
