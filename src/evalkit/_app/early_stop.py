@@ -1,13 +1,6 @@
 """``stop_early:``: run the gate's cases in a seeded random order and stop when settled.
 
-The order is fixed from the seed before any case runs (whole clusters when clusters are
-declared); the cases then run in batches in that order, and after each batch
-:func:`evalkit.gate.sequential.settle_checks` reads every blocking check's anytime-valid
-confidence sequence against the stored baseline rows.  A cached judge grade costs $0,
-and the cache never chooses the sample (docs/design/early-stopping.md).  The run stops
-at the first look where every blocking check is settled, or when a budget
-(``max_cases``, ``max_cost_usd``, ``max_seconds``) is spent: the report then says the run
-is incomplete and names what was undecided (docs/early-stopping.md).
+How the order, the batches, the looks and the budgets work: docs/design/code-notes.md.
 """
 
 from __future__ import annotations
@@ -46,7 +39,6 @@ class EarlyRun:
     """What ran: the rows in golden-file order, the cases run, and why it stopped."""
 
     result: RunResult[CaseResult]
-    run_ids: tuple[str, ...]  # in the order they ran
     stopped: StoppedEarly | None  # None: every case ran
     subset: Subset  # the cases run, to decide on (every case when none was skipped)
 
@@ -187,8 +179,8 @@ def run_stopping_early(
         "stopped early", tuple(c.id for c in prepared.goldens if c.id in kept), len(ids)
     )
     if stopped is None or len(run_ids) == len(ids):
-        return EarlyRun(result, tuple(run_ids), None, subset)
-    return EarlyRun(result, tuple(run_ids), _stopped(stopped, rows, run_ids, len(ids)), subset)
+        return EarlyRun(result, None, subset)
+    return EarlyRun(result, _stopped(stopped, rows, run_ids, len(ids)), subset)
 
 
 def _stopped(

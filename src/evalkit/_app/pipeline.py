@@ -473,8 +473,7 @@ def run_to_artifact(
                     checkpoint=ckpt.path,
                     total=total,
                     done=len(done) + sum(len(t) >= repeats for t in trials_done.values()),
-                    retried=len(ckpt.failed_before.keys() - done.keys())
-                    + ckpt.failed_trials_before,
+                    retried=len(ckpt.failed_before) + ckpt.failed_trials_before,
                     resumed=ckpt.resumed,
                     resume_requested=resume,
                     trials=repeats,
