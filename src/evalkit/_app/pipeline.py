@@ -431,16 +431,8 @@ def run_to_artifact(
     target: Target | None = None,
     cases: CaseFilter | None = None,
 ) -> RunOutcome:
-    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
-
-    Every finished case is appended to the checkpoint (under the config folder's
-    ``.evalkit/``, :func:`evalkit._engine.checkpoint.checkpoint_path`) the moment it
-    finishes; ``resume=True`` keeps a matching checkpoint's finished cases and
-    runs only the rest.  The artefact lists the cases in golden-set
-    order.  A run with failed cases keeps its checkpoint and is written by
-    :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
-    :class:`RunInterrupted` with the number of cases saved.
-    """
+    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing:
+    every finished case is in the checkpoint the moment it finishes (code-notes.md)."""
     from evalkit._engine.shards import select_shard
 
     if shard is not None and cases is not None:
@@ -572,14 +564,8 @@ def find_baseline(
     override: str | Path | None,
     store: Callable[[], BaselineStore],
 ) -> tuple[RunArtifact | None, str]:
-    """(baseline or None, one sentence on where it came from or where none was found).
-
-    The store is the one evalkit.yaml names
-    (:func:`evalkit._app.store_opening.open_config_store`, the Action's too): a configured
-    file that is missing is an input error; a GitHub store, which only the Action reads,
-    is "no baseline" with the store and where it looks.  ``store``: opens the config's
-    store (the gate's opens it once for every use).
-    """
+    """(baseline or None, one sentence on where it came from or where none was found):
+    ``override`` (``--baseline``), else what the config's ``store`` answers."""
     from evalkit._store.protocol import FetchRequest
     from evalkit.gate.inputs import refuse_other_config
 
@@ -605,13 +591,8 @@ class Promotion:
 
 
 def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotion:
-    """Make the run at ``run`` (default: the config's output) the configured baseline file.
-
-    Refused (exit 2, one line): a store other than a file (GitHub stores are promoted by
-    the Action), a run with failed cases (a baseline must hold every case), a shard
-    (merge the shards first), a run of another config.  The baseline is written in the
-    current schema, atomically, so a crash leaves the old baseline or the new one.
-    """
+    """Make the run at ``run`` (default: the config's output) the configured baseline file,
+    written in the current schema, atomically (what is refused: code-notes.md)."""
     from evalkit._app.store_opening import open_config_store
     from evalkit._store.file_store import FileStore
     from evalkit.gate.inputs import refuse_other_config
@@ -844,12 +825,8 @@ class GateRun:
 
 @contextlib.contextmanager
 def noting_client_saturation() -> Iterator[list[str]]:
-    """The client-saturation warnings of a run, kept for the gate's report.
-
-    The run's latencies decide latency checks, so a report whose latencies the
-    client's own CPU inflated must say so where the verdict is read, not only on
-    stderr.  Every warning caught is shown again as it would have been.
-    """
+    """The client-saturation warnings of a run, kept for the gate's report (latency checks
+    read the latencies they inflated); every warning caught is shown again as it was."""
     import warnings
 
     from evalkit._engine.client_load import ClientSaturationWarning
@@ -876,15 +853,8 @@ def gate_config(
     on_row: RowCallback | None = None,
     on_checks: Callable[[Sequence[CheckSpec], RunArtifact], None] | None = None,
 ) -> GateRun:
-    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input.
-
-    Refused before anything runs (exit 2): an output that is an input or unwritable, a
-    candidate that is its own baseline or reference, a configured baseline file that is
-    missing, a reference no check uses, a filter that keeps nothing.  ``on_start`` gets
-    the number of cases about to run; ``on_row`` each finished one; ``on_checks`` the
-    checks and the baseline, where there is one, once both are read and before anything
-    runs (the CLI says there which margins the eval cannot resolve).
-    """
+    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input
+    (what is refused first, and the callbacks: code-notes.md)."""
     from evalkit._app.reference_lookup import find_reference
     from evalkit._app.store_opening import open_config_store
     from evalkit._util.atomic import check_writable
