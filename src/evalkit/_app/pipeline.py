@@ -872,12 +872,8 @@ def gate_config(
     run_out = run_output_path(cfg, ask.out, None, ask.cases)
     ran_to = None if ask.candidate is not None else run_out
     check_writable(*ask.reports.values(), ran_to)
-    stored = cfg.model.baseline
-    configured = (
-        cfg.resolve(stored.path)
-        if stored is not None and stored.kind == "file" and stored.path is not None
-        else None
-    )
+    stored = cfg.baseline  # defaults filled in: a file store always has a path
+    configured = cfg.resolve(stored.path) if stored.kind == "file" and stored.path else None
     chosen_baseline = ask.baseline if ask.baseline is not None else configured
     out_flag = "--out" if ask.out is not None else f"output ({cfg.path})"
     refuse_overwriting_inputs(
