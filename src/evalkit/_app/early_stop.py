@@ -122,7 +122,7 @@ def run_stopping_early(
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
     checks = list(prepared.checks.checks)
-    refuse_unsupported(checks, getattr(prepared.checks, "correction", "none") or "none")
+    refuse_unsupported(checks, prepared.checks.correction)
     ids = prepared.goldens.ids()
     seed = settings.seed if settings.seed is not None else prepared.config.model.seed
     assignment = prepared.goldens.cluster_assignment()

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from evalkit._engine.checkpoint import Checkpoint
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
-    from evalkit._spec.checks import CheckSpec
+    from evalkit._spec.checks import ChecksFile, CheckSpec
     from evalkit._store.protocol import BaselineStore
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
@@ -188,7 +188,7 @@ class Prepared:
 
     config: LoadedConfig
     goldens: GoldenSet
-    checks: Any  # evalkit._spec.checks.ChecksFile
+    checks: ChecksFile
 
 
 def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
@@ -711,13 +711,12 @@ def gate(
         options=GateOptions(
             n_resamples=cfg.n_resamples,
             seed=cfg.seed,
-            require_baseline=cfg.require_baseline
-            or bool(getattr(checks, "require_baseline", False)),
-            correction=getattr(checks, "correction", "none") or "none",
+            require_baseline=cfg.require_baseline or checks.require_baseline,
+            correction=checks.correction,
             extra_notes=tuple(n for n in notes if n),
-            require_reference=require_reference
-            or cfg.require_reference
-            or bool(getattr(checks, "require_reference", False)),
+            require_reference=(
+                require_reference or cfg.require_reference or checks.require_reference
+            ),
             slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
             clusters=None if clustering is None else dict(clustering.members),
         ),
