@@ -31,7 +31,7 @@ from evalkit._spec.artifact import (
     with_infix,
     write_artifact,
 )
-from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
+from evalkit._spec.config import WIRE_SETTINGS, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_clusters, declare_slices, resolve_slice_checks
 from evalkit._util.atomic import write_bytes_atomic
@@ -120,34 +120,29 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
         )(grader)
 
 
-def build_http_target(
-    http: HttpTargetConfig, name: str, env: Mapping[str, str], where: str
-) -> Target:
-    from evalkit.targets.http import HttpTarget
-    from evalkit.targets.http_template import jmespath_extract, render_payload
-
-    url = expand_env(http.url, env, f"{where}.url")
-    headers = expand_env(http.headers, env, f"{where}.headers")
-    payload_template = expand_env(http.payload, env, f"{where}.payload")
-    return HttpTarget(
-        url=url,
-        name=name,
-        build_payload=lambda case: render_payload(payload_template, case),
-        extract=jmespath_extract(http.extract),
-        headers=headers,
-        timeout_s=http.timeout_s,
-        meta_keys=tuple(http.meta_keys),
-        method=http.method,
-        rate_limit_wait_s=http.rate_limit_wait_s,
-    )
-
-
 def build_target(config: LoadedConfig, env: Mapping[str, str] | None = None) -> Target:
     """The configured target: a python factory's product or a declarative HTTP target."""
     tc = config.model.target
     environ = os.environ if env is None else env
     if tc.http is not None:
-        return build_http_target(tc.http, tc.name or config.name, environ, "target.http")
+        from evalkit.targets.http import HttpTarget
+        from evalkit.targets.http_template import jmespath_extract, render_payload
+
+        http = tc.http
+        url = expand_env(http.url, environ, "target.http.url")
+        headers = expand_env(http.headers, environ, "target.http.headers")
+        payload_template = expand_env(http.payload, environ, "target.http.payload")
+        return HttpTarget(
+            url=url,
+            name=tc.name or config.name,
+            build_payload=lambda case: render_payload(payload_template, case),
+            extract=jmespath_extract(http.extract),
+            headers=headers,
+            timeout_s=http.timeout_s,
+            meta_keys=tuple(http.meta_keys),
+            method=http.method,
+            rate_limit_wait_s=http.rate_limit_wait_s,
+        )
     assert tc.python is not None
     module_name, _, attr = tc.python.partition(":")
     try:
