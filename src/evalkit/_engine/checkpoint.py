@@ -263,7 +263,6 @@ class Checkpoint:
         self.path = path
         self.identity = identity
         self._lock = lock
-        self._fd: int | None = None
         was = previous or CheckpointContents(identity)
         self.completed: dict[str, CaseResult] = was.completed
         self.failed_before: dict[str, CaseResult] = was.failed
@@ -273,6 +272,19 @@ class Checkpoint:
         self.truncated_ids: set[str] = {cid for cid in was.truncated_ids if cid in kept}
         self.resumed = previous is not None
         self.appended = 0
+        try:
+            if previous is None:
+                # Temp file + rename: a crash leaves the old checkpoint or a whole header.
+                write_bytes_atomic(self.path, _header_line(self.identity))
+            elif previous.torn:
+                # Cut the partial line off, so the next append starts on a line of its own.
+                os.truncate(self.path, previous.good_bytes)
+            self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise RuntimeFailure(
+                f"{self.path}: cannot prepare the checkpoint: {exc.strerror or exc}"
+            ) from None
 
     # -- opening -------------------------------------------------------------------
 
@@ -315,26 +327,10 @@ class Checkpoint:
                         "checkpoint to start over"
                     )
             checkpoint = cls(p, identity, previous, lock)
-            checkpoint._start(previous)
         except BaseException:
             _unlock(lock)
             raise
         return checkpoint
-
-    def _start(self, previous: CheckpointContents | None) -> None:
-        try:
-            if previous is None:
-                # Temp file + rename: a crash leaves the old checkpoint or a whole header.
-                write_bytes_atomic(self.path, _header_line(self.identity))
-            elif previous.torn:
-                # Cut the partial line off, so the next append starts on a line of its own.
-                os.truncate(self.path, previous.good_bytes)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            os.fsync(self._fd)
-        except OSError as exc:
-            raise RuntimeFailure(
-                f"{self.path}: cannot prepare the checkpoint: {exc.strerror or exc}"
-            ) from None
 
     # -- writing -------------------------------------------------------------------
 

@@ -158,7 +158,9 @@ def select_pinned(
                 f"no promotion on or before {spec.day.isoformat()}: the oldest kept is "
                 f"{entries[0].label}"
             )
-        return chosen, f"{spec.describe()} (promoted {_when(chosen)})"
+        assert chosen.promoted_at is not None  # only a dated promotion is in effect
+        when = chosen.promoted_at.isoformat(timespec="seconds")
+        return chosen, f"{spec.describe()} (promoted {when})"
     assert spec.tag is not None
     if resolve_tag is None:
         raise InputError(f"cannot resolve tag {spec.tag!r} here: no git repository to ask")
@@ -189,10 +191,6 @@ def _in_effect_at(
         if at is not None and (at <= moment if inclusive else at < moment):
             return entry
     return None
-
-
-def _when(entry: HistoryEntry) -> str:
-    return entry.promoted_at.isoformat(timespec="seconds") if entry.promoted_at else "undated"
 
 
 @dataclass(frozen=True)
