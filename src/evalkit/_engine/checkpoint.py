@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenSet
     from evalkit._spec.config import EvalkitConfig
 
-CHECKPOINT_SUFFIX = ".checkpoint.jsonl"
 TRIAL_KEY = "trial"
 
 # The parts of evalkit.yaml that decide what a row contains.  Concurrency, rate
@@ -33,14 +32,11 @@ TRIAL_KEY = "trial"
 _IDENTITY_KEYS = ("target", "metrics", "judge", "plugins")
 
 
-CHECKPOINT_DIR = Path(".evalkit") / "checkpoints"
-
-
 def checkpoint_path(out: str | Path, root: str | Path) -> Path:
     """Where the checkpoint of a run writing ``out`` lives, under ``root``'s ``.evalkit/``."""
     target = Path(os.path.abspath(Path(out).expanduser()))
     digest = hashlib.sha256(os.fsencode(target)).hexdigest()[:12]
-    return Path(root) / CHECKPOINT_DIR / f"{target.name}-{digest}{CHECKPOINT_SUFFIX}"
+    return Path(root, ".evalkit", "checkpoints", f"{target.name}-{digest}.checkpoint.jsonl")
 
 
 def config_fingerprint(config: EvalkitConfig) -> str:
