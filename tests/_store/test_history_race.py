@@ -19,7 +19,6 @@ import pytest
 from evalkit._spec.artifact import write_artifact
 from evalkit._store import file_store, history
 from evalkit._store.file_store import FileStore
-from evalkit._store.history import LocalHistory
 from evalkit._store.protocol import PromoteRequest
 from evalkit._util import atomic
 from helpers.history_runs import T0, run, sha_of
@@ -49,7 +48,7 @@ def _until(condition: Callable[[], bool], what: str) -> None:
 def test_two_overlapping_promotions_both_stay_in_the_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = LocalHistory(tmp_path / "history", "cfg")
+    log = FileStore(tmp_path / "baseline.json", tmp_path / "history", "cfg")
     first = threading.current_thread()
     in_window = threading.Event()
     second_done = threading.Event()
@@ -58,7 +57,7 @@ def test_two_overlapping_promotions_both_stay_in_the_index(
 
     def second() -> None:
         try:
-            log.record(b"{}", sha=sha_of(2), config_fingerprint=None, now=T0 + timedelta(1))
+            log.keep(b"{}", sha_of(2), T0 + timedelta(1))
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
         finally:
@@ -78,7 +77,7 @@ def test_two_overlapping_promotions_both_stay_in_the_index(
         return real_pruned(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(history, "pruned", widened)
-    log.record(b"{}", sha=sha_of(1), config_fingerprint=None, now=T0)
+    log.keep(b"{}", sha_of(1), T0)
     other.join(BOUND_S)
     assert not other.is_alive(), "the second promotion never finished"
     assert errors == []
@@ -91,12 +90,13 @@ def test_the_file_store_keeps_the_bytes_it_wrote_not_what_the_file_holds_after(
 ) -> None:
     ours = write_artifact(run("ours", {"q1": {"recall@1": 1.0}}, sha=sha_of(1)), tmp_path / "o")
     theirs = write_artifact(run("other", {"q1": {"recall@1": 0.0}}, sha=sha_of(2)), tmp_path / "t")
-    store = FileStore(tmp_path / "baseline.json", history=LocalHistory(tmp_path / "h", "cfg"))
+    store = FileStore(tmp_path / "baseline.json", tmp_path / "h", "cfg")
     real_write = atomic.write_bytes_atomic
 
     def then_another_promotion(path: Path, data: bytes) -> Path:
         written = real_write(path, data)
-        real_write(path, theirs.read_bytes())  # a racing promotion replaces the file
+        if path == store.path:  # not the history's own files
+            real_write(path, theirs.read_bytes())  # a racing promotion replaces the file
         return written
 
     monkeypatch.setattr(file_store, "write_bytes_atomic", then_another_promotion)

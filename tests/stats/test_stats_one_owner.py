@@ -258,7 +258,7 @@ def test_same_parameters_stay_comparable(tmp_path: Path) -> None:
 
 
 def test_trec_scoring_records_relevance_level_in_the_identity(tmp_path: Path) -> None:
-    from evalkit._app.trec import score_trec_to_artifact
+    from evalkit._app.trec import score_trec_file
 
     qrels = tmp_path / "qrels.txt"
     run_file = tmp_path / "run.txt"
@@ -266,8 +266,9 @@ def test_trec_scoring_records_relevance_level_in_the_identity(tmp_path: Path) ->
     run_file.write_text(
         "".join(f"q{i} Q0 d{i}a 1 2.0 sys\nq{i} Q0 d{i}b 2 1.0 sys\n" for i in range(6))
     )
-    one, _ = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=1)
-    two, _ = score_trec_to_artifact(run_file, qrels, ["recall@1", "ndcg@10"], relevance_level=2)
+    metrics = "recall@1,ndcg@10"
+    one = score_trec_file(run_file, qrels, metrics, tmp_path / "1.json", relevance_level=1).artifact
+    two = score_trec_file(run_file, qrels, metrics, tmp_path / "2.json", relevance_level=2).artifact
     assert one.metrics["recall@1"].params == ()
     assert two.metrics["recall@1"].params == (("relevance_level", 2),)
     assert one.metrics["recall@1"].fingerprint != two.metrics["recall@1"].fingerprint

@@ -1,13 +1,6 @@
 """``stop_early:``: run the gate's cases in a seeded random order and stop when settled.
 
-The order is fixed from the seed before any case runs (whole clusters when clusters are
-declared); the cases then run in batches in that order, and after each batch
-:func:`evalkit.gate.sequential.settle_checks` reads every blocking check's anytime-valid
-confidence sequence against the stored baseline rows.  A cached judge grade costs $0,
-and the cache never chooses the sample (docs/design/early-stopping.md).  The run stops
-at the first look where every blocking check is settled, or when a budget
-(``max_cases``, ``max_cost_usd``, ``max_seconds``) is spent: the report then says the run
-is incomplete and names what was undecided (docs/early-stopping.md).
+How the order, the batches, the looks and the budgets work: docs/design/code-notes.md.
 """
 
 from __future__ import annotations
@@ -16,7 +9,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,14 +22,11 @@ if TYPE_CHECKING:
     from evalkit._spec.artifact import RunArtifact
     from evalkit._spec.config import LoadedConfig, StopEarlyConfig
     from evalkit.gate.model import StoppedEarly
-    from evalkit.targets import Target
 
 __all__ = [
     "EarlyRun",
     "batches_of",
-    "case_order",
     "case_units",
-    "refuse_with_cases",
     "run_stopping_early",
     "settings_in_force",
 ]
@@ -49,7 +39,6 @@ class EarlyRun:
     """What ran: the rows in golden-file order, the cases run, and why it stopped."""
 
     result: RunResult[CaseResult]
-    run_ids: tuple[str, ...]  # in the order they ran
     stopped: StoppedEarly | None  # None: every case ran
     subset: Subset  # the cases run, to decide on (every case when none was skipped)
 
@@ -69,11 +58,6 @@ def case_units(
         units = [tuple(cases) for cases in members.values()]
     rng = np.random.default_rng([seed, len(units)])
     return [units[i] for i in rng.permutation(len(units))]
-
-
-def case_order(ids: Sequence[str], seed: int) -> list[str]:
-    """The seeded random order of independent cases: the same for the same ids and seed."""
-    return [unit[0] for unit in case_units(ids, seed)]
 
 
 def batches_of(units: Sequence[tuple[str, ...]], batch: int, planned: int) -> list[list[str]]:
@@ -127,11 +111,8 @@ def run_stopping_early(
     prepared: Prepared,
     baseline: RunArtifact | None,
     settings: StopEarlyConfig,
-    *,
-    run_batch: Callable[[Prepared, Target | None], RunResult[CaseResult]],
+    run_batch: Callable[[Prepared], RunResult[CaseResult]],
     to_artifact: Callable[[Prepared, RunResult[CaseResult]], RunArtifact],
-    target: Target | None = None,
-    clock: Callable[[], float] = time.monotonic,
 ) -> EarlyRun:
     """Run ``prepared`` batch by batch in the seeded order until settled or out of budget.
 
@@ -141,7 +122,7 @@ def run_stopping_early(
     from evalkit.gate.sequential import refuse_unsupported, settle_checks
 
     checks = list(prepared.checks.checks)
-    refuse_unsupported(checks, getattr(prepared.checks, "correction", "none") or "none")
+    refuse_unsupported(checks, prepared.checks.correction)
     ids = prepared.goldens.ids()
     seed = settings.seed if settings.seed is not None else prepared.config.model.seed
     assignment = prepared.goldens.cluster_assignment()
@@ -151,13 +132,13 @@ def run_stopping_early(
     planned = len(order) if settings.max_cases is None else min(len(order), settings.max_cases)
     batches = batches_of(units, settings.batch, planned)
     blocking = [c for c in checks if c.is_blocking]
-    started = clock()
+    started = time.monotonic()
     rows: dict[str, CaseResult] = {}
     ends: list[int] = []
     stopped: tuple[str, bool, tuple[str, ...]] | None = None
     for batch in batches:
         part = replace(prepared, goldens=prepared.goldens.subset(set(batch)))
-        rows.update((row.case_id, row) for row in run_batch(part, target).per_query)
+        rows.update((row.case_id, row) for row in run_batch(part).per_query)
         ends.append((ends[-1] if ends else 0) + len(batch))
         run_ids = order[: ends[-1]]
         if any(rows[i].error is not None for i in run_ids):
@@ -182,7 +163,9 @@ def run_stopping_early(
         if not open_ids:
             stopped = (SETTLED, True, ())
             break
-        spent = _budget_spent(settings, ends[-1], _cost(list(rows.values())), clock() - started)
+        spent = _budget_spent(
+            settings, ends[-1], _cost(list(rows.values())), time.monotonic() - started
+        )
         if spent is not None:
             stopped = (spent, False, open_ids)
             break
@@ -196,8 +179,8 @@ def run_stopping_early(
         "stopped early", tuple(c.id for c in prepared.goldens if c.id in kept), len(ids)
     )
     if stopped is None or len(run_ids) == len(ids):
-        return EarlyRun(result, tuple(run_ids), None, subset)
-    return EarlyRun(result, tuple(run_ids), _stopped(stopped, rows, run_ids, len(ids)), subset)
+        return EarlyRun(result, None, subset)
+    return EarlyRun(result, _stopped(stopped, rows, run_ids, len(ids)), subset)
 
 
 def _stopped(
@@ -241,13 +224,9 @@ def settings_in_force(config: LoadedConfig, ask: GateAsk) -> StopEarlyConfig | N
             "--stop-early); a gate that runs every case: `evalkit run --resume`, then "
             "`evalkit gate --candidate`"
         )
-    return settings
-
-
-def refuse_with_cases(cases: Any) -> None:
-    """``stop_early`` picks its own cases: with ``-k``/``--case`` it is refused (exit 2)."""
-    if cases is not None:
+    if settings is not None and ask.cases is not None:  # it picks its own cases
         raise InputError(
-            f"stop_early: {cases.describe()} picks cases, and early stopping runs a random "
+            f"stop_early: {ask.cases.describe()} picks cases, and early stopping runs a random "
             "order of the whole golden set; use --no-stop-early with -k/--case"
         )
+    return settings

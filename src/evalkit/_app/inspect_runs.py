@@ -27,12 +27,6 @@ class Compared:
     html: str | None
 
 
-def check_alpha(alpha: float) -> None:
-    """Refuse a level outside (0, 1) before any run is read (NaN fails both comparisons)."""
-    if not 0.0 < alpha < 1.0:
-        raise InputError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
-
-
 def compare_files(
     runs: Sequence[Path],
     reference: Path | None,
@@ -63,7 +57,8 @@ def compare_files(
     from evalkit.report.compare_tables import check_format, render_compare_table
 
     check_format(fmt)
-    check_alpha(alpha)
+    if not 0.0 < alpha < 1.0:  # before any run is read; NaN fails both comparisons
+        raise InputError(f"--alpha must lie strictly between 0 and 1, got {alpha:g}")
     compared, ref = choose_reference(runs, reference, html=html)
     if slice_metrics and by is None:
         raise InputError("--metric chooses the metrics of --by's slice table: add --by DIMENSION")

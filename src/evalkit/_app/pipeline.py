@@ -6,6 +6,7 @@ The CLI and the GitHub Action are thin shells over these functions.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import sys
@@ -30,7 +31,7 @@ from evalkit._spec.artifact import (
     with_infix,
     write_artifact,
 )
-from evalkit._spec.config import WIRE_SETTINGS, HttpTargetConfig, LoadedConfig, expand_env
+from evalkit._spec.config import WIRE_SETTINGS, LoadedConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_clusters, declare_slices, resolve_slice_checks
 from evalkit._util.atomic import write_bytes_atomic
@@ -42,9 +43,10 @@ from evalkit.targets.base import Target
 
 # The gate (and its numpy statistics) is imported by the gate command alone, not by a run.
 if TYPE_CHECKING:
+    from evalkit._engine.checkpoint import Checkpoint
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
-    from evalkit._spec.checks import CheckSpec
+    from evalkit._spec.checks import ChecksFile, CheckSpec
     from evalkit._store.protocol import BaselineStore
     from evalkit.gate.model import GateReport
     from evalkit.gate.reference import Reference
@@ -118,34 +120,29 @@ def register_judges(config: LoadedConfig, *, cache_only: bool = False) -> None:
         )(grader)
 
 
-def build_http_target(
-    http: HttpTargetConfig, name: str, env: Mapping[str, str], where: str
-) -> Target:
-    from evalkit.targets.http import HttpTarget
-    from evalkit.targets.http_template import jmespath_extract, render_payload
-
-    url = expand_env(http.url, env, f"{where}.url")
-    headers = expand_env(http.headers, env, f"{where}.headers")
-    payload_template = expand_env(http.payload, env, f"{where}.payload")
-    return HttpTarget(
-        url=url,
-        name=name,
-        build_payload=lambda case: render_payload(payload_template, case),
-        extract=jmespath_extract(http.extract),
-        headers=headers,
-        timeout_s=http.timeout_s,
-        meta_keys=tuple(http.meta_keys),
-        method=http.method,
-        rate_limit_wait_s=http.rate_limit_wait_s,
-    )
-
-
 def build_target(config: LoadedConfig, env: Mapping[str, str] | None = None) -> Target:
     """The configured target: a python factory's product or a declarative HTTP target."""
     tc = config.model.target
     environ = os.environ if env is None else env
     if tc.http is not None:
-        return build_http_target(tc.http, tc.name or config.name, environ, "target.http")
+        from evalkit.targets.http import HttpTarget
+        from evalkit.targets.http_template import jmespath_extract, render_payload
+
+        http = tc.http
+        url = expand_env(http.url, environ, "target.http.url")
+        headers = expand_env(http.headers, environ, "target.http.headers")
+        payload_template = expand_env(http.payload, environ, "target.http.payload")
+        return HttpTarget(
+            url=url,
+            name=tc.name or config.name,
+            build_payload=lambda case: render_payload(payload_template, case),
+            extract=jmespath_extract(http.extract),
+            headers=headers,
+            timeout_s=http.timeout_s,
+            meta_keys=tuple(http.meta_keys),
+            method=http.method,
+            rate_limit_wait_s=http.rate_limit_wait_s,
+        )
     assert tc.python is not None
     module_name, _, attr = tc.python.partition(":")
     try:
@@ -186,7 +183,7 @@ class Prepared:
 
     config: LoadedConfig
     goldens: GoldenSet
-    checks: Any  # evalkit._spec.checks.ChecksFile
+    checks: ChecksFile
 
 
 def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
@@ -208,7 +205,12 @@ def prepare(config: LoadedConfig, *, cache_only: bool = False) -> Prepared:
     goldens = load_goldens(config.resolve(config.model.goldens))
     goldens = declare_slices(goldens, config.model.slices.by, config.where("slices"))
     goldens = declare_clusters(goldens, config.model.clusters, config.where("clusters"))
-    _register_judge_checks(config, goldens)
+    if config.model.judge:  # the judge-human agreement aggregates, for each judge
+        from evalkit.metrics.judge_agreement import register_judge_agreement
+
+        register_judge_agreement(
+            _judges(config), goldens, config.model.metrics, where=str(config.path)
+        )
     checks = load_checks_file(config.resolve(config.model.checks), known_case_ids=goldens.ids())
     checks = resolve_slice_checks(checks, goldens, str(config.path))
     for index, name in enumerate(config.model.metrics):
@@ -234,16 +236,6 @@ def _judges(config: LoadedConfig) -> list[tuple[str, int]]:
     return [(judge.metric, judge.scale) for judge in config.model.judge]
 
 
-def _register_judge_checks(config: LoadedConfig, goldens: GoldenSet) -> None:
-    """The judge-human agreement aggregates (metrics/judge_agreement.py), for each judge."""
-    if config.model.judge:
-        from evalkit.metrics.judge_agreement import register_judge_agreement
-
-        register_judge_agreement(
-            _judges(config), goldens, config.model.metrics, where=str(config.path)
-        )
-
-
 def goldens_info(goldens: GoldenSet) -> GoldensInfo:
     per_case = goldens.case_fingerprints()
     return GoldensInfo(
@@ -261,12 +253,22 @@ def run_candidate(
     on_trial: TrialCallback | None = None,
     done_trials: Mapping[str, Mapping[int, CaseResult]] | None = None,
 ) -> RunResult[CaseResult]:
-    """Run the prepared eval (``repeats`` trials per case: :func:`evaluate_repeated`)."""
+    """Run the prepared eval (``repeats`` trials per case: :func:`evaluate_repeated`).
+
+    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
+    then counts cases × repeats), so it moves from the first trial on.
+    """
     cfg = prepared.config.model
+    if cfg.repeats > 1 and on_row is not None:
+        seen, also = on_row, on_trial
+
+        def each_trial(trial: int, index: int, row: CaseResult) -> None:
+            if also is not None:
+                also(trial, index, row)
+            seen(index, row)
+
+        on_row, on_trial = None, each_trial
     tgt = target or build_target(prepared.config)
-    per_trial: dict[str, Any] = {}
-    if cfg.repeats > 1:
-        per_trial = {"on_trial": on_trial, "done_trials": done_trials}
     try:
         return evaluate_repeated(
             tgt,
@@ -278,7 +280,8 @@ def run_candidate(
             case_timeout_s=cfg.case_timeout_s,
             on_row=on_row,
             skip=skip,
-            **per_trial,
+            on_trial=on_trial,
+            done_trials=done_trials,
         )
     finally:
         close = getattr(tgt, "close", None)
@@ -351,15 +354,6 @@ class RunOutcome:
     checkpoint: Path  # kept while cases failed, so --resume retries only those
     shard: ShardSpec | None
 
-    @property
-    def failed(self) -> list[CaseResult]:
-        return self.artifact.failed
-
-    @property
-    def set_aside(self) -> bool:
-        """True when failed cases sent the artefact beside ``requested`` instead."""
-        return self.path != self.requested
-
 
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C during :func:`run_to_artifact`, with what the checkpoint kept.
@@ -375,50 +369,16 @@ class RunInterrupted(KeyboardInterrupt):
         self.unit = unit  # "trial(s)" for a repeated run: what the checkpoint counts
 
 
-def failed_run_path(path: str | Path) -> Path:
-    """Where a failed run goes instead of ``path``: ``base.json`` -> ``base.failed.json``."""
-    return with_infix(path, "failed")
-
-
 def write_run(art: RunArtifact, path: str | Path, *, allow_failed: bool = False) -> Path:
     """Write a run artefact; one with failed cases never replaces the file at ``path``.
 
-    A run with failed cases goes to :func:`failed_run_path` beside ``path`` (and
+    A run with failed cases goes beside ``path`` (``base.json`` -> ``base.failed.json``;
     ``path``, perhaps a good baseline, is left as it was) unless ``allow_failed``.
     """
     target = Path(path)
     if art.failed and not allow_failed:
-        target = failed_run_path(target)
+        target = with_infix(target, "failed")
     return write_artifact(art, target)
-
-
-def run_and_write(
-    prepared: Prepared,
-    out: Path,
-    *,
-    concurrency: int | None = None,
-    on_row: RowCallback | None = None,
-    target: Target | None = None,
-    cases: CaseFilter | None = None,
-) -> tuple[RunArtifact, Path]:
-    """Run every case (or those ``cases`` keeps; no checkpoint); :func:`write_run` it.
-
-    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1 (progress
-    then counts cases × repeats), so it moves from the first trial on.
-    """
-    todo, subset = select_cases(prepared, cases)
-    if on_row is not None and prepared.config.model.repeats > 1:
-        seen = on_row
-        result = run_candidate(
-            todo,
-            target=target,
-            concurrency=concurrency,
-            on_trial=lambda _trial, index, row: seen(index, row),
-        )
-    else:
-        result = run_candidate(todo, target=target, on_row=on_row, concurrency=concurrency)
-    art = to_artifact(prepared, result, result.name, subset=_selection(subset))
-    return art, write_run(art, out)
 
 
 def select_cases(prepared: Prepared, cases: CaseFilter | None) -> tuple[Prepared, Subset | None]:
@@ -466,19 +426,9 @@ def run_to_artifact(
     target: Target | None = None,
     cases: CaseFilter | None = None,
 ) -> RunOutcome:
-    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing.
-
-    Every finished case is appended to the checkpoint (under the config folder's
-    ``.evalkit/``, :func:`evalkit._engine.checkpoint.checkpoint_path`) the moment it
-    finishes; ``resume=True`` keeps a matching checkpoint's finished cases and
-    runs only the rest.  The artefact lists the cases in golden-set
-    order.  A run with failed cases keeps its checkpoint and is written by
-    :func:`write_run` (beside OUT unless ``allow_failed``).  Ctrl-C raises
-    :class:`RunInterrupted` with the number of cases saved.
-    """
-    from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
+    """Run the prepared eval (or one shard of it) into an artefact file, losing nothing:
+    every finished case is in the checkpoint the moment it finishes (code-notes.md)."""
     from evalkit._engine.shards import select_shard
-    from evalkit._util.atomic import check_writable
 
     if shard is not None and cases is not None:
         raise InputError(
@@ -499,33 +449,25 @@ def run_to_artifact(
     part = str(shard) if shard is not None else None
     if subset is not None:
         part = f"cases {subset.selection}"
-    identity = run_identity(prepared.config.model, prepared.goldens, part)
-    ckpt_path = checkpoint_path(requested, prepared.config.root)
-    check_writable(requested, ckpt_path)  # before anything runs (or is paid for)
     total = len(todo.goldens)
     repeats = prepared.config.model.repeats
-    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+    with _checkpointed(prepared, requested, part, resume=resume, planned=total) as ckpt:
         done = ckpt.completed
         trials_done = ckpt.completed_trials  # repeats > 1: resumed per (case, trial)
         if on_start is not None:
             on_start(
                 RunStart(
-                    checkpoint=ckpt_path,
+                    checkpoint=ckpt.path,
                     total=total,
                     done=len(done) + sum(len(t) >= repeats for t in trials_done.values()),
-                    retried=len(ckpt.failed_before.keys() - done.keys())
-                    + ckpt.failed_trials_before,
+                    retried=len(ckpt.failed_before) + ckpt.failed_trials_before,
                     resumed=ckpt.resumed,
                     resume_requested=resume,
                     trials=repeats,
                     trials_done=sum(len(t) for t in trials_done.values()),
                 )
             )
-
-        try:
-            result = run_checkpointed(todo, ckpt, target=target, on_row=on_row)
-        except KeyboardInterrupt:
-            raise interrupted(ckpt_path, total, repeats) from None
+        result = run_checkpointed(todo, ckpt, target=target, on_row=on_row)
         art = to_artifact(
             prepared,
             result,
@@ -534,44 +476,75 @@ def run_to_artifact(
             truncated_ids=frozenset(ckpt.truncated_ids),
             subset=_selection(subset),
         )
-        path = write_run(art, requested, allow_failed=allow_failed)
-        if not art.failed:
-            ckpt.discard()
-    return RunOutcome(art, path, requested, ckpt_path, shard)
+        path = _write_finished(ckpt, art, requested, allow_failed=allow_failed)
+    return RunOutcome(art, path, requested, ckpt.path, shard)
+
+
+@contextlib.contextmanager
+def _checkpointed(
+    prepared: Prepared, out: Path, part: str | None, *, resume: bool, planned: int
+) -> Iterator[Checkpoint]:
+    """The locked checkpoint of a run writing ``out`` (``part``: its shard or subset);
+    Ctrl-C inside is :class:`RunInterrupted`, counting what the checkpoint file kept."""
+    from evalkit._engine.checkpoint import (
+        Checkpoint,
+        checkpoint_path,
+        read_checkpoint,
+        run_identity,
+    )
+    from evalkit._util.atomic import check_writable
+
+    identity = run_identity(prepared.config.model, prepared.goldens, part)
+    ckpt_path = checkpoint_path(out, prepared.config.root)
+    check_writable(out, ckpt_path)  # before anything runs (or is paid for)
+    with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        try:
+            yield ckpt
+        except KeyboardInterrupt:
+            # the file, not a tally: the signal may land between a row's write and its count
+            saved = read_checkpoint(ckpt_path)
+            kept = saved.saved if saved is not None else 0
+            repeats = prepared.config.model.repeats
+            if repeats > 1:
+                raise RunInterrupted(ckpt_path, kept, planned * repeats, "trial(s)") from None
+            raise RunInterrupted(ckpt_path, kept, planned) from None
+
+
+def _write_finished(
+    ckpt: Checkpoint, art: RunArtifact, out: Path, *, allow_failed: bool = False
+) -> Path:
+    """:func:`write_run` a checkpointed run; the checkpoint goes once no case failed."""
+    path = write_run(art, out, allow_failed=allow_failed)
+    if not art.failed:
+        ckpt.discard()
+    return path
 
 
 def run_checkpointed(
     todo: Prepared,
-    ckpt: Any,
+    ckpt: Checkpoint,
     *,
     target: Target | None = None,
     on_row: RowCallback | None = None,
     concurrency: int | None = None,
 ) -> RunResult[CaseResult]:
     """Run the cases of ``todo`` the checkpoint ``ckpt`` has not finished, appending each
-    row the moment it finishes: every case's row (kept or new), in golden-set order.
-
-    ``on_row`` sees each finished row: each trial's, when ``repeats`` > 1.
-    """
+    row the moment it finishes: every case's row (kept or new), in golden-set order."""
+    if todo.config.model.repeats > 1:
+        return run_candidate(
+            todo,
+            target=target,
+            concurrency=concurrency,
+            on_row=on_row,
+            on_trial=lambda trial, _index, row: ckpt.append(row, trial=trial),
+            done_trials=ckpt.completed_trials,
+        )
 
     def record(index: int, row: CaseResult) -> None:
         ckpt.append(row)
         if on_row is not None:
             on_row(index, row)
 
-    def record_trial(trial: int, index: int, row: CaseResult) -> None:
-        ckpt.append(row, trial=trial)
-        if on_row is not None:
-            on_row(index, row)
-
-    if todo.config.model.repeats > 1:
-        return run_candidate(
-            todo,
-            target=target,
-            concurrency=concurrency,
-            on_trial=record_trial,
-            done_trials=ckpt.completed_trials,
-        )
     done = ckpt.completed
     skip = [c.id for c in todo.goldens if c.id in done]
     fresh = run_candidate(todo, target=target, concurrency=concurrency, skip=skip, on_row=record)
@@ -581,40 +554,20 @@ def run_checkpointed(
     )
 
 
-def interrupted(ckpt_path: Path, total: int, repeats: int) -> RunInterrupted:
-    """Ctrl-C during a checkpointed run, counting what the checkpoint file kept: the
-    signal may land between a row's write and its tally."""
-    from evalkit._engine.checkpoint import read_checkpoint
-
-    saved = read_checkpoint(ckpt_path)
-    kept = saved.saved if saved is not None else 0
-    if repeats > 1:
-        return RunInterrupted(ckpt_path, kept, total * repeats, "trial(s)")
-    return RunInterrupted(ckpt_path, kept, total)
-
-
 def find_baseline(
     config: LoadedConfig,
     override: str | Path | None,
-    store: Callable[[], BaselineStore] | None = None,
+    store: Callable[[], BaselineStore],
 ) -> tuple[RunArtifact | None, str]:
-    """(baseline or None, one sentence on where it came from or where none was found).
-
-    The store is the one evalkit.yaml names
-    (:func:`evalkit._app.store_opening.open_config_store`, the Action's too): a configured
-    file that is missing is an input error; a GitHub store, which only the Action reads,
-    is "no baseline" with the store and where it looks.  ``store``: opens the config's
-    store (the gate's opens it once for every use).
-    """
-    from evalkit._app.store_opening import open_config_store
+    """(baseline or None, one sentence on where it came from or where none was found):
+    ``override`` (``--baseline``), else what the config's ``store`` answers."""
     from evalkit._store.protocol import FetchRequest
     from evalkit.gate.inputs import refuse_other_config
 
     if override is not None:
         art, origin = read_artifact(override), f"baseline {override}"
     else:
-        opened = store() if store is not None else open_config_store(config)
-        fetched = opened.fetch(FetchRequest(config.name, config.fetched_dir))
+        fetched = store().fetch(FetchRequest(config.name, config.fetched_dir))
         if fetched.path is None:
             return None, f"no baseline: {fetched.detail}"
         art, origin = read_artifact(fetched.path), fetched.detail
@@ -633,13 +586,8 @@ class Promotion:
 
 
 def promote_run(config: LoadedConfig, run: str | Path | None = None) -> Promotion:
-    """Make the run at ``run`` (default: the config's output) the configured baseline file.
-
-    Refused (exit 2, one line): a store other than a file (GitHub stores are promoted by
-    the Action), a run with failed cases (a baseline must hold every case), a shard
-    (merge the shards first), a run of another config.  The baseline is written in the
-    current schema, atomically, so a crash leaves the old baseline or the new one.
-    """
+    """Make the run at ``run`` (default: the config's output) the configured baseline file,
+    written in the current schema, atomically (what is refused: code-notes.md)."""
     from evalkit._app.store_opening import open_config_store
     from evalkit._store.file_store import FileStore
     from evalkit.gate.inputs import refuse_other_config
@@ -758,13 +706,12 @@ def gate(
         options=GateOptions(
             n_resamples=cfg.n_resamples,
             seed=cfg.seed,
-            require_baseline=cfg.require_baseline
-            or bool(getattr(checks, "require_baseline", False)),
-            correction=getattr(checks, "correction", "none") or "none",
+            require_baseline=cfg.require_baseline or checks.require_baseline,
+            correction=checks.correction,
             extra_notes=tuple(n for n in notes if n),
-            require_reference=require_reference
-            or cfg.require_reference
-            or bool(getattr(checks, "require_reference", False)),
+            require_reference=(
+                require_reference or cfg.require_reference or checks.require_reference
+            ),
             slices=SliceSettings(cfg.slices.fdr, cfg.slices.method, cfg.slices.min_cases),
             clusters=None if clustering is None else dict(clustering.members),
         ),
@@ -872,12 +819,8 @@ class GateRun:
 
 @contextlib.contextmanager
 def noting_client_saturation() -> Iterator[list[str]]:
-    """The client-saturation warnings of a run, kept for the gate's report.
-
-    The run's latencies decide latency checks, so a report whose latencies the
-    client's own CPU inflated must say so where the verdict is read, not only on
-    stderr.  Every warning caught is shown again as it would have been.
-    """
+    """The client-saturation warnings of a run, kept for the gate's report (latency checks
+    read the latencies they inflated); every warning caught is shown again as it was."""
     import warnings
 
     from evalkit._engine.client_load import ClientSaturationWarning
@@ -904,16 +847,10 @@ def gate_config(
     on_row: RowCallback | None = None,
     on_checks: Callable[[Sequence[CheckSpec], RunArtifact], None] | None = None,
 ) -> GateRun:
-    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input.
-
-    Refused before anything runs (exit 2): an output that is an input or unwritable, a
-    candidate that is its own baseline or reference, a configured baseline file that is
-    missing, a reference no check uses, a filter that keeps nothing.  ``on_start`` gets
-    the number of cases about to run; ``on_row`` each finished one; ``on_checks`` the
-    checks and the baseline, where there is one, once both are read and before anything
-    runs (the CLI says there which margins the eval cannot resolve).
-    """
+    """Everything ``evalkit gate`` decides, in the order that spends nothing on bad input
+    (what is refused first, and the callbacks: code-notes.md)."""
     from evalkit._app.reference_lookup import find_reference
+    from evalkit._app.store_opening import open_config_store
     from evalkit._util.atomic import check_writable
     from evalkit._util.paths import refuse_overwriting_inputs
     from evalkit.gate.reference import refuse_unused
@@ -929,12 +866,8 @@ def gate_config(
     run_out = run_output_path(cfg, ask.out, None, ask.cases)
     ran_to = None if ask.candidate is not None else run_out
     check_writable(*ask.reports.values(), ran_to)
-    stored = cfg.model.baseline
-    configured = (
-        cfg.resolve(stored.path)
-        if stored is not None and stored.kind == "file" and stored.path is not None
-        else None
-    )
+    stored = cfg.baseline  # defaults filled in: a file store always has a path
+    configured = cfg.resolve(stored.path) if stored.kind == "file" and stored.path else None
     chosen_baseline = ask.baseline if ask.baseline is not None else configured
     out_flag = "--out" if ask.out is not None else f"output ({cfg.path})"
     refuse_overwriting_inputs(
@@ -956,7 +889,9 @@ def gate_config(
                 f"the {role} {other} is the candidate itself; a run compared with "
                 f"itself always passes: pass the {role} made from the code you compare against"
             )
-    store = _opened_once(cfg)
+    # opened at the first use, once: a GitHub store imports httpx and PyGithub, which a
+    # gate given every file never needs
+    store = functools.cache(lambda: open_config_store(cfg))
     # Before the (possibly slow, paid) run: a configured baseline that is not there is exit 2.
     base, where = find_baseline(cfg, ask.baseline, store)
     prepared = prepare(cfg, cache_only=ask.cache_only)
@@ -975,9 +910,6 @@ def gate_config(
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     elif stopping is not None:
-        from evalkit._app.early_stop import refuse_with_cases
-
-        refuse_with_cases(ask.cases)
         with noting_client_saturation() as saturated:
             early, candidate, written = run_stopping_early_to(
                 prepared,
@@ -992,15 +924,15 @@ def gate_config(
     else:
         if on_start is not None:  # each trial advances the progress
             on_start(len(chosen.goldens) * cfg.model.repeats)
-        with noting_client_saturation() as saturated:
-            candidate, written = run_and_write(
-                prepared, run_out, concurrency=ask.concurrency, on_row=on_row, cases=ask.cases
-            )
+        with noting_client_saturation() as saturated:  # no checkpoint: cut short, it reruns
+            result = run_candidate(chosen, concurrency=ask.concurrency, on_row=on_row)
+            candidate = to_artifact(prepared, result, result.name, subset=_selection(subset))
+            written = write_run(candidate, run_out)
     # Where no baseline was found matters only to a check that compares with one.
     no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
     notes = ((where,) if no_baseline else ()) + tuple(saturated)
     if early is not None and early.stopped is not None:
-        decision = gate_stopped(
+        report = gate_stopped(
             prepared,
             candidate,
             base,
@@ -1010,30 +942,20 @@ def gate_config(
             reference_chosen=ask.reference is not None,
             require_reference=ask.require_reference,
         )
-        return GateRun(decision, candidate, run_out, written, ref, written, cfg, store)
-    report = gate(
-        prepared,
-        candidate,
-        base,
-        notes=notes,
-        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
-        baseline_chosen=chosen_baseline is not None,
-        subset=subset,
-        reference=ref,
-        reference_chosen=ask.reference is not None,
-        require_reference=ask.require_reference,
-    )
+    else:
+        report = gate(
+            prepared,
+            candidate,
+            base,
+            notes=notes,
+            # A file the user named (--baseline, the file store) must pair; see gate_inputs.
+            baseline_chosen=chosen_baseline is not None,
+            subset=subset,
+            reference=ref,
+            reference_chosen=ask.reference is not None,
+            require_reference=ask.require_reference,
+        )
     return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
-
-
-def _opened_once(config: LoadedConfig) -> Callable[[], BaselineStore]:
-    """The config's store, opened at the first call and the same object after: opening a
-    GitHub store imports httpx and PyGithub, which a gate given every file never needs."""
-    from functools import cache
-
-    from evalkit._app.store_opening import open_config_store
-
-    return cache(lambda: open_config_store(config))
 
 
 def run_stopping_early_to(
@@ -1053,34 +975,24 @@ def run_stopping_early_to(
     goes on in the same order (evalkit._app.early_stop).  ``target``: the caller's (the
     Action's isolated one), used for every batch and left open; else the config's."""
     from evalkit._app.early_stop import run_stopping_early
-    from evalkit._engine.checkpoint import Checkpoint, checkpoint_path, run_identity
-    from evalkit._util.atomic import check_writable
 
     planned = len(prepared.goldens)
     if settings.max_cases is not None:
         planned = min(planned, settings.max_cases)
-    ckpt_path = checkpoint_path(run_out, prepared.config.root)
-    check_writable(ckpt_path)
-    identity = run_identity(prepared.config.model, prepared.goldens)
-    repeats = prepared.config.model.repeats
     tgt = target if target is not None else build_target(prepared.config)  # one for every batch
     try:
-        with Checkpoint.open(ckpt_path, identity, resume=resume) as ckpt:
+        with _checkpointed(prepared, run_out, None, resume=resume, planned=planned) as ckpt:
             if on_start is not None:
-                on_start(planned * repeats)
-            try:
-                early = run_stopping_early(
-                    prepared,
-                    base,
-                    settings,
-                    run_batch=lambda part, t: run_checkpointed(
-                        part, ckpt, target=t, on_row=on_row, concurrency=concurrency
-                    ),
-                    to_artifact=lambda part, result: to_artifact(part, result, result.name),
-                    target=tgt,
-                )
-            except KeyboardInterrupt:
-                raise interrupted(ckpt_path, planned, repeats) from None
+                on_start(planned * prepared.config.model.repeats)
+            early = run_stopping_early(
+                prepared,
+                base,
+                settings,
+                lambda part: run_checkpointed(
+                    part, ckpt, target=tgt, on_row=on_row, concurrency=concurrency
+                ),
+                lambda part, result: to_artifact(part, result, result.name),
+            )
             stopped = early.stopped
             candidate = to_artifact(
                 replace(prepared, goldens=early.subset.goldens(prepared.goldens)),
@@ -1091,9 +1003,7 @@ def run_stopping_early_to(
                 if stopped is None
                 else f"stop_early ({stopped.cases_run:,} of {stopped.cases_total:,} cases)",
             )
-            written = write_run(candidate, run_out)
-            if not candidate.failed:
-                ckpt.discard()
+            written = _write_finished(ckpt, candidate, run_out)
     finally:
         close = getattr(tgt, "close", None)
         if target is None and callable(close):

@@ -37,10 +37,9 @@ def find_reference(
     config: LoadedConfig,
     override: str | Path | None,
     checks: Sequence[CheckSpec],
-    store: Callable[[], BaselineStore] | None = None,
+    store: Callable[[], BaselineStore],
 ) -> Reference | None:
     """The reference a local gate compares drift checks with (None: no check needs one)."""
-    from evalkit._app.store_opening import open_config_store
     from evalkit._spec.artifact import read_artifact
     from evalkit._store.protocol import FetchRequest
     from evalkit.gate.inputs import refuse_other_config
@@ -52,8 +51,7 @@ def find_reference(
         return Reference("found", art, origin, "file", art.git_commit, Path(override))
     if not wants_reference(checks):
         return None
-    opened = store() if store is not None else open_config_store(config)
-    fetched = opened.fetch_reference(FetchRequest(config.name, config.fetched_dir))
+    fetched = store().fetch_reference(FetchRequest(config.name, config.fetched_dir))
     return reference_from_fetch(fetched, config.name)
 
 

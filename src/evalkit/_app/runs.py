@@ -13,7 +13,7 @@ from evalkit.errors import InputError
 # The pipeline (and through it the gate, numpy and PyYAML) is imported by the functions
 # that run a target: `evalkit run --trec-run` builds a RunAsk and runs none.
 if TYPE_CHECKING:
-    from evalkit._app.pipeline import Prepared, RunOutcome, RunStart
+    from evalkit._app.pipeline import RunOutcome, RunStart
     from evalkit._engine.execute import RowCallback
     from evalkit._spec.artifact import RunArtifact
     from evalkit._spec.case_filter import CaseFilter
@@ -43,11 +43,19 @@ class RunDone:
     golden_cases: int  # in the whole golden set (a subset run names how many it kept)
 
 
-def prepare_run(ask: RunAsk) -> Prepared:
-    """Load the config with the command line's overrides, and prepare the eval."""
-    from evalkit._app.pipeline import prepare
+def run_config(
+    ask: RunAsk,
+    *,
+    on_start: Callable[[RunStart, str], None] | None = None,
+    on_row: RowCallback | None = None,
+) -> RunDone:
+    """Run the config's target over its golden set (checkpointed) and write the artefact."""
+    from evalkit._app.pipeline import config_inputs, prepare, run_output_path, run_to_artifact
+    from evalkit._engine.shards import parse_shard
     from evalkit._spec.config import load_config
+    from evalkit._util.paths import refuse_overwriting_inputs
 
+    spec = parse_shard(ask.shard) if ask.shard is not None else None
     for flag, value in (("--rate-limit", ask.rate_limit), ("--case-timeout", ask.case_timeout)):
         if value is not None and not (math.isfinite(value) and value > 0):
             raise InputError(f"{flag} must be a positive number, got {value:g}")
@@ -63,22 +71,7 @@ def prepare_run(ask: RunAsk) -> Prepared:
     }
     if overrides:
         cfg.model = cfg.model.model_copy(update=overrides)
-    return prepare(cfg, cache_only=ask.cache_only)
-
-
-def run_config(
-    ask: RunAsk,
-    *,
-    on_start: Callable[[RunStart, str], None] | None = None,
-    on_row: RowCallback | None = None,
-) -> RunDone:
-    """Run the config's target over its golden set (checkpointed) and write the artefact."""
-    from evalkit._app.pipeline import config_inputs, run_output_path, run_to_artifact
-    from evalkit._engine.shards import parse_shard
-    from evalkit._util.paths import refuse_overwriting_inputs
-
-    spec = parse_shard(ask.shard) if ask.shard is not None else None
-    prepared = prepare_run(ask)
+    prepared = prepare(cfg, cache_only=ask.cache_only)
     out_flag = "--out" if ask.out is not None else f"output ({prepared.config.path})"
     refuse_overwriting_inputs(
         {out_flag: run_output_path(prepared.config, ask.out, spec, ask.cases)},

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,39 +18,6 @@ if TYPE_CHECKING:
     from evalkit.metrics.batch import QuerySelection
 
 QUERY_SELECTIONS: tuple[QuerySelection, ...] = ("both", "qrels", "run")
-
-
-def score_trec_to_artifact(
-    trec_run: Path,
-    qrels: Path,
-    metrics: Sequence[str],
-    *,
-    relevance_level: int = 1,
-    queries: QuerySelection = "both",
-) -> tuple[RunArtifact, TrecScoring]:
-    """Score an existing TREC run file against qrels: the artefact, no target involved."""
-    from evalkit._model.registry import resolve_metrics
-    from evalkit._spec.artifact import build_artifact
-    from evalkit._spec.trec import score_trec
-
-    case_defs, _ = resolve_metrics(list(metrics))
-    scoring = score_trec(
-        trec_run,
-        qrels,
-        [d.name for d in case_defs],
-        relevance_level=relevance_level,
-        queries=queries,
-        name=trec_run.name,
-    )
-    # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
-    art = build_artifact(
-        scoring.result,
-        metrics,
-        target_name=trec_run.name,
-        git=git_state(),
-        params={"relevance_level": relevance_level},
-    )
-    return art, scoring
 
 
 @dataclass(frozen=True)
@@ -91,10 +57,12 @@ def score_trec_file(
     relevance_level: int = 1,
     queries: str = "both",
 ) -> TrecScored:
-    """Score ``trec_run`` against ``qrels`` and write the run artefact to ``out``
-    (``-``: not written; :attr:`TrecScored.document` holds it for the caller to print).
-    """
-    from evalkit._spec.artifact import write_artifact
+    """Score ``trec_run`` against ``qrels`` (no target involved) and write the run artefact
+    to ``out`` (``-``: not written; :attr:`TrecScored.document` holds it for the caller to
+    print)."""
+    from evalkit._model.registry import resolve_metrics
+    from evalkit._spec.artifact import build_artifact, write_artifact
+    from evalkit._spec.trec import score_trec
     from evalkit._util.atomic import check_writable
     from evalkit._util.paths import refuse_overwriting_inputs
     from evalkit._util.stdout_path import is_stdout
@@ -103,8 +71,22 @@ def score_trec_file(
     names = metric_names(metrics)
     check_writable(out)
     refuse_overwriting_inputs({"--out": out}, {"run file": trec_run, "qrels": qrels})
-    art, scoring = score_trec_to_artifact(
-        trec_run, qrels, names, relevance_level=relevance_level, queries=selection
+    case_defs, _ = resolve_metrics(names)
+    scoring = score_trec(
+        trec_run,
+        qrels,
+        [d.name for d in case_defs],
+        relevance_level=relevance_level,
+        queries=selection,
+        name=trec_run.name,
+    )
+    # relevance_level is part of each metric's identity (docs/design/metric-identity.md)
+    art = build_artifact(
+        scoring.result,
+        names,
+        target_name=trec_run.name,
+        git=git_state(),
+        params={"relevance_level": relevance_level},
     )
     if is_stdout(out):  # the caller prints it: nothing on disk
         from evalkit._spec.artifact import artifact_bytes

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenSet
     from evalkit._spec.config import EvalkitConfig
 
-CHECKPOINT_SUFFIX = ".checkpoint.jsonl"
 TRIAL_KEY = "trial"
 
 # The parts of evalkit.yaml that decide what a row contains.  Concurrency, rate
@@ -33,14 +32,11 @@ TRIAL_KEY = "trial"
 _IDENTITY_KEYS = ("target", "metrics", "judge", "plugins")
 
 
-CHECKPOINT_DIR = Path(".evalkit") / "checkpoints"
-
-
 def checkpoint_path(out: str | Path, root: str | Path) -> Path:
     """Where the checkpoint of a run writing ``out`` lives, under ``root``'s ``.evalkit/``."""
     target = Path(os.path.abspath(Path(out).expanduser()))
     digest = hashlib.sha256(os.fsencode(target)).hexdigest()[:12]
-    return Path(root) / CHECKPOINT_DIR / f"{target.name}-{digest}{CHECKPOINT_SUFFIX}"
+    return Path(root, ".evalkit", "checkpoints", f"{target.name}-{digest}.checkpoint.jsonl")
 
 
 def config_fingerprint(config: EvalkitConfig) -> str:
@@ -207,16 +203,12 @@ def read_checkpoint(path: str | Path) -> CheckpointContents | None:
             contents.rows.pop(row.case_id, None)  # re-insert: dict order follows the latest line
             contents.rows[row.case_id] = row
         if trial in (None, 1):  # a repeated run's merged row shows the first trial's output
-            _mark(contents.truncated_ids, row.case_id, truncated)
+            if truncated:
+                contents.truncated_ids.add(row.case_id)
+            else:
+                contents.truncated_ids.discard(row.case_id)
         contents.good_bytes = end
     return contents
-
-
-def _mark(ids: set[str], case_id: str, truncated: bool) -> None:
-    if truncated:
-        ids.add(case_id)
-    else:
-        ids.discard(case_id)
 
 
 def _parse_header(doc: object, where: str) -> RunIdentity:
@@ -267,7 +259,6 @@ class Checkpoint:
         self.path = path
         self.identity = identity
         self._lock = lock
-        self._fd: int | None = None
         was = previous or CheckpointContents(identity)
         self.completed: dict[str, CaseResult] = was.completed
         self.failed_before: dict[str, CaseResult] = was.failed
@@ -277,6 +268,19 @@ class Checkpoint:
         self.truncated_ids: set[str] = {cid for cid in was.truncated_ids if cid in kept}
         self.resumed = previous is not None
         self.appended = 0
+        try:
+            if previous is None:
+                # Temp file + rename: a crash leaves the old checkpoint or a whole header.
+                write_bytes_atomic(self.path, _header_line(self.identity))
+            elif previous.torn:
+                # Cut the partial line off, so the next append starts on a line of its own.
+                os.truncate(self.path, previous.good_bytes)
+            self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise RuntimeFailure(
+                f"{self.path}: cannot prepare the checkpoint: {exc.strerror or exc}"
+            ) from None
 
     # -- opening -------------------------------------------------------------------
 
@@ -310,7 +314,7 @@ class Checkpoint:
                 )
             if previous is not None and not previous.saved:
                 previous = None  # only failures (or nothing): no finished work to keep
-            if previous is not None and resume:
+            if previous is not None:  # finished rows, and --resume to keep them
                 changed = previous.identity.differences(identity)
                 if changed:
                     raise ArtifactError(
@@ -318,28 +322,11 @@ class Checkpoint:
                         f"({'; '.join(changed)}); restore the previous setup, or delete the "
                         "checkpoint to start over"
                     )
-            kept = previous if resume else None
-            checkpoint = cls(p, identity, kept, lock)
-            checkpoint._start(kept)
+            checkpoint = cls(p, identity, previous, lock)
         except BaseException:
             _unlock(lock)
             raise
         return checkpoint
-
-    def _start(self, previous: CheckpointContents | None) -> None:
-        try:
-            if previous is None:
-                # Temp file + rename: a crash leaves the old checkpoint or a whole header.
-                write_bytes_atomic(self.path, _header_line(self.identity))
-            elif previous.torn:
-                # Cut the partial line off, so the next append starts on a line of its own.
-                os.truncate(self.path, previous.good_bytes)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-            os.fsync(self._fd)
-        except OSError as exc:
-            raise RuntimeFailure(
-                f"{self.path}: cannot prepare the checkpoint: {exc.strerror or exc}"
-            ) from None
 
     # -- writing -------------------------------------------------------------------
 
@@ -381,17 +368,6 @@ class Checkpoint:
 
     # -- closing -------------------------------------------------------------------
 
-    @property
-    def empty(self) -> bool:
-        """True when the checkpoint holds no row at all: nothing to resume from."""
-        return (
-            not self.completed
-            and not self.failed_before
-            and not self.completed_trials
-            and not self.failed_trials_before
-            and self.appended == 0
-        )
-
     def discard(self) -> None:
         """Delete the checkpoint (the run's artefact now holds every row) and unlock."""
         if not self._lock.is_locked:
@@ -402,8 +378,9 @@ class Checkpoint:
         _unlock(self._lock)
 
     def close(self) -> None:
-        """Stop appending and release the lock; the file stays for a later --resume."""
-        if self.empty:
+        """Stop appending and release the lock; the file stays for a later --resume unless
+        it holds no row at all (a resumed checkpoint always holds finished ones)."""
+        if not self.resumed and self.appended == 0:
             self.discard()
             return
         self._close_fd()

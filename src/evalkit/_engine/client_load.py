@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -17,7 +16,6 @@ __all__ = [
     "SATURATED_BUSY",
     "ClientLoad",
     "ClientSaturationWarning",
-    "CpuWait",
     "ThreadWait",
     "honest_concurrency",
     "saturation_warning",
@@ -88,18 +86,6 @@ class ThreadWait:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-
-class CpuWait:
-    """The run-queue wait of a run's case threads, added up as each case ends."""
-
-    def __init__(self) -> None:
-        self.total_s = 0.0
-        self._lock = threading.Lock()
-
-    def add(self, seconds: float) -> None:
-        with self._lock:
-            self.total_s += seconds
 
 
 def honest_concurrency(load: ClientLoad) -> int | None:

@@ -15,7 +15,6 @@ from typing import Any
 from evalkit._engine.client_load import (
     ClientLoad,
     ClientSaturationWarning,
-    CpuWait,
     ThreadWait,
     saturation_warning,
 )
@@ -209,14 +208,14 @@ def evaluate(
 
     from evalkit.metrics.judge_base import paced_judges
 
-    cpu_wait = CpuWait()  # one case at a time is never judged: not measured then
+    cpu_waits: list[float] = []  # per case, by its thread; one at a time is never judged
     wall_start, cpu_start = _wall_clock(), _cpu_clock()
     with paced_judges(case_defs, options.rate_limit):
         if options.concurrency == 1 and options.case_timeout_s is None:
             for index, case in todo:
                 finish(index, _invoke(target, case, case_defs, limiter))
         else:
-            _run_pool(target, todo, case_defs, limiter, options, finish, cpu_wait)
+            _run_pool(target, todo, case_defs, limiter, options, finish, cpu_waits)
     ordered = [rows[i] for i, _ in todo]
     load = ClientLoad(
         cases=len(todo),
@@ -224,7 +223,7 @@ def evaluate(
         wall_s=_wall_clock() - wall_start,
         cpu_s=_cpu_clock() - cpu_start,
         latencies_ms=[row.response.latency_ms for row in ordered if row.response is not None],
-        cpu_wait_s=cpu_wait.total_s,
+        cpu_wait_s=math.fsum(cpu_waits),
     )
     message = saturation_warning(load)
     if message is not None:
@@ -239,7 +238,7 @@ def _run_pool(
     limiter: RateLimiter | None,
     options: RunOptions,
     finish: Callable[[int, CaseResult], None],
-    cpu_wait: CpuWait,
+    cpu_waits: list[float],
 ) -> None:
     """``concurrency`` worker threads take cases from a queue; this thread collects rows."""
     jobs: queue.SimpleQueue[tuple[int, GoldenCase]] = queue.SimpleQueue()
@@ -281,7 +280,7 @@ def _run_pool(
             except BaseException as exc:  # re-raised on the calling thread
                 outcome = exc
             finished_at[index] = time.monotonic()
-            cpu_wait.add(waited.since_last())
+            cpu_waits.append(waited.since_last())
             with lock:
                 mine = running.pop(index, None) is not None
             if not mine:

@@ -23,26 +23,9 @@ __all__ = [
     "TrialCallback",
     "TrialSpread",
     "evaluate_repeated",
-    "merge_trials",
+    "merge_case",
     "trial_notes",
 ]
-
-
-def merge_trials(
-    runs: Sequence[RunResult[CaseResult]], name: str | None = None
-) -> RunResult[CaseResult]:
-    """One row per case from k runs over the same cases: means over trials, trials kept."""
-    if not runs:
-        raise InputError("merging trials needs at least one run")
-    ids = runs[0].ids()
-    for run in runs[1:]:
-        if run.ids() != ids:
-            raise InputError("the trials of a repeated run must cover the same cases in order")
-    merged = [
-        merge_case(case_id, [run.per_query[index] for run in runs])
-        for index, case_id in enumerate(ids)
-    ]
-    return RunResult(name or runs[0].name, merged)
 
 
 def merge_case(case_id: str, trials: Sequence[CaseResult]) -> CaseResult:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
+from evalkit._store import history as _history
+from evalkit._store.history import History, HistoryEntry, PinRecord, PromotionRecord
 from evalkit._store.protocol import (
     BaselineFetch,
     FetchRequest,
@@ -21,31 +25,39 @@ from evalkit._store.protocol import (
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ConfigError, InputError
 
-if TYPE_CHECKING:
-    from evalkit._store.history import History, LocalHistory
+__all__ = ["LOCAL_HISTORY_DIR", "FileStore", "NoStore"]
 
-__all__ = ["FileStore", "NoStore"]
+#: The promotions of one config, beside ``evalkit.yaml`` (``.evalkit/`` is git-ignored).
+LOCAL_HISTORY_DIR = Path(".evalkit") / "history"
 
 
 class FileStore:
-    """A baseline kept as a plain file (committed, or restored by a cache step)."""
+    """A baseline kept as a plain file (committed, or restored by a cache step), and its
+    history under ``root`` (``.evalkit/history/<config>/`` beside evalkit.yaml)."""
 
     kind: ClassVar[str] = "file"
+    INDEX = "index.json"
+    REFERENCE = "reference.json"
+    PIN = "reference.pin.json"
+    LOCK = "index.json.lock"
+    # Another promotion holds the lock for a copy and two small writes: a minute is ages.
+    LOCK_TIMEOUT_S = 60.0
 
-    def __init__(self, path: Path, *, history: LocalHistory) -> None:
+    def __init__(
+        self, path: Path, root: Path, config_name: str, *, keep: int | None = None
+    ) -> None:
         self.path = path
-        self.log = history  # evalkit.yaml's folder and config name decide it (open)
+        self.root = root
+        self.config_name = config_name
+        self.keep_promotions = keep  # the newest N stay, older are deleted (None: all)
 
     @classmethod
     def open(cls, settings: StoreSettings, access: GitHubAccess | None) -> FileStore:  # noqa: ARG003
-        from evalkit._store.history import LOCAL_HISTORY_DIR, LocalHistory
-
         path = settings.baseline.path
         assert path is not None  # BaselineConfig: store file needs a path
         name = settings.config_name
-        keep = settings.baseline.keep_promotions
-        log = LocalHistory(settings.root / LOCAL_HISTORY_DIR / name, name, keep=keep)
-        return cls(settings.resolve(path), history=log)
+        root = settings.root / LOCAL_HISTORY_DIR / name
+        return cls(settings.resolve(path), root, name, keep=settings.baseline.keep_promotions)
 
     def describe(self) -> str:
         return f"file {self.path}"
@@ -80,26 +92,76 @@ class FileStore:
     def keep(self, data: bytes, sha: str | None = None, now: datetime | None = None) -> None:
         """Add the baseline just promoted, ``data`` (the bytes written, never a re-read
         of the file, which a promotion racing this one may have replaced), to the history."""
-        from evalkit._store.history import artefact_facts
+        commit, fingerprint = _history.artefact_facts(data, str(self.path))
+        sha, now = sha or commit, now or datetime.now(UTC)
+        suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
+        name = _history.promotion_stem(sha, now) + suffix
+        record = PromotionRecord(name, sha, now, fingerprint)
+        with self._locked():
+            write_bytes_atomic(self.root / name, data)
+            records, dropped = _history.pruned([*self._records(), record], self.keep_promotions)
+            write_bytes_atomic(
+                self.root / self.INDEX, _history.index_dumps(self.config_name, records)
+            )
+            # After the index no longer lists them: a crash in between leaves a file too many.
+            for old in dropped:
+                if old.file != name:
+                    (self.root / old.file).unlink(missing_ok=True)
 
-        commit, fingerprint = artefact_facts(data, str(self.path))
-        self.log.record(
-            data,
-            sha=sha or commit,
-            config_fingerprint=fingerprint,
-            now=now or datetime.now(UTC),
-        )
+    def _records(self) -> list[PromotionRecord]:
+        index = self.root / self.INDEX
+        return _history.index_loads(index.read_bytes() if index.is_file() else None, str(index))
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the history's lock file: two promotions (or pins) at once would each read
+        the index, add their own entry and write it back, and one entry would be lost."""
+        from filelock import FileLock, Timeout
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        lock = self.root / self.LOCK
+        try:
+            with FileLock(str(lock), timeout=self.LOCK_TIMEOUT_S):
+                yield
+        except Timeout:
+            raise InputError(
+                f"{lock}: another evalkit promote or pin has held this lock for "
+                f"{self.LOCK_TIMEOUT_S:g} s; wait for it, or delete the file if none is running"
+            ) from None
 
     def history(self, request: HistoryRequest | None = None) -> History:  # noqa: ARG002
-        return self.log.history()
+        kept: list[HistoryEntry] = []
+        lost = 0
+        for record in self._records():
+            path = self.root / record.file
+            if path.is_file():
+                kept.append(record.entry(path))
+            else:
+                lost += 1
+        gone = f"; {lost} promotion(s) listed there were deleted" if lost else ""
+        return History(
+            tuple(kept), "file", f"{len(kept)} promotion(s) kept in {self.root}{gone}", lost
+        )
 
     def pin(self, request: PinRequest) -> PinResult:
-        record = self.log.pin(request.spec, resolve_tag=request.resolve_tag, now=request.moment())
-        where = self.log.root / self.log.REFERENCE
+        with self._locked():  # a promotion may not prune the chosen file meanwhile
+            chosen, why = _history.select_pinned(
+                self.history().entries, request.spec, request.resolve_tag
+            )
+            record = PinRecord.of(chosen, request.spec, why, request.moment())
+            write_bytes_atomic(self.root / self.REFERENCE, chosen.path.read_bytes())
+            write_bytes_atomic(self.root / self.PIN, record.to_json().encode("utf-8"))
+        where = self.root / self.REFERENCE
         return PinResult(record, "file", str(where), f"reference {where}: {record.describe()}")
 
     def fetch_reference(self, request: FetchRequest | None = None) -> BaselineFetch:  # noqa: ARG002
-        return self.log.fetch_reference()
+        pin, reference = self.root / self.PIN, self.root / self.REFERENCE
+        if not pin.is_file() or not reference.is_file():
+            return _history.no_reference(
+                "file", str(reference), "`evalkit pin` (e.g. '3 promotions ago')"
+            )
+        record = PinRecord.from_json(pin.read_bytes(), str(pin))
+        return _history.reference_found(reference, record, "file", str(reference))
 
 
 class NoStore:
@@ -127,8 +189,6 @@ class NoStore:
         raise ConfigError("mode: promote needs a baseline store (artifact, branch or file)")
 
     def history(self, request: HistoryRequest) -> History:  # noqa: ARG002
-        from evalkit._store.history import History
-
         return History((), "none", "baseline.store is none: no promotion is kept")
 
     def pin(self, request: PinRequest) -> PinResult:  # noqa: ARG002

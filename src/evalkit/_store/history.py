@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -14,16 +13,12 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalkit._model.formats import HISTORY_INDEX_VERSION
 from evalkit._spec.artifact import encode_json_lines
 from evalkit._util import bounded as _bounded
-from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ArtifactError, InputError
 
 if TYPE_CHECKING:
     from evalkit._store.protocol import BaselineFetch
 
 PinKind = Literal["ago", "date", "tag"]
-
-#: The promotions of one config, beside ``evalkit.yaml`` (``.evalkit/`` is git-ignored).
-LOCAL_HISTORY_DIR = Path(".evalkit") / "history"
 
 _AGO = re.compile(r"^\s*(?:~|-)?(\d{1,6})(?:\s*(?:promotions?\s+)?ago)?\s*$", re.IGNORECASE)
 _DATE = re.compile(r"^\s*(?:date:)?(\d{4}-\d{2}-\d{2})\s*$", re.IGNORECASE)
@@ -163,7 +158,9 @@ def select_pinned(
                 f"no promotion on or before {spec.day.isoformat()}: the oldest kept is "
                 f"{entries[0].label}"
             )
-        return chosen, f"{spec.describe()} (promoted {_when(chosen)})"
+        assert chosen.promoted_at is not None  # only a dated promotion is in effect
+        when = chosen.promoted_at.isoformat(timespec="seconds")
+        return chosen, f"{spec.describe()} (promoted {when})"
     assert spec.tag is not None
     if resolve_tag is None:
         raise InputError(f"cannot resolve tag {spec.tag!r} here: no git repository to ask")
@@ -194,10 +191,6 @@ def _in_effect_at(
         if at is not None and (at <= moment if inclusive else at < moment):
             return entry
     return None
-
-
-def _when(entry: HistoryEntry) -> str:
-    return entry.promoted_at.isoformat(timespec="seconds") if entry.promoted_at else "undated"
 
 
 @dataclass(frozen=True)
@@ -360,98 +353,6 @@ def no_reference(source: str, where: str, how: str) -> BaselineFetch:
     )
 
 
-# ----------------------------------------------------------------------------- local store
-
-
-class LocalHistory:
-    """The local file store's history: ``.evalkit/history/<config>/`` beside evalkit.yaml."""
-
-    INDEX = "index.json"
-    REFERENCE = "reference.json"
-    PIN = "reference.pin.json"
-    LOCK = "index.json.lock"
-    # Another promotion holds the lock for a copy and two small writes: a minute is ages.
-    LOCK_TIMEOUT_S = 60.0
-
-    def __init__(self, root: Path, config_name: str, *, keep: int | None = None) -> None:
-        self.root = root
-        self.config_name = config_name
-        self.keep = keep  # baseline.keep_promotions: the newest N stay, older are deleted
-
-    def _records(self) -> list[PromotionRecord]:
-        index = self.root / self.INDEX
-        return index_loads(index.read_bytes() if index.is_file() else None, str(index))
-
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """Hold the history's lock file: two promotions (or pins) at once would each read
-        the index, add their own entry and write it back, and one entry would be lost."""
-        from filelock import FileLock, Timeout
-
-        self.root.mkdir(parents=True, exist_ok=True)
-        lock = self.root / self.LOCK
-        try:
-            with FileLock(str(lock), timeout=self.LOCK_TIMEOUT_S):
-                yield
-        except Timeout:
-            raise InputError(
-                f"{lock}: another evalkit promote or pin has held this lock for "
-                f"{self.LOCK_TIMEOUT_S:g} s; wait for it, or delete the file if none is running"
-            ) from None
-
-    def record(
-        self, data: bytes, *, sha: str | None, config_fingerprint: str | None, now: datetime
-    ) -> HistoryEntry:
-        """Keep one more promotion (the artefact's bytes as promoted)."""
-        suffix = ".json.gz" if data[:2] == b"\x1f\x8b" else ".json"
-        name = promotion_stem(sha, now) + suffix
-        record = PromotionRecord(name, sha, now, config_fingerprint)
-        with self._locked():
-            write_bytes_atomic(self.root / name, data)
-            records, dropped = pruned([*self._records(), record], self.keep)
-            write_bytes_atomic(self.root / self.INDEX, index_dumps(self.config_name, records))
-            # After the index no longer lists them: a crash in between leaves a file too many.
-            for old in dropped:
-                if old.file != name:
-                    (self.root / old.file).unlink(missing_ok=True)
-        return record.entry(self.root / name)
-
-    def history(self) -> History:
-        kept: list[HistoryEntry] = []
-        lost = 0
-        for record in self._records():
-            path = self.root / record.file
-            if path.is_file():
-                kept.append(record.entry(path))
-            else:
-                lost += 1
-        gone = f"; {lost} promotion(s) listed there were deleted" if lost else ""
-        return History(
-            tuple(kept), "file", f"{len(kept)} promotion(s) kept in {self.root}{gone}", lost
-        )
-
-    def pin(
-        self,
-        spec: PinSpec,
-        *,
-        resolve_tag: Callable[[str], TaggedCommit | None] | None,
-        now: datetime,
-    ) -> PinRecord:
-        with self._locked():  # a promotion may not prune the chosen file meanwhile
-            chosen, why = select_pinned(self.history().entries, spec, resolve_tag)
-            record = PinRecord.of(chosen, spec, why, now)
-            write_bytes_atomic(self.root / self.REFERENCE, chosen.path.read_bytes())
-            write_bytes_atomic(self.root / self.PIN, record.to_json().encode("utf-8"))
-        return record
-
-    def fetch_reference(self) -> BaselineFetch:
-        pin, reference = self.root / self.PIN, self.root / self.REFERENCE
-        if not pin.is_file() or not reference.is_file():
-            return no_reference("file", str(reference), "`evalkit pin` (e.g. '3 promotions ago')")
-        record = PinRecord.from_json(pin.read_bytes(), str(pin))
-        return reference_found(reference, record, "file", str(reference))
-
-
 def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat(timespec="seconds") if moment else None
 
@@ -484,10 +385,8 @@ def parse_time(value: object) -> datetime | None:
 
 
 __all__ = [
-    "LOCAL_HISTORY_DIR",
     "History",
     "HistoryEntry",
-    "LocalHistory",
     "PinKind",
     "PinRecord",
     "PinSpec",

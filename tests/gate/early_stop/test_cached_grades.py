@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import read_artifact
-from evalkit._app.early_stop import _cost, case_order
+from evalkit._app.early_stop import _cost, case_units
 from evalkit._model import registry
 from evalkit._model.results import CaseResult
 from evalkit.cli import main
@@ -123,7 +123,7 @@ def test_a_warm_cache_makes_cached_cases_free_and_moves_no_stop(tmp_path: Path) 
     assert warm_stop["cases_run"] == cold_stop["cases_run"] < N
     assert warm["ran"] == cold["ran"]
     # the sample is the seeded order's prefix, whatever the cache holds
-    order = case_order([f"c{i:03d}" for i in range(N)], 3)
+    order = [u[0] for u in case_units([f"c{i:03d}" for i in range(N)], 3)]
     assert warm["ran"] == sorted(order[: warm_stop["cases_run"]])
     ran = cold["ran"]
     assert isinstance(ran, list)
