@@ -273,10 +273,6 @@ def _claimed(name: str) -> str | None:
 
 def define(defn: MetricDef) -> None:
     """Register a fully described metric (used for built-ins, which carry versions)."""
-    _register(defn)
-
-
-def _register(defn: MetricDef) -> None:
     owner = _claimed(defn.name)
     if owner is not None:
         other_kind = "an aggregate" if defn.kind == "case" else "a per-case metric"
@@ -341,7 +337,7 @@ def _registrar(
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"{noun} {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, kind, fn, hib, declared, bounds=declared_bounds))
+        define(MetricDef(name, kind, fn, hib, declared, bounds=declared_bounds))
         return fn
 
     return decorate

@@ -132,12 +132,9 @@ def _listed(values: Iterable[str]) -> str:
 def compare(op: object, observed: object, threshold: object) -> bool:
     """Whether ``observed op threshold`` holds: the one rule every threshold check uses.
 
-    ``<=`` and ``>=`` are exact; ``==`` uses the fixed tolerance
-    ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``, which takes no argument on
-    purpose (a per-check tolerance is a strictness dial).  paired-evalkit 0.2.0
-    wrote ``compare(op, observed, threshold)``; ``compare(observed, op,
-    threshold)`` reads better and is accepted too (an op is always a string, a
-    value never is).  An unknown op, a non-number or a NaN raises
+    ``<=``/``>=`` are exact, ``==`` uses the fixed :data:`OPS` tolerance (no argument: a
+    per-check tolerance is a strictness dial).  0.2.0's ``compare(op, observed,
+    threshold)`` order is accepted too.  An unknown op, a non-number or a NaN raises
     :class:`CheckError`: an undefined number can neither pass nor fail a line.
     """
     if isinstance(observed, str) and not isinstance(op, str):
@@ -480,7 +477,9 @@ class CheckSpec:
 
         Scoped: scope ids in scope order.  Unscoped: ids of rows with an error.
         """
-        by_id = self._index(rows)
+        return self._absent(self._index(rows))
+
+    def _absent(self, by_id: Mapping[str, HasCaseId]) -> list[str]:
         if self.scope is None:
             return [cid for cid, row in by_id.items() if not _usable(row)]
         return [cid for cid in self.scope if cid not in by_id or not _usable(by_id[cid])]
@@ -501,7 +500,7 @@ class CheckSpec:
                     "the run has no cases, so this check would pass without evaluating anything"
                 )
             return [row for row in by_id.values() if _usable(row)]
-        absent = [cid for cid in self.scope if cid not in by_id or not _usable(by_id[cid])]
+        absent = self._absent(by_id)
         if absent:
             shown = ", ".join(absent[:20]) + (
                 f" (+{len(absent) - 20} more)" if len(absent) > 20 else ""
@@ -521,10 +520,8 @@ class CheckSpec:
         ``98/100`` rather than a clean-looking ``98/98``.
         """
         by_id = self._index(rows)
-        if self.scope is None:
-            return sum(1 for row in by_id.values() if _usable(row)), len(by_id)
-        hit = sum(1 for cid in self.scope if cid in by_id and _usable(by_id[cid]))
-        return hit, len(self.scope)
+        n = len(by_id) if self.scope is None else len(self.scope)
+        return n - len(self._absent(by_id)), n
 
     def coverage(self, rows: Sequence[RowT]) -> str:
         """``"k/n cases"`` — report it beside every verdict."""
@@ -534,12 +531,7 @@ class CheckSpec:
     # ------------------------------------------------------------------ verdict
 
     def compare(self, observed: SupportsFloat) -> bool:
-        """Whether ``observed`` satisfies a threshold check.
-
-        ``<=`` and ``>=`` are exact; ``==`` uses the fixed tolerance
-        ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``.  A NaN raises: an
-        undefined number can neither pass nor meaningfully fail a line.
-        """
+        """Whether ``observed`` satisfies a threshold check, by :func:`compare`'s rule."""
         if self.threshold is None or self.op is None:
             raise self._error(
                 "compare() applies to threshold checks; this is a vs_baseline check, "
@@ -658,10 +650,10 @@ def _build_file(
 
     if data is None:
         raise CheckError(f"{source}: the checks file is empty; it loads zero checks (0 checks)")
-    if isinstance(data, list):
-        # 0.2.0 also read a bare list of checks, with no file-wide settings.
+    # 0.2.0 also read a bare list of checks, with no file-wide settings.
+    bare = isinstance(data, list)
+    if bare:
         data = {"checks": data}
-        node = None if node is None else _bare_list_as_mapping(node)
     if not isinstance(data, Mapping):
         raise CheckError(
             f"{_at(source, _yaml.line_of(node))}expected a mapping with a 'checks:' list "
@@ -675,7 +667,7 @@ def _build_file(
                 f"{did_you_mean(str(key), FILE_KEYS)}; allowed: {_listed(FILE_KEYS)}"
             )
     raw_checks = data.get("checks")
-    checks_node = nodes["checks"][1] if "checks" in nodes else None
+    checks_node = node if bare else nodes.get("checks", (None, None))[1]
     if raw_checks is None or raw_checks == []:
         raise CheckError(
             f"{_at(source, _yaml.line_of(checks_node))}zero checks declared (loaded 0 "
@@ -718,14 +710,6 @@ def _build_file(
     return ChecksFile(
         tuple(specs), correction, require, source=source, require_reference=require_reference
     )
-
-
-def _bare_list_as_mapping(node: Any) -> Any:
-    """A ``checks:`` mapping node around a bare sequence node, so line lookups still work."""
-    import yaml
-
-    key = yaml.ScalarNode("tag:yaml.org,2002:str", "checks", node.start_mark, node.start_mark)
-    return yaml.MappingNode("tag:yaml.org,2002:map", [(key, node)], node.start_mark, node.end_mark)
 
 
 def _setting_problem(**settings: object) -> tuple[str, str] | None:
