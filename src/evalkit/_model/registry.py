@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from evalkit._model.builtin_hook import ensure as _ensure_builtins
-from evalkit._model.builtin_hook import ensure_all as _ensure_all
-from evalkit._model.builtin_hook import ensure_loaders as _ensure_loaders
 from evalkit._model.metric_identity import (
     Params,
     ParamValue,
@@ -594,7 +592,7 @@ class Registered(list[str]):
 
 def registered() -> Registered:
     """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
-    _ensure_all()
+    _ensure_builtins("metrics", "loaders")
     return Registered(
         {
             "metrics": sorted(_case),
@@ -612,7 +610,7 @@ def families() -> Mapping[str, RetrievalFamily]:
 
 def register_loader(extension: str) -> Callable[[F], F]:
     """Register a golden-set loader ``(Path) -> GoldenSet`` for a file extension."""
-    _ensure_loaders()
+    _ensure_builtins("loaders")
     if not isinstance(extension, str) or not extension.strip(". "):
         raise RegistryError(f"loader extension must be a non-empty string, got {extension!r}")
     ext = extension.lower().lstrip(".")
@@ -630,19 +628,19 @@ def register_loader(extension: str) -> Callable[[F], F]:
 
 def get_loader(extension: str) -> LoaderFn | None:
     """The loader registered for ``extension`` (without the dot), if any."""
-    _ensure_loaders()
+    _ensure_builtins("loaders")
     return _loaders.get(extension.lower().lstrip("."))
 
 
 def loader_extensions() -> list[str]:
-    _ensure_loaders()
+    _ensure_builtins("loaders")
     return sorted(_loaders)
 
 
 @contextmanager
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
-    _ensure_all()
+    _ensure_builtins("metrics", "loaders")
     saved = [dict(table) for table in _TABLES]
     try:
         yield
@@ -665,7 +663,7 @@ _POLARITY = _families
 
 def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
-    _ensure_all()
+    _ensure_builtins("metrics", "loaders")
     for table in _TABLES:
         table.clear()
 

@@ -289,9 +289,8 @@ class RunResult(Generic[R]):
         """The run's number for ``name``: the mean of a per-case metric or an aggregate."""
         from evalkit._model.registry import get_metric
 
-        if any(name in row.metrics for row in self.per_query):
-            return self.mean(name)
-        if get_metric(name).kind == "aggregate":
+        computed = any(name in row.metrics for row in self.per_query)
+        if not computed and get_metric(name).kind == "aggregate":
             return self.aggregate(name)
         return self.mean(name)
 
