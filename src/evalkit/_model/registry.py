@@ -151,11 +151,8 @@ def _hash_identity(defn: MetricDef, identity: str) -> str:
 
 
 def source_text_fingerprint(defn: MetricDef) -> str:
-    """The fingerprint evalkit 0.1 (artefact schema 1) stored: it hashed the source *text*.
-
-    Kept only so the artefact reader can tell that a schema-1 fingerprint still
-    describes today's definition (same text, so surely the same code).
-    """
+    """The fingerprint artefact schema 1 stored (of the source *text*), so the reader can
+    tell a schema-1 fingerprint still describes today's definition."""
     fn, builtin, version = _definition(defn)
     if builtin:
         return _hash_identity(defn, f"builtin:v{version}")
@@ -295,13 +292,11 @@ def register_metric(
 ) -> Callable[[F], F]:
     """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
 
-    ``higher_is_better`` is required: it decides which direction of change is a
-    regression.  Duplicate names raise :class:`RegistryError`.  ``version``, when
-    given, is the metric's fingerprint (bump it when the formula changes); without
-    it the fingerprint follows what the code does (see :mod:`evalkit._model.code_identity`).
-    ``bounds``, when given (``(0, 1)``; ``None`` for an open end), is the range every
-    value lies in: a value outside it stops the run, and an artefact row holding one
-    is refused.  Without it values are not range-checked.
+    ``higher_is_better`` decides which direction of change is a regression; a duplicate
+    name raises :class:`RegistryError`.  ``version`` is the fingerprint (bump it when the
+    formula changes; without it the code is hashed, :mod:`evalkit._model.code_identity`).
+    ``bounds`` (``(0, 1)``; ``None`` for an open end) is the range every value lies in: a
+    value outside it stops the run and an artefact row holding one is refused.
     """
     return _registrar(name, "case", higher_is_better, version, bounds)
 
@@ -650,11 +645,8 @@ def isolated() -> Iterator[None]:
             table.update(before)
 
 
-# paired-evalkit 0.2.0's private table names.  Test suites written against it
-# isolate the registry by copying these, calling _reset_for_tests() and
-# updating them back; the aliases keep that pattern restoring everything.  The
-# retrieval families (which carry their own polarity) sit behind _POLARITY,
-# the fourth table those fixtures save.  New code should use isolated().
+# 0.2.0's private table names, which its test suites copy, reset and restore (the
+# families sit behind _POLARITY, the fourth table they save).  New code: isolated().
 _METRICS = _case
 _AGGREGATES = _aggregate
 _LOADERS = _loaders

@@ -157,13 +157,10 @@ class CheckSpec:
     """One check, validated on construction (from a file or in code).
 
     Threshold checks carry ``op`` and ``threshold``; vs_baseline checks carry
-    ``vs_baseline`` with ``alpha`` (default 0.05) and ``method`` (default
-    ``auto``: paired t, :mod:`evalkit.stats.procedures`), plus
-    ``margin`` for ``non_inferiority``.  ``vs_reference`` takes the same modes
-    and settings and compares with the pinned reference instead (a drift check,
-    docs/drift.md).  ``scope`` is
-    ``None`` (every case) or a tuple of case ids.  ``source`` records where
-    the check was declared (``file:line``) and is not part of equality.
+    ``vs_baseline`` with ``alpha`` (default 0.05), ``method`` (default ``auto``: paired t)
+    and, for ``non_inferiority``, ``margin``.  ``vs_reference`` takes the same settings
+    against the pinned reference (a drift check, docs/drift.md).  ``scope`` is ``None``
+    (every case) or a tuple of case ids; ``source`` (``file:line``) is not part of equality.
     """
 
     id: str
@@ -221,8 +218,6 @@ class CheckSpec:
             self._check_baseline_kind()
         self._check_scope()
         self._check_slices()
-
-    # ------------------------------------------------------------------ validation
 
     def _check_slices(self) -> None:
         per_slice: object = self.per_slice
@@ -400,8 +395,6 @@ class CheckSpec:
             f"scope names {len(unknown)} case(s) that do not exist: {', '.join(unknown)}{hint}"
         )
 
-    # ------------------------------------------------------------------ kinds
-
     @property
     def is_threshold(self) -> bool:
         return self.threshold is not None
@@ -424,14 +417,9 @@ class CheckSpec:
     def is_blocking(self) -> bool:
         return self.level == "block"
 
-    # 0.2.0's names for the last two.
-    @property
-    def is_baseline(self) -> bool:
-        return self.is_vs_baseline
-
-    @property
-    def blocking(self) -> bool:
-        return self.is_blocking
+    # 0.2.0's names for two of them.
+    is_baseline = is_vs_baseline
+    blocking = is_blocking
 
     def describe(self) -> str:
         """One line naming the check, its condition, its scope and its level.
@@ -459,8 +447,6 @@ class CheckSpec:
         if self.per_slice:
             where += ", per slice"
         return f"{self.id}: {condition}{where} [{self.level}]"
-
-    # ------------------------------------------------------------------ rows
 
     def _index(self, rows: Sequence[RowT]) -> dict[str, RowT]:
         by_id: dict[str, RowT] = {}
@@ -527,8 +513,6 @@ class CheckSpec:
         """``"k/n cases"`` — report it beside every verdict."""
         k, n = self.coverage_counts(rows)
         return f"{k}/{n} cases"
-
-    # ------------------------------------------------------------------ verdict
 
     def compare(self, observed: SupportsFloat) -> bool:
         """Whether ``observed`` satisfies a threshold check, by :func:`compare`'s rule."""
@@ -600,9 +584,6 @@ class ChecksFile:
             if check.id == check_id:
                 return check
         raise CheckError(f"no check {check_id!r}; checks: {', '.join(self.ids())}")
-
-
-# --------------------------------------------------------------------------- loading
 
 
 def load_checks(
