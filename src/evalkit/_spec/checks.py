@@ -291,7 +291,7 @@ class CheckSpec:
 
     def _check_baseline_kind(self) -> None:
         against = "vs_baseline" if self.vs_baseline is not None else "vs_reference"
-        kind: object = self.vs_baseline if self.vs_baseline is not None else self.vs_reference
+        kind: object = self.mode
         if kind not in VS_BASELINE:
             raise self._error(
                 f"unknown {against} {kind!r}; allowed: {_listed(VS_BASELINE)}"
