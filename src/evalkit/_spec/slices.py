@@ -1,9 +1,6 @@
 """Declaring slices and clusters: the config's ``slices:`` dimensions and ``clusters:``
-field checked against the goldens at load.
-
-A field no case carries is a typo or a forgotten field, never "every case is in no
-slice" or "every case is its own cluster" (which is what declaring nothing means): it is
-refused with the config's line and the closest field the cases do carry.
+field checked against the goldens at load.  A field no case carries is a typo, never "no
+case is in a slice": it is refused with the config's line and the closest field there is.
 """
 
 from __future__ import annotations
