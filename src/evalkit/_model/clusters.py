@@ -10,8 +10,6 @@ from evalkit._model.digest import sha256_json
 from evalkit._model.slices import field_or_none
 from evalkit.errors import GoldenError
 
-__all__ = ["ClusterAssignment", "cluster_label"]
-
 CLUSTER_FINGERPRINT_VERSION: Final = "1"
 
 

@@ -12,15 +12,6 @@ from typing import Any, Final
 from evalkit._model.digest import sha256_json
 from evalkit.errors import GoldenError
 
-__all__ = [
-    "RESERVED_FIELDS",
-    "SliceAssignment",
-    "SliceKey",
-    "field_or_none",
-    "parse_slice_key",
-    "slice_values",
-]
-
 #: Fields that define a case: never a slice dimension.
 RESERVED_FIELDS: Final = ("id", "query", "relevant", "expected", "grades")
 SLICE_FINGERPRINT_VERSION: Final = "1"

@@ -109,6 +109,3 @@ class Subset:
                     f"case(s) is in the subset ({self.selection})"
                 )
         return kept, notes
-
-
-__all__ = ["CaseFilter", "Subset"]

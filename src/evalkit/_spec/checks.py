@@ -547,11 +547,7 @@ class ChecksFile:
                 raise CheckError(f"{where}duplicate check id {check.id!r}; ids must be unique")
             seen.add(check.id)
         object.__setattr__(self, "checks", checks)
-        problem = _setting_problem(
-            correction=self.correction,
-            require_baseline=self.require_baseline,
-            require_reference=self.require_reference,
-        )
+        problem = _setting_problem(self.correction, self.require_baseline, self.require_reference)
         if problem:
             raise CheckError(f"{where}{problem[1]}")
 
@@ -668,9 +664,7 @@ def _build_file(
     correction = _yaml_values.plain(data.get("correction", "none"))
     require = data.get("require_baseline", False)
     require_reference = data.get("require_reference", False)
-    problem = _setting_problem(
-        correction=correction, require_baseline=require, require_reference=require_reference
-    )
+    problem = _setting_problem(correction, require, require_reference)
     if problem:
         raise CheckError(f"{_key_at(source, node, problem[0], None)}{problem[1]}")
     return ChecksFile(
@@ -678,13 +672,16 @@ def _build_file(
     )
 
 
-def _setting_problem(**settings: object) -> tuple[str, str] | None:
-    """The first file-wide setting that is not allowed: ``(its key, the problem)``."""
-    for key, value in settings.items():
-        if key == "correction" and value not in CORRECTIONS:
-            hint = did_you_mean(value, CORRECTIONS) if isinstance(value, str) else ""
-            return key, f"unknown correction {value!r}{hint}; allowed: {_listed(CORRECTIONS)}"
-        if key != "correction" and not isinstance(value, bool):
+def _setting_problem(correction: object, *required: object) -> tuple[str, str] | None:
+    """The first file-wide setting that is not allowed: ``(its key, the problem)``; after
+    ``correction`` come ``require_baseline`` and ``require_reference``."""
+    if correction not in CORRECTIONS:
+        hint = did_you_mean(correction, CORRECTIONS) if isinstance(correction, str) else ""
+        return "correction", (
+            f"unknown correction {correction!r}{hint}; allowed: {_listed(CORRECTIONS)}"
+        )
+    for key, value in zip(("require_baseline", "require_reference"), required, strict=True):
+        if not isinstance(value, bool):
             return key, f"{key} must be true or false, got {value!r}"
     return None
 

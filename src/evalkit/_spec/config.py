@@ -462,11 +462,8 @@ def allowed_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
 
 
 def _as_written(loc: tuple[int | str, ...], data: Any) -> tuple[int | str, ...]:
-    """The key path as the file spells it: a lone ``judge:`` mapping has no index 0.
-
-    The model turns a single judge mapping into a one-item list, so its errors carry
-    an index the user never wrote (and that no line of the file can be found for).
-    """
+    """The key path as the file spells it: a lone ``judge:`` mapping (which the model
+    makes a one-item list) has no index 0."""
     out: list[int | str] = []
     node = data
     for part in loc:
@@ -491,10 +488,7 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
 
 
 def _owner(loc: tuple[int | str, ...], data: Any) -> str:
-    """`` (the judge of metric 'helpfulness')`` for a key inside a judge, else ``""``.
-
-    ``judge[1].model`` alone makes the reader count judges; the metric names the one.
-    """
+    """`` (the judge of metric 'helpfulness')`` for a key inside a judge, else ``""``."""
     if len(loc) < 2 or loc[0] != "judge" or not isinstance(data, dict):
         return ""
     entry = data.get("judge")
@@ -547,11 +541,8 @@ def load_config(path: str | Path) -> LoadedConfig:
 
 
 def _first_cause_first(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The errors to report, an unknown key first: a typo (``chekcs:``) explains the rest.
-
-    A required key reported missing beside an unknown key that is its likely misspelling
-    is the same mistake, so it is not counted again.
-    """
+    """The errors to report, an unknown key first: a typo (``chekcs:``) explains the rest,
+    so the required key it misspells is not also counted as missing."""
     unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
     meant: set[tuple[int | str, ...]] = set()
     for error in unknown:

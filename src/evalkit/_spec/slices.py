@@ -15,8 +15,6 @@ from evalkit._spec.checks import ChecksFile, CheckSpec
 from evalkit._util.suggest import did_you_mean
 from evalkit.errors import CheckError, ConfigError, GoldenError
 
-__all__ = ["declare_clusters", "declare_slices", "require_fields", "resolve_slice_checks"]
-
 
 def _fields(context: Mapping[str, Any], prefix: str = "") -> Iterable[str]:
     for key, value in context.items():
