@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from _thread import RLock  # threading's own RLock, without importing threading
 from collections.abc import Callable
+from typing import Literal
 
 # What each group of tables waits for: the metric tables (case metrics, aggregates,
 # families) and the golden loaders fill apart, so looking up a metric loads no loader.
@@ -21,32 +22,19 @@ def defer(register: Callable[[], None], *, loaders: bool = False) -> None:
         _pending["loaders" if loaders else "metrics"].append(register)
 
 
-def ensure() -> None:
-    """Fill the metric tables (once); a second thread waits until they are filled."""
-    _ensure("metrics")
-
-
-def ensure_loaders() -> None:
-    """Fill the loader table (once), as :func:`ensure` the metric tables."""
-    _ensure("loaders")
-
-
-def ensure_all() -> None:
-    """Fill every table: for what reads or resets them all."""
-    _ensure("metrics")
-    _ensure("loaders")
-
-
-def _ensure(tables: str) -> None:
-    pending = _pending[tables]
-    if not pending and tables not in _running:
-        return
-    with _lock:
-        if tables in _running:
-            return  # called from inside the registration, which goes on
-        _running.add(tables)
-        try:
-            while pending:
-                pending.pop(0)()
-        finally:
-            _running.discard(tables)
+def ensure(*groups: Literal["metrics", "loaders"]) -> None:
+    """Fill each group of tables once (none named: the metric tables); a second thread
+    waits until they are filled."""
+    for tables in groups or ("metrics",):
+        pending = _pending[tables]
+        if not pending and tables not in _running:
+            continue
+        with _lock:
+            if tables in _running:
+                continue  # called from inside the registration, which goes on
+            _running.add(tables)
+            try:
+                while pending:
+                    pending.pop(0)()
+            finally:
+                _running.discard(tables)

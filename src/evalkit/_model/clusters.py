@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from evalkit._model.digest import sha256_json
 from evalkit._model.slices import field_or_none
 from evalkit.errors import GoldenError
-
-__all__ = ["ClusterAssignment", "cluster_label"]
 
 CLUSTER_FINGERPRINT_VERSION: Final = "1"
 
@@ -59,17 +57,6 @@ class ClusterAssignment:
             for case_id, fields in cases
         }
         return cls(name, members)
-
-    def labels(self, ids: Sequence[str]) -> list[str | None]:
-        """The clusters of ``ids`` (a case this assignment does not know has none)."""
-        return [self.members.get(case_id) for case_id in ids]
-
-    def count(self, ids: Sequence[str] | None = None) -> tuple[int, int]:
-        """(clusters, cases without a declared cluster) among ``ids`` (default: all)."""
-        chosen = list(self.members) if ids is None else list(ids)
-        labels = self.labels(chosen)
-        own = sum(1 for label in labels if label is None)
-        return len({label for label in labels if label is not None}) + own, own
 
     def canonical(self) -> dict[str, Any]:
         return {"field": self.field_name, "cases": dict(self.members)}

@@ -21,14 +21,9 @@ _MAX_DEPTH = 4
 _IGNORED_FIELDS = frozenset({"kind", "type_comment"})
 
 
-def code_identity(fn: Callable[..., Any]) -> str:
-    """A string that changes when what ``fn`` computes changes, and not for comments."""
-    return _identity(fn, set())
-
-
 def code_hash(fn: Callable[..., Any]) -> str:
-    """SHA-256 of :func:`code_identity`."""
-    return hashlib.sha256(code_identity(fn).encode("utf-8")).hexdigest()
+    """A SHA-256 that changes when what ``fn`` computes changes, and not for comments."""
+    return hashlib.sha256(_identity(fn, set()).encode("utf-8")).hexdigest()
 
 
 def _identity(fn: Any, seen: set[int]) -> str:

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from evalkit._model.builtin_hook import ensure_all
+from evalkit._model.builtin_hook import ensure
 
-ensure_all()
+ensure("metrics", "loaders")

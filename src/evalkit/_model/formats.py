@@ -4,17 +4,6 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = [
-    "ARTIFACT_SCHEMA_VERSION",
-    "CHECKPOINT_FORMAT",
-    "CHECKPOINT_VERSION",
-    "GATE_REPORT_KIND",
-    "GATE_REPORT_SCHEMA_VERSION",
-    "HISTORY_INDEX_VERSION",
-    "JUDGE_CACHE_FORMAT",
-    "JUDGE_CACHE_VERSION",
-]
-
 # The run artefact (artifact.py): `schema_version` is its first key.
 ARTIFACT_SCHEMA_VERSION: Final = 3
 # The gate report (`evalkit gate --json`, report/json_report.py).

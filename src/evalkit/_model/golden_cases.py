@@ -22,20 +22,12 @@ FINGERPRINT_VERSION = "1"
 class GoldenCase:
     """One hand-written case: what to ask, and what a good answer looks like.
 
-    ``relevant`` holds the ids a retrieval target should return; ``grades``
-    optionally maps ids to graded relevance (a plain set means grade 1);
-    ``expected`` is a reference answer for text targets; ``context`` keeps any
-    other columns of the golden file, untouched.
-
-    ``expected`` also takes paired-evalkit 0.2.0's union: a collection of ids
-    there means "these are the relevant ids" and fills ``relevant`` (and stays
-    readable as ``expected``, as a frozenset, so 0.2.0 code comparing it keeps
-    working).  Code that wants the reference text only reads
-    :attr:`expected_text`, which is ``None`` for such a case.
-
-    With ``grades`` and no ``relevant``, ``relevant`` is derived as the ids
-    graded 1 or more.  Giving both requires them to agree, so one case cannot
-    carry two different answers to "which documents are relevant".
+    ``relevant`` holds the ids a retrieval target should return; ``grades`` optionally
+    maps ids to graded relevance (a plain set means grade 1; without ``relevant`` the ids
+    graded >= 1 are relevant, with it both must agree); ``expected`` is a reference answer
+    for text targets; ``context`` keeps any other columns of the golden file, untouched.
+    0.2.0's collection of ids as ``expected`` fills ``relevant`` (and stays readable as a
+    frozenset); :attr:`expected_text` is the reference text only.
     """
 
     id: str
@@ -140,21 +132,13 @@ class GoldenCase:
         }
 
     def fingerprint(self, without: AbstractSet[str] = frozenset()) -> str:
-        """SHA-256 (hex) of the canonical JSON of this case; stable across runs.
-
-        ``without``: fields left out, as for :meth:`canonical`.  A case that does not
-        have them hashes the same either way, so tagging goldens that had no tags keeps
-        every fingerprint a baseline recorded before.
-        """
+        """SHA-256 (hex) of the canonical JSON of this case (``without``: as for
+        :meth:`canonical`, so tagging goldens keeps the fingerprints baselines recorded)."""
         return sha256_json({"v": FINGERPRINT_VERSION, "case": self.canonical(without)})
 
 
 class CaseIds(list[str]):
-    """A list of case ids that can also be called, returning a plain copy of itself.
-
-    0.2.0 exposed ``GoldenSet.ids`` as a property, the spec calls ``ids()``;
-    this type serves both spellings.
-    """
+    """A list of case ids that can also be called (0.2.0's ``ids`` and the spec's ``ids()``)."""
 
     def __call__(self) -> list[str]:
         return list(self)
@@ -203,10 +187,7 @@ class GoldenSet:
         return self._order[index]
 
     def get(self, case_id: str) -> GoldenCase:
-        """The case with this id; an unknown id raises :class:`UnknownCaseError`.
-
-        That error is a :class:`GoldenError` and, as in 0.2.0, a ``KeyError``.
-        """
+        """The case with this id; else :class:`UnknownCaseError` (also a ``KeyError``)."""
         try:
             return self._cases[case_id]
         except KeyError:
@@ -265,11 +246,7 @@ class GoldenSet:
         return {case.id: case.fingerprint(without) for case in self._order}
 
     def fingerprint(self) -> str:
-        """SHA-256 (hex) over every case fingerprint, in order.
-
-        Reordering, adding, removing or editing any case changes it; the
-        ``source`` path does not (moving a file does not change the eval).
-        """
+        """SHA-256 (hex) over every case fingerprint, in order (not the ``source`` path)."""
         pairs = [[cid, fp] for cid, fp in self.case_fingerprints().items()]
         return sha256_json({"v": FINGERPRINT_VERSION, "cases": pairs})
 

@@ -13,8 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 from evalkit._model.builtin_hook import ensure as _ensure_builtins
-from evalkit._model.builtin_hook import ensure_all as _ensure_all
-from evalkit._model.builtin_hook import ensure_loaders as _ensure_loaders
 from evalkit._model.metric_identity import (
     Params,
     ParamValue,
@@ -153,11 +151,8 @@ def _hash_identity(defn: MetricDef, identity: str) -> str:
 
 
 def source_text_fingerprint(defn: MetricDef) -> str:
-    """The fingerprint evalkit 0.1 (artefact schema 1) stored: it hashed the source *text*.
-
-    Kept only so the artefact reader can tell that a schema-1 fingerprint still
-    describes today's definition (same text, so surely the same code).
-    """
+    """The fingerprint artefact schema 1 stored (of the source *text*), so the reader can
+    tell a schema-1 fingerprint still describes today's definition."""
     fn, builtin, version = _definition(defn)
     if builtin:
         return _hash_identity(defn, f"builtin:v{version}")
@@ -273,10 +268,6 @@ def _claimed(name: str) -> str | None:
 
 def define(defn: MetricDef) -> None:
     """Register a fully described metric (used for built-ins, which carry versions)."""
-    _register(defn)
-
-
-def _register(defn: MetricDef) -> None:
     owner = _claimed(defn.name)
     if owner is not None:
         other_kind = "an aggregate" if defn.kind == "case" else "a per-case metric"
@@ -301,13 +292,11 @@ def register_metric(
 ) -> Callable[[F], F]:
     """Register a per-case metric ``(TargetResponse, GoldenCase) -> float``.
 
-    ``higher_is_better`` is required: it decides which direction of change is a
-    regression.  Duplicate names raise :class:`RegistryError`.  ``version``, when
-    given, is the metric's fingerprint (bump it when the formula changes); without
-    it the fingerprint follows what the code does (see :mod:`evalkit._model.code_identity`).
-    ``bounds``, when given (``(0, 1)``; ``None`` for an open end), is the range every
-    value lies in: a value outside it stops the run, and an artefact row holding one
-    is refused.  Without it values are not range-checked.
+    ``higher_is_better`` decides which direction of change is a regression; a duplicate
+    name raises :class:`RegistryError`.  ``version`` is the fingerprint (bump it when the
+    formula changes; without it the code is hashed, :mod:`evalkit._model.code_identity`).
+    ``bounds`` (``(0, 1)``; ``None`` for an open end) is the range every value lies in: a
+    value outside it stops the run and an artefact row holding one is refused.
     """
     return _registrar(name, "case", higher_is_better, version, bounds)
 
@@ -341,7 +330,7 @@ def _registrar(
     def decorate(fn: F) -> F:
         if not callable(fn):
             raise RegistryError(f"{noun} {name!r}: expected a callable, got {fn!r}")
-        _register(MetricDef(name, kind, fn, hib, declared, bounds=declared_bounds))
+        define(MetricDef(name, kind, fn, hib, declared, bounds=declared_bounds))
         return fn
 
     return decorate
@@ -598,7 +587,7 @@ class Registered(list[str]):
 
 def registered() -> Registered:
     """The registered concrete metric and aggregate names, sorted (see :class:`Registered`)."""
-    _ensure_all()
+    _ensure_builtins("metrics", "loaders")
     return Registered(
         {
             "metrics": sorted(_case),
@@ -616,7 +605,7 @@ def families() -> Mapping[str, RetrievalFamily]:
 
 def register_loader(extension: str) -> Callable[[F], F]:
     """Register a golden-set loader ``(Path) -> GoldenSet`` for a file extension."""
-    _ensure_loaders()
+    _ensure_builtins("loaders")
     if not isinstance(extension, str) or not extension.strip(". "):
         raise RegistryError(f"loader extension must be a non-empty string, got {extension!r}")
     ext = extension.lower().lstrip(".")
@@ -634,19 +623,19 @@ def register_loader(extension: str) -> Callable[[F], F]:
 
 def get_loader(extension: str) -> LoaderFn | None:
     """The loader registered for ``extension`` (without the dot), if any."""
-    _ensure_loaders()
+    _ensure_builtins("loaders")
     return _loaders.get(extension.lower().lstrip("."))
 
 
 def loader_extensions() -> list[str]:
-    _ensure_loaders()
+    _ensure_builtins("loaders")
     return sorted(_loaders)
 
 
 @contextmanager
 def isolated() -> Iterator[None]:
     """Undo every registration made inside the block (for tests and notebooks)."""
-    _ensure_all()
+    _ensure_builtins("metrics", "loaders")
     saved = [dict(table) for table in _TABLES]
     try:
         yield
@@ -656,11 +645,8 @@ def isolated() -> Iterator[None]:
             table.update(before)
 
 
-# paired-evalkit 0.2.0's private table names.  Test suites written against it
-# isolate the registry by copying these, calling _reset_for_tests() and
-# updating them back; the aliases keep that pattern restoring everything.  The
-# retrieval families (which carry their own polarity) sit behind _POLARITY,
-# the fourth table those fixtures save.  New code should use isolated().
+# 0.2.0's private table names, which its test suites copy, reset and restore (the
+# families sit behind _POLARITY, the fourth table they save).  New code: isolated().
 _METRICS = _case
 _AGGREGATES = _aggregate
 _LOADERS = _loaders
@@ -669,7 +655,7 @@ _POLARITY = _families
 
 def _reset_for_tests() -> None:
     """Clear every registration, built-ins included (test-only; see :func:`isolated`)."""
-    _ensure_all()
+    _ensure_builtins("metrics", "loaders")
     for table in _TABLES:
         table.clear()
 

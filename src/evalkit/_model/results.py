@@ -19,21 +19,12 @@ _ONLY_STR = frozenset({str})
 class TargetResponse:
     """One response of a system under test: ranked ids, text, or both.
 
-    ``latency_ms`` is the time the target took for this case, ``raw`` keeps the
-    unparsed body for debugging, ``meta`` carries numbers such as cost that
-    aggregates read.
-
-    Two ways to build one, both supported:
-
-    * ``TargetResponse(output, latency_ms, raw, meta)`` as in paired-evalkit
-      0.2.0, where ``output`` is a list of ids (best first) or a ``str`` of text;
-    * ``TargetResponse(ranked_ids=[...], text="...", latency_ms=...)``, which can
-      also carry both kinds at once.
-
-    Asking for ``ranked_ids`` of a text-only response, or ``text`` of an
-    ids-only one, raises :class:`~evalkit.errors.OutputKindError` (a
-    ``TargetError`` and a ``MetricError``) rather than returning an empty value
-    that would score as zero.  ``has_ids`` / ``has_text`` ask without raising.
+    ``latency_ms`` is the target's time for this case, ``raw`` the unparsed body, ``meta``
+    numbers such as cost that aggregates read.  Built as 0.2.0's ``TargetResponse(output,
+    latency_ms, raw, meta)`` (``output``: ids best first, or a ``str``) or with
+    ``ranked_ids=`` and/or ``text=``.  ``ranked_ids`` of a text-only response, or ``text``
+    of an ids-only one, raises :class:`~evalkit.errors.OutputKindError` rather than an
+    empty value that would score as zero; ``has_ids``/``has_text`` ask without raising.
     """
 
     __slots__ = ("_ids", "_text", "latency_ms", "meta", "raw")
@@ -83,7 +74,7 @@ class TargetResponse:
         meta: dict[str, Any],
     ) -> TargetResponse:
         """A response from parts a reader has already checked (ids all ``str``, text a
-        ``str``, at least one given): 10^5 of them cost a tenth of the parsing then."""
+        ``str``, at least one given), skipping the constructor's checks."""
         self = cls.__new__(cls)
         self._ids = None if ids is None else tuple(ids)
         self._text = text
@@ -203,8 +194,7 @@ class CaseResult:
     metrics: dict[str, float] = field(default_factory=dict)
     error: str | None = None
 
-    # A property whose getter is C: the gate and the readers ask every row for its id
-    # millions of times at 10^5 cases, and a Python getter costs 2.7x as much (#27).
+    # A property whose getter is C: every reader asks every row for its id (#27).
     query_id = property(attrgetter("case_id"))
 
     @property
@@ -289,9 +279,8 @@ class RunResult(Generic[R]):
         """The run's number for ``name``: the mean of a per-case metric or an aggregate."""
         from evalkit._model.registry import get_metric
 
-        if any(name in row.metrics for row in self.per_query):
-            return self.mean(name)
-        if get_metric(name).kind == "aggregate":
+        computed = any(name in row.metrics for row in self.per_query)
+        if not computed and get_metric(name).kind == "aggregate":
             return self.aggregate(name)
         return self.mean(name)
 

@@ -12,21 +12,9 @@ from typing import Any, Final
 from evalkit._model.digest import sha256_json
 from evalkit.errors import GoldenError
 
-__all__ = [
-    "RESERVED_FIELDS",
-    "SliceAssignment",
-    "SliceKey",
-    "field_or_none",
-    "field_value",
-    "parse_slice_key",
-    "slice_values",
-]
-
 #: Fields that define a case: never a slice dimension.
 RESERVED_FIELDS: Final = ("id", "query", "relevant", "expected", "grades")
 SLICE_FINGERPRINT_VERSION: Final = "1"
-
-_MISSING: Final = object()
 
 
 @dataclass(frozen=True, order=True)
@@ -49,21 +37,15 @@ def parse_slice_key(text: str) -> SliceKey:
     return SliceKey(dimension.strip(), value.strip())
 
 
-def field_value(context: Mapping[str, Any], dimension: str) -> Any:
-    """The value at ``dimension`` (dotted for nested mappings) of a case's fields, or a
-    private marker when the case lacks it."""
+def field_or_none(context: Mapping[str, Any], dimension: str) -> Any:
+    """The value at ``dimension`` (dotted for nested mappings) of a case's fields; None
+    when it lacks it (a missing field and a null one both mean no value)."""
     node: Any = context
     for part in dimension.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            return _MISSING
+            return None
         node = node[part]
     return node
-
-
-def field_or_none(context: Mapping[str, Any], dimension: str) -> Any:
-    """The value at ``dimension`` (dotted) of a case's fields; None when it lacks it."""
-    value = field_value(context, dimension)
-    return None if value is _MISSING else value
 
 
 def slice_values(value: Any, case_id: str, dimension: str, where: str) -> tuple[str, ...]:
@@ -73,7 +55,7 @@ def slice_values(value: Any, case_id: str, dimension: str, where: str) -> tuple[
     per item, each of those kinds.  Anything else is refused, naming the case: a slice
     label that is a mapping or a float would be a guess at what was meant.
     """
-    if value is _MISSING or value is None:
+    if value is None:
         return ()
     items = value if isinstance(value, list | tuple) else [value]
     out: list[str] = []
@@ -116,7 +98,7 @@ class SliceAssignment:
         """The assignment of ``(case id, fields)`` pairs; ``where`` names the goldens file."""
         dims = tuple(dimensions)
         members = {
-            case_id: {d: slice_values(field_value(fields, d), case_id, d, where) for d in dims}
+            case_id: {d: slice_values(field_or_none(fields, d), case_id, d, where) for d in dims}
             for case_id, fields in cases
         }
         return cls(dims, members)

@@ -81,10 +81,6 @@ class Subset:
     def n_selected(self) -> int:
         return len(self.ids)
 
-    def coverage(self) -> str:
-        """``"12 of 200 cases (subset: -k refund)"``."""
-        return f"{self.n_selected:,} of {self.n_total:,} cases (subset: {self.selection})"
-
     def only(self, art: RunArtifact) -> RunArtifact:
         """``art`` with the rows of the kept cases only (a baseline, or a whole candidate)."""
         keep = set(self.ids)
@@ -113,6 +109,3 @@ class Subset:
                     f"case(s) is in the subset ({self.selection})"
                 )
         return kept, notes
-
-
-__all__ = ["CaseFilter", "Subset"]

@@ -22,28 +22,13 @@ from evalkit._util import bounded as _bounded
 from evalkit._util import yaml_values as _yaml_values
 from evalkit._util.suggest import closest, did_you_mean
 from evalkit._util.text import decode_utf8
-from evalkit.errors import CheckError, MetricError
+from evalkit.errors import CheckError as CheckError  # raised by every check, so exported here
+from evalkit.errors import MetricError
 
 # "auto" (the default) is paired t: evalkit.stats.procedures.
 from evalkit.stats.names import CORRECTIONS, Correction
 from evalkit.stats.names import GATE_METHODS as METHODS
 from evalkit.stats.names import GateMethod as Method
-
-__all__ = [
-    "ABS_TOL",
-    "LEVELS",
-    "OPS",
-    "REL_TOL",
-    "VS_BASELINE_MODES",
-    "CheckError",
-    "CheckSpec",
-    "ChecksFile",
-    "HasCaseId",
-    "checks_from_data",
-    "compare",
-    "load_checks",
-    "load_checks_file",
-]
 
 Op = Literal["<=", ">=", "=="]
 Level = Literal["block", "warn"]
@@ -132,12 +117,9 @@ def _listed(values: Iterable[str]) -> str:
 def compare(op: object, observed: object, threshold: object) -> bool:
     """Whether ``observed op threshold`` holds: the one rule every threshold check uses.
 
-    ``<=`` and ``>=`` are exact; ``==`` uses the fixed tolerance
-    ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``, which takes no argument on
-    purpose (a per-check tolerance is a strictness dial).  paired-evalkit 0.2.0
-    wrote ``compare(op, observed, threshold)``; ``compare(observed, op,
-    threshold)`` reads better and is accepted too (an op is always a string, a
-    value never is).  An unknown op, a non-number or a NaN raises
+    ``<=``/``>=`` are exact, ``==`` uses the fixed :data:`OPS` tolerance (no argument: a
+    per-check tolerance is a strictness dial).  0.2.0's ``compare(op, observed,
+    threshold)`` order is accepted too.  An unknown op, a non-number or a NaN raises
     :class:`CheckError`: an undefined number can neither pass nor fail a line.
     """
     if isinstance(observed, str) and not isinstance(op, str):
@@ -160,13 +142,10 @@ class CheckSpec:
     """One check, validated on construction (from a file or in code).
 
     Threshold checks carry ``op`` and ``threshold``; vs_baseline checks carry
-    ``vs_baseline`` with ``alpha`` (default 0.05) and ``method`` (default
-    ``auto``: paired t, :mod:`evalkit.stats.procedures`), plus
-    ``margin`` for ``non_inferiority``.  ``vs_reference`` takes the same modes
-    and settings and compares with the pinned reference instead (a drift check,
-    docs/drift.md).  ``scope`` is
-    ``None`` (every case) or a tuple of case ids.  ``source`` records where
-    the check was declared (``file:line``) and is not part of equality.
+    ``vs_baseline`` with ``alpha`` (default 0.05), ``method`` (default ``auto``: paired t)
+    and, for ``non_inferiority``, ``margin``.  ``vs_reference`` takes the same settings
+    against the pinned reference (a drift check, docs/drift.md).  ``scope`` is ``None``
+    (every case) or a tuple of case ids; ``source`` (``file:line``) is not part of equality.
     """
 
     id: str
@@ -224,8 +203,6 @@ class CheckSpec:
             self._check_baseline_kind()
         self._check_scope()
         self._check_slices()
-
-    # ------------------------------------------------------------------ validation
 
     def _check_slices(self) -> None:
         per_slice: object = self.per_slice
@@ -299,7 +276,7 @@ class CheckSpec:
 
     def _check_baseline_kind(self) -> None:
         against = "vs_baseline" if self.vs_baseline is not None else "vs_reference"
-        kind: object = self.vs_baseline if self.vs_baseline is not None else self.vs_reference
+        kind: object = self.mode
         if kind not in VS_BASELINE:
             raise self._error(
                 f"unknown {against} {kind!r}; allowed: {_listed(VS_BASELINE)}"
@@ -403,8 +380,6 @@ class CheckSpec:
             f"scope names {len(unknown)} case(s) that do not exist: {', '.join(unknown)}{hint}"
         )
 
-    # ------------------------------------------------------------------ kinds
-
     @property
     def is_threshold(self) -> bool:
         return self.threshold is not None
@@ -427,14 +402,9 @@ class CheckSpec:
     def is_blocking(self) -> bool:
         return self.level == "block"
 
-    # 0.2.0's names for the last two.
-    @property
-    def is_baseline(self) -> bool:
-        return self.is_vs_baseline
-
-    @property
-    def blocking(self) -> bool:
-        return self.is_blocking
+    # 0.2.0's names for two of them.
+    is_baseline = is_vs_baseline
+    blocking = is_blocking
 
     def describe(self) -> str:
         """One line naming the check, its condition, its scope and its level.
@@ -463,8 +433,6 @@ class CheckSpec:
             where += ", per slice"
         return f"{self.id}: {condition}{where} [{self.level}]"
 
-    # ------------------------------------------------------------------ rows
-
     def _index(self, rows: Sequence[RowT]) -> dict[str, RowT]:
         by_id: dict[str, RowT] = {}
         for row in rows:
@@ -480,7 +448,9 @@ class CheckSpec:
 
         Scoped: scope ids in scope order.  Unscoped: ids of rows with an error.
         """
-        by_id = self._index(rows)
+        return self._absent(self._index(rows))
+
+    def _absent(self, by_id: Mapping[str, HasCaseId]) -> list[str]:
         if self.scope is None:
             return [cid for cid, row in by_id.items() if not _usable(row)]
         return [cid for cid in self.scope if cid not in by_id or not _usable(by_id[cid])]
@@ -501,7 +471,7 @@ class CheckSpec:
                     "the run has no cases, so this check would pass without evaluating anything"
                 )
             return [row for row in by_id.values() if _usable(row)]
-        absent = [cid for cid in self.scope if cid not in by_id or not _usable(by_id[cid])]
+        absent = self._absent(by_id)
         if absent:
             shown = ", ".join(absent[:20]) + (
                 f" (+{len(absent) - 20} more)" if len(absent) > 20 else ""
@@ -521,25 +491,16 @@ class CheckSpec:
         ``98/100`` rather than a clean-looking ``98/98``.
         """
         by_id = self._index(rows)
-        if self.scope is None:
-            return sum(1 for row in by_id.values() if _usable(row)), len(by_id)
-        hit = sum(1 for cid in self.scope if cid in by_id and _usable(by_id[cid]))
-        return hit, len(self.scope)
+        n = len(by_id) if self.scope is None else len(self.scope)
+        return n - len(self._absent(by_id)), n
 
     def coverage(self, rows: Sequence[RowT]) -> str:
         """``"k/n cases"`` — report it beside every verdict."""
         k, n = self.coverage_counts(rows)
         return f"{k}/{n} cases"
 
-    # ------------------------------------------------------------------ verdict
-
     def compare(self, observed: SupportsFloat) -> bool:
-        """Whether ``observed`` satisfies a threshold check.
-
-        ``<=`` and ``>=`` are exact; ``==`` uses the fixed tolerance
-        ``math.isclose(rel_tol=1e-9, abs_tol=1e-12)``.  A NaN raises: an
-        undefined number can neither pass nor meaningfully fail a line.
-        """
+        """Whether ``observed`` satisfies a threshold check, by :func:`compare`'s rule."""
         if self.threshold is None or self.op is None:
             raise self._error(
                 "compare() applies to threshold checks; this is a vs_baseline check, "
@@ -586,11 +547,7 @@ class ChecksFile:
                 raise CheckError(f"{where}duplicate check id {check.id!r}; ids must be unique")
             seen.add(check.id)
         object.__setattr__(self, "checks", checks)
-        problem = _setting_problem(
-            correction=self.correction,
-            require_baseline=self.require_baseline,
-            require_reference=self.require_reference,
-        )
+        problem = _setting_problem(self.correction, self.require_baseline, self.require_reference)
         if problem:
             raise CheckError(f"{where}{problem[1]}")
 
@@ -608,9 +565,6 @@ class ChecksFile:
             if check.id == check_id:
                 return check
         raise CheckError(f"no check {check_id!r}; checks: {', '.join(self.ids())}")
-
-
-# --------------------------------------------------------------------------- loading
 
 
 def load_checks(
@@ -658,10 +612,10 @@ def _build_file(
 
     if data is None:
         raise CheckError(f"{source}: the checks file is empty; it loads zero checks (0 checks)")
-    if isinstance(data, list):
-        # 0.2.0 also read a bare list of checks, with no file-wide settings.
+    # 0.2.0 also read a bare list of checks, with no file-wide settings.
+    bare = isinstance(data, list)
+    if bare:
         data = {"checks": data}
-        node = None if node is None else _bare_list_as_mapping(node)
     if not isinstance(data, Mapping):
         raise CheckError(
             f"{_at(source, _yaml.line_of(node))}expected a mapping with a 'checks:' list "
@@ -675,7 +629,7 @@ def _build_file(
                 f"{did_you_mean(str(key), FILE_KEYS)}; allowed: {_listed(FILE_KEYS)}"
             )
     raw_checks = data.get("checks")
-    checks_node = nodes["checks"][1] if "checks" in nodes else None
+    checks_node = node if bare else nodes.get("checks", (None, None))[1]
     if raw_checks is None or raw_checks == []:
         raise CheckError(
             f"{_at(source, _yaml.line_of(checks_node))}zero checks declared (loaded 0 "
@@ -710,9 +664,7 @@ def _build_file(
     correction = _yaml_values.plain(data.get("correction", "none"))
     require = data.get("require_baseline", False)
     require_reference = data.get("require_reference", False)
-    problem = _setting_problem(
-        correction=correction, require_baseline=require, require_reference=require_reference
-    )
+    problem = _setting_problem(correction, require, require_reference)
     if problem:
         raise CheckError(f"{_key_at(source, node, problem[0], None)}{problem[1]}")
     return ChecksFile(
@@ -720,21 +672,16 @@ def _build_file(
     )
 
 
-def _bare_list_as_mapping(node: Any) -> Any:
-    """A ``checks:`` mapping node around a bare sequence node, so line lookups still work."""
-    import yaml
-
-    key = yaml.ScalarNode("tag:yaml.org,2002:str", "checks", node.start_mark, node.start_mark)
-    return yaml.MappingNode("tag:yaml.org,2002:map", [(key, node)], node.start_mark, node.end_mark)
-
-
-def _setting_problem(**settings: object) -> tuple[str, str] | None:
-    """The first file-wide setting that is not allowed: ``(its key, the problem)``."""
-    for key, value in settings.items():
-        if key == "correction" and value not in CORRECTIONS:
-            hint = did_you_mean(value, CORRECTIONS) if isinstance(value, str) else ""
-            return key, f"unknown correction {value!r}{hint}; allowed: {_listed(CORRECTIONS)}"
-        if key != "correction" and not isinstance(value, bool):
+def _setting_problem(correction: object, *required: object) -> tuple[str, str] | None:
+    """The first file-wide setting that is not allowed: ``(its key, the problem)``; after
+    ``correction`` come ``require_baseline`` and ``require_reference``."""
+    if correction not in CORRECTIONS:
+        hint = did_you_mean(correction, CORRECTIONS) if isinstance(correction, str) else ""
+        return "correction", (
+            f"unknown correction {correction!r}{hint}; allowed: {_listed(CORRECTIONS)}"
+        )
+    for key, value in zip(("require_baseline", "require_reference"), required, strict=True):
+        if not isinstance(value, bool):
             return key, f"{key} must be true or false, got {value!r}"
     return None
 

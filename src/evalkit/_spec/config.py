@@ -398,7 +398,7 @@ class LoadedConfig:
         try:
             model = EvalkitConfig.model_validate(data)
         except ValidationError as exc:
-            _, message = _describe(exc.errors()[0])
+            message = _describe(exc.errors()[0])
             raise ConfigError(f"{self.path}: {message} (after applying the overrides)") from None
         return LoadedConfig(model, self.path)
 
@@ -462,11 +462,8 @@ def allowed_keys(loc: tuple[int | str, ...]) -> tuple[str, ...]:
 
 
 def _as_written(loc: tuple[int | str, ...], data: Any) -> tuple[int | str, ...]:
-    """The key path as the file spells it: a lone ``judge:`` mapping has no index 0.
-
-    The model turns a single judge mapping into a one-item list, so its errors carry
-    an index the user never wrote (and that no line of the file can be found for).
-    """
+    """The key path as the file spells it: a lone ``judge:`` mapping (which the model
+    makes a one-item list) has no index 0."""
     out: list[int | str] = []
     node = data
     for part in loc:
@@ -491,10 +488,7 @@ def _key_path(loc: tuple[int | str, ...]) -> str:
 
 
 def _owner(loc: tuple[int | str, ...], data: Any) -> str:
-    """`` (the judge of metric 'helpfulness')`` for a key inside a judge, else ``""``.
-
-    ``judge[1].model`` alone makes the reader count judges; the metric names the one.
-    """
+    """`` (the judge of metric 'helpfulness')`` for a key inside a judge, else ``""``."""
     if len(loc) < 2 or loc[0] != "judge" or not isinstance(data, dict):
         return ""
     entry = data.get("judge")
@@ -504,7 +498,7 @@ def _owner(loc: tuple[int | str, ...], data: Any) -> str:
     return f" (the judge of metric {metric!r})" if isinstance(metric, str) else ""
 
 
-def _describe(error: Mapping[str, Any], data: Any = None) -> tuple[str, str]:
+def _describe(error: Mapping[str, Any], data: Any = None) -> str:
     loc = _as_written(_plain_loc(error), data)
     path = _key_path(loc)
     owner = _owner(loc, data)
@@ -512,13 +506,11 @@ def _describe(error: Mapping[str, Any], data: Any = None) -> tuple[str, str]:
     if kind == "extra_forbidden":
         model_loc = _plain_loc(error)
         hint = did_you_mean(str(loc[-1]), allowed_keys(model_loc[:-1])) if loc else ""
-        if hint:
-            return path, f"unknown key {path!r}{owner}{hint}"
-        return path, f"unknown key {path!r}{owner}; remove it or check its spelling"
+        return f"unknown key {path!r}{owner}{hint or '; remove it or check its spelling'}"
     if kind == "missing":
-        return path, f"missing required key {path!r}{owner}"
+        return f"missing required key {path!r}{owner}"
     msg = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
-    return path, f"{path}{owner}: {msg}"
+    return f"{path}{owner}: {msg}"
 
 
 def load_config(path: str | Path) -> LoadedConfig:
@@ -534,13 +526,13 @@ def load_config(path: str | Path) -> LoadedConfig:
     doc = _yaml.parse(text, str(p), ConfigError)
     if not isinstance(doc.data, dict):
         raise ConfigError(f"{p}: expected a mapping of settings (goldens, checks, metrics, target)")
+    data = _yaml_values.plain(doc.data)
     try:
-        model = EvalkitConfig.model_validate(_yaml_values.plain(doc.data))
+        model = EvalkitConfig.model_validate(data)
     except ValidationError as exc:
         errors = _first_cause_first(exc.errors())
         first = errors[0]
-        data = _yaml_values.plain(doc.data)
-        _, message = _describe(first, data)
+        message = _describe(first, data)
         line = _line_for(doc.node, _as_written(_plain_loc(first), data))
         more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
         where = f"{p}:{line}" if line else str(p)
@@ -549,11 +541,8 @@ def load_config(path: str | Path) -> LoadedConfig:
 
 
 def _first_cause_first(errors: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The errors to report, an unknown key first: a typo (``chekcs:``) explains the rest.
-
-    A required key reported missing beside an unknown key that is its likely misspelling
-    is the same mistake, so it is not counted again.
-    """
+    """The errors to report, an unknown key first: a typo (``chekcs:``) explains the rest,
+    so the required key it misspells is not also counted as missing."""
     unknown = [e for e in errors if e.get("type") == "extra_forbidden"]
     meant: set[tuple[int | str, ...]] = set()
     for error in unknown:

@@ -11,7 +11,6 @@ from pydantic import PlainSerializer, PlainValidator
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-__all__ = ["DeclaredMetric", "MetricEntry", "register_declared_metrics"]
 
 # Parameters naming a file, resolved against the config's folder when registered.
 _PATH_PARAMS = ("schema_path",)
@@ -95,18 +94,17 @@ def register_declared_metrics(
     for index, entry in enumerate(entries):
         if not isinstance(entry, DeclaredMetric):
             continue
+        what = f"{where(index)}: metric {str(entry)!r}"
         if _is_retrieval(entry.kind):  # a retrieval metric with its relevance level
             try:
                 define(family_instance(str(entry), entry.kind, entry.params))
             except EvalkitError as exc:
-                raise MetricError(f"{where(index)}: metric {str(entry)!r}: {exc}") from None
-            names.append(str(entry))
-            continue
-        params = dict(entry.params)
-        for key in _PATH_PARAMS:
-            if isinstance(params.get(key), str):
-                params[key] = str(resolve(params[key]))
-        metric = build_answer_metric(entry.kind, params, f"{where(index)}: metric {str(entry)!r}")
-        register_answer_metric(str(entry), metric)
+                raise MetricError(f"{what}: {exc}") from None
+        else:
+            params = dict(entry.params)
+            for key in _PATH_PARAMS:
+                if isinstance(params.get(key), str):
+                    params[key] = str(resolve(params[key]))
+            register_answer_metric(str(entry), build_answer_metric(entry.kind, params, what))
         names.append(str(entry))
     return names

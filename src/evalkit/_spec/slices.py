@@ -1,9 +1,6 @@
 """Declaring slices and clusters: the config's ``slices:`` dimensions and ``clusters:``
-field checked against the goldens at load.
-
-A field no case carries is a typo or a forgotten field, never "every case is in no
-slice" or "every case is its own cluster" (which is what declaring nothing means): it is
-refused with the config's line and the closest field the cases do carry.
+field checked against the goldens at load.  A field no case carries is a typo, never "no
+case is in a slice": it is refused with the config's line and the closest field there is.
 """
 
 from __future__ import annotations
@@ -17,8 +14,6 @@ from evalkit._model.slices import parse_slice_key
 from evalkit._spec.checks import ChecksFile, CheckSpec
 from evalkit._util.suggest import did_you_mean
 from evalkit.errors import CheckError, ConfigError, GoldenError
-
-__all__ = ["declare_clusters", "declare_slices", "require_fields", "resolve_slice_checks"]
 
 
 def _fields(context: Mapping[str, Any], prefix: str = "") -> Iterable[str]:

@@ -12,6 +12,7 @@ from evalkit._model.results import QueryResult, RunResult
 from evalkit._spec.artifact import artifact_from_dict, artifact_to_dict, build_artifact
 from evalkit._spec.config import load_config
 from evalkit.errors import ArtifactError, ConfigError, GoldenError
+from evalkit.stats.clustered_decide import clustering_of
 from helpers.cli import evalkit
 from helpers.slice_runs import write_project
 
@@ -34,8 +35,10 @@ def test_the_declared_field_assigns_every_case_a_cluster(tmp_path: Path) -> None
     assert assignment is not None
     assert assignment.field_name == "metadata.doc_id"
     assert dict(assignment.members) == {"a": "doc-1", "b": "doc-1", "c": "7", "d": None}
-    assert assignment.count() == (3, 1)  # doc-1, 7, and d on its own
-    assert assignment.count(["a", "b"]) == (1, 0)
+    everything = clustering_of(["a", "b", "c", "d"], assignment.members)
+    assert (everything.count, everything.own) == (3, 1)  # doc-1, 7, and d on its own
+    two = clustering_of(["a", "b"], assignment.members)
+    assert (two.count, two.own) == (1, 0)
     # subsets (case filters, shards) keep the declaration
     assert goldens.subset({"a", "d"}).cluster_field == "metadata.doc_id"
 
