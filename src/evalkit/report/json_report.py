@@ -22,144 +22,76 @@ from evalkit.gate.model import (
 )
 from evalkit.report.advice import MarginAdvice, margin_advice
 from evalkit.report.slices import slice_json
-from evalkit.report.summary import headline, non_finite_fields
+from evalkit.report.summary import headline, json_record, non_finite_fields
 from evalkit.report.summary import json_float as _f
 
 
 def _delta(d: CaseDelta) -> dict[str, Any]:
-    return {
-        "case_id": d.case_id,
-        "baseline": _f(d.baseline),
-        "candidate": _f(d.candidate),
-        "delta": _f(d.delta),
-    }
+    return json_record(d, "case_id baseline candidate delta")
 
 
 def _comparison(c: Comparison | None) -> dict[str, Any] | None:
     if c is None:
         return None
-    return {
-        "baseline_value": _f(c.baseline_value),
-        "candidate_value": _f(c.candidate_value),
-        "delta": _f(c.delta),
-        "ci_low": _f(c.ci_low),
-        "ci_high": _f(c.ci_high),
-        "confidence": _f(c.confidence),
-        "p_value": _f(c.p_value),
-        "method": c.method,
-        "n_paired": c.n_paired,
-        "n_resamples": c.n_resamples,
-        "wins": c.wins,
-        "losses": c.losses,
-        "ties": c.ties,
-        "mde": _f(c.mde),
-        "margin": _f(c.margin),
-        "min_effect": _f(c.min_effect),
-        "warnings": list(c.warnings),
-        "deltas": [_delta(d) for d in c.deltas],
-        "correction": c.correction,
-        "p_adjusted": _f(c.p_adjusted),
-        "procedure": c.procedure,
-        "tested_value": _f(c.tested_value),
-        "deciding_p": _f(c.deciding_p),
-        "p_label": c.p_label,
-        "bootstrap_ci": None
-        if c.bootstrap_ci is None
-        else {
-            "low": _f(c.bootstrap_ci[0]),
-            "high": _f(c.bootstrap_ci[1]),
-            "confidence": _f(c.bootstrap_ci[2]),
-        },
-        # with declared clusters (evalkit.yaml `clusters:`): "300 cases in 42 clusters";
-        # null without
-        "clusters": c.clusters,
-        "own_clusters": c.own_clusters,
-    }
-
-
-def _advice(advice: MarginAdvice | None) -> dict[str, Any] | None:
-    if advice is None:
-        return None
-    return {
-        "rate": _f(advice.rate),
-        "allowed": _f(advice.allowed),
-        "fix_margin": _f(advice.fix_margin),
-        "fix_cases": advice.fix_cases,
-    }
+    ci = c.bootstrap_ci
+    return json_record(
+        c,
+        """baseline_value candidate_value delta ci_low ci_high confidence p_value method
+        n_paired n_resamples wins losses ties mde margin min_effect warnings deltas
+        correction p_adjusted procedure tested_value deciding_p p_label bootstrap_ci
+        clusters own_clusters""",
+        deltas=[_delta(d) for d in c.deltas],
+        bootstrap_ci=None
+        if ci is None
+        else {"low": _f(ci[0]), "high": _f(ci[1]), "confidence": _f(ci[2])},
+    )
 
 
 def _check(v: CheckVerdict, advice: MarginAdvice | None = None) -> dict[str, Any]:
-    return {
-        "id": v.check_id,
-        "metric": v.metric,
-        "kind": v.kind,
-        "level": v.level,
-        "status": v.status,
-        "blocking": v.blocking,
-        "message": v.message,
-        "coverage": _coverage(v),
-        "observed": _f(v.observed),
-        "op": v.op,
-        "threshold": _f(v.threshold),
-        "mode": v.mode,
-        "higher_is_better": v.higher_is_better,
-        "comparison": _comparison(v.comparison),
-        "worst_cases": [_delta(d) for d in v.worst_cases],
-        "required": v.required,
-        "margin_advice": _advice(advice),
-    }
+    return json_record(
+        v,
+        """id metric kind level status blocking message coverage observed op threshold
+        mode higher_is_better comparison worst_cases required margin_advice""",
+        id=v.check_id,
+        coverage=_coverage(v),
+        comparison=_comparison(v.comparison),
+        worst_cases=[_delta(d) for d in v.worst_cases],
+        margin_advice=None
+        if advice is None
+        else json_record(advice, "rate allowed fix_margin fix_cases"),
+    )
 
 
 def _run(run: RunSummary | None) -> dict[str, Any] | None:
     if run is None:
         return None
-    return {
-        "name": run.name,
-        "n_cases": run.n_cases,
-        "git_commit": run.git_commit,
-        "created_at": run.created_at,
-        "config_name": run.config_name,
-        "failed": [{"case_id": cid, "error": err} for cid, err in run.failed],
-    }
+    failed = [{"case_id": cid, "error": err} for cid, err in run.failed]
+    return json_record(run, "name n_cases git_commit created_at config_name failed", failed=failed)
 
 
 def _diff(diff: GoldensDiff) -> dict[str, Any]:
-    return {
-        "added": list(diff.added),
-        "removed": list(diff.removed),
-        "changed": list(diff.changed),
-        "reassigned": list(diff.reassigned),
-    }
+    return json_record(diff, "added removed changed reassigned")
 
 
 def _reference(ref: ReferenceReport | None) -> dict[str, Any] | None:
     if ref is None:
         return None
-    return {
-        "status": ref.status,
-        "detail": ref.detail,
-        "source": ref.source,
-        "sha": ref.sha,
-        "run": _run(ref.run),
-        "goldens_diff": _diff(ref.goldens_diff),
-        "comparable": ref.comparable,
-        "n_cases": ref.n_cases,
-    }
+    return json_record(
+        ref,
+        "status detail source sha run goldens_diff comparable n_cases",
+        run=_run(ref.run),
+        goldens_diff=_diff(ref.goldens_diff),
+    )
 
 
 def _stopped(stopped: StoppedEarly | None) -> dict[str, Any] | None:
     """How a gate with stop_early: stopped (None: every case ran)."""
     if stopped is None:
         return None
-    return {
-        "cases_run": stopped.cases_run,
-        "cases_total": stopped.cases_total,
-        "reason": stopped.reason,
-        "settled": stopped.settled,
-        "undecided": list(stopped.undecided),
-        "cost_usd": _f(stopped.cost_usd),
-        "cost_usd_estimated_full": _f(stopped.cost_usd_estimated_full),
-    }
+    return json_record(
+        stopped,
+        "cases_run cases_total reason settled undecided cost_usd cost_usd_estimated_full",
+    )
 
 
 def render_json(report: GateReport) -> dict[str, Any]:
@@ -191,11 +123,7 @@ def render_json(report: GateReport) -> dict[str, Any]:
         "baseline": _run(report.baseline),
         "reference": _reference(report.reference),
         "goldens_diff": _diff(report.goldens_diff),
-        "multiplicity": {
-            "n_vs_baseline_tests": report.n_vs_baseline_tests,
-            "alpha_familywise": _f(report.alpha_familywise),
-            "correction": report.correction,
-        },
+        "multiplicity": json_record(report, "n_vs_baseline_tests alpha_familywise correction"),
         "notes": list(report.notes),
         "non_finite": non_finite_fields(report),
         "checks": [_check(v, advice.get(v.check_id)) for v in report.verdicts],

@@ -9,7 +9,7 @@ from evalkit._util.pvalues import pvalue
 from evalkit.gate.slices import SliceReport, SliceVerdict
 from evalkit.report import summary as S
 from evalkit.report.escape import md, one_line
-from evalkit.report.summary import json_float as _f
+from evalkit.report.summary import json_record
 from evalkit.report.svg import ForestRow, forest_plot
 
 __all__ = ["slice_cells", "slice_forest", "slice_json", "slice_markdown", "slice_text"]
@@ -133,36 +133,17 @@ def _block(cells: tuple[str, ...]) -> list[str]:
 
 def slice_json(report: SliceReport) -> dict[str, Any]:
     """The ``slices`` object of the JSON report (docs/report-schema.md)."""
-    return {
-        "dimensions": list(report.dimensions),
-        "method": report.method,
-        "why": report.why,
-        "q": report.q,
-        "min_cases": report.min_cases,
-        "level": report.level,
-        "n_tested": report.n_tested,
-        "verdicts": [
-            {
-                "check_id": v.check_id,
-                "metric": v.metric,
-                "slice": v.slice,
-                "status": v.status,
-                "n_cases": v.n_cases,
-                "n_paired": v.n_paired,
-                "baseline_value": _f(v.baseline_value),
-                "candidate_value": _f(v.candidate_value),
-                "delta": _f(v.delta),
-                "ci_low": _f(v.ci_low),
-                "ci_high": _f(v.ci_high),
-                "confidence": v.confidence,
-                "p_value": _f(v.p_value),
-                "p_adjusted": _f(v.p_adjusted),
-                "procedure": v.procedure,
-                "message": v.message,
-            }
-            for v in report.verdicts
-        ],
-    }
+    verdicts = [
+        json_record(
+            v,
+            """check_id metric slice status n_cases n_paired baseline_value candidate_value
+            delta ci_low ci_high confidence p_value p_adjusted procedure message""",
+        )
+        for v in report.verdicts
+    ]
+    return json_record(
+        report, "dimensions method why q min_cases level n_tested verdicts", verdicts=verdicts
+    )
 
 
 def slice_markdown(report: SliceReport) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from typing import Any
 
 # p_text and pvalue are the reporters' p formatters too (one owner: evalkit._util.pvalues)
 from evalkit._util.figures import num as num
@@ -47,6 +48,24 @@ ERROR_LEN = 300
 def json_float(x: float | None) -> float | None:
     """A statistic as JSON holds it: a finite float, else null (its path is listed apart)."""
     return float(x) if x is not None and math.isfinite(x) else None
+
+
+def json_record(record: Any, keys: str, **given: Any) -> dict[str, Any]:
+    """``record``'s ``keys`` (fields or properties) in that order as JSON values, ``given``
+    ones as given: a float field or value through :func:`json_float`, a tuple as a list."""
+    floats = {f.name for f in fields(record) if str(f.type).startswith("float")}
+    out: dict[str, Any] = {}
+    for key in keys.split():
+        if key in given:
+            out[key] = given[key]
+            continue
+        value = getattr(record, key)
+        if key in floats or isinstance(value, float):
+            value = json_float(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out
 
 
 def plural(n: int, one: str, many: str) -> str:
