@@ -543,6 +543,3 @@ class BranchStore:
                 retry=self._retry,
             )
         return str(commit.sha)
-
-
-__all__ = ["DEFAULT_BRANCH_STORE", "RACE_ATTEMPTS", "BranchStore", "LocalBranch"]
