@@ -12,8 +12,6 @@ from evalkit.metrics.agreement import agreement
 if TYPE_CHECKING:
     from evalkit._model.results import Row
 
-__all__ = ["consistency_notes", "regrade_pairs", "regrading"]
-
 
 def regrading(metrics: Sequence[str], *, on: bool = True) -> AbstractContextManager[None]:
     """Within the block, every LLM judge among ``metrics`` grades each case twice."""
