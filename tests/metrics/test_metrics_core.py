@@ -19,7 +19,7 @@ from evalkit._model.relevance import (
 )
 from evalkit.errors import MetricError
 from evalkit.goldens import GoldenCase
-from evalkit.metrics.batch import RankedGrades, Rankings, batch_metric, score_rankings
+from evalkit.metrics.batch import RankedGrades, batch_metric, score_rankings
 from evalkit.metrics.core import (
     hit_rate_at_k,
     map_at_k,
@@ -28,6 +28,7 @@ from evalkit.metrics.core import (
     precision_at_k,
     recall_at_k,
 )
+from evalkit.metrics.rankings import Rankings
 from evalkit.targets.base import TargetResponse
 
 LOG3 = math.log2(3)

@@ -17,7 +17,8 @@ from evalkit._model.results import CaseResult
 from evalkit.errors import InputError, TargetError
 from evalkit.goldens import GoldenCase
 from evalkit.targets import HttpTarget, Target, TargetResponse
-from evalkit.targets.http import MAX_ATTEMPTS, Attempt, run_attempts
+from evalkit.targets.http import MAX_ATTEMPTS, run_attempts
+from evalkit.targets.http_exchange import Attempt
 from fakes import unused_port
 from servers.raw import read_head
 from servers.search import Drop, RecordedRequest, Reply, Reset, SearchServer

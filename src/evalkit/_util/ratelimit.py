@@ -9,8 +9,6 @@ from collections.abc import Callable
 
 from evalkit.errors import InputError
 
-__all__ = ["MIN_RATE_PER_S", "RateLimiter"]
-
 MIN_RATE_PER_S = 1 / 86_400  # one case a day
 
 

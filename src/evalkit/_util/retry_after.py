@@ -10,8 +10,6 @@ from collections.abc import Callable, Mapping
 
 from evalkit._util.log import get_logger
 
-__all__ = ["WaitBudget", "rate_limit_advice", "retry_after_seconds"]
-
 _log = get_logger(__name__)
 
 

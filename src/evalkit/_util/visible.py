@@ -36,6 +36,3 @@ def visible(text: object, max_len: int | None = None) -> str:
 def one_line(text: object, max_len: int | None = None) -> str:
     """Like :func:`visible`, with newlines shown as ``⏎`` (for terminals and summaries)."""
     return visible(text, max_len).replace("\n", " ⏎ ")
-
-
-__all__ = ["ELLIPSIS", "one_line", "visible"]

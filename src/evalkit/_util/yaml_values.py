@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LiteralInt", "as_text", "plain"]
-
 
 class LiteralInt(int):
     """An ``int`` read from YAML that remembers how it was written."""

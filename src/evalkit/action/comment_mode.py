@@ -147,6 +147,3 @@ def _post_one_bundle(run: ActionRun, wr: WorkflowRunInfo, report_dir: Path) -> i
     run.out(config_name=config_name)
     run.post_comment(number, safe_body, config_name)
     return ExitCode.OK
-
-
-__all__ = ["bundle_dirs", "post_from_dir", "read_bundle", "write_bundle"]

@@ -60,6 +60,3 @@ class GateOutcome:
 
 
 GateRunner = Callable[[GateRequest], GateOutcome]
-
-
-__all__ = ["FailingCheck", "GateOutcome", "GateRequest", "GateRunner"]

@@ -270,5 +270,3 @@ def failing_check_annotations(
 
 
 GATE = ModeFlow("gate", gate)
-
-__all__ = ["GATE", "failing_check_annotations", "find_check_line", "gate"]

@@ -214,16 +214,3 @@ def retry_from_env(env: Mapping[str, str]) -> RetryPolicy:
             f"EVALKIT_GITHUB_RETRY_DELAY must be a number of seconds, got {raw!r}"
         ) from None
     return RetryPolicy(base_delay=max(0.0, delay))
-
-
-__all__ = [
-    "DEFAULT_OUTPUT_DIR",
-    "MODES",
-    "ActionInputs",
-    "Mode",
-    "Settings",
-    "Store",
-    "mask_secrets",
-    "resolve_settings",
-    "retry_from_env",
-]

@@ -103,5 +103,3 @@ def pin(job: Job) -> int:
 
 
 PIN = ModeFlow("pin", pin, branch_rule=on_default_branch)
-
-__all__ = ["PIN", "api_tag_resolver", "on_default_branch", "pin"]

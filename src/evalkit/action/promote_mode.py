@@ -110,5 +110,3 @@ def _report_promotion(job: Job, outcome: GateOutcome, promoted: PromoteResult) -
 
 
 PROMOTE = ModeFlow("promote", promote, branch_rule=on_a_push_to_a_promoting_branch)
-
-__all__ = ["PROMOTE", "on_a_push_to_a_promoting_branch", "promote"]

@@ -143,6 +143,3 @@ def post_comment_from_dir(
 
 def _no_gate(_request: GateRequest) -> GateOutcome:
     raise AssertionError("comment mode never runs the gate")
-
-
-__all__ = ["FLOWS", "post_comment_from_dir", "run_action"]

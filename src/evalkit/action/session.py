@@ -236,13 +236,3 @@ class ActionRun:
         path = env_path(self.env, "GITHUB_STEP_SUMMARY")
         if path is not None:
             append_summary(path, markdown)
-
-
-__all__ = [
-    "HOST_GATEWAY_VAR",
-    "ActionRun",
-    "export_host_gateway",
-    "hand_back",
-    "host_gateway",
-    "safe_word",
-]

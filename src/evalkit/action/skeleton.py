@@ -146,14 +146,3 @@ def call_gate(
     if outcome.candidate_path is not None:
         run.outputs["candidate-path"] = run.rel(outcome.candidate_path)
     return outcome
-
-
-__all__ = [
-    "GITHUB_STORES",
-    "Job",
-    "ModeFlow",
-    "call_gate",
-    "error_state",
-    "open_config",
-    "run_mode",
-]

@@ -121,6 +121,3 @@ def _raise_failure(named: str, done: subprocess.CompletedProcess[str]) -> None:
             f"are installed beside: {quoted}; relax the pin, or serve the target over HTTP"
         )
     raise RuntimeFailure(f"could not install the python target's packages ({named}): {quoted}")
-
-
-__all__ = ["install_target_packages"]

@@ -13,14 +13,6 @@ if TYPE_CHECKING:
     from evalkit._spec.artifact import RunArtifact
     from evalkit._spec.checks import CheckSpec
 
-__all__ = [
-    "NO_REFERENCE_GIVEN",
-    "Reference",
-    "ReferenceStatus",
-    "check_reference",
-    "refuse_unused",
-    "wants_reference",
-]
 
 ReferenceStatus = Literal["found", "missing", "expired"]
 

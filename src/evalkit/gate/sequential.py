@@ -30,8 +30,6 @@ from evalkit.stats.sequential import (
     settle_threshold,
 )
 
-__all__ = ["CheckState", "refuse_unsupported", "settle_checks"]
-
 Clusters = Mapping[str, str | None]
 
 # The procedures whose fixed-n interval the hull uses (the default: plain paired t).

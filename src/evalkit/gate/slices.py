@@ -18,14 +18,6 @@ from evalkit.stats.fdr import FDR_NAMES, FdrMethod, choose_method, one_sided_p, 
 from evalkit.stats.procedures import DEFAULT_GATE_METHOD, Evaluator
 from evalkit.stats.rule import fails
 
-__all__ = [
-    "SliceReport",
-    "SliceSettings",
-    "SliceTest",
-    "SliceVerdict",
-    "slice_family",
-]
-
 SliceStatus = Literal["regressed", "improved", "no-change", "too-small", "no-baseline", "error"]
 #: The level the raw p is read at: any level gives the same p (it is the interval's dual).
 _READ_LEVEL: Final = 0.05

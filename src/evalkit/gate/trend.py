@@ -231,16 +231,3 @@ def trends_as_dicts(trends: Sequence[MetricTrend]) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-__all__ = [
-    "CANDIDATE_LABEL",
-    "DriftTrend",
-    "MetricTrend",
-    "Promotion",
-    "TrendPoint",
-    "TrendStep",
-    "metric_trends",
-    "render_trend",
-    "trends_as_dicts",
-]

@@ -46,6 +46,3 @@ def compare_commits(repo: Repository, base: str, head: str, *, retry: RetryPolic
         return Ancestry("unknown", error=f"compare answered status {relation!r}")
     behind = data.get("behind_by")
     return Ancestry(cast(Relation, relation), behind if isinstance(behind, int) else None)
-
-
-__all__ = ["Ancestry", "Relation", "compare_commits"]

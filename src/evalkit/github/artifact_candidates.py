@@ -23,8 +23,6 @@ MAX_RUN_LOOKUPS = 20
 # How many accepted uploads past the preferred commits are ordered by ancestry.
 NEAREST_WINDOW = 5
 
-__all__ = ["MAX_RUN_LOOKUPS", "ArtifactFinder", "ArtifactInfo", "Selection", "select_candidates"]
-
 
 @dataclass(frozen=True)
 class ArtifactInfo:

@@ -33,16 +33,6 @@ MAX_ZIP_MEMBERS = 1000
 MAX_REDIRECTS = 3
 PIN_SUFFIX = ".pin.json"  # a pin record travels beside the artefact: <config>.pin.json
 
-__all__ = [
-    "PIN_SUFFIX",
-    "ArtifactDownloader",
-    "ArtifactGone",
-    "download_archive",
-    "pick_artefact_file",
-    "redirect_problem",
-    "safe_extract",
-]
-
 
 class ArtifactGone(GitHubApiError):
     """The artifact vanished between listing and download (404/410): try the next one."""

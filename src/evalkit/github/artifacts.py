@@ -44,8 +44,6 @@ from evalkit.github.artifact_download import PIN_SUFFIX, ArtifactDownloader
 REFERENCE_SUFFIX = "-reference"
 PIN_EVENTS = ("push", "workflow_dispatch")
 
-__all__ = ["PIN_EVENTS", "REFERENCE_SUFFIX", "ArtifactStore"]
-
 
 class ArtifactStore:
     """Baselines kept as Actions artifacts (written by ``actions/upload-artifact``)."""

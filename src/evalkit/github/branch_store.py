@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 # one commit writes: the history index must be extended from the commit it replaces.
 TreeBuilder = Callable[[str | None], list[Any]]
 
-DEFAULT_BRANCH_STORE = DEFAULT_BASELINE_BRANCH
 RACE_ATTEMPTS = 5
 
 
@@ -101,7 +100,7 @@ class BranchStore:
         self,
         access: GitHubAccess | None,
         *,
-        branch: str = DEFAULT_BRANCH_STORE,
+        branch: str = DEFAULT_BASELINE_BRANCH,
         race_attempts: int = RACE_ATTEMPTS,
         sleep: Callable[[float], None] | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
@@ -543,6 +542,3 @@ class BranchStore:
                 retry=self._retry,
             )
         return str(commit.sha)
-
-
-__all__ = ["DEFAULT_BRANCH_STORE", "RACE_ATTEMPTS", "BranchStore", "LocalBranch"]

@@ -164,17 +164,3 @@ def call_github(
                 f"after {attempt} attempts",
                 status=None,
             ) from None
-
-
-__all__ = [
-    "DEFAULT_RETRY",
-    "NO_DELAY",
-    "GitHubApiError",
-    "GitHubPermissionError",
-    "GithubFactory",
-    "RetryPolicy",
-    "call_github",
-    "rate_limit_delay",
-    "rate_limit_refusal",
-    "default_github_factory",
-]

@@ -172,14 +172,3 @@ def upsert_sticky_comment(
         retry=retry,
     )
     return CommentResult("updated", comment_id, url)
-
-
-__all__ = [
-    "GITHUB_ACTIONS_BOT",
-    "MAX_COMMENT_CHARS",
-    "CommentResult",
-    "marker_for",
-    "prepare_body",
-    "sanitize_untrusted_body",
-    "upsert_sticky_comment",
-]

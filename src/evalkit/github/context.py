@@ -171,6 +171,3 @@ def _workflow_run(payload: Mapping[str, Any]) -> WorkflowRunInfo | None:
         head_sha=head_sha,
         conclusion=str_or_none(run.get("conclusion")),
     )
-
-
-__all__ = ["DEFAULT_API_URL", "GitHubContext", "PullRequestInfo", "WorkflowRunInfo"]

@@ -155,19 +155,3 @@ def relative_to_workspace(path: Path, workspace: Path) -> str:
         return Path(os.path.relpath(path.resolve(), workspace.resolve())).as_posix()
     except ValueError:  # different drive on Windows; never on the runner's Linux
         return path.as_posix()
-
-
-__all__ = [
-    "MAX_ERROR_ANNOTATIONS",
-    "SUMMARY_LIMIT_BYTES",
-    "Annotation",
-    "Console",
-    "append_summary",
-    "command",
-    "env_path",
-    "escape_data",
-    "escape_property",
-    "relative_to_workspace",
-    "truncate_utf8",
-    "write_outputs",
-]

@@ -11,15 +11,16 @@ if TYPE_CHECKING:
     from evalkit.metrics import diversity, latency, retrieval
     from evalkit.metrics.core import ndcg_at_k, recall_at_k
     from evalkit.metrics.diversity import entropy, max_item_share
-    from evalkit.metrics.judge import Grade, LLMJudge, TokenUsage
+    from evalkit.metrics.judge import LLMJudge
+    from evalkit.metrics.judge_base import Grade, TokenUsage
     from evalkit.metrics.latency import percentile
 
 # name -> the module that owns it ("" after the dot: the name is that submodule).  The
 # judge (its cache, its HTTP retry rules, sockets) is among them: most programs never grade.
 _LAZY = {
-    "Grade": "evalkit.metrics.judge",
+    "Grade": "evalkit.metrics.judge_base",
     "LLMJudge": "evalkit.metrics.judge",
-    "TokenUsage": "evalkit.metrics.judge",
+    "TokenUsage": "evalkit.metrics.judge_base",
     "diversity": "evalkit.metrics.",
     "entropy": "evalkit.metrics.diversity",
     "latency": "evalkit.metrics.",

@@ -12,15 +12,6 @@ import numpy.typing as npt
 
 from evalkit.errors import MetricError
 
-__all__ = [
-    "Agreement",
-    "Interval",
-    "KappaWeights",
-    "agreement",
-    "spearman",
-    "weighted_kappa",
-]
-
 KappaWeights = Literal["quadratic", "linear"]
 DEFAULT_RESAMPLES = 2000
 DEFAULT_CONFIDENCE = 0.95

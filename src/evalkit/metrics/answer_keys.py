@@ -10,19 +10,6 @@ if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
     from evalkit._model.results import TargetResponse
 
-__all__ = [
-    "ANSWERS_KEY",
-    "GRADED_ANSWER_KEY",
-    "HUMAN_GRADE_KEY",
-    "MUST_INCLUDE_KEY",
-    "MUST_NOT_INCLUDE_KEY",
-    "PHRASE_KEYS",
-    "answer_text",
-    "graded_answer",
-    "human_grade",
-    "phrase_list",
-    "reference_answers",
-]
 
 ANSWERS_KEY = "answers"
 MUST_INCLUDE_KEY = "must_include"

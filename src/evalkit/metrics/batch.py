@@ -20,15 +20,8 @@ from evalkit.errors import MetricError
 from evalkit.metrics import core
 from evalkit.metrics.rankings import UNJUDGED, QuerySelection, Rankings
 
-__all__ = [
-    "UNJUDGED",
-    "QuerySelection",
-    "RankedGrades",
-    "Rankings",
-    "batch_metric",
-    "paused_gc",
-    "score_rankings",
-]
+# re-exported for evalkit._spec and evalkit._app, which still import them from here
+__all__ = ["UNJUDGED", "QuerySelection", "paused_gc"]
 
 IntArray: TypeAlias = npt.NDArray[np.int64]
 FloatArray: TypeAlias = npt.NDArray[np.float64]

@@ -8,33 +8,17 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from evalkit.errors import ConfigError, JudgeError
 from evalkit.metrics.judge_base import (
-    DEFAULT_MAX_TOKENS,
-    MAX_SCALE,
     PROBE_TIMEOUT_S,
-    PROMPT_VERSION,
-    REGRADE_SUFFIX,
     SYSTEM_PROMPT,
     TOOL_NAME,
-    Grade,
     JudgeBase,
     JudgeSettings,
     Reply,
-    TokenUsage,
     ToolCall,
     _one_line,
 )
 
-__all__ = [
-    "DEFAULT_MAX_TOKENS",
-    "MAX_SCALE",
-    "PROMPT_VERSION",
-    "REGRADE_SUFFIX",
-    "SYSTEM_PROMPT",
-    "TOOL_NAME",
-    "Grade",
-    "LLMJudge",
-    "TokenUsage",
-]
+__all__ = ["LLMJudge", "TOOL_NAME"]
 
 if TYPE_CHECKING:
     import anthropic

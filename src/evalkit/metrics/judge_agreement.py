@@ -16,14 +16,6 @@ if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase, GoldenSet
     from evalkit._model.results import Row, TargetResponse
 
-__all__ = [
-    "KAPPA",
-    "SPEARMAN",
-    "CheckSet",
-    "JudgeAgreement",
-    "agreement_notes",
-    "register_judge_agreement",
-]
 
 KAPPA = "judge_agreement_kappa"
 SPEARMAN = "judge_agreement_spearman"

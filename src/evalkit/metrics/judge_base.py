@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from evalkit._model.registry import MetricDef
     from evalkit._model.results import TargetResponse
 
-__all__ = ["Grade", "JudgeBase", "JudgeSettings", "Reply", "TokenUsage", "ToolCall"]
 
 _log = get_logger(__name__)
 

@@ -12,8 +12,6 @@ from evalkit.metrics.agreement import agreement
 if TYPE_CHECKING:
     from evalkit._model.results import Row
 
-__all__ = ["consistency_notes", "regrade_pairs", "regrading"]
-
 
 def regrading(metrics: Sequence[str], *, on: bool = True) -> AbstractContextManager[None]:
     """Within the block, every LLM judge among ``metrics`` grades each case twice."""
@@ -38,7 +36,7 @@ def _grade(meta: object, key: str) -> float | None:
 
 def regrade_pairs(rows: Sequence[Row], metric: str) -> tuple[list[float], list[float]]:
     """(first grades, second grades) of the rows graded twice by ``metric``'s judge."""
-    from evalkit.metrics.judge import REGRADE_SUFFIX
+    from evalkit.metrics.judge_base import REGRADE_SUFFIX
 
     first: list[float] = []
     second: list[float] = []

@@ -5,8 +5,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-__all__ = ["cache_only", "run_preflights", "set_cache_only"]
-
 _lock = threading.Lock()
 _cache_only = False
 

@@ -9,8 +9,6 @@ from typing import Any, Literal
 from evalkit.metrics.judge import LLMJudge
 from evalkit.metrics.judge_base import JudgeBase
 
-__all__ = ["Provider", "build_judge"]
-
 Provider = Literal["anthropic", "openai"]
 
 

@@ -11,7 +11,6 @@ from evalkit.errors import MetricError
 if TYPE_CHECKING:
     from evalkit.metrics.batch import IntArray
 
-__all__ = ["UNJUDGED", "QuerySelection", "Rankings", "offsets_of"]
 
 QuerySelection: TypeAlias = Literal["both", "qrels", "run"]
 

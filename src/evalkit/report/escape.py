@@ -8,7 +8,7 @@ import re
 from urllib.parse import quote, urlsplit
 
 # One owner spells control characters out for every message, report and log line.
-from evalkit._util.visible import ELLIPSIS, one_line, visible
+from evalkit._util.visible import one_line, visible
 from evalkit.errors import InputError
 
 # U+2060 word joiner, written as a reference so it is visible in the source: invisible,
@@ -57,4 +57,4 @@ def safe_url(url: str) -> str:
     return quote(url, safe="/:?&=%#@!$*+,;~.-_")
 
 
-__all__ = ["ELLIPSIS", "html_text", "marker_name", "md", "one_line", "safe_url", "visible"]
+__all__ = ["one_line", "visible"]

@@ -442,6 +442,3 @@ def render_compare_html(
     if worst:
         body += ["<h2>Most regressed cases</h2>", *worst]
     return _page(html_text(f"evalkit compare: {candidate.name} vs {baseline.name}", 200), body)
-
-
-__all__ = ["CSP", "render_compare_html", "render_html"]

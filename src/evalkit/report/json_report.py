@@ -170,9 +170,6 @@ def _indented(value: Any, step: str, pad: str) -> str:
     return "[\n" + inner + f",\n{inner}".join(lines) + "\n" + pad + "]"
 
 
-__all__ = ["dumps", "render_json"]
-
-
 def _coverage(v: CheckVerdict) -> dict[str, Any]:
     """``covered``/``total``, and ``counts`` when a metric counted only some cases."""
     out: dict[str, Any] = {"covered": v.covered, "total": v.total}

@@ -21,6 +21,3 @@ def docs_ref() -> str:
 def docs_url(page: str, anchor: str = "") -> str:
     """``https://github.com/skbugudi/evalkit/blob/<ref>/docs/<page>[#anchor]``."""
     return f"{REPOSITORY}/blob/{docs_ref()}/docs/{page}" + (f"#{anchor}" if anchor else "")
-
-
-__all__ = ["REPOSITORY", "docs_ref", "docs_url"]

@@ -414,6 +414,3 @@ def _moved(changed: list[CaseDelta], ties: int, hib: bool | None) -> str:
     words = {"loss": "worse", "win": "better", "down": "down", "up": "up", S.NA: "n/a"}
     bits = [f"{counts[k]:,} {word}" for k, word in words.items() if counts[k]]
     return ", ".join([*bits, f"{ties:,} tied"])
-
-
-__all__ = ["DEFAULT_BUDGET", "GITHUB_LIMIT", "comment_marker", "render_markdown"]

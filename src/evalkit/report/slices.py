@@ -12,8 +12,6 @@ from evalkit.report.escape import md, one_line
 from evalkit.report.summary import json_record
 from evalkit.report.svg import ForestRow, forest_plot
 
-__all__ = ["slice_cells", "slice_forest", "slice_json", "slice_markdown", "slice_text"]
-
 HEADERS: Final = (
     "check",
     "metric",

@@ -364,6 +364,3 @@ def trend_plot(
     )
     out.append("</svg>")
     return "\n".join(out)
-
-
-__all__ = ["MAX_BARS", "ForestRow", "difference_plot", "forest_plot", "trend_plot"]

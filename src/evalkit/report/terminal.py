@@ -421,6 +421,3 @@ def _print_worst(console: Console, report: GateReport) -> None:
         losses = v.comparison.losses if v.comparison is not None else len(v.worst_cases)
         if losses > shown:
             _say(console, _more(losses - shown, "losses" if losses - shown > 1 else "loss"))
-
-
-__all__ = ["render_terminal"]

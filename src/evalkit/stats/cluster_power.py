@@ -16,8 +16,6 @@ from evalkit.stats.power import _EFFECT_MULTIPLES, PowerRow, PowerTable, case_va
 from evalkit.stats.stream import PURPOSE_POWER, RESAMPLING_STREAM, SeedLike, resolve_seed, substream
 from evalkit.stats.tdist import t_cdf, t_quantile
 
-__all__ = ["cluster_power_table"]
-
 
 def cluster_power_table(
     a: RunLike,

@@ -49,8 +49,6 @@ from evalkit.stats.stream import (
 )
 from evalkit.stats.tdist import t_quantile
 
-__all__ = ["ClusterLabels", "ClusteredEvaluator", "clustering_of", "evaluator_by_cluster"]
-
 #: Each case's cluster by case id; a case it does not name (or names None) is its own.
 ClusterLabels = Mapping[str, str | None]
 

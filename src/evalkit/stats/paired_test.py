@@ -19,8 +19,6 @@ from evalkit.stats.pairing import RunLike
 from evalkit.stats.procedures import DEFAULT_GATE_METHOD, PROCEDURE_NAMES
 from evalkit.stats.stream import SeedLike, resolve_seed
 
-__all__ = ["PairedTestResult", "paired_test"]
-
 
 @runtime_checkable
 class HasRun(Protocol):

@@ -27,17 +27,6 @@ from evalkit.stats.stream import (
 from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import normal_cdf, normal_quantile, t_cdf, t_quantile
 
-__all__ = [
-    "PowerRow",
-    "PowerTable",
-    "analytic_power",
-    "default_effects",
-    "mde",
-    "n_for_effect",
-    "power",
-    "power_table",
-]
-
 FloatArray = NDArray[np.float64]
 
 SIMULATION_METHODS: Final = ("auto", "bootstrap", "t")

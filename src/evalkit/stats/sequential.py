@@ -16,15 +16,6 @@ from typing import Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = [
-    "ConfidenceSequence",
-    "Settled",
-    "confidence_sequence",
-    "ratio_confidence_sequence",
-    "settle_comparison",
-    "settle_threshold",
-]
-
 FloatArray = NDArray[np.float64]
 Settled = Literal["pass", "fail"] | None
 

@@ -10,8 +10,6 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SignFlipNull", "SignFlips"]
-
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 

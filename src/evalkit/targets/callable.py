@@ -13,8 +13,6 @@ from evalkit.targets._output import TargetOutput, describe_exception, to_respons
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
 
-__all__ = ["CallableTarget"]
-
 
 class CallableTarget:
     """Wrap ``fn(case) -> output`` as a :class:`~evalkit.targets.base.Target`.

@@ -35,15 +35,6 @@ from evalkit.targets.http_exchange import (
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
 
-__all__ = [
-    "DEFAULT_TIMEOUT_S",
-    "MAX_ATTEMPTS",
-    "METHODS",
-    "Attempt",
-    "HttpTarget",
-    "PreparedRequest",
-    "run_attempts",
-]
 
 MAX_ATTEMPTS: Final = 2
 """The first send and exactly one retry (the spec's rule)."""

@@ -13,14 +13,6 @@ from typing import Any, Final, TypeVar
 import httpcore
 import httpx
 
-__all__ = [
-    "DeadlineBackend",
-    "DeadlineExceeded",
-    "attempt_deadline",
-    "check_deadline",
-    "with_deadlines",
-]
-
 _T = TypeVar("_T")
 _WRITE_CHUNK: Final = 64 * 1024  # each chunk of a body sent gets the time then left
 _current = threading.local()  # .deadline: (monotonic deadline, its seconds) or None

@@ -13,16 +13,6 @@ from evalkit._util.log import get_logger
 from evalkit.targets._output import describe_exception, one_line
 from evalkit.targets.http_deadline import check_deadline
 
-__all__ = [
-    "MAX_RESPONSE_BYTES",
-    "Attempt",
-    "PreparedRequest",
-    "ResponseTooLarge",
-    "body_excerpt",
-    "max_response_bytes",
-    "read_capped",
-]
-
 MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 _EXCERPT_CHARS: Final = 200
 

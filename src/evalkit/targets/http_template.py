@@ -10,8 +10,6 @@ from evalkit.errors import TargetError
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
 
-__all__ = ["jmespath_extract", "render_payload"]
-
 
 def _case_field(case: GoldenCase, name: str) -> Any:
     if name == "id":

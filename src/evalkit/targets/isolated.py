@@ -21,14 +21,6 @@ from evalkit.errors import TargetConfigError, TargetError
 if TYPE_CHECKING:
     from evalkit._model.golden_cases import GoldenCase
 
-__all__ = [
-    "IsolatedTarget",
-    "child_environment",
-    "child_user",
-    "make_undumpable",
-    "read_frame",
-    "write_frame",
-]
 
 # The job's credentials, by name. Every INPUT_* goes too: the action's inputs are the
 # action's, and github-token is one of them. A secret the target itself needs (an API
