@@ -23,13 +23,6 @@ if TYPE_CHECKING:
     from evalkit._spec.config import LoadedConfig, StopEarlyConfig
     from evalkit.gate.model import StoppedEarly
 
-__all__ = [
-    "EarlyRun",
-    "batches_of",
-    "case_units",
-    "run_stopping_early",
-    "settings_in_force",
-]
 
 SETTLED = "every check settled (anytime-valid)"
 

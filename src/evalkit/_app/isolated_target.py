@@ -15,8 +15,6 @@ from evalkit._spec.config import LoadedConfig, load_config
 from evalkit.errors import ConfigError, EvalkitError, TargetError
 from evalkit.targets.isolated import IsolatedTarget, encode_answer, read_frame, write_frame
 
-__all__ = ["isolated_target", "main"]
-
 
 def isolated_target(config: LoadedConfig, env: dict[str, str] | None = None) -> IsolatedTarget:
     """The config's python target, answered by child processes without the job's token."""

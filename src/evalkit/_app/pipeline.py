@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit._app.provenance import git_state
-from evalkit._engine.execute import RowCallback, resolve_metrics
+from evalkit._engine.execute import RowCallback
 from evalkit._engine.trials import TrialCallback, evaluate_repeated
 from evalkit._model.clusters import ClusterAssignment
 from evalkit._model.golden_cases import GoldenSet
+from evalkit._model.registry import resolve_metrics
 from evalkit._model.results import CaseResult, RunResult
 from evalkit._spec.artifact import (
     GoldensInfo,

@@ -216,16 +216,3 @@ def pin_reference(config: LoadedConfig, text: str) -> PinResult:
             config.name, spec, work, work, resolve_tag=provenance.git_tag_resolver(config.root)
         )
     )
-
-
-__all__ = [
-    "DEFAULT_LIMIT",
-    "HistoryView",
-    "checked_metrics",
-    "github_access_from_env",
-    "history_json",
-    "history_view",
-    "promotion_trends",
-    "pin_reference",
-    "render_history",
-]

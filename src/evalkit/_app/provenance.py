@@ -13,8 +13,6 @@ from evalkit.errors import ConfigError
 if TYPE_CHECKING:
     from evalkit._store.history import TaggedCommit
 
-__all__ = ["git_state", "git_tag_resolver"]
-
 
 def git_state(cwd: str | Path | None = None) -> tuple[str | None, bool | None]:
     """``(commit, dirty)`` of the work tree, or ``(None, None)`` outside git."""

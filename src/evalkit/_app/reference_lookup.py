@@ -15,8 +15,6 @@ if TYPE_CHECKING:
     from evalkit._store.protocol import BaselineFetch, BaselineStore
     from evalkit.gate.model import GateReport
 
-__all__ = ["find_reference", "reference_from_fetch", "report_trends"]
-
 
 def reference_from_fetch(fetch: BaselineFetch, config_name: str | None = None) -> Reference:
     """The gate's :class:`Reference` for a store's answer (reads the artefact when found)."""

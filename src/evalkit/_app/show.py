@@ -210,7 +210,7 @@ def render_case(art: RunArtifact, case_id: str, golden: GoldenLookup) -> str:
 
 def lookup_qrels(case_id: str, qrels: Path) -> GoldenLookup:
     """A TREC query's judgements from a qrels file, as a case with graded relevance."""
-    from evalkit._spec.trec import read_qrels
+    from evalkit._spec.trec_io import read_qrels
 
     judged = read_qrels(qrels).get(case_id)
     if not judged:

@@ -19,6 +19,3 @@ def open_config_store(config: LoadedConfig, access: GitHubAccess | None = None) 
 
     settings = StoreSettings(config.baseline, config.name, config.root, config.resolve)
     return open_store(settings, access)
-
-
-__all__ = ["open_config_store"]

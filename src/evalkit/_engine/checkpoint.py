@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,11 +60,8 @@ class RunIdentity:
     def to_json(self) -> dict[str, Any]:
         # not dataclasses.asdict: it deep-copies the metric names, str subclasses that
         # carry their declaration (DeclaredMetric), and cannot rebuild them
-        return {
-            "config": self.config,
-            "goldens": self.goldens,
-            "metrics": dict(self.metrics),
-            "shard": self.shard,
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {
+            "metrics": dict(self.metrics)
         }
 
     @classmethod

@@ -10,17 +10,6 @@ from typing import Final
 
 from evalkit.errors import EvalkitWarning
 
-__all__ = [
-    "HONEST_BUSY",
-    "MIN_WALL_S",
-    "SATURATED_BUSY",
-    "ClientLoad",
-    "ClientSaturationWarning",
-    "ThreadWait",
-    "honest_concurrency",
-    "saturation_warning",
-]
-
 SATURATED_BUSY: Final = 0.8
 """Share of one core, over the run, from which the client counts as saturated."""
 HONEST_BUSY: Final = 0.5

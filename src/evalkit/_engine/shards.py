@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalkit._model.golden_cases import GoldenSet
@@ -235,21 +235,16 @@ def merge(shards: Sequence[RunArtifact], *, sources: Sequence[str] | None = None
             "(a shard run was cut short? finish it with `evalkit run --shard i/N --resume`)"
         )
     dirty = [art.git_dirty for art in shards if art.git_dirty is not None]
-    return RunArtifact(
+    return replace(
+        first,
         result=RunResult(first.result.name, [rows[cid] for cid in golden_ids]),
-        path=first.path,
         metrics=dict(first.metrics),
-        evalkit_version=first.evalkit_version,
         created_at=max(art.created_at for art in shards),
         git_commit=next((art.git_commit for art in shards if art.git_commit), None),
         git_dirty=any(dirty) if dirty else None,
-        target_name=first.target_name,
-        target_description=first.target_description,
-        goldens=first.goldens,
-        seed=first.seed,
-        resampling_stream=first.resampling_stream,
-        config_name=first.config_name,
         truncated_ids=frozenset(truncated),
-        config_fingerprint=first.config_fingerprint,
         shard=None,
+        subset=None,
+        read_schema_version=None,
+        source=None,
     )

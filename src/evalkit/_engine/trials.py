@@ -19,14 +19,6 @@ if TYPE_CHECKING:
     from evalkit._model.results import Row
     from evalkit.targets.base import Target
 
-__all__ = [
-    "TrialCallback",
-    "TrialSpread",
-    "evaluate_repeated",
-    "merge_case",
-    "trial_notes",
-]
-
 
 def merge_case(case_id: str, trials: Sequence[CaseResult]) -> CaseResult:
     """One case's row from its trials (in trial order): the mean, or the first failure."""

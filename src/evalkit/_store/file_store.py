@@ -25,8 +25,6 @@ from evalkit._store.protocol import (
 from evalkit._util.atomic import write_bytes_atomic
 from evalkit.errors import ConfigError, InputError
 
-__all__ = ["LOCAL_HISTORY_DIR", "FileStore", "NoStore"]
-
 #: The promotions of one config, beside ``evalkit.yaml`` (``.evalkit/`` is git-ignored).
 LOCAL_HISTORY_DIR = Path(".evalkit") / "history"
 

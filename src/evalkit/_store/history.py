@@ -382,27 +382,3 @@ def parse_time(value: object) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-__all__ = [
-    "History",
-    "HistoryEntry",
-    "PinKind",
-    "PinRecord",
-    "PinSpec",
-    "PromotionRecord",
-    "TaggedCommit",
-    "artefact_facts",
-    "entry_label",
-    "index_dumps",
-    "pruned",
-    "index_loads",
-    "make_entry",
-    "no_reference",
-    "parse_pin",
-    "parse_time",
-    "promotion_stem",
-    "reference_found",
-    "select_pinned",
-    "with_promotion",
-]

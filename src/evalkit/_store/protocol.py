@@ -190,21 +190,3 @@ def check_artefact_bytes(data: bytes, origin: str) -> None:
             f"{origin}: not an evalkit run artefact (no schema_version); "
             "promote a baseline written by `evalkit run` or the gate"
         )
-
-
-__all__ = [
-    "BaselineFetch",
-    "BaselineStatus",
-    "BaselineStore",
-    "FetchRequest",
-    "GitHubAccess",
-    "HistoryRequest",
-    "PinRequest",
-    "PinResult",
-    "Preferred",
-    "PromoteRequest",
-    "PromoteResult",
-    "artefact_document",
-    "artefact_file_names",
-    "check_artefact_bytes",
-]
