@@ -131,9 +131,9 @@ def test_a_pull_request_stops_early_as_evalkit_gate_does(
     assert (stopped["cases_total"], stopped["settled"]) == (N_CASES, True)
     run = stopped["cases_run"]
     (body,) = fake_github.comment_bodies(7)
-    assert f"Coverage: {run}/{N_CASES:,} cases (stopped early): stopped after {run} of" in body
+    assert f"Stopped after {run} of {N_CASES:,} cases: every check settled" in body
     assert "every check settled (anytime-valid)" in body
-    assert "stopped after" in job.summary()
+    assert "Stopped after" in job.summary()
     # The candidate artefact holds the cases run and says it is a part, never a baseline.
     candidate = read_artifact(job.workspace / out["candidate-path"])
     assert len(candidate.result.per_query) == run

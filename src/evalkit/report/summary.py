@@ -393,11 +393,13 @@ SUBSET_WARNING = "not a verdict on the whole golden set; run the gate without -k
 
 def coverage_line(report: GateReport) -> tuple[str, str, str] | None:
     """For a gate on a subset: (text before the selection, the selection as the user
-    typed it, to escape, text after)."""
+    typed it, to escape, text after).  A stopped gate's line says the count once; the
+    coverage footer says which cases every check covered."""
     sub = report.subset
     stopped = report.stopped_early
     if stopped is not None:  # nothing typed by the user in it: the selection part is empty
-        return (f"Coverage: {stopped.coverage()}: ", "", stopped.line())
+        line = stopped.line()
+        return (line[:1].upper() + line[1:], "", "")
     if sub is None:
         return None
     return (

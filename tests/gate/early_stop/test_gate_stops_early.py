@@ -99,7 +99,7 @@ def test_a_clear_regression_fails_having_run_at_most_half_the_cases(tmp_path: Pa
     assert stopped["cases_run"] <= N_CASES // 2
     assert stopped["cases_total"] == N_CASES
     assert stopped["reason"] == "every check settled (anytime-valid)"
-    assert f"stopped after {stopped['cases_run']:,} of 2,000 cases" in gate.stdout
+    assert f"Stopped after {stopped['cases_run']:,} of 2,000 cases" in gate.stdout
     assert f"{stopped['cases_run']:,}/2,000 cases (stopped early)" in gate.stdout
     assert report["verdict"] == "fail"
     # the runs as they are: the candidate ran the sample, the baseline holds every case
@@ -118,7 +118,7 @@ def test_an_unchanged_candidate_with_min_effect_passes_having_run_at_most_half(
     report = json.loads((project / "r.json").read_text())
     assert report["verdict"] == "pass"
     assert report["stopped_early"]["cases_run"] <= N_CASES // 2
-    assert "stopped after" in gate.stdout
+    assert "Stopped after" in gate.stdout
 
 
 def test_without_a_tolerance_an_unchanged_candidate_runs_every_case(tmp_path: Path) -> None:
