@@ -143,7 +143,7 @@ def test_monitored_false_fails_and_wrong_passes_stay_within_alpha_over_2() -> No
     sim = load_script("scripts/calibration/early_stopping.py")
     trials = 600
     limit = 0.025 + 2 * math.sqrt(0.025 * 0.975 / trials)  # nominal plus two standard errors
-    for construction in sim.METRIC_RANGE:
+    for construction in sim.DIFF_RANGE:
         for rates in (
             sim.false_fails(trials, 1000, 50, 1, construction),
             sim.false_fails(trials, 100, 10, 2, construction),
@@ -155,7 +155,7 @@ def test_monitored_false_fails_and_wrong_passes_stay_within_alpha_over_2() -> No
 @pytest.mark.slow
 def test_replayed_real_runs_stop_on_the_full_runs_verdict() -> None:
     sim = load_script("scripts/calibration/early_stopping.py")
-    for construction in sim.METRIC_RANGE:
+    for construction in sim.DIFF_RANGE:
         clear, agree, settled, _share = sim.replays(3, 10, 0.01, 4, construction)
         assert clear > 1000
         assert agree / clear >= 0.95
