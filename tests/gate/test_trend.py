@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import math
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evalkit.gate.compare import compare_artifacts
@@ -172,3 +175,22 @@ def test_printed_equals_computed(tmp_path: Path, seed: int) -> None:
     doc = trends_as_dicts([trend])[0]
     assert doc["points"][1]["step"]["delta"] == step.delta
     assert doc["points"][0]["step"] is None
+
+
+def test_json_trend_writes_null_for_a_non_finite_statistic(tmp_path: Path) -> None:
+    """A stored run with one huge (finite) case makes the bootstrap CI of the step infinite:
+    ``history --json`` writes it as null, as the JSON report does, never ``Infinity``."""
+    m = "answer_length"
+    a = run("a", {cid: {m: 1e308 if cid == "c00" else 1.0} for cid in IDS})
+    b = run("b", {cid: {m: 1.0} for cid in IDS})
+    with np.errstate(over="ignore"):
+        (trend,) = metric_trends(history(tmp_path, [a, b]), n_resamples=200)
+    step = trend.points[1].step
+    assert step is not None
+    assert step.ci_low == -math.inf
+    assert step.ci_high == math.inf
+    doc = json.loads(json.dumps(trends_as_dicts([trend]), allow_nan=False))
+    assert doc[0]["points"][1]["step"]["ci_low"] is None
+    assert doc[0]["points"][1]["step"]["ci_high"] is None
+    assert doc[0]["points"][1]["step"]["delta"] == step.delta
+    assert doc[0]["points"][0]["value"] == trend.points[0].value

@@ -189,7 +189,7 @@ def history_json(view: HistoryView) -> str:
         "reference": {"status": ref.status, "sha": ref.sha, "detail": ref.detail},
         "trends": trends_as_dicts(view.trends),
     }
-    return json.dumps(doc, indent=2) + "\n"
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
 
 
 def pin_reference(config: LoadedConfig, text: str) -> PinResult:

@@ -8,6 +8,11 @@ from typing import Final
 NA: Final = "n/a"
 
 
+def json_float(x: float | None) -> float | None:
+    """A statistic as JSON holds it: a finite float, else null."""
+    return float(x) if x is not None and math.isfinite(x) else None
+
+
 def num(x: float | None, unit: str = "") -> str:
     """Four decimals, one from 100 up; ``n/a`` for missing or non-finite.
 

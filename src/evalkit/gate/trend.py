@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from evalkit._model.results import RunResult
 from evalkit._spec.artifact import RunArtifact, read_artifact
+from evalkit._util.figures import json_float
 from evalkit._util.units import reading
 from evalkit.errors import EvalkitError
 
@@ -215,12 +216,15 @@ def trends_as_dicts(trends: Sequence[MetricTrend]) -> list[dict[str, Any]]:
                 if p.entry and p.entry.promoted_at
                 else None,
                 "candidate": p.is_candidate,
-                "value": p.value,
+                "value": json_float(p.value),
                 "step": None,
             }
             if p.step is not None:  # every field but the level, which the trend carries
-                point["step"] = asdict(p.step)
-                del point["step"]["confidence"]
+                point["step"] = {
+                    k: json_float(v) if isinstance(v, float) else v
+                    for k, v in asdict(p.step).items()
+                    if k != "confidence"
+                }
             points.append(point)
         out.append(
             {

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 from evalkit._model.formats import GATE_REPORT_KIND, GATE_REPORT_SCHEMA_VERSION
+from evalkit._util.figures import json_float as _f
 from evalkit.gate.inputs import GoldensDiff
 from evalkit.gate.model import (
     CaseDelta,
@@ -23,7 +24,6 @@ from evalkit.gate.model import (
 from evalkit.report.advice import MarginAdvice, margin_advice
 from evalkit.report.slices import slice_json
 from evalkit.report.summary import headline, json_record, non_finite_fields
-from evalkit.report.summary import json_float as _f
 
 
 def _delta(d: CaseDelta) -> dict[str, Any]:

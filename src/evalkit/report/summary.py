@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 # p_text and pvalue are the reporters' p formatters too (one owner: evalkit._util.pvalues)
+from evalkit._util.figures import json_float
 from evalkit._util.figures import num as num
 from evalkit._util.figures import signed as signed
 from evalkit._util.pvalues import p_text as p_text
@@ -43,11 +44,6 @@ NAME_LEN = 80
 ID_LEN = 120
 MESSAGE_LEN = 400
 ERROR_LEN = 300
-
-
-def json_float(x: float | None) -> float | None:
-    """A statistic as JSON holds it: a finite float, else null (its path is listed apart)."""
-    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def json_record(record: Any, keys: str, **given: Any) -> dict[str, Any]:
