@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from evalkit.errors import InputError
 from evalkit.gate.compare import (
     BETTER,
     HIGHER,
@@ -16,7 +17,7 @@ from evalkit.gate.compare import (
     WORSE,
     compare_runs,
 )
-from evalkit.report.compare_tables import render_markdown, render_text
+from evalkit.report.compare_tables import render_compare_table, render_markdown, render_text
 from helpers.compare_artefacts import artefact
 
 # a real row (any values); each test sets the fields it is about
@@ -73,3 +74,14 @@ def test_hostile_run_names_stay_inert_in_markdown_and_one_line_in_text() -> None
     text = render_text(table)
     assert "\x1b" not in text
     assert len([line for line in text.splitlines() if "ndcg@10" in line]) == 1
+
+
+def test_an_unknown_format_is_refused_naming_the_allowed_ones() -> None:
+    """The renderer refuses it itself, with the CLI's one-line message, not a KeyError."""
+    table = compare_runs(
+        [artefact("a", np.linspace(0.2, 0.9, 12))], artefact("b", np.linspace(0.1, 0.8, 12))
+    )
+    with pytest.raises(InputError, match=r"^--format 'bad' is not one of text, markdown, csv$"):
+        render_compare_table(table, "bad")
+    with pytest.raises(InputError, match=r"did you mean 'markdown'"):
+        render_compare_table(table, "markdwn")

@@ -300,8 +300,8 @@ def check_format(fmt: str) -> str:
 
 def render_compare_table(table: CompareTable, fmt: str = "text", width: int | None = None) -> str:
     """The table in ``fmt``: ``text`` (fitted to ``width`` when given), ``markdown`` or
-    ``csv`` (both for files and pages, never wrapped)."""
-    if fmt == "text":
+    ``csv`` (both for files and pages, never wrapped); another ``fmt`` is an InputError."""
+    if check_format(fmt) == "text":
         return render_text(table, width)
     renderers = {"markdown": render_markdown, "csv": render_csv}
     return renderers[fmt](table)
