@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from evalkit.gate.model import CheckVerdict, Comparison
+from evalkit.gate.model import CheckVerdict, Comparison, StoppedEarly
 from evalkit.report.json_report import dumps, render_json
 
 from .samples import SCENARIOS, failing, hostile
@@ -98,6 +98,38 @@ def test_non_finite_values_become_null_and_are_listed() -> None:
     assert data["checks"][1]["comparison"]["ci_high"] is None
     assert data["checks"][1]["comparison"]["mde"] is None
     assert data["non_finite"] == ["checks[1].comparison.ci_high", "checks[1].comparison.mde"]
+
+
+def test_every_non_finite_float_field_is_listed() -> None:
+    """The list comes from the records' float fields, not a hand-kept list of names: the
+    candidate's value, min_effect, the tested value, the bootstrap interval and the costs
+    (a target's huge per-case costs sum to inf) are listed too when they are not finite."""
+    report = failing()
+    v = report.verdicts[1]
+    assert v.comparison is not None
+    comp = dataclasses.replace(
+        v.comparison,
+        candidate_value=math.nan,
+        min_effect=math.inf,
+        tested_value=-math.inf,
+        bootstrap_ci=(0.0, math.inf, 0.95),
+    )
+    report = dataclasses.replace(
+        report,
+        verdicts=(report.verdicts[0], dataclasses.replace(v, comparison=comp)),
+        stopped_early=StoppedEarly(3, 10, "budget", False, math.inf, math.inf),
+    )
+    data = json.loads(dumps(report))
+    assert data["stopped_early"]["cost_usd"] is None
+    assert data["checks"][1]["comparison"]["bootstrap_ci"]["high"] is None
+    assert sorted(data["non_finite"]) == [
+        "checks[1].comparison.bootstrap_ci.high",
+        "checks[1].comparison.candidate_value",
+        "checks[1].comparison.min_effect",
+        "checks[1].comparison.tested_value",
+        "stopped_early.cost_usd",
+        "stopped_early.cost_usd_estimated_full",
+    ]
 
 
 def test_hostile_text_round_trips_exactly() -> None:

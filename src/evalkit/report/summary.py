@@ -49,7 +49,7 @@ ERROR_LEN = 300
 def json_record(record: Any, keys: str, **given: Any) -> dict[str, Any]:
     """``record``'s ``keys`` (fields or properties) in that order as JSON values, ``given``
     ones as given: a float field or value through :func:`json_float`, a tuple as a list."""
-    floats = {f.name for f in fields(record) if str(f.type).startswith("float")}
+    floats = set(_float_names(record))
     out: dict[str, Any] = {}
     for key in keys.split():
         if key in given:
@@ -545,27 +545,34 @@ def non_finite_fields(report: GateReport) -> list[str]:
 
 
 def _floats(report: GateReport) -> Iterator[tuple[str, float]]:
-    if report.alpha_familywise is not None:
-        yield "multiplicity.alpha_familywise", report.alpha_familywise
+    """Every float field of the records the JSON report writes, by its path there."""
+    yield from _record_floats("multiplicity", report)  # its one float: alpha_familywise
+    if report.stopped_early is not None:
+        yield from _record_floats("stopped_early", report.stopped_early)
     for i, v in enumerate(report.verdicts):
         base = f"checks[{i}]"
-        for name in ("observed", "threshold"):
-            value = getattr(v, name)
-            if value is not None:
-                yield f"{base}.{name}", float(value)
+        yield from _record_floats(base, v)
         c = v.comparison
         if c is not None:
-            for name in ("baseline_value", "delta", "ci_low", "ci_high", "confidence"):
-                yield f"{base}.comparison.{name}", float(getattr(c, name))
-            yield f"{base}.comparison.p_value", float(c.p_value)
-            if c.p_adjusted is not None:
-                yield f"{base}.comparison.p_adjusted", float(c.p_adjusted)
-            for name in ("mde", "margin"):
-                value = getattr(c, name)
-                if value is not None:
-                    yield f"{base}.comparison.{name}", float(value)
+            yield from _record_floats(f"{base}.comparison", c)
+            if c.bootstrap_ci is not None:
+                for name, value in zip(("low", "high", "confidence"), c.bootstrap_ci, strict=True):
+                    yield f"{base}.comparison.bootstrap_ci.{name}", value
             yield from _case_floats(f"{base}.comparison.deltas", c.deltas)
         yield from _case_floats(f"{base}.worst_cases", v.worst_cases)
+
+
+def _record_floats(path: str, record: Any) -> Iterator[tuple[str, float]]:
+    """``record``'s float fields that hold a value (:func:`json_record` writes each)."""
+    for name in _float_names(record):
+        value = getattr(record, name)
+        if value is not None:
+            yield f"{path}.{name}", float(value)
+
+
+def _float_names(record: Any) -> list[str]:
+    """The fields of the dataclass ``record`` declared as a float (or None)."""
+    return [f.name for f in fields(record) if str(f.type).startswith("float")]
 
 
 def _case_floats(path: str, deltas: tuple[CaseDelta, ...]) -> Iterator[tuple[str, float]]:
