@@ -32,7 +32,7 @@ from evalkit._spec.artifact import (
     with_infix,
     write_artifact,
 )
-from evalkit._spec.config import WIRE_SETTINGS, LoadedConfig, expand_env
+from evalkit._spec.config import WIRE_SETTINGS, LoadedConfig, StopEarlyConfig, expand_env
 from evalkit._spec.metric_entries import register_declared_metrics
 from evalkit._spec.slices import declare_clusters, declare_slices, resolve_slice_checks
 from evalkit._util.atomic import write_bytes_atomic
@@ -44,6 +44,7 @@ from evalkit.targets.base import Target
 
 # The gate (and its numpy statistics) is imported by the gate command alone, not by a run.
 if TYPE_CHECKING:
+    from evalkit._app.early_stop import EarlyRun
     from evalkit._engine.checkpoint import Checkpoint
     from evalkit._engine.shards import ShardSpec
     from evalkit._spec.case_filter import CaseFilter, Subset
@@ -902,12 +903,52 @@ def gate_config(
     refuse_unused(ref, prepared.checks.checks)
     if on_checks is not None and base is not None:
         on_checks(chosen.checks.checks, base)
-    written: Path | None = None
-    saturated: list[str] = []
     from evalkit._app.early_stop import settings_in_force
 
     stopping = settings_in_force(cfg, ask)
-    early = None
+    # Where no baseline was found matters only to a check that compares with one.
+    no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
+    report, candidate, written = run_and_decide(
+        prepared,
+        ask,
+        base,
+        stopping,
+        run_out,
+        notes=(where,) if no_baseline else (),
+        chosen=chosen,
+        subset=subset,
+        # A file the user named (--baseline, the file store) must pair; see gate_inputs.
+        baseline_chosen=chosen_baseline is not None,
+        reference=ref,
+        on_start=on_start,
+        on_row=on_row,
+    )
+    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
+
+
+def run_and_decide(
+    prepared: Prepared,
+    ask: GateAsk,
+    base: RunArtifact | None,
+    stopping: StopEarlyConfig | None,
+    run_out: Path,
+    *,
+    notes: Sequence[str] = (),
+    chosen: Prepared | None = None,
+    subset: Subset | None = None,
+    baseline_chosen: bool = False,
+    reference: Reference | None = None,
+    target: Target | None = None,
+    allow_failed: bool = False,
+    on_start: Callable[[int], None] | None = None,
+    on_row: RowCallback | None = None,
+) -> tuple[GateReport, RunArtifact, Path | None]:
+    """The gate's candidate (``ask.candidate``, else run to ``run_out``, stopping early with
+    ``stopping``) and its report: ``evalkit gate``'s and the Action's.  ``target``: the
+    caller's, left open; ``allow_failed``: a run with failed cases still goes to ``run_out``."""
+    written: Path | None = None
+    saturated: list[str] = []
+    early: EarlyRun | None = None
     if ask.candidate is not None:
         candidate = read_artifact(ask.candidate)
     elif stopping is not None:
@@ -919,50 +960,59 @@ def gate_config(
                 run_out,
                 resume=ask.resume,
                 concurrency=ask.concurrency,
+                target=target,
                 on_start=on_start,
                 on_row=on_row,
             )
     else:
+        chosen = prepared if chosen is None else chosen
         if on_start is not None:  # each trial advances the progress
-            on_start(len(chosen.goldens) * cfg.model.repeats)
+            on_start(len(chosen.goldens) * prepared.config.model.repeats)
         with noting_client_saturation() as saturated:  # no checkpoint: cut short, it reruns
-            result = run_candidate(chosen, concurrency=ask.concurrency, on_row=on_row)
+            result = run_candidate(
+                chosen, target=target, concurrency=ask.concurrency, on_row=on_row
+            )
             candidate = to_artifact(prepared, result, result.name, subset=_selection(subset))
-            written = write_run(candidate, run_out)
-    # Where no baseline was found matters only to a check that compares with one.
-    no_baseline = base is None and any(c.is_baseline for c in prepared.checks.checks)
-    notes = ((where,) if no_baseline else ()) + tuple(saturated)
-    if early is not None and early.stopped is not None:
-        report = gate_stopped(
+            written = write_run(candidate, run_out, allow_failed=allow_failed)
+    notes = (*notes, *saturated)
+    decided, gated, compared = prepared, candidate, base
+    stopped = None if early is None else early.stopped
+    if early is not None and stopped is not None:
+        # The fixed-n gate on the cases the stopped run ran, labelled with how and why.
+        specs, left_out = early.subset.checks(list(prepared.checks.checks))
+        decided = replace(
             prepared,
-            candidate,
-            base,
-            early,
-            notes=notes,
-            reference=ref,
-            reference_chosen=ask.reference is not None,
-            require_reference=ask.require_reference,
+            goldens=early.subset.goldens(prepared.goldens),
+            checks=replace(prepared.checks, checks=tuple(specs)),
         )
-    else:
-        report = gate(
-            prepared,
-            candidate,
-            base,
-            notes=notes,
-            # A file the user named (--baseline, the file store) must pair; see gate_inputs.
-            baseline_chosen=chosen_baseline is not None,
-            subset=subset,
-            reference=ref,
-            reference_chosen=ask.reference is not None,
-            require_reference=ask.require_reference,
-        )
-    return GateRun(report, candidate, run_out, written, ref, ask.candidate or written, cfg, store)
+        gated = replace(candidate, subset=None)
+        compared = None if base is None else early.subset.only(base)
+        notes = (*notes, *left_out)
+        baseline_chosen = False
+    report = gate(
+        decided,
+        gated,
+        compared,
+        notes=notes,
+        baseline_chosen=baseline_chosen,
+        subset=subset,
+        reference=reference,
+        reference_chosen=ask.reference is not None,
+        require_reference=ask.require_reference,
+    )
+    if stopped is not None:
+        from evalkit.gate.model import run_summary
+
+        # The baseline as it is (its size, its failures), not the rows this sample compared.
+        baseline = None if base is None else run_summary(base)
+        report = replace(report, baseline=baseline, stopped_early=stopped)
+    return report, candidate, written
 
 
 def run_stopping_early_to(
     prepared: Prepared,
     base: RunArtifact | None,
-    settings: Any,
+    settings: StopEarlyConfig,
     run_out: Path,
     *,
     resume: bool = False,
@@ -970,8 +1020,8 @@ def run_stopping_early_to(
     target: Target | None = None,
     on_start: Callable[[int], None] | None = None,
     on_row: RowCallback | None = None,
-) -> tuple[Any, RunArtifact, Path]:
-    """The gate's run with ``stop_early:`` (``evalkit gate`` and the Action's pull requests),
+) -> tuple[EarlyRun, RunArtifact, Path]:
+    """The gate's run with ``stop_early:`` (:func:`run_and_decide`),
     written to ``run_out``: every finished row kept in the run's checkpoint so ``resume``
     goes on in the same order (evalkit._app.early_stop).  ``target``: the caller's (the
     Action's isolated one), used for every batch and left open; else the config's."""
@@ -1010,41 +1060,3 @@ def run_stopping_early_to(
         if target is None and callable(close):
             close()
     return early, candidate, written
-
-
-def gate_stopped(
-    prepared: Prepared,
-    candidate: RunArtifact,
-    base: RunArtifact | None,
-    early: Any,
-    *,
-    notes: Sequence[str] = (),
-    reference: Reference | None = None,
-    reference_chosen: bool = False,
-    require_reference: bool = False,
-) -> GateReport:
-    """The fixed-n gate on the cases a stopped run ran (:func:`run_stopping_early_to`),
-    labelled with how and why it stopped."""
-    subset = early.subset
-    specs, left_out = subset.checks(list(prepared.checks.checks))
-    decided = replace(
-        prepared,
-        goldens=subset.goldens(prepared.goldens),
-        checks=replace(prepared.checks, checks=tuple(specs)),
-    )
-    candidate = replace(candidate, subset=None)
-    report = gate(
-        decided,
-        candidate,
-        None if base is None else subset.only(base),
-        notes=(*notes, *left_out),
-        baseline_chosen=False,
-        reference=reference,
-        reference_chosen=reference_chosen,
-        require_reference=require_reference,
-    )
-    from evalkit.gate.model import run_summary
-
-    # The baseline as it is (its size, its failures), not the rows this sample compared.
-    baseline = None if base is None else run_summary(base)
-    return replace(report, baseline=baseline, stopped_early=early.stopped)

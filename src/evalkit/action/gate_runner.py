@@ -7,19 +7,10 @@ from pathlib import Path
 
 from evalkit._app.early_stop import settings_in_force
 from evalkit._app.isolated_target import isolated_target
-from evalkit._app.pipeline import (
-    GateAsk,
-    gate,
-    gate_stopped,
-    noting_client_saturation,
-    prepare,
-    run_candidate,
-    run_stopping_early_to,
-    to_artifact,
-)
+from evalkit._app.pipeline import GateAsk, prepare, run_and_decide
 from evalkit._app.reference_lookup import reference_from_fetch, report_trends
 from evalkit._app.store_opening import open_config_store
-from evalkit._spec.artifact import RunArtifact, read_artifact, write_artifact
+from evalkit._spec.artifact import RunArtifact, read_artifact
 from evalkit._spec.config import LoadedConfig
 from evalkit.action.contract import FailingCheck, GateOutcome, GateRequest
 from evalkit.gate.inputs import refuse_other_config
@@ -87,38 +78,35 @@ def _run_and_decide(
     reference: Reference | None,
     run_out: Path,
 ) -> tuple[GateReport, Path]:
-    """The candidate run (stopping early where the mode allows) and the gate's report."""
-    # stop_early: as `evalkit gate` runs it, where the mode allows it (a promotion never).
-    stopping = settings_in_force(cfg, GateAsk(stop_early=None if request.stop_early else False))
-    early = None
-    with noting_client_saturation() as saturated:
-        target = None
-        if request.isolate_target and cfg.model.target.python is not None:
-            # An http target is out of this process already. Plugins would be imported
-            # here, with the token: isolated_target refuses them before anything runs.
-            target = isolated_target(cfg)
-        try:
-            prepared = prepare(cfg)
-            if stopping is not None:
-                _drop_stale_checkpoint(run_out, prepared.config.root, request.log)
-                early, candidate, candidate_path = run_stopping_early_to(
-                    prepared, baseline, stopping, run_out, target=target
-                )
-            else:
-                result = run_candidate(prepared, target=target)
-                candidate = to_artifact(prepared, result, result.name)
-                candidate_path = write_artifact(candidate, run_out)
-        finally:
-            if target is not None:
-                target.close()
-    notes = (request.baseline_detail, *saturated)
-    if early is not None and early.stopped is not None:
-        report = gate_stopped(
-            prepared, candidate, baseline, early, notes=notes, reference=reference
+    """`evalkit gate`'s run and decision (evalkit._app.pipeline.run_and_decide), with the
+    Action's isolated target; a promotion never stops early."""
+    ask = GateAsk(stop_early=None if request.stop_early else False)
+    stopping = settings_in_force(cfg, ask)
+    target = None
+    if request.isolate_target and cfg.model.target.python is not None:
+        # An http target is out of this process already. Plugins would be imported
+        # here, with the token: isolated_target refuses them before anything runs.
+        target = isolated_target(cfg)
+    try:
+        prepared = prepare(cfg)
+        if stopping is not None:
+            _drop_stale_checkpoint(run_out, prepared.config.root, request.log)
+        report, _, written = run_and_decide(
+            prepared,
+            ask,
+            baseline,
+            stopping,
+            run_out,
+            notes=(request.baseline_detail,),
+            reference=reference,
+            target=target,
+            allow_failed=True,
         )
-    else:
-        report = gate(prepared, candidate, baseline, notes=notes, reference=reference)
-    return report, Path(candidate_path)
+    finally:
+        if target is not None:
+            target.close()
+    assert written is not None  # the Action always runs its candidate (no --candidate)
+    return report, written
 
 
 def _drop_stale_checkpoint(run_out: Path, root: Path, log: Callable[[str], None] | None) -> None:
