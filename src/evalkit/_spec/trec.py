@@ -17,7 +17,7 @@ from evalkit._util.bounded import paused_gc
 from evalkit.metrics.rankings import QuerySelection
 
 if TYPE_CHECKING:
-    from evalkit.metrics.batch import IntArray
+    from evalkit._util.arrays import IntArray
 
 __all__ = [
     "FloatArray",
