@@ -34,7 +34,9 @@ from typing import TypeVar
 import numpy as np
 import pytrec_eval
 
-from evalkit._spec.trec import TrecRun, read_qrels, read_run, score_trec_run
+from evalkit._spec.trec import read_run, score_trec_run
+from evalkit._spec.trec_io import read_qrels
+from evalkit._spec.trec_run import TrecRun
 from evalkit.metrics.batch import score_rankings
 
 METRICS = ("recall@10", "ndcg@10", "mrr@100", "map@100")

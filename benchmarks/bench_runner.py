@@ -64,7 +64,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalkit._engine.execute import ClientSaturationWarning, evaluate
+from evalkit._engine.client_load import ClientSaturationWarning
+from evalkit._engine.execute import evaluate
 from evalkit._model.golden_cases import GoldenCase, GoldenSet
 from evalkit.targets.http import HttpTarget
 

@@ -81,7 +81,8 @@ if TYPE_CHECKING:
     from evalkit._spec.corpus import Doc, Query, load_corpus, load_qrels, load_queries
     from evalkit._spec.dataset_hubs import load_goldens
     from evalkit._spec.export import to_dataframe, write_csv
-    from evalkit._spec.trec import read_qrels, read_run, score_trec_run, write_qrels, write_run
+    from evalkit._spec.trec import read_run, score_trec_run, write_qrels, write_run
+    from evalkit._spec.trec_io import read_qrels
     from evalkit.gate.model import GateReport
     from evalkit.gate.procedure import evaluate_gate
     from evalkit.gate.reference import Reference
@@ -151,7 +152,7 @@ _LAZY = {
     "polarity": "evalkit._model.registry",
     "power": "evalkit.stats.significance",
     "read_artifact": "evalkit._spec.artifact",
-    "read_qrels": "evalkit._spec.trec",
+    "read_qrels": "evalkit._spec.trec_io",
     "read_run": "evalkit._spec.trec",
     "recall_at_k": "evalkit.metrics.core",
     "register_aggregate": "evalkit._model.registry",

@@ -15,7 +15,6 @@ from evalkit._spec.checks import (
     REL_TOL,
     VS_BASELINE,
     VS_BASELINE_MODES,
-    CheckError,
     ChecksFile,
     CheckSpec,
     HasCaseId,
@@ -28,6 +27,7 @@ from evalkit._spec.checks import (
     load_checks,
     load_checks_file,
 )
+from evalkit.errors import CheckError
 
 __all__ = [
     "ABS_TOL",

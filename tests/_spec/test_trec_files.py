@@ -10,13 +10,12 @@ import pytest
 
 import evalkit._spec.trec_io as trec_io
 from evalkit._spec.trec import (
-    TrecFormatError,
-    read_qrels,
     read_run,
     score_trec_run,
     write_qrels,
     write_run,
 )
+from evalkit._spec.trec_io import TrecFormatError, read_qrels
 from evalkit.errors import InputError, MetricError
 from evalkit.metrics.rankings import QuerySelection
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from evalkit._spec.artifact import read_artifact
-from evalkit._spec.trec import read_qrels, write_qrels
+from evalkit._spec.trec import write_qrels
+from evalkit._spec.trec_io import read_qrels
 from evalkit.corpus import load_qrels, load_qrels_graded
 from helpers.cli import evalkit
 from helpers.tiny_project import one_line_error

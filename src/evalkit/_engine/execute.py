@@ -35,14 +35,6 @@ _wall_clock: Callable[[], float] = time.perf_counter
 _cpu_clock: Callable[[], float] = time.process_time
 _thread_wait: Callable[[], ThreadWait] = ThreadWait
 
-__all__ = [
-    "ClientSaturationWarning",
-    "RowCallback",
-    "RunOptions",
-    "evaluate",
-    "resolve_metrics",
-    "score_case",
-]
 
 _log = get_logger(__name__)
 

@@ -12,8 +12,6 @@ from evalkit._model.relevance import as_grades, call_retrieval_fn, check_level
 from evalkit._model.results import QueryResult, RunResult, TargetResponse
 from evalkit.errors import MetricError, RegistryError, UnknownMetricError
 
-__all__ = ["DEFAULT_METRICS", "METRICS", "MetricFn", "QueryResult", "Retriever", "RunResult", "run"]
-
 # 0.2.0's names for the two callables run() takes: a retriever gets a query
 # object (anything with ``.id``) and returns ids best first; a runner metric is
 # ``(retrieved, relevant, k) -> float``.

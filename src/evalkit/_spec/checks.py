@@ -22,8 +22,7 @@ from evalkit._util import bounded as _bounded
 from evalkit._util import yaml_values as _yaml_values
 from evalkit._util.suggest import closest, did_you_mean
 from evalkit._util.text import decode_utf8
-from evalkit.errors import CheckError as CheckError  # raised by every check, so exported here
-from evalkit.errors import MetricError
+from evalkit.errors import CheckError, MetricError
 
 # "auto" (the default) is paired t: evalkit.stats.procedures.
 from evalkit.stats.names import CORRECTIONS, Correction

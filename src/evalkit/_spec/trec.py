@@ -12,28 +12,13 @@ from typing import TYPE_CHECKING, TypeAlias
 from evalkit._model.relevance import Relevance, as_grades
 from evalkit._model.results import QueryResult, RunResult
 from evalkit._spec.trec_io import PathLike, ScoreDtype, TrecFormatError, read_qrels
-from evalkit._spec.trec_run import FloatArray, TrecRun
+from evalkit._spec.trec_run import TrecRun
 from evalkit._util.bounded import paused_gc
 from evalkit.metrics.rankings import QuerySelection
 
 if TYPE_CHECKING:
-    from evalkit.metrics.batch import IntArray
+    from evalkit._util.arrays import IntArray
 
-__all__ = [
-    "FloatArray",
-    "PathLike",
-    "RunData",
-    "ScoreDtype",
-    "TrecFormatError",
-    "TrecRun",
-    "TrecScoring",
-    "read_qrels",
-    "read_run",
-    "score_trec",
-    "score_trec_run",
-    "write_qrels",
-    "write_run",
-]
 
 _ID_BREAKERS = re.compile(r"[ \t\n\r\x0b\x0c\x00]")
 

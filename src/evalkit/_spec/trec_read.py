@@ -28,8 +28,9 @@ from evalkit._spec.trec_io import (
     query_runs,
     score_value,
 )
-from evalkit._spec.trec_run import FloatArray, TrecRun
-from evalkit.metrics.batch import UNJUDGED, IntArray, paused_gc
+from evalkit._spec.trec_run import TrecRun
+from evalkit._util.arrays import FloatArray, IntArray
+from evalkit.metrics.batch import UNJUDGED, paused_gc
 
 # (each run of lines of one query id: the id and how many; doc ids; scores; the last tag)
 _Columns: TypeAlias = tuple[list[tuple[str, int]], list[str], FloatArray, str | None]

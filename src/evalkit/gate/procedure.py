@@ -19,6 +19,7 @@ from evalkit._model.metric_identity import describe_params
 from evalkit._model.results import Row, RunResult
 from evalkit._spec.artifact import RunArtifact
 from evalkit._spec.checks import CheckSpec
+from evalkit._util.arrays import IntArray
 from evalkit._util.figures import num, signed
 from evalkit._util.pvalues import p_text
 from evalkit._util.units import suffix
@@ -47,7 +48,7 @@ from evalkit.stats.procedures import (
     corrected_alpha,
 )
 from evalkit.stats.rule import fails
-from evalkit.stats.ties import IntArray, WinLossTie, case_outcomes, count
+from evalkit.stats.ties import WinLossTie, case_outcomes, count
 
 if TYPE_CHECKING:
     from evalkit.stats.pairing import CaseMatch

@@ -15,6 +15,7 @@ from evalkit._model import registry
 from evalkit._model.golden_cases import GoldenCase
 from evalkit._model.relevance import Grades, Relevance, as_grades, call_retrieval_fn, check_level
 from evalkit._model.results import QueryResult, RunResult, TargetResponse
+from evalkit._util.arrays import FloatArray, IntArray
 from evalkit._util.bounded import paused_gc
 from evalkit.errors import MetricError
 from evalkit.metrics import core
@@ -22,9 +23,6 @@ from evalkit.metrics.rankings import UNJUDGED, QuerySelection, Rankings
 
 # re-exported for evalkit._spec and evalkit._app, which still import them from here
 __all__ = ["UNJUDGED", "QuerySelection", "paused_gc"]
-
-IntArray: TypeAlias = npt.NDArray[np.int64]
-FloatArray: TypeAlias = npt.NDArray[np.float64]
 
 
 _INT_TYPES = frozenset({int, np.int64, np.int32, np.int16, np.int8})

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 from evalkit.errors import MetricError
 
 if TYPE_CHECKING:
-    from evalkit.metrics.batch import IntArray
+    from evalkit._util.arrays import IntArray
 
 
 QuerySelection: TypeAlias = Literal["both", "qrels", "run"]

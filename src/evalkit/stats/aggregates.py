@@ -10,10 +10,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from evalkit._model.results import Row
+from evalkit._util.arrays import FloatArray, IntArray
 from evalkit.errors import MetricError
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 
 class ResampledAggregate(Protocol):

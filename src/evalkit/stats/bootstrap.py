@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import FloatArray, IntArray
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
 from evalkit.stats.stream import (
@@ -19,9 +19,6 @@ from evalkit.stats.stream import (
     plan_chunks,
     substream,
 )
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 #: Up to this many metrics, gathering per metric beats building the counts matrix.
 GATHER_MAX_METRICS: Final = 3

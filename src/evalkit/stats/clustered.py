@@ -10,15 +10,11 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import BoolArray, FloatArray, IntArray
 from evalkit.errors import InputError
 from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import t_quantile
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 #: Below this many clusters a clustered verdict warns: on skewed cluster effects the
 #: cluster-robust t fails falsely too often (measured: docs/clusters.md, code-notes.md).

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from evalkit._model.registry import get_metric
+from evalkit._util.arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.stats.aggregates import GenericAggregate
 from evalkit.stats.clustered import (
@@ -32,7 +33,6 @@ from evalkit.stats.procedures import (
     DEFAULT_PROCEDURE,
     Decision,
     Evaluator,
-    FloatArray,
     PairedData,
     Procedure,
     paired_data,

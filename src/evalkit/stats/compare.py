@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalkit._util.arrays import FloatArray
 from evalkit.errors import InputError, MetricError
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.bootstrap import bootstrap_draws, marginal_draws
@@ -36,8 +37,6 @@ from evalkit.stats.stream import (
 from evalkit.stats.tails import TailCounter, standardise, t_p_of, tail_p
 from evalkit.stats.tdist import normal_quantile
 from evalkit.stats.ties import case_signs, count
-
-FloatArray = NDArray[np.float64]
 
 #: Power used for the minimum detectable effect reported with each result.
 MDE_POWER = 0.8

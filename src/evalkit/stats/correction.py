@@ -5,13 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.stats.names import CORRECTIONS, Correction, checked
 from evalkit.stats.tails import tail_p
-
-FloatArray = NDArray[np.float64]
 
 
 def check_correction(correction: object) -> Correction:

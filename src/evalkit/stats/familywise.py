@@ -8,15 +8,11 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import BoolArray, FloatArray, IntArray
 from evalkit.stats.rule import fails
 from evalkit.stats.stream import PURPOSE_POWER, substream
 from evalkit.stats.tdist import t_quantile
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
-BoolArray = NDArray[np.bool_]
 
 #: Simulated gates behind a computed family-wise rate (SE ≤ 0.4 points).
 FAMILYWISE_WORLDS: Final = 20_000

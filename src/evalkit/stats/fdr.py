@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
+from evalkit._util.arrays import FloatArray
 
 FdrMethod = Literal["bh", "by"]
 FDR_NAMES: Final[dict[str, str]] = {"bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}

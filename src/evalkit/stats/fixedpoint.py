@@ -10,9 +10,8 @@ from fractions import Fraction
 from typing import Final, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
+from evalkit._util.arrays import FloatArray
 
 LatticeKind = Literal["rational", "binary", "zero"]
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 import numpy as np
-from numpy.typing import NDArray
 
 from evalkit._model.registry import MetricDef, get_metric
 from evalkit._model.results import Row, RunResult
+from evalkit._util.arrays import FloatArray
 from evalkit.errors import (
     ComparisonError,
     MetricError,
@@ -29,7 +29,6 @@ from evalkit.stats.outcome import Kind
 
 RunLike: TypeAlias = RunResult[Any] | Sequence[Row]
 
-FloatArray = NDArray[np.float64]
 
 _SHOWN: Final = 5
 _PERCENTILE_AGGREGATES: Final = {"latency_p50": 50.0, "latency_p95": 95.0, "latency_p99": 99.0}

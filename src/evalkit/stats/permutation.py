@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import FloatArray, IntArray
 from evalkit.stats.aggregates import ResampledAggregate
 from evalkit.stats.bootstrap import DistinctRows, distinct_rows
 from evalkit.stats.fixedpoint import FixedPoint, exact_products
@@ -21,9 +21,6 @@ from evalkit.stats.stream import (
     substream,
 )
 from evalkit.stats.tails import TailCounter
-
-IntArray = NDArray[np.int64]
-FloatArray = NDArray[np.float64]
 
 EXACT_MAX_N: Final = 20
 

@@ -10,6 +10,7 @@ from typing import Final
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from evalkit._util.arrays import FloatArray
 from evalkit.errors import InputError, MetricError
 from evalkit.stats.bootstrap import bootstrap_draws
 from evalkit.stats.fixedpoint import to_fixed
@@ -26,8 +27,6 @@ from evalkit.stats.stream import (
 )
 from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import normal_cdf, normal_quantile, t_cdf, t_quantile
-
-FloatArray = NDArray[np.float64]
 
 SIMULATION_METHODS: Final = ("auto", "bootstrap", "t")
 _EFFECT_MULTIPLES: Final = (0.25, 0.5, 1.0, 1.5, 2.0)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import FloatArray
 from evalkit.errors import InputError
 from evalkit.stats.aggregates import NearestRankAggregate
 from evalkit.stats.compare import (
@@ -24,8 +24,6 @@ from evalkit.stats.pairing import CaseValues, RunLike, metric_data, pair_runs
 from evalkit.stats.sign_flips import SignFlipNull, SignFlips
 from evalkit.stats.tails import t_p_of
 from evalkit.stats.tdist import t_quantile
-
-FloatArray = NDArray[np.float64]
 
 Procedure = Literal[
     "t",

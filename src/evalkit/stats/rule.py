@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from typing import overload
 
-import numpy as np
-from numpy.typing import NDArray
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
+from evalkit._util.arrays import BoolArray, FloatArray
 
 
 @overload

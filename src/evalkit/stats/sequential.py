@@ -16,7 +16,8 @@ from typing import Final, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
+from evalkit._util.arrays import FloatArray
+
 Settled = Literal["pass", "fail"] | None
 
 # Waudby-Smith & Ramdas cap the bet at 1/2 or 3/4; 1/2 keeps psi_E(lambda) moderate.

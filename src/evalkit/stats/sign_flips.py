@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from evalkit._util.arrays import FloatArray, IntArray
 
 #: Sign patterns held at once (float64 elements), so memory never grows with B × G.
 _CHUNK_ELEMENTS: Final = 2**22

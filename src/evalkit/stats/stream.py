@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Final
 
 import numpy as np
-from numpy.typing import NDArray
 
+from evalkit._util.arrays import IntArray
 from evalkit.errors import InputError
 
 RESAMPLING_STREAM: Final = "evalkit-resample/2"
@@ -37,8 +37,6 @@ DISCRETE_CASES_PER_TUPLE: Final = 16
 DEFAULT_CHUNK_BYTES: Final = 16 * 2**20
 
 SeedLike = int | np.integer | np.random.Generator
-
-IntArray = NDArray[np.int64]
 
 
 def resolve_seed(seed: SeedLike) -> int:
